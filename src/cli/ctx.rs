@@ -1,0 +1,78 @@
+//! The resolved invocation context handed to every subcommand: global flags,
+//! output settings, and lazy access to the cluster (commands that work on local
+//! files never touch a kubeconfig).
+
+use std::io::Write;
+
+use tokio::sync::OnceCell;
+
+use super::{CliError, GlobalArgs};
+use crate::kubeconfig::{self, Selection};
+use crate::output::OutputFormat;
+
+/// What every subcommand gets: flags, output settings and the cluster.
+pub struct Ctx {
+    global: GlobalArgs,
+    config: OnceCell<kube::Config>,
+}
+
+impl Ctx {
+    /// Builds the context from the parsed global flags.
+    pub fn new(global: GlobalArgs) -> Self {
+        Ctx { global, config: OnceCell::new() }
+    }
+
+    /// The global flags as given.
+    pub fn global(&self) -> &GlobalArgs {
+        &self.global
+    }
+
+    /// The requested output format, or `default` when `-o` was not given.
+    pub fn output_or(&self, default: OutputFormat) -> OutputFormat {
+        self.global.output.unwrap_or(default)
+    }
+
+    /// Whether stdout may be colored.
+    pub fn color(&self) -> bool {
+        self.global.stdout_color()
+    }
+
+    /// Standard output, for commands to write their results to.
+    pub fn stdout(&self) -> impl Write {
+        std::io::stdout().lock()
+    }
+
+    /// The kubeconfig selection the global flags describe.
+    pub fn selection(&self) -> Selection {
+        Selection {
+            kubeconfig: self.global.kubeconfig.clone(),
+            context: self.global.context.clone(),
+            cluster: self.global.cluster.clone(),
+            user: self.global.user.clone(),
+            namespace: self.global.namespace.clone(),
+            request_timeout: self.global.request_timeout,
+        }
+    }
+
+    /// The client configuration of the selected kubeconfig context, loaded once.
+    pub async fn kube_config(&self) -> Result<&kube::Config, CliError> {
+        self.config
+            .get_or_try_init(|| async { kubeconfig::load(&self.selection()).await })
+            .await
+            .map_err(CliError::from)
+    }
+
+    /// A client for the selected cluster.
+    pub async fn client(&self) -> Result<kube::Client, CliError> {
+        let config = self.kube_config().await?.clone();
+        kube::Client::try_from(config).map_err(|e| CliError::other("build the Kubernetes client", e))
+    }
+
+    /// The namespace commands act in: `-n`, else the context's namespace.
+    pub async fn namespace(&self) -> Result<String, CliError> {
+        if let Some(ns) = &self.global.namespace {
+            return Ok(ns.clone());
+        }
+        Ok(self.kube_config().await?.default_namespace.clone())
+    }
+}

@@ -1,0 +1,201 @@
+//! The command line: the clap definition of `kubectl cozy`, the program name
+//! shown in help (`kubectl cozy` when run as a kubectl plugin), logging set-up,
+//! dispatch to [`crate::cmd`], and the mapping of errors to exit codes.
+
+mod ctx;
+mod error;
+mod global;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+
+pub use ctx::Ctx;
+pub use error::{CliError, ExitStatus};
+pub use global::{GlobalArgs, parse_request_timeout};
+
+use crate::cmd;
+
+const LONG_ABOUT: &str = "\
+Run Kubernetes extension API servers locally, keep APIServices healthy, and turn Helm charts into
+Kubernetes kinds.
+
+kubectl-cozy serves Cozystack-style kinds (Postgres, Redis, … in apps.cozystack.io/v1alpha1), each
+object stored as a Flux HelmRelease, through the Kubernetes API aggregation layer.";
+
+const AFTER_HELP: &str = "\
+Examples:
+  # Serve the example kinds with no cluster at all, then use them with kubectl
+  kubectl cozy serve --standalone --kinds examples/kinds
+
+  # Explain why namespaces are stuck in Terminating
+  kubectl cozy doctor
+
+  # Turn a Helm chart into a kind definition
+  kubectl cozy kinds scaffold ./charts/postgres
+
+Exit codes:
+  0  success          1  error             2  usage error
+  3  problems found (doctor)               4  cluster unreachable";
+
+/// The `kubectl cozy` command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "kubectl-cozy",
+    version,
+    about = "Run Kubernetes extension API servers locally, diagnose APIServices, scaffold kinds from Helm charts",
+    long_about = LONG_ABOUT,
+    after_help = AFTER_HELP,
+    propagate_version = true,
+    disable_help_subcommand = true,
+    max_term_width = 110
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands of `kubectl cozy`.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the extension API server locally and register it with the cluster
+    Serve(cmd::serve::ServeArgs),
+    /// Diagnose APIService health and namespaces stuck in Terminating
+    Doctor(cmd::doctor::DoctorArgs),
+    /// List served kinds and scaffold kind definitions from Helm charts
+    #[command(subcommand)]
+    Kinds(cmd::kinds::KindsCommand),
+    /// Print shell completion scripts, or install kubectl's plugin completer
+    Completion(cmd::completion::CompletionArgs),
+    /// Print the client version and, when a cluster is reachable, the server version
+    Version(cmd::version::VersionArgs),
+}
+
+/// The name under which help and usage present the program: `kubectl cozy`
+/// when the binary is named `kubectl-cozy` (as kubectl runs plugins), else the
+/// binary's own file name.
+pub fn display_name(argv0: Option<&OsString>) -> String {
+    let base = argv0
+        .and_then(|a| std::path::Path::new(a).file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "kubectl-cozy".to_owned());
+    match base.strip_prefix("kubectl-") {
+        // kubectl maps `kubectl-foo_bar` to `kubectl foo-bar`.
+        Some(plugin) if !plugin.is_empty() => format!("kubectl {}", plugin.replace('_', "-")),
+        _ => base,
+    }
+}
+
+/// The clap command with the display name applied, for parsing and for tools
+/// (completion scripts, the completion engine) that introspect it.
+pub fn command_named(name: &str) -> clap::Command {
+    Cli::command().bin_name(name.to_owned()).display_name(name.to_owned())
+}
+
+/// Parses the process arguments, runs the chosen subcommand and returns the
+/// documented exit code.
+pub fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if is_completer(args.first()) {
+        return crate::complete::main();
+    }
+    let name = display_name(args.first());
+    let matches = match command_named(&name).try_get_matches_from(&args) {
+        Ok(m) => m,
+        Err(err) => return print_clap_error(err),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(err) => return print_clap_error(err),
+    };
+    init_logging(cli.global.verbosity, &cli.global);
+    let result = run(cli);
+    error::report(result)
+}
+
+fn is_completer(argv0: Option<&OsString>) -> bool {
+    argv0
+        .and_then(|a| std::path::Path::new(a).file_name().map(|s| s.to_string_lossy().into_owned()))
+        .is_some_and(|n| n.starts_with("kubectl_complete-"))
+}
+
+fn print_clap_error(err: clap::Error) -> ExitCode {
+    let code = err.exit_code();
+    if let Err(io) = err.print()
+        && io.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        return ExitCode::from(ExitStatus::Error.code());
+    }
+    // clap uses 0 for --help/--version and 2 for usage errors, as we document.
+    ExitCode::from(u8::try_from(code).unwrap_or(ExitStatus::Usage.code()))
+}
+
+fn run(cli: Cli) -> Result<ExitStatus, CliError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::other("start the async runtime", e))?;
+    let ctx = Ctx::new(cli.global);
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Serve(args) => cmd::serve::run(args, &ctx).await,
+            Command::Doctor(args) => cmd::doctor::run(args, &ctx).await,
+            Command::Kinds(kinds) => cmd::kinds::run(kinds, &ctx).await,
+            Command::Completion(args) => cmd::completion::run(args, &ctx).await,
+            Command::Version(args) => cmd::version::run(args, &ctx).await,
+        }
+    })
+}
+
+/// Logs go to stderr through tracing. `-v N` follows kubectl's scale: 0 shows
+/// warnings, 1–3 info, 4–5 debug, 6 and more trace; `RUST_LOG` overrides it.
+fn init_logging(verbosity: u8, global: &GlobalArgs) {
+    let level = match verbosity {
+        0 => "warn",
+        1..=3 => "info",
+        4..=5 => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("kubectl_cozy={level},kube={level}")));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(global.stderr_color())
+        .with_target(verbosity >= 4)
+        .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn plugin_name_is_shown_as_kubectl_subcommand() {
+        assert_eq!(display_name(Some(&OsString::from("/usr/local/bin/kubectl-cozy"))), "kubectl cozy");
+        assert_eq!(display_name(Some(&OsString::from("kubectl-cozy_dev"))), "kubectl cozy-dev");
+        assert_eq!(display_name(Some(&OsString::from("./target/debug/cozy"))), "cozy");
+        assert_eq!(display_name(None), "kubectl cozy");
+    }
+
+    #[test]
+    fn completer_is_recognised_by_argv0() {
+        assert!(is_completer(Some(&OsString::from("/bin/kubectl_complete-cozy"))));
+        assert!(!is_completer(Some(&OsString::from("/bin/kubectl-cozy"))));
+    }
+
+    #[test]
+    fn help_says_kubectl_cozy() {
+        let help = command_named("kubectl cozy").render_help().to_string();
+        assert!(help.contains("Usage: kubectl cozy [OPTIONS] <COMMAND>"), "{help}");
+    }
+}

@@ -1,0 +1,8 @@
+//! One module per subcommand. Each exposes its clap arguments and an async
+//! `run(args, &Ctx) -> Result<ExitStatus, CliError>`.
+
+pub mod completion;
+pub mod doctor;
+pub mod kinds;
+pub mod serve;
+pub mod version;

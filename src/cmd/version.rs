@@ -1,0 +1,71 @@
+//! `kubectl cozy version`: the client version and, with a reachable cluster,
+//! the server's, printed as kubectl prints them.
+
+use clap::Args;
+use serde::Serialize;
+
+use crate::cli::{CliError, Ctx, ExitStatus};
+use crate::output::{self, OutputFormat};
+
+/// Arguments of `kubectl cozy version`.
+#[derive(Debug, Args)]
+pub struct VersionArgs {
+    /// Print only the client version; do not contact the cluster
+    #[arg(long)]
+    pub client: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Versions {
+    client_version: ClientVersion,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server_version: Option<k8s_openapi::apimachinery::pkg::version::Info>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClientVersion {
+    git_version: String,
+    platform: String,
+}
+
+/// Runs `version`.
+pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
+    let mut versions = Versions {
+        client_version: ClientVersion {
+            git_version: format!("v{}", env!("CARGO_PKG_VERSION")),
+            platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+        },
+        server_version: None,
+    };
+    // Like kubectl, print what we know before reporting a cluster error.
+    let server = if args.client { None } else { Some(server_version(ctx).await) };
+    if let Some(Ok(info)) = &server {
+        versions.server_version = Some(info.clone());
+    }
+    let mut out = ctx.stdout();
+    let written = match ctx.output_or(OutputFormat::Table) {
+        OutputFormat::Json => output::write_json(&mut out, &versions),
+        OutputFormat::Yaml => output::write_yaml(&mut out, &versions),
+        _ => {
+            let mut text = format!("Client Version: {}\n", versions.client_version.git_version);
+            if let Some(info) = &versions.server_version {
+                text.push_str(&format!("Server Version: {}\n", info.git_version));
+            }
+            std::io::Write::write_all(&mut out, text.as_bytes())
+        }
+    };
+    written.map_err(|e| CliError::io("write version", e))?;
+    match server {
+        Some(Err(err)) => Err(err),
+        _ => Ok(ExitStatus::Success),
+    }
+}
+
+async fn server_version(ctx: &Ctx) -> Result<k8s_openapi::apimachinery::pkg::version::Info, CliError> {
+    let config = ctx.kube_config().await?;
+    let server = config.cluster_url.to_string();
+    let client = ctx.client().await?;
+    client.apiserver_version().await.map_err(|source| CliError::Unreachable { server, source })
+}

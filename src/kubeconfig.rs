@@ -1,0 +1,170 @@
+//! Kubeconfig resolution the way kubectl does it: `--kubeconfig`, else every
+//! file of the `KUBECONFIG` list merged in order (first value wins, missing
+//! files skipped), else `~/.kube/config`; then `--context`, `--cluster`,
+//! `--user`, `-n` and `--request-timeout` applied on top.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+/// Kubeconfig problems, phrased for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Neither `--kubeconfig`, `KUBECONFIG` nor `~/.kube/config` gave a file.
+    #[error("no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or create ~/.kube/config")]
+    NotFound,
+    /// A kubeconfig file could not be read or parsed.
+    #[error("read kubeconfig {path}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    /// Merging the `KUBECONFIG` list failed.
+    #[error("merge kubeconfig {path} into the KUBECONFIG list")]
+    Merge {
+        /// The file being merged in.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    /// The selected context, cluster or user does not work.
+    #[error("use kubeconfig context {context}")]
+    Context {
+        /// The context name, or `(current-context)`.
+        context: String,
+        /// Why.
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+}
+
+/// Which kubeconfig entries to use: the kubectl global flags.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// `--kubeconfig`.
+    pub kubeconfig: Option<PathBuf>,
+    /// `--context`.
+    pub context: Option<String>,
+    /// `--cluster`.
+    pub cluster: Option<String>,
+    /// `--user`.
+    pub user: Option<String>,
+    /// `-n/--namespace`.
+    pub namespace: Option<String>,
+    /// `--request-timeout` (zero means no limit).
+    pub request_timeout: Option<Duration>,
+}
+
+/// Reads the kubeconfig files the selection points at and merges them.
+pub fn read(selection: &Selection) -> Result<Kubeconfig, Error> {
+    if let Some(path) = &selection.kubeconfig {
+        return read_file(path);
+    }
+    let from_env: Vec<PathBuf> = std::env::var_os("KUBECONFIG")
+        .map(|list| std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()).collect())
+        .unwrap_or_default();
+    if !from_env.is_empty() {
+        let mut merged: Option<Kubeconfig> = None;
+        for path in from_env.iter().filter(|p| p.exists()) {
+            let next = read_file(path)?;
+            merged = Some(match merged {
+                None => next,
+                Some(acc) => acc.merge(next).map_err(|source| Error::Merge { path: path.clone(), source })?,
+            });
+        }
+        return merged.ok_or(Error::NotFound);
+    }
+    let default = home_dir().map(|h| h.join(".kube").join("config"));
+    match default {
+        Some(path) if path.exists() => read_file(&path),
+        _ => Err(Error::NotFound),
+    }
+}
+
+/// Loads the client configuration for the selection.
+pub async fn load(selection: &Selection) -> Result<kube::Config, Error> {
+    let kubeconfig = read(selection)?;
+    let options = KubeConfigOptions {
+        context: selection.context.clone(),
+        cluster: selection.cluster.clone(),
+        user: selection.user.clone(),
+    };
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|source| {
+        Error::Context { context: selection.context.clone().unwrap_or_else(|| "(current-context)".into()), source }
+    })?;
+    if let Some(ns) = &selection.namespace {
+        config.default_namespace = ns.clone();
+    }
+    if let Some(timeout) = selection.request_timeout {
+        let limit = (!timeout.is_zero()).then_some(timeout);
+        config.read_timeout = limit;
+        config.write_timeout = limit;
+        config.connect_timeout = limit.or(config.connect_timeout);
+    }
+    Ok(config)
+}
+
+/// Context names of the selected kubeconfig, for completion.
+pub fn context_names(selection: &Selection) -> Vec<String> {
+    read(selection).map(|kc| kc.contexts.into_iter().map(|c| c.name).collect()).unwrap_or_default()
+}
+
+/// Cluster names of the selected kubeconfig, for completion.
+pub fn cluster_names(selection: &Selection) -> Vec<String> {
+    read(selection).map(|kc| kc.clusters.into_iter().map(|c| c.name).collect()).unwrap_or_default()
+}
+
+/// User names of the selected kubeconfig, for completion.
+pub fn user_names(selection: &Selection) -> Vec<String> {
+    read(selection).map(|kc| kc.auth_infos.into_iter().map(|c| c.name).collect()).unwrap_or_default()
+}
+
+fn read_file(path: &Path) -> Result<Kubeconfig, Error> {
+    Kubeconfig::read_from(path).map_err(|source| Error::Read { path: path.to_owned(), source })
+}
+
+fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kubeconfig(ctx: &str, ns: &str, server: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: {ctx}\nclusters:\n- name: {ctx}\n  cluster:\n    server: {server}\n\
+             contexts:\n- name: {ctx}\n  context:\n    cluster: {ctx}\n    user: {ctx}\n    namespace: {ns}\n\
+             users:\n- name: {ctx}\n  user:\n    token: t-{ctx}\n"
+        )
+    }
+
+    #[tokio::test]
+    async fn explicit_file_context_and_namespace() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        std::fs::write(&path, kubeconfig("one", "team-a", "https://127.0.0.1:1")).unwrap();
+        let mut sel = Selection { kubeconfig: Some(path), ..Default::default() };
+        let config = load(&sel).await.unwrap();
+        assert_eq!(config.default_namespace, "team-a");
+        sel.namespace = Some("other".into());
+        sel.request_timeout = Some(Duration::from_secs(3));
+        let config = load(&sel).await.unwrap();
+        assert_eq!(config.default_namespace, "other");
+        assert_eq!(config.read_timeout, Some(Duration::from_secs(3)));
+        sel.context = Some("missing".into());
+        let err = load(&sel).await.unwrap_err();
+        assert!(err.to_string().contains("missing"), "{err}");
+    }
+
+    #[test]
+    fn missing_explicit_file_is_a_read_error() {
+        let sel = Selection { kubeconfig: Some("/nonexistent/kubeconfig".into()), ..Default::default() };
+        assert!(matches!(read(&sel), Err(Error::Read { .. })));
+    }
+}

@@ -1,0 +1,13 @@
+//! kubectl-cozy: a kubectl plugin that runs Kubernetes extension API servers
+//! (Cozystack-style kinds stored as Flux HelmReleases) locally, diagnoses
+//! APIService trouble, and scaffolds kind definitions from Helm charts.
+//!
+//! The binary is thin; this library holds the command line ([`cli`]), the
+//! subcommands ([`cmd`]), kubeconfig resolution ([`kubeconfig`]), output
+//! rendering ([`output`]) and shell completion ([`complete`]).
+
+pub mod cli;
+pub mod cmd;
+pub mod complete;
+pub mod kubeconfig;
+pub mod output;

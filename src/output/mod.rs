@@ -1,0 +1,134 @@
+//! Rendering results the way kubectl does: borderless tables with upper-case
+//! headers and three spaces between columns, JSON and YAML documents, and
+//! `kind/name` lines. Progress on long waits lives in [`progress`].
+
+pub mod progress;
+
+use std::io::Write;
+
+use clap::ValueEnum;
+use comfy_table::{CellAlignment, ColumnConstraint, ContentArrangement, Table, presets};
+use serde::Serialize;
+
+/// `-o/--output` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputFormat {
+    /// A table, as `kubectl get` prints
+    Table,
+    /// A table with additional columns
+    Wide,
+    /// JSON
+    Json,
+    /// YAML
+    Yaml,
+    /// Only resource names, as kind/name
+    Name,
+}
+
+/// A table of rows under upper-case headers, printed the way `kubectl get` does.
+#[derive(Debug, Clone, Default)]
+pub struct Rows {
+    headers: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Rows {
+    /// A table with these column headers (upper-cased on output).
+    pub fn new<I, S>(headers: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Rows { headers: headers.into_iter().map(Into::into).collect(), rows: Vec::new() }
+    }
+
+    /// Appends one row; missing cells print as `<none>`.
+    pub fn push<I, S>(&mut self, cells: I)
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut row: Vec<String> = cells.into_iter().map(Into::into).collect();
+        row.resize(self.headers.len(), "<none>".to_owned());
+        self.rows.push(row);
+    }
+
+    /// Whether no row was added.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Renders the table as text lines without trailing spaces.
+    pub fn render(&self) -> String {
+        let mut table = Table::new();
+        table
+            .load_style(presets::NOTHING)
+            .set_content_arrangement(ContentArrangement::Disabled)
+            .set_header(self.headers.iter().map(|h| h.to_uppercase()));
+        for row in &self.rows {
+            table.add_row(row.iter().map(|c| if c.is_empty() { "<none>" } else { c.as_str() }));
+        }
+        for column in table.column_iter_mut() {
+            column.set_padding((0, 3));
+            column.set_cell_alignment(CellAlignment::Left);
+            column.set_constraint(ColumnConstraint::ContentWidth);
+        }
+        let mut out = String::new();
+        for line in table.lines() {
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Writes the rendered table.
+    pub fn write_to(&self, w: &mut impl Write) -> std::io::Result<()> {
+        w.write_all(self.render().as_bytes())
+    }
+}
+
+/// Writes a value as pretty JSON followed by a newline.
+pub fn write_json<T: Serialize + ?Sized>(w: &mut impl Write, value: &T) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, value).map_err(std::io::Error::other)?;
+    w.write_all(b"\n")
+}
+
+/// Writes a value as a YAML document.
+pub fn write_yaml<T: Serialize>(w: &mut impl Write, value: &T) -> std::io::Result<()> {
+    let text = to_yaml(value)?;
+    w.write_all(text.as_bytes())
+}
+
+/// Serializes a value to YAML text (serde-saphyr), ending in a newline.
+pub fn to_yaml<T: Serialize>(value: &T) -> std::io::Result<String> {
+    let mut text = serde_saphyr::to_string(value).map_err(std::io::Error::other)?;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_reads_like_kubectl_get() {
+        let mut rows = Rows::new(["Kind", "Plural", "Short names"]);
+        rows.push(["Postgres", "postgreses", "pg"]);
+        rows.push(["Redis", "redises", ""]);
+        let text = rows.render();
+        assert_eq!(
+            text,
+            "KIND       PLURAL       SHORT NAMES\nPostgres   postgreses   pg\nRedis      redises      <none>\n"
+        );
+    }
+
+    #[test]
+    fn yaml_keeps_ambiguous_strings_quoted() {
+        let v = serde_json::json!({"a": "no", "b": "on", "c": "~", "d": true});
+        let text = to_yaml(&v).unwrap();
+        let back: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        assert_eq!(back, v, "{text}");
+    }
+}
