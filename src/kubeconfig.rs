@@ -66,7 +66,11 @@ pub fn read(selection: &Selection) -> Result<Kubeconfig, Error> {
         return read_file(path);
     }
     let from_env: Vec<PathBuf> = std::env::var_os("KUBECONFIG")
-        .map(|list| std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()).collect())
+        .map(|list| {
+            std::env::split_paths(&list)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        })
         .unwrap_or_default();
     if !from_env.is_empty() {
         let mut merged: Option<Kubeconfig> = None;
@@ -74,7 +78,10 @@ pub fn read(selection: &Selection) -> Result<Kubeconfig, Error> {
             let next = read_file(path)?;
             merged = Some(match merged {
                 None => next,
-                Some(acc) => acc.merge(next).map_err(|source| Error::Merge { path: path.clone(), source })?,
+                Some(acc) => acc.merge(next).map_err(|source| Error::Merge {
+                    path: path.clone(),
+                    source,
+                })?,
             });
         }
         return merged.ok_or(Error::NotFound);
@@ -94,9 +101,15 @@ pub async fn load(selection: &Selection) -> Result<kube::Config, Error> {
         cluster: selection.cluster.clone(),
         user: selection.user.clone(),
     };
-    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(|source| {
-        Error::Context { context: selection.context.clone().unwrap_or_else(|| "(current-context)".into()), source }
-    })?;
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .map_err(|source| Error::Context {
+            context: selection
+                .context
+                .clone()
+                .unwrap_or_else(|| "(current-context)".into()),
+            source,
+        })?;
     if let Some(ns) = &selection.namespace {
         config.default_namespace = ns.clone();
     }
@@ -111,25 +124,36 @@ pub async fn load(selection: &Selection) -> Result<kube::Config, Error> {
 
 /// Context names of the selected kubeconfig, for completion.
 pub fn context_names(selection: &Selection) -> Vec<String> {
-    read(selection).map(|kc| kc.contexts.into_iter().map(|c| c.name).collect()).unwrap_or_default()
+    read(selection)
+        .map(|kc| kc.contexts.into_iter().map(|c| c.name).collect())
+        .unwrap_or_default()
 }
 
 /// Cluster names of the selected kubeconfig, for completion.
 pub fn cluster_names(selection: &Selection) -> Vec<String> {
-    read(selection).map(|kc| kc.clusters.into_iter().map(|c| c.name).collect()).unwrap_or_default()
+    read(selection)
+        .map(|kc| kc.clusters.into_iter().map(|c| c.name).collect())
+        .unwrap_or_default()
 }
 
 /// User names of the selected kubeconfig, for completion.
 pub fn user_names(selection: &Selection) -> Vec<String> {
-    read(selection).map(|kc| kc.auth_infos.into_iter().map(|c| c.name).collect()).unwrap_or_default()
+    read(selection)
+        .map(|kc| kc.auth_infos.into_iter().map(|c| c.name).collect())
+        .unwrap_or_default()
 }
 
 fn read_file(path: &Path) -> Result<Kubeconfig, Error> {
-    Kubeconfig::read_from(path).map_err(|source| Error::Read { path: path.to_owned(), source })
+    Kubeconfig::read_from(path).map_err(|source| Error::Read {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
 }
 
 #[cfg(test)]
@@ -149,7 +173,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config");
         std::fs::write(&path, kubeconfig("one", "team-a", "https://127.0.0.1:1")).unwrap();
-        let mut sel = Selection { kubeconfig: Some(path), ..Default::default() };
+        let mut sel = Selection {
+            kubeconfig: Some(path),
+            ..Default::default()
+        };
         let config = load(&sel).await.unwrap();
         assert_eq!(config.default_namespace, "team-a");
         sel.namespace = Some("other".into());
@@ -164,7 +191,10 @@ mod tests {
 
     #[test]
     fn missing_explicit_file_is_a_read_error() {
-        let sel = Selection { kubeconfig: Some("/nonexistent/kubeconfig".into()), ..Default::default() };
+        let sel = Selection {
+            kubeconfig: Some("/nonexistent/kubeconfig".into()),
+            ..Default::default()
+        };
         assert!(matches!(read(&sel), Err(Error::Read { .. })));
     }
 }

@@ -11,3 +11,4 @@ pub mod cmd;
 pub mod complete;
 pub mod kubeconfig;
 pub mod output;
+pub mod pki;

@@ -19,7 +19,10 @@ pub struct Ctx {
 impl Ctx {
     /// Builds the context from the parsed global flags.
     pub fn new(global: GlobalArgs) -> Self {
-        Ctx { global, config: OnceCell::new() }
+        Ctx {
+            global,
+            config: OnceCell::new(),
+        }
     }
 
     /// The global flags as given.
@@ -65,7 +68,8 @@ impl Ctx {
     /// A client for the selected cluster.
     pub async fn client(&self) -> Result<kube::Client, CliError> {
         let config = self.kube_config().await?.clone();
-        kube::Client::try_from(config).map_err(|e| CliError::other("build the Kubernetes client", e))
+        kube::Client::try_from(config)
+            .map_err(|e| CliError::other("build the Kubernetes client", e))
     }
 
     /// The namespace commands act in: `-n`, else the context's namespace.

@@ -84,13 +84,22 @@ pub enum CliError {
 
 impl CliError {
     /// Wraps an error with a description of what was being done.
-    pub fn other(what: impl Into<String>, source: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
-        CliError::Other { what: what.into(), source: source.into() }
+    pub fn other(
+        what: impl Into<String>,
+        source: impl Into<Box<dyn StdError + Send + Sync>>,
+    ) -> Self {
+        CliError::Other {
+            what: what.into(),
+            source: source.into(),
+        }
     }
 
     /// Wraps an I/O error with a description of what was being written.
     pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
-        CliError::Io { what: what.into(), source }
+        CliError::Io {
+            what: what.into(),
+            source,
+        }
     }
 
     /// The exit status this error maps to.
@@ -140,7 +149,10 @@ mod tests {
 
     #[test]
     fn broken_pipe_anywhere_in_the_chain_is_detected() {
-        let err = CliError::io("write table", std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        let err = CliError::io(
+            "write table",
+            std::io::Error::from(std::io::ErrorKind::BrokenPipe),
+        );
         assert!(err.is_broken_pipe());
         let err = CliError::other("x", std::io::Error::other("boom"));
         assert!(!err.is_broken_pipe());

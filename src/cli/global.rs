@@ -75,20 +75,26 @@ pub fn parse_request_timeout(s: &str) -> Result<Duration, String> {
     if let Ok(secs) = s.parse::<u64>() {
         return Ok(Duration::from_secs(secs));
     }
-    let invalid = || format!("invalid duration {s:?}: use 0, a number of seconds, or a value like 30s, 2m, 1h");
+    let invalid = || {
+        format!("invalid duration {s:?}: use 0, a number of seconds, or a value like 30s, 2m, 1h")
+    };
     let mut total = Duration::ZERO;
     let mut rest = s;
     if rest.is_empty() {
         return Err(invalid());
     }
     while !rest.is_empty() {
-        let digits = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(invalid)?;
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(invalid)?;
         if digits == 0 {
             return Err(invalid());
         }
         let value: f64 = rest[..digits].parse().map_err(|_| invalid())?;
         rest = &rest[digits..];
-        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
         let seconds_per_unit = match &rest[..unit_len] {
             "ns" => 1e-9,
             "us" | "µs" => 1e-6,
@@ -113,7 +119,10 @@ mod tests {
         assert_eq!(parse_request_timeout("0"), Ok(Duration::ZERO));
         assert_eq!(parse_request_timeout("15"), Ok(Duration::from_secs(15)));
         assert_eq!(parse_request_timeout("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_request_timeout("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(
+            parse_request_timeout("500ms"),
+            Ok(Duration::from_millis(500))
+        );
         assert_eq!(parse_request_timeout("2h"), Ok(Duration::from_secs(7200)));
         assert!(parse_request_timeout("").is_err());
         assert!(parse_request_timeout("soon").is_err());

@@ -80,7 +80,11 @@ pub enum Command {
 /// binary's own file name.
 pub fn display_name(argv0: Option<&OsString>) -> String {
     let base = argv0
-        .and_then(|a| std::path::Path::new(a).file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .and_then(|a| {
+            std::path::Path::new(a)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        })
         .unwrap_or_else(|| "kubectl-cozy".to_owned());
     match base.strip_prefix("kubectl-") {
         // kubectl maps `kubectl-foo_bar` to `kubectl foo-bar`.
@@ -92,7 +96,9 @@ pub fn display_name(argv0: Option<&OsString>) -> String {
 /// The clap command with the display name applied, for parsing and for tools
 /// (completion scripts, the completion engine) that introspect it.
 pub fn command_named(name: &str) -> clap::Command {
-    Cli::command().bin_name(name.to_owned()).display_name(name.to_owned())
+    Cli::command()
+        .bin_name(name.to_owned())
+        .display_name(name.to_owned())
 }
 
 /// Parses the process arguments, runs the chosen subcommand and returns the
@@ -118,7 +124,11 @@ pub fn main() -> ExitCode {
 
 fn is_completer(argv0: Option<&OsString>) -> bool {
     argv0
-        .and_then(|a| std::path::Path::new(a).file_name().map(|s| s.to_string_lossy().into_owned()))
+        .and_then(|a| {
+            std::path::Path::new(a)
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+        })
         .is_some_and(|n| n.starts_with("kubectl_complete-"))
 }
 
@@ -160,8 +170,9 @@ fn init_logging(verbosity: u8, global: &GlobalArgs) {
         4..=5 => "debug",
         _ => "trace",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("kubectl_cozy={level},kube={level}")));
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(format!("kubectl_cozy={level},kube={level}"))
+    });
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -181,21 +192,35 @@ mod tests {
 
     #[test]
     fn plugin_name_is_shown_as_kubectl_subcommand() {
-        assert_eq!(display_name(Some(&OsString::from("/usr/local/bin/kubectl-cozy"))), "kubectl cozy");
-        assert_eq!(display_name(Some(&OsString::from("kubectl-cozy_dev"))), "kubectl cozy-dev");
-        assert_eq!(display_name(Some(&OsString::from("./target/debug/cozy"))), "cozy");
+        assert_eq!(
+            display_name(Some(&OsString::from("/usr/local/bin/kubectl-cozy"))),
+            "kubectl cozy"
+        );
+        assert_eq!(
+            display_name(Some(&OsString::from("kubectl-cozy_dev"))),
+            "kubectl cozy-dev"
+        );
+        assert_eq!(
+            display_name(Some(&OsString::from("./target/debug/cozy"))),
+            "cozy"
+        );
         assert_eq!(display_name(None), "kubectl cozy");
     }
 
     #[test]
     fn completer_is_recognised_by_argv0() {
-        assert!(is_completer(Some(&OsString::from("/bin/kubectl_complete-cozy"))));
+        assert!(is_completer(Some(&OsString::from(
+            "/bin/kubectl_complete-cozy"
+        ))));
         assert!(!is_completer(Some(&OsString::from("/bin/kubectl-cozy"))));
     }
 
     #[test]
     fn help_says_kubectl_cozy() {
         let help = command_named("kubectl cozy").render_help().to_string();
-        assert!(help.contains("Usage: kubectl cozy [OPTIONS] <COMMAND>"), "{help}");
+        assert!(
+            help.contains("Usage: kubectl cozy [OPTIONS] <COMMAND>"),
+            "{help}"
+        );
     }
 }

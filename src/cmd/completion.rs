@@ -41,7 +41,7 @@ pub enum CompletionAction {
     /// Print the fish completion script
     Fish,
     /// Print the PowerShell completion script
-#[command(name = "powershell")]
+    #[command(name = "powershell")]
     PowerShell,
     /// Install kubectl_complete-cozy next to the plugin binary, for `kubectl cozy <TAB>`
     Install(InstallArgs),
@@ -80,7 +80,9 @@ pub async fn run(args: CompletionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError
         CompletionAction::PowerShell => Shell::PowerShell,
         CompletionAction::Install(install_args) => return install(&install_args, ctx),
     };
-    ctx.stdout().write_all(&script(shell)).map_err(|e| CliError::io("write completion script", e))?;
+    ctx.stdout()
+        .write_all(&script(shell))
+        .map_err(|e| CliError::io("write completion script", e))?;
     Ok(ExitStatus::Success)
 }
 
@@ -90,7 +92,10 @@ fn install(args: &InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         .map_err(|e| CliError::io("find this executable", e))?;
     let dir = match &args.dir {
         Some(dir) => dir.clone(),
-        None => exe.parent().map(Path::to_path_buf).ok_or_else(|| CliError::Usage("pass --dir".into()))?,
+        None => exe
+            .parent()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| CliError::Usage("pass --dir".into()))?,
     };
     let target = dir.join(COMPLETER_NAME);
     let message = install_completer(&exe, &target, args.force)?;
@@ -103,12 +108,18 @@ fn install(args: &InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
 pub fn install_completer(exe: &Path, target: &Path, force: bool) -> Result<String, CliError> {
     if let Ok(existing) = std::fs::canonicalize(target) {
         if existing == exe {
-            return Ok(format!("{} already completes kubectl cozy", target.display()));
+            return Ok(format!(
+                "{} already completes kubectl cozy",
+                target.display()
+            ));
         }
         let is_our_binary = existing.file_name().is_some_and(|n| n == COMPLETER_NAME)
             && existing.parent() == exe.parent();
         if is_our_binary && !force {
-            return Ok(format!("{} (installed with kubectl-cozy) already completes kubectl cozy", target.display()));
+            return Ok(format!(
+                "{} (installed with kubectl-cozy) already completes kubectl cozy",
+                target.display()
+            ));
         }
         if !force {
             return Err(CliError::Usage(format!(
@@ -118,12 +129,23 @@ pub fn install_completer(exe: &Path, target: &Path, force: bool) -> Result<Strin
         }
     }
     if target.symlink_metadata().is_ok() {
-        std::fs::remove_file(target).map_err(|e| CliError::io(format!("remove {}", target.display()), e))?;
+        std::fs::remove_file(target)
+            .map_err(|e| CliError::io(format!("remove {}", target.display()), e))?;
     }
     link(exe, target).map_err(|e| {
-        CliError::io(format!("create {} (pass --dir to choose a writable directory on PATH)", target.display()), e)
+        CliError::io(
+            format!(
+                "create {} (pass --dir to choose a writable directory on PATH)",
+                target.display()
+            ),
+            e,
+        )
     })?;
-    Ok(format!("installed {} -> {}; kubectl cozy <TAB> now completes", target.display(), exe.display()))
+    Ok(format!(
+        "installed {} -> {}; kubectl cozy <TAB> now completes",
+        target.display(),
+        exe.display()
+    ))
 }
 
 #[cfg(unix)]

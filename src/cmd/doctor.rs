@@ -8,8 +8,10 @@ use crate::cli::{CliError, Ctx, ExitStatus};
 
 /// Arguments of `kubectl cozy doctor`.
 #[derive(Debug, Args)]
-#[command(long_about = "Diagnose APIService health and explain namespaces stuck in Terminating.\n\n\
-Exits 0 when healthy, 3 when problems are found.")]
+#[command(
+    long_about = "Diagnose APIService health and explain namespaces stuck in Terminating.\n\n\
+Exits 0 when healthy, 3 when problems are found."
+)]
 pub struct DoctorArgs {
     /// Check every namespace instead of only the Terminating ones
     #[arg(short = 'A', long)]

@@ -40,7 +40,11 @@ pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         server_version: None,
     };
     // Like kubectl, print what we know before reporting a cluster error.
-    let server = if args.client { None } else { Some(server_version(ctx).await) };
+    let server = if args.client {
+        None
+    } else {
+        Some(server_version(ctx).await)
+    };
     if let Some(Ok(info)) = &server {
         versions.server_version = Some(info.clone());
     }
@@ -63,9 +67,14 @@ pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     }
 }
 
-async fn server_version(ctx: &Ctx) -> Result<k8s_openapi::apimachinery::pkg::version::Info, CliError> {
+async fn server_version(
+    ctx: &Ctx,
+) -> Result<k8s_openapi::apimachinery::pkg::version::Info, CliError> {
     let config = ctx.kube_config().await?;
     let server = config.cluster_url.to_string();
     let client = ctx.client().await?;
-    client.apiserver_version().await.map_err(|source| CliError::Unreachable { server, source })
+    client
+        .apiserver_version()
+        .await
+        .map_err(|source| CliError::Unreachable { server, source })
 }

@@ -41,7 +41,10 @@ pub struct Completions {
 
 impl Completions {
     fn new(directive: u32) -> Self {
-        Completions { candidates: Vec::new(), directive }
+        Completions {
+            candidates: Vec::new(),
+            directive,
+        }
     }
 
     fn push(&mut self, value: impl Into<String>, description: impl Into<String>) {
@@ -67,10 +70,16 @@ impl Completions {
 
 /// Entry point of `kubectl_complete-cozy`.
 pub fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args_os().skip(1).map(|a: OsString| a.to_string_lossy().into_owned()).collect();
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a: OsString| a.to_string_lossy().into_owned())
+        .collect();
     let text = complete(&args).render();
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(_) => ExitCode::FAILURE,
@@ -119,7 +128,10 @@ pub fn complete(args: &[String]) -> Completions {
     }
     let mut out = Completions::new(directive::NO_FILE_COMP);
     for sub in pos.command.get_subcommands().filter(|s| !s.is_hide_set()) {
-        out.push(sub.get_name(), sub.get_about().map(|a| a.to_string()).unwrap_or_default());
+        out.push(
+            sub.get_name(),
+            sub.get_about().map(|a| a.to_string()).unwrap_or_default(),
+        );
     }
     if out.candidates.is_empty() {
         // No subcommands: complete the next positional argument.
@@ -160,7 +172,9 @@ fn walk(root: clap::Command, words: &[String]) -> Position {
             let c = chars.next().unwrap_or('-');
             let rest: String = chars.collect();
             let rest = rest.strip_prefix('=').map(str::to_owned).unwrap_or(rest);
-            find_short(&pos.command, c).cloned().map(|a| (a, (!rest.is_empty()).then_some(rest)))
+            find_short(&pos.command, c)
+                .cloned()
+                .map(|a| (a, (!rest.is_empty()).then_some(rest)))
         } else {
             None
         };
@@ -255,19 +269,26 @@ pub fn value_candidates(arg: &Arg, selection: &Selection) -> Completions {
     if !possible.is_empty() {
         let mut out = Completions::new(directive::NO_FILE_COMP);
         for value in possible.iter().filter(|v| !v.is_hide_set()) {
-            out.push(value.get_name(), value.get_help().map(|h| h.to_string()).unwrap_or_default());
+            out.push(
+                value.get_name(),
+                value.get_help().map(|h| h.to_string()).unwrap_or_default(),
+            );
         }
         return out;
     }
     match arg.get_value_hint() {
         ValueHint::DirPath => Completions::new(directive::FILTER_DIRS),
-        ValueHint::FilePath | ValueHint::AnyPath | ValueHint::Unknown => Completions::new(directive::DEFAULT),
+        ValueHint::FilePath | ValueHint::AnyPath | ValueHint::Unknown => {
+            Completions::new(directive::DEFAULT)
+        }
         _ => Completions::new(directive::NO_FILE_COMP),
     }
 }
 
 fn filter(mut completions: Completions, typed: &str) -> Completions {
-    completions.candidates.retain(|(value, _)| value.starts_with(typed));
+    completions
+        .candidates
+        .retain(|(value, _)| value.starts_with(typed));
     completions
 }
 
@@ -278,7 +299,10 @@ mod tests {
     fn values(args: &[&str]) -> (Vec<String>, u32) {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         let c = complete(&args);
-        (c.candidates.into_iter().map(|(v, _)| v).collect(), c.directive)
+        (
+            c.candidates.into_iter().map(|(v, _)| v).collect(),
+            c.directive,
+        )
     }
 
     #[test]
@@ -293,9 +317,15 @@ mod tests {
     #[test]
     fn flags_including_globals() {
         let (v, _) = values(&["kinds", "list", "--k"]);
-        assert!(v.contains(&"--kinds".to_owned()) && v.contains(&"--kubeconfig".to_owned()), "{v:?}");
+        assert!(
+            v.contains(&"--kinds".to_owned()) && v.contains(&"--kubeconfig".to_owned()),
+            "{v:?}"
+        );
         let (v, _) = values(&["-"]);
-        assert!(v.contains(&"-n".to_owned()) && v.contains(&"--namespace".to_owned()), "{v:?}");
+        assert!(
+            v.contains(&"-n".to_owned()) && v.contains(&"--namespace".to_owned()),
+            "{v:?}"
+        );
     }
 
     #[test]
@@ -305,9 +335,15 @@ mod tests {
         assert_eq!(d, directive::NO_FILE_COMP);
         assert_eq!(values(&["version", "--output=j"]).0, ["--output=json"]);
         assert_eq!(values(&["--kubeconfig", ""]).1, directive::DEFAULT);
-        assert_eq!(values(&["completion", "install", "--dir", ""]).1, directive::FILTER_DIRS);
+        assert_eq!(
+            values(&["completion", "install", "--dir", ""]).1,
+            directive::FILTER_DIRS
+        );
         // A value already given is skipped, not mistaken for a subcommand.
-        assert_eq!(values(&["-n", "kinds", ""]).0, ["serve", "doctor", "kinds", "completion", "version"]);
+        assert_eq!(
+            values(&["-n", "kinds", ""]).0,
+            ["serve", "doctor", "kinds", "completion", "version"]
+        );
     }
 
     #[test]
@@ -327,7 +363,10 @@ mod tests {
         )
         .unwrap();
         let p = path.to_string_lossy().into_owned();
-        assert_eq!(values(&["--kubeconfig", &p, "--context", ""]).0, ["dev", "prod"]);
+        assert_eq!(
+            values(&["--kubeconfig", &p, "--context", ""]).0,
+            ["dev", "prod"]
+        );
         assert_eq!(values(&["--kubeconfig", &p, "--context", "p"]).0, ["prod"]);
     }
 

@@ -39,7 +39,10 @@ impl Rows {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        Rows { headers: headers.into_iter().map(Into::into).collect(), rows: Vec::new() }
+        Rows {
+            headers: headers.into_iter().map(Into::into).collect(),
+            rows: Vec::new(),
+        }
     }
 
     /// Appends one row; missing cells print as `<none>`.
@@ -66,7 +69,10 @@ impl Rows {
             .set_content_arrangement(ContentArrangement::Disabled)
             .set_header(self.headers.iter().map(|h| h.to_uppercase()));
         for row in &self.rows {
-            table.add_row(row.iter().map(|c| if c.is_empty() { "<none>" } else { c.as_str() }));
+            table.add_row(
+                row.iter()
+                    .map(|c| if c.is_empty() { "<none>" } else { c.as_str() }),
+            );
         }
         for column in table.column_iter_mut() {
             column.set_padding((0, 3));

@@ -32,8 +32,9 @@ if ! mkdir -p "$cache_root" 2>/dev/null || [[ ! -w "$cache_root" ]]; then
   cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-cozy"
   mkdir -p "$cache_root"
 fi
+# The key covers what the binaries are built from, not this script's text.
 key="$(cat "$here/versions.env" "$here/k8s/go.mod" "$here/k8s/go.sum" "$here/etcd/go.mod" "$here/etcd/go.sum" \
-  "$here/build.sh" | sha256sum | cut -c1-12)"
+  | sha256sum | cut -c1-12)"
 out="$cache_root/controlplane-k8s-$K8S_VERSION-etcd-$ETCD_VERSION-flux-$HELM_CONTROLLER_VERSION-$key"
 if [[ -f "$out/.complete" ]]; then
   echo "$out"

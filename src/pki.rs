@@ -1,0 +1,207 @@
+//! Certificates made in-process with rcgen: certificate authorities and the
+//! serving and client certificates they sign (ECDSA P-256, PEM). Used for the
+//! extension server's own TLS and, in tests, for a whole local control plane.
+
+use std::net::IpAddr;
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose, SanType,
+};
+
+/// Certificate generation failed.
+#[derive(Debug, thiserror::Error)]
+#[error("generate certificate {common_name}")]
+pub struct Error {
+    common_name: String,
+    #[source]
+    source: rcgen::Error,
+}
+
+/// A PEM certificate and its PEM (PKCS#8) private key.
+#[derive(Debug, Clone)]
+pub struct CertPair {
+    /// The certificate, PEM.
+    pub cert_pem: String,
+    /// The private key, PEM (PKCS#8).
+    pub key_pem: String,
+}
+
+/// What a leaf certificate is for.
+#[derive(Debug, Clone, Default)]
+pub struct LeafSpec {
+    /// Subject CN: the user name for client certificates.
+    pub common_name: String,
+    /// Subject O entries: the groups for client certificates.
+    pub organizations: Vec<String>,
+    /// DNS subject alternative names.
+    pub dns_names: Vec<String>,
+    /// IP subject alternative names.
+    pub ips: Vec<IpAddr>,
+    /// Usable as a TLS server certificate.
+    pub server: bool,
+    /// Usable as a TLS client certificate.
+    pub client: bool,
+}
+
+impl LeafSpec {
+    /// A client certificate for `user` in `groups`.
+    pub fn client(user: &str, groups: &[&str]) -> Self {
+        LeafSpec {
+            common_name: user.to_owned(),
+            organizations: groups.iter().map(|g| (*g).to_owned()).collect(),
+            client: true,
+            ..Default::default()
+        }
+    }
+
+    /// A serving certificate for these DNS names and IPs.
+    pub fn server(common_name: &str, dns_names: &[&str], ips: &[IpAddr]) -> Self {
+        LeafSpec {
+            common_name: common_name.to_owned(),
+            dns_names: dns_names.iter().map(|d| (*d).to_owned()).collect(),
+            ips: ips.to_vec(),
+            server: true,
+            ..Default::default()
+        }
+    }
+}
+
+/// A certificate authority able to sign leaf certificates.
+pub struct Ca {
+    pem: CertPair,
+    issuer: Issuer<'static, KeyPair>,
+}
+
+impl std::fmt::Debug for Ca {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ca")
+            .field("cert_pem", &self.pem.cert_pem)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Ca {
+    /// A new self-signed CA with this common name.
+    pub fn new(common_name: &str) -> Result<Ca, Error> {
+        let wrap = |source| Error {
+            common_name: common_name.to_owned(),
+            source,
+        };
+        let key = KeyPair::generate().map_err(wrap)?;
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(wrap)?;
+        params.distinguished_name = dn(common_name, &[]);
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.key_usages = vec![
+            KeyUsagePurpose::KeyCertSign,
+            KeyUsagePurpose::CrlSign,
+            KeyUsagePurpose::DigitalSignature,
+        ];
+        let cert = params.self_signed(&key).map_err(wrap)?;
+        let pem = CertPair {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        };
+        Ok(Ca {
+            pem,
+            issuer: Issuer::new(params, key),
+        })
+    }
+
+    /// The CA certificate, PEM.
+    pub fn cert_pem(&self) -> &str {
+        &self.pem.cert_pem
+    }
+
+    /// The CA certificate and key, PEM.
+    pub fn pair(&self) -> &CertPair {
+        &self.pem
+    }
+
+    /// Signs a new leaf certificate.
+    pub fn issue(&self, spec: &LeafSpec) -> Result<CertPair, Error> {
+        let wrap = |source| Error {
+            common_name: spec.common_name.clone(),
+            source,
+        };
+        let key = KeyPair::generate().map_err(wrap)?;
+        let mut params = CertificateParams::new(Vec::<String>::new()).map_err(wrap)?;
+        params.distinguished_name = dn(&spec.common_name, &spec.organizations);
+        for name in &spec.dns_names {
+            params
+                .subject_alt_names
+                .push(SanType::DnsName(name.clone().try_into().map_err(wrap)?));
+        }
+        for ip in &spec.ips {
+            params.subject_alt_names.push(SanType::IpAddress(*ip));
+        }
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        if spec.server {
+            params
+                .extended_key_usages
+                .push(ExtendedKeyUsagePurpose::ServerAuth);
+        }
+        if spec.client {
+            params
+                .extended_key_usages
+                .push(ExtendedKeyUsagePurpose::ClientAuth);
+        }
+        params.use_authority_key_identifier_extension = true;
+        let cert = params.signed_by(&key, &self.issuer).map_err(wrap)?;
+        Ok(CertPair {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        })
+    }
+}
+
+/// A bare key pair (for service-account token signing): private key PEM
+/// (PKCS#8) and public key PEM (SPKI).
+pub fn key_pair() -> Result<(String, String), Error> {
+    let key = KeyPair::generate().map_err(|source| Error {
+        common_name: "(key pair)".into(),
+        source,
+    })?;
+    Ok((key.serialize_pem(), key.public_key_pem()))
+}
+
+fn dn(common_name: &str, organizations: &[String]) -> DistinguishedName {
+    let mut dn = DistinguishedName::new();
+    for org in organizations {
+        dn.push(DnType::OrganizationName, org.clone());
+    }
+    dn.push(DnType::CommonName, common_name);
+    dn
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issues_parseable_server_and_client_certificates() {
+        let ca = Ca::new("test-ca").unwrap();
+        let server = ca
+            .issue(&LeafSpec::server(
+                "ext",
+                &["ext.default.svc", "localhost"],
+                &["127.0.0.1".parse().unwrap()],
+            ))
+            .unwrap();
+        let client = ca
+            .issue(&LeafSpec::client("admin", &["system:masters"]))
+            .unwrap();
+        for pair in [&server, &client] {
+            assert!(pair.cert_pem.starts_with("-----BEGIN CERTIFICATE-----"));
+            assert!(pair.key_pem.contains("PRIVATE KEY"));
+            // The issuer must be able to parse what it signed.
+            let key = KeyPair::from_pem(&pair.key_pem).unwrap();
+            Issuer::from_ca_cert_pem(&pair.cert_pem, key).unwrap();
+        }
+        let (private, public) = key_pair().unwrap();
+        assert!(private.contains("PRIVATE KEY") && public.contains("PUBLIC KEY"));
+    }
+}

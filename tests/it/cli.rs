@@ -1,0 +1,174 @@
+//! The CLI as users run it: through kubectl's plugin discovery, with
+//! kubeconfig lists, exit codes and broken pipes.
+
+use std::process::{Command, Output, Stdio};
+
+use crate::support::{bins, plane};
+
+fn cozy(args: &[&str]) -> Command {
+    let mut cmd = Command::new(bins::kubectl_cozy());
+    cmd.args(args)
+        .env_remove("KUBECONFIG")
+        .env("HOME", "/nonexistent-home")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("run kubectl-cozy")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn help_through_kubectl_plugin_discovery_says_kubectl_cozy() {
+    let bin_dir = plane::binaries().expect("control plane binaries");
+    let out = Command::new(bin_dir.join("kubectl"))
+        .args(["cozy", "--help"])
+        .env("PATH", bins::plugin_path(&[]))
+        .output()
+        .expect("run kubectl cozy --help");
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("Usage: kubectl cozy [OPTIONS] <COMMAND>"),
+        "{stdout}"
+    );
+    for sub in ["serve", "doctor", "kinds", "completion", "version"] {
+        assert!(stdout.contains(sub), "{sub} missing from help:\n{stdout}");
+    }
+    let out = Command::new(bin_dir.join("kubectl"))
+        .args(["plugin", "list"])
+        .env("PATH", bins::plugin_path(&[]))
+        .output()
+        .expect("kubectl plugin list");
+    assert!(
+        text(&out.stdout).contains("kubectl-cozy"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn subcommand_help_names_the_plugin_too() {
+    let out = run(&mut cozy(&["kinds", "list", "--help"]));
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("Usage: kubectl cozy kinds list"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("--kubeconfig") && stdout.contains("--namespace"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = run(&mut cozy(&["frobnicate"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("unrecognized subcommand"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&mut cozy(&["version", "-o", "xml"]));
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&mut cozy(&["version", "--request-timeout", "soon"]));
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn unfinished_subcommands_say_so_and_fail() {
+    for args in [&["doctor"][..], &["serve", "--standalone"]] {
+        let out = run(&mut cozy(args));
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?} printed output: {}",
+            text(&out.stdout)
+        );
+        assert!(
+            text(&out.stderr).contains("is not available yet"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn version_without_kubeconfig_prints_client_then_fails_clearly() {
+    let out = run(&mut cozy(&["version"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).starts_with("Client Version: v"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        text(&out.stderr).contains("no kubeconfig found"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&mut cozy(&["version", "--client", "-o", "json"]));
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(
+        v["clientVersion"]["gitVersion"],
+        format!("v{}", env!("CARGO_PKG_VERSION"))
+    );
+    assert!(v.get("serverVersion").is_none());
+}
+
+#[test]
+fn version_reports_the_server_and_unreachable_clusters() {
+    let plane = plane();
+    let kubeconfig = plane.kubeconfig.to_string_lossy().into_owned();
+    let out = run(&mut cozy(&["version", "--kubeconfig", &kubeconfig]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("Server Version: v1."),
+        "{}",
+        text(&out.stdout)
+    );
+
+    // KUBECONFIG lists merge in order: the first file's current-context wins.
+    let dead = plane.dir.join("dead.kubeconfig");
+    std::fs::write(
+        &dead,
+        "apiVersion: v1\nkind: Config\ncurrent-context: dead\nclusters:\n- name: dead\n  cluster: {server: 'https://127.0.0.1:9'}\n\
+         contexts:\n- name: dead\n  context: {cluster: dead, user: dead}\nusers:\n- name: dead\n  user: {token: x}\n",
+    )
+    .unwrap();
+    let list = std::env::join_paths([dead.as_path(), plane.kubeconfig.as_path()]).unwrap();
+    let out = run(cozy(&["version", "--request-timeout", "3s"]).env("KUBECONFIG", &list));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cannot reach the cluster at https://127.0.0.1:9"),
+        "{}",
+        text(&out.stderr)
+    );
+    // ... and --context picks the plane's context from the second file.
+    let out = run(cozy(&["version", "--context", "test", "-o", "yaml"]).env("KUBECONFIG", &list));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("serverVersion:"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn broken_pipe_exits_zero() {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let status = cozy(&["completion", "zsh"])
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .status()
+        .expect("run");
+    assert!(status.success(), "exit status {status:?}");
+}

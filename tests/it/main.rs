@@ -1,0 +1,9 @@
+//! Integration tests, one binary (so one control plane per run): the CLI as a
+//! user and kubectl see it, and smoke tests of the real control plane.
+
+#![allow(unreachable_pub, reason = "test modules share helpers with pub items")]
+
+mod cli;
+mod completion;
+mod smoke;
+mod support;

@@ -1,0 +1,536 @@
+//! A real local Kubernetes control plane for integration tests: etcd,
+//! kube-apiserver (RBAC, aggregation layer with its own front-proxy CA) and
+//! kube-controller-manager (namespace and garbage-collector controllers), on
+//! free loopback ports, with certificates made by `kubectl_cozy::pki`.
+//!
+//! One plane per test binary, started on first use by [`plane()`]; tests
+//! isolate themselves with [`Plane::namespace`]. The processes die with the
+//! test binary however it ends: they are spawned from a thread that never
+//! exits, with `PR_SET_PDEATHSIG`, and an `atexit` hook stops them gracefully
+//! and removes the work directory on a normal exit.
+//!
+//! Binaries come from `COZY_TEST_BIN_DIR`, else from
+//! `tests/control-plane/build.sh` (cached machine-wide, built on first use).
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use kubectl_cozy::pki::{self, Ca, CertPair, LeafSpec};
+
+/// How long the plane may take to become ready (kube-apiserver has been seen
+/// to need over 30 s on a loaded 2-core machine).
+const START_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// A running control plane.
+#[derive(Debug)]
+pub struct Plane {
+    /// The directory holding certificates, kubeconfigs, logs and etcd data.
+    pub dir: PathBuf,
+    /// The directory holding etcd, kube-apiserver, kube-controller-manager and kubectl.
+    pub bin_dir: PathBuf,
+    /// `https://127.0.0.1:<port>` of kube-apiserver.
+    pub server: String,
+    /// An admin (`system:masters`) kubeconfig.
+    pub kubeconfig: PathBuf,
+    /// PEM files of the aggregation layer, for extension servers.
+    pub front_proxy_ca: PathBuf,
+    /// The CA that signs client certificates (`--client-ca-file`).
+    pub client_ca: Ca,
+    /// The CA of kube-apiserver's serving certificate.
+    pub serving_ca_pem: String,
+}
+
+static PLANE: OnceLock<Result<Plane, String>> = OnceLock::new();
+static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+static WORK_DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The test binary's control plane, started on first use.
+pub fn plane() -> &'static Plane {
+    let result = PLANE.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Children get PR_SET_PDEATHSIG, which fires when the *spawning thread*
+        // exits; this thread lives as long as the process.
+        std::thread::Builder::new()
+            .name("control-plane".into())
+            .spawn(move || {
+                let _ = tx.send(start());
+                loop {
+                    std::thread::park();
+                }
+            })
+            .map_err(|e| format!("spawn control-plane thread: {e}"))?;
+        rx.recv()
+            .map_err(|e| format!("control-plane thread died: {e}"))?
+    });
+    match result {
+        Ok(plane) => plane,
+        Err(e) => panic!("the test control plane did not start: {e}"),
+    }
+}
+
+impl Plane {
+    /// The path of the built kubectl.
+    pub fn kubectl_path(&self) -> PathBuf {
+        self.bin_dir.join("kubectl")
+    }
+
+    /// A `kubectl` command aimed at the plane as admin.
+    pub fn kubectl(&self) -> Command {
+        let mut cmd = Command::new(self.kubectl_path());
+        cmd.arg("--kubeconfig").arg(&self.kubeconfig);
+        cmd
+    }
+
+    /// A fresh kube client (one per test: clients are bound to the test's runtime).
+    pub async fn client(&self) -> kube::Client {
+        let kubeconfig =
+            kube::config::Kubeconfig::read_from(&self.kubeconfig).expect("read admin kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .expect("admin kubeconfig");
+        kube::Client::try_from(config).expect("kube client")
+    }
+
+    /// Creates a uniquely named namespace for one test and returns its name.
+    pub async fn namespace(&self, prefix: &str) -> String {
+        use k8s_openapi::api::core::v1::Namespace;
+        use kube::api::{Api, PostParams};
+        static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("{prefix}-{}-{n}", std::process::id());
+        let ns: Namespace =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap();
+        Api::<Namespace>::all(self.client().await)
+            .create(&PostParams::default(), &ns)
+            .await
+            .expect("create namespace");
+        name
+    }
+
+    /// Writes a kubeconfig for a user with a client certificate signed by the
+    /// cluster's client CA, and returns its path.
+    pub fn user_kubeconfig(&self, user: &str, groups: &[&str]) -> PathBuf {
+        let pair = self
+            .client_ca
+            .issue(&LeafSpec::client(user, groups))
+            .expect("user certificate");
+        let path = self.dir.join(format!("{user}.kubeconfig"));
+        write_kubeconfig(&path, &self.server, &self.serving_ca_pem, &pair)
+            .expect("write user kubeconfig");
+        path
+    }
+}
+
+fn start() -> Result<Plane, String> {
+    let bin_dir = binaries()?;
+    sweep_stale_work_dirs();
+    let dir = std::env::temp_dir().join(format!("kubectl-cozy-plane-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("pki"))
+        .map_err(|e| format!("create {}: {e}", dir.display()))?;
+    WORK_DIRS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(dir.clone());
+    install_exit_hook();
+
+    let p = dir.join("pki");
+    let file = |name: &str| p.join(name);
+    let write = |name: &str, text: &str| {
+        std::fs::write(file(name), text).map_err(|e| format!("write {name}: {e}"))
+    };
+    let ca_err = |e: pki::Error| format!("{e}: {:?}", std::error::Error::source(&e));
+    let write_pair = |name: &str, pair: &CertPair| -> Result<(), String> {
+        write(&format!("{name}.crt"), &pair.cert_pem)?;
+        write(&format!("{name}.key"), &pair.key_pem)
+    };
+
+    let serving_ca = Ca::new("kubectl-cozy-test-serving-ca").map_err(ca_err)?;
+    let client_ca = Ca::new("kubectl-cozy-test-client-ca").map_err(ca_err)?;
+    let front_proxy_ca = Ca::new("kubectl-cozy-test-front-proxy-ca").map_err(ca_err)?;
+    let loopback = "127.0.0.1".parse().expect("ip");
+    write("ca.crt", serving_ca.cert_pem())?;
+    write("client-ca.crt", client_ca.cert_pem())?;
+    write("front-proxy-ca.crt", front_proxy_ca.cert_pem())?;
+    let apiserver_cert = serving_ca
+        .issue(&LeafSpec::server(
+            "kube-apiserver",
+            &[
+                "localhost",
+                "kubernetes",
+                "kubernetes.default",
+                "kubernetes.default.svc",
+            ],
+            &[loopback, "10.0.0.1".parse().expect("ip")],
+        ))
+        .map_err(ca_err)?;
+    write_pair("apiserver", &apiserver_cert)?;
+    write_pair(
+        "front-proxy-client",
+        &front_proxy_ca
+            .issue(&LeafSpec::client("front-proxy-client", &[]))
+            .map_err(ca_err)?,
+    )?;
+    let (sa_key, sa_pub) = pki::key_pair().map_err(ca_err)?;
+    write("sa.key", &sa_key)?;
+    write("sa.pub", &sa_pub)?;
+
+    let etcd_client = free_port()?;
+    let etcd_peer = free_port()?;
+    let api_port = free_port()?;
+    let kcm_port = free_port()?;
+    let server = format!("https://127.0.0.1:{api_port}");
+
+    let admin = client_ca
+        .issue(&LeafSpec::client(
+            "kubectl-cozy-test-admin",
+            &["system:masters"],
+        ))
+        .map_err(ca_err)?;
+    let kubeconfig = dir.join("admin.kubeconfig");
+    write_kubeconfig(&kubeconfig, &server, serving_ca.cert_pem(), &admin)?;
+    let kcm = client_ca
+        .issue(&LeafSpec::client(
+            "system:kube-controller-manager",
+            &["system:masters"],
+        ))
+        .map_err(ca_err)?;
+    let kcm_kubeconfig = dir.join("kcm.kubeconfig");
+    write_kubeconfig(&kcm_kubeconfig, &server, serving_ca.cert_pem(), &kcm)?;
+
+    let deadline = Instant::now() + START_TIMEOUT;
+    let etcd_url = format!("http://127.0.0.1:{etcd_client}");
+    let peer_url = format!("http://127.0.0.1:{etcd_peer}");
+    spawn(
+        &dir,
+        "etcd",
+        Command::new(bin_dir.join("etcd")).args([
+            "--name=default".to_owned(),
+            format!("--data-dir={}", dir.join("etcd").display()),
+            format!("--listen-client-urls={etcd_url}"),
+            format!("--advertise-client-urls={etcd_url}"),
+            format!("--listen-peer-urls={peer_url}"),
+            format!("--initial-advertise-peer-urls={peer_url}"),
+            format!("--initial-cluster=default={peer_url}"),
+            "--unsafe-no-fsync=true".to_owned(),
+            "--log-level=warn".to_owned(),
+        ]),
+    )?;
+    wait_for(&dir, "etcd", deadline, || {
+        http_get_ok(etcd_client, "/health")
+    })?;
+
+    let pf = |name: &str| file(name).display().to_string();
+    spawn(
+        &dir,
+        "kube-apiserver",
+        Command::new(bin_dir.join("kube-apiserver")).args([
+            format!("--etcd-servers={etcd_url}"),
+            "--bind-address=127.0.0.1".to_owned(),
+            "--advertise-address=127.0.0.1".to_owned(),
+            format!("--secure-port={api_port}"),
+            "--endpoint-reconciler-type=none".to_owned(),
+            format!("--cert-dir={}", p.display()),
+            format!("--tls-cert-file={}", pf("apiserver.crt")),
+            format!("--tls-private-key-file={}", pf("apiserver.key")),
+            format!("--client-ca-file={}", pf("client-ca.crt")),
+            "--authorization-mode=RBAC".to_owned(),
+            "--allow-privileged=true".to_owned(),
+            "--service-cluster-ip-range=10.0.0.0/24".to_owned(),
+            "--disable-admission-plugins=ServiceAccount".to_owned(),
+            format!("--service-account-issuer=https://127.0.0.1:{api_port}/"),
+            format!("--service-account-key-file={}", pf("sa.pub")),
+            format!("--service-account-signing-key-file={}", pf("sa.key")),
+            format!(
+                "--requestheader-client-ca-file={}",
+                pf("front-proxy-ca.crt")
+            ),
+            "--requestheader-allowed-names=front-proxy-client".to_owned(),
+            "--requestheader-username-headers=X-Remote-User".to_owned(),
+            "--requestheader-uid-headers=X-Remote-Uid".to_owned(),
+            "--requestheader-group-headers=X-Remote-Group".to_owned(),
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-".to_owned(),
+            format!("--proxy-client-cert-file={}", pf("front-proxy-client.crt")),
+            format!("--proxy-client-key-file={}", pf("front-proxy-client.key")),
+            "--enable-aggregator-routing=false".to_owned(),
+        ]),
+    )?;
+    let kubectl = bin_dir.join("kubectl");
+    wait_for(&dir, "kube-apiserver", deadline, || {
+        kubectl_ok(&kubectl, &kubeconfig, &["get", "--raw", "/readyz"])
+    })?;
+
+    spawn(
+        &dir,
+        "kube-controller-manager",
+        Command::new(bin_dir.join("kube-controller-manager")).args([
+            format!("--kubeconfig={}", kcm_kubeconfig.display()),
+            format!("--authentication-kubeconfig={}", kcm_kubeconfig.display()),
+            format!("--authorization-kubeconfig={}", kcm_kubeconfig.display()),
+            "--controllers=namespace-controller,garbage-collector-controller".to_owned(),
+            "--leader-elect=false".to_owned(),
+            "--use-service-account-credentials=false".to_owned(),
+            "--bind-address=127.0.0.1".to_owned(),
+            format!("--secure-port={kcm_port}"),
+            format!("--cert-dir={}", dir.join("kcm-certs").display()),
+        ]),
+    )?;
+    wait_for(&dir, "kube-controller-manager", deadline, || {
+        tls_port_open(kcm_port)
+    })?;
+
+    // The HelmRelease CRD, taken from the helm-controller module at build time.
+    let crd = bin_dir.join("helmreleases.crd.yaml");
+    let crd_arg = crd.display().to_string();
+    wait_for(&dir, "HelmRelease CRD", deadline, || {
+        kubectl_ok(
+            &kubectl,
+            &kubeconfig,
+            &["apply", "--server-side", "-f", &crd_arg],
+        )
+    })?;
+    wait_for(&dir, "HelmRelease CRD established", deadline, || {
+        kubectl_ok(
+            &kubectl,
+            &kubeconfig,
+            &[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=5s",
+                "crd/helmreleases.helm.toolkit.fluxcd.io",
+            ],
+        )
+    })?;
+
+    Ok(Plane {
+        front_proxy_ca: file("front-proxy-ca.crt"),
+        serving_ca_pem: serving_ca.cert_pem().to_owned(),
+        dir,
+        bin_dir,
+        server,
+        kubeconfig,
+        client_ca,
+    })
+}
+
+/// The directory with the control plane binaries: `COZY_TEST_BIN_DIR`, or
+/// what `tests/control-plane/build.sh` built (or found in its cache).
+pub fn binaries() -> Result<PathBuf, String> {
+    if let Some(dir) = std::env::var_os("COZY_TEST_BIN_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/control-plane/build.sh");
+    let output = Command::new("bash")
+        .arg(&script)
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("run {}: {e}", script.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} failed with {}",
+            script.display(),
+            output.status
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let dir = stdout.lines().last().unwrap_or_default().trim();
+    if dir.is_empty() {
+        return Err(format!("{} printed no directory", script.display()));
+    }
+    Ok(PathBuf::from(dir))
+}
+
+fn spawn(dir: &Path, name: &str, cmd: &mut Command) -> Result<(), String> {
+    let log = std::fs::File::create(dir.join(format!("{name}.log")))
+        .map_err(|e| format!("create {name}.log: {e}"))?;
+    let log2 = log.try_clone().map_err(|e| e.to_string())?;
+    cmd.stdin(Stdio::null())
+        .stdout(log)
+        .stderr(log2)
+        .process_group(0);
+    die_with_parent(cmd);
+    let child: Child = cmd.spawn().map_err(|e| format!("start {name}: {e}"))?;
+    CHILDREN
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(child.id());
+    // The Child handle is dropped on purpose: the exit hook and PDEATHSIG own
+    // the process's lifetime, and waitpid reaps it there.
+    Ok(())
+}
+
+#[expect(
+    unsafe_code,
+    reason = "prctl(PR_SET_PDEATHSIG) in the forked child before exec"
+)]
+fn die_with_parent(cmd: &mut Command) {
+    // SAFETY: prctl and getppid are async-signal-safe; nothing is allocated.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+#[expect(
+    unsafe_code,
+    reason = "registering a C atexit hook and signalling child processes"
+)]
+fn install_exit_hook() {
+    extern "C" fn stop_plane() {
+        let pids: Vec<u32> = CHILDREN.lock().map(|c| c.clone()).unwrap_or_default();
+        // Stop in reverse start order: controller-manager, apiserver, etcd.
+        for pid in pids.iter().rev() {
+            let pid = *pid as libc::pid_t;
+            // SAFETY: plain syscalls on our own children.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                let mut status = 0;
+                // SAFETY: as above.
+                let reaped = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+                if reaped != 0 || Instant::now() > deadline {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            // SAFETY: as above; harmless if it already exited.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+            }
+        }
+        if std::env::var_os("COZY_TEST_KEEP_PLANE").is_none() {
+            for dir in WORK_DIRS.lock().map(|d| d.clone()).unwrap_or_default() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: registering a plain `extern "C" fn()`.
+        unsafe {
+            libc::atexit(stop_plane);
+        }
+    });
+}
+
+/// Removes work directories of test processes that no longer exist (killed
+/// before their exit hook ran).
+fn sweep_stale_work_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = name
+            .strip_prefix("kubectl-cozy-plane-")
+            .and_then(|p| p.parse::<u32>().ok())
+            && !Path::new(&format!("/proc/{pid}")).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+fn wait_for(
+    dir: &Path,
+    what: &str,
+    deadline: Instant,
+    mut ready: impl FnMut() -> bool,
+) -> Result<(), String> {
+    let started = Instant::now();
+    while Instant::now() < deadline {
+        if ready() {
+            eprintln!(
+                "[control-plane] {what} ready after {:.1}s",
+                started.elapsed().as_secs_f64()
+            );
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let mut logs = String::new();
+    for name in ["etcd", "kube-apiserver", "kube-controller-manager"] {
+        if let Ok(text) = std::fs::read_to_string(dir.join(format!("{name}.log"))) {
+            let tail: Vec<&str> = text.lines().rev().take(15).collect();
+            logs.push_str(&format!("\n--- {name}.log (last lines) ---\n"));
+            logs.extend(tail.into_iter().rev().map(|l| format!("{l}\n")));
+        }
+    }
+    Err(format!(
+        "{what} not ready within {}s{logs}",
+        START_TIMEOUT.as_secs()
+    ))
+}
+
+fn free_port() -> Result<u16, String> {
+    let listener =
+        TcpListener::bind("127.0.0.1:0").map_err(|e| format!("find a free port: {e}"))?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| e.to_string())
+}
+
+fn http_get_ok(port: u16, path: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    if write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").is_err() {
+        return false;
+    }
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response.starts_with("HTTP/1.0 200") || response.starts_with("HTTP/1.1 200")
+}
+
+fn tls_port_open(port: u16) -> bool {
+    std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+}
+
+fn kubectl_ok(kubectl: &Path, kubeconfig: &Path, args: &[&str]) -> bool {
+    Command::new(kubectl)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--request-timeout=5s")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Writes a kubeconfig with an embedded CA and client certificate.
+pub fn write_kubeconfig(
+    path: &Path,
+    server: &str,
+    ca_pem: &str,
+    client: &CertPair,
+) -> Result<(), String> {
+    use base64::Engine as _;
+    use std::fmt::Write as _;
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let mut text = String::new();
+    let _ = write!(
+        text,
+        "apiVersion: v1\nkind: Config\ncurrent-context: test\nclusters:\n- name: test\n  cluster:\n    server: {server}\n    \
+         certificate-authority-data: {ca}\ncontexts:\n- name: test\n  context:\n    cluster: test\n    user: test\n    \
+         namespace: default\nusers:\n- name: test\n  user:\n    client-certificate-data: {cert}\n    client-key-data: {key}\n",
+        ca = b64(ca_pem),
+        cert = b64(&client.cert_pem),
+        key = b64(&client.key_pem),
+    );
+    std::fs::write(path, text).map_err(|e| format!("write {}: {e}", path.display()))
+}
