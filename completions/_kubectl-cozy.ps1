@@ -108,7 +108,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             break
         }
         'kubectl-cozy;kinds;list' {
-            [CompletionResult]::new('--kinds', '--kinds', [CompletionResultType]::ParameterName, 'Kind definitions: a file or a directory of YAML files (default: the live cluster)')
+            [CompletionResult]::new('--kinds', '--kinds', [CompletionResultType]::ParameterName, 'Kind definitions: a file or a directory of YAML files (default: ask the cluster)')
+            [CompletionResult]::new('--group', '--group', [CompletionResultType]::ParameterName, 'API group to discover in the cluster')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The kubeconfig cluster to use')
@@ -128,6 +129,19 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             break
         }
         'kubectl-cozy;kinds;scaffold' {
+            [CompletionResult]::new('--repo-index', '--repo-index', [CompletionResultType]::ParameterName, 'A Helm repository index.yaml to take the chart from (with --chart)')
+            [CompletionResult]::new('--chart', '--chart', [CompletionResultType]::ParameterName, 'The chart in the repository index: NAME or NAME@VERSION')
+            [CompletionResult]::new('--kind', '--kind', [CompletionResultType]::ParameterName, 'Kind name (default: from Chart.yaml''s name, UpperCamelCase)')
+            [CompletionResult]::new('--singular', '--singular', [CompletionResultType]::ParameterName, 'Singular resource name (default: the kind, lower-case)')
+            [CompletionResult]::new('--plural', '--plural', [CompletionResultType]::ParameterName, 'Plural resource name (default: Kubernetes'' rule; set it for irregular plurals)')
+            [CompletionResult]::new('--short-name', '--short-name', [CompletionResultType]::ParameterName, 'A short name for kubectl (repeatable)')
+            [CompletionResult]::new('--category', '--category', [CompletionResultType]::ParameterName, 'A category (repeatable); `all` adds the kind to `kubectl get all`')
+            [CompletionResult]::new('--group-version', '--group-version', [CompletionResultType]::ParameterName, 'API group and version to serve the kind in')
+            [CompletionResult]::new('--prefix', '--prefix', [CompletionResultType]::ParameterName, 'HelmRelease name prefix (default: <singular>-)')
+            [CompletionResult]::new('--source-ref', '--source-ref', [CompletionResultType]::ParameterName, 'Flux source of the chart as KIND/NAME or KIND/NAMESPACE/NAME')
+            [CompletionResult]::new('--chart-ref', '--chart-ref', [CompletionResultType]::ParameterName, 'Use a Flux chartRef (KIND/NAME or KIND/NAMESPACE/NAME) instead of chart + sourceRef')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Definition format: ours, or a Cozystack ApplicationDefinition')
+            [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Write <singular>.yaml (or .json) into this directory instead of stdout')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The kubeconfig cluster to use')

@@ -94,7 +94,8 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s V -l version -d 'Print version'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -f -a "list" -d 'List kinds from local definitions or from the live cluster'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -f -a "scaffold" -d 'Turn a Helm chart into a kind definition'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l kinds -d 'Kind definitions: a file or a directory of YAML files (default: the live cluster)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l kinds -d 'Kind definitions: a file or a directory of YAML files (default: ask the cluster)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l group -d 'API group to discover in the cluster' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l cluster -d 'The kubeconfig cluster to use' -r
@@ -110,6 +111,20 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l repo-index -d 'A Helm repository index.yaml to take the chart from (with --chart)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l chart -d 'The chart in the repository index: NAME or NAME@VERSION' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l kind -d 'Kind name (default: from Chart.yaml\'s name, UpperCamelCase)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l singular -d 'Singular resource name (default: the kind, lower-case)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l plural -d 'Plural resource name (default: Kubernetes\' rule; set it for irregular plurals)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l short-name -d 'A short name for kubectl (repeatable)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l category -d 'A category (repeatable); `all` adds the kind to `kubectl get all`' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l group-version -d 'API group and version to serve the kind in' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l prefix -d 'HelmRelease name prefix (default: <singular>-)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l source-ref -d 'Flux source of the chart as KIND/NAME or KIND/NAMESPACE/NAME' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l chart-ref -d 'Use a Flux chartRef (KIND/NAME or KIND/NAMESPACE/NAME) instead of chart + sourceRef' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l format -d 'Definition format: ours, or a Cozystack ApplicationDefinition' -r -f -a "kind\t'A kubectl-cozy kind definition'
+cozystack\t'A Cozystack ApplicationDefinition (cozystack.io/v1alpha1)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l out -d 'Write <singular>.yaml (or .json) into this directory instead of stdout' -r -f -a "(__fish_complete_directories)"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l cluster -d 'The kubeconfig cluster to use' -r

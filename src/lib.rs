@@ -9,6 +9,8 @@
 pub mod cli;
 pub mod cmd;
 pub mod complete;
+pub mod kinds;
 pub mod kubeconfig;
 pub mod output;
 pub mod pki;
+pub mod storage;

@@ -68,7 +68,7 @@ pub enum Command {
     Doctor(cmd::doctor::DoctorArgs),
     /// List served kinds and scaffold kind definitions from Helm charts
     #[command(subcommand)]
-    Kinds(cmd::kinds::KindsCommand),
+    Kinds(Box<cmd::kinds::KindsCommand>),
     /// Print shell completion scripts, or install kubectl's plugin completer
     Completion(cmd::completion::CompletionArgs),
     /// Print the client version and, when a cluster is reachable, the server version
@@ -154,7 +154,7 @@ fn run(cli: Cli) -> Result<ExitStatus, CliError> {
         match cli.command {
             Command::Serve(args) => cmd::serve::run(args, &ctx).await,
             Command::Doctor(args) => cmd::doctor::run(args, &ctx).await,
-            Command::Kinds(kinds) => cmd::kinds::run(kinds, &ctx).await,
+            Command::Kinds(kinds) => cmd::kinds::run(*kinds, &ctx).await,
             Command::Completion(args) => cmd::completion::run(args, &ctx).await,
             Command::Version(args) => cmd::version::run(args, &ctx).await,
         }

@@ -5,5 +5,6 @@
 
 mod cli;
 mod completion;
+mod kinds;
 mod smoke;
 mod support;

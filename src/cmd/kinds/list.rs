@@ -1,24 +1,214 @@
-//! `kubectl cozy kinds list`.
+//! `kubectl cozy kinds list`: the kinds a definition set serves (`--kinds
+//! PATH`), or the kinds a live cluster serves in a group (discovery, enriched
+//! with ApplicationDefinitions where the cluster has them).
 
 use std::path::PathBuf;
 
 use clap::{Args, ValueHint};
+use serde::Serialize;
 
 use crate::cli::{CliError, Ctx, ExitStatus};
+use crate::kinds::definition::{DEFAULT_GROUP, ResolvedKind};
+use crate::kinds::{cluster, load};
+use crate::output::{self, OutputFormat, Rows};
 
 /// Arguments of `kubectl cozy kinds list`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  # Kinds defined in a directory of definitions
+  kubectl cozy kinds list --kinds examples/kinds
+
+  # Kinds the current cluster serves in apps.cozystack.io
+  kubectl cozy kinds list
+
+  # Everything about them, as YAML
+  kubectl cozy kinds list --kinds examples/kinds -o yaml")]
 pub struct ListArgs {
-    /// Kind definitions: a file or a directory of YAML files (default: the live cluster)
+    /// Kind definitions: a file or a directory of YAML files (default: ask the cluster)
     #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath)]
     pub kinds: Option<PathBuf>,
+
+    /// API group to discover in the cluster
+    #[arg(long, value_name = "GROUP", default_value = DEFAULT_GROUP, conflicts_with = "kinds")]
+    pub group: String,
+}
+
+/// One listed kind, as `-o json|yaml` prints it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Listed {
+    kind: String,
+    plural: String,
+    singular: String,
+    short_names: Vec<String>,
+    categories: Vec<String>,
+    group_version: String,
+    chart: Option<String>,
+    chart_version: Option<String>,
+    release_prefix: Option<String>,
+    source: String,
+}
+
+impl Listed {
+    fn from_resolved(k: &ResolvedKind) -> Listed {
+        let d = &k.definition;
+        let (chart, chart_version) = match (&d.release.chart, &d.release.chart_ref) {
+            (Some(c), _) => (Some(c.name.clone()), c.version.clone()),
+            (None, Some(r)) => (Some(format!("{}/{}", r.kind, r.name)), None),
+            _ => (None, None),
+        };
+        Listed {
+            kind: d.kind.clone(),
+            plural: d.plural.clone(),
+            singular: d.singular.clone(),
+            short_names: d.short_names.clone(),
+            categories: d.categories.clone(),
+            group_version: k.group_version(),
+            chart,
+            chart_version,
+            release_prefix: Some(k.release_prefix.clone()),
+            source: k.source.clone(),
+        }
+    }
 }
 
 /// Runs `kinds list`.
-pub async fn run(_args: ListArgs, _ctx: &Ctx) -> Result<ExitStatus, CliError> {
-    Err(CliError::NotAvailable {
-        command: "kinds list",
-        version: env!("CARGO_PKG_VERSION"),
-        hint: "kind definitions land in a later release",
-    })
+pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
+    let (listed, warnings) = match &args.kinds {
+        Some(path) => {
+            let loaded =
+                load::load_path(path).map_err(|e| CliError::other("load kind definitions", e))?;
+            (
+                loaded
+                    .kinds
+                    .iter()
+                    .map(Listed::from_resolved)
+                    .collect::<Vec<_>>(),
+                loaded.warnings,
+            )
+        }
+        None => (from_cluster(ctx, &args.group).await?, Vec::new()),
+    };
+    if ctx.global().verbosity > 0 {
+        for w in &warnings {
+            tracing::warn!("{w}");
+        }
+    }
+    let mut out = ctx.stdout();
+    let written = match ctx.output_or(OutputFormat::Table) {
+        OutputFormat::Json => output::write_json(&mut out, &listed),
+        OutputFormat::Yaml => output::write_yaml(&mut out, &listed),
+        OutputFormat::Name => {
+            let text: String = listed
+                .iter()
+                .map(|l| format!("{}.{}\n", l.plural, group_of(&l.group_version)))
+                .collect();
+            std::io::Write::write_all(&mut out, text.as_bytes())
+        }
+        format => {
+            let wide = format == OutputFormat::Wide;
+            if listed.is_empty() {
+                let _ = std::io::Write::flush(&mut out);
+                eprintln!("No kinds found.");
+                return Ok(ExitStatus::Success);
+            }
+            let mut headers = vec![
+                "KIND",
+                "PLURAL",
+                "SHORTNAMES",
+                "CHART",
+                "CHART VERSION",
+                "SOURCE",
+            ];
+            if wide {
+                headers.extend(["APIVERSION", "SINGULAR", "CATEGORIES", "RELEASE PREFIX"]);
+            }
+            let mut rows = Rows::new(headers);
+            for l in &listed {
+                let mut row = vec![
+                    l.kind.clone(),
+                    l.plural.clone(),
+                    l.short_names.join(","),
+                    l.chart.clone().unwrap_or_default(),
+                    l.chart_version.clone().unwrap_or_default(),
+                    l.source.clone(),
+                ];
+                if wide {
+                    row.extend([
+                        l.group_version.clone(),
+                        l.singular.clone(),
+                        l.categories.join(","),
+                        l.release_prefix.clone().unwrap_or_default(),
+                    ]);
+                }
+                rows.push(row);
+            }
+            rows.write_to(&mut out)
+        }
+    };
+    written.map_err(|e| CliError::io("write the kinds", e))?;
+    Ok(ExitStatus::Success)
+}
+
+fn group_of(group_version: &str) -> &str {
+    group_version
+        .split_once('/')
+        .map_or(group_version, |(g, _)| g)
+}
+
+/// Kinds served in `group` by the cluster, from discovery; chart details come
+/// from ApplicationDefinitions when the cluster has them and we may read them.
+async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
+    let client = ctx.client().await?;
+    let server = ctx.kube_config().await?.cluster_url.to_string();
+    let groups = client
+        .list_api_groups()
+        .await
+        .map_err(|source| CliError::Unreachable { server, source })?;
+    let Some(api_group) = groups.groups.iter().find(|g| g.name == group) else {
+        return Err(CliError::other(
+            format!("list kinds in {group}"),
+            format!("the cluster serves no API group {group} (check `kubectl get apiservices`)"),
+        ));
+    };
+    let group_version = api_group
+        .preferred_version
+        .as_ref()
+        .map(|v| v.group_version.clone())
+        .or_else(|| api_group.versions.first().map(|v| v.group_version.clone()))
+        .unwrap_or_default();
+    let resources = client
+        .list_api_group_resources(&group_version)
+        .await
+        .map_err(|e| CliError::other(format!("discover {group_version}"), e))?;
+    let definitions = cluster::read(client).await.ok();
+    let mut listed = Vec::new();
+    for r in resources.resources.iter().filter(|r| !r.name.contains('/')) {
+        let defined = definitions.as_ref().and_then(|d| {
+            d.kinds
+                .iter()
+                .find(|k| k.definition.plural == r.name && k.group_version() == group_version)
+        });
+        let mut entry = match defined {
+            Some(k) => Listed::from_resolved(k),
+            None => Listed {
+                kind: r.kind.clone(),
+                plural: r.name.clone(),
+                singular: r.singular_name.clone(),
+                short_names: Vec::new(),
+                categories: Vec::new(),
+                group_version: group_version.clone(),
+                chart: None,
+                chart_version: None,
+                release_prefix: None,
+                source: String::new(),
+            },
+        };
+        entry.short_names = r.short_names.clone().unwrap_or_default();
+        entry.categories = r.categories.clone().unwrap_or_default();
+        entry.source = format!("cluster {group_version}");
+        listed.push(entry);
+    }
+    Ok(listed)
 }

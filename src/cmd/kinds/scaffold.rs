@@ -1,24 +1,254 @@
-//! `kubectl cozy kinds scaffold`.
+//! `kubectl cozy kinds scaffold`: a Helm chart (directory, `.tgz`, or an entry
+//! of a repository index) turned into a kind definition on stdout or in a
+//! directory. Everything is computed before anything is written, so bad input
+//! writes nothing.
 
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 
-use clap::{Args, ValueHint};
+use clap::{Args, ValueEnum, ValueHint};
 
 use crate::cli::{CliError, Ctx, ExitStatus};
+use crate::kinds::chart::{self, ChartSource};
+use crate::kinds::cozystack;
+use crate::kinds::definition::ObjectRef;
+use crate::kinds::scaffold::{ScaffoldOptions, scaffold};
+use crate::output::{self, OutputFormat};
 
 /// Arguments of `kubectl cozy kinds scaffold`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  # A chart directory, definition on stdout
+  kubectl cozy kinds scaffold ./charts/postgres
+
+  # A packaged chart, written to examples/kinds/postgres.yaml
+  kubectl cozy kinds scaffold postgres-0.1.0.tgz --out examples/kinds
+
+  # From a repository index, as a Cozystack ApplicationDefinition
+  kubectl cozy kinds scaffold --repo-index ./repo/index.yaml --chart postgres@0.1.0 --format cozystack
+
+  # Irregular names
+  kubectl cozy kinds scaffold ./charts/octopus --kind Octopus --plural octopi")]
 pub struct ScaffoldArgs {
     /// A chart directory or a packaged chart (.tgz)
-    #[arg(value_name = "CHART", value_hint = ValueHint::AnyPath)]
+    #[arg(value_name = "CHART", value_hint = ValueHint::AnyPath, required_unless_present = "repo_index",
+          conflicts_with = "repo_index")]
     pub chart: Option<PathBuf>,
+
+    /// A Helm repository index.yaml to take the chart from (with --chart)
+    #[arg(long, value_name = "INDEX", value_hint = ValueHint::FilePath, requires = "chart_name")]
+    pub repo_index: Option<PathBuf>,
+
+    /// The chart in the repository index: NAME or NAME@VERSION
+    #[arg(long = "chart", value_name = "NAME[@VERSION]", requires = "repo_index")]
+    pub chart_name: Option<String>,
+
+    /// Kind name (default: from Chart.yaml's name, UpperCamelCase)
+    #[arg(long)]
+    pub kind: Option<String>,
+
+    /// Singular resource name (default: the kind, lower-case)
+    #[arg(long)]
+    pub singular: Option<String>,
+
+    /// Plural resource name (default: Kubernetes' rule; set it for irregular plurals)
+    #[arg(long)]
+    pub plural: Option<String>,
+
+    /// A short name for kubectl (repeatable)
+    #[arg(long = "short-name", value_name = "NAME")]
+    pub short_names: Vec<String>,
+
+    /// A category (repeatable); `all` adds the kind to `kubectl get all`
+    #[arg(long = "category", value_name = "NAME")]
+    pub categories: Vec<String>,
+
+    /// API group and version to serve the kind in
+    #[arg(
+        long,
+        value_name = "GROUP/VERSION",
+        default_value = "apps.cozystack.io/v1alpha1"
+    )]
+    pub group_version: String,
+
+    /// HelmRelease name prefix (default: <singular>-)
+    #[arg(long)]
+    pub prefix: Option<String>,
+
+    /// Flux source of the chart as KIND/NAME or KIND/NAMESPACE/NAME
+    #[arg(
+        long,
+        value_name = "REF",
+        default_value = "HelmRepository/cozy-public/cozystack-apps",
+        conflicts_with = "chart_ref"
+    )]
+    pub source_ref: String,
+
+    /// Use a Flux chartRef (KIND/NAME or KIND/NAMESPACE/NAME) instead of chart + sourceRef
+    #[arg(long, value_name = "REF")]
+    pub chart_ref: Option<String>,
+
+    /// Definition format: ours, or a Cozystack ApplicationDefinition
+    #[arg(long, value_enum, default_value_t = Format::Kind)]
+    pub format: Format,
+
+    /// Write <singular>.yaml (or .json) into this directory instead of stdout
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub out: Option<PathBuf>,
+}
+
+/// Output formats of `scaffold`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// A kubectl-cozy kind definition
+    Kind,
+    /// A Cozystack ApplicationDefinition (cozystack.io/v1alpha1)
+    Cozystack,
+}
+
+fn parse_ref(flag: &str, text: &str) -> Result<ObjectRef, CliError> {
+    let parts: Vec<&str> = text.split('/').collect();
+    let (kind, namespace, name) = match parts.as_slice() {
+        [kind, name] => (*kind, None, *name),
+        [kind, namespace, name] => (*kind, Some((*namespace).to_owned()), *name),
+        _ => {
+            return Err(CliError::Usage(format!(
+                "{flag} {text:?}: use KIND/NAME or KIND/NAMESPACE/NAME"
+            )));
+        }
+    };
+    if kind.is_empty() || name.is_empty() {
+        return Err(CliError::Usage(format!(
+            "{flag} {text:?}: use KIND/NAME or KIND/NAMESPACE/NAME"
+        )));
+    }
+    Ok(ObjectRef {
+        kind: kind.to_owned(),
+        name: name.to_owned(),
+        namespace,
+    })
 }
 
 /// Runs `kinds scaffold`.
-pub async fn run(_args: ScaffoldArgs, _ctx: &Ctx) -> Result<ExitStatus, CliError> {
-    Err(CliError::NotAvailable {
-        command: "kinds scaffold",
-        version: env!("CARGO_PKG_VERSION"),
-        hint: "chart scaffolding lands in a later release",
+pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
+    let source = match (&args.chart, &args.repo_index, &args.chart_name) {
+        (Some(path), _, _) if path.is_dir() => ChartSource::Dir(path.clone()),
+        (Some(path), _, _) => ChartSource::Archive(path.clone()),
+        (None, Some(index), Some(spec)) => {
+            let (chart, version) = match spec.split_once('@') {
+                Some((c, v)) => (c.to_owned(), Some(v.to_owned())),
+                None => (spec.clone(), None),
+            };
+            ChartSource::RepoIndex {
+                index: index.clone(),
+                chart,
+                version,
+            }
+        }
+        _ => {
+            return Err(CliError::Usage(
+                "give a chart path, or --repo-index with --chart".into(),
+            ));
+        }
+    };
+    let (group, version) = args.group_version.split_once('/').ok_or_else(|| {
+        CliError::Usage(format!(
+            "--group-version {:?}: use GROUP/VERSION",
+            args.group_version
+        ))
+    })?;
+    let options = ScaffoldOptions {
+        kind: args.kind.clone(),
+        singular: args.singular.clone(),
+        plural: args.plural.clone(),
+        short_names: args.short_names.clone(),
+        categories: args.categories.clone(),
+        group: Some(group.to_owned()),
+        version: Some(version.to_owned()),
+        prefix: args.prefix.clone(),
+        source_ref: Some(parse_ref("--source-ref", &args.source_ref)?),
+        chart_ref: args
+            .chart_ref
+            .as_deref()
+            .map(|r| parse_ref("--chart-ref", r))
+            .transpose()?,
+    };
+    let output_format = match ctx.output_or(OutputFormat::Yaml) {
+        f @ (OutputFormat::Yaml | OutputFormat::Json) => f,
+        other => {
+            return Err(CliError::Usage(format!(
+                "-o {}: kinds scaffold writes yaml or json",
+                format!("{other:?}").to_lowercase()
+            )));
+        }
+    };
+
+    let loaded = tokio::task::spawn_blocking(move || chart::load(&source))
+        .await
+        .map_err(|e| CliError::other("read the chart", e))?
+        .map_err(|e| CliError::other("read the chart", e))?;
+    let scaffolded =
+        scaffold(&loaded, &options).map_err(|e| CliError::other("scaffold a kind", e))?;
+
+    let document = match args.format {
+        Format::Kind => serde_json::to_value(&scaffolded.definition)
+            .map_err(|e| CliError::other("encode", e))?,
+        Format::Cozystack => cozystack::to_application_definition(&scaffolded.definition),
+    };
+    let text = match output_format {
+        OutputFormat::Json => {
+            let mut t = serde_json::to_string_pretty(&document)
+                .map_err(|e| CliError::other("encode", e))?;
+            t.push('\n');
+            t
+        }
+        _ => format!(
+            "{}{}",
+            header(&loaded.origin),
+            output::to_yaml(&document).map_err(|e| CliError::io("encode", e))?
+        ),
+    };
+
+    let mut stderr = std::io::stderr().lock();
+    for warning in &scaffolded.warnings {
+        let _ = writeln!(stderr, "warning: {warning}");
+    }
+    match &args.out {
+        None => ctx
+            .stdout()
+            .write_all(text.as_bytes())
+            .map_err(|e| CliError::io("write the definition", e))?,
+        Some(dir) => {
+            let extension = if output_format == OutputFormat::Json {
+                "json"
+            } else {
+                "yaml"
+            };
+            let singular = scaffolded.definition.singular.clone();
+            let path = dir.join(format!("{singular}.{extension}"));
+            write_atomically(dir, &path, text.as_bytes())?;
+            let _ = writeln!(stderr, "wrote {}", path.display());
+        }
+    }
+    Ok(ExitStatus::Success)
+}
+
+fn header(origin: &str) -> String {
+    format!("# Generated by `kubectl cozy kinds scaffold` from {origin}.\n")
+}
+
+fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::io(format!("create {}", dir.display()), e))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("kind"),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes).map_err(|e| CliError::io(format!("write {}", tmp.display()), e))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        CliError::io(format!("write {}", path.display()), e)
     })
 }

@@ -1,0 +1,597 @@
+//! The kind definition format: one document per served kind, naming the kind,
+//! its API group, the structural schema of its `spec`, its printer columns,
+//! and how its objects are stored as Flux HelmReleases. Defaults are applied by
+//! [`KindDefinition::resolve`], which also validates a single definition;
+//! [`validate_set`] checks a whole set for collisions.
+//!
+//! ```yaml
+//! kind: Postgres
+//! plural: postgreses            # default: Kubernetes' guess from the singular
+//! shortNames: [pg]
+//! categories: [cozy]            # "all" is not added implicitly
+//! openAPISchema: {type: object, properties: {replicas: {type: integer, default: 2}}}
+//! release:
+//!   chart: {name: postgres, version: 0.1.0, sourceRef: {kind: HelmRepository, name: cozy-apps, namespace: cozy-public}}
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The group kinds are served in unless a definition says otherwise.
+pub const DEFAULT_GROUP: &str = "apps.cozystack.io";
+/// The version kinds are served in unless a definition says otherwise.
+pub const DEFAULT_VERSION: &str = "v1alpha1";
+/// Helm's limit on release names; the HelmRelease name is `prefix + name`.
+pub const HELM_RELEASE_NAME_MAX: usize = 53;
+
+/// One kind, as written in a definition file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KindDefinition {
+    /// The kind, UpperCamelCase (`Postgres`).
+    pub kind: String,
+    /// Lower-case singular resource name (default: the kind, lower-cased).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub singular: String,
+    /// Lower-case plural resource name (default: Kubernetes' guess from the singular).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub plural: String,
+    /// Short names for kubectl (`pg`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub short_names: Vec<String>,
+    /// Categories (`all` makes `kubectl get all` include the kind).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub categories: Vec<String>,
+    /// API group (default `apps.cozystack.io`).
+    #[serde(default = "default_group")]
+    pub group: String,
+    /// API version (default `v1alpha1`).
+    #[serde(default = "default_version")]
+    pub version: String,
+    /// Human description of the kind, shown by `kubectl explain`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The structural OpenAPI v3 schema of `spec` (an object schema).
+    #[serde(rename = "openAPISchema", default = "empty_object_schema")]
+    pub open_api_schema: Value,
+    /// Table columns after NAME (default: READY, VERSION, STATUS, AGE).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub printer_columns: Vec<PrinterColumn>,
+    /// How objects are stored as HelmReleases.
+    pub release: ReleaseSpec,
+}
+
+/// A table column, as in a CRD's `additionalPrinterColumns`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PrinterColumn {
+    /// Column header.
+    pub name: String,
+    /// `string`, `integer`, `number`, `boolean` or `date`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// Simple JSONPath into the object, e.g. `.status.version`.
+    pub json_path: String,
+    /// 0 shows always; more only with `-o wide`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub priority: i32,
+    /// Column description.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// OpenAPI format hint (`name`, `date-time`, …).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub format: String,
+}
+
+/// How an object of the kind becomes a Flux HelmRelease.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReleaseSpec {
+    /// HelmRelease name prefix (default `<singular>-`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// Extra labels put on every HelmRelease.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// A chart from a Flux source (HelmRepository, GitRepository, Bucket).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart: Option<ChartSpec>,
+    /// A Flux chart reference (OCIRepository, HelmChart, ExternalArtifact).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart_ref: Option<ObjectRef>,
+    /// HelmRelease reconcile interval (default `5m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<String>,
+    /// Helm install timeout (default `10m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub install_timeout: Option<String>,
+    /// Helm upgrade timeout (default `10m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrade_timeout: Option<String>,
+    /// Helm release history to keep (default 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_history: Option<u32>,
+}
+
+/// `release.chart`: a chart name and version in a Flux source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChartSpec {
+    /// Chart name in the source.
+    pub name: String,
+    /// Chart version or SemVer range (default: latest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The Flux source holding the chart.
+    pub source_ref: ObjectRef,
+}
+
+/// A reference to a Flux object, optionally in another namespace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ObjectRef {
+    /// Kind, e.g. `HelmRepository`.
+    pub kind: String,
+    /// Name.
+    pub name: String,
+    /// Namespace (default: the HelmRelease's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+fn default_group() -> String {
+    DEFAULT_GROUP.to_owned()
+}
+
+fn default_version() -> String {
+    DEFAULT_VERSION.to_owned()
+}
+
+fn empty_object_schema() -> Value {
+    serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+}
+
+fn is_zero(v: &i32) -> bool {
+    *v == 0
+}
+
+/// The printer columns a kind gets when its definition names none.
+pub fn default_printer_columns() -> Vec<PrinterColumn> {
+    let col = |name: &str, type_: &str, path: &str, description: &str| PrinterColumn {
+        name: name.to_owned(),
+        type_: type_.to_owned(),
+        json_path: path.to_owned(),
+        priority: 0,
+        description: description.to_owned(),
+        format: String::new(),
+    };
+    vec![
+        col(
+            "Ready",
+            "string",
+            ".status.conditions[?(@.type==\"Ready\")].status",
+            "Whether the release is ready",
+        ),
+        col(
+            "Version",
+            "string",
+            ".status.version",
+            "Chart version deployed",
+        ),
+        col(
+            "Status",
+            "string",
+            ".status.conditions[?(@.type==\"Ready\")].message",
+            "Message of the Ready condition",
+        ),
+        col(
+            "Age",
+            "date",
+            ".metadata.creationTimestamp",
+            "Time since creation",
+        ),
+    ]
+}
+
+/// A definition with every default applied and every field checked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResolvedKind {
+    /// The definition with defaults filled in.
+    pub definition: KindDefinition,
+    /// The HelmRelease name prefix.
+    pub release_prefix: String,
+    /// Where the definition came from (file path, ApplicationDefinition name).
+    pub source: String,
+}
+
+impl ResolvedKind {
+    /// `<plural>.<group>`, as RBAC and error messages name the resource.
+    pub fn resource_group(&self) -> String {
+        format!("{}.{}", self.definition.plural, self.definition.group)
+    }
+
+    /// `<group>/<version>`.
+    pub fn group_version(&self) -> String {
+        format!("{}/{}", self.definition.group, self.definition.version)
+    }
+}
+
+impl KindDefinition {
+    /// Applies defaults and validates this definition on its own; returns every
+    /// problem found, each as a `field: problem` sentence.
+    pub fn resolve(mut self, source: impl Into<String>) -> Result<ResolvedKind, Vec<String>> {
+        let mut problems = Vec::new();
+        if self.singular.is_empty() {
+            self.singular = self.kind.to_lowercase();
+        }
+        if self.plural.is_empty() {
+            self.plural = super::chart::pluralize(&self.singular);
+        }
+        if self.printer_columns.is_empty() {
+            self.printer_columns = default_printer_columns();
+        }
+        let release = &mut self.release;
+        release.interval.get_or_insert_with(|| "5m".to_owned());
+        release
+            .install_timeout
+            .get_or_insert_with(|| "10m".to_owned());
+        release
+            .upgrade_timeout
+            .get_or_insert_with(|| "10m".to_owned());
+        release.max_history.get_or_insert(5);
+        let prefix = release
+            .prefix
+            .clone()
+            .unwrap_or_else(|| format!("{}-", self.singular));
+
+        if !is_kind_name(&self.kind) {
+            problems.push(format!(
+                "kind: {:?} must be UpperCamelCase letters and digits (e.g. Postgres)",
+                self.kind
+            ));
+        }
+        for (field, value) in [("singular", &self.singular), ("plural", &self.plural)] {
+            if let Some(why) = dns1035_problem(value) {
+                problems.push(format!("{field}: {value:?} {why}"));
+            }
+        }
+        for short in &self.short_names {
+            if let Some(why) = dns1035_problem(short) {
+                problems.push(format!("shortNames: {short:?} {why}"));
+            }
+        }
+        for category in &self.categories {
+            if let Some(why) = dns1035_problem(category) {
+                problems.push(format!("categories: {category:?} {why}"));
+            }
+        }
+        if !is_dns1123_subdomain(&self.group) || !self.group.contains('.') {
+            problems.push(format!(
+                "group: {:?} must be a DNS subdomain with at least one dot",
+                self.group
+            ));
+        }
+        if !is_api_version(&self.version) {
+            problems.push(format!(
+                "version: {:?} must look like v1, v1alpha1 or v2beta3",
+                self.version
+            ));
+        }
+        if self.open_api_schema.get("type").and_then(Value::as_str) != Some("object") {
+            problems.push("openAPISchema: the schema of spec must have type: object".to_owned());
+        }
+        for issue in super::schema::validate_schema(&self.open_api_schema) {
+            problems.push(format!("openAPISchema{}: {}", issue.pointer, issue.message));
+        }
+        let mut column_names = std::collections::BTreeSet::new();
+        for (i, column) in self.printer_columns.iter().enumerate() {
+            if column.name.is_empty() || !column_names.insert(column.name.to_lowercase()) {
+                problems.push(format!(
+                    "printerColumns[{i}].name: {:?} is empty or repeated",
+                    column.name
+                ));
+            }
+            if !matches!(
+                column.type_.as_str(),
+                "string" | "integer" | "number" | "boolean" | "date"
+            ) {
+                problems.push(format!(
+                    "printerColumns[{i}].type: {:?} is not one of string, integer, number, boolean, date",
+                    column.type_
+                ));
+            }
+            if !column.json_path.starts_with('.') {
+                problems.push(format!(
+                    "printerColumns[{i}].jsonPath: {:?} must start with '.'",
+                    column.json_path
+                ));
+            }
+        }
+        let release = &self.release;
+        match (&release.chart, &release.chart_ref) {
+            (None, None) => problems.push("release: set either chart or chartRef".to_owned()),
+            (Some(_), Some(_)) => {
+                problems.push("release: set chart or chartRef, not both".to_owned())
+            }
+            _ => {}
+        }
+        if let Some(chart) = &release.chart
+            && (chart.name.is_empty()
+                || chart.source_ref.kind.is_empty()
+                || chart.source_ref.name.is_empty())
+        {
+            problems.push(
+                "release.chart: name, sourceRef.kind and sourceRef.name are required".to_owned(),
+            );
+        }
+        if let Some(chart_ref) = &release.chart_ref
+            && (chart_ref.kind.is_empty() || chart_ref.name.is_empty())
+        {
+            problems.push("release.chartRef: kind and name are required".to_owned());
+        }
+        if !prefix
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        {
+            problems.push(format!(
+                "release.prefix: {prefix:?} may hold only lower-case letters, digits and '-'"
+            ));
+        }
+        if prefix.len() >= HELM_RELEASE_NAME_MAX {
+            problems.push(format!(
+                "release.prefix: {prefix:?} is {} characters and leaves no room for object names under Helm's \
+                 {HELM_RELEASE_NAME_MAX}-character release name limit",
+                prefix.len()
+            ));
+        }
+        for (key, value) in &release.labels {
+            if !is_label_key(key) || value.len() > 63 {
+                problems.push(format!(
+                    "release.labels: {key:?}={value:?} is not a valid Kubernetes label"
+                ));
+            }
+        }
+        for (field, value) in [
+            ("release.interval", &release.interval),
+            ("release.installTimeout", &release.install_timeout),
+            ("release.upgradeTimeout", &release.upgrade_timeout),
+        ] {
+            if let Some(v) = value
+                && crate::cli::parse_request_timeout(v).is_err()
+            {
+                problems.push(format!(
+                    "{field}: {v:?} is not a duration like 30s, 5m or 1h"
+                ));
+            }
+        }
+        if problems.is_empty() {
+            Ok(ResolvedKind {
+                definition: self,
+                release_prefix: prefix,
+                source: source.into(),
+            })
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+/// Checks a set of resolved kinds for collisions: the same kind, plural,
+/// singular or short name twice in one group/version.
+pub fn validate_set(kinds: &[ResolvedKind]) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut seen: BTreeMap<(String, String), &ResolvedKind> = BTreeMap::new();
+    for kind in kinds {
+        let d = &kind.definition;
+        let gv = kind.group_version();
+        let mut names = vec![
+            ("kind", d.kind.to_lowercase()),
+            ("plural", d.plural.clone()),
+        ];
+        if d.singular != d.plural {
+            names.push(("singular", d.singular.clone()));
+        }
+        names.extend(d.short_names.iter().map(|s| ("short name", s.clone())));
+        for (what, name) in names {
+            let key = (gv.clone(), name.clone());
+            if let Some(other) = seen.get(&key) {
+                if other.definition.kind != d.kind {
+                    problems.push(format!(
+                        "{what} {name:?} of {} ({}) is already used by {} ({}) in {gv}",
+                        d.kind, kind.source, other.definition.kind, other.source
+                    ));
+                } else if what == "kind" {
+                    problems.push(format!(
+                        "kind {} in {gv} is defined twice: {} and {}",
+                        d.kind, other.source, kind.source
+                    ));
+                }
+            } else {
+                seen.insert(key, kind);
+            }
+        }
+    }
+    problems
+}
+
+fn is_kind_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_uppercase())
+        && chars.all(|c| c.is_ascii_alphanumeric())
+        && s.len() <= 63
+}
+
+/// Why `s` is not a DNS-1035 label, if it is not.
+pub fn dns1035_problem(s: &str) -> Option<&'static str> {
+    if s.is_empty() || s.len() > 63 {
+        return Some("must be 1 to 63 characters");
+    }
+    let bytes = s.as_bytes();
+    if !bytes[0].is_ascii_lowercase() {
+        return Some("must start with a lower-case letter");
+    }
+    if !bytes
+        .iter()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+    {
+        return Some("may hold only lower-case letters, digits and '-'");
+    }
+    if bytes[bytes.len() - 1] == b'-' {
+        return Some("must end with a letter or digit");
+    }
+    None
+}
+
+fn is_dns1123_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+fn is_dns1123_subdomain(s: &str) -> bool {
+    s.len() <= 253 && s.split('.').all(is_dns1123_label)
+}
+
+fn is_api_version(s: &str) -> bool {
+    let Some(rest) = s.strip_prefix('v') else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || rest.starts_with('0') {
+        return false;
+    }
+    let rest = &rest[digits..];
+    if rest.is_empty() {
+        return true;
+    }
+    let Some(n) = rest
+        .strip_prefix("alpha")
+        .or_else(|| rest.strip_prefix("beta"))
+    else {
+        return false;
+    };
+    !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && !n.starts_with('0')
+}
+
+fn is_label_key(key: &str) -> bool {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    let name_ok = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && name.as_bytes()[0].is_ascii_alphanumeric()
+        && name.as_bytes()[name.len() - 1].is_ascii_alphanumeric();
+    name_ok && prefix.is_none_or(is_dns1123_subdomain)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn minimal(kind: &str) -> KindDefinition {
+        serde_saphyr::from_str(&format!(
+            "kind: {kind}\nopenAPISchema: {{type: object}}\nrelease:\n  chartRef: {{kind: ExternalArtifact, name: x}}\n"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn defaults_follow_kubernetes_and_cozystack() {
+        let k = minimal("Postgres").resolve("test").unwrap();
+        assert_eq!(k.definition.singular, "postgres");
+        assert_eq!(k.definition.plural, "postgreses");
+        assert_eq!(k.definition.group, "apps.cozystack.io");
+        assert_eq!(k.definition.version, "v1alpha1");
+        assert_eq!(k.release_prefix, "postgres-");
+        assert_eq!(k.definition.release.interval.as_deref(), Some("5m"));
+        assert_eq!(k.definition.release.max_history, Some(5));
+        let names: Vec<_> = k
+            .definition
+            .printer_columns
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        assert_eq!(names, ["Ready", "Version", "Status", "Age"]);
+        assert_eq!(k.resource_group(), "postgreses.apps.cozystack.io");
+    }
+
+    #[test]
+    fn every_problem_is_reported() {
+        let mut d = minimal("postgres");
+        d.short_names = vec!["PG".into()];
+        d.version = "1".into();
+        d.release.prefix = Some("x".repeat(53));
+        d.release.chart = Some(ChartSpec {
+            name: "p".into(),
+            version: None,
+            source_ref: ObjectRef {
+                kind: "HelmRepository".into(),
+                name: "r".into(),
+                namespace: None,
+            },
+        });
+        d.release.interval = Some("often".into());
+        let problems = d.resolve("test").unwrap_err();
+        let joined = problems.join("\n");
+        for needle in [
+            "kind:",
+            "shortNames:",
+            "version:",
+            "not both",
+            "53-character",
+            "release.interval",
+        ] {
+            assert!(joined.contains(needle), "{needle} missing in:\n{joined}");
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected() {
+        let err = serde_saphyr::from_str::<KindDefinition>("kind: A\nrelase: {}\n").unwrap_err();
+        assert!(err.to_string().contains("unknown field `relase`"), "{err}");
+    }
+
+    #[test]
+    fn collisions_across_definitions() {
+        let a = minimal("Postgres").resolve("a.yaml").unwrap();
+        let mut b = minimal("Pg");
+        b.plural = "postgreses".into();
+        let b = b.resolve("b.yaml").unwrap();
+        let again = minimal("Postgres").resolve("c.yaml").unwrap();
+        let problems = validate_set(&[a, b, again]);
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("plural \"postgreses\" of Pg (b.yaml)")),
+            "{problems:?}"
+        );
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("defined twice: a.yaml and c.yaml")),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn name_rules() {
+        assert!(is_api_version("v1") && is_api_version("v1alpha1") && is_api_version("v2beta3"));
+        assert!(!is_api_version("v0") && !is_api_version("v1gamma1") && !is_api_version("v1alpha"));
+        assert!(is_label_key("sharding.fluxcd.io/key") && is_label_key("app"));
+        assert!(!is_label_key("-bad") && !is_label_key("UPPER.io/x/y"));
+        assert_eq!(
+            dns1035_problem("1abc"),
+            Some("must start with a lower-case letter")
+        );
+    }
+}

@@ -1,0 +1,426 @@
+//! Reading kind definitions from files: our own format, Cozystack's
+//! `ApplicationDefinition` objects (`cozystack.io/v1alpha1`, also inside a
+//! `List` as `kubectl get -o yaml` prints them) and Cozystack's legacy
+//! `config.yaml` (`resources: [{application, release}]`). A path is a file
+//! with one or more YAML/JSON documents, or a directory of such files.
+//!
+//! Errors name the file and line; a set that fails any check loads nothing.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::cozystack;
+use super::definition::{KindDefinition, ResolvedKind, validate_set};
+
+/// Largest definition file accepted (a chart schema is rarely over 1 MiB).
+pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Why a set of definitions could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The path could not be read.
+    #[error("read {path}")]
+    Read {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is larger than [`MAX_FILE_BYTES`].
+    #[error("{path} is {size} bytes; definition files are limited to {MAX_FILE_BYTES} bytes")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+    },
+    /// A document is not valid YAML, or does not match the format.
+    #[error("{location}: {message}")]
+    Syntax {
+        /// `file:line:column`.
+        location: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Definitions parsed but are invalid; every problem is listed.
+    #[error("invalid kind definitions:\n  {}", problems.join("\n  "))]
+    Invalid {
+        /// `source: field: problem` sentences.
+        problems: Vec<String>,
+    },
+    /// The path holds no definition at all.
+    #[error("{path} holds no kind definitions (expected .yaml, .yml or .json files)")]
+    Empty {
+        /// The file or directory.
+        path: PathBuf,
+    },
+}
+
+/// Definitions loaded from a path, with non-fatal warnings (e.g. schema
+/// constructs a Cozystack definition used that structural schemas cannot say).
+#[derive(Debug, Clone, Default)]
+pub struct Loaded {
+    /// The kinds, in file order.
+    pub kinds: Vec<ResolvedKind>,
+    /// Warnings, each naming its source.
+    pub warnings: Vec<String>,
+    /// Every file read, for hashing and watching.
+    pub files: Vec<PathBuf>,
+}
+
+/// Loads every definition under `path` and validates the whole set.
+pub fn load_path(path: &Path) -> Result<Loaded, LoadError> {
+    let files = definition_files(path)?;
+    let mut loaded = Loaded::default();
+    let mut problems = Vec::new();
+    for file in &files {
+        let text = read_limited(file)?;
+        parse_text(
+            &text,
+            &file.display().to_string(),
+            &mut loaded,
+            &mut problems,
+        )?;
+    }
+    loaded.files = files;
+    if loaded.kinds.is_empty() && problems.is_empty() {
+        return Err(LoadError::Empty {
+            path: path.to_owned(),
+        });
+    }
+    finish(loaded, problems)
+}
+
+/// Parses definitions from text (every supported format), naming `source` in
+/// messages, and validates the set.
+pub fn load_text(text: &str, source: &str) -> Result<Loaded, LoadError> {
+    let mut loaded = Loaded::default();
+    let mut problems = Vec::new();
+    parse_text(text, source, &mut loaded, &mut problems)?;
+    finish(loaded, problems)
+}
+
+/// Validates a set of already-resolved kinds (e.g. ApplicationDefinitions
+/// read from a cluster) and wraps them.
+pub fn from_resolved(kinds: Vec<ResolvedKind>, warnings: Vec<String>) -> Result<Loaded, LoadError> {
+    finish(
+        Loaded {
+            kinds,
+            warnings,
+            files: Vec::new(),
+        },
+        Vec::new(),
+    )
+}
+
+fn finish(loaded: Loaded, mut problems: Vec<String>) -> Result<Loaded, LoadError> {
+    problems.extend(validate_set(&loaded.kinds));
+    if problems.is_empty() {
+        Ok(loaded)
+    } else {
+        Err(LoadError::Invalid { problems })
+    }
+}
+
+fn parse_text(
+    text: &str,
+    source: &str,
+    loaded: &mut Loaded,
+    problems: &mut Vec<String>,
+) -> Result<(), LoadError> {
+    for (start_line, doc_text) in split_documents(text) {
+        let document: Value = serde_saphyr::from_str(doc_text)
+            .map_err(|e| syntax_error(source, &e, start_line - 1))?;
+        if document.is_null() {
+            continue;
+        }
+        let here = format!("{source}:{start_line}");
+        match classify(&document) {
+            Format::ApplicationDefinition => {
+                match cozystack::from_application_definition(&document) {
+                    Ok(converted) => accept(converted, &here, loaded, problems),
+                    Err(why) => problems.push(format!("{here}: {why}")),
+                }
+            }
+            Format::List => {
+                for (i, item) in document["items"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                {
+                    let here = format!("{here} (items[{i}])");
+                    match cozystack::from_application_definition(item) {
+                        Ok(converted) => accept(converted, &here, loaded, problems),
+                        Err(why) => problems.push(format!("{here}: {why}")),
+                    }
+                }
+            }
+            Format::LegacyConfig => match cozystack::from_legacy_config(&document) {
+                Ok(converted) => {
+                    for one in converted {
+                        accept(one, &here, loaded, problems);
+                    }
+                }
+                Err(why) => problems.push(format!("{here}: {why}")),
+            },
+            Format::Own => {
+                // Parsed again into the typed form so errors carry exact lines.
+                let definition = serde_saphyr::from_str::<KindDefinition>(doc_text)
+                    .map_err(|e| syntax_error(source, &e, start_line - 1))?;
+                match definition.resolve(here.clone()) {
+                    Ok(kind) => loaded.kinds.push(kind),
+                    Err(found) => {
+                        problems.extend(found.into_iter().map(|p| format!("{here}: {p}")))
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn accept(
+    converted: cozystack::Converted,
+    here: &str,
+    loaded: &mut Loaded,
+    problems: &mut Vec<String>,
+) {
+    let kind_name = converted.definition.kind.clone();
+    loaded.warnings.extend(
+        converted
+            .warnings
+            .into_iter()
+            .map(|w| format!("{here} ({kind_name}): {w}")),
+    );
+    match converted
+        .definition
+        .resolve(format!("{here} ({})", converted.origin))
+    {
+        Ok(kind) => loaded.kinds.push(kind),
+        Err(found) => problems.extend(
+            found
+                .into_iter()
+                .map(|p| format!("{here} ({kind_name}): {p}")),
+        ),
+    }
+}
+
+enum Format {
+    Own,
+    ApplicationDefinition,
+    List,
+    LegacyConfig,
+}
+
+fn classify(document: &Value) -> Format {
+    let api_version = document
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let kind = document.get("kind").and_then(Value::as_str).unwrap_or("");
+    if api_version.starts_with("cozystack.io/")
+        && matches!(
+            kind,
+            "ApplicationDefinition" | "CozystackResourceDefinition"
+        )
+    {
+        Format::ApplicationDefinition
+    } else if kind == "List" || kind.ends_with("List") && document.get("items").is_some() {
+        Format::List
+    } else if document.get("resources").is_some_and(Value::is_array)
+        && document.get("kind").is_none()
+    {
+        Format::LegacyConfig
+    } else {
+        Format::Own
+    }
+}
+
+fn syntax_error(source: &str, err: &serde_saphyr::Error, line_offset: usize) -> LoadError {
+    let location = match err.location() {
+        Some(loc) => format!(
+            "{source}:{}:{}",
+            loc.line() as usize + line_offset,
+            loc.column()
+        ),
+        None => source.to_owned(),
+    };
+    // serde-saphyr's Display repeats the location and draws a snippet; keep the first line's message.
+    let full = err.to_string();
+    let first = full.lines().next().unwrap_or(&full);
+    let message = first
+        .trim_start_matches("error: ")
+        .split_once(": ")
+        .filter(|(head, _)| head.starts_with("line "))
+        .map(|(_, rest)| rest.to_owned())
+        .unwrap_or_else(|| first.trim_start_matches("error: ").to_owned());
+    LoadError::Syntax { location, message }
+}
+
+/// Splits a YAML stream at `---` markers into `(first line, text)` pairs,
+/// leaving out documents with nothing but blanks and comments.
+fn split_documents(text: &str) -> Vec<(usize, &str)> {
+    let mut documents = Vec::new();
+    let mut start = 0;
+    let mut start_line = 1;
+    let mut offset = 0;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        if is_document_marker(line.trim_end_matches(['\n', '\r'])) {
+            documents.push((start_line, &text[start..offset]));
+            start = offset + line.len();
+            start_line = index + 2;
+        }
+        offset += line.len();
+    }
+    documents.push((start_line, &text[start..]));
+    documents.retain(|(_, doc)| {
+        doc.lines().any(|l| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with('#')
+        })
+    });
+    documents
+}
+
+fn is_document_marker(line: &str) -> bool {
+    line == "---" || line.starts_with("--- ") || line.starts_with("---\t")
+}
+
+fn definition_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    let meta = std::fs::metadata(path).map_err(|source| LoadError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    if meta.is_file() {
+        return Ok(vec![path.to_owned()]);
+    }
+    let mut files = Vec::new();
+    let mut dirs = vec![path.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|source| LoadError::Read {
+            path: dir.clone(),
+            source,
+        })?;
+        for entry in entries {
+            let entry = entry.map_err(|source| LoadError::Read {
+                path: dir.clone(),
+                source,
+            })?;
+            let p = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') {
+                continue;
+            }
+            if p.is_dir() {
+                dirs.push(p);
+            } else if name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn read_limited(path: &Path) -> Result<String, LoadError> {
+    let meta = std::fs::metadata(path).map_err(|source| LoadError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(LoadError::TooLarge {
+            path: path.to_owned(),
+            size: meta.len(),
+        });
+    }
+    std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO: &str = "kind: Postgres\nshortNames: [pg]\nopenAPISchema:\n  type: object\n  properties:\n    replicas: {type: integer, default: 2}\nrelease:\n  chartRef: {kind: ExternalArtifact, name: pg}\n---\nkind: Redis\nrelease:\n  chartRef: {kind: ExternalArtifact, name: redis}\n";
+
+    #[test]
+    fn multi_document_own_format() {
+        let loaded = load_text(TWO, "kinds.yaml").unwrap();
+        let kinds: Vec<_> = loaded
+            .kinds
+            .iter()
+            .map(|k| k.definition.kind.as_str())
+            .collect();
+        assert_eq!(kinds, ["Postgres", "Redis"]);
+        assert_eq!(loaded.kinds[1].source, "kinds.yaml:10");
+    }
+
+    #[test]
+    fn syntax_errors_name_file_and_line() {
+        let err = load_text("kind: A\nrelease: [1, 2\nx: 3\n", "bad.yaml").unwrap_err();
+        assert!(err.to_string().starts_with("bad.yaml:3:"), "{err}");
+        let text = format!("{TWO}---\nkind: Bad\nrelase: {{}}\n");
+        let err = load_text(&text, "typo.yaml").unwrap_err();
+        assert!(err.to_string().starts_with("typo.yaml:15:"), "{err}");
+        assert!(err.to_string().contains("unknown field `relase`"), "{err}");
+    }
+
+    #[test]
+    fn invalid_definitions_are_all_reported() {
+        let err = load_text("kind: lower\nrelease: {}\n---\nkind: Ok\nplural: BAD\nrelease: {chartRef: {kind: A, name: b}}\n", "x.yaml")
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("x.yaml:1: kind:") && text.contains("x.yaml:1: release:"),
+            "{text}"
+        );
+        assert!(text.contains("x.yaml:4: plural:"), "{text}");
+    }
+
+    #[test]
+    fn directory_of_files_sorted_and_hidden_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("b.yaml"),
+            "kind: Bbb\nrelease: {chartRef: {kind: A, name: b}}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("a.yml"),
+            "kind: Aaa\nrelease: {chartRef: {kind: A, name: a}}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join(".hidden.yaml"), "garbage: [").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
+        let loaded = load_path(dir.path()).unwrap();
+        let kinds: Vec<_> = loaded
+            .kinds
+            .iter()
+            .map(|k| k.definition.kind.as_str())
+            .collect();
+        assert_eq!(kinds, ["Aaa", "Bbb"]);
+        assert_eq!(loaded.files.len(), 2);
+        let empty = tempfile::tempdir().unwrap();
+        assert!(matches!(
+            load_path(empty.path()),
+            Err(LoadError::Empty { .. })
+        ));
+    }
+
+    #[test]
+    fn document_boundaries() {
+        assert_eq!(
+            split_documents("a: 1\n---\nb: 2\n"),
+            [(1, "a: 1\n"), (3, "b: 2\n")]
+        );
+        assert_eq!(
+            split_documents("---\na: 1\n---\n# c\n---\nb: 2\n"),
+            [(2, "a: 1\n"), (6, "b: 2\n")]
+        );
+    }
+}

@@ -1,0 +1,23 @@
+//! Kinds are data: definitions (our format, Cozystack's ApplicationDefinition
+//! and legacy config.yaml) become served Kubernetes kinds without recompiling.
+//!
+//! - [`definition`]: the format, defaults and checks
+//! - [`load`]: reading files and directories
+//! - [`cozystack`]: Cozystack formats in and out
+//! - [`cluster`]: ApplicationDefinitions read and watched in a cluster
+//! - [`schema`]: JSON Schema → structural schema, validation and defaulting, inference from values.yaml
+//! - [`chart`]: reading Helm charts (directory, .tgz, repository index) and naming kinds
+//! - [`scaffold`]: a chart turned into a definition
+//! - [`registry`]: immutable snapshots swapped atomically on change
+
+pub mod chart;
+pub mod cluster;
+pub mod cozystack;
+pub mod definition;
+pub mod load;
+pub mod registry;
+pub mod scaffold;
+pub mod schema;
+
+pub use definition::{KindDefinition, ResolvedKind};
+pub use registry::{Registry, Snapshot};

@@ -1,0 +1,295 @@
+//! The kinds registry: an immutable [`Snapshot`] of the loaded definitions
+//! (with compiled schemas and a content hash), swapped atomically when the
+//! definition files or a cluster's ApplicationDefinitions change. A broken
+//! change is refused with a clear error and the last good snapshot keeps
+//! serving; readers never see a half-applied set.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use tokio::sync::watch;
+
+use super::definition::ResolvedKind;
+use super::load::{self, LoadError, Loaded};
+use super::schema::CompiledSchema;
+
+/// One served kind: its resolved definition and compiled schema.
+#[derive(Debug)]
+pub struct ServedKind {
+    /// The definition with defaults applied.
+    pub resolved: ResolvedKind,
+    /// The `spec` schema, compiled for validation and defaulting.
+    pub schema: CompiledSchema,
+}
+
+/// An immutable set of served kinds.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    kinds: Vec<Arc<ServedKind>>,
+    by_resource: HashMap<(String, String, String), usize>,
+    hash: String,
+    warnings: Vec<String>,
+}
+
+impl Snapshot {
+    /// Builds a snapshot from loaded definitions, compiling every schema.
+    pub fn build(loaded: Loaded) -> Result<Snapshot, LoadError> {
+        let mut kinds = Vec::with_capacity(loaded.kinds.len());
+        let mut problems = Vec::new();
+        for resolved in loaded.kinds {
+            match CompiledSchema::new(&resolved.definition.open_api_schema) {
+                Ok(schema) => kinds.push(Arc::new(ServedKind { resolved, schema })),
+                Err(e) => problems.push(format!("{}: openAPISchema: {e}", resolved.source)),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(LoadError::Invalid { problems });
+        }
+        let mut by_resource = HashMap::new();
+        for (i, kind) in kinds.iter().enumerate() {
+            let d = &kind.resolved.definition;
+            by_resource.insert((d.group.clone(), d.version.clone(), d.plural.clone()), i);
+        }
+        let hash = content_hash(kinds.iter().map(|k| &k.resolved));
+        Ok(Snapshot {
+            kinds,
+            by_resource,
+            hash,
+            warnings: loaded.warnings,
+        })
+    }
+
+    /// Every kind, in definition order.
+    pub fn kinds(&self) -> &[Arc<ServedKind>] {
+        &self.kinds
+    }
+
+    /// The kind served at `group/version/plural`.
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&Arc<ServedKind>> {
+        self.by_resource
+            .get(&(group.to_owned(), version.to_owned(), plural.to_owned()))
+            .map(|i| &self.kinds[*i])
+    }
+
+    /// SHA-256 (hex) of the definition set; ETags follow it.
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// Non-fatal warnings from loading.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}
+
+fn content_hash<'a>(kinds: impl Iterator<Item = &'a ResolvedKind>) -> String {
+    let mut sorted: Vec<&ResolvedKind> = kinds.collect();
+    sorted.sort_by(|a, b| {
+        let key = |k: &ResolvedKind| {
+            (
+                k.definition.group.clone(),
+                k.definition.version.clone(),
+                k.definition.plural.clone(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    let mut hasher = Sha256::new();
+    for kind in sorted {
+        // The definition alone: moving a file does not change what is served.
+        hasher.update(serde_json::to_vec(&kind.definition).unwrap_or_default());
+        hasher.update(kind.release_prefix.as_bytes());
+        hasher.update([0]);
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Holds the current snapshot and publishes replacements.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    tx: Arc<watch::Sender<Arc<Snapshot>>>,
+    last_error: Arc<Mutex<Option<String>>>,
+}
+
+impl Registry {
+    /// A registry serving `initial`.
+    pub fn new(initial: Snapshot) -> Registry {
+        let (tx, _rx) = watch::channel(Arc::new(initial));
+        Registry {
+            tx: Arc::new(tx),
+            last_error: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Loads `path` into a new registry; fails if the definitions are invalid.
+    pub fn from_path(path: &Path) -> Result<Registry, LoadError> {
+        Ok(Registry::new(Snapshot::build(load::load_path(path)?)?))
+    }
+
+    /// The current snapshot (cheap: an `Arc` clone).
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.tx.borrow().clone()
+    }
+
+    /// A receiver notified on every swap.
+    pub fn subscribe(&self) -> watch::Receiver<Arc<Snapshot>> {
+        self.tx.subscribe()
+    }
+
+    /// The error that refused the latest change, if the latest change was refused.
+    pub fn last_error(&self) -> Option<String> {
+        self.last_error.lock().map(|e| e.clone()).unwrap_or(None)
+    }
+
+    /// Tries to replace the snapshot with `next`. A failure is recorded and
+    /// logged and the current snapshot stays.
+    pub fn apply(&self, next: Result<Loaded, LoadError>) -> bool {
+        match next.and_then(Snapshot::build) {
+            Ok(snapshot) => {
+                let changed = snapshot.hash != self.tx.borrow().hash;
+                if let Ok(mut e) = self.last_error.lock() {
+                    *e = None;
+                }
+                if changed {
+                    tracing::info!(kinds = snapshot.kinds.len(), hash = %&snapshot.hash[..12], "kind definitions reloaded");
+                    self.tx.send_replace(Arc::new(snapshot));
+                }
+                changed
+            }
+            Err(err) => {
+                let text = err.to_string();
+                tracing::error!(
+                    "kind definitions change refused, still serving the previous set: {text}"
+                );
+                if let Ok(mut e) = self.last_error.lock() {
+                    *e = Some(text);
+                }
+                false
+            }
+        }
+    }
+
+    /// Reloads from `path` whenever a file under it changes (debounced),
+    /// until the returned watcher is dropped.
+    pub fn watch_path(&self, path: PathBuf) -> Result<FileWatch, notify::Error> {
+        use notify::{RecursiveMode, Watcher};
+        let (events_tx, mut events_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                if event.is_ok_and(|e| !e.kind.is_access()) {
+                    let _ = events_tx.send(());
+                }
+            })?;
+        watcher.watch(&path, RecursiveMode::Recursive)?;
+        let registry = self.clone();
+        let task = tokio::spawn(async move {
+            while events_rx.recv().await.is_some() {
+                // Editors write files in several steps; wait for quiet.
+                loop {
+                    match tokio::time::timeout(Duration::from_millis(150), events_rx.recv()).await {
+                        Ok(Some(())) => continue,
+                        Ok(None) => return,
+                        Err(_) => break,
+                    }
+                }
+                let path = path.clone();
+                let loaded = tokio::task::spawn_blocking(move || load::load_path(&path)).await;
+                if let Ok(loaded) = loaded {
+                    registry.apply(loaded);
+                }
+            }
+        });
+        Ok(FileWatch {
+            _watcher: watcher,
+            task,
+        })
+    }
+}
+
+/// A running file watch; dropping it stops reloading.
+pub struct FileWatch {
+    _watcher: notify::RecommendedWatcher,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FileWatch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PG: &str = "kind: Postgres\nopenAPISchema: {type: object, properties: {replicas: {type: integer}}}\nrelease: {chartRef: {kind: ExternalArtifact, name: pg}}\n";
+    const REDIS: &str = "kind: Redis\nrelease: {chartRef: {kind: ExternalArtifact, name: redis}}\n";
+
+    #[test]
+    fn lookup_and_stable_hash() {
+        let a =
+            Snapshot::build(load::load_text(&format!("{PG}---\n{REDIS}"), "a").unwrap()).unwrap();
+        let b =
+            Snapshot::build(load::load_text(&format!("{REDIS}---\n{PG}"), "b").unwrap()).unwrap();
+        assert_eq!(
+            a.hash(),
+            b.hash(),
+            "order and source must not change the hash"
+        );
+        assert!(
+            a.get("apps.cozystack.io", "v1alpha1", "postgreses")
+                .is_some()
+        );
+        assert!(a.get("apps.cozystack.io", "v1alpha1", "mysqls").is_none());
+        let c = Snapshot::build(load::load_text(PG, "c").unwrap()).unwrap();
+        assert_ne!(a.hash(), c.hash());
+    }
+
+    #[test]
+    fn broken_change_keeps_last_good_snapshot() {
+        let registry = Registry::new(Snapshot::build(load::load_text(PG, "a").unwrap()).unwrap());
+        let before = registry.snapshot().hash().to_owned();
+        assert!(!registry.apply(load::load_text("kind: lower\nrelease: {}\n", "bad")));
+        assert_eq!(registry.snapshot().hash(), before);
+        assert!(registry.last_error().unwrap().contains("bad:1: kind"));
+        assert!(registry.apply(load::load_text(&format!("{PG}---\n{REDIS}"), "good")));
+        assert_eq!(registry.snapshot().kinds().len(), 2);
+        assert!(registry.last_error().is_none());
+    }
+
+    #[tokio::test]
+    async fn file_changes_reload_without_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pg.yaml"), PG).unwrap();
+        let registry = Registry::from_path(dir.path()).unwrap();
+        let mut changes = registry.subscribe();
+        let _watch = registry.watch_path(dir.path().to_owned()).unwrap();
+
+        std::fs::write(dir.path().join("redis.yaml"), REDIS).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), changes.changed())
+            .await
+            .expect("reload")
+            .unwrap();
+        assert_eq!(registry.snapshot().kinds().len(), 2);
+
+        // A broken edit is refused; the two kinds keep serving.
+        std::fs::write(dir.path().join("redis.yaml"), "kind: Redis\nrelease: [").unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while registry.last_error().is_none() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            registry.last_error().unwrap().contains("redis.yaml:2"),
+            "{:?}",
+            registry.last_error()
+        );
+        assert_eq!(registry.snapshot().kinds().len(), 2);
+    }
+}

@@ -1,0 +1,200 @@
+//! A Helm chart turned into a kind definition: names from `Chart.yaml`, the
+//! `spec` schema converted from `values.schema.json` (or inferred from
+//! `values.yaml`), and a HelmRelease template pointing at the chart. Every
+//! compromise the schema conversion makes comes back as a warning.
+
+use super::chart::{self, LoadedChart};
+use super::definition::{ChartSpec, KindDefinition, ObjectRef, ReleaseSpec};
+use super::schema;
+
+/// What the user chose on the command line; `None` means derive it.
+#[derive(Debug, Clone, Default)]
+pub struct ScaffoldOptions {
+    /// Kind override (`Postgres`).
+    pub kind: Option<String>,
+    /// Singular override.
+    pub singular: Option<String>,
+    /// Plural override (irregular plurals).
+    pub plural: Option<String>,
+    /// Short names.
+    pub short_names: Vec<String>,
+    /// Categories.
+    pub categories: Vec<String>,
+    /// API group override.
+    pub group: Option<String>,
+    /// API version override.
+    pub version: Option<String>,
+    /// HelmRelease name prefix override.
+    pub prefix: Option<String>,
+    /// The Flux source holding the chart (default `HelmRepository cozystack-apps` in `cozy-public`).
+    pub source_ref: Option<ObjectRef>,
+    /// Use a Flux chartRef instead of chart + sourceRef.
+    pub chart_ref: Option<ObjectRef>,
+}
+
+/// The result: a definition and what was lost or assumed on the way.
+#[derive(Debug, Clone)]
+pub struct Scaffolded {
+    /// The definition (not yet resolved; the writer keeps it minimal).
+    pub definition: KindDefinition,
+    /// Warnings for stderr.
+    pub warnings: Vec<String>,
+}
+
+/// Why a chart could not be scaffolded.
+#[derive(Debug, thiserror::Error)]
+pub enum ScaffoldError {
+    /// `values.schema.json` is not JSON.
+    #[error("{origin}: values.schema.json:{line}:{column}: {message}")]
+    SchemaJson {
+        /// The chart.
+        origin: String,
+        /// Line.
+        line: usize,
+        /// Column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// The schema cannot be converted into a structural schema.
+    #[error("{origin}: values.schema.json cannot become a structural schema:\n  {}", problems.join("\n  "))]
+    Schema {
+        /// The chart.
+        origin: String,
+        /// One line per problem, with its JSON pointer.
+        problems: Vec<String>,
+    },
+    /// `values.yaml` is not valid YAML.
+    #[error("{origin}: values.yaml: {message}")]
+    Values {
+        /// The chart.
+        origin: String,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// The resulting definition is invalid (bad overrides, for instance).
+    #[error("the scaffolded definition is invalid:\n  {}", problems.join("\n  "))]
+    Invalid {
+        /// One line per problem.
+        problems: Vec<String>,
+    },
+}
+
+/// Builds a kind definition for `chart`.
+pub fn scaffold(
+    loaded: &LoadedChart,
+    options: &ScaffoldOptions,
+) -> Result<Scaffolded, ScaffoldError> {
+    let origin = loaded.origin.clone();
+    let mut warnings = Vec::new();
+    let names = chart::derive_names(&loaded.metadata.name);
+    let kind = options.kind.clone().unwrap_or(names.kind);
+    let singular = options
+        .singular
+        .clone()
+        .unwrap_or_else(|| kind.to_lowercase());
+    let plural = options
+        .plural
+        .clone()
+        .unwrap_or_else(|| chart::pluralize(&singular));
+
+    let open_api_schema = if let Some(text) = &loaded.values_schema_json {
+        let parsed: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| ScaffoldError::SchemaJson {
+                origin: origin.clone(),
+                line: e.line(),
+                column: e.column(),
+                message: e.to_string(),
+            })?;
+        let conversion = schema::to_structural(&parsed);
+        if !conversion.errors.is_empty() {
+            return Err(ScaffoldError::Schema {
+                origin,
+                problems: conversion
+                    .errors
+                    .iter()
+                    .map(|i| format!("{}: {}", pointer(&i.pointer), i.message))
+                    .collect(),
+            });
+        }
+        warnings.extend(
+            conversion
+                .warnings
+                .iter()
+                .map(|i| format!("values.schema.json {}: {}", pointer(&i.pointer), i.message)),
+        );
+        conversion.schema
+    } else if let Some(values) = &loaded.values_yaml {
+        warnings.push("no values.schema.json: schema inferred from values.yaml; review types and add constraints".into());
+        let inferred = schema::infer_from_values(values).map_err(|e| ScaffoldError::Values {
+            origin: origin.clone(),
+            message: e.to_string(),
+        })?;
+        warnings.extend(
+            inferred
+                .warnings
+                .iter()
+                .map(|i| format!("values.yaml {}: {}", pointer(&i.pointer), i.message)),
+        );
+        inferred.schema
+    } else {
+        warnings.push(
+            "the chart has neither values.schema.json nor values.yaml: spec accepts any fields"
+                .into(),
+        );
+        serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
+    };
+
+    let (chart, chart_ref) = match &options.chart_ref {
+        Some(chart_ref) => (None, Some(chart_ref.clone())),
+        None => (
+            Some(ChartSpec {
+                name: loaded.metadata.name.clone(),
+                version: Some(loaded.metadata.version.clone()),
+                source_ref: options.source_ref.clone().unwrap_or_else(|| ObjectRef {
+                    kind: "HelmRepository".into(),
+                    name: "cozystack-apps".into(),
+                    namespace: Some("cozy-public".into()),
+                }),
+            }),
+            None,
+        ),
+    };
+    let definition = KindDefinition {
+        kind,
+        singular,
+        plural,
+        short_names: options.short_names.clone(),
+        categories: options.categories.clone(),
+        group: options
+            .group
+            .clone()
+            .unwrap_or_else(|| super::definition::DEFAULT_GROUP.to_owned()),
+        version: options
+            .version
+            .clone()
+            .unwrap_or_else(|| super::definition::DEFAULT_VERSION.to_owned()),
+        description: loaded.metadata.description.clone().unwrap_or_default(),
+        open_api_schema,
+        printer_columns: Vec::new(),
+        release: ReleaseSpec {
+            prefix: options.prefix.clone(),
+            chart,
+            chart_ref,
+            ..ReleaseSpec::default()
+        },
+    };
+    // Check it the way it will be loaded, so a bad override fails here.
+    definition
+        .clone()
+        .resolve(origin)
+        .map_err(|problems| ScaffoldError::Invalid { problems })?;
+    Ok(Scaffolded {
+        definition,
+        warnings,
+    })
+}
+
+fn pointer(p: &str) -> &str {
+    if p.is_empty() { "/" } else { p }
+}

@@ -1,0 +1,445 @@
+//! One watch cache per server: a single upstream list+watch of every owned
+//! HelmRelease feeds an in-memory copy that serves every get, list and client
+//! watch, however many there are.
+//!
+//! - The object set is a persistent map (imbl), so every revision's snapshot
+//!   costs O(1) to keep: recent snapshots serve paginated lists consistently
+//!   (a `continue` token older than them gets 410 Expired).
+//! - A bounded event history lets client watches resume from a
+//!   resourceVersion; older ones get 410 Expired.
+//! - Upstream reconnects resume from the last seen revision; when upstream
+//!   says 410, the cache re-lists and emits the difference as events, so no
+//!   client event is lost or duplicated.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use futures::StreamExt;
+use imbl::OrdMap;
+use serde_json::Value;
+use tokio::sync::{broadcast, watch};
+
+use super::{Backend, StoreError, StoreEvent, object_key, resource_version};
+
+/// Events kept for watch resumption.
+pub const HISTORY: usize = 10_000;
+/// Snapshots kept for paginated lists.
+const SNAPSHOTS: usize = 256;
+
+/// `(namespace, name)`.
+pub type Key = (String, String);
+/// The stored objects at one revision.
+pub type Objects = OrdMap<Key, Arc<Value>>;
+
+/// Past events after a revision, and a receiver for the ones to come.
+pub type Subscription = (Vec<Arc<CacheEvent>>, broadcast::Receiver<Arc<CacheEvent>>);
+
+/// What happened to a HelmRelease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    /// Created (or first seen).
+    Added,
+    /// Changed.
+    Modified,
+    /// Gone.
+    Deleted,
+}
+
+/// One change, at one revision.
+#[derive(Debug, Clone)]
+pub struct CacheEvent {
+    /// What happened.
+    pub event_type: EventType,
+    /// The object after the change (before it, for deletions).
+    pub object: Arc<Value>,
+    /// The revision the change brought the cache to.
+    pub revision: u64,
+}
+
+struct State {
+    objects: Objects,
+    revision: u64,
+    history: VecDeque<Arc<CacheEvent>>,
+    /// Watches may resume from this revision or later.
+    oldest: u64,
+    snapshots: VecDeque<(u64, Objects)>,
+}
+
+/// The shared cache.
+#[derive(Clone)]
+pub struct WatchCache {
+    state: Arc<RwLock<State>>,
+    events: broadcast::Sender<Arc<CacheEvent>>,
+    revision_tx: Arc<watch::Sender<u64>>,
+    ready_tx: Arc<watch::Sender<bool>>,
+    upstream_watches: Arc<AtomicU64>,
+    task: Arc<tokio::task::JoinHandle<()>>,
+}
+
+/// Why a watch cannot start where asked.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("too old resource version: {requested} ({oldest})")]
+pub struct Expired {
+    /// The requested revision.
+    pub requested: u64,
+    /// The oldest available.
+    pub oldest: u64,
+}
+
+impl WatchCache {
+    /// Starts syncing from `backend`; [`WatchCache::ready`] turns true after the first list.
+    pub fn start(backend: Backend) -> WatchCache {
+        let state = Arc::new(RwLock::new(State {
+            objects: OrdMap::new(),
+            revision: 0,
+            history: VecDeque::new(),
+            oldest: 0,
+            snapshots: VecDeque::new(),
+        }));
+        let (events, _) = broadcast::channel(4096);
+        let (revision_tx, _) = watch::channel(0);
+        let (ready_tx, _) = watch::channel(false);
+        let revision_tx = Arc::new(revision_tx);
+        let ready_tx = Arc::new(ready_tx);
+        let upstream_watches = Arc::new(AtomicU64::new(0));
+        let sync = Sync {
+            state: state.clone(),
+            events: events.clone(),
+            revision_tx: revision_tx.clone(),
+            ready_tx: ready_tx.clone(),
+            upstream_watches: upstream_watches.clone(),
+        };
+        let task = tokio::spawn(sync.run(backend));
+        WatchCache {
+            state,
+            events,
+            revision_tx,
+            ready_tx,
+            upstream_watches,
+            task: Arc::new(task),
+        }
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the first list has completed.
+    pub fn ready(&self) -> bool {
+        *self.ready_tx.borrow()
+    }
+
+    /// Waits until the cache is ready.
+    pub async fn wait_ready(&self) {
+        let mut rx = self.ready_tx.subscribe();
+        let _ = rx.wait_for(|r| *r).await;
+    }
+
+    /// The revision the cache has reached.
+    pub fn revision(&self) -> u64 {
+        self.read().revision
+    }
+
+    /// Waits (up to `timeout`) until the cache has seen `revision`.
+    pub async fn wait_for_revision(&self, revision: u64, timeout: Duration) -> bool {
+        let mut rx = self.revision_tx.subscribe();
+        tokio::time::timeout(timeout, rx.wait_for(|r| *r >= revision))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    /// How many upstream watches have been opened (1 while healthy).
+    pub fn upstream_watches(&self) -> u64 {
+        self.upstream_watches.load(Ordering::Relaxed)
+    }
+
+    /// The current objects and their revision (O(1)).
+    pub fn snapshot(&self) -> (Objects, u64) {
+        let state = self.read();
+        (state.objects.clone(), state.revision)
+    }
+
+    /// The objects as of `revision`, if that snapshot is still kept.
+    pub fn snapshot_at(&self, revision: u64) -> Option<Objects> {
+        let state = self.read();
+        if state.revision == revision {
+            return Some(state.objects.clone());
+        }
+        state
+            .snapshots
+            .iter()
+            .rev()
+            .find(|(r, _)| *r == revision)
+            .map(|(_, o)| o.clone())
+    }
+
+    /// One object.
+    pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        self.read()
+            .objects
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .cloned()
+    }
+
+    /// Events after `revision` (from history) and a receiver for later ones,
+    /// without gap or overlap.
+    pub fn subscribe(
+        &self,
+        revision: u64,
+    ) -> Result<Subscription, Expired> {
+        let state = self.read();
+        if revision < state.oldest {
+            return Err(Expired {
+                requested: revision,
+                oldest: state.oldest,
+            });
+        }
+        let backlog = state
+            .history
+            .iter()
+            .filter(|e| e.revision > revision)
+            .cloned()
+            .collect();
+        Ok((backlog, self.events.subscribe()))
+    }
+}
+
+impl Drop for WatchCache {
+    fn drop(&mut self) {
+        if Arc::strong_count(&self.task) == 1 {
+            self.task.abort();
+        }
+    }
+}
+
+struct Sync {
+    state: Arc<RwLock<State>>,
+    events: broadcast::Sender<Arc<CacheEvent>>,
+    revision_tx: Arc<watch::Sender<u64>>,
+    ready_tx: Arc<watch::Sender<bool>>,
+    upstream_watches: Arc<AtomicU64>,
+}
+
+impl Sync {
+    async fn run(self, backend: Backend) {
+        let mut backoff = Duration::from_millis(200);
+        let mut need_list = true;
+        loop {
+            if need_list {
+                match backend.list().await {
+                    Ok(listing) => {
+                        self.replace(listing.items, listing.resource_version);
+                        self.ready_tx.send_replace(true);
+                        need_list = false;
+                        backoff = Duration::from_millis(200);
+                    }
+                    Err(err) => {
+                        tracing::warn!("listing HelmReleases for the cache: {err}");
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(Duration::from_secs(10));
+                        continue;
+                    }
+                }
+            }
+            let from = self.state.read().map(|s| s.revision).unwrap_or(0);
+            let mut stream = match backend.watch(from).await {
+                Ok(stream) => {
+                    self.upstream_watches.fetch_add(1, Ordering::Relaxed);
+                    stream
+                }
+                Err(StoreError::Gone(_)) => {
+                    need_list = true;
+                    continue;
+                }
+                Err(err) => {
+                    tracing::warn!("watching HelmReleases for the cache: {err}");
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(Duration::from_secs(10));
+                    continue;
+                }
+            };
+            while let Some(event) = stream.next().await {
+                match event {
+                    Ok(event) => {
+                        backoff = Duration::from_millis(200);
+                        self.apply(event);
+                    }
+                    Err(StoreError::Gone(_)) => {
+                        need_list = true;
+                        break;
+                    }
+                    Err(err) => {
+                        tracing::warn!("HelmRelease watch ended: {err}");
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn apply(&self, event: StoreEvent) {
+        let revision = event.resource_version();
+        let mut state = self.write();
+        if revision <= state.revision && !matches!(event, StoreEvent::Bookmark(_)) {
+            return; // already seen (a resumed watch may repeat)
+        }
+        let cache_event = match event {
+            StoreEvent::Bookmark(rv) => {
+                if rv > state.revision {
+                    state.revision = rv;
+                    drop(state);
+                    self.revision_tx.send_replace(rv);
+                }
+                return;
+            }
+            StoreEvent::Added(o) | StoreEvent::Modified(o) => {
+                let key = object_key(&o);
+                let event_type = if state.objects.contains_key(&key) {
+                    EventType::Modified
+                } else {
+                    EventType::Added
+                };
+                state.objects.insert(key, o.clone());
+                CacheEvent {
+                    event_type,
+                    object: o,
+                    revision,
+                }
+            }
+            StoreEvent::Deleted(o) => {
+                state.objects.remove(&object_key(&o));
+                CacheEvent {
+                    event_type: EventType::Deleted,
+                    object: o,
+                    revision,
+                }
+            }
+        };
+        self.record(&mut state, vec![Arc::new(cache_event)], revision);
+    }
+
+    /// Replaces the whole set after a (re-)list, emitting the difference.
+    fn replace(&self, items: Vec<Arc<Value>>, revision: u64) {
+        let mut state = self.write();
+        let mut next: Objects = OrdMap::new();
+        for item in items {
+            next.insert(object_key(&item), item);
+        }
+        let mut changes = Vec::new();
+        for (key, object) in &next {
+            match state.objects.get(key) {
+                None => changes.push(CacheEvent {
+                    event_type: EventType::Added,
+                    object: object.clone(),
+                    revision,
+                }),
+                Some(old) if resource_version(old) != resource_version(object) => {
+                    changes.push(CacheEvent {
+                        event_type: EventType::Modified,
+                        object: object.clone(),
+                        revision,
+                    })
+                }
+                Some(_) => {}
+            }
+        }
+        for (key, object) in &state.objects {
+            if !next.contains_key(key) {
+                changes.push(CacheEvent {
+                    event_type: EventType::Deleted,
+                    object: object.clone(),
+                    revision,
+                });
+            }
+        }
+        state.objects = next;
+        let first_list = state.revision == 0 && state.history.is_empty();
+        if first_list {
+            // Nothing to resume from before the first list.
+            state.oldest = revision;
+            changes.clear();
+        }
+        self.record(
+            &mut state,
+            changes.into_iter().map(Arc::new).collect(),
+            revision,
+        );
+    }
+
+    fn record(&self, state: &mut State, events: Vec<Arc<CacheEvent>>, revision: u64) {
+        state.revision = state.revision.max(revision);
+        let snapshot = (state.revision, state.objects.clone());
+        state.snapshots.push_back(snapshot);
+        if state.snapshots.len() > SNAPSHOTS {
+            state.snapshots.pop_front();
+        }
+        for event in events {
+            state.history.push_back(event.clone());
+            if state.history.len() > HISTORY
+                && let Some(old) = state.history.pop_front()
+            {
+                state.oldest = old.revision;
+            }
+            // Sent under the write lock: subscribers see history and live events without a gap.
+            let _ = self.events.send(event);
+        }
+        self.revision_tx.send_replace(state.revision);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::embedded::EmbeddedStore;
+    use serde_json::json;
+
+    fn hr(name: &str) -> Value {
+        json!({"metadata": {"name": name, "namespace": "ns"}, "spec": {}})
+    }
+
+    #[tokio::test]
+    async fn serves_snapshots_history_and_live_events() {
+        let store = EmbeddedStore::open(std::path::Path::new(":memory:")).unwrap();
+        store.create(hr("a"), false).await.unwrap();
+        let cache = WatchCache::start(Backend::Embedded(store.clone()));
+        cache.wait_ready().await;
+        assert_eq!(cache.revision(), 1);
+        let (_, mut rx) = cache.subscribe(1).unwrap();
+
+        let b = store.create(hr("b"), false).await.unwrap();
+        let event = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!((event.event_type, event.revision), (EventType::Added, 2));
+        assert!(cache.wait_for_revision(2, Duration::from_secs(1)).await);
+        assert!(cache.get("ns", "b").is_some());
+
+        // Snapshots stay readable after later changes (pagination).
+        let mut b2 = b.clone();
+        b2["spec"]["x"] = json!(1);
+        store.update(b2, false).await.unwrap();
+        assert!(cache.wait_for_revision(3, Duration::from_secs(5)).await);
+        let old = cache.snapshot_at(2).unwrap();
+        assert!(
+            old.get(&("ns".into(), "b".into())).unwrap()["spec"]
+                .get("x")
+                .is_none()
+        );
+
+        // Resuming: history after 1 holds both changes; before the first list is too old.
+        let (backlog, _) = cache.subscribe(1).unwrap();
+        assert_eq!(
+            backlog.iter().map(|e| e.revision).collect::<Vec<_>>(),
+            [2, 3]
+        );
+        assert!(cache.subscribe(0).is_err());
+        assert_eq!(cache.upstream_watches(), 1);
+    }
+}

@@ -1,0 +1,235 @@
+//! HelmReleases in a real cluster, through kube-rs: every owned HelmRelease
+//! (selected by the ownership group label), writes with the caller's
+//! resourceVersion as a precondition and `dryRun` passed upstream, and
+//! upstream error Statuses passed through unchanged.
+
+use std::sync::Arc;
+
+use futures::{StreamExt, TryStreamExt};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, PostParams,
+    Preconditions, PropagationPolicy, WatchEvent, WatchParams,
+};
+use serde_json::Value;
+
+use super::convert::GROUP_LABEL;
+use super::{DeleteOptions, EventStream, Listing, StoreError, StoreEvent};
+
+/// HelmReleases of a cluster.
+#[derive(Clone)]
+pub struct ClusterStore {
+    client: kube::Client,
+    resource: ApiResource,
+    selector: String,
+}
+
+impl ClusterStore {
+    /// A store over `client`'s cluster, owning HelmReleases whose group label is `group`.
+    pub fn new(client: kube::Client, group: &str) -> ClusterStore {
+        ClusterStore {
+            client,
+            resource: ApiResource::from_gvk(&GroupVersionKind::gvk(
+                "helm.toolkit.fluxcd.io",
+                "v2",
+                "HelmRelease",
+            )),
+            selector: format!("{GROUP_LABEL}={group}"),
+        }
+    }
+
+    fn all(&self) -> Api<DynamicObject> {
+        Api::all_with(self.client.clone(), &self.resource)
+    }
+
+    fn namespaced(&self, namespace: &str) -> Api<DynamicObject> {
+        Api::namespaced_with(self.client.clone(), namespace, &self.resource)
+    }
+
+    /// Lists every owned HelmRelease, in pages.
+    pub async fn list(&self) -> Result<Listing, StoreError> {
+        let mut items = Vec::new();
+        let mut params = ListParams::default().labels(&self.selector).limit(500);
+        loop {
+            let page = self.all().list(&params).await.map_err(upstream)?;
+            let rv = page.metadata.resource_version.clone().unwrap_or_default();
+            items.extend(page.items.into_iter().map(|o| Arc::new(to_value(o))));
+            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                Some(token) => params = params.continue_token(&token),
+                None => {
+                    return Ok(Listing {
+                        items,
+                        resource_version: rv.parse().unwrap_or(0),
+                    });
+                }
+            }
+        }
+    }
+
+    /// Watches owned HelmReleases after `from`, with bookmarks.
+    pub async fn watch(&self, from: u64) -> Result<EventStream, StoreError> {
+        let mut params = WatchParams::default().labels(&self.selector).timeout(290);
+        params.bookmarks = true;
+        let stream = self
+            .all()
+            .watch(&params, &from.to_string())
+            .await
+            .map_err(upstream)?;
+        Ok(stream
+            .map_err(upstream)
+            .and_then(|event| async move {
+                match event {
+                    WatchEvent::Added(o) => Ok(StoreEvent::Added(Arc::new(to_value(o)))),
+                    WatchEvent::Modified(o) => Ok(StoreEvent::Modified(Arc::new(to_value(o)))),
+                    WatchEvent::Deleted(o) => Ok(StoreEvent::Deleted(Arc::new(to_value(o)))),
+                    WatchEvent::Bookmark(b) => Ok(StoreEvent::Bookmark(
+                        b.metadata.resource_version.parse().unwrap_or(0),
+                    )),
+                    WatchEvent::Error(e) if e.code == 410 => Err(StoreError::Gone(e.message)),
+                    WatchEvent::Error(e) => Err(StoreError::Upstream {
+                        code: e.code,
+                        reason: e.reason,
+                        message: e.message,
+                    }),
+                }
+            })
+            .boxed())
+    }
+
+    /// Creates a HelmRelease.
+    pub async fn create(&self, object: Value, dry_run: bool) -> Result<Value, StoreError> {
+        let namespace = namespace_of(&object);
+        let object: DynamicObject =
+            serde_json::from_value(object).map_err(|e| StoreError::Internal(e.to_string()))?;
+        let params = PostParams {
+            dry_run,
+            field_manager: Some("kubectl-cozy".into()),
+        };
+        self.namespaced(&namespace)
+            .create(&params, &object)
+            .await
+            .map(to_value)
+            .map_err(upstream)
+    }
+
+    /// Replaces a HelmRelease; `metadata.resourceVersion` is the precondition.
+    pub async fn update(&self, object: Value, dry_run: bool) -> Result<Value, StoreError> {
+        let namespace = namespace_of(&object);
+        let name = object
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let object: DynamicObject =
+            serde_json::from_value(object).map_err(|e| StoreError::Internal(e.to_string()))?;
+        let params = PostParams {
+            dry_run,
+            field_manager: Some("kubectl-cozy".into()),
+        };
+        self.namespaced(&namespace)
+            .replace(&name, &params, &object)
+            .await
+            .map(to_value)
+            .map_err(upstream)
+    }
+
+    /// Deletes a HelmRelease with preconditions and propagation.
+    pub async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Value, StoreError> {
+        let params = DeleteParams {
+            dry_run: options.dry_run,
+            propagation_policy: match options.propagation_policy.as_deref() {
+                Some("Orphan") => Some(PropagationPolicy::Orphan),
+                Some("Foreground") => Some(PropagationPolicy::Foreground),
+                Some("Background") => Some(PropagationPolicy::Background),
+                _ => None,
+            },
+            preconditions: (options.uid.is_some() || options.resource_version.is_some()).then(
+                || Preconditions {
+                    uid: options.uid.clone(),
+                    resource_version: options.resource_version.clone(),
+                },
+            ),
+            ..DeleteParams::default()
+        };
+        let api = self.namespaced(namespace);
+        match api.delete(name, &params).await.map_err(upstream)? {
+            either::Either::Left(object) => Ok(to_value(object)),
+            either::Either::Right(_status) => {
+                // Deleted at once; report the last state we can know.
+                Ok(serde_json::json!({"metadata": {"name": name, "namespace": namespace}}))
+            }
+        }
+    }
+
+    /// NotFound when the namespace is missing; Forbidden while it terminates.
+    pub async fn check_namespace(&self, namespace: &str) -> Result<(), StoreError> {
+        use k8s_openapi::api::core::v1::Namespace;
+        let api: Api<Namespace> = Api::all(self.client.clone());
+        match api.get_opt(namespace).await.map_err(upstream)? {
+            None => Err(StoreError::Upstream {
+                code: 404,
+                reason: "NotFound".into(),
+                message: format!("namespaces \"{namespace}\" not found"),
+            }),
+            Some(ns)
+                if ns.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating") =>
+            {
+                Err(StoreError::Upstream {
+                    code: 403,
+                    reason: "Forbidden".into(),
+                    message: format!(
+                        "unable to create new content in namespace {namespace} because it is being terminated"
+                    ),
+                })
+            }
+            Some(_) => Ok(()),
+        }
+    }
+}
+
+fn namespace_of(object: &Value) -> String {
+    object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("default")
+        .to_owned()
+}
+
+fn to_value(object: DynamicObject) -> Value {
+    let mut value = serde_json::to_value(object).unwrap_or_default();
+    if value.get("apiVersion").is_none() {
+        value["apiVersion"] = Value::from("helm.toolkit.fluxcd.io/v2");
+        value["kind"] = Value::from("HelmRelease");
+    }
+    value
+}
+
+fn upstream(err: kube::Error) -> StoreError {
+    match err {
+        kube::Error::Api(status) => match (status.code, status.reason.as_str()) {
+            (404, _) => StoreError::NotFound,
+            (409, "AlreadyExists") => StoreError::AlreadyExists,
+            (409, _) => StoreError::Conflict(status.message),
+            (410, _) => StoreError::Gone(status.message),
+            (code, reason) => StoreError::Upstream {
+                code,
+                reason: reason.to_owned(),
+                message: status.message,
+            },
+        },
+        other => StoreError::Internal(format!("HelmRelease API: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn resource_version_parsing() {
+        let v = serde_json::json!({"metadata": {"resourceVersion": "42"}});
+        assert_eq!(crate::storage::resource_version(&v), 42);
+    }
+}

@@ -1,0 +1,403 @@
+//! App ⇄ HelmRelease, as pure functions. An application object of a served
+//! kind (`Postgres` in `apps.cozystack.io/v1alpha1`) is stored as a Flux
+//! `HelmRelease` (`helm.toolkit.fluxcd.io/v2`) named `<prefix><name>` in the
+//! same namespace:
+//!
+//! - ownership labels `apps.cozystack.io/application.{kind,group,name}` select
+//!   it; the definition's release labels are added;
+//! - user labels and annotations are stored with the key prefix
+//!   `apps.cozystack.io-` and restored without it (so `last-applied-configuration`
+//!   round-trips verbatim);
+//! - `spec` becomes `spec.values`; chart/chartRef and the HelmRelease knobs
+//!   come from the definition;
+//! - uid, resourceVersion, generation, timestamps, finalizers and
+//!   ownerReferences are the HelmRelease's own;
+//! - status: `Ready` and `Released` conditions, `version` from
+//!   `lastAttemptedRevision`, `observedGeneration`.
+
+use serde_json::{Map, Value, json};
+
+use crate::kinds::definition::{HELM_RELEASE_NAME_MAX, ResolvedKind};
+
+/// The HelmRelease API version objects are stored as.
+pub const HELMRELEASE_API_VERSION: &str = "helm.toolkit.fluxcd.io/v2";
+/// Label holding the app's kind.
+pub const KIND_LABEL: &str = "apps.cozystack.io/application.kind";
+/// Label holding the app's group.
+pub const GROUP_LABEL: &str = "apps.cozystack.io/application.group";
+/// Label holding the app's name.
+pub const NAME_LABEL: &str = "apps.cozystack.io/application.name";
+/// Prefix of user labels and annotations stored on the HelmRelease.
+pub const USER_KEY_PREFIX: &str = "apps.cozystack.io-";
+
+/// Metadata fields that are the HelmRelease's own and pass through unchanged.
+const PASSTHROUGH_METADATA: [&str; 7] = [
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "ownerReferences",
+];
+
+/// An app that cannot be stored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConvertError {
+    /// The HelmRelease name would exceed Helm's limit.
+    #[error(
+        "metadata.name: Invalid value: {name:?}: must be no more than {max} characters (HelmRelease name {release:?} is {len})"
+    )]
+    NameTooLong {
+        /// The app name.
+        name: String,
+        /// The HelmRelease name.
+        release: String,
+        /// Its length.
+        len: usize,
+        /// The longest app name that fits.
+        max: usize,
+    },
+    /// A field has the wrong shape.
+    #[error("{field}: Invalid value: {message}")]
+    Invalid {
+        /// The field path.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The HelmRelease name of app `name`.
+pub fn release_name(kind: &ResolvedKind, name: &str) -> String {
+    format!("{}{}", kind.release_prefix, name)
+}
+
+/// The app name of a HelmRelease, if it belongs to `kind`.
+pub fn app_name<'a>(kind: &ResolvedKind, release_name: &'a str) -> Option<&'a str> {
+    release_name.strip_prefix(kind.release_prefix.as_str())
+}
+
+/// The label selector that picks `kind`'s HelmReleases.
+pub fn ownership_selector(kind: &ResolvedKind) -> String {
+    format!(
+        "{KIND_LABEL}={},{GROUP_LABEL}={}",
+        kind.definition.kind, kind.definition.group
+    )
+}
+
+/// Whether a HelmRelease belongs to `kind`.
+pub fn owned_by(kind: &ResolvedKind, release: &Value) -> bool {
+    let labels = release.pointer("/metadata/labels");
+    let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
+    label(KIND_LABEL) == Some(kind.definition.kind.as_str())
+        && label(GROUP_LABEL) == Some(kind.definition.group.as_str())
+        && release
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .and_then(|n| app_name(kind, n))
+            .is_some()
+}
+
+/// Converts an app (already validated and defaulted) into its HelmRelease.
+/// `existing` is the stored HelmRelease on update: its labels and annotations
+/// that are not ours (e.g. Flux's) are kept.
+pub fn to_helm_release(
+    kind: &ResolvedKind,
+    app: &Value,
+    existing: Option<&Value>,
+) -> Result<Value, ConvertError> {
+    let meta = app
+        .get("metadata")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let name = meta
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let release = release_name(kind, &name);
+    if release.len() > HELM_RELEASE_NAME_MAX {
+        return Err(ConvertError::NameTooLong {
+            max: HELM_RELEASE_NAME_MAX - kind.release_prefix.len(),
+            len: release.len(),
+            name,
+            release,
+        });
+    }
+    let d = &kind.definition;
+
+    let mut labels = Map::new();
+    let mut annotations = Map::new();
+    if let Some(existing_meta) = existing.and_then(|e| e.get("metadata")) {
+        for (target, field) in [(&mut labels, "labels"), (&mut annotations, "annotations")] {
+            for (k, v) in existing_meta
+                .get(field)
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                if !k.starts_with(USER_KEY_PREFIX)
+                    && !k.starts_with("apps.cozystack.io/application.")
+                {
+                    target.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    for (k, v) in &d.release.labels {
+        labels.insert(k.clone(), json!(v));
+    }
+    for (target, field) in [(&mut labels, "labels"), (&mut annotations, "annotations")] {
+        for (k, v) in meta
+            .get(field)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            if !v.is_string() {
+                return Err(ConvertError::Invalid {
+                    field: format!("metadata.{field}"),
+                    message: format!("{k}: value must be a string"),
+                });
+            }
+            target.insert(format!("{USER_KEY_PREFIX}{k}"), v.clone());
+        }
+    }
+    labels.insert(KIND_LABEL.to_owned(), json!(d.kind));
+    labels.insert(GROUP_LABEL.to_owned(), json!(d.group));
+    labels.insert(NAME_LABEL.to_owned(), json!(name));
+
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), json!(release));
+    if let Some(ns) = meta.get("namespace") {
+        metadata.insert("namespace".into(), ns.clone());
+    }
+    metadata.insert("labels".into(), Value::Object(labels));
+    if !annotations.is_empty() {
+        metadata.insert("annotations".into(), Value::Object(annotations));
+    }
+    for key in PASSTHROUGH_METADATA.iter().copied().chain(["finalizers"]) {
+        if let Some(v) = meta.get(key).filter(|v| !v.is_null()) {
+            metadata.insert(key.to_owned(), v.clone());
+        }
+    }
+
+    let r = &d.release;
+    let mut spec = Map::new();
+    spec.insert(
+        "interval".into(),
+        json!(r.interval.clone().unwrap_or_else(|| "5m".into())),
+    );
+    spec.insert("releaseName".into(), json!(release));
+    if let Some(chart) = &r.chart {
+        let mut source_ref = json!({"kind": chart.source_ref.kind, "name": chart.source_ref.name});
+        if let Some(ns) = &chart.source_ref.namespace {
+            source_ref["namespace"] = json!(ns);
+        }
+        let mut chart_spec = json!({"chart": chart.name, "sourceRef": source_ref, "reconcileStrategy": "ChartVersion"});
+        if let Some(v) = &chart.version {
+            chart_spec["version"] = json!(v);
+        }
+        spec.insert("chart".into(), json!({"spec": chart_spec}));
+    } else if let Some(chart_ref) = &r.chart_ref {
+        spec.insert(
+            "chartRef".into(),
+            serde_json::to_value(chart_ref).unwrap_or_default(),
+        );
+    }
+    spec.insert(
+        "install".into(),
+        json!({"timeout": r.install_timeout.clone().unwrap_or_else(|| "10m".into())}),
+    );
+    spec.insert(
+        "upgrade".into(),
+        json!({"timeout": r.upgrade_timeout.clone().unwrap_or_else(|| "10m".into())}),
+    );
+    spec.insert("maxHistory".into(), json!(r.max_history.unwrap_or(5)));
+    spec.insert(
+        "values".into(),
+        app.get("spec").cloned().unwrap_or_else(|| json!({})),
+    );
+
+    let mut release_object = json!({
+        "apiVersion": HELMRELEASE_API_VERSION,
+        "kind": "HelmRelease",
+        "metadata": metadata,
+        "spec": spec,
+    });
+    // The status belongs to helm-controller; keep what is stored.
+    if let Some(status) = existing.and_then(|e| e.get("status")) {
+        release_object["status"] = status.clone();
+    }
+    Ok(release_object)
+}
+
+/// Converts a HelmRelease owned by `kind` back into the app.
+pub fn to_app(kind: &ResolvedKind, release: &Value) -> Value {
+    let d = &kind.definition;
+    let meta = release
+        .get("metadata")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let release_name = meta.get("name").and_then(Value::as_str).unwrap_or_default();
+    let name = app_name(kind, release_name).unwrap_or(release_name);
+
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), json!(name));
+    if let Some(ns) = meta.get("namespace") {
+        metadata.insert("namespace".into(), ns.clone());
+    }
+    for field in ["labels", "annotations"] {
+        let restored: Map<String, Value> = meta
+            .get(field)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| {
+                k.strip_prefix(USER_KEY_PREFIX)
+                    .map(|k| (k.to_owned(), v.clone()))
+            })
+            .collect();
+        if !restored.is_empty() {
+            metadata.insert(field.into(), Value::Object(restored));
+        }
+    }
+    for key in PASSTHROUGH_METADATA.iter().copied().chain(["finalizers"]) {
+        if let Some(v) = meta.get(key) {
+            metadata.insert(key.to_owned(), v.clone());
+        }
+    }
+
+    let hr_status = release.get("status");
+    let mut status = Map::new();
+    if let Some(version) = hr_status.and_then(|s| s.get("lastAttemptedRevision")) {
+        status.insert("version".into(), version.clone());
+    }
+    let conditions: Vec<Value> = hr_status
+        .and_then(|s| s.get("conditions"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|c| {
+            matches!(
+                c.get("type").and_then(Value::as_str),
+                Some("Ready" | "Released")
+            )
+        })
+        .cloned()
+        .collect();
+    if !conditions.is_empty() {
+        status.insert("conditions".into(), Value::Array(conditions));
+    }
+    if let Some(g) = hr_status.and_then(|s| s.get("observedGeneration")) {
+        status.insert("observedGeneration".into(), g.clone());
+    }
+
+    let mut app = json!({
+        "apiVersion": kind.group_version(),
+        "kind": d.kind,
+        "metadata": metadata,
+        "spec": release.pointer("/spec/values").cloned().unwrap_or_else(|| json!({})),
+    });
+    if !status.is_empty() {
+        app["status"] = Value::Object(status);
+    }
+    app
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds::load;
+
+    fn postgres() -> ResolvedKind {
+        let text = "kind: Postgres\nshortNames: [pg]\nopenAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
+                    release:\n  labels: {sharding.fluxcd.io/key: tenants}\n  chart: {name: postgres, version: 0.1.0, sourceRef: {kind: HelmRepository, name: cozystack-apps, namespace: cozy-public}}\n";
+        load::load_text(text, "test").unwrap().kinds.remove(0)
+    }
+
+    fn fixture(name: &str) -> Value {
+        let text = match name {
+            "app" => include_str!("testdata/postgres-app.yaml"),
+            "release" => include_str!("testdata/postgres-helmrelease.yaml"),
+            _ => unreachable!(),
+        };
+        serde_saphyr::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn app_to_helm_release_matches_fixture() {
+        let kind = postgres();
+        let mut app = fixture("app");
+        app.as_object_mut().unwrap().remove("status");
+        let release = to_helm_release(&kind, &app, None).unwrap();
+        let mut expected = fixture("release");
+        expected.as_object_mut().unwrap().remove("status");
+        assert_eq!(
+            release,
+            expected,
+            "{}",
+            serde_json::to_string_pretty(&release).unwrap()
+        );
+    }
+
+    #[test]
+    fn helm_release_to_app_matches_fixture() {
+        let kind = postgres();
+        let app = to_app(&kind, &fixture("release"));
+        assert_eq!(
+            app,
+            fixture("app"),
+            "{}",
+            serde_json::to_string_pretty(&app).unwrap()
+        );
+    }
+
+    #[test]
+    fn round_trip_keeps_foreign_metadata_and_status() {
+        let kind = postgres();
+        let mut stored = fixture("release");
+        stored["metadata"]["labels"]["helm.toolkit.fluxcd.io/name"] = json!("x");
+        let app = to_app(&kind, &stored);
+        let again = to_helm_release(&kind, &app, Some(&stored)).unwrap();
+        assert_eq!(
+            again["metadata"]["labels"]["helm.toolkit.fluxcd.io/name"],
+            "x"
+        );
+        assert_eq!(again["status"], stored["status"]);
+        assert_eq!(again["spec"], stored["spec"]);
+        assert_eq!(to_app(&kind, &again), app);
+    }
+
+    #[test]
+    fn ownership() {
+        let kind = postgres();
+        let release = fixture("release");
+        assert!(owned_by(&kind, &release));
+        let mut other = release.clone();
+        other["metadata"]["labels"][KIND_LABEL] = json!("Redis");
+        assert!(!owned_by(&kind, &other));
+        assert_eq!(
+            ownership_selector(&kind),
+            "apps.cozystack.io/application.kind=Postgres,apps.cozystack.io/application.group=apps.cozystack.io"
+        );
+    }
+
+    #[test]
+    fn names_longer_than_helm_allows_are_refused() {
+        let kind = postgres();
+        let name = "a".repeat(45);
+        let app = json!({"metadata": {"name": name, "namespace": "ns"}, "spec": {}});
+        let err = to_helm_release(&kind, &app, None).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("must be no more than 44 characters"),
+            "{err}"
+        );
+        let ok = json!({"metadata": {"name": "a".repeat(44), "namespace": "ns"}, "spec": {}});
+        to_helm_release(&kind, &ok, None).unwrap();
+    }
+}

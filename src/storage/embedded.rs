@@ -1,0 +1,453 @@
+//! The embedded store of `serve --standalone`: HelmRelease objects in one
+//! SQLite file (the way k3s's kine keeps Kubernetes objects in SQLite), with
+//! what kube-apiserver would do for them — monotonic resourceVersions, uid,
+//! creationTimestamp and generation, optimistic concurrency, graceful deletion
+//! with finalizers — and a watch fed by an in-memory event log.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use super::{
+    DeleteOptions, EventStream, Listing, StoreError, StoreEvent, object_key, resource_version,
+};
+
+/// Events kept in memory for watch resumption.
+const EVENT_LOG: usize = 4096;
+
+struct Inner {
+    conn: Connection,
+    revision: u64,
+    log: VecDeque<StoreEvent>,
+    /// The oldest revision a watch may resume from.
+    compacted: u64,
+    tx: broadcast::Sender<StoreEvent>,
+}
+
+/// A SQLite-backed HelmRelease store.
+#[derive(Clone)]
+pub struct EmbeddedStore {
+    inner: Arc<Mutex<Inner>>,
+}
+
+fn internal(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Internal(e.to_string())
+}
+
+impl EmbeddedStore {
+    /// Opens (creating if needed) the store at `path`; `:memory:` keeps it in memory.
+    pub fn open(path: &Path) -> Result<EmbeddedStore, StoreError> {
+        let conn = Connection::open(path)
+            .map_err(|e| internal(format!("open {}: {e}", path.display())))?;
+        conn.execute_batch(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
+             CREATE TABLE IF NOT EXISTS objects (
+               namespace TEXT NOT NULL, name TEXT NOT NULL, revision INTEGER NOT NULL, body TEXT NOT NULL,
+               PRIMARY KEY (namespace, name));
+             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);",
+        )
+        .map_err(internal)?;
+        let revision: u64 = conn
+            .query_row("SELECT value FROM meta WHERE key = 'revision'", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .optional()
+            .map_err(internal)?
+            .map_or(0, |v| v as u64);
+        let (tx, _) = broadcast::channel(1024);
+        Ok(EmbeddedStore {
+            inner: Arc::new(Mutex::new(Inner {
+                conn,
+                revision,
+                log: VecDeque::new(),
+                compacted: revision,
+                tx,
+            })),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every object and the current revision.
+    pub async fn list(&self) -> Result<Listing, StoreError> {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let inner = store.lock();
+            let mut stmt = inner
+                .conn
+                .prepare_cached("SELECT body FROM objects ORDER BY namespace, name")
+                .map_err(internal)?;
+            let items = stmt
+                .query_map([], |r| r.get::<_, String>(0))
+                .map_err(internal)?
+                .map(|body| {
+                    body.map_err(internal)
+                        .and_then(|b| serde_json::from_str(&b).map(Arc::new).map_err(internal))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Listing {
+                items,
+                resource_version: inner.revision,
+            })
+        })
+        .await
+        .map_err(internal)?
+    }
+
+    /// Events after `from` (410 when they are no longer kept).
+    pub fn watch(&self, from: u64) -> Result<EventStream, StoreError> {
+        let inner = self.lock();
+        if from < inner.compacted {
+            return Err(StoreError::Gone(format!(
+                "{from} (oldest available {})",
+                inner.compacted
+            )));
+        }
+        let backlog: Vec<StoreEvent> = inner
+            .log
+            .iter()
+            .filter(|e| e.resource_version() > from)
+            .cloned()
+            .collect();
+        let rx = inner.tx.subscribe();
+        drop(inner);
+        let last = backlog.last().map_or(from, StoreEvent::resource_version);
+        let live = futures::stream::unfold((rx, last), |(mut rx, last)| async move {
+            loop {
+                match rx.recv().await {
+                    Ok(event) if event.resource_version() <= last => continue,
+                    Ok(event) => {
+                        let rv = event.resource_version();
+                        return Some((Ok(event), (rx, rv)));
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        return Some((
+                            Err(StoreError::Gone(format!(
+                                "watcher fell behind after {last}"
+                            ))),
+                            (rx, last),
+                        ));
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        });
+        Ok(futures::stream::iter(backlog.into_iter().map(Ok))
+            .chain(live)
+            .boxed())
+    }
+
+    /// Creates an object.
+    pub async fn create(&self, mut object: Value, dry_run: bool) -> Result<Value, StoreError> {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut inner = store.lock();
+            let (namespace, name) = object_key(&object);
+            if load(&inner.conn, &namespace, &name)?.is_some() {
+                return Err(StoreError::AlreadyExists);
+            }
+            let revision = inner.revision + 1;
+            let meta = metadata_mut(&mut object);
+            meta.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+            meta.insert("creationTimestamp".into(), json!(now()));
+            meta.insert("generation".into(), json!(1));
+            meta.insert("resourceVersion".into(), json!(revision.to_string()));
+            meta.remove("deletionTimestamp");
+            if dry_run {
+                return Ok(object);
+            }
+            commit(
+                &mut inner,
+                revision,
+                &namespace,
+                &name,
+                Some(&object),
+                StoreEvent::Added(Arc::new(object.clone())),
+            )?;
+            Ok(object)
+        })
+        .await
+        .map_err(internal)?
+    }
+
+    /// Replaces an object; a stale resourceVersion is a conflict.
+    pub async fn update(&self, mut object: Value, dry_run: bool) -> Result<Value, StoreError> {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut inner = store.lock();
+            let (namespace, name) = object_key(&object);
+            let current = load(&inner.conn, &namespace, &name)?.ok_or(StoreError::NotFound)?;
+            let given = object.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("");
+            if !given.is_empty() && given != resource_version(&current).to_string() {
+                return Err(StoreError::Conflict(
+                    "the object has been modified; please apply your changes to the latest version and try again"
+                        .into(),
+                ));
+            }
+            let revision = inner.revision + 1;
+            let spec_changed = object.get("spec") != current.get("spec");
+            let generation = current.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1);
+            let meta = metadata_mut(&mut object);
+            for key in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
+                match current.pointer(&format!("/metadata/{key}")) {
+                    Some(v) => meta.insert(key.into(), v.clone()),
+                    None => meta.remove(key),
+                };
+            }
+            meta.insert("generation".into(), json!(if spec_changed { generation + 1 } else { generation }));
+            meta.insert("resourceVersion".into(), json!(revision.to_string()));
+            let finalizers_left = meta.get("finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
+            let terminating = meta.contains_key("deletionTimestamp");
+            if dry_run {
+                return Ok(object);
+            }
+            if terminating && !finalizers_left {
+                commit(&mut inner, revision, &namespace, &name, None, StoreEvent::Deleted(Arc::new(object.clone())))?;
+            } else {
+                let event = StoreEvent::Modified(Arc::new(object.clone()));
+                commit(&mut inner, revision, &namespace, &name, Some(&object), event)?;
+            }
+            Ok(object)
+        })
+        .await
+        .map_err(internal)?
+    }
+
+    /// Deletes an object, or marks it for deletion while finalizers remain.
+    pub async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Value, StoreError> {
+        let (store, namespace, name, options) = (
+            self.clone(),
+            namespace.to_owned(),
+            name.to_owned(),
+            options.clone(),
+        );
+        tokio::task::spawn_blocking(move || {
+            let mut inner = store.lock();
+            let mut object = load(&inner.conn, &namespace, &name)?.ok_or(StoreError::NotFound)?;
+            if let Some(uid) = &options.uid
+                && object.pointer("/metadata/uid").and_then(Value::as_str) != Some(uid)
+            {
+                return Err(StoreError::Conflict(format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    object.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or("")
+                )));
+            }
+            if let Some(rv) = &options.resource_version
+                && *rv != resource_version(&object).to_string()
+            {
+                return Err(StoreError::Conflict(format!(
+                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                    resource_version(&object)
+                )));
+            }
+            let revision = inner.revision + 1;
+            let meta = metadata_mut(&mut object);
+            let mut finalizers: Vec<Value> = meta.get("finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
+            let already_terminating = meta.contains_key("deletionTimestamp");
+            if !already_terminating {
+                let extra = match options.propagation_policy.as_deref() {
+                    Some("Foreground") => Some("foregroundDeletion"),
+                    Some("Orphan") => Some("orphan"),
+                    _ => None,
+                };
+                if let Some(f) = extra
+                    && !finalizers.iter().any(|x| x == f)
+                {
+                    finalizers.push(json!(f));
+                }
+            }
+            meta.insert("resourceVersion".into(), json!(revision.to_string()));
+            if finalizers.is_empty() {
+                if options.dry_run {
+                    return Ok(object);
+                }
+                commit(&mut inner, revision, &namespace, &name, None, StoreEvent::Deleted(Arc::new(object.clone())))?;
+                return Ok(object);
+            }
+            if already_terminating {
+                // Nothing changes: report the object as it is.
+                return load(&inner.conn, &namespace, &name)?.ok_or(StoreError::NotFound);
+            }
+            meta.insert("finalizers".into(), Value::Array(finalizers));
+            meta.insert("deletionTimestamp".into(), json!(now()));
+            meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+            if options.dry_run {
+                return Ok(object);
+            }
+            let event = StoreEvent::Modified(Arc::new(object.clone()));
+            commit(&mut inner, revision, &namespace, &name, Some(&object), event)?;
+            Ok(object)
+        })
+        .await
+        .map_err(internal)?
+    }
+}
+
+fn metadata_mut(object: &mut Value) -> &mut serde_json::Map<String, Value> {
+    if !object.get("metadata").is_some_and(Value::is_object) {
+        object["metadata"] = json!({});
+    }
+    object["metadata"]
+        .as_object_mut()
+        .expect("metadata is an object")
+}
+
+fn load(conn: &Connection, namespace: &str, name: &str) -> Result<Option<Value>, StoreError> {
+    let body: Option<String> = conn
+        .prepare_cached("SELECT body FROM objects WHERE namespace = ?1 AND name = ?2")
+        .and_then(|mut s| {
+            s.query_row(params![namespace, name], |r| r.get(0))
+                .optional()
+        })
+        .map_err(internal)?;
+    body.map(|b| serde_json::from_str(&b).map_err(internal))
+        .transpose()
+}
+
+fn commit(
+    inner: &mut Inner,
+    revision: u64,
+    namespace: &str,
+    name: &str,
+    object: Option<&Value>,
+    event: StoreEvent,
+) -> Result<(), StoreError> {
+    let tx = inner.conn.transaction().map_err(internal)?;
+    match object {
+        Some(object) => {
+            let body = serde_json::to_string(object).map_err(internal)?;
+            tx.execute(
+                "INSERT INTO objects (namespace, name, revision, body) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (namespace, name) DO UPDATE SET revision = excluded.revision, body = excluded.body",
+                params![namespace, name, revision as i64, body],
+            )
+            .map_err(internal)?;
+        }
+        None => {
+            tx.execute(
+                "DELETE FROM objects WHERE namespace = ?1 AND name = ?2",
+                params![namespace, name],
+            )
+            .map_err(internal)?;
+        }
+    }
+    tx.execute(
+        "INSERT INTO meta (key, value) VALUES ('revision', ?1) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        params![revision as i64],
+    )
+    .map_err(internal)?;
+    tx.commit().map_err(internal)?;
+    inner.revision = revision;
+    inner.log.push_back(event.clone());
+    if inner.log.len() > EVENT_LOG
+        && let Some(old) = inner.log.pop_front()
+    {
+        inner.compacted = old.resource_version();
+    }
+    let _ = inner.tx.send(event);
+    Ok(())
+}
+
+/// The current time as Kubernetes writes timestamps (RFC 3339, seconds, UTC).
+pub fn now() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hr(name: &str) -> Value {
+        json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+               "metadata": {"name": name, "namespace": "ns"}, "spec": {"values": {"a": 1}}})
+    }
+
+    #[tokio::test]
+    async fn crud_with_kubernetes_semantics() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(&dir.path().join("db.sqlite")).unwrap();
+        let created = store.create(hr("a"), false).await.unwrap();
+        assert_eq!(created["metadata"]["resourceVersion"], "1");
+        assert_eq!(created["metadata"]["generation"], 1);
+        assert!(matches!(
+            store.create(hr("a"), false).await,
+            Err(StoreError::AlreadyExists)
+        ));
+        assert!(store.create(hr("dry"), true).await.is_ok());
+        assert_eq!(store.list().await.unwrap().items.len(), 1);
+
+        let mut stale = created.clone();
+        stale["spec"]["values"]["a"] = json!(2);
+        let updated = store.update(stale.clone(), false).await.unwrap();
+        assert_eq!(updated["metadata"]["generation"], 2);
+        assert_eq!(updated["metadata"]["uid"], created["metadata"]["uid"]);
+        assert!(matches!(
+            store.update(stale, false).await,
+            Err(StoreError::Conflict(_))
+        ));
+
+        // Finalizers make deletion graceful; removing them completes it.
+        let mut with_finalizer = updated.clone();
+        with_finalizer["metadata"]["finalizers"] = json!(["example.com/block"]);
+        let with_finalizer = store.update(with_finalizer, false).await.unwrap();
+        let marked = store
+            .delete("ns", "a", &DeleteOptions::default())
+            .await
+            .unwrap();
+        assert!(marked["metadata"]["deletionTimestamp"].is_string());
+        let mut release = marked.clone();
+        release["metadata"]["finalizers"] = json!([]);
+        store.update(release, false).await.unwrap();
+        assert!(store.list().await.unwrap().items.is_empty());
+        let _ = with_finalizer;
+
+        // Revisions survive a reopen.
+        drop(store);
+        let store = EmbeddedStore::open(&dir.path().join("db.sqlite")).unwrap();
+        assert_eq!(store.list().await.unwrap().resource_version, 5);
+    }
+
+    #[tokio::test]
+    async fn watch_resumes_from_a_revision() {
+        let store = EmbeddedStore::open(Path::new(":memory:")).unwrap();
+        store.create(hr("a"), false).await.unwrap();
+        let mut watch = store.watch(0).unwrap();
+        store.create(hr("b"), false).await.unwrap();
+        let first = watch.next().await.unwrap().unwrap();
+        let second = watch.next().await.unwrap().unwrap();
+        assert_eq!(
+            (first.resource_version(), second.resource_version()),
+            (1, 2)
+        );
+        let precondition = DeleteOptions {
+            uid: Some("nope".into()),
+            ..Default::default()
+        };
+        assert!(matches!(
+            store.delete("ns", "a", &precondition).await,
+            Err(StoreError::Conflict(_))
+        ));
+        store
+            .delete("ns", "a", &DeleteOptions::default())
+            .await
+            .unwrap();
+        assert!(matches!(
+            watch.next().await.unwrap().unwrap(),
+            StoreEvent::Deleted(_)
+        ));
+    }
+}

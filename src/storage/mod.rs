@@ -1,0 +1,186 @@
+//! Where apps live: as Flux HelmReleases, in a cluster or in the embedded
+//! store of `serve --standalone`. Both backends speak in HelmRelease objects
+//! (`serde_json::Value`) with Kubernetes semantics — monotonic
+//! resourceVersions, preconditions, finalizers, watch — so the server above
+//! them runs the same code either way.
+//!
+//! - [`convert`]: App ⇄ HelmRelease, pure functions
+//! - [`embedded`]: the SQLite-backed store for standalone mode
+//! - [`cluster`]: HelmReleases in a real cluster through kube-rs
+//! - [`cache`]: one shared watch per server serving every read and watch
+
+pub mod cache;
+pub mod cluster;
+pub mod convert;
+pub mod embedded;
+
+use std::sync::Arc;
+
+use futures::stream::BoxStream;
+use serde_json::Value;
+
+/// A change to a stored HelmRelease.
+#[derive(Debug, Clone)]
+pub enum StoreEvent {
+    /// Created.
+    Added(Arc<Value>),
+    /// Changed.
+    Modified(Arc<Value>),
+    /// Gone (the last state).
+    Deleted(Arc<Value>),
+    /// No change to our objects up to this resourceVersion.
+    Bookmark(u64),
+}
+
+impl StoreEvent {
+    /// The resourceVersion this event brings the store to.
+    pub fn resource_version(&self) -> u64 {
+        match self {
+            StoreEvent::Added(o) | StoreEvent::Modified(o) | StoreEvent::Deleted(o) => {
+                resource_version(o)
+            }
+            StoreEvent::Bookmark(rv) => *rv,
+        }
+    }
+}
+
+/// A consistent list of every owned HelmRelease at one resourceVersion.
+#[derive(Debug, Clone)]
+pub struct Listing {
+    /// The objects.
+    pub items: Vec<Arc<Value>>,
+    /// The resourceVersion of the list.
+    pub resource_version: u64,
+}
+
+/// Options of a delete.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOptions {
+    /// Only delete this uid.
+    pub uid: Option<String>,
+    /// Only delete at this resourceVersion.
+    pub resource_version: Option<String>,
+    /// `Orphan`, `Background` or `Foreground`.
+    pub propagation_policy: Option<String>,
+    /// Do not persist.
+    pub dry_run: bool,
+}
+
+/// Store errors, each mapping to a Kubernetes Status.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum StoreError {
+    /// 404.
+    #[error("not found")]
+    NotFound,
+    /// 409 AlreadyExists.
+    #[error("already exists")]
+    AlreadyExists,
+    /// 409 Conflict (stale resourceVersion or failed precondition).
+    #[error("{0}")]
+    Conflict(String),
+    /// 410: the requested resourceVersion is no longer available.
+    #[error("too old resource version: {0}")]
+    Gone(String),
+    /// An error Status from the upstream kube-apiserver, passed through.
+    #[error("{message}")]
+    Upstream {
+        /// HTTP code.
+        code: u16,
+        /// Status reason.
+        reason: String,
+        /// Status message.
+        message: String,
+    },
+    /// Anything else (I/O, database, transport).
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// A stream of store events (errors end it; callers re-list).
+pub type EventStream = BoxStream<'static, Result<StoreEvent, StoreError>>;
+
+/// The backends.
+#[derive(Clone)]
+pub enum Backend {
+    /// The embedded SQLite store.
+    Embedded(embedded::EmbeddedStore),
+    /// A real cluster.
+    Cluster(Box<cluster::ClusterStore>),
+}
+
+impl Backend {
+    /// Lists every owned HelmRelease.
+    pub async fn list(&self) -> Result<Listing, StoreError> {
+        match self {
+            Backend::Embedded(s) => s.list().await,
+            Backend::Cluster(s) => s.list().await,
+        }
+    }
+
+    /// Events after `resource_version`.
+    pub async fn watch(&self, resource_version: u64) -> Result<EventStream, StoreError> {
+        match self {
+            Backend::Embedded(s) => s.watch(resource_version),
+            Backend::Cluster(s) => s.watch(resource_version).await,
+        }
+    }
+
+    /// Creates a HelmRelease.
+    pub async fn create(&self, object: Value, dry_run: bool) -> Result<Value, StoreError> {
+        match self {
+            Backend::Embedded(s) => s.create(object, dry_run).await,
+            Backend::Cluster(s) => s.create(object, dry_run).await,
+        }
+    }
+
+    /// Replaces a HelmRelease; its `metadata.resourceVersion` is a precondition.
+    pub async fn update(&self, object: Value, dry_run: bool) -> Result<Value, StoreError> {
+        match self {
+            Backend::Embedded(s) => s.update(object, dry_run).await,
+            Backend::Cluster(s) => s.update(object, dry_run).await,
+        }
+    }
+
+    /// Deletes a HelmRelease (or marks it, when finalizers remain).
+    pub async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Value, StoreError> {
+        match self {
+            Backend::Embedded(s) => s.delete(namespace, name, options).await,
+            Backend::Cluster(s) => s.delete(namespace, name, options).await,
+        }
+    }
+
+    /// Whether `namespace` accepts new objects: `Ok(())`, or NotFound /
+    /// Forbidden-terminating as an upstream error.
+    pub async fn check_namespace(&self, namespace: &str) -> Result<(), StoreError> {
+        match self {
+            Backend::Embedded(_) => Ok(()),
+            Backend::Cluster(s) => s.check_namespace(namespace).await,
+        }
+    }
+}
+
+/// The numeric resourceVersion of an object (0 when absent or not numeric).
+pub fn resource_version(object: &Value) -> u64 {
+    object
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `(namespace, name)` of an object.
+pub fn object_key(object: &Value) -> (String, String) {
+    let text = |p: &str| {
+        object
+            .pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    (text("/metadata/namespace"), text("/metadata/name"))
+}

@@ -1,0 +1,560 @@
+//! `kubectl cozy kinds list|scaffold` as users run them, the committed
+//! examples, bad input, and ApplicationDefinitions watched in a real cluster.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+
+use crate::support::{bins, plane};
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn cozy(args: &[&str]) -> Output {
+    Command::new(bins::kubectl_cozy())
+        .args(args)
+        .current_dir(manifest_dir())
+        .env_remove("KUBECONFIG")
+        .env("HOME", "/nonexistent-home")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run kubectl-cozy")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const EXAMPLE_CHARTS: [&str; 3] = ["bucket", "postgres", "redis"];
+
+#[test]
+fn committed_example_kinds_are_current() {
+    let update = std::env::var_os("COZY_UPDATE_EXAMPLES").is_some();
+    let mut stale = Vec::new();
+    for chart in EXAMPLE_CHARTS {
+        let out = cozy(&["kinds", "scaffold", &format!("examples/charts/{chart}")]);
+        assert!(
+            out.status.success(),
+            "scaffold {chart}: {}",
+            text(&out.stderr)
+        );
+        let path = manifest_dir().join(format!("examples/kinds/{chart}.yaml"));
+        if update {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, &out.stdout).unwrap();
+        } else if std::fs::read(&path).ok().as_deref() != Some(out.stdout.as_slice()) {
+            stale.push(path.display().to_string());
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale {stale:?}: run COZY_UPDATE_EXAMPLES=1 cargo test --test it committed_example"
+    );
+}
+
+#[test]
+fn list_local_definitions_like_kubectl() {
+    let out = cozy(&["kinds", "list", "--kinds", "examples/kinds"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let mut lines = stdout.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap()
+        .split("   ")
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "KIND",
+            "PLURAL",
+            "SHORTNAMES",
+            "CHART",
+            "CHART VERSION",
+            "SOURCE"
+        ]
+    );
+    let kinds: Vec<&str> = lines
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(kinds, ["Bucket", "Postgres", "Redis"]);
+    assert!(
+        stdout.contains("postgreses") && stdout.contains("redises"),
+        "{stdout}"
+    );
+
+    let out = cozy(&["kinds", "list", "--kinds", "examples/kinds", "-o", "json"]);
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(listed[1]["kind"], "Postgres");
+    assert_eq!(listed[1]["groupVersion"], "apps.cozystack.io/v1alpha1");
+    assert_eq!(listed[1]["chart"], "postgres");
+    let out = cozy(&["kinds", "list", "--kinds", "examples/kinds", "-o", "name"]);
+    assert_eq!(
+        text(&out.stdout),
+        "buckets.apps.cozystack.io\npostgreses.apps.cozystack.io\nredises.apps.cozystack.io\n"
+    );
+    let out = cozy(&["kinds", "list", "--kinds", "examples/kinds", "-o", "wide"]);
+    assert!(
+        text(&out.stdout)
+            .lines()
+            .next()
+            .unwrap()
+            .contains("RELEASE PREFIX")
+    );
+}
+
+#[test]
+fn broken_definitions_name_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("a.yaml"),
+        "kind: Good\nrelease: {chartRef: {kind: A, name: b}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("b.yaml"),
+        "kind: Bad\nrelease:\n  chartRef: [unclosed\n",
+    )
+    .unwrap();
+    let out = cozy(&["kinds", "list", "--kinds", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("b.yaml:"), "{stderr}");
+}
+
+#[test]
+fn scaffold_writes_files_and_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "examples/charts/redis",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(dir.path().join("redis.yaml")).unwrap();
+    assert_eq!(
+        written.as_bytes(),
+        std::fs::read(manifest_dir().join("examples/kinds/redis.yaml")).unwrap()
+    );
+
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "examples/charts/redis",
+        "--format",
+        "cozystack",
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let appdef: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(appdef["kind"], "ApplicationDefinition");
+    let schema: serde_json::Value = serde_json::from_str(
+        appdef["spec"]["application"]["openAPISchema"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    // "yes"/"no" are Redis settings and must stay strings.
+    assert_eq!(schema["properties"]["appendonly"]["default"], "no");
+
+    // The emitted ApplicationDefinition loads back as the same kind.
+    let file = dir.path().join("redis-appdef.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let out = cozy(&[
+        "kinds",
+        "list",
+        "--kinds",
+        file.to_str().unwrap(),
+        "-o",
+        "name",
+    ]);
+    assert_eq!(
+        text(&out.stdout),
+        "redises.apps.cozystack.io\n",
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn scaffold_from_packaged_chart_and_repo_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("postgres-0.1.0.tgz");
+    package(
+        &manifest_dir().join("examples/charts/postgres"),
+        "postgres",
+        &archive,
+    );
+    let out = cozy(&["kinds", "scaffold", archive.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let from_tgz = text(&out.stdout);
+    assert!(from_tgz.contains("kind: Postgres"), "{from_tgz}");
+
+    let digest = sha256_hex(&std::fs::read(&archive).unwrap());
+    let version = chart_version("postgres");
+    std::fs::write(
+        dir.path().join("index.yaml"),
+        format!(
+            "apiVersion: v1\nentries:\n  postgres:\n  - name: postgres\n    version: {version}\n    urls: [postgres-0.1.0.tgz]\n    digest: {digest}\n"
+        ),
+    )
+    .unwrap();
+    let index = dir.path().join("index.yaml");
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "--repo-index",
+        index.to_str().unwrap(),
+        "--chart",
+        "postgres",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("kind: Postgres"));
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "--repo-index",
+        index.to_str().unwrap(),
+        "--chart",
+        "postgres@9.9.9",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn scaffold_bad_input_writes_nothing() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out_path = out_dir.path().to_str().unwrap().to_owned();
+    let work = tempfile::tempdir().unwrap();
+
+    // A directory without Chart.yaml.
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        work.path().to_str().unwrap(),
+        "--out",
+        &out_path,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("Chart.yaml"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // A .tgz escaping its directory.
+    let evil = work.path().join("evil.tgz");
+    {
+        let file = std::fs::File::create(&evil).unwrap();
+        let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+        let mut tar = tar::Builder::new(gz);
+        let body = b"apiVersion: v2\nname: evil\nversion: 0.1.0\n";
+        let mut header = tar::Header::new_gnu();
+        header.set_size(body.len() as u64);
+        header.set_mode(0o644);
+        header.set_entry_type(tar::EntryType::Regular);
+        {
+            let name = b"evil/../../etc/Chart.yaml";
+            let gnu = header.as_gnu_mut().unwrap();
+            gnu.name[..name.len()].copy_from_slice(name);
+        }
+        header.set_cksum();
+        tar.append(&header, &body[..]).unwrap();
+        tar.into_inner().unwrap().finish().unwrap();
+    }
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        evil.to_str().unwrap(),
+        "--out",
+        &out_path,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains(".."), "{}", text(&out.stderr));
+
+    // Malformed Chart.yaml names the line.
+    let broken = work.path().join("broken");
+    std::fs::create_dir(&broken).unwrap();
+    std::fs::write(
+        broken.join("Chart.yaml"),
+        "apiVersion: v2\nname: broken\nversion: [0.1\n",
+    )
+    .unwrap();
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        broken.to_str().unwrap(),
+        "--out",
+        &out_path,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("Chart.yaml:"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Invalid JSON schema names the line.
+    let bad_schema = work.path().join("badschema");
+    std::fs::create_dir(&bad_schema).unwrap();
+    std::fs::write(
+        bad_schema.join("Chart.yaml"),
+        "apiVersion: v2\nname: thing\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        bad_schema.join("values.schema.json"),
+        "{\n  \"type\": \"object\",\n  oops\n}\n",
+    )
+    .unwrap();
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        bad_schema.to_str().unwrap(),
+        "--out",
+        &out_path,
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("values.schema.json:3:"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    assert_eq!(
+        std::fs::read_dir(out_dir.path()).unwrap().count(),
+        0,
+        "bad input wrote files"
+    );
+}
+
+#[tokio::test]
+async fn application_definitions_in_the_cluster_reload_live() {
+    use kubectl_cozy::kinds::{Registry, Snapshot, cluster, load};
+    let plane = plane();
+    let client = plane.client().await;
+    install_application_definition_crd(plane);
+
+    let registry = Registry::new(
+        Snapshot::build(load::from_resolved(Vec::new(), Vec::new()).unwrap()).unwrap(),
+    );
+    let mut changes = registry.subscribe();
+    let task = cluster::watch(client.clone(), registry.clone());
+
+    let api: Api<DynamicObject> =
+        Api::all_with(client, &cluster::application_definition_resource());
+    let appdef = |kind: &str, plural: &str| -> DynamicObject {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "cozystack.io/v1alpha1", "kind": "ApplicationDefinition",
+            "metadata": {"name": format!("{plural}-{}", std::process::id())},
+            "spec": {"application": {"kind": kind, "singular": kind.to_lowercase(), "plural": plural,
+                        "openAPISchema": "{\"type\":\"object\",\"properties\":{\"size\":{\"type\":\"integer\"}}}"},
+                     "release": {"prefix": format!("{}-", kind.to_lowercase()),
+                                 "chartRef": {"kind": "ExternalArtifact", "name": kind.to_lowercase(), "namespace": "cozy-system"}}}
+        }))
+        .unwrap()
+    };
+    let wait_for = |n: usize| {
+        let registry = registry.clone();
+        async move {
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while registry.snapshot().kinds().len() != n {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "registry never reached {n} kinds"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    let name = format!("clickhouses-{}", std::process::id());
+    api.create(&PostParams::default(), &appdef("ClickHouse", "clickhouses"))
+        .await
+        .expect("create");
+    wait_for(1).await;
+    tokio::time::timeout(Duration::from_secs(5), changes.changed())
+        .await
+        .ok();
+    assert!(
+        registry
+            .snapshot()
+            .get("apps.cozystack.io", "v1alpha1", "clickhouses")
+            .is_some()
+    );
+
+    // A broken edit is refused and the last good set keeps serving.
+    let patch = serde_json::json!({"spec": {"application": {"kind": "not-a-kind"}}});
+    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("patch");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while registry.last_error().is_none() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "broken change was not refused"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        registry
+            .snapshot()
+            .get("apps.cozystack.io", "v1alpha1", "clickhouses")
+            .is_some()
+    );
+
+    // A valid edit is picked up without restarting anything.
+    let patch =
+        serde_json::json!({"spec": {"application": {"kind": "ClickHouse", "plural": "clickhice"}}});
+    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .expect("patch");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while registry
+        .snapshot()
+        .get("apps.cozystack.io", "v1alpha1", "clickhice")
+        .is_none()
+    {
+        assert!(std::time::Instant::now() < deadline, "rename not picked up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    task.abort();
+    api.delete(&name, &Default::default())
+        .await
+        .expect("delete");
+}
+
+#[test]
+fn list_from_a_live_cluster_uses_discovery() {
+    let plane = plane();
+    // A CRD in the group makes it discoverable, the same way an APIService does.
+    let crd = format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {{name: widgets.discovery-{pid}.example.com}}\n\
+         spec:\n  group: discovery-{pid}.example.com\n  scope: Namespaced\n  names: {{kind: Widget, plural: widgets, singular: widget, shortNames: [wd]}}\n  \
+         versions:\n  - name: v1alpha1\n    served: true\n    storage: true\n    schema: {{openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}}}\n",
+        pid = std::process::id()
+    );
+    kubectl_apply(plane, &crd);
+    let kubeconfig = plane.kubeconfig.to_str().unwrap().to_owned();
+    let group = format!("discovery-{}.example.com", std::process::id());
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = cozy(&[
+            "kinds",
+            "list",
+            "--kubeconfig",
+            &kubeconfig,
+            "--group",
+            &group,
+        ]);
+        if out.status.success() {
+            let stdout = text(&out.stdout);
+            assert!(
+                stdout.contains("Widget") && stdout.contains("widgets") && stdout.contains("wd"),
+                "{stdout}"
+            );
+            assert!(
+                stdout.contains(&format!("cluster {group}/v1alpha1")),
+                "{stdout}"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            text(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let out = cozy(&[
+        "kinds",
+        "list",
+        "--kubeconfig",
+        &kubeconfig,
+        "--group",
+        "nothing.example.com",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("serves no API group nothing.example.com"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+fn install_application_definition_crd(plane: &plane::Plane) {
+    // A minimal stand-in for Cozystack's CRD: same group, kind and scope.
+    kubectl_apply(
+        plane,
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: applicationdefinitions.cozystack.io}\n\
+         spec:\n  group: cozystack.io\n  scope: Cluster\n  names: {kind: ApplicationDefinition, plural: applicationdefinitions, singular: applicationdefinition}\n  \
+         versions:\n  - name: v1alpha1\n    served: true\n    storage: true\n    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}\n",
+    );
+    let out = plane
+        .kubectl()
+        .args([
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            "crd/applicationdefinitions.cozystack.io",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+fn kubectl_apply(plane: &plane::Plane, manifest: &str) {
+    use std::io::Write;
+    let mut child = plane
+        .kubectl()
+        .args(["apply", "--server-side", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(manifest.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "kubectl apply: {}", text(&out.stderr));
+}
+
+fn package(chart_dir: &Path, name: &str, archive: &Path) {
+    let file = std::fs::File::create(archive).unwrap();
+    let gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    tar.append_dir_all(name, chart_dir).unwrap();
+    tar.into_inner().unwrap().finish().unwrap();
+}
+
+fn chart_version(chart: &str) -> String {
+    let text =
+        std::fs::read_to_string(manifest_dir().join(format!("examples/charts/{chart}/Chart.yaml")))
+            .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("version:"))
+        .unwrap()
+        .trim()
+        .trim_matches('"')
+        .to_owned()
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
