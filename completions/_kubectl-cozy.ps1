@@ -45,7 +45,14 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             break
         }
         'kubectl-cozy;serve' {
-            [CompletionResult]::new('--kinds', '--kinds', [CompletionResultType]::ParameterName, 'Kind definitions: a file or a directory of YAML files')
+            [CompletionResult]::new('--kinds', '--kinds', [CompletionResultType]::ParameterName, 'Kind definitions: a file or a directory of YAML files (reloaded on change)')
+            [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Address to listen on')
+            [CompletionResult]::new('--data', '--data', [CompletionResultType]::ParameterName, 'Embedded store file (standalone; default: <state dir>/standalone.sqlite)')
+            [CompletionResult]::new('--write-kubeconfig', '--write-kubeconfig', [CompletionResultType]::ParameterName, 'Where to write the kubeconfig (standalone; default: ~/.config/kubectl-cozy/standalone.kubeconfig)')
+            [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for the standalone CA (default: ~/.local/state/kubectl-cozy)')
+            [CompletionResult]::new('--tls-cert-file', '--tls-cert-file', [CompletionResultType]::ParameterName, 'Serving certificate (cluster mode), PEM')
+            [CompletionResult]::new('--tls-key-file', '--tls-key-file', [CompletionResultType]::ParameterName, 'Serving key (cluster mode), PEM')
+            [CompletionResult]::new('--drain-timeout', '--drain-timeout', [CompletionResultType]::ParameterName, 'Time to let requests finish on shutdown')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The kubeconfig cluster to use')

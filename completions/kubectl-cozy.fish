@@ -44,7 +44,14 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "doctor" -
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "kinds" -d 'List served kinds and scaffold kind definitions from Helm charts'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "completion" -d 'Print shell completion scripts, or install kubectl\'s plugin completer'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "version" -d 'Print the client version and, when a cluster is reachable, the server version'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l kinds -d 'Kind definitions: a file or a directory of YAML files' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l kinds -d 'Kind definitions: a file or a directory of YAML files (reloaded on change)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l listen -d 'Address to listen on' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l data -d 'Embedded store file (standalone; default: <state dir>/standalone.sqlite)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l write-kubeconfig -d 'Where to write the kubeconfig (standalone; default: ~/.config/kubectl-cozy/standalone.kubeconfig)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l state-dir -d 'Directory for the standalone CA (default: ~/.local/state/kubectl-cozy)' -r -f -a "(__fish_complete_directories)"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l tls-cert-file -d 'Serving certificate (cluster mode), PEM' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l tls-key-file -d 'Serving key (cluster mode), PEM' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l drain-timeout -d 'Time to let requests finish on shutdown' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l cluster -d 'The kubeconfig cluster to use' -r

@@ -3,9 +3,11 @@
 //! APIService trouble, and scaffolds kind definitions from Helm charts.
 //!
 //! The binary is thin; this library holds the command line ([`cli`]), the
-//! subcommands ([`cmd`]), kubeconfig resolution ([`kubeconfig`]), output
-//! rendering ([`output`]) and shell completion ([`complete`]).
+//! subcommands ([`cmd`]), the extension API server ([`apiserver`]),
+//! kubeconfig resolution ([`kubeconfig`]), output rendering ([`output`]) and
+//! shell completion ([`complete`]).
 
+pub mod apiserver;
 pub mod cli;
 pub mod cmd;
 pub mod complete;

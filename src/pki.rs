@@ -108,6 +108,23 @@ impl Ca {
         })
     }
 
+    /// Loads a CA from its PEM certificate and key.
+    pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<Ca, Error> {
+        let wrap = |source| Error {
+            common_name: "(stored CA)".into(),
+            source,
+        };
+        let key = KeyPair::from_pem(key_pem).map_err(wrap)?;
+        let issuer = Issuer::from_ca_cert_pem(cert_pem, key).map_err(wrap)?;
+        Ok(Ca {
+            pem: CertPair {
+                cert_pem: cert_pem.to_owned(),
+                key_pem: key_pem.to_owned(),
+            },
+            issuer,
+        })
+    }
+
     /// The CA certificate, PEM.
     pub fn cert_pem(&self) -> &str {
         &self.pem.cert_pem

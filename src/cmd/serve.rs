@@ -1,29 +1,283 @@
-//! `kubectl cozy serve`: the local extension API server. Not implemented in
-//! this build; it says so and exits non-zero.
+//! `kubectl cozy serve`: the extension API server.
+//!
+//! `--standalone` serves the kinds over the embedded store with no cluster at
+//! all and writes a kubeconfig for it. Without it, the server stores apps as
+//! HelmReleases in the current cluster and authenticates the aggregator by
+//! its front-proxy certificate (from `kube-system/extension-apiserver-authentication`);
+//! registering the APIService that reaches it is the caller's job for now.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, ValueHint};
 
+use crate::apiserver::handlers::ApiState;
+use crate::apiserver::server::{self, AuthMode, ServerConfig};
+use crate::apiserver::standalone;
 use crate::cli::{CliError, Ctx, ExitStatus};
+use crate::kinds::Registry;
+use crate::storage::cache::WatchCache;
+use crate::storage::{Backend, cluster::ClusterStore, embedded::EmbeddedStore};
 
 /// Arguments of `kubectl cozy serve`.
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  # No cluster needed: serve the example kinds, then use them with kubectl
+  kubectl cozy serve --standalone --kinds examples/kinds
+  kubectl --kubeconfig ~/.config/kubectl-cozy/standalone.kubeconfig get postgreses
+
+  # Serve on another port and keep the data elsewhere
+  kubectl cozy serve --standalone --kinds ./kinds --listen 127.0.0.1:7443 --data ./cozy.sqlite")]
 pub struct ServeArgs {
     /// Serve without any cluster, over an embedded store, and write a kubeconfig for it
     #[arg(long)]
     pub standalone: bool,
 
-    /// Kind definitions: a file or a directory of YAML files
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath)]
+    /// Kind definitions: a file or a directory of YAML files (reloaded on change)
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath, required = true)]
     pub kinds: Option<PathBuf>,
+
+    /// Address to listen on
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:6443")]
+    pub listen: SocketAddr,
+
+    /// Embedded store file (standalone; default: <state dir>/standalone.sqlite)
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub data: Option<PathBuf>,
+
+    /// Where to write the kubeconfig (standalone; default: ~/.config/kubectl-cozy/standalone.kubeconfig)
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
+    pub write_kubeconfig: Option<PathBuf>,
+
+    /// Directory for the standalone CA (default: ~/.local/state/kubectl-cozy)
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub state_dir: Option<PathBuf>,
+
+    /// Serving certificate (cluster mode), PEM
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath, requires = "tls_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+
+    /// Serving key (cluster mode), PEM
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath, requires = "tls_cert_file")]
+    pub tls_key_file: Option<PathBuf>,
+
+    /// Time to let requests finish on shutdown
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_request_timeout)]
+    pub drain_timeout: Duration,
 }
 
 /// Runs `serve`.
-pub async fn run(_args: ServeArgs, _ctx: &Ctx) -> Result<ExitStatus, CliError> {
-    Err(CliError::NotAvailable {
-        command: "serve",
-        version: env!("CARGO_PKG_VERSION"),
-        hint: "the extension API server lands in a later release",
-    })
+pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
+    let kinds_path = args
+        .kinds
+        .clone()
+        .ok_or_else(|| CliError::Usage("--kinds is required".into()))?;
+    let registry = Registry::from_path(&kinds_path)
+        .map_err(|e| CliError::other("load kind definitions", e))?;
+    for warning in registry.snapshot().warnings() {
+        tracing::warn!("{warning}");
+    }
+    let _file_watch = registry
+        .watch_path(kinds_path.clone())
+        .map_err(|e| CliError::other(format!("watch {}", kinds_path.display()), e))?;
+
+    let (backend, config_for) = if args.standalone {
+        let state_dir = args
+            .state_dir
+            .clone()
+            .unwrap_or_else(standalone::default_state_dir);
+        let data = args
+            .data
+            .clone()
+            .unwrap_or_else(|| state_dir.join("standalone.sqlite"));
+        if let Some(parent) = data.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| CliError::io(format!("create {}", parent.display()), e))?;
+        }
+        let store = EmbeddedStore::open(&data)
+            .map_err(|e| CliError::other(format!("open {}", data.display()), e))?;
+        let credentials = standalone::credentials(&state_dir, args.listen)
+            .map_err(|e| CliError::other("prepare the standalone certificates", e))?;
+        (
+            Backend::Embedded(store),
+            Mode::Standalone { credentials, data },
+        )
+    } else {
+        let client = ctx.client().await?;
+        let (cert_pem, key_pem) = match (&args.tls_cert_file, &args.tls_key_file) {
+            (Some(c), Some(k)) => (
+                std::fs::read_to_string(c)
+                    .map_err(|e| CliError::io(format!("read {}", c.display()), e))?,
+                std::fs::read_to_string(k)
+                    .map_err(|e| CliError::io(format!("read {}", k.display()), e))?,
+            ),
+            _ => {
+                return Err(CliError::Usage(
+                    "cluster mode needs --tls-cert-file and --tls-key-file (or use --standalone)"
+                        .into(),
+                ));
+            }
+        };
+        let (front_proxy_ca, allowed_names) = front_proxy_trust(&client).await?;
+        let group = registry
+            .snapshot()
+            .kinds()
+            .first()
+            .map(|k| k.resolved.definition.group.clone())
+            .unwrap_or_default();
+        (
+            Backend::Cluster(Box::new(ClusterStore::new(client, &group))),
+            Mode::Cluster {
+                cert_pem,
+                key_pem,
+                front_proxy_ca,
+                allowed_names,
+            },
+        )
+    };
+
+    let cache = WatchCache::start(backend.clone());
+    let state = ApiState {
+        registry: registry.clone(),
+        cache: cache.clone(),
+        backend,
+    };
+    let config = match &config_for {
+        Mode::Standalone { credentials, .. } => ServerConfig {
+            listen: args.listen,
+            cert_pem: format!("{}{}", credentials.serving.cert_pem, credentials.ca_pem),
+            key_pem: credentials.serving.key_pem.clone(),
+            client_ca_pem: credentials.ca_pem.clone(),
+            auth: AuthMode::ClientCertificate,
+            state,
+        },
+        Mode::Cluster {
+            cert_pem,
+            key_pem,
+            front_proxy_ca,
+            allowed_names,
+        } => ServerConfig {
+            listen: args.listen,
+            cert_pem: cert_pem.clone(),
+            key_pem: key_pem.clone(),
+            client_ca_pem: front_proxy_ca.clone(),
+            auth: AuthMode::FrontProxy {
+                allowed_names: allowed_names.clone(),
+            },
+            state,
+        },
+    };
+    let running = server::start(config)
+        .await
+        .map_err(|e| CliError::other("start the API server", e))?;
+    let url = format!("https://{}", running.local_addr);
+    let spinner = crate::output::progress::spinner("waiting for the HelmRelease cache to sync");
+    cache.wait_ready().await;
+    spinner.finish_and_clear();
+
+    let snapshot = registry.snapshot();
+    let kinds: Vec<&str> = snapshot
+        .kinds()
+        .iter()
+        .map(|k| k.resolved.definition.plural.as_str())
+        .collect();
+    let mut stderr = std::io::stderr().lock();
+    use std::io::Write as _;
+    match &config_for {
+        Mode::Standalone { credentials, data } => {
+            let kubeconfig = args
+                .write_kubeconfig
+                .clone()
+                .unwrap_or_else(standalone::default_kubeconfig_path);
+            standalone::write_kubeconfig(&kubeconfig, &url, credentials)
+                .map_err(|e| CliError::other("write the kubeconfig", e))?;
+            let _ = writeln!(
+                stderr,
+                "Serving {} kinds ({}) on {url} from {}\nKubeconfig: {}\nTry: kubectl --kubeconfig {} get {}\nPress Ctrl-C to stop.",
+                kinds.len(),
+                kinds.join(", "),
+                data.display(),
+                kubeconfig.display(),
+                kubeconfig.display(),
+                kinds.first().copied().unwrap_or("all")
+            );
+        }
+        Mode::Cluster { .. } => {
+            let _ = writeln!(
+                stderr,
+                "Serving {} kinds ({}) on {url}, storing HelmReleases in the cluster",
+                kinds.len(),
+                kinds.join(", ")
+            );
+        }
+    }
+    drop(stderr);
+
+    shutdown_signal().await;
+    eprintln!(
+        "Shutting down (draining for up to {:?})",
+        args.drain_timeout
+    );
+    running.shutdown(args.drain_timeout).await;
+    Ok(ExitStatus::Success)
+}
+
+enum Mode {
+    Standalone {
+        credentials: standalone::Credentials,
+        data: PathBuf,
+    },
+    Cluster {
+        cert_pem: String,
+        key_pem: String,
+        front_proxy_ca: String,
+        allowed_names: Vec<String>,
+    },
+}
+
+/// The requestheader CA and allowed names kube-apiserver publishes.
+async fn front_proxy_trust(client: &kube::Client) -> Result<(String, Vec<String>), CliError> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "kube-system");
+    let cm = api
+        .get("extension-apiserver-authentication")
+        .await
+        .map_err(|e| CliError::other("read kube-system/extension-apiserver-authentication", e))?;
+    let data = cm.data.unwrap_or_default();
+    let ca = data.get("requestheader-client-ca-file").cloned().ok_or_else(|| {
+        CliError::other(
+            "configure front-proxy authentication",
+            "the cluster publishes no requestheader-client-ca-file: its kube-apiserver has no aggregation layer",
+        )
+    })?;
+    let names: Vec<String> = data
+        .get("requestheader-allowed-names")
+        .and_then(|n| serde_json::from_str(n).ok())
+        .unwrap_or_default();
+    Ok((ca, names))
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
 }

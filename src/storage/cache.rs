@@ -52,8 +52,10 @@ pub enum EventType {
 pub struct CacheEvent {
     /// What happened.
     pub event_type: EventType,
-    /// The object after the change (before it, for deletions).
+    /// The object after the change (its last state, for deletions).
     pub object: Arc<Value>,
+    /// The object before the change, if the cache had it.
+    pub previous: Option<Arc<Value>>,
     /// The revision the change brought the cache to.
     pub revision: u64,
 }
@@ -185,10 +187,7 @@ impl WatchCache {
 
     /// Events after `revision` (from history) and a receiver for later ones,
     /// without gap or overlap.
-    pub fn subscribe(
-        &self,
-        revision: u64,
-    ) -> Result<Subscription, Expired> {
+    pub fn subscribe(&self, revision: u64) -> Result<Subscription, Expired> {
         let state = self.read();
         if revision < state.oldest {
             return Err(Expired {
@@ -300,23 +299,25 @@ impl Sync {
             }
             StoreEvent::Added(o) | StoreEvent::Modified(o) => {
                 let key = object_key(&o);
-                let event_type = if state.objects.contains_key(&key) {
+                let previous = state.objects.insert(key, o.clone());
+                let event_type = if previous.is_some() {
                     EventType::Modified
                 } else {
                     EventType::Added
                 };
-                state.objects.insert(key, o.clone());
                 CacheEvent {
                     event_type,
                     object: o,
+                    previous,
                     revision,
                 }
             }
             StoreEvent::Deleted(o) => {
-                state.objects.remove(&object_key(&o));
+                let previous = state.objects.remove(&object_key(&o));
                 CacheEvent {
                     event_type: EventType::Deleted,
                     object: o,
+                    previous,
                     revision,
                 }
             }
@@ -337,12 +338,14 @@ impl Sync {
                 None => changes.push(CacheEvent {
                     event_type: EventType::Added,
                     object: object.clone(),
+                    previous: None,
                     revision,
                 }),
                 Some(old) if resource_version(old) != resource_version(object) => {
                     changes.push(CacheEvent {
                         event_type: EventType::Modified,
                         object: object.clone(),
+                        previous: Some(old.clone()),
                         revision,
                     })
                 }
@@ -354,6 +357,7 @@ impl Sync {
                 changes.push(CacheEvent {
                     event_type: EventType::Deleted,
                     object: object.clone(),
+                    previous: Some(object.clone()),
                     revision,
                 });
             }

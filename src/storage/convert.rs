@@ -29,6 +29,8 @@ pub const GROUP_LABEL: &str = "apps.cozystack.io/application.group";
 pub const NAME_LABEL: &str = "apps.cozystack.io/application.name";
 /// Prefix of user labels and annotations stored on the HelmRelease.
 pub const USER_KEY_PREFIX: &str = "apps.cozystack.io-";
+/// Annotation holding the app's managedFields (the HelmRelease has its own).
+pub const MANAGED_FIELDS_ANNOTATION: &str = "apps.cozystack.io/managed-fields";
 
 /// Metadata fields that are the HelmRelease's own and pass through unchanged.
 const PASSTHROUGH_METADATA: [&str; 7] = [
@@ -140,6 +142,7 @@ pub fn to_helm_release(
             {
                 if !k.starts_with(USER_KEY_PREFIX)
                     && !k.starts_with("apps.cozystack.io/application.")
+                    && k != MANAGED_FIELDS_ANNOTATION
                 {
                     target.insert(k.clone(), v.clone());
                 }
@@ -164,6 +167,15 @@ pub fn to_helm_release(
             }
             target.insert(format!("{USER_KEY_PREFIX}{k}"), v.clone());
         }
+    }
+    if let Some(managed) = meta
+        .get("managedFields")
+        .filter(|m| m.as_array().is_some_and(|a| !a.is_empty()))
+    {
+        annotations.insert(
+            MANAGED_FIELDS_ANNOTATION.to_owned(),
+            json!(managed.to_string()),
+        );
     }
     labels.insert(KIND_LABEL.to_owned(), json!(d.kind));
     labels.insert(GROUP_LABEL.to_owned(), json!(d.group));
@@ -269,6 +281,15 @@ pub fn to_app(kind: &ResolvedKind, release: &Value) -> Value {
         if let Some(v) = meta.get(key) {
             metadata.insert(key.to_owned(), v.clone());
         }
+    }
+
+    let managed = meta
+        .get("annotations")
+        .and_then(|a| a.get(MANAGED_FIELDS_ANNOTATION))
+        .and_then(Value::as_str)
+        .and_then(|text| serde_json::from_str::<Value>(text).ok());
+    if let Some(managed) = managed {
+        metadata.insert("managedFields".into(), managed);
     }
 
     let hr_status = release.get("status");

@@ -6,5 +6,6 @@
 mod cli;
 mod completion;
 mod kinds;
+mod server;
 mod smoke;
 mod support;

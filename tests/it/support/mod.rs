@@ -3,6 +3,7 @@
 
 #![allow(dead_code, reason = "helpers for tests of later features")]
 
+pub mod aggregated;
 pub mod bins;
 pub mod plane;
 

@@ -1,0 +1,180 @@
+//! Resource handlers: every verb of every served kind, over the shared watch
+//! cache (reads and watches) and the backend (writes).
+//!
+//! - [`read`]: get, list (pagination, selectors, resourceVersion semantics)
+//! - [`watch`]: watch streams (resumption, bookmarks, initial events)
+//! - [`write`]: create, update, patch (JSON, merge, server-side apply)
+//! - [`delete`]: delete and deletecollection
+
+mod delete;
+mod read;
+mod watch;
+mod write;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Response, header};
+use serde_json::Value;
+
+use super::request::{Query, ResourceRequest, Verb};
+use super::response::{self, Body};
+use super::status::ApiError;
+use crate::kinds::Registry;
+use crate::kinds::registry::ServedKind;
+use crate::storage::Backend;
+use crate::storage::cache::WatchCache;
+
+/// How long a write waits for its own change to reach the cache, so that a
+/// read right after it sees it.
+const READ_YOUR_WRITES: Duration = Duration::from_secs(3);
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct ApiState {
+    /// Served kinds.
+    pub registry: Registry,
+    /// The shared watch cache.
+    pub cache: WatchCache,
+    /// Where writes go.
+    pub backend: Backend,
+}
+
+/// One resource request with everything the handlers need.
+pub struct Call<'a> {
+    /// Shared state.
+    pub state: &'a ApiState,
+    /// The served kind.
+    pub kind: Arc<ServedKind>,
+    /// Route details.
+    pub req: &'a ResourceRequest,
+    /// Query parameters.
+    pub query: &'a Query,
+    /// Request headers.
+    pub headers: &'a HeaderMap,
+    /// The request body (empty for reads).
+    pub body: Bytes,
+    /// The HTTP method.
+    pub method: &'a Method,
+    /// Turns true when the server shuts down (ends watches).
+    pub shutdown: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Call<'_> {
+    /// `<plural>.<group>`, as messages name the resource.
+    pub fn group_resource(&self) -> String {
+        self.kind.resolved.resource_group()
+    }
+
+    fn accept(&self) -> Option<&str> {
+        self.headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+    }
+
+    fn content_type(&self) -> Option<&str> {
+        self.headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+    }
+
+    fn dry_run(&self) -> Result<bool, ApiError> {
+        match self.query.get("dryRun").map(String::as_str) {
+            None | Some("") => Ok(false),
+            Some("All") => Ok(true),
+            Some(other) => Err(ApiError::bad_request(format!(
+                "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
+            ))),
+        }
+    }
+}
+
+/// Serves a resource request.
+pub async fn handle(
+    state: &ApiState,
+    req: &ResourceRequest,
+    query: &Query,
+    headers: &HeaderMap,
+    method: &Method,
+    body: Bytes,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) -> Response<Body> {
+    let snapshot = state.registry.snapshot();
+    let Some(kind) = snapshot
+        .get(&req.group, &req.version, &req.resource)
+        .cloned()
+    else {
+        return response::error(&ApiError::not_found_route(format!(
+            "the server could not find the requested resource ({} {}/{} {})",
+            method, req.group, req.version, req.resource
+        )));
+    };
+    if let Some(sub) = &req.subresource
+        && (sub != "status" || req.verb != Verb::Get)
+    {
+        return response::error(&ApiError::method_not_allowed(format!(
+            "{} on {}/{sub} is not supported",
+            req.verb.as_str(),
+            req.resource
+        )));
+    }
+    if matches!(
+        req.verb,
+        Verb::Create | Verb::Update | Verb::Patch | Verb::Delete | Verb::DeleteCollection
+    ) && req.namespace.is_none()
+    {
+        return response::error(&ApiError::method_not_allowed(format!(
+            "{} of {} requires a namespace",
+            req.verb.as_str(),
+            req.resource
+        )));
+    }
+    if !state.cache.ready() {
+        state.cache.wait_ready().await;
+    }
+    let call = Call {
+        state,
+        kind,
+        req,
+        query,
+        headers,
+        body,
+        method,
+        shutdown,
+    };
+    let result = match req.verb {
+        Verb::Get => read::get(&call).await,
+        Verb::List => read::list(&call).await,
+        Verb::Watch => {
+            return watch::watch(&call)
+                .await
+                .unwrap_or_else(|e| response::error(&e));
+        }
+        Verb::Create => write::create(&call).await,
+        Verb::Update => write::update(&call).await,
+        Verb::Patch => write::patch(&call).await,
+        Verb::Delete => delete::delete(&call).await,
+        Verb::DeleteCollection => delete::delete_collection(&call).await,
+    };
+    result.unwrap_or_else(|e| response::error(&e))
+}
+
+/// Parses a request body as JSON, or YAML when the content type says so.
+pub(crate) fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<Value, ApiError> {
+    let is_yaml = content_type.is_some_and(|c| c.contains("yaml"));
+    if is_yaml {
+        let text = std::str::from_utf8(body)
+            .map_err(|e| ApiError::bad_request(format!("body is not UTF-8: {e}")))?;
+        serde_saphyr::from_str(text).map_err(|e| {
+            ApiError::bad_request(format!(
+                "error decoding YAML: {}",
+                e.to_string().lines().next().unwrap_or("")
+            ))
+        })
+    } else {
+        serde_json::from_slice(body).map_err(|e| {
+            ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
+        })
+    }
+}

@@ -1,0 +1,306 @@
+//! get and list, served from the watch cache: resourceVersion semantics
+//! (unset, `0`, `NotOlderThan`, `Exact`), `limit`/`continue` over a kept
+//! snapshot (410 Expired once it is gone), label and field selectors, and the
+//! representations kubectl and controllers ask for (JSON, Table,
+//! PartialObjectMetadata(List)).
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use http::{Response, StatusCode};
+use serde_json::{Value, json};
+
+use super::Call;
+use crate::apiserver::negotiate::{self, Representation};
+use crate::apiserver::response::{self, Body};
+use crate::apiserver::selectors::{FieldSelector, LabelSelector};
+use crate::apiserver::status::ApiError;
+use crate::apiserver::table;
+use crate::storage::cache::Objects;
+use crate::storage::convert;
+
+/// get (also `/status`).
+pub(super) async fn get(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    let namespace = call.req.namespace.as_deref().unwrap_or_default();
+    let name = call.req.name.as_deref().unwrap_or_default();
+    let repr = negotiate::negotiate(
+        call.accept(),
+        call.query.get("includeObject").map(String::as_str),
+        false,
+    )?;
+    let app = current_app(call, namespace, name)?;
+    let body = match repr {
+        Representation::Json => app,
+        Representation::Table { include_object } => table::build_table(
+            &call.kind.resolved,
+            &[&app],
+            include_object,
+            json!({}),
+            true,
+        ),
+        Representation::PartialObjectMetadata => table::partial_object_metadata(&app),
+        Representation::PartialObjectMetadataList => {
+            return Err(ApiError::not_acceptable(
+                "a single object cannot be a PartialObjectMetadataList",
+            ));
+        }
+    };
+    Ok(response::json_with(
+        StatusCode::OK,
+        &body,
+        negotiate::content_type_of(repr),
+    ))
+}
+
+/// The app `name` as the cache holds it, or 404.
+pub(super) fn current_app(call: &Call<'_>, namespace: &str, name: &str) -> Result<Value, ApiError> {
+    let resolved = &call.kind.resolved;
+    call.state
+        .cache
+        .get(namespace, &convert::release_name(resolved, name))
+        .filter(|hr| convert::owned_by(resolved, hr))
+        .map(|hr| convert::to_app(resolved, &hr))
+        .ok_or_else(|| ApiError::not_found(&call.group_resource(), name))
+}
+
+/// Selectors and paging of a list or watch.
+pub(super) struct Filter {
+    pub(super) namespace: Option<String>,
+    pub(super) labels: LabelSelector,
+    pub(super) fields: FieldSelector,
+}
+
+impl Filter {
+    pub(super) fn from_call(call: &Call<'_>) -> Result<Filter, ApiError> {
+        let labels = LabelSelector::parse(
+            call.query
+                .get("labelSelector")
+                .map(String::as_str)
+                .unwrap_or(""),
+        )
+        .map_err(ApiError::bad_request)?;
+        let fields = FieldSelector::parse(
+            call.query
+                .get("fieldSelector")
+                .map(String::as_str)
+                .unwrap_or(""),
+        )
+        .map_err(ApiError::bad_request)?;
+        Ok(Filter {
+            namespace: call.req.namespace.clone(),
+            labels,
+            fields,
+        })
+    }
+
+    /// The app for `release` if it is of this kind and matches.
+    pub(super) fn app(&self, call: &Call<'_>, release: &Value) -> Option<Value> {
+        let resolved = &call.kind.resolved;
+        if let Some(ns) = &self.namespace
+            && release
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                != Some(ns)
+        {
+            return None;
+        }
+        if !convert::owned_by(resolved, release) {
+            return None;
+        }
+        let app = convert::to_app(resolved, release);
+        let name = app
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let namespace = app
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !self.fields.matches(name, namespace) {
+            return None;
+        }
+        if !self
+            .labels
+            .matches(app.pointer("/metadata/labels").and_then(Value::as_object))
+        {
+            return None;
+        }
+        Some(app)
+    }
+}
+
+/// A `continue` token: the snapshot revision and the last key returned.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Continue {
+    rv: u64,
+    ns: String,
+    name: String,
+}
+
+fn encode_continue(token: &Continue) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(serde_json::to_vec(token).unwrap_or_default())
+}
+
+fn decode_continue(text: &str) -> Result<Continue, ApiError> {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(text)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .ok_or_else(|| ApiError::bad_request(format!("continue key is not valid: {text}")))
+}
+
+/// The snapshot a list reads, honouring resourceVersion semantics.
+pub(super) async fn list_snapshot(call: &Call<'_>) -> Result<(Objects, u64), ApiError> {
+    let rv = call
+        .query
+        .get("resourceVersion")
+        .map(String::as_str)
+        .unwrap_or("");
+    let rv_match = call
+        .query
+        .get("resourceVersionMatch")
+        .map(String::as_str)
+        .unwrap_or("");
+    let cache = &call.state.cache;
+    match (rv, rv_match) {
+        ("", "") | ("0", "") | ("0", "NotOlderThan") => Ok(cache.snapshot()),
+        ("", _) => Err(ApiError::invalid_query(
+            "resourceVersionMatch",
+            "resourceVersionMatch is forbidden unless resourceVersion is provided",
+        )),
+        (rv, "Exact") => {
+            let rv: u64 = rv
+                .parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?;
+            if rv > cache.revision() && !cache.wait_for_revision(rv, Duration::from_secs(3)).await {
+                return Err(ApiError::timeout(format!(
+                    "Too large resource version: {rv}, current: {}",
+                    cache.revision()
+                )));
+            }
+            cache.snapshot_at(rv).map(|o| (o, rv)).ok_or_else(|| {
+                ApiError::expired(format!(
+                    "too old resource version: {rv} ({})",
+                    cache.revision()
+                ))
+            })
+        }
+        (rv, "" | "NotOlderThan") => {
+            let rv: u64 = rv
+                .parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?;
+            if rv > cache.revision() && !cache.wait_for_revision(rv, Duration::from_secs(3)).await {
+                return Err(ApiError::timeout(format!(
+                    "Too large resource version: {rv}, current: {}",
+                    cache.revision()
+                )));
+            }
+            Ok(cache.snapshot())
+        }
+        (_, other) => Err(ApiError::invalid_query(
+            "resourceVersionMatch",
+            &format!(
+                "Unsupported value: \"{other}\": supported values: \"Exact\", \"NotOlderThan\""
+            ),
+        )),
+    }
+}
+
+/// list.
+pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    let repr = negotiate::negotiate(
+        call.accept(),
+        call.query.get("includeObject").map(String::as_str),
+        true,
+    )?;
+    let filter = Filter::from_call(call)?;
+    let limit: usize = match call.query.get("limit").map(String::as_str) {
+        None | Some("") | Some("0") => usize::MAX,
+        Some(l) => l
+            .parse()
+            .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
+    };
+    let (objects, revision, start_after) = match call
+        .query
+        .get("continue")
+        .filter(|c| !c.is_empty())
+    {
+        Some(token) => {
+            if call
+                .query
+                .get("resourceVersion")
+                .is_some_and(|r| !r.is_empty() && r != "0")
+            {
+                return Err(ApiError::invalid_query(
+                    "resourceVersion",
+                    "specifying resource version is not allowed when using continue",
+                ));
+            }
+            let token = decode_continue(token)?;
+            let objects = call.state.cache.snapshot_at(token.rv).ok_or_else(|| {
+                ApiError::expired(
+                    "The provided continue parameter is too old to display a consistent list result. You can start \
+                     a new list without the continue parameter.",
+                )
+            })?;
+            (objects, token.rv, Some((token.ns, token.name)))
+        }
+        None => {
+            let (objects, revision) = list_snapshot(call).await?;
+            (objects, revision, None)
+        }
+    };
+
+    let mut items = Vec::new();
+    let mut last_key = None;
+    let mut more = false;
+    let range = match &start_after {
+        Some(key) => objects.range((
+            std::ops::Bound::Excluded(key.clone()),
+            std::ops::Bound::Unbounded,
+        )),
+        None => objects.range::<_, (String, String)>(..),
+    };
+    for (key, release) in range {
+        if let Some(app) = filter.app(call, release) {
+            if items.len() == limit {
+                more = true;
+                break;
+            }
+            items.push(app);
+            last_key = Some(key.clone());
+        }
+    }
+    let mut list_meta = json!({"resourceVersion": revision.to_string()});
+    if more && let Some((ns, name)) = last_key {
+        list_meta["continue"] = json!(encode_continue(&Continue {
+            rv: revision,
+            ns,
+            name
+        }));
+    }
+    let refs: Vec<&Value> = items.iter().collect();
+    let body = match repr {
+        Representation::Table { include_object } => {
+            table::build_table(&call.kind.resolved, &refs, include_object, list_meta, true)
+        }
+        Representation::PartialObjectMetadataList | Representation::PartialObjectMetadata => {
+            table::partial_object_metadata_list(&refs, list_meta)
+        }
+        Representation::Json => {
+            let d = &call.kind.resolved.definition;
+            json!({
+                "apiVersion": call.kind.resolved.group_version(),
+                "kind": format!("{}List", d.kind),
+                "metadata": list_meta,
+                "items": items,
+            })
+        }
+    };
+    Ok(response::json_with(
+        StatusCode::OK,
+        &body,
+        negotiate::content_type_of(repr),
+    ))
+}

@@ -1,0 +1,299 @@
+//! Watch streams over the shared cache: newline-delimited JSON events,
+//! flushed as they happen. resourceVersion unset or `0` starts with a
+//! synthetic ADDED per existing object; `X` resumes after X (410 Expired when
+//! X is older than the kept history); `sendInitialEvents=true` ends the
+//! initial state with a bookmark annotated `k8s.io/initial-events-end`;
+//! bookmarks, `timeoutSeconds`, selectors (objects leaving a selector are
+//! sent as DELETED), and JSON / Table / PartialObjectMetadata events.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::Response;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+
+use super::Call;
+use super::read::Filter;
+use crate::apiserver::negotiate::{self, Representation};
+use crate::apiserver::response::{self, Body};
+use crate::apiserver::status::ApiError;
+use crate::apiserver::table;
+use crate::kinds::registry::ServedKind;
+use crate::storage::cache::{CacheEvent, EventType};
+use crate::storage::convert;
+
+/// How often an idle watch with bookmarks gets one.
+const BOOKMARK_EVERY: Duration = Duration::from_secs(30);
+
+/// Starts a watch.
+pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    let repr = match negotiate::negotiate(
+        call.accept(),
+        call.query.get("includeObject").map(String::as_str),
+        false,
+    )? {
+        Representation::PartialObjectMetadataList => Representation::PartialObjectMetadata,
+        other => other,
+    };
+    let filter = Filter::from_call(call)?;
+    let send_initial = match call.query.get("sendInitialEvents").map(String::as_str) {
+        Some("true") => true,
+        None | Some("false") | Some("") => false,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "invalid sendInitialEvents {other:?}"
+            )));
+        }
+    };
+    let bookmarks = super::super::request::flag(call.query, "allowWatchBookmarks");
+    let rv = call
+        .query
+        .get("resourceVersion")
+        .cloned()
+        .unwrap_or_default();
+    if send_initial {
+        if !bookmarks {
+            return Err(ApiError::invalid_query(
+                "allowWatchBookmarks",
+                "allowWatchBookmarks must be true when sendInitialEvents is set",
+            ));
+        }
+        if call.query.get("resourceVersionMatch").map(String::as_str) != Some("NotOlderThan") {
+            return Err(ApiError::invalid_query(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+    }
+    let timeout = match call
+        .query
+        .get("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+    {
+        Some(t) if t > 0 => Duration::from_secs(t),
+        _ => Duration::from_secs(1800 + u64::from(std::process::id() % 1800)),
+    };
+    let cache = &call.state.cache;
+
+    let (initial, from) = if rv.is_empty() || rv == "0" || send_initial {
+        if !rv.is_empty() && rv != "0" {
+            let wanted: u64 = rv
+                .parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?;
+            cache
+                .wait_for_revision(wanted, Duration::from_secs(3))
+                .await;
+        }
+        let (objects, revision) = cache.snapshot();
+        let apps: Vec<Value> = objects
+            .values()
+            .filter_map(|release| filter.app(call, release))
+            .collect();
+        (apps, revision)
+    } else {
+        let wanted: u64 = rv
+            .parse()
+            .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?;
+        (Vec::new(), wanted)
+    };
+    let (backlog, rx) = cache.subscribe(from).map_err(|e| {
+        ApiError::expired(format!(
+            "too old resource version: {} ({})",
+            e.requested, e.oldest
+        ))
+    })?;
+
+    let (tx, body_rx) = mpsc::channel::<Bytes>(64);
+    let stream = Stream {
+        kind: call.kind.clone(),
+        filter,
+        repr,
+        tx,
+        sent_columns: false,
+        revision: from,
+        bookmarks,
+        shutdown: call.shutdown.clone(),
+    };
+    tokio::spawn(stream.run(initial, send_initial, backlog, rx, timeout));
+    Ok(response::stream(negotiate::content_type_of(repr), body_rx))
+}
+
+struct Stream {
+    kind: std::sync::Arc<ServedKind>,
+    filter: Filter,
+    repr: Representation,
+    tx: mpsc::Sender<Bytes>,
+    sent_columns: bool,
+    revision: u64,
+    bookmarks: bool,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Stream {
+    async fn run(
+        mut self,
+        initial: Vec<Value>,
+        send_initial: bool,
+        backlog: Vec<std::sync::Arc<CacheEvent>>,
+        mut rx: broadcast::Receiver<std::sync::Arc<CacheEvent>>,
+        timeout: Duration,
+    ) {
+        for app in &initial {
+            if !self.send("ADDED", app).await {
+                return;
+            }
+        }
+        if send_initial && !self.bookmark(true).await {
+            return;
+        }
+        for event in backlog {
+            if !self.event(&event).await {
+                return;
+            }
+        }
+        let deadline = tokio::time::sleep(timeout);
+        tokio::pin!(deadline);
+        let mut ticker = tokio::time::interval(BOOKMARK_EVERY);
+        ticker.tick().await;
+        loop {
+            tokio::select! {
+                _ = &mut deadline => return,
+                _ = self.shutdown.changed() => return,
+                _ = self.tx.closed() => return,
+                _ = ticker.tick(), if self.bookmarks => {
+                    if !self.bookmark(false).await { return; }
+                }
+                received = rx.recv() => match received {
+                    Ok(event) => {
+                        if event.revision <= self.revision { continue; }
+                        if !self.event(&event).await { return; }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let status = ApiError::expired(format!(
+                            "too old resource version: {}: the watcher fell behind", self.revision
+                        )).to_status();
+                        let _ = self.line("ERROR", &status).await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+            }
+        }
+    }
+
+    /// Sends the client's view of one cache event; false when the client left.
+    async fn event(&mut self, event: &CacheEvent) -> bool {
+        self.revision = event.revision;
+        let resolved = &self.kind.resolved;
+        let before = event.previous.as_deref().and_then(|p| self.matches(p));
+        let after = match event.event_type {
+            EventType::Deleted => None,
+            _ => self.matches(&event.object),
+        };
+        match (before, after) {
+            (None, Some(app)) => self.send("ADDED", &app).await,
+            (Some(_), Some(app)) => self.send("MODIFIED", &app).await,
+            (Some(_), None)
+                if convert::owned_by(resolved, &event.object)
+                    || event.event_type == EventType::Deleted =>
+            {
+                let app = convert::to_app(resolved, &event.object);
+                self.send("DELETED", &app).await
+            }
+            (Some(old), None) => self.send("DELETED", &old).await,
+            (None, None) if event.event_type == EventType::Deleted && event.previous.is_none() => {
+                // A deletion seen only after a relist: no previous state known.
+                match self.matches(&event.object) {
+                    Some(app) => self.send("DELETED", &app).await,
+                    None => true,
+                }
+            }
+            (None, None) => true,
+        }
+    }
+
+    fn matches(&self, release: &Value) -> Option<Value> {
+        let resolved = &self.kind.resolved;
+        if !convert::owned_by(resolved, release) {
+            return None;
+        }
+        if let Some(ns) = &self.filter.namespace
+            && release
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                != Some(ns)
+        {
+            return None;
+        }
+        let app = convert::to_app(resolved, release);
+        let name = app
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let namespace = app
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        (self.filter.fields.matches(name, namespace)
+            && self
+                .filter
+                .labels
+                .matches(app.pointer("/metadata/labels").and_then(Value::as_object)))
+        .then_some(app)
+    }
+
+    async fn send(&mut self, event_type: &str, app: &Value) -> bool {
+        let object = match self.repr {
+            Representation::Json => app.clone(),
+            Representation::PartialObjectMetadata | Representation::PartialObjectMetadataList => {
+                table::partial_object_metadata(app)
+            }
+            Representation::Table { include_object } => {
+                let mut t = table::build_table(
+                    &self.kind.resolved,
+                    &[app],
+                    include_object,
+                    json!({}),
+                    true,
+                );
+                if self.sent_columns
+                    && let Some(obj) = t.as_object_mut()
+                {
+                    obj.insert("columnDefinitions".into(), json!([]));
+                }
+                self.sent_columns = true;
+                t
+            }
+        };
+        self.line(event_type, &object).await
+    }
+
+    async fn bookmark(&mut self, initial_events_end: bool) -> bool {
+        let mut metadata = json!({"resourceVersion": self.revision.to_string()});
+        if initial_events_end {
+            metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let resolved = &self.kind.resolved;
+        let object = match self.repr {
+            Representation::Json => {
+                json!({"apiVersion": resolved.group_version(), "kind": resolved.definition.kind, "metadata": metadata})
+            }
+            Representation::PartialObjectMetadata | Representation::PartialObjectMetadataList => {
+                json!({"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": metadata})
+            }
+            Representation::Table { include_object: _ } => json!({
+                "apiVersion": "meta.k8s.io/v1", "kind": "Table", "metadata": metadata,
+                "columnDefinitions": [], "rows": [],
+            }),
+        };
+        self.line("BOOKMARK", &object).await
+    }
+
+    async fn line(&self, event_type: &str, object: &Value) -> bool {
+        let mut bytes =
+            serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
+        bytes.push(b'\n');
+        self.tx.send(Bytes::from(bytes)).await.is_ok()
+    }
+}

@@ -1,0 +1,595 @@
+//! create, update and patch. Every write: the body is decoded (JSON or YAML),
+//! checked against the URL (kind, namespace, name), the spec defaulted and
+//! validated against the kind's structural schema (422 with one cause per
+//! field), field ownership recorded in managedFields, then stored as a
+//! HelmRelease with the caller's resourceVersion as a precondition (409 when
+//! stale; never a silent overwrite). `dryRun=All` goes upstream too.
+
+use http::{Response, StatusCode, header};
+use serde_json::{Value, json};
+
+use super::read::current_app;
+use super::{Call, READ_YOUR_WRITES, parse_body};
+use crate::apiserver::negotiate::{self, BodyType};
+use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
+use crate::apiserver::response::{self, Body};
+use crate::apiserver::status::ApiError;
+use crate::kinds::schema::{FieldError, FieldErrorKind};
+use crate::storage::{StoreError, convert, embedded::now, resource_version};
+
+/// Server-set metadata a client may not choose on create.
+const SERVER_SET: [&str; 6] = [
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+];
+
+/// create.
+pub(super) async fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    match negotiate::body_type(call.content_type())? {
+        BodyType::Json | BodyType::Yaml => {}
+        _ => return Err(unsupported_media_type(call.content_type())),
+    }
+    let mut app = parse_body(&call.body, call.content_type())?;
+    let manager = field_manager(call);
+    prepare_new(call, &mut app)?;
+    patch::record_update_with_schema(
+        None,
+        &mut app,
+        &manager,
+        &now(),
+        &call.kind.resolved.group_version(),
+        &call.kind.resolved.definition.open_api_schema,
+    );
+    Ok(respond(StatusCode::CREATED, store_create(call, app).await?))
+}
+
+/// update.
+pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    match negotiate::body_type(call.content_type())? {
+        BodyType::Json | BodyType::Yaml => {}
+        _ => return Err(unsupported_media_type(call.content_type())),
+    }
+    let mut app = parse_body(&call.body, call.content_type())?;
+    check_type_meta(call, &app)?;
+    check_identity(call, &mut app)?;
+    let namespace = call.req.namespace.clone().unwrap_or_default();
+    let name = call.req.name.clone().unwrap_or_default();
+    let current = current_app(call, &namespace, &name)?;
+    if app
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        return Err(invalid(
+            call,
+            &name,
+            vec![field_error(
+                "metadata.resourceVersion",
+                FieldErrorKind::Invalid,
+                Some(json!("0x0")),
+                "must be specified for an update",
+            )],
+        ));
+    }
+    let manager = field_manager(call);
+    patch::record_update_with_schema(
+        Some(&current),
+        &mut app,
+        &manager,
+        &now(),
+        &call.kind.resolved.group_version(),
+        &call.kind.resolved.definition.open_api_schema,
+    );
+    Ok(respond(
+        StatusCode::OK,
+        store_update(call, &current, app).await?,
+    ))
+}
+
+/// patch: JSON patch, merge patch, server-side apply; strategic merge is 415.
+pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    let kind = match negotiate::body_type(call.content_type())? {
+        BodyType::JsonPatch => PatchKind::Json,
+        BodyType::MergePatch => PatchKind::Merge,
+        BodyType::ApplyPatch => PatchKind::Apply,
+        _ => return Err(unsupported_media_type(call.content_type())),
+    };
+    let namespace = call.req.namespace.clone().unwrap_or_default();
+    let name = call.req.name.clone().unwrap_or_default();
+    let force = match call.query.get("force").map(String::as_str) {
+        None => false,
+        Some(f) if kind != PatchKind::Apply => {
+            return Err(ApiError::invalid_query(
+                "force",
+                &format!("Forbidden: may not be specified for non-apply patch (force={f})"),
+            ));
+        }
+        Some("true") => true,
+        Some(_) => false,
+    };
+    let gv = call.kind.resolved.group_version();
+    if kind == PatchKind::Apply {
+        let Some(manager) = call
+            .query
+            .get("fieldManager")
+            .filter(|m| !m.is_empty())
+            .cloned()
+        else {
+            return Err(ApiError::invalid_query(
+                "fieldManager",
+                "Required value: is required for apply patch",
+            ));
+        };
+        let current = current_app(call, &namespace, &name).ok();
+        let schema = &call.kind.resolved.definition.open_api_schema;
+        let timestamp = now();
+        let applied = patch::server_side_apply(&ApplyRequest {
+            current: current.as_ref(),
+            body: &call.body,
+            field_manager: &manager,
+            force,
+            schema,
+            now: &timestamp,
+            api_version: &gv,
+        })
+        .map_err(from_patch_error)?;
+        let mut app = applied.object;
+        check_identity(call, &mut app)?;
+        return match current {
+            None => {
+                prepare_new(call, &mut app)?;
+                Ok(respond(StatusCode::CREATED, store_create(call, app).await?))
+            }
+            Some(current) => {
+                if app.pointer("/metadata/resourceVersion").is_none() {
+                    app["metadata"]["resourceVersion"] =
+                        current["metadata"]["resourceVersion"].clone();
+                }
+                Ok(respond(
+                    StatusCode::OK,
+                    store_update(call, &current, app).await?,
+                ))
+            }
+        };
+    }
+
+    let manager = field_manager(call);
+    // Without a resourceVersion in the patch, kube-apiserver retries on
+    // conflict with the latest object; with one, a conflict is the answer.
+    for _attempt in 0..5 {
+        let current = current_app(call, &namespace, &name)?;
+        let mut patched =
+            patch::apply_patch(kind, &current, &call.body).map_err(from_patch_error)?;
+        let explicit_rv = patched.pointer("/metadata/resourceVersion")
+            != current.pointer("/metadata/resourceVersion");
+        check_type_meta(call, &patched)?;
+        check_identity(call, &mut patched)?;
+        if patched.pointer("/metadata/resourceVersion").is_none() {
+            patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
+        }
+        patch::record_update_with_schema(
+            Some(&current),
+            &mut patched,
+            &manager,
+            &now(),
+            &gv,
+            &call.kind.resolved.definition.open_api_schema,
+        );
+        match store_update(call, &current, patched).await {
+            Err(e) if e.code == 409 && !explicit_rv => {
+                let seen = resource_version(&current);
+                call.state
+                    .cache
+                    .wait_for_revision(seen + 1, READ_YOUR_WRITES)
+                    .await;
+                continue;
+            }
+            other => return other.map(|written| respond(StatusCode::OK, written)),
+        }
+    }
+    Err(ApiError::conflict(
+        &call.group_resource(),
+        &name,
+        "the object has been modified too often; please retry",
+    ))
+}
+
+fn unsupported_media_type(content_type: Option<&str>) -> ApiError {
+    ApiError::unsupported_media_type(format!(
+        "the body of the request was in an unknown format ({}) - accepted media types include: application/json-patch+json, \
+         application/merge-patch+json, application/apply-patch+yaml",
+        content_type.unwrap_or("none")
+    ))
+}
+
+fn from_patch_error(e: patch::PatchError) -> ApiError {
+    let causes: Vec<Value> = e
+        .causes
+        .iter()
+        .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+        .collect();
+    ApiError {
+        code: e.code,
+        reason: e.reason,
+        message: e.message,
+        details: (!causes.is_empty()).then(|| json!({"causes": causes})),
+        retry_after: None,
+    }
+}
+
+/// The field manager of a non-apply write: `fieldManager`, else the user agent's product.
+fn field_manager(call: &Call<'_>) -> String {
+    if let Some(m) = call.query.get("fieldManager").filter(|m| !m.is_empty()) {
+        return m.clone();
+    }
+    call.headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|ua| ua.split('/').next())
+        .filter(|s| !s.is_empty())
+        .unwrap_or("unknown")
+        .to_owned()
+}
+
+fn check_type_meta(call: &Call<'_>, app: &Value) -> Result<(), ApiError> {
+    let resolved = &call.kind.resolved;
+    let want_gv = resolved.group_version();
+    if let Some(api_version) = app.get("apiVersion").and_then(Value::as_str)
+        && api_version != want_gv
+    {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({api_version}) does not match the expected API version ({want_gv})"
+        )));
+    }
+    if let Some(kind) = app.get("kind").and_then(Value::as_str)
+        && kind != resolved.definition.kind
+    {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({kind}) does not match the expected kind ({})",
+            resolved.definition.kind
+        )));
+    }
+    if !app.is_object() {
+        return Err(ApiError::bad_request("the body must be a JSON object"));
+    }
+    Ok(())
+}
+
+/// Namespace and name in the body must agree with the URL (filled in when absent).
+fn check_identity(call: &Call<'_>, app: &mut Value) -> Result<(), ApiError> {
+    if !app.get("metadata").is_some_and(Value::is_object) {
+        app["metadata"] = json!({});
+    }
+    let url_ns = call.req.namespace.clone().unwrap_or_default();
+    match app.pointer("/metadata/namespace").and_then(Value::as_str) {
+        Some(ns) if !ns.is_empty() && ns != url_ns => {
+            return Err(ApiError::bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        _ => app["metadata"]["namespace"] = json!(url_ns),
+    }
+    if let Some(url_name) = &call.req.name {
+        match app.pointer("/metadata/name").and_then(Value::as_str) {
+            Some(n) if !n.is_empty() && n != url_name => {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({n}) does not match the name on the URL ({url_name})"
+                )));
+            }
+            _ => app["metadata"]["name"] = json!(url_name),
+        }
+    }
+    let resolved = &call.kind.resolved;
+    app["apiVersion"] = json!(resolved.group_version());
+    app["kind"] = json!(resolved.definition.kind);
+    Ok(())
+}
+
+/// Checks, names and cleans an object about to be created.
+fn prepare_new(call: &Call<'_>, app: &mut Value) -> Result<(), ApiError> {
+    check_type_meta(call, app)?;
+    check_identity(call, app)?;
+    let meta = app["metadata"]
+        .as_object_mut()
+        .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+    for key in SERVER_SET {
+        meta.remove(key);
+    }
+    let name = meta
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if name.is_empty() {
+        match meta
+            .get("generateName")
+            .and_then(Value::as_str)
+            .filter(|g| !g.is_empty())
+        {
+            Some(base) => {
+                let generated = generate_name(base);
+                meta.insert("name".into(), json!(generated));
+            }
+            None => {
+                return Err(invalid(
+                    call,
+                    "",
+                    vec![field_error(
+                        "metadata.name",
+                        FieldErrorKind::Required,
+                        None,
+                        "name or generateName is required",
+                    )],
+                ));
+            }
+        }
+    }
+    if let Some(obj) = app.as_object_mut() {
+        obj.remove("status");
+    }
+    Ok(())
+}
+
+/// kube-apiserver's generateName: the base cut to 58 characters plus five
+/// random characters from an alphabet without vowels or look-alikes.
+fn generate_name(base: &str) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let base: String = base.chars().take(58).collect();
+    let random = uuid::Uuid::new_v4();
+    let suffix: String = random
+        .as_bytes()
+        .iter()
+        .take(5)
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect();
+    format!("{base}{suffix}")
+}
+
+fn field_error(
+    field: &str,
+    kind: FieldErrorKind,
+    bad_value: Option<Value>,
+    detail: &str,
+) -> FieldError {
+    FieldError {
+        field: field.to_owned(),
+        kind,
+        bad_value,
+        detail: detail.to_owned(),
+    }
+}
+
+fn invalid(call: &Call<'_>, name: &str, errors: Vec<FieldError>) -> ApiError {
+    let d = &call.kind.resolved.definition;
+    ApiError::invalid(&d.kind, &d.group, name, &errors)
+}
+
+/// A stored app and the warnings for the client.
+struct Written {
+    app: Value,
+    warnings: Vec<String>,
+}
+
+/// The response for a write, with `Warning: 299` headers as kube-apiserver sends them.
+fn respond(code: StatusCode, written: Written) -> Response<Body> {
+    let mut response = response::json(code, &written.app);
+    for warning in written.warnings {
+        let escaped = warning.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(v) = http::HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            response.headers_mut().append(header::WARNING, v);
+        }
+    }
+    response
+}
+
+/// How unknown fields are treated (`fieldValidation`): Strict refuses them,
+/// Warn (the default) and Ignore drop them, Warn with a warning.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FieldValidation {
+    Strict,
+    Warn,
+    Ignore,
+}
+
+fn field_validation(call: &Call<'_>) -> Result<FieldValidation, ApiError> {
+    match call.query.get("fieldValidation").map(String::as_str) {
+        None | Some("") | Some("Warn") => Ok(FieldValidation::Warn),
+        Some("Strict") => Ok(FieldValidation::Strict),
+        Some("Ignore") => Ok(FieldValidation::Ignore),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "fieldValidation: Unsupported value: \"{other}\": supported values: \"Ignore\", \"Strict\", \"Warn\""
+        ))),
+    }
+}
+
+/// Checks the name, defaults and validates the spec; every problem becomes a
+/// cause. Returns warnings about unknown (pruned) fields.
+fn validate(call: &Call<'_>, app: &mut Value) -> Result<Vec<String>, ApiError> {
+    let mode = field_validation(call)?;
+    let name = app
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let mut errors = Vec::new();
+    if let Some(problem) = name_problem(&name) {
+        errors.push(field_error(
+            "metadata.name",
+            FieldErrorKind::Invalid,
+            Some(json!(name)),
+            problem,
+        ));
+    }
+    if !app.get("spec").is_some_and(Value::is_object) {
+        if app.get("spec").is_some_and(|s| !s.is_null()) {
+            errors.push(field_error(
+                "spec",
+                FieldErrorKind::TypeInvalid,
+                app.get("spec").cloned(),
+                "must be of type object",
+            ));
+        } else {
+            app["spec"] = json!({});
+        }
+    }
+    let mut pruned = Vec::new();
+    if errors.is_empty() {
+        let spec = app.get_mut("spec").expect("spec is an object");
+        let outcome = call.kind.schema.default_and_validate(spec, "spec");
+        errors.extend(outcome.errors);
+        pruned = outcome.pruned;
+    }
+    if !errors.is_empty() {
+        return Err(invalid(call, &name, errors));
+    }
+    match mode {
+        FieldValidation::Strict if !pruned.is_empty() => {
+            let fields: Vec<String> = pruned
+                .iter()
+                .map(|p| format!("unknown field \"{p}\""))
+                .collect();
+            Err(ApiError::bad_request(format!(
+                "strict decoding error: {}",
+                fields.join(", ")
+            )))
+        }
+        FieldValidation::Warn => Ok(pruned
+            .iter()
+            .map(|p| format!("unknown field \"{p}\""))
+            .collect()),
+        _ => Ok(Vec::new()),
+    }
+}
+
+fn name_problem(name: &str) -> Option<&'static str> {
+    if name.len() > 253 {
+        return Some("must be no more than 253 characters");
+    }
+    let ok = !name.is_empty()
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        });
+    (!ok).then_some(
+        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start \
+         and end with an alphanumeric character (e.g. 'example.com', regex used for validation is \
+         '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+    )
+}
+
+fn store_error(call: &Call<'_>, name: &str, err: &StoreError) -> ApiError {
+    crate::apiserver::status::from_store(err, &call.group_resource(), name)
+}
+
+async fn store_create(call: &Call<'_>, mut app: Value) -> Result<Written, ApiError> {
+    let warnings = validate(call, &mut app)?;
+    let dry_run = call.dry_run()?;
+    let namespace = call.req.namespace.clone().unwrap_or_default();
+    let name = app
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let resolved = &call.kind.resolved;
+    call.state
+        .backend
+        .check_namespace(&namespace)
+        .await
+        .map_err(|e| match e {
+            StoreError::Upstream {
+                code: 403, message, ..
+            } => ApiError::namespace_terminating(&namespace, message),
+            StoreError::NotFound => ApiError::not_found("namespaces", &namespace),
+            other => store_error(call, &name, &other),
+        })?;
+    let release = convert::to_helm_release(resolved, &app, None)
+        .map_err(|e| convert_error(call, &name, e))?;
+    let created = call
+        .state
+        .backend
+        .create(release, dry_run)
+        .await
+        .map_err(|e| store_error(call, &name, &e))?;
+    if !dry_run {
+        call.state
+            .cache
+            .wait_for_revision(resource_version(&created), READ_YOUR_WRITES)
+            .await;
+    }
+    Ok(Written {
+        app: convert::to_app(resolved, &created),
+        warnings,
+    })
+}
+
+async fn store_update(
+    call: &Call<'_>,
+    current: &Value,
+    mut app: Value,
+) -> Result<Written, ApiError> {
+    let warnings = validate(call, &mut app)?;
+    let dry_run = call.dry_run()?;
+    let namespace = call.req.namespace.clone().unwrap_or_default();
+    let name = call.req.name.clone().unwrap_or_default();
+    let resolved = &call.kind.resolved;
+    // The main resource ignores status changes, as for CRDs with a status subresource.
+    if let Some(status) = current.get("status") {
+        app["status"] = status.clone();
+    }
+    let stored = call
+        .state
+        .cache
+        .get(&namespace, &convert::release_name(resolved, &name))
+        .ok_or_else(|| ApiError::not_found(&call.group_resource(), &name))?;
+    let mut release = convert::to_helm_release(resolved, &app, Some(&stored))
+        .map_err(|e| convert_error(call, &name, e))?;
+    release["metadata"]["resourceVersion"] = app["metadata"]["resourceVersion"].clone();
+    let updated = call.state.backend.update(release, dry_run).await.map_err(|e| match e {
+        StoreError::Conflict(_) => ApiError::conflict(
+            &call.group_resource(),
+            &name,
+            "the object has been modified; please apply your changes to the latest version and try again",
+        ),
+        other => store_error(call, &name, &other),
+    })?;
+    if !dry_run {
+        call.state
+            .cache
+            .wait_for_revision(resource_version(&updated), READ_YOUR_WRITES)
+            .await;
+    }
+    Ok(Written {
+        app: convert::to_app(resolved, &updated),
+        warnings,
+    })
+}
+
+fn convert_error(call: &Call<'_>, name: &str, err: convert::ConvertError) -> ApiError {
+    let (field, detail, value) = match &err {
+        convert::ConvertError::NameTooLong { max, .. } => (
+            "metadata.name".to_owned(),
+            format!("must be no more than {max} characters"),
+            Some(json!(name)),
+        ),
+        convert::ConvertError::Invalid { field, message } => (field.clone(), message.clone(), None),
+    };
+    invalid(
+        call,
+        name,
+        vec![FieldError {
+            field,
+            kind: FieldErrorKind::Invalid,
+            bad_value: value,
+            detail,
+        }],
+    )
+}

@@ -1,0 +1,39 @@
+//! The extension API server: what kubectl and kube-apiserver's aggregator
+//! expect of it (see docs/aggregation-contract.md), over the kinds registry
+//! and the HelmRelease storage.
+//!
+//! - [`server`]: TLS, HTTP/1.1 and HTTP/2, limits, timeouts, graceful shutdown, routing
+//! - [`request`]: request info (route, verb, namespace, resource, name)
+//! - [`handlers`]: every verb of every served kind
+//! - [`status`]: `metav1.Status` errors ([`status::ApiError`])
+//! - [`negotiate`]: `Accept` and `Content-Type` negotiation
+//! - [`selectors`]: `labelSelector` and `fieldSelector`
+//! - [`jsonpath`]: the JSONPath subset printer columns use
+//! - [`table`]: `Table` and `PartialObjectMetadata(List)` responses
+//! - [`discovery`]: `/apis`, `/apis/<g>`, `/apis/<g>/<v>` and aggregated discovery
+//! - [`openapi`]: `/openapi/v2` and `/openapi/v3`
+//! - [`patch`]: JSON patch, merge patch, server-side apply, managedFields
+//! - [`response`]: HTTP response helpers
+//! - [`standalone`]: standalone mode's certificates and kubeconfig
+
+// `ApiError` carries a `serde_json::Value` of details, so it is larger than
+// clippy likes in a `Result`; errors are the cold path of every handler here
+// and boxing would only move the allocation.
+#![allow(
+    clippy::result_large_err,
+    reason = "ApiError is the error type of every handler; see above"
+)]
+
+pub mod discovery;
+pub mod handlers;
+pub mod jsonpath;
+pub mod negotiate;
+pub mod openapi;
+pub mod patch;
+pub mod request;
+pub mod response;
+pub mod selectors;
+pub mod server;
+pub mod standalone;
+pub mod status;
+pub mod table;

@@ -1,0 +1,849 @@
+//! Field paths and field sets, and their `FieldsV1` encoding, as in
+//! sigs.k8s.io/structured-merge-diff `fieldpath`.
+//!
+//! A [`Set`] is a trie of [`PathElement`]s: *members* are paths owned as
+//! such, *children* hold deeper paths. `FieldsV1` writes it as nested JSON
+//! objects keyed by serialized path elements (`f:name`, `k:{"name":"a"}`,
+//! `v:"x"`, `i:0`), with `"."` marking a node that is both a member and a
+//! parent. Ordering, serialization and the human-readable path form follow
+//! the Go code byte for byte where it matters to clients (managedFields
+//! output and conflict messages):
+//!
+//! - elements sort field < key < value < index, fields bytewise, values
+//!   numbers < strings < booleans < lists < maps < null;
+//! - keys are encoded the way Go's `encoding/json` does (sorted object keys,
+//!   `<`, `>`, `&`, U+2028 and U+2029 escaped);
+//! - paths print as `.spec.list[name="a"].x`, values quoted like Go's `%q`.
+//!
+//! One deliberate difference: an integer and a float compare by exact
+//! numeric value (Go converts the integer to `float64`), which keeps the
+//! ordering total for integers beyond 2^53.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::{self, Write as _};
+
+use serde_json::{Map, Number, Value};
+
+/// One step of a field path.
+#[derive(Debug, Clone)]
+pub(crate) enum PathElement {
+    /// A field of a map (`f:`).
+    Field(String),
+    /// An item of an associative list, by its key fields sorted by name
+    /// (`k:`).
+    Key(Vec<(String, Value)>),
+    /// An item of a set, by value (`v:`).
+    Value(Value),
+    /// An item of a list, by position (`i:`); read, never produced here.
+    Index(i64),
+}
+
+impl PathElement {
+    fn rank(&self) -> u8 {
+        match self {
+            PathElement::Field(_) => 0,
+            PathElement::Key(_) => 1,
+            PathElement::Value(_) => 2,
+            PathElement::Index(_) => 3,
+        }
+    }
+
+    /// The `FieldsV1` key for this element.
+    pub(crate) fn serialize(&self) -> String {
+        let mut out = String::new();
+        match self {
+            PathElement::Field(name) => {
+                out.push_str("f:");
+                out.push_str(name);
+            }
+            PathElement::Key(fields) => {
+                out.push_str("k:{");
+                for (i, (name, value)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write_go_json_string(&mut out, name);
+                    out.push(':');
+                    write_go_json(&mut out, value);
+                }
+                out.push('}');
+            }
+            PathElement::Value(value) => {
+                out.push_str("v:");
+                write_go_json(&mut out, value);
+            }
+            PathElement::Index(i) => {
+                let _ = write!(out, "i:{i}");
+            }
+        }
+        out
+    }
+
+    /// Parses a `FieldsV1` key. `Ok(None)` is an element type this code
+    /// does not know, which is skipped as structured-merge-diff does.
+    pub(crate) fn deserialize(s: &str) -> Result<Option<PathElement>, String> {
+        let b = s.as_bytes();
+        if b.len() < 2 {
+            return Err(format!("key must be 2 characters long: {s}"));
+        }
+        if b[1] != b':' {
+            return Err(format!("missing colon: {s}"));
+        }
+        // b[1] is ASCII, so b[0] is a whole character and 2 is a boundary.
+        let rest = &s[2..];
+        match b[0] {
+            b'f' => Ok(Some(PathElement::Field(rest.to_string()))),
+            b'v' => serde_json::from_str::<Value>(rest)
+                .map(|v| Some(PathElement::Value(v)))
+                .map_err(|e| format!("parsing key as path element {s}: {e}")),
+            b'k' => {
+                let map = serde_json::from_str::<Map<String, Value>>(rest)
+                    .map_err(|e| format!("parsing key as path element {s}: {e}"))?;
+                let mut fields: Vec<(String, Value)> = map.into_iter().collect();
+                fields.sort_by(|a, b| a.0.cmp(&b.0));
+                Ok(Some(PathElement::Key(fields)))
+            }
+            b'i' => rest
+                .parse::<i64>()
+                .map(|i| Some(PathElement::Index(i)))
+                .map_err(|e| format!("parsing key as path element {s}: {e}")),
+            _ => Ok(None),
+        }
+    }
+}
+
+impl Ord for PathElement {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (PathElement::Field(a), PathElement::Field(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (PathElement::Key(a), PathElement::Key(b)) => compare_field_lists(a, b),
+            (PathElement::Value(a), PathElement::Value(b)) => compare_values(a, b),
+            (PathElement::Index(a), PathElement::Index(b)) => a.cmp(b),
+            _ => self.rank().cmp(&other.rank()),
+        }
+    }
+}
+
+impl PartialOrd for PathElement {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for PathElement {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for PathElement {}
+
+impl fmt::Display for PathElement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathElement::Field(name) => write!(f, ".{name}"),
+            PathElement::Key(fields) => {
+                f.write_str("[")?;
+                for (i, (name, value)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{name}={}", go_value_string(value))?;
+                }
+                f.write_str("]")
+            }
+            PathElement::Value(value) => write!(f, "[={}]", go_value_string(value)),
+            PathElement::Index(i) => write!(f, "[{i}]"),
+        }
+    }
+}
+
+/// A field path, printed like structured-merge-diff's `Path.String()`.
+pub(crate) struct PathDisplay<'a>(pub(crate) &'a [PathElement]);
+
+impl fmt::Display for PathDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for pe in self.0 {
+            write!(f, "{pe}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A set of field paths.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Set {
+    members: BTreeSet<PathElement>,
+    children: BTreeMap<PathElement, Set>,
+}
+
+impl Set {
+    /// The empty set.
+    pub(crate) fn new() -> Set {
+        Set::default()
+    }
+
+    /// A set of the given paths.
+    pub(crate) fn from_paths<'a>(paths: impl IntoIterator<Item = &'a [PathElement]>) -> Set {
+        let mut s = Set::new();
+        for p in paths {
+            s.insert(p);
+        }
+        s
+    }
+
+    /// Adds a path (not its parents). The empty path is the whole object,
+    /// which nobody owns, and is ignored.
+    pub(crate) fn insert(&mut self, path: &[PathElement]) {
+        match path {
+            [] => {}
+            [last] => {
+                self.members.insert(last.clone());
+            }
+            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
+        }
+    }
+
+    /// Whether the path is a member.
+    pub(crate) fn has(&self, path: &[PathElement]) -> bool {
+        match path {
+            [] => false,
+            [last] => self.members.contains(last),
+            [first, rest @ ..] => self.children.get(first).is_some_and(|c| c.has(rest)),
+        }
+    }
+
+    /// Whether the set has no paths at all.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.members.is_empty() && self.children.values().all(Set::is_empty)
+    }
+
+    /// The paths below `pe`, without the prefix; empty if none.
+    pub(crate) fn with_prefix(&self, pe: &PathElement) -> Option<&Set> {
+        self.children.get(pe).filter(|c| !c.is_empty())
+    }
+
+    /// The member elements at this level.
+    pub(crate) fn members(&self) -> impl Iterator<Item = &PathElement> {
+        self.members.iter()
+    }
+
+    /// The child subsets at this level.
+    pub(crate) fn children(&self) -> impl Iterator<Item = (&PathElement, &Set)> {
+        self.children.iter()
+    }
+
+    /// Whether `pe` is a member at this level.
+    pub(crate) fn has_member(&self, pe: &PathElement) -> bool {
+        self.members.contains(pe)
+    }
+
+    /// Paths in either set.
+    pub(crate) fn union(&self, other: &Set) -> Set {
+        let mut out = self.clone();
+        out.members.extend(other.members.iter().cloned());
+        for (pe, child) in &other.children {
+            match out.children.get_mut(pe) {
+                Some(mine) => *mine = mine.union(child),
+                None => {
+                    out.children.insert(pe.clone(), child.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Paths in both sets.
+    pub(crate) fn intersection(&self, other: &Set) -> Set {
+        let members = self.members.intersection(&other.members).cloned().collect();
+        let mut children = BTreeMap::new();
+        for (pe, child) in &self.children {
+            if let Some(theirs) = other.children.get(pe) {
+                let i = child.intersection(theirs);
+                if !i.is_empty() {
+                    children.insert(pe.clone(), i);
+                }
+            }
+        }
+        Set { members, children }
+    }
+
+    /// Paths in `self` but not in `other`; a parent minus its child keeps
+    /// the parent (structured-merge-diff's `Difference`).
+    pub(crate) fn difference(&self, other: &Set) -> Set {
+        let members = self.members.difference(&other.members).cloned().collect();
+        let mut children = BTreeMap::new();
+        for (pe, child) in &self.children {
+            match other.children.get(pe) {
+                Some(theirs) => {
+                    let d = child.difference(theirs);
+                    if !d.is_empty() {
+                        children.insert(pe.clone(), d);
+                    }
+                }
+                None => {
+                    children.insert(pe.clone(), child.clone());
+                }
+            }
+        }
+        Set { members, children }
+    }
+
+    /// Like [`Set::difference`], but a member of `other` also removes
+    /// everything below it.
+    pub(crate) fn recursive_difference(&self, other: &Set) -> Set {
+        let members = self.members.difference(&other.members).cloned().collect();
+        let mut children = BTreeMap::new();
+        for (pe, child) in &self.children {
+            if other.members.contains(pe) {
+                continue;
+            }
+            match other.children.get(pe) {
+                Some(theirs) => {
+                    let d = child.recursive_difference(theirs);
+                    if !d.is_empty() {
+                        children.insert(pe.clone(), d);
+                    }
+                }
+                None => {
+                    children.insert(pe.clone(), child.clone());
+                }
+            }
+        }
+        Set { members, children }
+    }
+
+    /// Every member path, members of a level before the levels below it,
+    /// as structured-merge-diff's `Iterate` does.
+    pub(crate) fn paths(&self) -> Vec<Vec<PathElement>> {
+        let mut out = Vec::new();
+        let mut prefix = Vec::new();
+        self.collect_paths(&mut prefix, &mut out);
+        out
+    }
+
+    fn collect_paths(&self, prefix: &mut Vec<PathElement>, out: &mut Vec<Vec<PathElement>>) {
+        for pe in &self.members {
+            let mut p = prefix.clone();
+            p.push(pe.clone());
+            out.push(p);
+        }
+        for (pe, child) in &self.children {
+            prefix.push(pe.clone());
+            child.collect_paths(prefix, out);
+            prefix.pop();
+        }
+    }
+
+    /// The `FieldsV1` JSON of the set.
+    pub(crate) fn to_fields_v1(&self) -> Value {
+        Value::Object(self.fields_v1_contents(false))
+    }
+
+    fn fields_v1_contents(&self, include_self: bool) -> Map<String, Value> {
+        let mut out = Map::new();
+        if include_self && !self.is_empty() {
+            out.insert(".".to_string(), Value::Object(Map::new()));
+        }
+        // Members and children merged in element order, as Go emits them.
+        let mut keys: Vec<&PathElement> = self.members.iter().collect();
+        keys.extend(self.children.keys().filter(|k| !self.members.contains(*k)));
+        keys.sort();
+        for pe in keys {
+            let is_member = self.members.contains(pe);
+            let contents = match self.children.get(pe) {
+                Some(child) if !child.is_empty() => child.fields_v1_contents(is_member),
+                _ if is_member => Map::new(),
+                _ => continue,
+            };
+            out.insert(pe.serialize(), Value::Object(contents));
+        }
+        out
+    }
+
+    /// Reads `FieldsV1` JSON.
+    pub(crate) fn from_fields_v1(v: &Value) -> Result<Set, String> {
+        let Value::Object(map) = v else {
+            return Err("FieldsV1 must be a JSON object".to_string());
+        };
+        Ok(read_fields_v1(map)?.0.unwrap_or_default())
+    }
+}
+
+/// structured-merge-diff's `readIterV1`: the children of a node, and
+/// whether the node itself is a member (an empty object, or one with `"."`).
+fn read_fields_v1(map: &Map<String, Value>) -> Result<(Option<Set>, bool), String> {
+    let mut children: Option<Set> = None;
+    let mut is_member = false;
+    for (key, value) in map {
+        if key == "." {
+            is_member = true;
+            continue;
+        }
+        let Some(pe) = PathElement::deserialize(key)? else {
+            continue;
+        };
+        let Value::Object(inner) = value else {
+            return Err(format!("expected an object at {key}"));
+        };
+        let (grandchildren, child_is_member) = read_fields_v1(inner)?;
+        if child_is_member {
+            children
+                .get_or_insert_with(Set::new)
+                .members
+                .insert(pe.clone());
+        }
+        if let Some(g) = grandchildren {
+            let c = children.get_or_insert_with(Set::new);
+            match c.children.get_mut(&pe) {
+                Some(existing) => *existing = existing.union(&g),
+                None => {
+                    c.children.insert(pe, g);
+                }
+            }
+        }
+    }
+    if children.is_none() {
+        is_member = true;
+    }
+    Ok((children, is_member))
+}
+
+/// Ordering of key field lists: by name, then value, shorter first.
+fn compare_field_lists(a: &[(String, Value)], b: &[(String, Value)]) -> Ordering {
+    for (x, y) in a.iter().zip(b) {
+        let c =
+            x.0.as_bytes()
+                .cmp(y.0.as_bytes())
+                .then_with(|| compare_values(&x.1, &y.1));
+        if c != Ordering::Equal {
+            return c;
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+#[derive(Clone, Copy)]
+enum Num {
+    Int(i64),
+    Float(f64),
+}
+
+fn num(n: &Number) -> Num {
+    match n.as_i64() {
+        Some(i) => Num::Int(i),
+        // Go decodes integers that do not fit int64 as float64.
+        None => Num::Float(n.as_f64().unwrap_or(0.0)),
+    }
+}
+
+fn compare_int_float(i: i64, f: f64) -> Ordering {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if f.is_nan() {
+        return Ordering::Less;
+    }
+    if f >= TWO_63 {
+        return Ordering::Less;
+    }
+    if f < -TWO_63 {
+        return Ordering::Greater;
+    }
+    let t = f.trunc();
+    // In range and integral, so the conversion is exact.
+    let ti = t as i64;
+    i.cmp(&ti).then_with(|| {
+        if f > t {
+            Ordering::Less
+        } else if f < t {
+            Ordering::Greater
+        } else {
+            Ordering::Equal
+        }
+    })
+}
+
+fn compare_numbers(a: &Number, b: &Number) -> Ordering {
+    match (num(a), num(b)) {
+        (Num::Int(x), Num::Int(y)) => x.cmp(&y),
+        (Num::Float(x), Num::Float(y)) => x.total_cmp(&y),
+        (Num::Int(x), Num::Float(y)) => compare_int_float(x, y),
+        (Num::Float(x), Num::Int(y)) => compare_int_float(y, x).reverse(),
+    }
+}
+
+fn value_rank(v: &Value) -> u8 {
+    match v {
+        Value::Number(_) => 0,
+        Value::String(_) => 1,
+        Value::Bool(_) => 2,
+        Value::Array(_) => 3,
+        Value::Object(_) => 4,
+        Value::Null => 5,
+    }
+}
+
+/// structured-merge-diff's total order of values.
+pub(crate) fn compare_values(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => compare_numbers(x, y),
+        (Value::String(x), Value::String(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Array(x), Value::Array(y)) => {
+            for (p, q) in x.iter().zip(y) {
+                let c = compare_values(p, q);
+                if c != Ordering::Equal {
+                    return c;
+                }
+            }
+            x.len().cmp(&y.len())
+        }
+        (Value::Object(x), Value::Object(y)) => compare_maps(x, y),
+        (Value::Null, Value::Null) => Ordering::Equal,
+        _ => value_rank(a).cmp(&value_rank(b)),
+    }
+}
+
+/// `MapCompareUsing` with lexical key order.
+fn compare_maps(a: &Map<String, Value>, b: &Map<String, Value>) -> Ordering {
+    if a.is_empty() && b.is_empty() {
+        return Ordering::Equal;
+    }
+    let keys: BTreeSet<&str> = a.keys().chain(b.keys()).map(String::as_str).collect();
+    for (i, key) in keys.into_iter().enumerate() {
+        let c = if i == a.len() {
+            Ordering::Less
+        } else if i == b.len() {
+            Ordering::Greater
+        } else {
+            match (a.get(key), b.get(key)) {
+                (None, _) => Ordering::Greater,
+                (_, None) => Ordering::Less,
+                (Some(x), Some(y)) => compare_values(x, y),
+            }
+        };
+        if c != Ordering::Equal {
+            return c;
+        }
+    }
+    Ordering::Equal
+}
+
+/// Value equality as structured-merge-diff sees it (`1` equals `1.0`).
+pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
+    compare_values(a, b) == Ordering::Equal
+}
+
+/// Writes `s` as a JSON string the way Go's `encoding/json` does.
+pub(crate) fn write_go_json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Writes a value as Go's `encoding/json` would: object keys sorted.
+pub(crate) fn write_go_json(out: &mut String, v: &Value) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            if n.is_f64() {
+                out.push_str(&go_json_float(n.as_f64().unwrap_or(0.0)));
+            } else {
+                // Integers, including those beyond int64, keep their digits.
+                let _ = write!(out, "{n}");
+            }
+        }
+        Value::String(s) => write_go_json_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (key, value)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json_string(out, key);
+                out.push(':');
+                write_go_json(out, value);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Shortest digits and decimal exponent of a finite, non-zero float:
+/// `("15", 2)` for 150 (`0.15e3` in digit form: value = 0.d1d2... × 10^dp).
+fn shortest_digits(f: f64) -> (String, i32) {
+    // `{:e}` gives the shortest round-trip digits: "1.5e2".
+    let s = format!("{:e}", f.abs());
+    let (mantissa, exp) = s.split_once('e').unwrap_or((s.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    (digits, exp + 1)
+}
+
+/// Formats `digits` × 10^(dp - len) in plain decimal notation.
+fn fixed_notation(digits: &str, dp: i32) -> String {
+    let n = digits.len() as i32;
+    if dp <= 0 {
+        format!("0.{}{digits}", "0".repeat((-dp) as usize))
+    } else if dp >= n {
+        format!("{digits}{}", "0".repeat((dp - n) as usize))
+    } else {
+        let (a, b) = digits.split_at(dp as usize);
+        format!("{a}.{b}")
+    }
+}
+
+fn exponent_notation(digits: &str, dp: i32, min_exp_digits: usize) -> String {
+    let exp = dp - 1;
+    let mut s = String::new();
+    s.push_str(&digits[..1]);
+    if digits.len() > 1 {
+        s.push('.');
+        s.push_str(&digits[1..]);
+    }
+    s.push('e');
+    s.push(if exp < 0 { '-' } else { '+' });
+    let _ = write!(s, "{:0width$}", exp.abs(), width = min_exp_digits);
+    s
+}
+
+/// A float as Go's `encoding/json` writes it.
+fn go_json_float(f: f64) -> String {
+    if f == 0.0 || !f.is_finite() {
+        return "0".to_string();
+    }
+    let sign = if f < 0.0 { "-" } else { "" };
+    let abs = f.abs();
+    let (digits, dp) = shortest_digits(f);
+    if !(1e-6..1e21).contains(&abs) {
+        format!("{sign}{}", exponent_notation(&digits, dp, 1))
+    } else {
+        format!("{sign}{}", fixed_notation(&digits, dp))
+    }
+}
+
+/// A float as Go's `%v` prints it (`strconv` `'g'` with shortest digits).
+fn go_float_v(f: f64) -> String {
+    if f == 0.0 || !f.is_finite() {
+        return "0".to_string();
+    }
+    let sign = if f < 0.0 { "-" } else { "" };
+    let (digits, dp) = shortest_digits(f);
+    let exp = dp - 1;
+    if !(-4..6).contains(&exp) {
+        format!("{sign}{}", exponent_notation(&digits, dp, 2))
+    } else {
+        format!("{sign}{}", fixed_notation(&digits, dp))
+    }
+}
+
+/// Quotes a string like Go's `%q`.
+pub(crate) fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if c.is_control() => {
+                if (c as u32) < 0x10000 {
+                    let _ = write!(out, "\\u{:04x}", c as u32);
+                } else {
+                    let _ = write!(out, "\\U{:08x}", c as u32);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// structured-merge-diff's `value.ToString`.
+fn go_value_string(v: &Value) -> String {
+    match v {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => match num(n) {
+            Num::Int(i) => i.to_string(),
+            Num::Float(f) => go_float_v(f),
+        },
+        Value::String(s) => go_quote(s),
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(go_value_string).collect();
+            format!("[{}]", parts.join(","))
+        }
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| format!("{k}={}", go_value_string(v)))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn field(s: &str) -> PathElement {
+        PathElement::Field(s.to_string())
+    }
+
+    fn key(name: &str, v: Value) -> PathElement {
+        PathElement::Key(vec![(name.to_string(), v)])
+    }
+
+    #[test]
+    fn fields_v1_round_trip() {
+        let fields = json!({
+            "f:metadata": {"f:labels": {".": {}, "f:app": {}}},
+            "f:spec": {
+                "f:list": {"k:{\"name\":\"a\"}": {".": {}, "f:name": {}}},
+                "f:replicas": {},
+                "f:set": {"v:\"x\"": {}, "v:1": {}}
+            }
+        });
+        let set = Set::from_fields_v1(&fields).unwrap();
+        assert!(set.has(&[field("spec"), field("replicas")]));
+        assert!(set.has(&[field("metadata"), field("labels")]));
+        assert!(set.has(&[field("metadata"), field("labels"), field("app")]));
+        assert!(!set.has(&[field("metadata")]));
+        assert!(set.has(&[field("spec"), field("list"), key("name", json!("a"))]));
+        assert!(set.has(&[field("spec"), field("set"), PathElement::Value(json!("x"))]));
+        // Serialized in element order: numbers before strings for values.
+        let out = set.to_fields_v1();
+        assert_eq!(
+            serde_json::to_string(&out).unwrap(),
+            r#"{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:list":{"k:{\"name\":\"a\"}":{".":{},"f:name":{}}},"f:replicas":{},"f:set":{"v:1":{},"v:\"x\"":{}}}}"#
+        );
+        assert_eq!(Set::from_fields_v1(&out).unwrap(), set);
+    }
+
+    #[test]
+    fn fields_v1_unknown_and_bad_keys() {
+        // Unknown element types are dropped; a node left without children
+        // is a member.
+        let set = Set::from_fields_v1(&json!({"f:a": {"z:zz": {}}})).unwrap();
+        assert!(set.has(&[field("a")]));
+        assert!(Set::from_fields_v1(&json!({"x": {}})).is_err());
+        assert!(Set::from_fields_v1(&json!({"fa": {}})).is_err());
+        assert!(Set::from_fields_v1(&json!({"k:{": {}})).is_err());
+        assert!(Set::from_fields_v1(&json!({"f:a": 1})).is_err());
+        assert!(Set::from_fields_v1(&json!([])).is_err());
+        // Multi-byte first character: no panic.
+        assert!(Set::from_fields_v1(&json!({"é:": {}})).is_err());
+        assert_eq!(Set::from_fields_v1(&json!({})).unwrap(), Set::new());
+    }
+
+    #[test]
+    fn key_serialization_matches_go() {
+        let pe = PathElement::Key(vec![
+            ("name".to_string(), json!("a<b")),
+            ("port".to_string(), json!(80)),
+        ]);
+        assert_eq!(pe.serialize(), r#"k:{"name":"a\u003cb","port":80}"#);
+        assert_eq!(pe.to_string(), r#"[name="a<b",port=80]"#);
+        let parsed = PathElement::deserialize(r#"k:{"port":80,"name":"a<b"}"#)
+            .unwrap()
+            .unwrap();
+        assert_eq!(parsed, pe);
+        assert_eq!(PathElement::Value(json!("x")).to_string(), r#"[="x"]"#);
+        assert_eq!(
+            PathElement::Value(json!({"b": 1, "a": [true]})).serialize(),
+            r#"v:{"a":[true],"b":1}"#
+        );
+        assert_eq!(PathElement::Index(3).serialize(), "i:3");
+        assert_eq!(PathElement::Value(json!(1.5e21)).serialize(), "v:1.5e+21");
+        assert_eq!(PathElement::Value(json!(0.25)).serialize(), "v:0.25");
+        assert_eq!(PathElement::Value(json!(1e6)).to_string(), "[=1e+06]");
+        assert_eq!(PathElement::Value(json!(150.5)).to_string(), "[=150.5]");
+    }
+
+    #[test]
+    fn ordering_follows_smd() {
+        assert!(field("b") < key("a", json!(1)));
+        assert!(key("a", json!(1)) < PathElement::Value(json!(0)));
+        assert!(PathElement::Value(json!(0)) < PathElement::Index(0));
+        assert!(compare_values(&json!(1), &json!("a")).is_lt());
+        assert!(compare_values(&json!("a"), &json!(true)).is_lt());
+        assert!(compare_values(&json!(true), &json!([])).is_lt());
+        assert!(compare_values(&json!([]), &json!({})).is_lt());
+        assert!(compare_values(&json!({}), &json!(null)).is_lt());
+        assert!(values_equal(&json!(1), &json!(1.0)));
+        assert!(compare_values(&json!(1), &json!(1.5)).is_lt());
+        assert!(compare_values(&json!(2), &json!(1.5)).is_gt());
+        assert!(compare_values(&json!(i64::MAX), &json!(9.3e18)).is_lt());
+        assert!(compare_values(&json!({"a": 1}), &json!({"a": 1, "b": 1})).is_lt());
+    }
+
+    #[test]
+    fn set_operations() {
+        let a = Set::from_paths([
+            &[field("a")][..],
+            &[field("b"), field("c")][..],
+            &[field("b"), field("d")][..],
+        ]);
+        let b = Set::from_paths([&[field("b")][..], &[field("b"), field("c")][..]]);
+        let d = a.difference(&b);
+        assert_eq!(
+            d,
+            Set::from_paths([&[field("a")][..], &[field("b"), field("d")][..]])
+        );
+        let rd = a.recursive_difference(&b);
+        assert_eq!(rd, Set::from_paths([&[field("a")][..]]));
+        let i = a.intersection(&b);
+        assert_eq!(i, Set::from_paths([&[field("b"), field("c")][..]]));
+        let u = a.union(&b);
+        assert!(u.has(&[field("b")]) && u.has(&[field("b"), field("d")]));
+        let paths: Vec<String> = u
+            .paths()
+            .iter()
+            .map(|p| PathDisplay(p).to_string())
+            .collect();
+        assert_eq!(paths, vec![".a", ".b", ".b.c", ".b.d"]);
+    }
+
+    #[test]
+    fn go_quote_escapes() {
+        assert_eq!(go_quote("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\x01\"");
+        assert_eq!(go_quote("héllo"), "\"héllo\"");
+    }
+}

@@ -1,0 +1,915 @@
+//! Structured merge over JSON values: the walks of structured-merge-diff's
+//! `typed` package, ported one to one.
+//!
+//! - [`to_field_set`]: the fields a value sets (`ToFieldSet`);
+//! - [`merge`]: a configuration merged into a live value, the
+//!   configuration winning (`Merge` with `ruleKeepRHS`);
+//! - [`compare`]: what changed between two values (`Compare`);
+//! - [`remove_items`]: a value without the given fields (`RemoveItems`);
+//! - [`ensure_named_fields_are_members`] and [`reconcile_with_schema`]:
+//!   field-set adjustments used by the updater.
+//!
+//! Lists follow their list type: atomic lists (the default) are leaves,
+//! `set` items are matched by value and `map` items by their key fields.
+//! Maps are granular unless atomic. Empty or null collections on both sides
+//! are leaves, which keeps the empty/null distinction.
+//!
+//! A live list whose items cannot be keyed (an item missing every key
+//! field, a map in a set, ...) is treated as atomic here; structured-merge-
+//! diff refuses such objects. An applied configuration is checked first by
+//! [`validate_config`], which rejects what structured-merge-diff rejects.
+//! Where structured-merge-diff leaves a `null` behind after removing every
+//! field of a map or every item of a list, the field is dropped instead;
+//! kube-apiserver's defaulting drops such nulls right after, for fields
+//! that are not nullable.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value};
+
+use super::fieldpath::{PathDisplay, PathElement, Set, values_equal};
+use super::schema::{ListInfo, ListType, MapType, Node};
+
+static NULL: Value = Value::Null;
+
+/// What a value is, for the walks: the schema aspect that applies to it.
+enum Shape<'s> {
+    Scalar,
+    List(ListInfo<'s>),
+    Map(MapType<'s>),
+}
+
+impl Shape<'_> {
+    fn kind(&self) -> u8 {
+        match self {
+            Shape::Scalar => 0,
+            Shape::List(_) => 1,
+            Shape::Map(_) => 2,
+        }
+    }
+}
+
+/// The shape of `v` at `node`. A `null` takes the shape of `other` (nulls
+/// do not pick a type in structured-merge-diff); a value the schema cannot
+/// hold is a leaf.
+fn shape_of<'s>(node: Node<'s>, v: &Value, other: Option<&Value>) -> Shape<'s> {
+    match v {
+        Value::Object(_) => node.map().map_or(Shape::Scalar, Shape::Map),
+        Value::Array(_) => node.list().map_or(Shape::Scalar, Shape::List),
+        Value::Null => match other {
+            Some(o) if !o.is_null() => shape_of(node, o, None),
+            _ => Shape::Scalar,
+        },
+        _ => Shape::Scalar,
+    }
+}
+
+/// The path element of a list item, or why there is none.
+pub(crate) fn item_element(info: &ListInfo<'_>, item: &Value) -> Result<PathElement, String> {
+    match &info.list_type {
+        ListType::Atomic => Err("invalid indexing of non-associative list".to_string()),
+        ListType::Map(keys) => {
+            let Value::Object(m) = item else {
+                return Err(if item.is_null() {
+                    "associative list with keys may not have a null element".to_string()
+                } else {
+                    "associative list with keys may not have non-map elements".to_string()
+                });
+            };
+            let mut fields = Vec::new();
+            for key in keys {
+                if let Some(v) = m.get(*key) {
+                    fields.push(((*key).to_string(), v.clone()));
+                } else if let Some(d) = info.element.key_default(key) {
+                    fields.push(((*key).to_string(), d.clone()));
+                }
+            }
+            if fields.is_empty() {
+                let quoted: Vec<String> = keys.iter().map(|k| format!("{k:?}")).collect();
+                return Err(format!(
+                    "associative list with keys has an element that omits all key fields [{}] (and doesn't have default values for any key fields)",
+                    quoted.join(" ")
+                ));
+            }
+            fields.sort_by(|a, b| a.0.cmp(&b.0));
+            Ok(PathElement::Key(fields))
+        }
+        ListType::Set => match item {
+            Value::Object(_) => {
+                Err("associative list without keys has an element that's a map type".to_string())
+            }
+            Value::Array(_) => {
+                Err("not supported: associative list with lists as elements".to_string())
+            }
+            Value::Null => Err(
+                "associative list without keys has an element that's an explicit null".to_string(),
+            ),
+            v => Ok(PathElement::Value(v.clone())),
+        },
+    }
+}
+
+/// Path elements of all items, or `None` if the list is atomic or has an
+/// item that cannot be keyed.
+fn item_elements(info: &ListInfo<'_>, items: &[Value]) -> Option<Vec<PathElement>> {
+    if info.list_type == ListType::Atomic {
+        return None;
+    }
+    items.iter().map(|i| item_element(info, i).ok()).collect()
+}
+
+fn with(path: &[PathElement], pe: &PathElement) -> Vec<PathElement> {
+    let mut p = path.to_vec();
+    p.push(pe.clone());
+    p
+}
+
+/// Checks an applied configuration the way structured-merge-diff validates
+/// it: associative list items must be keyable and unique.
+pub(crate) fn validate_config(node: Node<'_>, v: &Value) -> Result<(), String> {
+    let mut errors = Vec::new();
+    validate_walk(node, v, &mut Vec::new(), &mut errors);
+    match errors.len() {
+        0 => Ok(()),
+        1 => Ok(()).and(Err(errors.remove(0))),
+        _ => {
+            let mut msg = "errors:".to_string();
+            for e in errors {
+                msg.push_str("\n  ");
+                msg.push_str(&e);
+            }
+            Err(msg)
+        }
+    }
+}
+
+fn validate_walk(node: Node<'_>, v: &Value, path: &mut Vec<PathElement>, errors: &mut Vec<String>) {
+    let prefix = |path: &[PathElement]| {
+        if path.is_empty() {
+            String::new()
+        } else {
+            format!("{}: ", PathDisplay(path))
+        }
+    };
+    match (shape_of(node, v, None), v) {
+        (Shape::List(info), Value::Array(items)) => {
+            if info.list_type == ListType::Atomic {
+                return;
+            }
+            let mut seen = BTreeSet::new();
+            for (i, item) in items.iter().enumerate() {
+                match item_element(&info, item) {
+                    Err(e) => errors.push(format!("{}element {i}: {e}", prefix(path))),
+                    Ok(pe) => {
+                        if seen.contains(&pe) {
+                            errors.push(format!("{}duplicate entries for key {pe}", prefix(path)));
+                            continue;
+                        }
+                        path.push(pe.clone());
+                        validate_walk(info.element, item, path, errors);
+                        path.pop();
+                        seen.insert(pe);
+                    }
+                }
+            }
+        }
+        (Shape::Map(mt), Value::Object(m)) => {
+            if mt.atomic {
+                return;
+            }
+            for (k, child) in m {
+                path.push(PathElement::Field(k.clone()));
+                validate_walk(mt.field(k), child, path, errors);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The fields `v` sets (`ToFieldSet`).
+pub(crate) fn to_field_set(node: Node<'_>, v: &Value) -> Set {
+    let mut set = Set::new();
+    field_set_walk(node, v, &mut Vec::new(), &mut set);
+    set
+}
+
+fn field_set_walk(node: Node<'_>, v: &Value, path: &mut Vec<PathElement>, set: &mut Set) {
+    match (shape_of(node, v, None), v) {
+        (Shape::List(info), Value::Array(items)) => {
+            let Some(pes) = item_elements(&info, items) else {
+                set.insert(path);
+                return;
+            };
+            let mut seen = BTreeSet::new();
+            let mut duplicates = BTreeSet::new();
+            for pe in &pes {
+                if seen.contains(pe) {
+                    if duplicates.insert(pe.clone()) {
+                        set.insert(&with(path, pe));
+                    }
+                } else {
+                    seen.insert(pe.clone());
+                }
+            }
+            for (pe, item) in pes.iter().zip(items) {
+                if duplicates.contains(pe) {
+                    continue;
+                }
+                path.push(pe.clone());
+                field_set_walk(info.element, item, path, set);
+                set.insert(path);
+                path.pop();
+            }
+        }
+        (Shape::Map(mt), Value::Object(m)) => {
+            if mt.atomic {
+                set.insert(path);
+                return;
+            }
+            for (k, child) in m {
+                path.push(PathElement::Field(k.clone()));
+                field_set_walk(mt.field(k), child, path, set);
+                let empty = child.is_null() || child.as_object().is_some_and(Map::is_empty);
+                if empty || !mt.is_named_field(k) {
+                    set.insert(path);
+                }
+                path.pop();
+            }
+        }
+        _ => set.insert(path),
+    }
+}
+
+/// `rhs` merged into `lhs`, `rhs` winning (`Merge`). `None` when neither
+/// side leaves anything.
+pub(crate) fn merge(node: Node<'_>, lhs: Option<&Value>, rhs: Option<&Value>) -> Option<Value> {
+    let shape = match (lhs, rhs) {
+        (_, Some(r)) => shape_of(node, r, lhs),
+        (Some(l), None) => shape_of(node, l, None),
+        (None, None) => return None,
+    };
+    let leaf = || rhs.or(lhs).cloned();
+    match shape {
+        Shape::Scalar => leaf(),
+        Shape::List(info) => {
+            let l = lhs.and_then(Value::as_array);
+            let r = rhs.and_then(Value::as_array);
+            let empty = l.is_none_or(Vec::is_empty) && r.is_none_or(Vec::is_empty);
+            if empty {
+                return leaf();
+            }
+            let lp = match l {
+                Some(items) => item_elements(&info, items),
+                None => Some(Vec::new()),
+            };
+            let rp = match r {
+                Some(items) => item_elements(&info, items),
+                None => Some(Vec::new()),
+            };
+            let (Some(lp), Some(rp)) = (lp, rp) else {
+                return leaf();
+            };
+            let out = merge_list_items(
+                &info,
+                l.map_or(&[][..], Vec::as_slice),
+                &lp,
+                r.map_or(&[][..], Vec::as_slice),
+                &rp,
+            );
+            (!out.is_empty()).then_some(Value::Array(out))
+        }
+        Shape::Map(mt) => {
+            let l = lhs.and_then(Value::as_object);
+            let r = rhs.and_then(Value::as_object);
+            let empty = l.is_none_or(Map::is_empty) && r.is_none_or(Map::is_empty);
+            if mt.atomic || empty {
+                return leaf();
+            }
+            let mut out = Map::new();
+            let keys = l.into_iter().flat_map(Map::keys).chain(
+                r.into_iter()
+                    .flat_map(Map::keys)
+                    .filter(|k| l.is_none_or(|l| !l.contains_key(*k))),
+            );
+            for k in keys {
+                let merged = merge(
+                    mt.field(k),
+                    l.and_then(|l| l.get(k)),
+                    r.and_then(|r| r.get(k)),
+                );
+                if let Some(v) = merged {
+                    out.insert(k.clone(), v);
+                }
+            }
+            (!out.is_empty()).then_some(Value::Object(out))
+        }
+    }
+}
+
+/// `visitListItems` of the merging walker: items keep the live order, new
+/// items go where the configuration puts them relative to shared ones.
+fn merge_list_items(
+    info: &ListInfo<'_>,
+    lhs: &[Value],
+    lhs_pes: &[PathElement],
+    rhs: &[Value],
+    rhs_pes: &[PathElement],
+) -> Vec<Value> {
+    let mut observed_rhs: BTreeMap<&PathElement, &Value> = BTreeMap::new();
+    for (pe, item) in rhs_pes.iter().zip(rhs) {
+        observed_rhs.entry(pe).or_insert(item);
+    }
+    // Live duplicates are not merged with the configuration: they stand
+    // for `null`.
+    let mut observed_lhs: BTreeMap<&PathElement, &Value> = BTreeMap::new();
+    for (pe, item) in lhs_pes.iter().zip(lhs) {
+        observed_lhs
+            .entry(pe)
+            .and_modify(|v| *v = &NULL)
+            .or_insert(item);
+    }
+    let shared: Vec<&PathElement> = rhs_pes
+        .iter()
+        .filter(|pe| observed_lhs.contains_key(pe))
+        .collect();
+    let mut shared = shared.into_iter();
+    let mut next_shared = shared.next();
+    let mut merged_rhs: BTreeSet<&PathElement> = BTreeSet::new();
+    let mut out = Vec::new();
+    let push = |out: &mut Vec<Value>, l: Option<&Value>, r: Option<&Value>| {
+        if let Some(v) = merge(info.element, l, r) {
+            out.push(v);
+        }
+    };
+    let (mut li, mut ri) = (0, 0);
+    while li < lhs_pes.len() || ri < rhs_pes.len() {
+        if li < lhs_pes.len() && ri < rhs_pes.len() {
+            let pe = &lhs_pes[li];
+            if *pe == rhs_pes[ri] {
+                merged_rhs.insert(pe);
+                push(
+                    &mut out,
+                    observed_lhs.get(pe).copied(),
+                    observed_rhs.get(pe).copied(),
+                );
+                li += 1;
+                ri += 1;
+                next_shared = shared.next();
+                continue;
+            }
+            if observed_rhs.contains_key(pe) && next_shared.is_some_and(|n| n != pe) {
+                li += 1;
+                continue;
+            }
+        }
+        if li < lhs_pes.len() {
+            let pe = &lhs_pes[li];
+            if !observed_rhs.contains_key(pe) {
+                push(&mut out, Some(&lhs[li]), None);
+                li += 1;
+                continue;
+            } else if merged_rhs.contains(pe) {
+                li += 1;
+            }
+        }
+        if ri < rhs_pes.len() {
+            let pe = &rhs_pes[ri];
+            merged_rhs.insert(pe);
+            push(
+                &mut out,
+                observed_lhs.get(pe).copied(),
+                observed_rhs.get(pe).copied(),
+            );
+            ri += 1;
+            if next_shared.is_some_and(|n| n == pe) {
+                next_shared = shared.next();
+            }
+        }
+    }
+    out
+}
+
+/// What changed from `lhs` to `rhs`.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Comparison {
+    /// Fields present before and gone now.
+    pub(crate) removed: Set,
+    /// Fields whose value changed.
+    pub(crate) modified: Set,
+    /// Fields absent before and present now.
+    pub(crate) added: Set,
+}
+
+impl Comparison {
+    /// Whether nothing changed.
+    #[cfg(test)]
+    pub(crate) fn is_same(&self) -> bool {
+        self.removed.is_empty() && self.modified.is_empty() && self.added.is_empty()
+    }
+
+    /// The comparison without `fields` and everything below them.
+    pub(crate) fn exclude(self, fields: &Set) -> Comparison {
+        Comparison {
+            removed: self.removed.recursive_difference(fields),
+            modified: self.modified.recursive_difference(fields),
+            added: self.added.recursive_difference(fields),
+        }
+    }
+}
+
+/// Compares two values (`Compare`).
+pub(crate) fn compare(node: Node<'_>, lhs: &Value, rhs: &Value) -> Comparison {
+    let mut c = Comparison::default();
+    compare_walk(node, &mut Vec::new(), Some(lhs), Some(rhs), &mut c);
+    c
+}
+
+fn compare_walk(
+    node: Node<'_>,
+    path: &mut Vec<PathElement>,
+    lhs: Option<&Value>,
+    rhs: Option<&Value>,
+    out: &mut Comparison,
+) {
+    let ls = lhs.map(|l| shape_of(node, l, rhs));
+    let rs = rhs.map(|r| shape_of(node, r, lhs));
+    let mut in_leaf = false;
+    match (ls, rs) {
+        (None, None) => return,
+        (Some(a), Some(b)) if a.kind() != b.kind() => {
+            let mut other_leaf = false;
+            compare_shape(a, path, lhs, rhs, &mut other_leaf, out);
+            compare_shape(b, path, lhs, rhs, &mut in_leaf, out);
+        }
+        (_, Some(s)) | (Some(s), None) => compare_shape(s, path, lhs, rhs, &mut in_leaf, out),
+    }
+    if !in_leaf {
+        if lhs.is_none() {
+            out.added.insert(path);
+        } else if rhs.is_none() {
+            out.removed.insert(path);
+        }
+    }
+}
+
+fn compare_leaf(
+    path: &[PathElement],
+    lhs: Option<&Value>,
+    rhs: Option<&Value>,
+    in_leaf: &mut bool,
+    out: &mut Comparison,
+) {
+    if *in_leaf {
+        return;
+    }
+    *in_leaf = true;
+    match (lhs, rhs) {
+        (None, _) => out.added.insert(path),
+        (_, None) => out.removed.insert(path),
+        (Some(l), Some(r)) => {
+            if !values_equal(l, r) {
+                out.modified.insert(path);
+            }
+        }
+    }
+}
+
+fn compare_shape(
+    shape: Shape<'_>,
+    path: &mut Vec<PathElement>,
+    lhs: Option<&Value>,
+    rhs: Option<&Value>,
+    in_leaf: &mut bool,
+    out: &mut Comparison,
+) {
+    match shape {
+        Shape::Scalar => compare_leaf(path, lhs, rhs, in_leaf, out),
+        Shape::List(info) => {
+            let l = lhs.and_then(Value::as_array);
+            let r = rhs.and_then(Value::as_array);
+            let empty = l.is_none_or(Vec::is_empty) && r.is_none_or(Vec::is_empty);
+            if empty {
+                return compare_leaf(path, lhs, rhs, in_leaf, out);
+            }
+            let lp = l.map_or(Some(Vec::new()), |items| item_elements(&info, items));
+            let rp = r.map_or(Some(Vec::new()), |items| item_elements(&info, items));
+            let (Some(lp), Some(rp)) = (lp, rp) else {
+                return compare_leaf(path, lhs, rhs, in_leaf, out);
+            };
+            compare_list_items(
+                &info,
+                path,
+                l.map_or(&[][..], Vec::as_slice),
+                &lp,
+                r.map_or(&[][..], Vec::as_slice),
+                &rp,
+                out,
+            );
+        }
+        Shape::Map(mt) => {
+            let l = lhs.and_then(Value::as_object);
+            let r = rhs.and_then(Value::as_object);
+            let empty = l.is_none_or(Map::is_empty) && r.is_none_or(Map::is_empty);
+            if mt.atomic || empty {
+                return compare_leaf(path, lhs, rhs, in_leaf, out);
+            }
+            let keys: BTreeSet<&String> = l
+                .into_iter()
+                .flat_map(Map::keys)
+                .chain(r.into_iter().flat_map(Map::keys))
+                .collect();
+            for k in keys {
+                path.push(PathElement::Field(k.clone()));
+                compare_walk(
+                    mt.field(k),
+                    path,
+                    l.and_then(|l| l.get(k)),
+                    r.and_then(|r| r.get(k)),
+                    out,
+                );
+                path.pop();
+            }
+        }
+    }
+}
+
+fn compare_list_items(
+    info: &ListInfo<'_>,
+    path: &mut Vec<PathElement>,
+    lhs: &[Value],
+    lhs_pes: &[PathElement],
+    rhs: &[Value],
+    rhs_pes: &[PathElement],
+    out: &mut Comparison,
+) {
+    let mut order: Vec<&PathElement> = Vec::new();
+    let mut l_values: BTreeMap<&PathElement, Vec<&Value>> = BTreeMap::new();
+    for (pe, item) in lhs_pes.iter().zip(lhs) {
+        let e = l_values.entry(pe).or_default();
+        if e.is_empty() {
+            order.push(pe);
+        }
+        e.push(item);
+    }
+    let mut r_values: BTreeMap<&PathElement, Vec<&Value>> = BTreeMap::new();
+    for (pe, item) in rhs_pes.iter().zip(rhs) {
+        let e = r_values.entry(pe).or_default();
+        if e.is_empty() && !l_values.contains_key(pe) {
+            order.push(pe);
+        }
+        e.push(item);
+    }
+    for pe in order {
+        let l = l_values.get(pe).map_or(&[][..], Vec::as_slice);
+        let r = r_values.get(pe).map_or(&[][..], Vec::as_slice);
+        path.push(pe.clone());
+        match (l.len(), r.len()) {
+            (0, 0) => {}
+            (0 | 1, 0 | 1) => {
+                compare_walk(
+                    info.element,
+                    path,
+                    l.first().copied(),
+                    r.first().copied(),
+                    out,
+                );
+            }
+            (ln, rn) if ln >= 2 && rn >= 2 => {
+                let equal = ln == rn && l.iter().zip(r).all(|(a, b)| values_equal(a, b));
+                if !equal {
+                    out.modified.insert(path);
+                }
+            }
+            (ln, _) if ln >= 2 => {
+                if let Some(first) = r.first() {
+                    compare_walk(info.element, path, None, Some(first), out);
+                }
+                out.removed.insert(path);
+            }
+            _ => {
+                if let Some(first) = l.first() {
+                    compare_walk(info.element, path, Some(first), None, out);
+                }
+                out.added.insert(path);
+            }
+        }
+        path.pop();
+    }
+}
+
+/// `v` without the fields in `remove` (`RemoveItems`). `None` when nothing
+/// is left of a collection.
+pub(crate) fn remove_items(node: Node<'_>, v: &Value, remove: &Set) -> Option<Value> {
+    match (shape_of(node, v, None), v) {
+        (Shape::List(info), Value::Array(items)) => {
+            let pes = item_elements(&info, items)?;
+            let mut out = Vec::new();
+            for (pe, item) in pes.iter().zip(items) {
+                if remove.has(std::slice::from_ref(pe)) {
+                    continue;
+                }
+                match remove.with_prefix(pe) {
+                    Some(sub) => {
+                        if let Some(kept) = remove_items(info.element, item, sub) {
+                            out.push(kept);
+                        }
+                    }
+                    None => out.push(item.clone()),
+                }
+            }
+            (!out.is_empty()).then_some(Value::Array(out))
+        }
+        (Shape::Map(mt), Value::Object(m)) => {
+            if mt.atomic || m.is_empty() {
+                return None;
+            }
+            let mut out = Map::new();
+            for (k, child) in m {
+                let pe = PathElement::Field(k.clone());
+                if remove.has_member(&pe) {
+                    continue;
+                }
+                match remove.with_prefix(&pe) {
+                    Some(sub) => {
+                        if let Some(kept) = remove_items(mt.field(k), child, sub) {
+                            out.insert(k.clone(), kept);
+                        }
+                    }
+                    None => {
+                        out.insert(k.clone(), child.clone());
+                    }
+                }
+            }
+            (!out.is_empty()).then_some(Value::Object(out))
+        }
+        _ => Some(v.clone()),
+    }
+}
+
+/// The set plus every named field that has members below it
+/// (`EnsureNamedFieldsAreMembers`).
+pub(crate) fn ensure_named_fields_are_members(node: Node<'_>, set: &Set) -> Set {
+    let mut out = Set::new();
+    ensure_walk(node, set, &mut Vec::new(), &mut out);
+    out
+}
+
+fn ensure_walk(node: Node<'_>, set: &Set, path: &mut Vec<PathElement>, out: &mut Set) {
+    let map = node.map();
+    let list = node.list();
+    for pe in set.members() {
+        out.insert(&with(path, pe));
+    }
+    for (pe, child) in set.children() {
+        let child_node = match pe {
+            PathElement::Field(name) => match map {
+                Some(mt) => {
+                    if mt.is_named_field(name) {
+                        out.insert(&with(path, pe));
+                    }
+                    mt.field(name)
+                }
+                None => Node::Nothing,
+            },
+            PathElement::Key(_) => list.as_ref().map_or(Node::Nothing, |l| l.element),
+            _ => Node::Nothing,
+        };
+        path.push(pe.clone());
+        ensure_walk(child_node, child, path, out);
+        path.pop();
+    }
+}
+
+/// Adjusts a field set to schema changes since it was recorded: fields
+/// owned below what is now an atomic list or map collapse into the atomic
+/// field (`ReconcileFieldSetWithSchema`). `None` if nothing changes.
+pub(crate) fn reconcile_with_schema(node: Node<'_>, set: &Set) -> Option<Set> {
+    let mut to_remove = Set::new();
+    reconcile_walk(node, Some(set), false, &mut Vec::new(), &mut to_remove);
+    if to_remove.is_empty() {
+        return None;
+    }
+    Some(set.recursive_difference(&to_remove).union(&to_remove))
+}
+
+fn reconcile_walk(
+    node: Node<'_>,
+    set: Option<&Set>,
+    is_atomic: bool,
+    path: &mut Vec<PathElement>,
+    to_remove: &mut Set,
+) {
+    // Without a value, structured-merge-diff resolves a node to its map
+    // aspect first, then scalar, then list.
+    if let Some(mt) = node.map() {
+        if node.is_deduced_map() {
+            return;
+        }
+        if !is_atomic && mt.atomic {
+            if set.is_some_and(|s| !s.is_empty()) {
+                to_remove.insert(path);
+            }
+            return;
+        }
+        if let Some(set) = set {
+            reconcile_items(set, path, to_remove, |pe| match pe {
+                PathElement::Field(name) => mt.field(name),
+                _ => mt.element(),
+            });
+        }
+    } else if node.scalar() {
+    } else if let Some(info) = node.list() {
+        if !is_atomic && info.list_type == ListType::Atomic {
+            to_remove.insert(path);
+            return;
+        }
+        if let Some(set) = set {
+            reconcile_items(set, path, to_remove, |_| info.element);
+        }
+    }
+}
+
+fn reconcile_items<'s>(
+    set: &Set,
+    path: &mut Vec<PathElement>,
+    to_remove: &mut Set,
+    child_node: impl Fn(&PathElement) -> Node<'s>,
+) {
+    let mut visit = |pe: &PathElement, is_member: bool| {
+        let children = set.with_prefix(pe);
+        let atomic = is_member && children.is_none();
+        path.push(pe.clone());
+        reconcile_walk(child_node(pe), children, atomic, path, to_remove);
+        path.pop();
+    };
+    for (pe, _) in set.children() {
+        if !set.has_member(pe) {
+            visit(pe, false);
+        }
+    }
+    for pe in set.members() {
+        visit(pe, true);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "replicas": {"type": "integer"},
+                "list": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name"],
+                    "items": {"type": "object", "properties": {
+                        "name": {"type": "string"}, "v": {"type": "integer"}
+                    }}
+                },
+                "set": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                "atomic": {"type": "array", "items": {"type": "string"}},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+            }
+        })
+    }
+
+    fn fields(node: Node<'_>, v: &Value) -> Value {
+        to_field_set(node, v).to_fields_v1()
+    }
+
+    #[test]
+    fn field_set_of_an_object() {
+        let s = schema();
+        let obj = json!({
+            "apiVersion": "a/v1", "kind": "K",
+            "metadata": {"name": "x", "labels": {"app": "y"}, "finalizers": ["f"]},
+            "spec": {"replicas": 1, "list": [{"name": "a", "v": 1}], "set": ["x"],
+                     "atomic": ["p"], "free": {"deep": {"k": 1}}}
+        });
+        assert_eq!(
+            fields(Node::root(&s), &obj),
+            json!({
+                "f:apiVersion": {}, "f:kind": {},
+                "f:metadata": {"f:finalizers": {"v:\"f\"": {}}, "f:labels": {"f:app": {}}, "f:name": {}},
+                "f:spec": {
+                    "f:atomic": {},
+                    "f:free": {"f:deep": {".": {}, "f:k": {}}},
+                    "f:list": {"k:{\"name\":\"a\"}": {".": {}, "f:name": {}, "f:v": {}}},
+                    "f:replicas": {},
+                    "f:set": {"v:\"x\"": {}}
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn merge_associative_list_keeps_live_order() {
+        let s = schema();
+        let n = Node::Schema(&s);
+        let live = json!({"list": [{"name": "a", "v": 1}, {"name": "b", "v": 2}]});
+        let cfg = json!({"list": [{"name": "c", "v": 3}, {"name": "a", "v": 9}]});
+        let merged = merge(n, Some(&live), Some(&cfg)).unwrap();
+        assert_eq!(
+            merged,
+            json!({"list": [{"name": "c", "v": 3}, {"name": "a", "v": 9}, {"name": "b", "v": 2}]})
+        );
+        let cfg = json!({"atomic": ["z"], "set": ["b", "a"]});
+        let live = json!({"atomic": ["x", "y"], "set": ["a", "c"]});
+        let merged = merge(n, Some(&live), Some(&cfg)).unwrap();
+        assert_eq!(merged, json!({"atomic": ["z"], "set": ["b", "a", "c"]}));
+    }
+
+    #[test]
+    fn compare_reports_changes() {
+        let s = schema();
+        let n = Node::Schema(&s);
+        let a = json!({"replicas": 1, "list": [{"name": "a", "v": 1}], "set": ["x"]});
+        let b =
+            json!({"replicas": 2, "list": [{"name": "a", "v": 1}, {"name": "b"}], "atomic": []});
+        let c = compare(n, &a, &b);
+        assert_eq!(c.modified.to_fields_v1(), json!({"f:replicas": {}}));
+        assert_eq!(
+            c.added.to_fields_v1(),
+            json!({"f:atomic": {}, "f:list": {"k:{\"name\":\"b\"}": {".": {}, "f:name": {}}}})
+        );
+        assert_eq!(
+            c.removed.to_fields_v1(),
+            json!({"f:set": {".": {}, "v:\"x\"": {}}})
+        );
+        assert!(compare(n, &a, &a).is_same());
+        assert!(compare(n, &json!({"replicas": 1}), &json!({"replicas": 1.0})).is_same());
+    }
+
+    #[test]
+    fn remove_items_drops_emptied_collections() {
+        let s = schema();
+        let n = Node::Schema(&s);
+        let v =
+            json!({"replicas": 1, "list": [{"name": "a"}, {"name": "b", "v": 2}], "set": ["x"]});
+        let rm = Set::from_fields_v1(&json!({
+            "f:list": {"k:{\"name\":\"a\"}": {}, "k:{\"name\":\"b\"}": {"f:v": {}}},
+            "f:set": {"v:\"x\"": {}}
+        }))
+        .unwrap();
+        assert_eq!(
+            remove_items(n, &v, &rm).unwrap(),
+            json!({"replicas": 1, "list": [{"name": "b"}]})
+        );
+    }
+
+    #[test]
+    fn invalid_configs() {
+        let s = schema();
+        let n = Node::Schema(&s);
+        assert_eq!(
+            validate_config(n, &json!({"list": [{"name": "a"}, {"name": "a"}]})).unwrap_err(),
+            ".list: duplicate entries for key [name=\"a\"]"
+        );
+        let e = validate_config(n, &json!({"list": [{"v": 1}], "set": [{"a": 1}]})).unwrap_err();
+        assert!(e.starts_with("errors:\n  .list: element 0: associative list with keys has an element that omits all key fields [\"name\"]"), "{e}");
+        assert!(e.contains(
+            ".set: element 0: associative list without keys has an element that's a map type"
+        ));
+        assert!(validate_config(n, &json!({"list": [{"name": "a"}], "set": ["a", 1]})).is_ok());
+    }
+
+    #[test]
+    fn live_duplicates_are_tolerated() {
+        let s = schema();
+        let n = Node::Schema(&s);
+        let live = json!({"list": [{"name": "a", "v": 1}, {"name": "a", "v": 2}]});
+        assert_eq!(
+            fields(n, &live),
+            json!({"f:list": {"k:{\"name\":\"a\"}": {}}})
+        );
+        let merged = merge(
+            n,
+            Some(&live),
+            Some(&json!({"list": [{"name": "a", "v": 3}]})),
+        )
+        .unwrap();
+        assert_eq!(merged, json!({"list": [{"name": "a", "v": 3}]}));
+        // An unkeyable live list is atomic.
+        let bad = json!({"list": [{"v": 1}]});
+        assert_eq!(fields(n, &bad), json!({"f:list": {}}));
+    }
+
+    #[test]
+    fn reconcile_collapses_into_atomic() {
+        let s = schema();
+        let n = Node::Schema(&s);
+        let set =
+            Set::from_fields_v1(&json!({"f:atomic": {"v:\"x\"": {}}, "f:replicas": {}})).unwrap();
+        let r = reconcile_with_schema(n, &set).unwrap();
+        assert_eq!(r.to_fields_v1(), json!({"f:atomic": {}, "f:replicas": {}}));
+        let ok =
+            Set::from_fields_v1(&json!({"f:atomic": {}, "f:list": {"k:{\"name\":\"a\"}": {}}}))
+                .unwrap();
+        assert!(reconcile_with_schema(n, &ok).is_none());
+    }
+}

@@ -1,0 +1,291 @@
+//! What a request asks for, computed the way kube-apiserver's RequestInfo
+//! does (`k8s.io/apiserver/pkg/endpoints/request/requestinfo.go`): the route
+//! (health, version, discovery, OpenAPI or a resource) and, for resources,
+//! group, version, namespace, resource, name, subresource and verb.
+
+use std::collections::HashMap;
+
+use http::Method;
+
+/// A parsed request target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// `/healthz`, `/livez`, `/readyz` and their `/<check>` sub-paths.
+    Health {
+        /// `healthz`, `livez` or `readyz`.
+        endpoint: String,
+        /// A single named check, if asked for.
+        check: Option<String>,
+    },
+    /// `/version`.
+    Version,
+    /// `/apis`.
+    Apis,
+    /// `/apis/<group>`.
+    Group(String),
+    /// `/apis/<group>/<version>`.
+    GroupVersion(String, String),
+    /// `/openapi/v2`.
+    OpenApiV2,
+    /// `/openapi/v3`.
+    OpenApiV3Root,
+    /// `/openapi/v3/apis/<group>/<version>`.
+    OpenApiV3(String, String),
+    /// A resource request.
+    Resource(ResourceRequest),
+    /// Anything else.
+    NotFound,
+}
+
+/// The verbs of resource requests, as authorization sees them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    /// GET with a name.
+    Get,
+    /// GET without a name.
+    List,
+    /// GET with `watch=true`.
+    Watch,
+    /// POST.
+    Create,
+    /// PUT.
+    Update,
+    /// PATCH.
+    Patch,
+    /// DELETE with a name.
+    Delete,
+    /// DELETE without a name.
+    DeleteCollection,
+}
+
+impl Verb {
+    /// The verb's name in RBAC and discovery.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "get",
+            Verb::List => "list",
+            Verb::Watch => "watch",
+            Verb::Create => "create",
+            Verb::Update => "update",
+            Verb::Patch => "patch",
+            Verb::Delete => "delete",
+            Verb::DeleteCollection => "deletecollection",
+        }
+    }
+}
+
+/// A request for a resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceRequest {
+    /// API group.
+    pub group: String,
+    /// API version.
+    pub version: String,
+    /// Namespace, when namespaced.
+    pub namespace: Option<String>,
+    /// Plural resource name.
+    pub resource: String,
+    /// Object name.
+    pub name: Option<String>,
+    /// Subresource (`status`).
+    pub subresource: Option<String>,
+    /// The verb.
+    pub verb: Verb,
+}
+
+/// Decoded query parameters (last value wins, as Go's `Query().Get`).
+pub type Query = HashMap<String, String>;
+
+/// Decodes a query string.
+pub fn parse_query(query: Option<&str>) -> Query {
+    let mut out = HashMap::new();
+    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        out.insert(percent_decode(k), percent_decode(v));
+    }
+    out
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
+                    .ok()
+                    .and_then(|h| u8::from_str_radix(h, 16).ok());
+                match hex {
+                    Some(b) => {
+                        out.push(b);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Whether a query flag is true the way kube-apiserver reads it (`true`, `1`).
+pub fn flag(query: &Query, key: &str) -> bool {
+    matches!(query.get(key).map(String::as_str), Some("true" | "1"))
+}
+
+/// Routes a request.
+pub fn route(method: &Method, path: &str, query: &Query) -> Route {
+    let parts: Vec<&str> = path
+        .trim_matches('/')
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .collect();
+    match parts.as_slice() {
+        [endpoint @ ("healthz" | "livez" | "readyz")] => Route::Health {
+            endpoint: (*endpoint).to_owned(),
+            check: None,
+        },
+        [endpoint @ ("healthz" | "livez" | "readyz"), check] => Route::Health {
+            endpoint: (*endpoint).to_owned(),
+            check: Some((*check).to_owned()),
+        },
+        ["version"] => Route::Version,
+        ["apis"] => Route::Apis,
+        ["apis", group] => Route::Group((*group).to_owned()),
+        ["apis", group, version] => Route::GroupVersion((*group).to_owned(), (*version).to_owned()),
+        ["openapi", "v2"] => Route::OpenApiV2,
+        ["openapi", "v3"] => Route::OpenApiV3Root,
+        ["openapi", "v3", "apis", group, version] => {
+            Route::OpenApiV3((*group).to_owned(), (*version).to_owned())
+        }
+        ["apis", group, version, rest @ ..] => {
+            resource_request(method, group, version, rest, query)
+                .map_or(Route::NotFound, Route::Resource)
+        }
+        _ => Route::NotFound,
+    }
+}
+
+fn resource_request(
+    method: &Method,
+    group: &str,
+    version: &str,
+    rest: &[&str],
+    query: &Query,
+) -> Option<ResourceRequest> {
+    let mut rest = rest.to_vec();
+    let mut watch_path = false;
+    if rest.first() == Some(&"watch") {
+        watch_path = true;
+        rest.remove(0);
+    }
+    let (namespace, rest) = match rest.as_slice() {
+        ["namespaces", ns, tail @ ..] if !tail.is_empty() => {
+            (Some((*ns).to_owned()), tail.to_vec())
+        }
+        _ => (None, rest),
+    };
+    let (resource, name, subresource) = match rest.as_slice() {
+        [resource] => ((*resource).to_owned(), None, None),
+        [resource, name] => ((*resource).to_owned(), Some((*name).to_owned()), None),
+        [resource, name, sub] => (
+            (*resource).to_owned(),
+            Some((*name).to_owned()),
+            Some((*sub).to_owned()),
+        ),
+        _ => return None,
+    };
+    let watch = watch_path || flag(query, "watch");
+    let verb = match *method {
+        Method::GET | Method::HEAD if watch => Verb::Watch,
+        Method::GET | Method::HEAD if name.is_some() => Verb::Get,
+        Method::GET | Method::HEAD => Verb::List,
+        Method::POST => Verb::Create,
+        Method::PUT => Verb::Update,
+        Method::PATCH => Verb::Patch,
+        Method::DELETE if name.is_some() => Verb::Delete,
+        Method::DELETE => Verb::DeleteCollection,
+        _ => return None,
+    };
+    Some(ResourceRequest {
+        group: group.to_owned(),
+        version: version.to_owned(),
+        namespace,
+        resource,
+        name,
+        subresource,
+        verb,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(method: Method, path: &str, q: &str) -> Route {
+        route(&method, path, &parse_query(Some(q)))
+    }
+
+    #[test]
+    fn resource_routes_and_verbs() {
+        let g = "/apis/apps.cozystack.io/v1alpha1";
+        let Route::Resource(req) = r(Method::GET, &format!("{g}/namespaces/a/postgreses/db"), "")
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (req.verb, req.namespace.as_deref(), req.name.as_deref()),
+            (Verb::Get, Some("a"), Some("db"))
+        );
+        let Route::Resource(req) = r(Method::GET, &format!("{g}/postgreses"), "watch=1") else {
+            panic!()
+        };
+        assert_eq!((req.verb, req.namespace), (Verb::Watch, None));
+        let Route::Resource(req) = r(
+            Method::GET,
+            &format!("{g}/watch/namespaces/a/postgreses"),
+            "",
+        ) else {
+            panic!()
+        };
+        assert_eq!(req.verb, Verb::Watch);
+        let Route::Resource(req) = r(Method::DELETE, &format!("{g}/namespaces/a/postgreses"), "")
+        else {
+            panic!()
+        };
+        assert_eq!(req.verb, Verb::DeleteCollection);
+        let Route::Resource(req) = r(
+            Method::GET,
+            &format!("{g}/namespaces/a/postgreses/db/status"),
+            "",
+        ) else {
+            panic!()
+        };
+        assert_eq!(req.subresource.as_deref(), Some("status"));
+        assert_eq!(
+            r(Method::GET, g, ""),
+            Route::GroupVersion("apps.cozystack.io".into(), "v1alpha1".into())
+        );
+        assert_eq!(
+            r(Method::GET, "/readyz/informer-sync", ""),
+            Route::Health {
+                endpoint: "readyz".into(),
+                check: Some("informer-sync".into())
+            }
+        );
+    }
+
+    #[test]
+    fn query_decoding() {
+        let q = parse_query(Some(
+            "labelSelector=app%3Dweb%2Ctier+in+%28a%29&limit=500&x",
+        ));
+        assert_eq!(q["labelSelector"], "app=web,tier in (a)");
+        assert_eq!(q["limit"], "500");
+        assert_eq!(q["x"], "");
+    }
+}

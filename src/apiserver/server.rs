@@ -1,0 +1,568 @@
+//! The HTTPS server: rustls (TLS 1.2+; client certificates requested, not
+//! required), HTTP/1.1 and HTTP/2, a 3 MiB request body limit (413, as
+//! kube-apiserver), header-read and request timeouts, and graceful shutdown
+//! with a drain timeout (watch streams are ended first).
+//!
+//! Endpoints: `/healthz`, `/livez`, `/readyz` (named checks, `?verbose`,
+//! `?exclude=`), `/version`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>`
+//! (aggregated discovery v2 with ETag/304), `/openapi/v2`, `/openapi/v3`,
+//! `/openapi/v3/apis/<g>/<v>`, and every resource path of the served kinds.
+//!
+//! Authentication until delegated auth lands: in standalone mode a client
+//! certificate signed by the server's own CA; in cluster mode the aggregator's
+//! front-proxy certificate (verified against the requestheader CA, CN in the
+//! allowed names). Health paths are anonymous; nothing else is.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use super::handlers::{self, ApiState};
+use super::request::{self, Route};
+use super::response::{self, Body};
+use super::status::ApiError;
+use super::{discovery, openapi};
+
+/// The handlers honour `fieldValidation`, so the documents declare it (and
+/// kubectl validates on the server instead of fetching protobuf OpenAPI v2).
+const OPENAPI: openapi::OpenApiOptions = openapi::OpenApiOptions {
+    field_validation: true,
+};
+
+/// kube-apiserver's request body limit.
+pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+/// Time allowed for a client to send its request headers.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Limit on non-watch requests.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Who may call the server.
+#[derive(Debug, Clone)]
+pub enum AuthMode {
+    /// Clients with a certificate signed by this CA (standalone mode).
+    ClientCertificate,
+    /// The aggregator's front-proxy certificate: chained to the requestheader CA with a CN in these names
+    /// (empty: any CN).
+    FrontProxy {
+        /// `requestheader-allowed-names`.
+        allowed_names: Vec<String>,
+    },
+}
+
+/// What the server needs to run.
+pub struct ServerConfig {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// Serving certificate chain, PEM.
+    pub cert_pem: String,
+    /// Serving key, PEM.
+    pub key_pem: String,
+    /// The CA client certificates must chain to, PEM.
+    pub client_ca_pem: String,
+    /// How clients are authenticated.
+    pub auth: AuthMode,
+    /// Handlers' state.
+    pub state: ApiState,
+}
+
+/// Server start-up failures.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The TLS material is unusable.
+    #[error("TLS configuration: {0}")]
+    Tls(String),
+    /// The address is taken or not ours.
+    #[error("listen on {addr}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A running server.
+pub struct RunningServer {
+    /// The bound address (the real port when 0 was asked for).
+    pub local_addr: SocketAddr,
+    shutdown: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RunningServer {
+    /// Stops accepting, ends watches, and waits up to `drain` for requests in flight.
+    pub async fn shutdown(self, drain: Duration) {
+        let _ = self.shutdown.send(true);
+        if tokio::time::timeout(drain + Duration::from_secs(1), self.task)
+            .await
+            .is_err()
+        {
+            tracing::warn!("server did not drain within {drain:?}");
+        }
+    }
+}
+
+struct Shared {
+    state: ApiState,
+    auth: AuthMode,
+    shutdown: watch::Receiver<bool>,
+}
+
+/// Binds and starts serving.
+pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
+    let tls = tls_config(&config)?;
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+    let listener = TcpListener::bind(config.listen)
+        .await
+        .map_err(|source| ServerError::Bind {
+            addr: config.listen,
+            source,
+        })?;
+    let local_addr = listener.local_addr().map_err(|source| ServerError::Bind {
+        addr: config.listen,
+        source,
+    })?;
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let shared = Arc::new(Shared {
+        state: config.state,
+        auth: config.auth,
+        shutdown: shutdown_rx.clone(),
+    });
+    let task = tokio::spawn(accept_loop(listener, acceptor, shared, shutdown_rx));
+    Ok(RunningServer {
+        local_addr,
+        shutdown: shutdown_tx,
+        task,
+    })
+}
+
+fn tls_config(config: &ServerConfig) -> Result<rustls::ServerConfig, ServerError> {
+    let tls_err = |e: &dyn std::fmt::Display| ServerError::Tls(e.to_string());
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(config.cert_pem.as_bytes())
+            .collect::<Result<_, _>>()
+            .map_err(|e| tls_err(&e))?;
+    let key = PrivateKeyDer::from_pem_slice(config.key_pem.as_bytes()).map_err(|e| tls_err(&e))?;
+    let mut roots = rustls::RootCertStore::empty();
+    for ca in CertificateDer::pem_slice_iter(config.client_ca_pem.as_bytes()) {
+        roots
+            .add(ca.map_err(|e| tls_err(&e))?)
+            .map_err(|e| tls_err(&e))?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        provider.clone(),
+    )
+    .allow_unauthenticated()
+    .build()
+    .map_err(|e| tls_err(&e))?;
+    let mut tls = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(|e| tls_err(&e))?
+        .with_client_cert_verifier(verifier)
+        .with_single_cert(certs, key)
+        .map_err(|e| tls_err(&e))?;
+    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(tls)
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    acceptor: tokio_rustls::TlsAcceptor,
+    shared: Arc<Shared>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    loop {
+        let (tcp, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(e) => {
+                    tracing::warn!("accept: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = shutdown.changed() => break,
+        };
+        let acceptor = acceptor.clone();
+        let shared = shared.clone();
+        let watcher = graceful.watcher();
+        tokio::spawn(async move {
+            let tls = match tokio::time::timeout(HEADER_READ_TIMEOUT, acceptor.accept(tcp)).await {
+                Ok(Ok(tls)) => tls,
+                Ok(Err(e)) => {
+                    tracing::debug!(%peer, "TLS handshake failed: {e}");
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "TLS handshake timed out");
+                    return;
+                }
+            };
+            let identity = Arc::new(identity_of(&tls, &shared.auth));
+            let service = hyper::service::service_fn(move |req| {
+                let shared = shared.clone();
+                let identity = identity.clone();
+                async move { Ok::<_, std::convert::Infallible>(serve(&shared, &identity, req).await) }
+            });
+            let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT);
+            builder
+                .http2()
+                .timer(TokioTimer::new())
+                .keep_alive_interval(Duration::from_secs(30));
+            let conn = builder
+                .serve_connection(TokioIo::new(tls), service)
+                .into_owned();
+            if let Err(e) = watcher.watch(conn).await {
+                tracing::debug!(%peer, "connection ended: {e}");
+            }
+        });
+    }
+    if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after the drain timeout; closing them");
+    }
+}
+
+/// Who is calling, as far as TLS tells.
+#[derive(Debug, Clone)]
+enum Identity {
+    /// No (or no acceptable) client certificate.
+    Anonymous,
+    /// A client certificate of our own CA (standalone).
+    Certificate(String),
+    /// The aggregator; the user comes from X-Remote-User.
+    FrontProxy,
+    /// A certificate that chains to the CA but is not acceptable.
+    Rejected(String),
+}
+
+fn identity_of(
+    tls: &tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
+    auth: &AuthMode,
+) -> Identity {
+    let Some(certs) = tls.get_ref().1.peer_certificates() else {
+        return Identity::Anonymous;
+    };
+    let Some(leaf) = certs.first() else {
+        return Identity::Anonymous;
+    };
+    let cn = x509_parser::parse_x509_certificate(leaf.as_ref())
+        .ok()
+        .and_then(|(_, cert)| {
+            cert.subject()
+                .iter_common_name()
+                .next()
+                .and_then(|cn| cn.as_str().ok().map(str::to_owned))
+        })
+        .unwrap_or_default();
+    match auth {
+        AuthMode::ClientCertificate => Identity::Certificate(cn),
+        AuthMode::FrontProxy { allowed_names }
+            if allowed_names.is_empty() || allowed_names.contains(&cn) =>
+        {
+            Identity::FrontProxy
+        }
+        AuthMode::FrontProxy { .. } => Identity::Rejected(cn),
+    }
+}
+
+async fn serve(shared: &Shared, identity: &Identity, req: Request<Incoming>) -> Response<Body> {
+    let (parts, body) = req.into_parts();
+    let query = request::parse_query(parts.uri.query());
+    let route = request::route(&parts.method, parts.uri.path(), &query);
+    if !matches!(route, Route::Health { .. }) {
+        match identity {
+            Identity::Certificate(user) => {
+                tracing::debug!(user, path = parts.uri.path(), "request")
+            }
+            Identity::FrontProxy if parts.headers.get("x-remote-user").is_some() => {}
+            Identity::FrontProxy => {
+                return response::error(&ApiError::unauthorized("front proxy sent no user"));
+            }
+            Identity::Rejected(cn) => {
+                return response::error(&ApiError::unauthorized(format!(
+                    "client certificate CN {cn:?} is not an allowed front-proxy name"
+                )));
+            }
+            Identity::Anonymous => return response::error(&ApiError::unauthorized("Unauthorized")),
+        }
+    }
+    let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            return response::error(&ApiError::too_large(format!(
+                "the request body is larger than the {MAX_BODY_BYTES}-byte limit"
+            )));
+        }
+        Err(e) => {
+            return response::error(&ApiError::bad_request(format!(
+                "reading the request body: {e}"
+            )));
+        }
+    };
+    let is_watch = matches!(&route, Route::Resource(r) if r.verb == request::Verb::Watch);
+    let work = route_request(shared, route, &parts.method, &parts.headers, &query, body);
+    let mut response = if is_watch {
+        work.await
+    } else {
+        match tokio::time::timeout(REQUEST_TIMEOUT, work).await {
+            Ok(r) => r,
+            Err(_) => response::error(&ApiError::timeout("request did not complete within 60s")),
+        }
+    };
+    if parts.method == Method::HEAD {
+        *response.body_mut() = response::full(Bytes::new());
+    }
+    response
+}
+
+async fn route_request(
+    shared: &Shared,
+    route: Route,
+    method: &Method,
+    headers: &http::HeaderMap,
+    query: &request::Query,
+    body: Bytes,
+) -> Response<Body> {
+    let state = &shared.state;
+    let snapshot = state.registry.snapshot();
+    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+    let get_only = |r: Response<Body>| {
+        if matches!(*method, Method::GET | Method::HEAD) {
+            r
+        } else {
+            response::error(&ApiError::method_not_allowed(format!(
+                "{method} is not allowed here"
+            )))
+        }
+    };
+    match route {
+        Route::Health { endpoint, check } => health(shared, &endpoint, check.as_deref(), query),
+        Route::Version => get_only(response::json(StatusCode::OK, &version_info())),
+        Route::Apis => {
+            if discovery::wants_aggregated(accept) {
+                let etag = discovery::etag(&snapshot);
+                let matches = headers
+                    .get(header::IF_NONE_MATCH)
+                    .and_then(|v| v.to_str().ok())
+                    == Some(etag.as_str());
+                let mut r = if matches {
+                    let mut r = response::text(StatusCode::NOT_MODIFIED, String::new());
+                    r.headers_mut().remove(header::CONTENT_TYPE);
+                    r
+                } else {
+                    response::json_with(
+                        StatusCode::OK,
+                        &discovery::aggregated(&snapshot),
+                        discovery::AGGREGATED_CONTENT_TYPE,
+                    )
+                };
+                if let Ok(v) = HeaderValue::from_str(&etag) {
+                    r.headers_mut().insert(header::ETAG, v);
+                }
+                r.headers_mut()
+                    .insert(header::VARY, HeaderValue::from_static("Accept"));
+                get_only(r)
+            } else {
+                get_only(response::json(
+                    StatusCode::OK,
+                    &discovery::api_group_list(&snapshot),
+                ))
+            }
+        }
+        Route::Group(group) => match discovery::api_group(&snapshot, &group) {
+            Some(doc) => get_only(response::json(StatusCode::OK, &doc)),
+            None => response::error(&not_found_path()),
+        },
+        Route::GroupVersion(group, version) => {
+            match discovery::api_resource_list(&snapshot, &group, &version) {
+                Some(doc) => get_only(response::json(StatusCode::OK, &doc)),
+                None => response::error(&not_found_path()),
+            }
+        }
+        Route::OpenApiV2 => get_only(openapi_response(
+            &openapi::v2_with(&snapshot, &OPENAPI),
+            headers,
+            None,
+        )),
+        Route::OpenApiV3Root => get_only(response::json(
+            StatusCode::OK,
+            &openapi::v3_root_with(&snapshot, &OPENAPI),
+        )),
+        Route::OpenApiV3(group, version) => {
+            match openapi::v3_group_version_with(&snapshot, &group, &version, &OPENAPI) {
+                Some(doc) => get_only(openapi_response(
+                    &doc,
+                    headers,
+                    query.get("hash").map(String::as_str),
+                )),
+                None => response::error(&not_found_path()),
+            }
+        }
+        Route::Resource(req) => {
+            handlers::handle(
+                state,
+                &req,
+                query,
+                headers,
+                method,
+                body,
+                shared.shutdown.clone(),
+            )
+            .await
+        }
+        Route::NotFound => response::error(&not_found_path()),
+    }
+}
+
+fn not_found_path() -> ApiError {
+    ApiError::not_found_route("the server could not find the requested resource")
+}
+
+/// OpenAPI documents with ETags; a matching `?hash=` is immutable. A
+/// mismatching hash gets the current document, never a redirect (the
+/// aggregator turns redirects into 502).
+fn openapi_response(doc: &Value, headers: &http::HeaderMap, hash: Option<&str>) -> Response<Body> {
+    let digest = openapi::hash_of(doc);
+    let etag = format!("\"{digest}\"");
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        == Some(etag.as_str())
+    {
+        let mut r = response::text(StatusCode::NOT_MODIFIED, String::new());
+        r.headers_mut().remove(header::CONTENT_TYPE);
+        if let Ok(v) = HeaderValue::from_str(&etag) {
+            r.headers_mut().insert(header::ETAG, v);
+        }
+        return r;
+    }
+    let mut r = response::json(StatusCode::OK, doc);
+    let h = r.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        h.insert(header::ETAG, v);
+    }
+    h.insert(header::VARY, HeaderValue::from_static("Accept"));
+    if hash == Some(digest.as_str()) {
+        h.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, immutable"),
+        );
+        h.insert(
+            header::EXPIRES,
+            HeaderValue::from_static("Fri, 01 Jan 2100 00:00:00 GMT"),
+        );
+    }
+    r
+}
+
+fn health(
+    shared: &Shared,
+    endpoint: &str,
+    only: Option<&str>,
+    query: &request::Query,
+) -> Response<Body> {
+    let state = &shared.state;
+    let snapshot = state.registry.snapshot();
+    let mut checks: Vec<(&str, Result<(), String>)> = vec![("ping", Ok(()))];
+    if endpoint == "readyz" {
+        checks.push((
+            "kinds-loaded",
+            if snapshot.kinds().is_empty() {
+                Err("no kinds loaded".to_owned())
+            } else {
+                Ok(())
+            },
+        ));
+        checks.push((
+            "watch-cache-sync",
+            if state.cache.ready() {
+                Ok(())
+            } else {
+                Err("the HelmRelease cache has not synced".to_owned())
+            },
+        ));
+        checks.push((
+            "shutdown",
+            if *shared.shutdown.borrow() {
+                Err("shutting down".to_owned())
+            } else {
+                Ok(())
+            },
+        ));
+    }
+    let excluded: Vec<&str> = query
+        .get("exclude")
+        .map(|e| e.split(',').collect())
+        .unwrap_or_default();
+    checks.retain(|(name, _)| !excluded.contains(name));
+    if let Some(only) = only {
+        return match checks.iter().find(|(name, _)| *name == only) {
+            Some((_, Ok(()))) => response::text(StatusCode::OK, "ok".to_owned()),
+            Some((_, Err(_))) => response::text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("internal server error: {only} failed"),
+            ),
+            None => response::error(&not_found_path()),
+        };
+    }
+    let healthy = checks.iter().all(|(_, r)| r.is_ok());
+    let verbose = query.contains_key("verbose");
+    if healthy && !verbose {
+        return response::text(StatusCode::OK, "ok".to_owned());
+    }
+    let mut text = String::new();
+    for (name, result) in &checks {
+        match result {
+            Ok(()) => text.push_str(&format!("[+]{name} ok\n")),
+            Err(_) => text.push_str(&format!("[-]{name} failed: reason withheld\n")),
+        }
+    }
+    if healthy {
+        text.push_str(&format!("{endpoint} check passed\n"));
+        response::text(StatusCode::OK, text)
+    } else {
+        text.push_str(&format!("{endpoint} check failed\n"));
+        response::text(StatusCode::INTERNAL_SERVER_ERROR, text)
+    }
+}
+
+fn version_info() -> Value {
+    let version = env!("CARGO_PKG_VERSION");
+    let mut parts = version.split('.');
+    json!({
+        "major": parts.next().unwrap_or("0"),
+        "minor": parts.next().unwrap_or("0"),
+        "gitVersion": format!("v{version}"),
+        "gitCommit": "",
+        "gitTreeState": "",
+        "buildDate": "",
+        "goVersion": "",
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+    })
+}

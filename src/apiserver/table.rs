@@ -1,0 +1,570 @@
+//! Server-side printing: `meta.k8s.io/v1` `Table`s for `kubectl get`, and
+//! `PartialObjectMetadata(List)` for metadata clients (the garbage collector,
+//! the namespace controller, `kubectl delete --wait`).
+//!
+//! [`build_table`] mirrors kube-apiserver's custom-resource table convertor
+//! (k8s.io/apiextensions-apiserver `registry/customresource/tableconvertor`):
+//!
+//! - the first column is `Name` (`type: string`, `format: name`), then the
+//!   kind's printer columns with their type, format, priority and
+//!   description (default `Custom resource definition column (in JSONPath
+//!   format): <path>`);
+//! - each cell takes the **first** value its [`JsonPath`] selects; a missing
+//!   value or an evaluation error gives `null`;
+//! - `string` cells are printed as client-go's JSONPath prints (maps and
+//!   arrays as JSON); `integer`, `number` and `boolean` cells keep their JSON
+//!   type when it fits and are `null` otherwise;
+//! - `date` cells are rendered **on the server** as a human-readable age
+//!   (`5m`, `3d2h`; `<invalid>` for an unparsable time, `<unknown>` for an
+//!   empty one), as upstream does with `ConvertToHumanReadableDateType`;
+//! - every column is sent whatever its priority: kubectl hides `priority > 0`
+//!   columns unless `-o wide`.
+//!
+//! Rows carry `object` per `includeObject`: `PartialObjectMetadata` by
+//! default, the whole object, or `null`.
+
+use jiff::Timestamp;
+use serde_json::{Map, Value, json};
+
+use super::jsonpath::{JsonPath, to_text};
+use super::negotiate::IncludeObject;
+use crate::kinds::definition::{PrinterColumn, ResolvedKind};
+
+/// The description kube-apiserver gives the `Name` column (ObjectMeta's
+/// `name` documentation).
+pub const NAME_COLUMN_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+
+/// How to build a table beyond the objects themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableOptions {
+    /// What each row's `object` holds.
+    pub include_object: IncludeObject,
+    /// Whether columns with `priority > 0` are included. kube-apiserver always
+    /// includes them (kubectl filters them client-side), so servers should
+    /// pass `true`; `false` drops them and their cells.
+    pub wide_columns_included: bool,
+    /// Omit `columnDefinitions` (sent as `null`), as kube-apiserver does for
+    /// every watch event after the first.
+    pub no_headers: bool,
+    /// The time ages are computed against (default: now).
+    pub now: Option<Timestamp>,
+}
+
+impl Default for TableOptions {
+    fn default() -> TableOptions {
+        TableOptions {
+            include_object: IncludeObject::Metadata,
+            wide_columns_included: true,
+            no_headers: false,
+            now: None,
+        }
+    }
+}
+
+/// Builds the `Table` for `objects` of `kind`. `list_meta` becomes the table's
+/// `metadata` (`resourceVersion`, `continue`, `remainingItemCount`, as the
+/// list carried them; `{}` or the object's `resourceVersion` for a single
+/// object).
+pub fn build_table(
+    kind: &ResolvedKind,
+    objects: &[&Value],
+    include_object: IncludeObject,
+    list_meta: Value,
+    wide_columns_included: bool,
+) -> Value {
+    build_table_with(
+        kind,
+        objects,
+        list_meta,
+        &TableOptions {
+            include_object,
+            wide_columns_included,
+            ..TableOptions::default()
+        },
+    )
+}
+
+/// [`build_table`] with every option.
+pub fn build_table_with(
+    kind: &ResolvedKind,
+    objects: &[&Value],
+    list_meta: Value,
+    options: &TableOptions,
+) -> Value {
+    let columns: Vec<&PrinterColumn> = kind
+        .definition
+        .printer_columns
+        .iter()
+        .filter(|c| options.wide_columns_included || c.priority == 0)
+        .collect();
+    let paths: Vec<Option<JsonPath>> = columns
+        .iter()
+        .map(|c| JsonPath::parse(&c.json_path).ok())
+        .collect();
+    let now = options.now.unwrap_or_else(Timestamp::now);
+
+    let column_definitions = if options.no_headers {
+        Value::Null
+    } else {
+        let mut defs = vec![json!({
+            "name": "Name",
+            "type": "string",
+            "format": "name",
+            "description": NAME_COLUMN_DESCRIPTION,
+            "priority": 0,
+        })];
+        defs.extend(columns.iter().map(|c| column_definition(c)));
+        Value::Array(defs)
+    };
+
+    let rows: Vec<Value> = objects
+        .iter()
+        .map(|object| {
+            let name = object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let mut cells = Vec::with_capacity(columns.len() + 1);
+            cells.push(Value::String(name.to_owned()));
+            for (column, path) in columns.iter().zip(&paths) {
+                let first = path
+                    .as_ref()
+                    .and_then(|p| p.find(object).ok())
+                    .and_then(|values| values.first().copied());
+                cells.push(match first {
+                    None => Value::Null,
+                    Some(v) => cell_for(&column.type_, v, now),
+                });
+            }
+            let row_object = match options.include_object {
+                IncludeObject::None => Value::Null,
+                IncludeObject::Metadata => partial_object_metadata(object),
+                IncludeObject::Object => (*object).clone(),
+            };
+            json!({"cells": cells, "object": row_object})
+        })
+        .collect();
+
+    let mut table = Map::new();
+    table.insert("kind".into(), "Table".into());
+    table.insert("apiVersion".into(), "meta.k8s.io/v1".into());
+    table.insert("metadata".into(), object_or_empty(list_meta));
+    table.insert("columnDefinitions".into(), column_definitions);
+    table.insert("rows".into(), Value::Array(rows));
+    Value::Object(table)
+}
+
+/// The `TableColumnDefinition` of a printer column.
+pub fn column_definition(column: &PrinterColumn) -> Value {
+    let description = if column.description.is_empty() {
+        format!(
+            "Custom resource definition column (in JSONPath format): {}",
+            column.json_path
+        )
+    } else {
+        column.description.clone()
+    };
+    json!({
+        "name": column.name,
+        "type": column.type_,
+        "format": column.format,
+        "description": description,
+        "priority": column.priority,
+    })
+}
+
+fn object_or_empty(v: Value) -> Value {
+    match v {
+        Value::Object(_) => v,
+        _ => Value::Object(Map::new()),
+    }
+}
+
+/// upstream `cellForJSONValue` (and, for `string`, JSONPath printing).
+fn cell_for(type_: &str, value: &Value, now: Timestamp) -> Value {
+    match type_ {
+        "string" => Value::String(to_text(value)),
+        "integer" => match value {
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => i.into(),
+                // Go converts float64 to int64 by truncation.
+                None => n
+                    .as_f64()
+                    .map_or(Value::Null, |f| (f.trunc() as i64).into()),
+            },
+            _ => Value::Null,
+        },
+        "number" => match value {
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => i.into(),
+                None => match n.as_f64() {
+                    // Go prints an integral float64 without a fraction.
+                    Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => (f as i64).into(),
+                    Some(f) => json!(f),
+                    None => Value::Null,
+                },
+            },
+            _ => Value::Null,
+        },
+        "boolean" => match value {
+            Value::Bool(b) => Value::Bool(*b),
+            _ => Value::Null,
+        },
+        "date" => match value {
+            Value::String(s) => Value::String(human_readable_date(s, now)),
+            _ => Value::Null,
+        },
+        _ => Value::Null,
+    }
+}
+
+/// upstream `ConvertToHumanReadableDateType` of an RFC 3339 string.
+fn human_readable_date(s: &str, now: Timestamp) -> String {
+    if s.is_empty() || s == "null" {
+        return "<unknown>".to_owned();
+    }
+    match s.parse::<Timestamp>() {
+        Ok(t) => human_duration_nanos(now.as_nanosecond() - t.as_nanosecond()),
+        Err(_) => "<invalid>".to_owned(),
+    }
+}
+
+/// k8s.io/apimachinery `duration.HumanDuration` of a duration in nanoseconds.
+pub fn human_duration_nanos(nanos: i128) -> String {
+    const SECOND: i128 = 1_000_000_000;
+    const MINUTE: i128 = 60 * SECOND;
+    const HOUR: i128 = 60 * MINUTE;
+    let seconds = nanos / SECOND;
+    if seconds < -1 {
+        return "<invalid>".to_owned();
+    } else if seconds < 0 {
+        return "0s".to_owned();
+    } else if seconds < 60 * 2 {
+        return format!("{seconds}s");
+    }
+    let minutes = nanos / MINUTE;
+    if minutes < 10 {
+        let s = seconds % 60;
+        return if s == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{s}s")
+        };
+    } else if minutes < 60 * 3 {
+        return format!("{minutes}m");
+    }
+    let hours = nanos / HOUR;
+    if hours < 8 {
+        let m = minutes % 60;
+        if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        }
+    } else if hours < 48 {
+        format!("{hours}h")
+    } else if hours < 24 * 8 {
+        let h = hours % 24;
+        if h == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{h}h", hours / 24)
+        }
+    } else if hours < 24 * 365 * 2 {
+        format!("{}d", hours / 24)
+    } else if hours < 24 * 365 * 8 {
+        let dy = (hours / 24) % 365;
+        if dy == 0 {
+            format!("{}y", hours / 24 / 365)
+        } else {
+            format!("{}y{dy}d", hours / 24 / 365)
+        }
+    } else {
+        format!("{}y", hours / 24 / 365)
+    }
+}
+
+/// `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{…}}`
+/// with the object's whole `metadata`.
+pub fn partial_object_metadata(object: &Value) -> Value {
+    let metadata = object
+        .get("metadata")
+        .filter(|m| m.is_object())
+        .cloned()
+        .unwrap_or_else(|| Value::Object(Map::new()));
+    json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": metadata,
+    })
+}
+
+/// A `PartialObjectMetadataList` of `objects`; `list_meta` becomes its
+/// `metadata`; `items` is `[]` when empty.
+pub fn partial_object_metadata_list(objects: &[&Value], list_meta: Value) -> Value {
+    let items: Vec<Value> = objects.iter().map(|o| partial_object_metadata(o)).collect();
+    json!({
+        "kind": "PartialObjectMetadataList",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": object_or_empty(list_meta),
+        "items": items,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds::definition::KindDefinition;
+
+    fn kind(columns: Vec<PrinterColumn>) -> ResolvedKind {
+        let mut def: KindDefinition = serde_json::from_value(json!({
+            "kind": "Postgres",
+            "plural": "postgreses",
+            "openAPISchema": {"type": "object"},
+            "release": {"chart": {"name": "postgres", "sourceRef": {"kind": "HelmRepository", "name": "r"}}}
+        }))
+        .unwrap();
+        def.printer_columns = columns;
+        def.resolve("test").unwrap()
+    }
+
+    fn column(name: &str, type_: &str, path: &str, priority: i32) -> PrinterColumn {
+        PrinterColumn {
+            name: name.into(),
+            type_: type_.into(),
+            json_path: path.into(),
+            priority,
+            description: String::new(),
+            format: String::new(),
+        }
+    }
+
+    fn app(name: &str, ready: &str, created: &str) -> Value {
+        json!({
+            "apiVersion": "apps.cozystack.io/v1alpha1",
+            "kind": "Postgres",
+            "metadata": {"name": name, "namespace": "ns1", "creationTimestamp": created, "resourceVersion": "7"},
+            "spec": {"replicas": 2, "ratio": 1.5, "items": [{"name": "x"}, {"name": "y"}], "tags": {"b": 1, "a": 2}},
+            "status": {
+                "version": "0.4.0",
+                "conditions": [
+                    {"type": "Released", "status": "True"},
+                    {"type": "Ready", "status": ready, "message": "Release reconciliation succeeded"}
+                ]
+            }
+        })
+    }
+
+    fn now() -> Timestamp {
+        "2026-01-01T12:00:00Z".parse().unwrap()
+    }
+
+    #[test]
+    fn default_columns_with_filter_paths() {
+        let k = kind(Vec::new()); // defaults: Ready, Version, Status, Age
+        let a = app("pg1", "True", "2026-01-01T11:55:00Z");
+        let b = app("pg2", "False", "2025-12-29T12:00:00Z");
+        let table = build_table_with(
+            &k,
+            &[&a, &b],
+            json!({"resourceVersion": "42"}),
+            &TableOptions {
+                now: Some(now()),
+                ..TableOptions::default()
+            },
+        );
+        assert_eq!(table["kind"], "Table");
+        assert_eq!(table["apiVersion"], "meta.k8s.io/v1");
+        assert_eq!(table["metadata"], json!({"resourceVersion": "42"}));
+        let defs = table["columnDefinitions"].as_array().unwrap();
+        assert_eq!(
+            defs[0],
+            json!({"name": "Name", "type": "string", "format": "name", "description": NAME_COLUMN_DESCRIPTION, "priority": 0})
+        );
+        assert_eq!(
+            defs[1],
+            json!({"name": "Ready", "type": "string", "format": "", "description": "Whether the release is ready", "priority": 0})
+        );
+        assert_eq!(defs.len(), 5);
+        assert_eq!(
+            table["rows"][0]["cells"],
+            json!([
+                "pg1",
+                "True",
+                "0.4.0",
+                "Release reconciliation succeeded",
+                "5m"
+            ])
+        );
+        assert_eq!(
+            table["rows"][1]["cells"],
+            json!([
+                "pg2",
+                "False",
+                "0.4.0",
+                "Release reconciliation succeeded",
+                "3d"
+            ])
+        );
+        assert_eq!(
+            table["rows"][0]["object"],
+            json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": a["metadata"]})
+        );
+    }
+
+    #[test]
+    fn typed_cells_and_missing_values() {
+        let mut described = column("Replicas", "integer", ".spec.replicas", 0);
+        described.description = "How many".into();
+        let k = kind(vec![
+            described,
+            column("Ratio", "number", ".spec.ratio", 0),
+            column("RatioInt", "integer", ".spec.ratio", 0),
+            column("ReplicasNum", "number", ".spec.replicas", 0),
+            column("First", "string", ".spec.items[*].name", 0),
+            column("Third", "string", ".spec.items[2].name", 0),
+            column("Tags", "string", ".spec.tags", 1),
+            column("Missing", "string", ".status.nope", 0),
+            column("Bool", "boolean", ".spec.replicas", 0),
+            column("Broken", "string", ".spec[", 0),
+            column("BadDate", "date", ".status.version", 0),
+        ]);
+        let a = app("pg1", "True", "2026-01-01T11:55:00Z");
+        let table = build_table_with(
+            &k,
+            &[&a],
+            json!({}),
+            &TableOptions {
+                include_object: IncludeObject::None,
+                now: Some(now()),
+                ..TableOptions::default()
+            },
+        );
+        assert_eq!(
+            table["rows"][0]["cells"],
+            json!([
+                "pg1",
+                2,
+                1.5,
+                1,
+                2,
+                "x",
+                null,
+                "{\"a\":2,\"b\":1}",
+                null,
+                null,
+                null,
+                "<invalid>"
+            ])
+        );
+        assert_eq!(table["rows"][0]["object"], Value::Null);
+        let defs = &table["columnDefinitions"];
+        assert_eq!(defs[1]["description"], "How many");
+        assert_eq!(
+            defs[2]["description"],
+            "Custom resource definition column (in JSONPath format): .spec.ratio"
+        );
+        assert_eq!(defs[7]["priority"], 1);
+
+        let narrow = build_table_with(
+            &k,
+            &[&a],
+            Value::Null,
+            &TableOptions {
+                include_object: IncludeObject::Object,
+                wide_columns_included: false,
+                no_headers: true,
+                now: Some(now()),
+            },
+        );
+        assert_eq!(narrow["columnDefinitions"], Value::Null);
+        assert_eq!(narrow["metadata"], json!({}));
+        assert_eq!(
+            narrow["rows"][0]["cells"].as_array().map(Vec::len),
+            Some(11)
+        );
+        assert_eq!(narrow["rows"][0]["object"], a);
+    }
+
+    #[test]
+    fn empty_table_has_rows_array() {
+        let k = kind(Vec::new());
+        let table = build_table(
+            &k,
+            &[],
+            IncludeObject::Metadata,
+            json!({"resourceVersion": "1"}),
+            true,
+        );
+        assert_eq!(table["rows"], json!([]));
+        assert_eq!(
+            serde_json::to_string(&table)
+                .unwrap()
+                .find("\"kind\":\"Table\",\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\""),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn human_durations() {
+        let s = |n: i128| human_duration_nanos(n * 1_000_000_000);
+        let cases = [
+            (-3, "<invalid>"),
+            (-1, "0s"),
+            (0, "0s"),
+            (119, "119s"),
+            (120, "2m"),
+            (150, "2m30s"),
+            (600, "10m"),
+            (179 * 60, "179m"),
+            (3 * 3600, "3h"),
+            (3 * 3600 + 60, "3h1m"),
+            (47 * 3600, "47h"),
+            (48 * 3600, "2d"),
+            (50 * 3600, "2d2h"),
+            (8 * 86400, "8d"),
+            (730 * 86400, "2y"),
+            (731 * 86400, "2y1d"),
+            (8 * 365 * 86400, "8y"),
+        ];
+        for (secs, expected) in cases {
+            assert_eq!(s(secs), expected, "{secs}");
+        }
+        assert_eq!(human_readable_date("", now()), "<unknown>");
+        assert_eq!(human_readable_date("yesterday", now()), "<invalid>");
+        assert_eq!(
+            human_readable_date("2026-01-01T13:00:00Z", now()),
+            "<invalid>"
+        );
+        assert_eq!(
+            human_readable_date("2026-01-01T11:59:58.5+00:00", now()),
+            "1s"
+        );
+    }
+
+    #[test]
+    fn partial_metadata() {
+        let a = app("pg1", "True", "2026-01-01T11:55:00Z");
+        let p = partial_object_metadata(&a);
+        assert_eq!(
+            serde_json::to_string(&p).unwrap(),
+            format!(
+                "{{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":{}}}",
+                serde_json::to_string(&a["metadata"]).unwrap()
+            )
+        );
+        assert_eq!(partial_object_metadata(&json!({}))["metadata"], json!({}));
+        let list =
+            partial_object_metadata_list(&[&a], json!({"resourceVersion": "9", "continue": "c"}));
+        assert_eq!(list["kind"], "PartialObjectMetadataList");
+        assert_eq!(
+            list["metadata"],
+            json!({"resourceVersion": "9", "continue": "c"})
+        );
+        assert_eq!(list["items"][0], p);
+        assert_eq!(
+            partial_object_metadata_list(&[], json!({}))["items"],
+            json!([])
+        );
+    }
+}

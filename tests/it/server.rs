@@ -1,0 +1,510 @@
+//! The extension API server with real clients: kubectl straight at
+//! `serve --standalone`, kubectl through the real aggregator of the test
+//! control plane (cluster-backed, apps stored as HelmReleases), namespace
+//! deletion and garbage collection by kube-controller-manager, and bad input.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::aggregated::aggregated;
+use crate::support::{bins, plane};
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds")
+}
+
+/// A `kubectl-cozy serve --standalone` process and its files.
+struct Standalone {
+    child: Child,
+    dir: tempfile::TempDir,
+}
+
+impl Standalone {
+    fn start() -> Standalone {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let child = Command::new(bins::kubectl_cozy())
+            .args([
+                "serve",
+                "--standalone",
+                "--listen",
+                "127.0.0.1:0",
+                "--kinds",
+            ])
+            .arg(examples())
+            .arg("--data")
+            .arg(dir.path().join("store.sqlite"))
+            .arg("--write-kubeconfig")
+            .arg(dir.path().join("kubeconfig"))
+            .arg("--state-dir")
+            .arg(dir.path().join("state"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start serve --standalone");
+        let server = Standalone { child, dir };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !server.kubeconfig().exists() {
+            assert!(
+                Instant::now() < deadline,
+                "serve --standalone wrote no kubeconfig"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        server
+    }
+
+    fn kubeconfig(&self) -> PathBuf {
+        self.dir.path().join("kubeconfig")
+    }
+
+    fn kubectl(&self, args: &[&str]) -> Output {
+        kubectl_with(&self.kubeconfig(), args, None)
+    }
+}
+
+impl Drop for Standalone {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn kubectl_with(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    let bin_dir = plane::binaries().expect("binaries");
+    let mut cmd = Command::new(bin_dir.join("kubectl"));
+    cmd.arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .env("HOME", std::env::temp_dir());
+    match stdin {
+        None => cmd.stdin(Stdio::null()).output().expect("kubectl"),
+        Some(input) => {
+            let mut child = cmd
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("kubectl");
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(input.as_bytes())
+                .expect("write stdin");
+            child.wait_with_output().expect("kubectl")
+        }
+    }
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "kubectl failed: {}\n{}",
+        text(&out.stderr),
+        text(&out.stdout)
+    );
+    text(&out.stdout)
+}
+
+const POSTGRES: &str = "apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: NAME\n  labels: {team: a}\nspec:\n  replicas: 3\n  synchronousCommit: \"on\"\n";
+
+fn postgres(name: &str) -> String {
+    POSTGRES.replace("NAME", name)
+}
+
+#[test]
+fn standalone_server_works_with_kubectl() {
+    let server = Standalone::start();
+    let resources = ok(&server.kubectl(&[
+        "api-resources",
+        "--api-group=apps.cozystack.io",
+        "-o",
+        "name",
+    ]));
+    for r in [
+        "buckets.apps.cozystack.io",
+        "postgreses.apps.cozystack.io",
+        "redises.apps.cozystack.io",
+    ] {
+        assert!(resources.contains(r), "{r} missing: {resources}");
+    }
+    ok(&kubectl_with(
+        &server.kubeconfig(),
+        &["apply", "-f", "-"],
+        Some(&postgres("db1")),
+    ));
+    let table = ok(&server.kubectl(&["get", "postgreses"]));
+    let header = table.lines().next().unwrap_or_default();
+    assert!(
+        header.starts_with("NAME") && header.contains("READY") && header.contains("AGE"),
+        "{table}"
+    );
+    assert!(table.contains("db1"), "{table}");
+
+    // Defaults from the schema are applied on create; strings stay strings.
+    let json: serde_json::Value = serde_json::from_str(&ok(
+        &server.kubectl(&["get", "postgres", "db1", "-o", "json"])
+    ))
+    .unwrap();
+    assert_eq!(json["spec"]["replicas"], 3);
+    assert_eq!(json["spec"]["synchronousCommit"], "on");
+    assert_eq!(json["spec"]["version"], "17", "default not applied: {json}");
+    assert_eq!(json["metadata"]["labels"]["team"], "a");
+
+    // Schema violations are refused with a cause per field.
+    let bad = postgres("db2").replace("replicas: 3", "replicas: 100");
+    let out = kubectl_with(&server.kubeconfig(), &["apply", "-f", "-"], Some(&bad));
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("spec.replicas"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Label selectors and names.
+    assert_eq!(
+        ok(&server.kubectl(&["get", "postgreses", "-l", "team=a", "-o", "name"])).trim(),
+        "postgres.apps.cozystack.io/db1"
+    );
+    assert_eq!(
+        ok(&server.kubectl(&["get", "postgreses", "-l", "team!=a", "-o", "name"])).trim(),
+        ""
+    );
+
+    ok(&server.kubectl(&["delete", "postgres", "db1", "--wait", "--timeout=30s"]));
+    assert!(
+        ok(&server.kubectl(&["get", "postgreses", "-o", "name"]))
+            .trim()
+            .is_empty()
+    );
+}
+
+#[test]
+fn standalone_keeps_data_across_restarts() {
+    let server = Standalone::start();
+    ok(&kubectl_with(
+        &server.kubeconfig(),
+        &["apply", "-f", "-"],
+        Some(&postgres("kept")),
+    ));
+    let dir = server.dir.path().to_path_buf();
+    let mut server = server;
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    std::fs::remove_file(dir.join("kubeconfig")).unwrap();
+    let child = Command::new(bins::kubectl_cozy())
+        .args([
+            "serve",
+            "--standalone",
+            "--listen",
+            "127.0.0.1:0",
+            "--kinds",
+        ])
+        .arg(examples())
+        .arg("--data")
+        .arg(dir.join("store.sqlite"))
+        .arg("--write-kubeconfig")
+        .arg(dir.join("kubeconfig"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    server.child = child;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !dir.join("kubeconfig").exists() {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        ok(&server.kubectl(&["get", "postgreses", "-o", "name"])).trim(),
+        "postgres.apps.cozystack.io/kept"
+    );
+}
+
+#[test]
+fn bad_input_is_refused_and_changes_nothing() {
+    let server = Standalone::start();
+    let kc = server.kubeconfig();
+    let raw = |method: &str, path: &str, body: &[u8]| -> Output {
+        let file = server.dir.path().join("body");
+        std::fs::write(&file, body).unwrap();
+        let bin_dir = plane::binaries().expect("binaries");
+        // kubectl's raw client sends the body with the content type we name.
+        Command::new(bin_dir.join("kubectl"))
+            .arg("--kubeconfig")
+            .arg(&kc)
+            .args([method, "--raw", path, "-f"])
+            .arg(&file)
+            .env("HOME", std::env::temp_dir())
+            .output()
+            .expect("kubectl")
+    };
+    let base = "/apis/apps.cozystack.io/v1alpha1/namespaces/default/postgreses";
+    let out = raw("create", base, b"{not json");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("BadRequest")
+            || text(&out.stderr).contains("400")
+            || text(&out.stderr).contains("json"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let invalid = br#"{"apiVersion":"apps.cozystack.io/v1alpha1","kind":"Postgres","metadata":{"name":"x"},"spec":{"replicas":"many","version":"9"}}"#;
+    let out = raw("create", base, invalid);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("spec.replicas") && stderr.contains("spec.version"),
+        "{stderr}"
+    );
+
+    let mismatch = br#"{"apiVersion":"apps.cozystack.io/v1alpha1","kind":"Postgres","metadata":{"name":"x","namespace":"other"},"spec":{}}"#;
+    let out = raw("create", base, mismatch);
+    assert!(
+        text(&out.stderr).contains("does not match the namespace"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let big = format!(
+        r#"{{"apiVersion":"apps.cozystack.io/v1alpha1","kind":"Postgres","metadata":{{"name":"x"}},"spec":{{"pad":"{}"}}}}"#,
+        "x".repeat(4 * 1024 * 1024)
+    );
+    let out = raw("create", base, big.as_bytes());
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).to_lowercase().contains("too large") || text(&out.stderr).contains("413"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = server.kubectl(&[
+        "get",
+        "--raw",
+        "/apis/apps.cozystack.io/v1alpha1/namespaces/default/mysqls",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("NotFound") || text(&out.stderr).contains("not found"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    assert!(
+        ok(&server.kubectl(&["get", "postgreses", "-o", "name"]))
+            .trim()
+            .is_empty(),
+        "a refused write stored something"
+    );
+}
+
+#[test]
+fn kubectl_through_the_aggregator() {
+    let plane = plane::plane();
+    let _aggregated = aggregated();
+    let ns = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(plane.namespace("agg"));
+    let kc = plane.kubeconfig.clone();
+    let k = |args: &[&str]| {
+        let mut all = vec!["-n", ns.as_str()];
+        all.extend_from_slice(args);
+        kubectl_with(&kc, &all, None)
+    };
+    let manifest = postgres("db1");
+    ok(&kubectl_with(
+        &kc,
+        &["-n", &ns, "apply", "-f", "-"],
+        Some(&manifest),
+    ));
+    assert!(ok(&k(&["get", "postgreses"])).contains("db1"));
+    let wide = ok(&k(&["get", "postgreses", "-o", "wide"]));
+    assert!(
+        wide.lines().next().unwrap_or_default().contains("VERSION"),
+        "{wide}"
+    );
+
+    // The HelmRelease behind it.
+    let hr: serde_json::Value = serde_json::from_str(&ok(&k(&[
+        "get",
+        "helmreleases.helm.toolkit.fluxcd.io",
+        "postgres-db1",
+        "-o",
+        "json",
+    ])))
+    .unwrap();
+    assert_eq!(hr["spec"]["values"]["replicas"], 3);
+    assert_eq!(
+        hr["metadata"]["labels"]["apps.cozystack.io/application.kind"],
+        "Postgres"
+    );
+
+    let explain = ok(&k(&["explain", "postgreses.spec"]));
+    assert!(explain.contains("replicas"), "{explain}");
+    let resources = ok(&k(&["api-resources", "--api-group=apps.cozystack.io"]));
+    assert!(resources.contains("postgreses"), "{resources}");
+
+    // diff shows the change and exits 1.
+    let changed = manifest.replace("replicas: 3", "replicas: 5");
+    let out = kubectl_with(&kc, &["-n", &ns, "diff", "-f", "-"], Some(&changed));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("replicas: 5"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    // A watch sees the edit made by a scripted editor.
+    let bin_dir = plane::binaries().unwrap();
+    let mut watch = Command::new(bin_dir.join("kubectl"))
+        .arg("--kubeconfig")
+        .arg(&kc)
+        .args([
+            "-n",
+            &ns,
+            "get",
+            "postgreses",
+            "-w",
+            "-o",
+            "jsonpath={.spec.replicas}{\"\\n\"}",
+            "--request-timeout=30s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let out = Command::new(bin_dir.join("kubectl"))
+        .arg("--kubeconfig")
+        .arg(&kc)
+        .args(["-n", &ns, "edit", "postgres", "db1"])
+        .env("KUBE_EDITOR", "sed -i s/replicas:\\ 3/replicas:\\ 4/")
+        .output()
+        .unwrap();
+    ok(&out);
+    std::thread::sleep(Duration::from_secs(2));
+    let _ = watch.kill();
+    let seen = text(&watch.wait_with_output().unwrap().stdout);
+    assert!(
+        seen.lines().any(|l| l == "3") && seen.lines().any(|l| l == "4"),
+        "watch saw: {seen:?}"
+    );
+
+    // Server-side apply, then delete with --wait.
+    let applied = manifest.replace("replicas: 3", "replicas: 6");
+    ok(&kubectl_with(
+        &kc,
+        &[
+            "-n",
+            &ns,
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "-f",
+            "-",
+        ],
+        Some(&applied),
+    ));
+    assert_eq!(
+        ok(&k(&[
+            "get",
+            "postgres",
+            "db1",
+            "-o",
+            "jsonpath={.spec.replicas}"
+        ])),
+        "6"
+    );
+    ok(&k(&[
+        "delete",
+        "postgres",
+        "db1",
+        "--wait",
+        "--timeout=60s",
+    ]));
+    assert!(
+        ok(&k(&["get", "postgreses", "-o", "name"]))
+            .trim()
+            .is_empty()
+    );
+}
+
+#[test]
+fn namespace_deletion_and_garbage_collection_reach_apps() {
+    let plane = plane::plane();
+    let _aggregated = aggregated();
+    let kc = plane.kubeconfig.clone();
+    let ns = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(plane.namespace("agg-gc"));
+
+    // (d) an app owned by a ConfigMap goes when the ConfigMap goes.
+    ok(&kubectl_with(
+        &kc,
+        &["-n", &ns, "create", "configmap", "owner"],
+        None,
+    ));
+    let uid = ok(&kubectl_with(
+        &kc,
+        &[
+            "-n",
+            &ns,
+            "get",
+            "configmap",
+            "owner",
+            "-o",
+            "jsonpath={.metadata.uid}",
+        ],
+        None,
+    ));
+    let owned = format!(
+        "apiVersion: apps.cozystack.io/v1alpha1\nkind: Redis\nmetadata:\n  name: cache\n  ownerReferences:\n  - {{apiVersion: v1, kind: ConfigMap, name: owner, uid: {uid}}}\nspec: {{}}\n"
+    );
+    ok(&kubectl_with(
+        &kc,
+        &["-n", &ns, "apply", "-f", "-"],
+        Some(&owned),
+    ));
+    ok(&kubectl_with(
+        &kc,
+        &["-n", &ns, "delete", "configmap", "owner"],
+        None,
+    ));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let names = ok(&kubectl_with(
+            &kc,
+            &["-n", &ns, "get", "redises", "-o", "name"],
+            None,
+        ));
+        if names.trim().is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the garbage collector never removed the owned app"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+
+    // (c) deleting a namespace that holds apps completes.
+    ok(&kubectl_with(
+        &kc,
+        &["-n", &ns, "apply", "-f", "-"],
+        Some(&postgres("in-ns")),
+    ));
+    ok(&kubectl_with(
+        &kc,
+        &["delete", "namespace", &ns, "--wait", "--timeout=120s"],
+        None,
+    ));
+}

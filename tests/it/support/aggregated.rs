@@ -1,0 +1,190 @@
+//! The extension API server running in-process against the test control
+//! plane, registered with the real aggregator the way a user would: an
+//! ExternalName Service (`localhost`) and an APIService with a caBundle whose
+//! CA signed a serving certificate for `<svc>.<ns>.svc`. One per test binary,
+//! on its own runtime thread; started on first use by [`aggregated()`].
+
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use kubectl_cozy::apiserver::handlers::ApiState;
+use kubectl_cozy::apiserver::server::{self, AuthMode, ServerConfig};
+use kubectl_cozy::kinds::Registry;
+use kubectl_cozy::pki::{Ca, LeafSpec};
+use kubectl_cozy::storage::cache::WatchCache;
+use kubectl_cozy::storage::{Backend, cluster::ClusterStore};
+
+use super::plane::{Plane, plane};
+
+/// The Service the APIService points at.
+pub const SERVICE: &str = "kubectl-cozy-test";
+
+/// A registered, Available extension server.
+#[derive(Debug)]
+pub struct Aggregated {
+    /// `https://127.0.0.1:<port>` of the server itself.
+    pub direct_url: String,
+    /// The CA of its serving certificate, PEM.
+    pub ca_pem: String,
+}
+
+static SERVER: OnceLock<Result<Aggregated, String>> = OnceLock::new();
+
+/// The shared aggregated server (with the example kinds).
+pub fn aggregated() -> &'static Aggregated {
+    let result = SERVER.get_or_init(|| {
+        let plane = plane();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("aggregated-server".into())
+            .spawn(move || {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(2)
+                    .enable_all()
+                    .build()
+                    .expect("runtime");
+                runtime.block_on(async move {
+                    match start(plane).await {
+                        Ok((aggregated, _running)) => {
+                            let _ = tx.send(Ok(aggregated));
+                            std::future::pending::<()>().await;
+                        }
+                        Err(e) => {
+                            let _ = tx.send(Err(e));
+                        }
+                    }
+                });
+            })
+            .map_err(|e| e.to_string())?;
+        rx.recv().map_err(|e| e.to_string())?
+    });
+    match result {
+        Ok(a) => a,
+        Err(e) => panic!("the aggregated test server did not start: {e}"),
+    }
+}
+
+async fn start(plane: &'static Plane) -> Result<(Aggregated, server::RunningServer), String> {
+    let kinds = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
+    let registry = Registry::from_path(&kinds).map_err(|e| e.to_string())?;
+    let client = plane.client().await;
+    let backend = Backend::Cluster(Box::new(ClusterStore::new(
+        client.clone(),
+        "apps.cozystack.io",
+    )));
+    let cache = WatchCache::start(backend.clone());
+    let ca = Ca::new("kubectl-cozy-test-extension-ca").map_err(|e| e.to_string())?;
+    let serving = ca
+        .issue(&LeafSpec::server(
+            "kubectl-cozy",
+            &[&format!("{SERVICE}.default.svc"), "localhost"],
+            &["127.0.0.1".parse().expect("ip")],
+        ))
+        .map_err(|e| e.to_string())?;
+    let front_proxy_ca =
+        std::fs::read_to_string(&plane.front_proxy_ca).map_err(|e| e.to_string())?;
+    let running = server::start(ServerConfig {
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        cert_pem: serving.cert_pem,
+        key_pem: serving.key_pem,
+        client_ca_pem: front_proxy_ca,
+        auth: AuthMode::FrontProxy {
+            allowed_names: vec!["front-proxy-client".into()],
+        },
+        state: ApiState {
+            registry,
+            cache: cache.clone(),
+            backend,
+        },
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    cache.wait_ready().await;
+    let port = running.local_addr.port();
+    register(plane, port, ca.cert_pem())?;
+    Ok((
+        Aggregated {
+            direct_url: format!("https://127.0.0.1:{port}"),
+            ca_pem: ca.cert_pem().to_owned(),
+        },
+        running,
+    ))
+}
+
+fn register(plane: &Plane, port: u16, ca_pem: &str) -> Result<(), String> {
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    let manifest = format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: {SERVICE}, namespace: default}}\nspec: {{type: ExternalName, externalName: localhost}}\n---\n\
+         apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: v1alpha1.apps.cozystack.io}}\n\
+         spec:\n  group: apps.cozystack.io\n  version: v1alpha1\n  service: {{namespace: default, name: {SERVICE}, port: {port}}}\n  \
+         caBundle: {ca_bundle}\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n"
+    );
+    apply(plane, &manifest)?;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let out = plane
+            .kubectl()
+            .args([
+                "get",
+                "apiservice",
+                "v1alpha1.apps.cozystack.io",
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Available\")].status}",
+            ])
+            .output()
+            .map_err(|e| e.to_string())?;
+        if String::from_utf8_lossy(&out.stdout).trim() == "True" {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            let detail = plane
+                .kubectl()
+                .args([
+                    "get",
+                    "apiservice",
+                    "v1alpha1.apps.cozystack.io",
+                    "-o",
+                    "yaml",
+                ])
+                .output();
+            return Err(format!(
+                "APIService not Available within 120s: {}",
+                detail
+                    .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                    .unwrap_or_default()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// `kubectl apply --server-side -f -` with `manifest`.
+pub fn apply(plane: &Plane, manifest: &str) -> Result<(), String> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = plane
+        .kubectl()
+        .args(["apply", "--server-side", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(manifest.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "kubectl apply: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
