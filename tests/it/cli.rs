@@ -82,24 +82,6 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
-fn unfinished_subcommands_say_so_and_fail() {
-    for args in [&["doctor"][..]] {
-        let out = run(&mut cozy(args));
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
-        assert!(
-            out.stdout.is_empty(),
-            "{args:?} printed output: {}",
-            text(&out.stdout)
-        );
-        assert!(
-            text(&out.stderr).contains("is not available yet"),
-            "{}",
-            text(&out.stderr)
-        );
-    }
-}
-
-#[test]
 fn version_without_kubeconfig_prints_client_then_fails_clearly() {
     let out = run(&mut cozy(&["version"]));
     assert_eq!(out.status.code(), Some(1));

@@ -3,6 +3,7 @@
 
 #![allow(unreachable_pub, reason = "test modules share helpers with pub items")]
 
+mod api;
 mod cli;
 mod completion;
 mod kinds;

@@ -348,6 +348,20 @@ fn kubectl_through_the_aggregator() {
         "Postgres"
     );
 
+    // A watch from before the cache's first list is too old: 410 Expired.
+    let out = k(&[
+        "get",
+        "--raw",
+        "/apis/apps.cozystack.io/v1alpha1/postgreses?watch=true&resourceVersion=1",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("too old resource version")
+            || text(&out.stderr).contains("Expired"),
+        "{}",
+        text(&out.stderr)
+    );
+
     let explain = ok(&k(&["explain", "postgreses.spec"]));
     assert!(explain.contains("replicas"), "{explain}");
     let resources = ok(&k(&["api-resources", "--api-group=apps.cozystack.io"]));

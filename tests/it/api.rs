@@ -1,0 +1,630 @@
+//! The API contract at the HTTP level, against an in-process server over the
+//! embedded store (no cluster needed): discovery ETags, health, pagination,
+//! watch semantics, negotiation, patches and server-side apply conflicts,
+//! preconditions, deletecollection, dryRun, generateName and finalizers.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use http::{Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use kube::client::Body;
+use serde_json::{Value, json};
+
+use kubectl_cozy::apiserver::handlers::ApiState;
+use kubectl_cozy::apiserver::server::{self, AuthMode, RunningServer, ServerConfig};
+use kubectl_cozy::apiserver::standalone;
+use kubectl_cozy::kinds::Registry;
+use kubectl_cozy::storage::Backend;
+use kubectl_cozy::storage::cache::WatchCache;
+use kubectl_cozy::storage::embedded::EmbeddedStore;
+
+const PG: &str = "/apis/apps.cozystack.io/v1alpha1/namespaces/default/postgreses";
+
+struct Local {
+    client: kube::Client,
+    _running: RunningServer,
+    _dir: tempfile::TempDir,
+}
+
+async fn local() -> Local {
+    let dir = tempfile::tempdir().unwrap();
+    let kinds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
+    let registry = Registry::from_path(&kinds).unwrap();
+    let store = EmbeddedStore::open(&dir.path().join("db.sqlite")).unwrap();
+    let backend = Backend::Embedded(store);
+    let cache = WatchCache::start(backend.clone());
+    let listen = "127.0.0.1:0".parse().unwrap();
+    let credentials = standalone::credentials(&dir.path().join("state"), listen).unwrap();
+    let running = server::start(ServerConfig {
+        listen,
+        cert_pem: credentials.serving.cert_pem.clone(),
+        key_pem: credentials.serving.key_pem.clone(),
+        client_ca_pem: credentials.ca_pem.clone(),
+        auth: AuthMode::ClientCertificate,
+        state: ApiState {
+            registry,
+            cache: cache.clone(),
+            backend,
+        },
+    })
+    .await
+    .unwrap();
+    cache.wait_ready().await;
+    let kubeconfig = dir.path().join("kubeconfig");
+    standalone::write_kubeconfig(
+        &kubeconfig,
+        &format!("https://{}", running.local_addr),
+        &credentials,
+    )
+    .unwrap();
+    let kc = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .unwrap();
+    Local {
+        client: kube::Client::try_from(config).unwrap(),
+        _running: running,
+        _dir: dir,
+    }
+}
+
+struct Reply {
+    status: StatusCode,
+    headers: http::HeaderMap,
+    body: Value,
+}
+
+impl Local {
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> Reply {
+        let bytes = body
+            .map(|b| serde_json::to_vec(&b).unwrap())
+            .unwrap_or_default();
+        self.raw(method, path, headers, bytes).await
+    }
+
+    async fn raw(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Vec<u8>,
+    ) -> Reply {
+        let mut req = Request::builder().method(method).uri(path);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        if !headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+        {
+            req = req.header("content-type", "application/json");
+        }
+        let resp = self
+            .client
+            .send(req.body(Body::from(body)).unwrap())
+            .await
+            .unwrap();
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        let body = serde_json::from_slice(&bytes)
+            .unwrap_or(Value::String(String::from_utf8_lossy(&bytes).into()));
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    async fn create(&self, name: &str, spec: Value, labels: Value) -> Value {
+        let r = self
+            .call(
+                Method::POST,
+                PG,
+                &[],
+                Some(
+                    json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+                "metadata": {"name": name, "labels": labels}, "spec": spec}),
+                ),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        r.body
+    }
+}
+
+#[tokio::test]
+async fn discovery_etag_and_health() {
+    let s = local().await;
+    let accept =
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+    let r = s
+        .call(Method::GET, "/apis", &[("accept", accept)], None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.body["kind"], "APIGroupDiscoveryList");
+    assert!(
+        r.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .contains("as=APIGroupDiscoveryList")
+    );
+    let etag = r.headers["etag"].to_str().unwrap().to_owned();
+    let r = s
+        .call(
+            Method::GET,
+            "/apis",
+            &[("accept", accept), ("if-none-match", &etag)],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_MODIFIED);
+
+    let r = s
+        .call(Method::GET, "/apis/apps.cozystack.io/v1alpha1", &[], None)
+        .await;
+    let names: Vec<&str> = r.body["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"postgreses") && names.contains(&"postgreses/status"),
+        "{names:?}"
+    );
+    let r = s.call(Method::GET, "/readyz?verbose", &[], None).await;
+    let text = r.body.as_str().unwrap().to_owned();
+    assert!(
+        text.contains("[+]watch-cache-sync ok") && text.contains("readyz check passed"),
+        "{text}"
+    );
+    let r = s.call(Method::GET, "/openapi/v3", &[], None).await;
+    let url = r.body["paths"]["apis/apps.cozystack.io/v1alpha1"]["serverRelativeURL"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let r = s.call(Method::GET, &url, &[], None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(
+        r.headers
+            .get("cache-control")
+            .is_some_and(|v| v.to_str().unwrap().contains("immutable"))
+    );
+}
+
+#[tokio::test]
+async fn pagination_is_consistent_and_complete() {
+    let s = local().await;
+    for i in 0..5 {
+        s.create(&format!("db{i}"), json!({}), json!({})).await;
+    }
+    let mut names = Vec::new();
+    let mut path = format!("{PG}?limit=2");
+    let mut pages = 0;
+    loop {
+        let r = s.call(Method::GET, &path, &[], None).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        pages += 1;
+        names.extend(
+            r.body["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| i["metadata"]["name"].as_str().unwrap().to_owned()),
+        );
+        if pages == 1 {
+            // A write between pages does not leak into the paginated snapshot.
+            s.create("db9", json!({}), json!({})).await;
+        }
+        match r.body["metadata"]["continue"].as_str() {
+            Some(token) if !token.is_empty() => path = format!("{PG}?limit=2&continue={token}"),
+            _ => break,
+        }
+    }
+    assert_eq!(names, ["db0", "db1", "db2", "db3", "db4"]);
+    assert_eq!(pages, 3);
+    let r = s
+        .call(Method::GET, &format!("{PG}?continue=garbage"), &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn representations_for_kubectl_and_controllers() {
+    let s = local().await;
+    s.create("db1", json!({}), json!({})).await;
+    let table = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json";
+    let r = s.call(Method::GET, PG, &[("accept", table)], None).await;
+    assert_eq!(r.body["kind"], "Table");
+    let columns: Vec<&str> = r.body["columnDefinitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(columns, ["Name", "Ready", "Version", "Status", "Age"]);
+    assert_eq!(r.body["rows"][0]["cells"][0], "db1");
+    assert_eq!(r.body["rows"][0]["object"]["kind"], "PartialObjectMetadata");
+
+    let metadata = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+    let r = s.call(Method::GET, PG, &[("accept", metadata)], None).await;
+    assert_eq!(r.body["kind"], "PartialObjectMetadataList");
+    assert!(r.body["items"][0].get("spec").is_none());
+    let r = s
+        .call(Method::GET, PG, &[("accept", "application/yaml")], None)
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_ACCEPTABLE);
+    let r = s
+        .call(
+            Method::GET,
+            &format!("{PG}?fieldSelector=spec.replicas%3D2"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    let r = s
+        .call(
+            Method::GET,
+            &format!("{PG}?fieldSelector=metadata.name%3Ddb1"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.body["items"].as_array().unwrap().len(), 1);
+}
+
+async fn read_events(resp: http::Response<Body>, count: usize) -> Vec<Value> {
+    let mut body = resp.into_body().into_data_stream();
+    let mut buf = Vec::new();
+    let mut events = Vec::new();
+    while events.len() < count {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), body.next())
+            .await
+            .expect("watch event")
+            .expect("stream")
+            .unwrap();
+        buf.extend_from_slice(&chunk);
+        while let Some(pos) = buf.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = buf.drain(..=pos).collect();
+            events.push(serde_json::from_slice(&line).unwrap());
+        }
+    }
+    events
+}
+
+#[tokio::test]
+async fn watch_semantics() {
+    let s = local().await;
+    let created = s.create("db1", json!({}), json!({})).await;
+    let rv = created["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    // RV unset: synthetic ADDED first, then changes.
+    let resp = s
+        .client
+        .send(
+            Request::get(format!("{PG}?watch=true"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    s.call(
+        Method::PATCH,
+        &format!("{PG}/db1"),
+        &[("content-type", "application/merge-patch+json")],
+        Some(json!({"spec": {"replicas": 3}})),
+    )
+    .await;
+    let events = read_events(resp, 2).await;
+    assert_eq!(
+        (events[0]["type"].as_str(), events[1]["type"].as_str()),
+        (Some("ADDED"), Some("MODIFIED"))
+    );
+
+    // RV=X: only what happened after X.
+    let resp = s
+        .client
+        .send(
+            Request::get(format!("{PG}?watch=true&resourceVersion={rv}"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let events = read_events(resp, 1).await;
+    assert_eq!(events[0]["type"], "MODIFIED");
+    assert_eq!(events[0]["object"]["spec"]["replicas"], 3);
+
+    // sendInitialEvents: the state, then the initial-events-end bookmark.
+    let path = format!(
+        "{PG}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan"
+    );
+    let resp = s
+        .client
+        .send(Request::get(path).body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let events = read_events(resp, 2).await;
+    assert_eq!(events[0]["type"], "ADDED");
+    assert_eq!(events[1]["type"], "BOOKMARK");
+    assert_eq!(
+        events[1]["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+        "true"
+    );
+
+    let r = s
+        .call(
+            Method::GET,
+            &format!("{PG}?watch=true&sendInitialEvents=true"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status.as_u16(), 422, "{}", r.body);
+
+    // Leaving a label selector is a DELETED event.
+    let resp = s
+        .client
+        .send(
+            Request::get(format!("{PG}?watch=true&labelSelector=tier%3Dgold"))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    s.call(
+        Method::PATCH,
+        &format!("{PG}/db1"),
+        &[("content-type", "application/merge-patch+json")],
+        Some(json!({"metadata": {"labels": {"tier": "gold"}}})),
+    )
+    .await;
+    s.call(
+        Method::PATCH,
+        &format!("{PG}/db1"),
+        &[("content-type", "application/merge-patch+json")],
+        Some(json!({"metadata": {"labels": {"tier": "silver"}}})),
+    )
+    .await;
+    let events = read_events(resp, 2).await;
+    assert_eq!(
+        (events[0]["type"].as_str(), events[1]["type"].as_str()),
+        (Some("ADDED"), Some("DELETED"))
+    );
+}
+
+#[tokio::test]
+async fn writes_preconditions_patches_and_apply() {
+    let s = local().await;
+    let created = s
+        .create("db1", json!({"replicas": 2}), json!({"team": "a"}))
+        .await;
+    let stale = created["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(created["metadata"]["managedFields"].is_array(), "{created}");
+
+    // JSON patch, then an update with the stale resourceVersion: 409.
+    let r = s
+        .call(
+            Method::PATCH,
+            &format!("{PG}/db1"),
+            &[("content-type", "application/json-patch+json")],
+            Some(json!([{"op": "replace", "path": "/spec/replicas", "value": 4}])),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let mut update = created.clone();
+    update["spec"]["replicas"] = json!(5);
+    update["metadata"]["resourceVersion"] = json!(stale);
+    let r = s
+        .call(Method::PUT, &format!("{PG}/db1"), &[], Some(update))
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert_eq!(r.body["reason"], "Conflict");
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("the object has been modified")
+    );
+    // A resourceVersion in a merge patch is a precondition too.
+    let r = s
+        .call(
+            Method::PATCH,
+            &format!("{PG}/db1"),
+            &[("content-type", "application/merge-patch+json")],
+            Some(json!({"metadata": {"resourceVersion": stale}, "spec": {"replicas": 6}})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    // Strategic merge patch is not supported: 415.
+    let r = s
+        .call(
+            Method::PATCH,
+            &format!("{PG}/db1"),
+            &[("content-type", "application/strategic-merge-patch+json")],
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    // A schema violation: 422 with a cause per field, nothing stored.
+    let r = s
+        .call(
+            Method::PATCH,
+            &format!("{PG}/db1"),
+            &[("content-type", "application/merge-patch+json")],
+            Some(json!({"spec": {"replicas": 99, "version": "9"}})),
+        )
+        .await;
+    assert_eq!(r.status.as_u16(), 422);
+    let fields: Vec<&str> = r.body["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["field"].as_str().unwrap())
+        .collect();
+    assert!(
+        fields.contains(&"spec.replicas") && fields.contains(&"spec.version"),
+        "{fields:?}"
+    );
+    let r = s.call(Method::GET, &format!("{PG}/db1"), &[], None).await;
+    assert_eq!(r.body["spec"]["replicas"], 4);
+
+    // Server-side apply: a second manager conflicts unless forced.
+    let apply = |replicas: u64| json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres", "metadata": {"name": "db2"}, "spec": {"replicas": replicas}});
+    let ct = [("content-type", "application/apply-patch+yaml")];
+    let r = s
+        .call(
+            Method::PATCH,
+            &format!("{PG}/db2?fieldManager=alice"),
+            &ct,
+            Some(apply(3)),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let r = s
+        .call(
+            Method::PATCH,
+            &format!("{PG}/db2?fieldManager=bob"),
+            &ct,
+            Some(apply(4)),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    assert_eq!(
+        r.body["details"]["causes"][0]["reason"],
+        "FieldManagerConflict"
+    );
+    let r = s
+        .call(
+            Method::PATCH,
+            &format!("{PG}/db2?fieldManager=bob&force=true"),
+            &ct,
+            Some(apply(4)),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = s
+        .call(Method::PATCH, &format!("{PG}/db2"), &ct, Some(apply(5)))
+        .await;
+    assert_eq!(r.status.as_u16(), 422, "fieldManager is required for apply");
+
+    // dryRun stores nothing; generateName makes a name.
+    let r = s
+        .call(
+            Method::POST,
+            &format!("{PG}?dryRun=All"),
+            &[],
+            Some(json!({"metadata": {"name": "dry"}, "spec": {}})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    assert_eq!(
+        s.call(Method::GET, &format!("{PG}/dry"), &[], None)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+    let r = s
+        .call(
+            Method::POST,
+            PG,
+            &[],
+            Some(json!({"metadata": {"generateName": "pg-"}, "spec": {}})),
+        )
+        .await;
+    let name = r.body["metadata"]["name"].as_str().unwrap();
+    assert!(name.starts_with("pg-") && name.len() == 8, "{name}");
+    let r = s
+        .call(
+            Method::POST,
+            PG,
+            &[],
+            Some(json!({"metadata": {"name": "db1"}, "spec": {}})),
+        )
+        .await;
+    assert_eq!(
+        (r.status, r.body["reason"].as_str()),
+        (StatusCode::CONFLICT, Some("AlreadyExists"))
+    );
+    let r = s
+        .raw(
+            Method::POST,
+            PG,
+            &[("content-type", "text/plain")],
+            b"hello".to_vec(),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+}
+
+#[tokio::test]
+async fn deletion_finalizers_and_collections() {
+    let s = local().await;
+    s.create("keep", json!({}), json!({"tier": "gold"})).await;
+    s.create("drop1", json!({}), json!({"tier": "bronze"}))
+        .await;
+    s.create("drop2", json!({}), json!({"tier": "bronze"}))
+        .await;
+    let r = s
+        .call(
+            Method::DELETE,
+            &format!("{PG}?labelSelector=tier%3Dbronze"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert_eq!(r.body["items"].as_array().unwrap().len(), 2);
+    let r = s.call(Method::GET, PG, &[], None).await;
+    assert_eq!(r.body["items"].as_array().unwrap().len(), 1);
+
+    // A finalizer holds the object; removing it completes the deletion.
+    s.call(
+        Method::PATCH,
+        &format!("{PG}/keep"),
+        &[("content-type", "application/merge-patch+json")],
+        Some(json!({"metadata": {"finalizers": ["example.com/hold"]}})),
+    )
+    .await;
+    let r = s.call(Method::DELETE, &format!("{PG}/keep"), &[], Some(json!({"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": "wrong"}}))).await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    let r = s
+        .call(Method::DELETE, &format!("{PG}/keep"), &[], None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(
+        r.body["metadata"]["deletionTimestamp"].is_string(),
+        "{}",
+        r.body
+    );
+    let r = s
+        .call(
+            Method::PATCH,
+            &format!("{PG}/keep"),
+            &[("content-type", "application/merge-patch+json")],
+            Some(json!({"metadata": {"finalizers": null}})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(
+        s.call(Method::GET, &format!("{PG}/keep"), &[], None)
+            .await
+            .status,
+        StatusCode::NOT_FOUND
+    );
+}
