@@ -3,12 +3,14 @@
 //! APIService trouble, and scaffolds kind definitions from Helm charts.
 //!
 //! The binary is thin; this library holds the command line ([`cli`]), the
-//! subcommands ([`cmd`]), kubeconfig resolution ([`kubeconfig`]), output
-//! rendering ([`output`]) and shell completion ([`complete`]).
+//! subcommands ([`cmd`]), the checks and fixes behind `doctor` ([`doctor`]),
+//! kubeconfig resolution ([`kubeconfig`]), output rendering ([`output`]) and
+//! shell completion ([`complete`]).
 
 pub mod cli;
 pub mod cmd;
 pub mod complete;
+pub mod doctor;
 pub mod kinds;
 pub mod kubeconfig;
 pub mod output;

@@ -37,7 +37,8 @@ Examples:
 
 Exit codes:
   0  success          1  error             2  usage error
-  3  problems found (doctor)               4  cluster unreachable";
+  3  problems found (doctor)               4  cluster unreachable
+  5  doctor could not run every check (permissions, timeouts); nothing wrong in what it checked";
 
 /// The `kubectl cozy` command line.
 #[derive(Debug, Parser)]

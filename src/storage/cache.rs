@@ -185,10 +185,7 @@ impl WatchCache {
 
     /// Events after `revision` (from history) and a receiver for later ones,
     /// without gap or overlap.
-    pub fn subscribe(
-        &self,
-        revision: u64,
-    ) -> Result<Subscription, Expired> {
+    pub fn subscribe(&self, revision: u64) -> Result<Subscription, Expired> {
         let state = self.read();
         if revision < state.oldest {
             return Err(Expired {
