@@ -292,6 +292,8 @@ pub struct Content {
     pub objects: BTreeMap<String, Vec<RemainingObject>>,
     /// Resource types listed successfully.
     pub types_listed: usize,
+    /// Resource types that could not be listed (or were skipped).
+    pub types_failed: usize,
     /// What could not be listed, and why.
     pub unchecked: Vec<Unchecked>,
 }
@@ -322,6 +324,7 @@ pub async fn scan(
         }
     }
     for (reason, labels) in skipped {
+        content.types_failed += labels.len();
         content.unchecked.push(Unchecked {
             what: format!("list {}", labels.join(", ")),
             reason: reason.to_owned(),
@@ -349,9 +352,13 @@ pub async fn scan(
                     }
                 }
             }
-            Err(unchecked) => content.unchecked.extend(unchecked),
+            Err(unchecked) => {
+                content.types_failed += 1;
+                content.unchecked.extend(unchecked);
+            }
         }
     }
+    collapse_forbidden(&mut content.unchecked);
     for objects in content.objects.values_mut() {
         objects.sort_by(|a, b| {
             (&a.object.api_version, &a.object.kind, &a.object.name).cmp(&(
@@ -362,6 +369,32 @@ pub async fn scan(
         });
     }
     content
+}
+
+/// Many types forbidden alike (limited RBAC) read better as one entry that
+/// names them all and quotes the first refusal.
+fn collapse_forbidden(unchecked: &mut Vec<Unchecked>) {
+    let (forbidden, mut rest): (Vec<Unchecked>, Vec<Unchecked>) = std::mem::take(unchecked)
+        .into_iter()
+        .partition(|u| matches!(u.status, Some(401 | 403)));
+    if forbidden.len() <= 3 {
+        rest.extend(forbidden);
+    } else {
+        let names: Vec<&str> = forbidden
+            .iter()
+            .map(|u| u.what.strip_prefix("list ").unwrap_or(&u.what))
+            .collect();
+        rest.push(Unchecked {
+            what: format!(
+                "list {} namespaced resource types: {}",
+                forbidden.len(),
+                names.join(", ")
+            ),
+            reason: format!("{} (and alike for the others)", forbidden[0].reason),
+            status: forbidden[0].status,
+        });
+    }
+    *unchecked = rest;
 }
 
 type Listed = Vec<(String, RemainingObject)>;
@@ -939,22 +972,42 @@ fn conclude_one(
 
         // 6. Terminating with no blocker found.
         if found.is_empty() {
-            let severity = if stuck {
+            let reported = cond_true("NamespaceFinalizersRemaining")
+                .or_else(|| cond_true("NamespaceContentRemaining"));
+            let severity = if stuck || reported.is_some() {
                 Severity::Warning
             } else {
                 Severity::Info
+            };
+            let unlisted = inputs.content.types_failed;
+            let what = match reported {
+                Some(_) => format!(
+                    "namespace {name} has been Terminating for {}; the namespace controller reports content left that \
+                     doctor could not find{}",
+                    ago_plain(terminating_seconds.unwrap_or(0)),
+                    if unlisted > 0 {
+                        format!(
+                            " ({unlisted} resource type(s) could not be listed: see NOT CHECKED)"
+                        )
+                    } else {
+                        String::new()
+                    }
+                ),
+                None => format!(
+                    "namespace {name} has been Terminating for {} and no blocker was found",
+                    ago_plain(terminating_seconds.unwrap_or(0))
+                ),
             };
             let mut f = Finding::new(
                 Code::NamespaceTerminating,
                 severity,
                 subject.clone(),
-                format!(
-                    "namespace {name} has been Terminating for {} and no blocker was found",
-                    ago_plain(terminating_seconds.unwrap_or(0))
-                ),
+                what,
                 if conditions.is_empty() {
                     "status.conditions is empty: the namespace controller has not processed this namespace — is \
                      kube-controller-manager running?"
+                } else if reported.is_some() {
+                    "the conditions below (verbatim from the namespace controller) say what is left"
                 } else {
                     "no remaining object, failing discovery or foreign finalizer was found; the namespace controller may \
                      still be working (it retries with back-off)"
@@ -963,10 +1016,17 @@ fn conclude_one(
             f.evidence.extend(conditions.iter().map(cond_evidence));
             f.evidence.push(Evidence {
                 source: format!("list of namespaced resource types in {name}"),
-                observed: format!(
-                    "no objects found in {} resource type(s)",
-                    inputs.content.types_listed
-                ),
+                observed: if unlisted > 0 {
+                    format!(
+                        "no objects found in {} resource type(s); {unlisted} could not be listed",
+                        inputs.content.types_listed
+                    )
+                } else {
+                    format!(
+                        "no objects found in {} resource type(s)",
+                        inputs.content.types_listed
+                    )
+                },
             });
             f.blocks = vec![name.clone()];
             f.remedy = Some(finalize_remedy(&name));

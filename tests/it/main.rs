@@ -5,6 +5,7 @@
 
 mod cli;
 mod completion;
+mod doctor;
 mod kinds;
 mod smoke;
 mod support;
