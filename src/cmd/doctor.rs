@@ -114,8 +114,13 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         ca_warn_days: args.ca_warn_days,
         stuck_after: args.stuck_after,
     };
-    let server = ctx.kube_config().await?.cluster_url.to_string();
-    let client = ctx.client().await?;
+    let mut config = ctx.kube_config().await?.clone();
+    let server = config.cluster_url.to_string();
+    // Doctor wants the server's answers as they are: kube's default retry of
+    // 503s (with back-off) would turn a dead APIService into a timeout.
+    config.default_retry = false;
+    let client = kube::Client::try_from(config)
+        .map_err(|e| CliError::other("build the Kubernetes client", e))?;
     let bar = progress::counter("diagnosing");
     let req = Requester::new(client, opts.concurrency, opts.request_timeout, bar.clone());
     let diagnosis = doctor::diagnose(&req, &server, &opts).await;

@@ -240,7 +240,7 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
             let fixes: Vec<String> = report
                 .findings
                 .iter()
-                .filter(|f| f.severity != Severity::Info && blocks_namespace(f, &n.name))
+                .filter(|f| f.severity != Severity::Info && inside_namespace(f, &n.name))
                 .map(|f| f.id.clone())
                 .collect();
             let mut new_covered = covered.clone();
@@ -294,6 +294,13 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
 fn blocks_namespace(f: &super::findings::Finding, ns: &str) -> bool {
     f.blocks.iter().any(|b| b == ns)
         || f.subject.namespace.as_deref() == Some(ns)
+        || (f.subject.kind == "Namespace" && f.subject.name == ns)
+}
+
+/// About the namespace itself or an object in it (what `/finalize` settles),
+/// as opposed to a cluster-wide cause that merely blocks it.
+fn inside_namespace(f: &super::findings::Finding, ns: &str) -> bool {
+    f.subject.namespace.as_deref() == Some(ns)
         || (f.subject.kind == "Namespace" && f.subject.name == ns)
 }
 

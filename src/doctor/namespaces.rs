@@ -556,29 +556,63 @@ pub fn finalizer_owner(
             "unknown: {finalizer:?} is not domain-qualified, so nothing names its owner"
         );
     };
-    let related = |group: &str| {
-        group == domain
-            || group.ends_with(&format!(".{domain}"))
-            || domain.ends_with(&format!(".{group}"))
+    // How well a group matches the finalizer's domain: the same name, or the
+    // domain inside the group (`finalizer.acme.cert-manager.io` and group
+    // `acme.cert-manager.io`) name the owner; a group inside the domain
+    // (`example.com` and `doctor-test.example.com`) only suggests it.
+    let closeness = |group: &str| -> Option<u8> {
+        if group.is_empty() {
+            None
+        } else if group == domain {
+            Some(0)
+        } else if domain.ends_with(&format!(".{group}")) {
+            Some(1)
+        } else if group.ends_with(&format!(".{domain}")) {
+            Some(2)
+        } else {
+            None
+        }
     };
-    let mut crd_matches: Vec<(&String, &Vec<String>)> =
-        crds.iter().filter(|(g, _)| related(g)).collect();
-    crd_matches.sort_by_key(|(g, _)| usize::from(g.as_str() != domain));
-    if let Some((group, names)) = crd_matches.first() {
+    let hedge = |score: u8| if score < 2 { "" } else { "possibly " };
+    let best_crd = crds
+        .iter()
+        .filter_map(|(g, names)| closeness(g).map(|s| (s, g, names)))
+        .min_by_key(|(s, g, _)| (*s, g.len()));
+    let best_api = api_services
+        .iter()
+        .filter(|a| !a.local)
+        .filter_map(|a| closeness(&a.group).map(|s| (s, a)))
+        .min_by_key(|(s, a)| (*s, a.group.len()));
+    let best_group = groups
+        .iter()
+        .filter_map(|(g, kinds)| closeness(g).map(|s| (s, g, kinds)))
+        .min_by_key(|(s, g, _)| (*s, g.len()));
+    let score = |o: Option<u8>| o.unwrap_or(u8::MAX);
+    let crd_score = score(best_crd.map(|b| b.0));
+    let api_score = score(best_api.map(|b| b.0));
+    let group_score = score(best_group.map(|b| b.0));
+    if let Some((s, group, names)) = best_crd.filter(|_| crd_score <= api_score.min(group_score)) {
         return format!(
-            "the controller of CRD group {group} ({}); it removes the finalizer once its cleanup is done",
+            "{}the controller of CRD group {group} ({}); it removes the finalizer once its cleanup is done",
+            hedge(s),
             names.join(", ")
         );
     }
-    if let Some(a) = api_services.iter().find(|a| !a.local && related(&a.group)) {
+    if let Some((s, a)) = best_api.filter(|_| api_score <= group_score) {
         return format!(
-            "the extension API server behind APIService {} (group {})",
-            a.name, a.group
+            "{}the extension API server behind APIService {} (group {})",
+            hedge(s),
+            a.name,
+            a.group
         );
     }
-    if let Some((group, kinds)) = groups.iter().find(|(g, _)| !g.is_empty() && related(g)) {
+    if let Some((s, group, kinds)) = best_group {
         let kinds: Vec<&str> = kinds.iter().map(String::as_str).take(5).collect();
-        return format!("the controller of API group {group} ({})", kinds.join(", "));
+        return format!(
+            "{}the controller of API group {group} ({})",
+            hedge(s),
+            kinds.join(", ")
+        );
     }
     format!(
         "unknown: no CRD, APIService or API group in the cluster matches {domain}; whatever added it may be gone"
