@@ -103,6 +103,16 @@ pub async fn collect(req: &Requester, probe_timeout: Duration, now: Timestamp) -
     }
     collected.reports.sort_by(|a, b| a.name.cmp(&b.name));
 
+    // Services labeled for a session may be elsewhere than its APIServices
+    // point; one labeled list per session finds them (sessions are rare).
+    let services = join_all(by_session.keys().map(|id| labeled_services(req, id))).await;
+    for ((_, (_, known)), found) in by_session.iter_mut().zip(services) {
+        for s in found {
+            if !known.contains(&s) {
+                known.push(s);
+            }
+        }
+    }
     let leases = join_all(by_session.keys().map(|id| read_lease(req, id, now))).await;
     for ((id, (api_services, services)), (check, exists, unchecked)) in
         by_session.into_iter().zip(leases)
@@ -127,6 +137,27 @@ pub async fn collect(req: &Requester, probe_timeout: Duration, now: Timestamp) -
         });
     }
     collected
+}
+
+/// Services carrying a session's label, in any namespace (none when that
+/// cannot be listed: the Services the APIServices use are still found).
+async fn labeled_services(req: &Requester, id: &str) -> Vec<ObjectRef> {
+    let api: Api<Service> = Api::all(req.client().clone());
+    let params = ListParams::default().labels(&format!("{SESSION_LABEL}={id}"));
+    match req.call(api.list_metadata(&params)).await {
+        Ok(list) => list
+            .items
+            .into_iter()
+            .map(|s| ObjectRef {
+                api_version: "v1".into(),
+                kind: "Service".into(),
+                resource: "services".into(),
+                namespace: s.metadata.namespace,
+                name: s.metadata.name.unwrap_or_default(),
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 /// Reads a session's Lease and judges it.

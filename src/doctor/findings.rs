@@ -118,6 +118,8 @@ pub struct Summary {
     pub terminating_namespaces: usize,
     /// Of those, with at least one blocker found.
     pub blocked_namespaces: usize,
+    /// Namespaced resource types listed for content.
+    pub resource_types_listed: usize,
     /// Objects found in Terminating namespaces (or stuck in deletion).
     pub remaining_objects: usize,
     /// Webhooks with a Service backend.

@@ -251,6 +251,7 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
     };
     report.summary = summarize(&report, content.objects.values().map(Vec::len).sum());
     report.summary.requests = req.requests() - requests_before;
+    report.summary.resource_types_listed = content.types_listed;
     report.duration_ms = started.elapsed().as_millis() as u64;
     Ok(report)
 }
@@ -318,6 +319,7 @@ fn summarize(report: &Report, remaining_objects: usize) -> Summary {
             .filter(|n| n.deletion_timestamp.is_some())
             .count(),
         blocked_namespaces: report.namespaces.iter().filter(|n| n.blocked).count(),
+        resource_types_listed: 0,
         remaining_objects,
         webhooks: report.webhooks.len(),
         failing_webhooks: report
