@@ -121,7 +121,7 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     config.default_retry = false;
     let client = kube::Client::try_from(config)
         .map_err(|e| CliError::other("build the Kubernetes client", e))?;
-    let bar = progress::counter("diagnosing");
+    let bar = progress::counter("doctor");
     let req = Requester::new(client, opts.concurrency, opts.request_timeout, bar.clone());
     let diagnosis = doctor::diagnose(&req, &server, &opts).await;
     bar.finish_and_clear();
@@ -160,7 +160,7 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
                 source,
             })?;
         if let Some(approved) = approved {
-            let bar = progress::counter("applying the fix");
+            let bar = progress::counter("fixing");
             let fixer = req.with_progress(bar.clone());
             fix::apply(&fixer, &report, &mut plan, &approved, &fix_opts, &opts).await;
             bar.finish_and_clear();

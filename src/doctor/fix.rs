@@ -486,9 +486,9 @@ pub async fn apply(
         .collect();
     if !wait_for.is_empty() {
         req.progress().set_message(format!(
-            "waiting up to {}s for {} namespace(s) to finish deleting",
-            opts.wait.as_secs(),
-            wait_for.len()
+            "waiting for {} namespace(s), up to {}s",
+            wait_for.len(),
+            opts.wait.as_secs()
         ));
         wait_gone(req, &wait_for, opts.wait).await;
     }
@@ -504,6 +504,14 @@ pub async fn apply(
     }
     if !finalized.is_empty() {
         wait_gone(req, &finalized, opts.wait.min(Duration::from_secs(30))).await;
+    }
+    for a in fix.actions.iter().filter(|a| !approved.contains(&a.id)) {
+        results.push(result(
+            a.id,
+            ActionOutcome::Skipped,
+            format!("not confirmed: {}", a.command),
+            None,
+        ));
     }
     results.sort_by_key(|r| r.action);
     fix.results = results;

@@ -103,7 +103,7 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
     let requests_before = req.requests();
     let now = Timestamp::now();
     let mut unchecked: Vec<Unchecked> = Vec::new();
-    req.progress().set_message("checking the API server");
+    req.progress().set_message("API server");
     let server_version = match req.call(req.client().apiserver_version()).await {
         Ok(info) => Some(info.git_version),
         Err(err @ (CallError::Transport(_) | CallError::Timeout(_))) => {
@@ -116,7 +116,7 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
     };
 
     req.progress()
-        .set_message("checking APIServices, discovery, namespaces and webhooks");
+        .set_message("APIServices, namespaces, webhooks");
     let (api, loaded, (discovered, discovery_unchecked), (webhooks, webhook_unchecked)) = tokio::join!(
         apiservices::collect(req, opts.probe_timeout, now),
         namespaces::load(req, opts.scope, opts.namespace.as_deref()),
@@ -162,7 +162,7 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
         namespaces::Content::default()
     } else {
         req.progress()
-            .set_message(format!("listing content of {} namespace(s)", targets.len()));
+            .set_message(format!("content of {} namespace(s)", targets.len()));
         namespaces::scan(req, &targets, &terminating, &discovered.resources, &skip).await
     };
     unchecked.extend(content.unchecked.iter().cloned());

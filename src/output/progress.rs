@@ -29,7 +29,7 @@ pub fn counter(message: impl Into<String>) -> ProgressBar {
     }
     let bar = ProgressBar::new(0);
     if let Ok(style) =
-        ProgressStyle::with_template("{spinner} {msg} [{bar:30}] {pos}/{len} ({elapsed})")
+        ProgressStyle::with_template("{spinner} {msg} [{bar:20}] {pos}/{len} ({elapsed})")
     {
         bar.set_style(style.progress_chars("=> "));
     }
