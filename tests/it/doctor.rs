@@ -958,3 +958,143 @@ async fn benchmark_200_namespaces_60_crds_one_dead_apiservice() {
         "--wait=false",
     ]);
 }
+
+/// What a `kubectl cozy serve` session leaves when it dies without cleaning
+/// up: an APIService and a ClusterIP Service (its tunnel) carrying the session
+/// label, and a Lease nobody renews.
+#[tokio::test]
+async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
+    use base64::Engine as _;
+    use kubectl_cozy::doctor::{SESSION_LABEL, SESSION_LEASE_NAMESPACE, session_lease_name};
+    let _serial = CLUSTER_LOCK.lock().await;
+    no_terminating_namespaces().await;
+    let id = format!("doctor{}", std::process::id());
+    let lease = session_lease_name(&id);
+    let name = "v1alpha1.doctor-session.example.com";
+    let mut cleanup = Cleanup::new();
+    cleanup.kubectl(&[
+        "delete",
+        "apiservice",
+        name,
+        "--ignore-not-found",
+        "--wait=false",
+    ]);
+    cleanup.kubectl(&[
+        "delete",
+        "service",
+        "-n",
+        "default",
+        "doctor-session",
+        "--ignore-not-found",
+    ]);
+    cleanup.kubectl(&[
+        "delete",
+        "lease",
+        "-n",
+        SESSION_LEASE_NAMESPACE,
+        &lease,
+        "--ignore-not-found",
+    ]);
+    let ca = kubectl_cozy::pki::Ca::new("doctor-session-ca").expect("CA");
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca.cert_pem());
+    let renew = |t: k8s_openapi::jiff::Timestamp| t.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string();
+    let now = k8s_openapi::jiff::Timestamp::now();
+    kubectl_apply(&format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: doctor-session, namespace: default, labels: {{{SESSION_LABEL}: {id}}}}}\n\
+         spec: {{type: ClusterIP, ports: [{{name: https, port: 443, targetPort: 8443}}]}}\n---\n\
+         apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {name}, labels: {{{SESSION_LABEL}: {id}}}}}\n\
+         spec:\n  group: doctor-session.example.com\n  version: v1alpha1\n  caBundle: {ca_bundle}\n  groupPriorityMinimum: 1000\n  \
+         versionPriority: 15\n  service: {{namespace: default, name: doctor-session, port: 443}}\n---\n\
+         apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {{name: {lease}, namespace: {SESSION_LEASE_NAMESPACE}, labels: {{{SESSION_LABEL}: {id}}}}}\n\
+         spec: {{holderIdentity: laptop, leaseDurationSeconds: 3600, renewTime: \"{renew}\"}}\n",
+        renew = renew(now)
+    ));
+    wait_unavailable(name).await;
+
+    // Alive: reported (it is unavailable) but never planned for deletion.
+    let out = cozy(&["doctor", "--fix", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let r = report(&out);
+    let a = r["apiServices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == name)
+        .expect("APIService in report");
+    assert_eq!(a["session"]["state"], "alive", "{a:#}");
+    assert_eq!(a["service"]["type"], "ClusterIP");
+    assert_eq!(a["service"]["readyEndpoints"], 0, "{a:#}");
+    assert!(
+        a["caBundle"]["certificates"][0]["daysLeft"]
+            .as_i64()
+            .unwrap()
+            > 30
+    );
+    assert!(findings_with(&r, "ServeSessionExpired").is_empty());
+    let f = findings_with(&r, "APIServiceUnavailable")[0];
+    assert!(
+        f["remedy"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("still renewed")
+    );
+    assert_eq!(r["fix"]["actions"], serde_json::json!([]), "{:#}", r["fix"]);
+
+    // Expired an hour and a minute ago: reaped, and all three objects go.
+    let stale = now - std::time::Duration::from_secs(2 * 3600 + 60);
+    let out = kubectl(&[
+        "patch",
+        "lease",
+        "-n",
+        SESSION_LEASE_NAMESPACE,
+        &lease,
+        "--type=merge",
+        "-p",
+        &format!(r#"{{"spec":{{"renewTime":"{}"}}}}"#, renew(stale)),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cozy(&["doctor", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let r = report(&out);
+    let expired = findings_with(&r, "ServeSessionExpired");
+    assert_eq!(expired.len(), 1, "{r:#}");
+    assert_eq!(expired[0]["subject"]["name"], lease.as_str());
+    assert!(
+        expired[0]["evidence"]
+            .to_string()
+            .contains("expired 1h ago")
+            || expired[0]["evidence"]
+                .to_string()
+                .contains("expired 61m ago"),
+        "{:#}",
+        expired[0]
+    );
+    let session = &r["serveSessions"][0];
+    assert_eq!(
+        session["objects"].as_array().unwrap().len(),
+        3,
+        "{session:#}"
+    );
+
+    let out = cozy(&["doctor", "--fix", "--yes", "-o", "json"]);
+    let r = report(&out);
+    let fix = &r["fix"];
+    assert_eq!(
+        fix["actions"][0]["action"]["type"], "ReapSession",
+        "{fix:#}"
+    );
+    assert_eq!(fix["results"][0]["outcome"], "done", "{fix:#}");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(!kubectl(&["get", "apiservice", name]).status.success());
+    assert!(
+        !kubectl(&["get", "service", "-n", "default", "doctor-session"])
+            .status
+            .success()
+    );
+    assert!(
+        !kubectl(&["get", "lease", "-n", SESSION_LEASE_NAMESPACE, &lease])
+            .status
+            .success()
+    );
+    drop(cleanup);
+}
