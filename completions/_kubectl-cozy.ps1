@@ -73,6 +73,11 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             break
         }
         'kubectl-cozy;doctor' {
+            [CompletionResult]::new('--probe-timeout', '--probe-timeout', [CompletionResultType]::ParameterName, 'Time limit for each APIService probe')
+            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'How long --fix waits for unblocked namespaces to finish deleting')
+            [CompletionResult]::new('--stuck-after', '--stuck-after', [CompletionResultType]::ParameterName, 'Deletion older than this counts as stuck rather than in progress')
+            [CompletionResult]::new('--ca-warn-days', '--ca-warn-days', [CompletionResultType]::ParameterName, 'Warn about caBundle certificates that expire within this many days')
+            [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'API requests in flight at most')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The kubeconfig cluster to use')
@@ -84,8 +89,12 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity on stderr, kubectl''s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace')
             [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity on stderr, kubectl''s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace')
-            [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Check every namespace instead of only the Terminating ones')
-            [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Check every namespace instead of only the Terminating ones')
+            [CompletionResult]::new('-A', '-A ', [CompletionResultType]::ParameterName, 'Check every namespace: also objects stuck in deletion outside Terminating namespaces')
+            [CompletionResult]::new('--all-namespaces', '--all-namespaces', [CompletionResultType]::ParameterName, 'Check every namespace: also objects stuck in deletion outside Terminating namespaces')
+            [CompletionResult]::new('--fix', '--fix', [CompletionResultType]::ParameterName, 'Build a fix plan and show it; apply it after a confirmation at the terminal, or with --yes')
+            [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Apply the fix plan without asking')
+            [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Apply the fix plan without asking')
+            [CompletionResult]::new('--finalize-namespaces', '--finalize-namespaces', [CompletionResultType]::ParameterName, 'Also plan, as a last resort, clearing spec.finalizers through /finalize for namespaces still stuck after the other actions (objects left in them stay in etcd)')
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

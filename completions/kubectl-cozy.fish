@@ -68,6 +68,11 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l stan
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s V -l version -d 'Print version'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l probe-timeout -d 'Time limit for each APIService probe' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l wait -d 'How long --fix waits for unblocked namespaces to finish deleting' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l stuck-after -d 'Deletion older than this counts as stuck rather than in progress' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l ca-warn-days -d 'Warn about caBundle certificates that expire within this many days' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l concurrency -d 'API requests in flight at most' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l cluster -d 'The kubeconfig cluster to use' -r
@@ -80,7 +85,10 @@ json\t'JSON'
 yaml\t'YAML'
 name\t'Only resource names, as kind/name'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s A -l all-namespaces -d 'Check every namespace instead of only the Terminating ones'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s A -l all-namespaces -d 'Check every namespace: also objects stuck in deletion outside Terminating namespaces'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l fix -d 'Build a fix plan and show it; apply it after a confirmation at the terminal, or with --yes'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s y -l yes -d 'Apply the fix plan without asking'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l finalize-namespaces -d 'Also plan, as a last resort, clearing spec.finalizers through /finalize for namespaces still stuck after the other actions (objects left in them stay in etcd)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s V -l version -d 'Print version'

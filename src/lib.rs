@@ -3,7 +3,8 @@
 //! APIService trouble, and scaffolds kind definitions from Helm charts.
 //!
 //! The binary is thin; this library holds the command line ([`cli`]), the
-//! subcommands ([`cmd`]), the extension API server ([`apiserver`]),
+//! subcommands ([`cmd`]), the extension API server ([`apiserver`]), the checks
+//! and fixes behind `doctor` ([`doctor`]),
 //! kubeconfig resolution ([`kubeconfig`]), output rendering ([`output`]) and
 //! shell completion ([`complete`]).
 
@@ -11,6 +12,7 @@ pub mod apiserver;
 pub mod cli;
 pub mod cmd;
 pub mod complete;
+pub mod doctor;
 pub mod kinds;
 pub mod kubeconfig;
 pub mod output;

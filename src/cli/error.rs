@@ -19,6 +19,9 @@ pub enum ExitStatus {
     ProblemsFound,
     /// 4: the cluster could not be reached.
     Unreachable,
+    /// 5: `doctor` found nothing wrong but could not run every check
+    /// (permissions, timeouts).
+    Incomplete,
 }
 
 impl ExitStatus {
@@ -30,6 +33,7 @@ impl ExitStatus {
             ExitStatus::Usage => 2,
             ExitStatus::ProblemsFound => 3,
             ExitStatus::Unreachable => 4,
+            ExitStatus::Incomplete => 5,
         }
     }
 }
@@ -61,6 +65,15 @@ pub enum CliError {
         /// The transport or HTTP error.
         #[source]
         source: kube::Error,
+    },
+    /// `doctor` could not produce a report.
+    #[error("diagnose the cluster at {server}")]
+    Doctor {
+        /// The API server URL from the kubeconfig.
+        server: String,
+        /// Why.
+        #[source]
+        source: crate::doctor::Error,
     },
     /// Writing to stdout or a file failed.
     #[error("{what}")]
@@ -107,6 +120,10 @@ impl CliError {
         match self {
             CliError::Usage(_) => ExitStatus::Usage,
             CliError::Unreachable { .. } => ExitStatus::Unreachable,
+            CliError::Doctor {
+                source: crate::doctor::Error::Unreachable(_),
+                ..
+            } => ExitStatus::Unreachable,
             _ => ExitStatus::Error,
         }
     }
@@ -166,10 +183,11 @@ mod tests {
             ExitStatus::Usage,
             ExitStatus::ProblemsFound,
             ExitStatus::Unreachable,
+            ExitStatus::Incomplete,
         ]
         .iter()
         .map(|s| s.code())
         .collect();
-        assert_eq!(codes, vec![0, 1, 2, 3, 4]);
+        assert_eq!(codes, vec![0, 1, 2, 3, 4, 5]);
     }
 }

@@ -37,7 +37,8 @@ Examples:
 
 Exit codes:
   0  success          1  error             2  usage error
-  3  problems found (doctor)               4  cluster unreachable";
+  3  problems found (doctor)               4  cluster unreachable
+  5  doctor could not run every check (permissions, timeouts); nothing wrong in what it checked";
 
 /// The `kubectl cozy` command line.
 #[derive(Debug, Parser)]
@@ -170,8 +171,14 @@ fn init_logging(verbosity: u8, global: &GlobalArgs) {
         4..=5 => "debug",
         _ => "trace",
     };
+    // kube's HTTP trace layer logs every 5xx at error level; the command
+    // reports failures itself (and `doctor` expects 503s from dead APIServices),
+    // so those lines only show when debugging.
+    let trace_layer = if verbosity >= 4 { level } else { "off" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        tracing_subscriber::EnvFilter::new(format!("kubectl_cozy={level},kube={level}"))
+        tracing_subscriber::EnvFilter::new(format!(
+            "kubectl_cozy={level},kube={level},kube_client::client::builder={trace_layer}"
+        ))
     });
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -1,28 +1,205 @@
-//! `kubectl cozy doctor`: APIService health and stuck-namespace diagnosis.
-//! Not implemented in this build; it says so instead of printing anything that
-//! looks like a diagnosis.
+//! `kubectl cozy doctor`: APIService health and stuck-namespace diagnosis,
+//! with `--fix`. This file maps flags to [`crate::doctor`] options, drives
+//! diagnose → plan → confirm → apply, and prints; the logic lives in
+//! [`crate::doctor`].
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
 
 use clap::Args;
 
-use crate::cli::{CliError, Ctx, ExitStatus};
+use crate::cli::{CliError, Ctx, ExitStatus, parse_request_timeout};
+use crate::doctor::findings::{Outcome, ScopeKind};
+use crate::doctor::fix::{self, FixOptions};
+use crate::doctor::request::Requester;
+use crate::doctor::{self, Options, render};
+use crate::output::{self, OutputFormat, progress};
 
 /// Arguments of `kubectl cozy doctor`.
 #[derive(Debug, Args)]
 #[command(
     long_about = "Diagnose APIService health and explain namespaces stuck in Terminating.\n\n\
-Exits 0 when healthy, 3 when problems are found."
+Checks every APIService (Available condition, backing Service and ready endpoints, caBundle expiry, a live probe of\n\
+/apis/<group>/<version>, and `kubectl cozy serve` sessions with expired Leases), every Terminating namespace (or -n NS)\n\
+with its conditions, the objects and finalizers still in it and who owns them, and admission webhooks with\n\
+failurePolicy Fail and no backend. Every finding carries the evidence it was read from and the command that fixes it.\n\n\
+With --fix, builds a plan and shows it (a dry run unless confirmed at the terminal or given --yes), applies it step by\n\
+step, re-reading every object before and after, and reports what is still stuck.",
+    after_help = "\
+Examples:
+  # Why are namespaces stuck in Terminating? Which APIServices are broken?
+  kubectl cozy doctor
+
+  # One namespace, as JSON (schema: kubectl-cozy.io/v1alpha1 DoctorReport)
+  kubectl cozy doctor -n team-a -o json
+
+  # Show the fix plan, then apply it without prompting
+  kubectl cozy doctor --fix
+  kubectl cozy doctor --fix --yes
+
+  # Last resort for namespaces still stuck after every other fix
+  kubectl cozy doctor --fix --finalize-namespaces
+
+Exit codes: 0 healthy, 3 problems found, 5 some checks could not run (nothing wrong in the rest),
+1 error, 4 cluster unreachable. After an applied --fix the code describes the state after the fix."
 )]
 pub struct DoctorArgs {
-    /// Check every namespace instead of only the Terminating ones
+    /// Check every namespace: also objects stuck in deletion outside Terminating namespaces
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
+
+    /// Build a fix plan and show it; apply it after a confirmation at the terminal, or with --yes
+    #[arg(long)]
+    pub fix: bool,
+
+    /// Apply the fix plan without asking
+    #[arg(short = 'y', long, requires = "fix")]
+    pub yes: bool,
+
+    /// Also plan, as a last resort, clearing spec.finalizers through /finalize for namespaces still stuck
+    /// after the other actions (objects left in them stay in etcd)
+    #[arg(long, requires = "fix")]
+    pub finalize_namespaces: bool,
+
+    /// Time limit for each APIService probe
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_request_timeout)]
+    pub probe_timeout: Duration,
+
+    /// How long --fix waits for unblocked namespaces to finish deleting
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_request_timeout)]
+    pub wait: Duration,
+
+    /// Deletion older than this counts as stuck rather than in progress
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_request_timeout)]
+    pub stuck_after: Duration,
+
+    /// Warn about caBundle certificates that expire within this many days
+    #[arg(long, value_name = "DAYS", default_value_t = 30)]
+    pub ca_warn_days: i64,
+
+    /// API requests in flight at most
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..))]
+    pub concurrency: u16,
 }
 
+/// Per-request limit when `--request-timeout` is not given.
+const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Runs `doctor`.
-pub async fn run(_args: DoctorArgs, _ctx: &Ctx) -> Result<ExitStatus, CliError> {
-    Err(CliError::NotAvailable {
-        command: "doctor",
-        version: env!("CARGO_PKG_VERSION"),
-        hint: "inspect APIServices with `kubectl get apiservices` meanwhile",
+pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
+    let global = ctx.global();
+    let (scope, namespace) = match (args.all_namespaces, &global.namespace) {
+        (true, Some(_)) => {
+            return Err(CliError::Usage(
+                "-A/--all-namespaces and -n/--namespace cannot be combined".into(),
+            ));
+        }
+        (true, None) => (ScopeKind::All, None),
+        (false, Some(ns)) => (ScopeKind::Namespace, Some(ns.clone())),
+        (false, None) => (ScopeKind::Terminating, None),
+    };
+    let format = ctx.output_or(OutputFormat::Table);
+    let request_timeout = match global.request_timeout {
+        Some(t) if t.is_zero() => Duration::from_secs(24 * 3600),
+        Some(t) => t,
+        None => DEFAULT_REQUEST_TIMEOUT,
+    };
+    let opts = Options {
+        scope,
+        namespace,
+        require_namespace: true,
+        request_timeout,
+        probe_timeout: args.probe_timeout.min(request_timeout),
+        concurrency: usize::from(args.concurrency),
+        ca_warn_days: args.ca_warn_days,
+        stuck_after: args.stuck_after,
+    };
+    let mut config = ctx.kube_config().await?.clone();
+    let server = config.cluster_url.to_string();
+    // Doctor wants the server's answers as they are: kube's default retry of
+    // 503s (with back-off) would turn a dead APIService into a timeout.
+    config.default_retry = false;
+    let client = kube::Client::try_from(config)
+        .map_err(|e| CliError::other("build the Kubernetes client", e))?;
+    let bar = progress::counter("doctor");
+    let req = Requester::new(client, opts.concurrency, opts.request_timeout, bar.clone());
+    let diagnosis = doctor::diagnose(&req, &server, &opts).await;
+    bar.finish_and_clear();
+    let mut report = diagnosis.map_err(|source| CliError::Doctor {
+        server: server.clone(),
+        source,
+    })?;
+
+    let mut out = ctx.stdout();
+    let wide = format == OutputFormat::Wide;
+    let text = matches!(format, OutputFormat::Table | OutputFormat::Wide);
+    let write_err = |e| CliError::io("write the doctor report", e);
+
+    if args.fix {
+        let fix_opts = FixOptions {
+            finalize_namespaces: args.finalize_namespaces,
+            wait: args.wait,
+        };
+        let mut plan = fix::plan(&report, &fix_opts);
+        let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+        // Show the plan before asking anything.
+        if text {
+            report.fix = Some(plan.clone());
+            out.write_all(render::report(&report, wide).as_bytes())
+                .map_err(write_err)?;
+            out.write_all(b"\n").map_err(write_err)?;
+            out.write_all(render::plan(&plan).as_bytes())
+                .map_err(write_err)?;
+            out.flush().map_err(write_err)?;
+        } else if interactive && !args.yes && !plan.actions.is_empty() {
+            eprint!("{}", render::plan(&plan));
+        }
+        let approved =
+            fix::confirm(&plan, args.yes, interactive).map_err(|source| CliError::Doctor {
+                server: server.clone(),
+                source,
+            })?;
+        if let Some(approved) = approved {
+            let bar = progress::counter("fixing");
+            let fixer = req.with_progress(bar.clone());
+            fix::apply(&fixer, &report, &mut plan, &approved, &fix_opts, &opts).await;
+            bar.finish_and_clear();
+        }
+        if let Some(after) = &plan.after {
+            report.result = Outcome::of(&after.findings, &after.unchecked);
+        }
+        if text {
+            let results = render::results(&plan);
+            if !results.is_empty() {
+                out.write_all(b"\n").map_err(write_err)?;
+                out.write_all(results.as_bytes()).map_err(write_err)?;
+            }
+            writeln!(out, "\n{}", render::verdict(report.result, true)).map_err(write_err)?;
+        }
+        report.fix = Some(plan);
+    }
+
+    let written = match format {
+        OutputFormat::Json => output::write_json(&mut out, &report),
+        OutputFormat::Yaml => output::write_yaml(&mut out, &report),
+        OutputFormat::Name => {
+            let names: String = report
+                .findings
+                .iter()
+                .map(|f| format!("{}/{}\n", f.subject.kind.to_lowercase(), f.subject.name))
+                .collect();
+            out.write_all(names.as_bytes())
+        }
+        OutputFormat::Table | OutputFormat::Wide if !args.fix => {
+            out.write_all(render::report(&report, wide).as_bytes())
+        }
+        _ => Ok(()),
+    };
+    written.map_err(write_err)?;
+    out.flush().map_err(write_err)?;
+    Ok(match report.result {
+        Outcome::Healthy => ExitStatus::Success,
+        Outcome::ProblemsFound => ExitStatus::ProblemsFound,
+        Outcome::Incomplete => ExitStatus::Incomplete,
     })
 }

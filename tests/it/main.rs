@@ -6,6 +6,7 @@
 mod api;
 mod cli;
 mod completion;
+mod doctor;
 mod kinds;
 mod server;
 mod smoke;

@@ -9,7 +9,7 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, PostParams,
 };
 
-use crate::support::plane;
+use crate::support::{CLUSTER_LOCK, plane};
 
 fn helmrelease_resource() -> ApiResource {
     ApiResource::from_gvk(&GroupVersionKind::gvk(
@@ -91,6 +91,7 @@ async fn helmrelease_round_trips() {
 
 #[tokio::test]
 async fn deleting_a_namespace_with_a_helmrelease_completes() {
+    let _serial = CLUSTER_LOCK.lock().await;
     let plane = plane();
     let ns = plane.namespace("smoke-nsdel").await;
     let client = plane.client().await;
@@ -114,6 +115,7 @@ async fn deleting_a_namespace_with_a_helmrelease_completes() {
 
 #[tokio::test]
 async fn garbage_collector_removes_dependents() {
+    let _serial = CLUSTER_LOCK.lock().await;
     let plane = plane();
     let ns = plane.namespace("smoke-gc").await;
     let api: Api<ConfigMap> = Api::namespaced(plane.client().await, &ns);

@@ -1,0 +1,992 @@
+//! APIService checks: the `Available` condition, the backing Service and its
+//! ready endpoints (ClusterIP only, as the aggregator checks them), the
+//! `caBundle` certificates and their expiry, a live probe of
+//! `/apis/<group>/<version>` through kube-apiserver, and the `kubectl cozy
+//! serve` session (label + Lease) that registered the APIService, if any.
+//!
+//! Collection talks to the cluster; [`findings`] turns what was collected into
+//! findings without any I/O, so the rules are unit-tested.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use futures::future::join_all;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::jiff::Timestamp;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::api::{Api, ListParams};
+
+use super::findings::{
+    ApiServiceReport, CaBundleCheck, CertificateInfo, Code, Condition, Finding, ObjectRef, Remedy,
+    ServiceCheck, SessionCheck, SessionState, Severity, Unchecked,
+};
+use super::render::{ago, condition_text};
+use super::request::Requester;
+use super::{SESSION_LABEL, SESSION_LEASE_NAMESPACE, session_lease_name};
+
+/// Everything read about APIServices and serve sessions.
+#[derive(Debug, Default)]
+pub struct Collected {
+    /// One report per APIService, sorted by name.
+    pub reports: Vec<ApiServiceReport>,
+    /// The serve sessions found through labels.
+    pub sessions: Vec<Session>,
+    /// What could not be read.
+    pub unchecked: Vec<Unchecked>,
+}
+
+/// A `kubectl cozy serve` session and what it left in the cluster.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// Its Lease, as read.
+    pub check: SessionCheck,
+    /// APIServices carrying its label.
+    pub api_services: Vec<String>,
+    /// Services those APIServices use that carry its label too.
+    pub services: Vec<ObjectRef>,
+    /// Whether the Lease object exists (and so must be deleted on reap).
+    pub lease_exists: bool,
+}
+
+/// The APIService resource, for references and fix actions.
+pub fn api_service_ref(name: &str) -> ObjectRef {
+    ObjectRef::cluster(
+        "apiregistration.k8s.io/v1",
+        "APIService",
+        "apiservices",
+        name,
+    )
+}
+
+/// The Lease of a session.
+pub fn lease_ref(id: &str) -> ObjectRef {
+    ObjectRef {
+        api_version: "coordination.k8s.io/v1".into(),
+        kind: "Lease".into(),
+        resource: "leases".into(),
+        namespace: Some(SESSION_LEASE_NAMESPACE.into()),
+        name: session_lease_name(id),
+    }
+}
+
+/// Lists every APIService and checks each one (in parallel, under the
+/// requester's limits).
+pub async fn collect(req: &Requester, probe_timeout: Duration, now: Timestamp) -> Collected {
+    let mut collected = Collected::default();
+    let api: Api<APIService> = Api::all(req.client().clone());
+    let list = match req.call(api.list(&ListParams::default())).await {
+        Ok(list) => list.items,
+        Err(err) => {
+            collected
+                .unchecked
+                .push(err.unchecked("list apiservices.apiregistration.k8s.io"));
+            return collected;
+        }
+    };
+    let checks = join_all(
+        list.into_iter()
+            .map(|svc| check_one(req, svc, probe_timeout, now)),
+    )
+    .await;
+    // session id -> (APIService names, labeled Services)
+    let mut by_session: BTreeMap<String, (Vec<String>, Vec<ObjectRef>)> = BTreeMap::new();
+    for (report, session, unchecked) in checks {
+        if let Some((id, service)) = session {
+            let entry = by_session.entry(id).or_default();
+            entry.0.push(report.name.clone());
+            entry.1.extend(service);
+        }
+        collected.unchecked.extend(unchecked);
+        collected.reports.push(report);
+    }
+    collected.reports.sort_by(|a, b| a.name.cmp(&b.name));
+
+    // Services labeled for a session may be elsewhere than its APIServices
+    // point; one labeled list per session finds them (sessions are rare).
+    let services = join_all(by_session.keys().map(|id| labeled_services(req, id))).await;
+    for ((_, (_, known)), found) in by_session.iter_mut().zip(services) {
+        for s in found {
+            if !known.contains(&s) {
+                known.push(s);
+            }
+        }
+    }
+    let leases = join_all(by_session.keys().map(|id| read_lease(req, id, now))).await;
+    for ((id, (api_services, services)), (check, exists, unchecked)) in
+        by_session.into_iter().zip(leases)
+    {
+        collected.unchecked.extend(unchecked);
+        for report in collected
+            .reports
+            .iter_mut()
+            .filter(|r| api_services.contains(&r.name))
+        {
+            report.session = Some(check.clone());
+            if matches!(check.state, SessionState::Expired | SessionState::Missing) {
+                report.healthy = false;
+            }
+        }
+        debug_assert_eq!(check.id, id);
+        collected.sessions.push(Session {
+            check,
+            api_services,
+            services,
+            lease_exists: exists,
+        });
+    }
+    collected
+}
+
+/// Services carrying a session's label, in any namespace (none when that
+/// cannot be listed: the Services the APIServices use are still found).
+async fn labeled_services(req: &Requester, id: &str) -> Vec<ObjectRef> {
+    let api: Api<Service> = Api::all(req.client().clone());
+    let params = ListParams::default().labels(&format!("{SESSION_LABEL}={id}"));
+    match req.call(api.list_metadata(&params)).await {
+        Ok(list) => list
+            .items
+            .into_iter()
+            .map(|s| ObjectRef {
+                api_version: "v1".into(),
+                kind: "Service".into(),
+                resource: "services".into(),
+                namespace: s.metadata.namespace,
+                name: s.metadata.name.unwrap_or_default(),
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Reads a session's Lease and judges it.
+async fn read_lease(
+    req: &Requester,
+    id: &str,
+    now: Timestamp,
+) -> (SessionCheck, bool, Vec<Unchecked>) {
+    let name = session_lease_name(id);
+    let api: Api<Lease> = Api::namespaced(req.client().clone(), SESSION_LEASE_NAMESPACE);
+    match req.call(api.get_opt(&name)).await {
+        Ok(lease) => {
+            let exists = lease.is_some();
+            (judge_lease(id, lease.as_ref(), now), exists, Vec::new())
+        }
+        Err(err) => {
+            let check = SessionCheck {
+                id: id.to_owned(),
+                lease: format!("{SESSION_LEASE_NAMESPACE}/{name}"),
+                state: SessionState::Unknown,
+                holder: None,
+                renew_time: None,
+                lease_duration_seconds: None,
+                expired_for_seconds: None,
+            };
+            let unchecked = err.unchecked(format!(
+                "get lease {SESSION_LEASE_NAMESPACE}/{name} (serve session {id})"
+            ));
+            (check, false, vec![unchecked])
+        }
+    }
+}
+
+/// Whether a session's Lease is alive at `now`: `renewTime +
+/// leaseDurationSeconds` in the future. A Lease without either is expired.
+pub fn judge_lease(id: &str, lease: Option<&Lease>, now: Timestamp) -> SessionCheck {
+    let mut check = SessionCheck {
+        id: id.to_owned(),
+        lease: format!("{SESSION_LEASE_NAMESPACE}/{}", session_lease_name(id)),
+        state: SessionState::Missing,
+        holder: None,
+        renew_time: None,
+        lease_duration_seconds: None,
+        expired_for_seconds: None,
+    };
+    let Some(lease) = lease else {
+        return check;
+    };
+    let spec = lease.spec.clone().unwrap_or_default();
+    check.holder = spec.holder_identity;
+    check.renew_time = spec.renew_time.as_ref().map(|t| t.0.to_string());
+    check.lease_duration_seconds = spec.lease_duration_seconds;
+    let expires = spec
+        .renew_time
+        .map(|t| t.0.as_second() + i64::from(spec.lease_duration_seconds.unwrap_or(0)));
+    match expires {
+        Some(at) if at > now.as_second() => check.state = SessionState::Alive,
+        Some(at) => {
+            check.state = SessionState::Expired;
+            check.expired_for_seconds = Some(now.as_second() - at);
+        }
+        None => check.state = SessionState::Expired,
+    }
+    check
+}
+
+/// Checks one APIService. Returns its report, its session (id and the
+/// Service, when that carries the same label) and what could not be read.
+async fn check_one(
+    req: &Requester,
+    svc: APIService,
+    probe_timeout: Duration,
+    now: Timestamp,
+) -> (
+    ApiServiceReport,
+    Option<(String, Option<ObjectRef>)>,
+    Vec<Unchecked>,
+) {
+    let name = svc.metadata.name.clone().unwrap_or_default();
+    let spec = svc.spec.clone().unwrap_or_default();
+    let group = spec.group.clone().unwrap_or_default();
+    let version = spec.version.clone().unwrap_or_default();
+    let available = svc
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Available"))
+        .map(|c| Condition {
+            type_: c.type_.clone(),
+            status: c.status.clone(),
+            reason: c.reason.clone(),
+            message: c.message.clone(),
+            last_transition_time: c.last_transition_time.as_ref().map(|t| t.0.to_string()),
+        });
+    let session_id = svc
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(SESSION_LABEL))
+        .cloned();
+
+    let mut unchecked = Vec::new();
+    let service_future = async {
+        match &spec.service {
+            Some(reference) => {
+                let namespace = reference.namespace.clone().unwrap_or_default();
+                let service_name = reference.name.clone().unwrap_or_default();
+                let port = reference.port.unwrap_or(443);
+                Some(check_service(req, &namespace, &service_name, port).await)
+            }
+            None => None,
+        }
+    };
+    let (service, probe) = tokio::join!(service_future, req.probe(&group, &version, probe_timeout));
+    let mut session_service = None;
+    let service = service.map(|(check, labels, more)| {
+        unchecked.extend(more);
+        if let (Some(id), Some(labels)) = (&session_id, labels)
+            && labels.get(SESSION_LABEL) == Some(id)
+        {
+            session_service = Some(ObjectRef {
+                api_version: "v1".into(),
+                kind: "Service".into(),
+                resource: "services".into(),
+                namespace: Some(check.namespace.clone()),
+                name: check.name.clone(),
+            });
+        }
+        check
+    });
+    let ca_bundle = spec
+        .ca_bundle
+        .as_ref()
+        .filter(|b| !b.0.is_empty())
+        .map(|b| parse_ca_bundle(&b.0, now));
+
+    let mut report = ApiServiceReport {
+        name,
+        uid: svc.metadata.uid.clone(),
+        group,
+        version,
+        local: spec.service.is_none(),
+        available,
+        service,
+        insecure_skip_tls_verify: spec.insecure_skip_tls_verify.unwrap_or(false),
+        ca_bundle,
+        probe: Some(probe),
+        session: None,
+        healthy: false,
+    };
+    report.healthy = is_healthy(&report);
+    (
+        report,
+        session_id.map(|id| (id, session_service)),
+        unchecked,
+    )
+}
+
+fn is_healthy(r: &ApiServiceReport) -> bool {
+    let available = r.available.as_ref().is_some_and(|c| c.status == "True");
+    let probe_ok = r.probe.as_ref().is_none_or(|p| p.ok);
+    let ca_ok = r
+        .ca_bundle
+        .as_ref()
+        .is_none_or(|ca| ca.error.is_none() && ca.certificates.iter().all(|c| c.days_left >= 0));
+    available && probe_ok && ca_ok
+}
+
+/// Reads a Service and, for ClusterIP Services, counts the ready endpoints that
+/// serve `port` (matched by port name through the Service, as the aggregator
+/// and kube-proxy match them). Returns the check, the Service's labels, and
+/// what could not be read.
+pub async fn check_service(
+    req: &Requester,
+    namespace: &str,
+    name: &str,
+    port: i32,
+) -> (
+    ServiceCheck,
+    Option<BTreeMap<String, String>>,
+    Vec<Unchecked>,
+) {
+    let mut check = ServiceCheck {
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+        port,
+        ..ServiceCheck::default()
+    };
+    let api: Api<Service> = Api::namespaced(req.client().clone(), namespace);
+    let service = match req.call(api.get_opt(name)).await {
+        Ok(Some(service)) => service,
+        Ok(None) => {
+            check.exists = Some(false);
+            return (check, None, Vec::new());
+        }
+        Err(err) => {
+            check.error = Some(err.to_string());
+            let what = format!("get service {namespace}/{name}");
+            return (check, None, vec![err.unchecked(what)]);
+        }
+    };
+    check.exists = Some(true);
+    let spec = service.spec.clone().unwrap_or_default();
+    let type_ = spec.type_.clone().unwrap_or_else(|| "ClusterIP".into());
+    check.external_name = spec.external_name.clone();
+    check.type_ = Some(type_.clone());
+    let labels = service.metadata.labels.clone();
+    if type_ != "ClusterIP" {
+        // The aggregator checks endpoints of ClusterIP Services only.
+        return (check, labels, Vec::new());
+    }
+    let Some(port_name) = spec
+        .ports
+        .as_ref()
+        .and_then(|ps| ps.iter().find(|p| p.port == port))
+        .map(|p| p.name.clone().unwrap_or_default())
+    else {
+        check.ready_endpoints = Some(0);
+        check.error = Some(format!("the Service has no port {port}"));
+        return (check, labels, Vec::new());
+    };
+    let slices: Api<EndpointSlice> = Api::namespaced(req.client().clone(), namespace);
+    let selector = format!("kubernetes.io/service-name={name}");
+    match req
+        .call(slices.list(&ListParams::default().labels(&selector)))
+        .await
+    {
+        Ok(list) => {
+            check.ready_endpoints = Some(ready_endpoints(&list.items, &port_name));
+            (check, labels, Vec::new())
+        }
+        Err(err) => {
+            check.error = Some(format!("endpoints not readable: {err}"));
+            let what = format!("list endpointslices for service {namespace}/{name}");
+            (check, labels, vec![err.unchecked(what)])
+        }
+    }
+}
+
+/// Ready endpoints across slices that carry a port named `port_name`. An
+/// endpoint with no `ready` condition counts as ready (the API's rule).
+pub fn ready_endpoints(slices: &[EndpointSlice], port_name: &str) -> usize {
+    slices
+        .iter()
+        .filter(|s| {
+            s.ports.as_ref().is_some_and(|ports| {
+                ports
+                    .iter()
+                    .any(|p| p.name.as_deref().unwrap_or("") == port_name)
+            })
+        })
+        .flat_map(|s| s.endpoints.iter().flatten())
+        .filter(|e| e.conditions.as_ref().and_then(|c| c.ready).unwrap_or(true))
+        .map(|e| e.addresses.len().max(1))
+        .sum()
+}
+
+/// Parses a PEM bundle and reports each certificate's subject and expiry.
+pub fn parse_ca_bundle(bytes: &[u8], now: Timestamp) -> CaBundleCheck {
+    use x509_parser::pem::Pem;
+    let mut check = CaBundleCheck::default();
+    for (index, pem) in Pem::iter_from_buffer(bytes).enumerate() {
+        let pem = match pem {
+            Ok(pem) => pem,
+            Err(err) => {
+                check.error = Some(format!("PEM block {}: {err}", index + 1));
+                break;
+            }
+        };
+        if pem.label != "CERTIFICATE" {
+            continue;
+        }
+        match pem.parse_x509() {
+            Ok(cert) => {
+                let not_after = cert.validity().not_after.timestamp();
+                let not_after_text = Timestamp::from_second(not_after)
+                    .map(|t| t.to_string())
+                    .unwrap_or_else(|_| not_after.to_string());
+                check.certificates.push(CertificateInfo {
+                    subject: cert.subject().to_string(),
+                    not_after: not_after_text,
+                    days_left: (not_after - now.as_second()).div_euclid(86_400),
+                });
+            }
+            Err(err) => {
+                check.error = Some(format!("certificate {}: {err}", index + 1));
+                break;
+            }
+        }
+    }
+    if check.certificates.is_empty() && check.error.is_none() {
+        check.error = Some("no PEM certificate in the bundle".into());
+    }
+    check
+}
+
+/// Findings about APIServices and serve sessions. `ca_warn_days` is the
+/// warning window for expiring CA certificates.
+pub fn findings(
+    reports: &[ApiServiceReport],
+    sessions: &[Session],
+    ca_warn_days: i64,
+    now: Timestamp,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let reaped: BTreeSet<&str> = sessions
+        .iter()
+        .filter(|s| matches!(s.check.state, SessionState::Expired | SessionState::Missing))
+        .flat_map(|s| s.api_services.iter().map(String::as_str))
+        .collect();
+
+    for session in sessions {
+        if !matches!(
+            session.check.state,
+            SessionState::Expired | SessionState::Missing
+        ) {
+            continue;
+        }
+        out.push(session_finding(session, now));
+    }
+
+    for r in reports {
+        let subject = api_service_ref(&r.name);
+        let available = r.available.as_ref().map(|c| c.status.as_str());
+        if let Some(status) = available
+            && status != "True"
+        {
+            let mut f = Finding::new(
+                Code::ApiServiceUnavailable,
+                Severity::Error,
+                subject.clone(),
+                format!(
+                    "APIService {} is not available: {}/{} cannot be served",
+                    r.name, r.group, r.version
+                ),
+                if r.local {
+                    "kube-apiserver serves this group itself and reports it unavailable; clients cannot use it and discovery of it fails".to_owned()
+                } else {
+                    "while an aggregated APIService is unavailable, discovery of its group fails for every client: kubectl warns \
+                     `unable to retrieve the complete list of server APIs`, the garbage collector cannot sync it, and the namespace \
+                     controller cannot finish deleting ANY namespace (NamespaceDeletionDiscoveryFailure)"
+                        .to_owned()
+                },
+            );
+            add_api_service_evidence(&mut f, r, now);
+            f.remedy = Some(if r.local {
+                Remedy {
+                    description: "a local APIService is managed by kube-apiserver (built-in group or CRD); check the CRD and kube-apiserver's log".into(),
+                    command: format!("kubectl get apiservice {} -o yaml", r.name),
+                    automatic: false,
+                }
+            } else if reaped.contains(r.name.as_str()) {
+                let id = r
+                    .session
+                    .as_ref()
+                    .map(|s| s.id.as_str())
+                    .unwrap_or_default();
+                Remedy {
+                    description: format!(
+                        "left behind by the expired serve session {id}; reaping the session removes it"
+                    ),
+                    command: reap_command(id),
+                    automatic: true,
+                }
+            } else if let Some(session) = r
+                .session
+                .as_ref()
+                .filter(|s| s.state == SessionState::Alive)
+            {
+                Remedy {
+                    description: format!(
+                        "registered by the serve session {} whose Lease is still renewed: fix or stop that `kubectl cozy serve` (it deregisters on exit)",
+                        session.id
+                    ),
+                    command: format!(
+                        "kubectl get lease -n {SESSION_LEASE_NAMESPACE} {}",
+                        session_lease_name(&session.id)
+                    ),
+                    automatic: false,
+                }
+            } else {
+                Remedy {
+                    description: "restore the backend Service, or — if this API is no longer needed — delete the APIService; \
+                                  clients lose the API until it is registered again"
+                        .into(),
+                    command: format!("kubectl delete apiservice {}", r.name),
+                    automatic: true,
+                }
+            });
+            out.push(f);
+        } else if let Some(probe) = r.probe.as_ref().filter(|p| !p.ok)
+            && available == Some("True")
+        {
+            let timed_out = probe.status.is_none();
+            let mut f = Finding::new(
+                Code::ApiServiceProbeFailed,
+                if timed_out || probe.status.is_some_and(|s| s >= 500) {
+                    Severity::Error
+                } else {
+                    Severity::Warning
+                },
+                subject.clone(),
+                format!(
+                    "APIService {} reports Available but GET {} failed",
+                    r.name, probe.path
+                ),
+                "the aggregator's last check passed, but requests fail now; discovery will fail the same way and the \
+                 APIService will turn unavailable at the next check",
+            );
+            add_api_service_evidence(&mut f, r, now);
+            f.remedy = Some(Remedy {
+                description: "check the extension server behind the Service; retry the probe"
+                    .into(),
+                command: format!("kubectl get --raw {}", probe.path),
+                automatic: false,
+            });
+            out.push(f);
+        }
+
+        if let Some(ca) = &r.ca_bundle {
+            let rotate = Remedy {
+                description: "issue a new serving certificate for the extension server and put its CA in spec.caBundle".into(),
+                command: format!(
+                    "kubectl patch apiservice {} --type=merge -p '{{\"spec\":{{\"caBundle\":\"<base64 of the new CA PEM>\"}}}}'",
+                    r.name
+                ),
+                automatic: false,
+            };
+            if let Some(error) = &ca.error {
+                out.push(
+                    Finding::new(
+                        Code::ApiServiceCaBundleInvalid,
+                        Severity::Error,
+                        subject.clone(),
+                        format!("the caBundle of APIService {} does not parse", r.name),
+                        "kube-apiserver cannot verify the extension server with it, so the APIService cannot become available",
+                    )
+                    .evidence(format!("APIService {} spec.caBundle", r.name), error.clone())
+                    .remedy(rotate.clone()),
+                );
+            }
+            for cert in &ca.certificates {
+                let (code, severity, what) = if cert.days_left < 0 {
+                    (
+                        Code::ApiServiceCaBundleExpired,
+                        Severity::Error,
+                        format!(
+                            "a CA certificate in APIService {} expired {} days ago",
+                            r.name, -cert.days_left
+                        ),
+                    )
+                } else if cert.days_left < ca_warn_days {
+                    (
+                        Code::ApiServiceCaBundleExpiring,
+                        Severity::Warning,
+                        format!(
+                            "a CA certificate in APIService {} expires in {} days",
+                            r.name, cert.days_left
+                        ),
+                    )
+                } else {
+                    continue;
+                };
+                let mut f = Finding::new(
+                    code,
+                    severity,
+                    subject.clone(),
+                    what,
+                    "once the CA expires kube-apiserver no longer trusts the extension server: the APIService turns \
+                     unavailable and namespace deletion stalls cluster-wide",
+                )
+                .evidence(
+                    format!("APIService {} spec.caBundle", r.name),
+                    format!("subject {}, notAfter {}", cert.subject, cert.not_after),
+                )
+                .remedy(rotate.clone());
+                // Two certificates may share a subject: keep ids unique.
+                if out.iter().any(|o: &Finding| o.id == f.id) {
+                    f.id = format!("{}#{}", f.id, cert.not_after);
+                }
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+fn add_api_service_evidence(f: &mut Finding, r: &ApiServiceReport, now: Timestamp) {
+    let source = format!("APIService {} status.conditions[Available]", r.name);
+    match &r.available {
+        Some(c) => f.evidence.push(super::findings::Evidence {
+            source,
+            observed: condition_text(c, now),
+        }),
+        None => f.evidence.push(super::findings::Evidence {
+            source,
+            observed: "not set".into(),
+        }),
+    }
+    if let Some(s) = &r.service {
+        let source = format!("Service {}/{}", s.namespace, s.name);
+        let observed = match (s.exists, &s.type_) {
+            (Some(false), _) => "not found".to_owned(),
+            (None, _) => format!("could not be read: {}", s.error.clone().unwrap_or_default()),
+            (Some(true), Some(t)) if t == "ExternalName" => format!(
+                "ExternalName {} (kube-apiserver dials {}:{})",
+                s.external_name.clone().unwrap_or_default(),
+                s.external_name.clone().unwrap_or_default(),
+                s.port
+            ),
+            (Some(true), t) => match (s.ready_endpoints, &s.error) {
+                (_, Some(e)) => format!("{}: {e}", t.clone().unwrap_or_default()),
+                (Some(n), None) => format!(
+                    "{}, {n} ready endpoint(s) for port {}",
+                    t.clone().unwrap_or_default(),
+                    s.port
+                ),
+                (None, None) => t.clone().unwrap_or_default(),
+            },
+        };
+        f.evidence
+            .push(super::findings::Evidence { source, observed });
+    }
+    if let Some(p) = &r.probe {
+        let observed = match (p.status, &p.error) {
+            (Some(code), Some(e)) => format!("HTTP {code} in {}ms: {e}", p.latency_ms),
+            (Some(code), None) => format!("HTTP {code} in {}ms", p.latency_ms),
+            (None, Some(e)) => format!("{e} (after {}ms)", p.latency_ms),
+            (None, None) => format!("no answer after {}ms", p.latency_ms),
+        };
+        f.evidence.push(super::findings::Evidence {
+            source: format!("GET {} through kube-apiserver", p.path),
+            observed,
+        });
+    }
+    if let Some(s) = &r.session {
+        f.evidence.push(super::findings::Evidence {
+            source: format!("label {SESSION_LABEL}"),
+            observed: format!(
+                "serve session {}: Lease {} {}",
+                s.id,
+                s.lease,
+                session_state_text(s, now)
+            ),
+        });
+    }
+}
+
+fn session_state_text(s: &SessionCheck, _now: Timestamp) -> String {
+    match s.state {
+        SessionState::Alive => format!(
+            "alive (renewed {}, duration {}s)",
+            s.renew_time.clone().unwrap_or_default(),
+            s.lease_duration_seconds.unwrap_or(0)
+        ),
+        SessionState::Expired => match s.expired_for_seconds {
+            Some(secs) => format!(
+                "expired {} (renewed {}, duration {}s)",
+                ago(secs),
+                s.renew_time.clone().unwrap_or_default(),
+                s.lease_duration_seconds.unwrap_or(0)
+            ),
+            None => "expired (no renewTime)".to_owned(),
+        },
+        SessionState::Missing => "not found".to_owned(),
+        SessionState::Unknown => "could not be read".to_owned(),
+    }
+}
+
+fn session_finding(session: &Session, now: Timestamp) -> Finding {
+    let id = &session.check.id;
+    let mut left = Vec::new();
+    left.extend(
+        session
+            .api_services
+            .iter()
+            .map(|n| format!("apiservice/{n}")),
+    );
+    left.extend(session.services.iter().map(|s| {
+        format!(
+            "service/{} -n {}",
+            s.name,
+            s.namespace.clone().unwrap_or_default()
+        )
+    }));
+    if session.lease_exists {
+        left.push(format!(
+            "lease/{} -n {SESSION_LEASE_NAMESPACE}",
+            session_lease_name(id)
+        ));
+    }
+    Finding::new(
+        Code::ServeSessionExpired,
+        Severity::Error,
+        lease_ref(id),
+        format!("the `kubectl cozy serve` session {id} is gone but left {} object(s) registered", left.len()),
+        "nothing renews its Lease any more, so its extension server is gone; its APIService stays registered and unavailable, \
+         which stalls namespace deletion cluster-wide",
+    )
+    .evidence(
+        format!("Lease {}", session.check.lease),
+        session_state_text(&session.check, now),
+    )
+    .evidence(format!("objects labeled {SESSION_LABEL}={id}"), left.join(", "))
+    .remedy(Remedy {
+        description: format!("reap the session: delete everything labeled {SESSION_LABEL}={id} (APIServices, Services, Lease)"),
+        command: reap_command(id),
+        automatic: true,
+    })
+}
+
+/// The kubectl commands that reap a session by hand.
+pub fn reap_command(id: &str) -> String {
+    format!(
+        "kubectl delete apiservices -l {SESSION_LABEL}={id} && kubectl delete services,leases -A -l {SESSION_LABEL}={id} && \
+         kubectl delete lease -n {SESSION_LEASE_NAMESPACE} {} --ignore-not-found",
+        session_lease_name(id)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doctor::findings::Probe;
+    use k8s_openapi::api::coordination::v1::LeaseSpec;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+
+    fn now() -> Timestamp {
+        "2026-09-01T12:00:00Z".parse().unwrap()
+    }
+
+    fn report(name: &str, status: &str, local: bool) -> ApiServiceReport {
+        let (version, group) = name.split_once('.').unwrap();
+        ApiServiceReport {
+            name: name.into(),
+            uid: Some("u1".into()),
+            group: group.into(),
+            version: version.into(),
+            local,
+            available: Some(Condition {
+                type_: "Available".into(),
+                status: status.into(),
+                reason: Some(if status == "True" { "Passed" } else { "FailedDiscoveryCheck" }.into()),
+                message: Some("failing or missing response from https://localhost:1/apis/x/v1: connection refused".into()),
+                last_transition_time: Some("2026-09-01T11:55:00Z".into()),
+            }),
+            service: (!local).then(|| ServiceCheck {
+                namespace: "default".into(),
+                name: "ext".into(),
+                port: 1,
+                exists: Some(true),
+                type_: Some("ExternalName".into()),
+                external_name: Some("localhost".into()),
+                ..ServiceCheck::default()
+            }),
+            insecure_skip_tls_verify: true,
+            ca_bundle: None,
+            probe: Some(Probe {
+                path: format!("/apis/{group}/{version}"),
+                status: Some(if status == "True" { 200 } else { 503 }),
+                latency_ms: 3,
+                ok: status == "True",
+                error: (status != "True").then(|| "service unavailable".into()),
+            }),
+            session: None,
+            healthy: status == "True",
+        }
+    }
+
+    #[test]
+    fn unavailable_aggregated_apiservice_is_an_error_with_evidence_and_a_delete_fix() {
+        let found = findings(
+            &[report("v1alpha1.x.example.com", "False", false)],
+            &[],
+            30,
+            now(),
+        );
+        assert_eq!(found.len(), 1);
+        let f = &found[0];
+        assert_eq!(f.code, Code::ApiServiceUnavailable);
+        assert_eq!(f.severity, Severity::Error);
+        let evidence: Vec<&str> = f.evidence.iter().map(|e| e.observed.as_str()).collect();
+        assert!(
+            evidence[0].starts_with("False FailedDiscoveryCheck: failing or missing"),
+            "{evidence:?}"
+        );
+        assert!(evidence[0].contains("5m ago"), "{evidence:?}");
+        assert!(
+            evidence[1].contains("ExternalName localhost"),
+            "{evidence:?}"
+        );
+        assert!(
+            evidence[2].starts_with("HTTP 503 in 3ms: service unavailable"),
+            "{evidence:?}"
+        );
+        let remedy = f.remedy.as_ref().unwrap();
+        assert_eq!(
+            remedy.command,
+            "kubectl delete apiservice v1alpha1.x.example.com"
+        );
+        assert!(remedy.automatic);
+    }
+
+    #[test]
+    fn healthy_and_local_apiservices_raise_nothing() {
+        let found = findings(
+            &[
+                report("v1.apps", "True", true),
+                report("v1.y.example.com", "True", false),
+            ],
+            &[],
+            30,
+            now(),
+        );
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn available_but_failing_probe_is_reported() {
+        let mut r = report("v1.y.example.com", "True", false);
+        r.probe = Some(Probe {
+            path: "/apis/y.example.com/v1".into(),
+            status: None,
+            latency_ms: 2000,
+            ok: false,
+            error: Some("no answer within 2s".into()),
+        });
+        let found = findings(&[r], &[], 30, now());
+        assert_eq!(found[0].code, Code::ApiServiceProbeFailed);
+        assert_eq!(found[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn leases_expire_after_renew_time_plus_duration() {
+        let lease = |renew: &str, secs: i32| Lease {
+            spec: Some(LeaseSpec {
+                renew_time: Some(MicroTime(renew.parse().unwrap())),
+                lease_duration_seconds: Some(secs),
+                holder_identity: Some("laptop".into()),
+                ..LeaseSpec::default()
+            }),
+            ..Lease::default()
+        };
+        let alive = judge_lease("abc", Some(&lease("2026-09-01T11:59:55Z", 15)), now());
+        assert_eq!(alive.state, SessionState::Alive);
+        assert_eq!(alive.lease, "kube-system/kubectl-cozy-abc");
+        let expired = judge_lease("abc", Some(&lease("2026-09-01T11:58:00Z", 15)), now());
+        assert_eq!(expired.state, SessionState::Expired);
+        assert_eq!(expired.expired_for_seconds, Some(105));
+        assert_eq!(judge_lease("abc", None, now()).state, SessionState::Missing);
+        assert_eq!(
+            judge_lease("abc", Some(&Lease::default()), now()).state,
+            SessionState::Expired
+        );
+    }
+
+    #[test]
+    fn expired_session_is_reaped_instead_of_deleting_its_apiservice() {
+        let mut r = report("v1alpha1.apps.cozystack.io", "False", false);
+        let check = judge_lease("abc", None, now());
+        r.session = Some(check.clone());
+        let session = Session {
+            check,
+            api_services: vec![r.name.clone()],
+            services: vec![],
+            lease_exists: false,
+        };
+        let found = findings(&[r], &[session], 30, now());
+        assert_eq!(found[0].code, Code::ServeSessionExpired);
+        assert_eq!(found[0].subject, lease_ref("abc"));
+        assert!(
+            found[0]
+                .remedy
+                .as_ref()
+                .unwrap()
+                .command
+                .contains("-l kubectl-cozy.io/session=abc")
+        );
+        assert_eq!(found[1].code, Code::ApiServiceUnavailable);
+        assert!(
+            found[1]
+                .remedy
+                .as_ref()
+                .unwrap()
+                .description
+                .contains("expired serve session abc")
+        );
+    }
+
+    #[test]
+    fn ca_bundles_parse_and_expiry_is_judged() {
+        let ca = crate::pki::Ca::new("doctor-test-ca").unwrap();
+        let check = parse_ca_bundle(ca.cert_pem().as_bytes(), now());
+        assert!(check.error.is_none(), "{check:?}");
+        assert_eq!(check.certificates.len(), 1);
+        assert!(check.certificates[0].subject.contains("doctor-test-ca"));
+        assert!(check.certificates[0].days_left > 30);
+
+        let bad = parse_ca_bundle(b"not a certificate", now());
+        assert!(bad.error.is_some());
+
+        let mut r = report("v1.z.example.com", "True", false);
+        r.ca_bundle = Some(CaBundleCheck {
+            certificates: vec![CertificateInfo {
+                subject: "CN=old".into(),
+                not_after: "2026-09-11T00:00:00Z".into(),
+                days_left: 9,
+            }],
+            error: None,
+        });
+        let found = findings(&[r], &[], 30, now());
+        assert_eq!(found[0].code, Code::ApiServiceCaBundleExpiring);
+        assert_eq!(found[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn ready_endpoints_count_only_the_named_port() {
+        let slice: EndpointSlice = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "s"},
+            "addressType": "IPv4",
+            "ports": [{"name": "https", "port": 8443}],
+            "endpoints": [
+                {"addresses": ["10.0.0.5"], "conditions": {"ready": true}},
+                {"addresses": ["10.0.0.6"], "conditions": {"ready": false}},
+                {"addresses": ["10.0.0.7"]}
+            ]
+        }))
+        .unwrap();
+        assert_eq!(ready_endpoints(std::slice::from_ref(&slice), "https"), 2);
+        assert_eq!(ready_endpoints(&[slice], "metrics"), 0);
+    }
+}

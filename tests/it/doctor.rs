@@ -1,0 +1,1100 @@
+//! `kubectl cozy doctor` against the real control plane (kube-controller-manager
+//! running the namespace and garbage-collector controllers): a healthy plane,
+//! a dead APIService stalling namespace deletion, a custom finalizer, a
+//! failurePolicy Fail webhook without a backend, a user with limited RBAC, and
+//! (ignored, run by `benches/doctor.sh`) the 200-namespace timing figure.
+//!
+//! Every test here holds [`CLUSTER_LOCK`]: they create cluster-wide blockers
+//! or need a plane with none, and guards undo what they create even when an
+//! assertion fails.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{Api, DeleteParams, PostParams};
+use serde_json::Value;
+
+use crate::support::{CLUSTER_LOCK, bins, plane};
+
+fn cozy_with(kubeconfig: &Path, args: &[&str]) -> Output {
+    Command::new(bins::kubectl_cozy())
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .env_remove("KUBECONFIG")
+        .env("HOME", "/nonexistent-home")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run kubectl-cozy")
+}
+
+fn cozy(args: &[&str]) -> Output {
+    cozy_with(&plane().kubeconfig, args)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn report(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "doctor did not print JSON ({e}); stdout:\n{}\nstderr:\n{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        )
+    })
+}
+
+fn describe(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    )
+}
+
+fn findings_with<'a>(report: &'a Value, code: &str) -> Vec<&'a Value> {
+    report["findings"]
+        .as_array()
+        .map(|a| a.iter().filter(|f| f["code"] == code).collect())
+        .unwrap_or_default()
+}
+
+fn kubectl(args: &[&str]) -> Output {
+    plane().kubectl().args(args).output().expect("run kubectl")
+}
+
+fn kubectl_apply(manifest: &str) {
+    let mut child = plane()
+        .kubectl()
+        .args(["apply", "--server-side", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl apply");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(manifest.as_bytes())
+        .expect("write manifest");
+    let out = child.wait_with_output().expect("kubectl apply");
+    assert!(out.status.success(), "kubectl apply: {}", text(&out.stderr));
+}
+
+async fn eventually<F, Fut>(what: &str, timeout: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    panic!("{what}: not within {timeout:?}");
+}
+
+/// A port on 127.0.0.1 where nothing listens.
+fn dead_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// Deletes cluster objects on drop (kubectl, so it works outside async code
+/// and during a panic).
+struct Cleanup(Vec<Vec<String>>);
+
+impl Cleanup {
+    fn new() -> Self {
+        Cleanup(Vec::new())
+    }
+
+    /// Runs `kubectl <args>` on drop, ignoring failures.
+    fn kubectl(&mut self, args: &[&str]) {
+        self.0.push(args.iter().map(|s| (*s).to_owned()).collect());
+    }
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for args in self.0.iter().rev() {
+            let _ = plane()
+                .kubectl()
+                .args(args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+async fn namespace_condition(ns: &str, type_: &str) -> Option<String> {
+    let api: Api<Namespace> = Api::all(plane().client().await);
+    let ns = api.get_opt(ns).await.ok().flatten()?;
+    ns.status?
+        .conditions?
+        .into_iter()
+        .find(|c| c.type_ == type_)
+        .map(|c| c.status)
+}
+
+async fn namespace_gone(ns: &str) -> bool {
+    let api: Api<Namespace> = Api::all(plane().client().await);
+    matches!(api.get_opt(ns).await, Ok(None))
+}
+
+/// Waits until no namespace is Terminating (earlier tests' deletions finish).
+async fn no_terminating_namespaces() {
+    let api: Api<Namespace> = Api::all(plane().client().await);
+    eventually("no Terminating namespace", Duration::from_secs(120), || {
+        let api = api.clone();
+        async move {
+            api.list(&Default::default()).await.is_ok_and(|l| {
+                l.items
+                    .iter()
+                    .all(|n| n.metadata.deletion_timestamp.is_none())
+            })
+        }
+    })
+    .await;
+}
+
+/// A Service + APIService for a made-up group that points at a port where
+/// nothing listens, removed on drop (it stalls every namespace deletion).
+fn register_dead_api_service(cleanup: &mut Cleanup, group: &str, service: &str) -> String {
+    let name = format!("v1alpha1.{group}");
+    cleanup.kubectl(&[
+        "delete",
+        "service",
+        "-n",
+        "default",
+        service,
+        "--ignore-not-found",
+        "--wait=false",
+    ]);
+    cleanup.kubectl(&[
+        "delete",
+        "apiservice",
+        &name,
+        "--ignore-not-found",
+        "--wait=false",
+    ]);
+    kubectl_apply(&format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: {service}, namespace: default}}\n\
+         spec: {{type: ExternalName, externalName: localhost}}\n---\n\
+         apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {name}}}\n\
+         spec:\n  group: {group}\n  version: v1alpha1\n  insecureSkipTLSVerify: true\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n  \
+         service: {{namespace: default, name: {service}, port: {port}}}\n",
+        port = dead_port()
+    ));
+    name
+}
+
+async fn wait_unavailable(name: &str) {
+    eventually(
+        "APIService Available=False",
+        Duration::from_secs(60),
+        || async {
+            let out = kubectl(&[
+                "get",
+                "apiservice",
+                name,
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Available\")].status}",
+            ]);
+            text(&out.stdout).trim() == "False"
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn healthy_plane_exits_0_with_no_findings() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    no_terminating_namespaces().await;
+
+    // Other tests of this binary create CRDs while this runs; a group that is
+    // being registered may answer its probe with 404 for a moment, so a few
+    // attempts are allowed before calling the plane unhealthy.
+    let mut out = cozy(&["doctor", "-o", "json"]);
+    for _ in 0..4 {
+        if out.status.code() == Some(0) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        out = cozy(&["doctor", "-o", "json"]);
+    }
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let r = report(&out);
+    assert_eq!(r["apiVersion"], "kubectl-cozy.io/v1alpha1");
+    assert_eq!(r["kind"], "DoctorReport");
+    assert_eq!(r["result"], "Healthy");
+    assert_eq!(r["findings"], serde_json::json!([]), "{r:#}");
+    assert_eq!(r["unchecked"], serde_json::json!([]), "{r:#}");
+    let api_services = r["apiServices"].as_array().expect("apiServices");
+    assert!(api_services.len() > 10, "{r:#}");
+    assert!(api_services.iter().all(|a| a["healthy"] == true), "{r:#}");
+    // Every APIService got a live probe, and they all answered 200.
+    assert!(
+        api_services
+            .iter()
+            .all(|a| a["probe"]["status"] == 200 && a["probe"]["ok"] == true),
+        "{r:#}"
+    );
+    assert!(r["summary"]["requests"].as_u64().unwrap() > 10);
+
+    let out = cozy(&["doctor"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("FINDINGS: none"), "{stdout}");
+    assert!(stdout.contains("TERMINATING NAMESPACES: none"), "{stdout}");
+    assert!(stdout.contains("Result: healthy (exit 0)."), "{stdout}");
+    // No progress bar or anything else when stderr is not a terminal.
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+
+    let out = cozy(&["doctor", "-o", "yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let yaml: Value = serde_saphyr::from_str(&text(&out.stdout)).expect("yaml report");
+    assert_eq!(yaml["result"], "Healthy");
+}
+
+#[tokio::test]
+async fn dead_apiservice_blocking_namespace_deletion_is_named_and_fixed() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    no_terminating_namespaces().await;
+    let ns = plane.namespace("doctor-dead-api").await;
+    let mut cleanup = Cleanup::new();
+    let name = register_dead_api_service(&mut cleanup, "doctor-test.example.com", "doctor-dead");
+    wait_unavailable(&name).await;
+
+    let client = plane.client().await;
+    Api::<Namespace>::all(client.clone())
+        .delete(&ns, &DeleteParams::default())
+        .await
+        .expect("delete namespace");
+    eventually(
+        "NamespaceDeletionDiscoveryFailure=True",
+        Duration::from_secs(30),
+        || async {
+            namespace_condition(&ns, "NamespaceDeletionDiscoveryFailure").await
+                == Some("True".into())
+        },
+    )
+    .await;
+
+    // The diagnosis names the APIService as the cause.
+    let out = cozy(&["doctor", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let r = report(&out);
+    assert_eq!(r["result"], "ProblemsFound");
+    let unavailable = findings_with(&r, "APIServiceUnavailable");
+    assert_eq!(unavailable.len(), 1, "{r:#}");
+    let api_finding = unavailable[0];
+    assert_eq!(api_finding["subject"]["name"], name.as_str());
+    assert_eq!(api_finding["severity"], "error");
+    assert!(
+        api_finding["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b == ns.as_str()),
+        "{api_finding:#}"
+    );
+    let evidence = api_finding["evidence"].to_string();
+    assert!(evidence.contains("FailedDiscoveryCheck"), "{evidence}");
+    assert!(evidence.contains("HTTP 503"), "{evidence}");
+    assert_eq!(
+        api_finding["remedy"]["command"],
+        format!("kubectl delete apiservice {name}")
+    );
+    let blocked: Vec<&Value> = findings_with(&r, "NamespaceDiscoveryFailure")
+        .into_iter()
+        .filter(|f| f["subject"]["name"] == ns.as_str())
+        .collect();
+    assert_eq!(blocked.len(), 1, "{r:#}");
+    assert_eq!(blocked[0]["causedBy"][0], api_finding["id"]);
+    let ns_report = r["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == ns.as_str())
+        .expect("namespace in report");
+    let condition = ns_report["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "NamespaceDeletionDiscoveryFailure")
+        .expect("condition verbatim");
+    assert_eq!(condition["reason"], "DiscoveryFailed");
+    assert!(
+        condition["message"]
+            .as_str()
+            .unwrap()
+            .contains("doctor-test.example.com/v1alpha1")
+    );
+
+    // The text report says the same to a person.
+    let out = cozy(&["doctor"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    for needle in [
+        "[error] APIServiceUnavailable apiservices.apiregistration.k8s.io/v1alpha1.doctor-test.example.com",
+        "NamespaceDeletionDiscoveryFailure=True DiscoveryFailed",
+        "fix:      kubectl delete apiservice v1alpha1.doctor-test.example.com",
+        "SUMMARY",
+        "Result: problems found (exit 3)",
+    ] {
+        assert!(stdout.contains(needle), "{needle:?} missing:\n{stdout}");
+    }
+
+    // --fix without --yes and without a terminal is a dry run.
+    let out = cozy(&["doctor", "--fix"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("FIX PLAN"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("delete APIService {name}")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Dry run: nothing was changed"), "{stdout}");
+    let still = kubectl(&["get", "apiservice", &name]);
+    assert!(still.status.success(), "dry run deleted the APIService");
+
+    // --fix --yes removes it, waits, and the namespace deletion completes.
+    let out = cozy(&["doctor", "--fix", "--yes", "--wait", "100s", "-o", "json"]);
+    let r = report(&out);
+    let fix = &r["fix"];
+    assert_eq!(fix["mode"], "applied", "{}", describe(&out));
+    let delete = fix["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["action"]["type"] == "DeleteAPIService")
+        .expect("a DeleteAPIService action");
+    assert_eq!(delete["action"]["name"], name.as_str());
+    let result = fix["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["action"] == delete["id"])
+        .expect("its result");
+    assert_eq!(result["outcome"], "done", "{fix:#}");
+    assert!(result["verified"].as_str().unwrap().contains("NotFound"));
+    let after_ns = fix["after"]["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == ns.as_str())
+        .expect("namespace after the fix");
+    assert_eq!(after_ns["state"], "gone", "{fix:#}");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(namespace_gone(&ns).await);
+    assert!(!kubectl(&["get", "apiservice", &name]).status.success());
+    drop(cleanup);
+}
+
+#[tokio::test]
+async fn custom_finalizer_is_named_and_removed() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    no_terminating_namespaces().await;
+    let ns = plane.namespace("doctor-finalizer").await;
+    let client = plane.client().await;
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    let cm: ConfigMap = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "blocked", "finalizers": ["example.com/block"]},
+        "data": {"a": "b"}
+    }))
+    .unwrap();
+    configmaps
+        .create(&PostParams::default(), &cm)
+        .await
+        .expect("create ConfigMap");
+    let mut cleanup = Cleanup::new();
+    cleanup.kubectl(&[
+        "patch",
+        "configmap",
+        "blocked",
+        "-n",
+        &ns,
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    Api::<Namespace>::all(client.clone())
+        .delete(&ns, &DeleteParams::default())
+        .await
+        .expect("delete namespace");
+    eventually(
+        "NamespaceFinalizersRemaining=True",
+        Duration::from_secs(60),
+        || async {
+            namespace_condition(&ns, "NamespaceFinalizersRemaining").await == Some("True".into())
+        },
+    )
+    .await;
+
+    let out = cozy(&["doctor", "-n", &ns, "-o", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let r = report(&out);
+    assert_eq!(r["scope"]["namespaces"], "namespace");
+    let blocking = findings_with(&r, "FinalizerBlocking");
+    assert_eq!(blocking.len(), 1, "{r:#}");
+    let f = blocking[0];
+    assert_eq!(f["subject"]["kind"], "ConfigMap");
+    assert_eq!(f["subject"]["name"], "blocked");
+    assert_eq!(f["subject"]["namespace"], ns.as_str());
+    assert!(f["what"].as_str().unwrap().contains("example.com/block"));
+    assert!(
+        f["owner"]
+            .as_str()
+            .unwrap()
+            .starts_with("example.com/block: ")
+    );
+    assert!(
+        f["remedy"]["command"]
+            .as_str()
+            .unwrap()
+            .contains("\"resourceVersion\":"),
+        "{f:#}"
+    );
+    let ns_report = &r["namespaces"][0];
+    assert_eq!(
+        ns_report["remaining"][0]["finalizers"][0],
+        "example.com/block"
+    );
+    assert!(
+        ns_report["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "NamespaceFinalizersRemaining"
+                && c["message"].as_str().unwrap().contains("example.com/block"))
+    );
+
+    let out = cozy(&["doctor", "-n", &ns, "--fix", "--yes", "--wait", "100s"]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "remove finalizer(s) example.com/block from configmaps/blocked -n {ns}"
+        )),
+        "{}",
+        describe(&out)
+    );
+    assert!(
+        stdout.contains("1. done: removed example.com/block"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&format!("{ns}   gone")), "{stdout}");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(namespace_gone(&ns).await);
+    drop(cleanup);
+}
+
+#[tokio::test]
+async fn fail_policy_webhook_without_backend_is_reported() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    no_terminating_namespaces().await;
+    let pid = std::process::id();
+    let config = format!("doctor-deny-{pid}");
+    let mut cleanup = Cleanup::new();
+    cleanup.kubectl(&[
+        "delete",
+        "validatingwebhookconfiguration",
+        &config,
+        "--ignore-not-found",
+    ]);
+    // Narrow on purpose: only DELETE of ConfigMaps in namespaces labeled for
+    // this test, so no other test is affected.
+    kubectl_apply(&format!(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {{name: {config}}}\n\
+         webhooks:\n- name: deny.doctor-test.example.com\n  failurePolicy: Fail\n  sideEffects: None\n  \
+         admissionReviewVersions: [v1]\n  clientConfig: {{service: {{namespace: default, name: doctor-missing-{pid}, port: 443}}}}\n  \
+         namespaceSelector: {{matchLabels: {{doctor-webhook-test: \"{pid}\"}}}}\n  \
+         rules: [{{operations: [DELETE], apiGroups: [\"\"], apiVersions: [v1], resources: [configmaps]}}]\n"
+    ));
+
+    // It really does reject what it intercepts.
+    let ns = plane.namespace("doctor-webhook").await;
+    kubectl(&[
+        "label",
+        "namespace",
+        &ns,
+        &format!("doctor-webhook-test={pid}"),
+    ]);
+    let configmaps: Api<ConfigMap> = Api::namespaced(plane.client().await, &ns);
+    let cm: ConfigMap =
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "guarded"}})).unwrap();
+    configmaps
+        .create(&PostParams::default(), &cm)
+        .await
+        .expect("create ConfigMap");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match configmaps.delete("guarded", &DeleteParams::default()).await {
+            Err(err) if err.to_string().contains("failed calling webhook") => break,
+            other => assert!(
+                Instant::now() < deadline,
+                "the webhook never rejected the delete: {other:?}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+
+    let out = cozy(&["doctor", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let r = report(&out);
+    let found = findings_with(&r, "WebhookBackendUnavailable");
+    assert_eq!(found.len(), 1, "{r:#}");
+    let f = found[0];
+    assert_eq!(f["subject"]["name"], config.as_str());
+    assert!(
+        f["what"].as_str().unwrap().contains(&format!(
+            "Service default/doctor-missing-{pid} is not found"
+        )),
+        "{f:#}"
+    );
+    assert!(
+        f["evidence"].to_string().contains("DELETE configmaps"),
+        "{f:#}"
+    );
+    assert_eq!(
+        f["remedy"]["command"],
+        format!("kubectl delete validatingwebhookconfiguration {config}")
+    );
+    let hook = r["webhooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["configuration"] == config.as_str())
+        .expect("webhook in report");
+    assert_eq!(hook["failurePolicy"], "Fail");
+    assert_eq!(hook["healthy"], false);
+
+    // --fix never touches webhooks; it says what to run instead.
+    let out = cozy(&["doctor", "--fix", "-o", "json"]);
+    let r = report(&out);
+    let not_planned = r["fix"]["notPlanned"].to_string();
+    assert!(
+        not_planned.contains("doctor does not delete webhook configurations"),
+        "{not_planned}"
+    );
+
+    drop(cleanup);
+    // Without the webhook the ConfigMap (and the namespace) can go.
+    let _ = configmaps.delete("guarded", &DeleteParams::default()).await;
+    let _ = Api::<Namespace>::all(plane.client().await)
+        .delete(&ns, &DeleteParams::default())
+        .await;
+    eventually("namespace cleanup", Duration::from_secs(120), || {
+        namespace_gone(&ns)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn limited_rbac_reports_what_it_could_not_check() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    no_terminating_namespaces().await;
+    let pid = std::process::id();
+    let user = format!("doctor-limited-{pid}");
+    let mut cleanup = Cleanup::new();
+    cleanup.kubectl(&[
+        "delete",
+        "clusterrole,clusterrolebinding",
+        &user,
+        "--ignore-not-found",
+    ]);
+    kubectl_apply(&format!(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {{name: {user}}}\n\
+         rules: [{{apiGroups: [\"\"], resources: [namespaces], verbs: [get, list]}}]\n---\n\
+         apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {{name: {user}}}\n\
+         roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: {user}}}\n\
+         subjects: [{{apiGroup: rbac.authorization.k8s.io, kind: User, name: {user}}}]\n"
+    ));
+    let kubeconfig = plane.user_kubeconfig(&user, &[]);
+
+    // Nothing Terminating: what it cannot read is reported, exit 5.
+    let out = cozy_with(&kubeconfig, &["doctor", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(5), "{}", describe(&out));
+    let r = report(&out);
+    assert_eq!(r["result"], "Incomplete");
+    let unchecked: BTreeSet<String> = r["unchecked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["what"].as_str().unwrap().to_owned())
+        .collect();
+    for expected in [
+        "list apiservices.apiregistration.k8s.io",
+        "list validatingwebhookconfigurations.admissionregistration.k8s.io",
+        "list mutatingwebhookconfigurations.admissionregistration.k8s.io",
+    ] {
+        assert!(
+            unchecked.contains(expected),
+            "{expected} missing: {unchecked:?}"
+        );
+    }
+    assert!(
+        r["unchecked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|u| u["status"] == 403),
+        "{r:#}"
+    );
+
+    // A Terminating namespace whose content the user cannot list: doctor says
+    // so, quotes the namespace controller, and does not claim it is empty.
+    let ns = plane.namespace("doctor-rbac").await;
+    let client = plane.client().await;
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    let cm: ConfigMap = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "held", "finalizers": ["example.com/block"]}
+    }))
+    .unwrap();
+    configmaps
+        .create(&PostParams::default(), &cm)
+        .await
+        .expect("create ConfigMap");
+    cleanup.kubectl(&[
+        "patch",
+        "configmap",
+        "held",
+        "-n",
+        &ns,
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    Api::<Namespace>::all(client.clone())
+        .delete(&ns, &DeleteParams::default())
+        .await
+        .expect("delete namespace");
+    eventually(
+        "NamespaceFinalizersRemaining=True",
+        Duration::from_secs(60),
+        || async {
+            namespace_condition(&ns, "NamespaceFinalizersRemaining").await == Some("True".into())
+        },
+    )
+    .await;
+    let out = cozy_with(&kubeconfig, &["doctor"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    for needle in [
+        "NOT CHECKED",
+        "namespaced resource types",
+        "HTTP 403 Forbidden",
+        "NamespaceFinalizersRemaining=True",
+        "could not be listed",
+    ] {
+        assert!(stdout.contains(needle), "{needle:?} missing:\n{stdout}");
+    }
+    assert!(!stdout.contains("no blocker was found"), "{stdout}");
+
+    // The admin removes the finalizer; the namespace goes.
+    drop(cleanup);
+    eventually("namespace cleanup", Duration::from_secs(120), || {
+        namespace_gone(&ns)
+    })
+    .await;
+}
+
+#[test]
+fn without_a_cluster_doctor_fails_clearly() {
+    // No kubeconfig: exit 1 and a kubeconfig error, nothing on stdout.
+    let out = Command::new(bins::kubectl_cozy())
+        .arg("doctor")
+        .env_remove("KUBECONFIG")
+        .env("HOME", "/nonexistent-home")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1), "{}", describe(&out));
+    assert!(out.stdout.is_empty());
+    assert!(
+        text(&out.stderr).contains("no kubeconfig found"),
+        "{}",
+        describe(&out)
+    );
+
+    // A kubeconfig pointing at a closed port: exit 4.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: x\nclusters:\n- name: x\n  cluster:\n    server: https://127.0.0.1:{}\n    \
+             insecure-skip-tls-verify: true\ncontexts:\n- name: x\n  context: {{cluster: x, user: x}}\nusers:\n- name: x\n  user: {{token: t}}\n",
+            dead_port()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(bins::kubectl_cozy())
+        .args(["doctor", "--kubeconfig"])
+        .arg(&path)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(4), "{}", describe(&out));
+    assert!(
+        text(&out.stderr).contains("reach the API server"),
+        "{}",
+        describe(&out)
+    );
+
+    // -A and -n together are a usage error.
+    let out = Command::new(bins::kubectl_cozy())
+        .args(["doctor", "-A", "-n", "x", "--kubeconfig"])
+        .arg(&path)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+}
+
+/// The figure: 200 namespaces (20 Terminating, each held by a finalizer), 60
+/// CRDs, one dead APIService; times full runs of the binary in
+/// `COZY_DOCTOR_BENCH_BIN` (the release build, see `benches/doctor.sh`).
+#[tokio::test]
+#[ignore = "benchmark: run through benches/doctor.sh"]
+async fn benchmark_200_namespaces_60_crds_one_dead_apiservice() {
+    const NAMESPACES: usize = 200;
+    const TERMINATING: usize = 20;
+    const CRDS: usize = 60;
+    const RUNS: usize = 7;
+    const TARGET: Duration = Duration::from_secs(3);
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let pid = std::process::id();
+    let binary = std::env::var_os("COZY_DOCTOR_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(bins::kubectl_cozy);
+
+    // 60 CRDs, each in its own group (so 60 more APIServices to probe).
+    let mut crds = String::new();
+    for i in 0..CRDS {
+        crds.push_str(&format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+             metadata: {{name: gadgets.bench{i}.doctor.example.com, labels: {{doctor-bench: \"{pid}\"}}}}\n\
+             spec:\n  group: bench{i}.doctor.example.com\n  scope: Namespaced\n  \
+             names: {{kind: Gadget, plural: gadgets, singular: gadget}}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    \
+             schema: {{openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}}}\n---\n"
+        ));
+    }
+    kubectl_apply(&crds);
+    let out = kubectl(&[
+        "wait",
+        "--for=condition=Established",
+        "--timeout=120s",
+        "crd",
+        "-l",
+        &format!("doctor-bench={pid}"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // 200 namespaces; the first 20 get an object held by a finalizer.
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let names: Vec<String> = (0..NAMESPACES)
+        .map(|i| format!("bench-{pid}-{i:03}"))
+        .collect();
+    futures::future::join_all(names.iter().map(|name| {
+        let namespaces = namespaces.clone();
+        async move {
+            let ns: Namespace = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "labels": {"doctor-bench": pid.to_string()}}
+            }))
+            .unwrap();
+            namespaces
+                .create(&PostParams::default(), &ns)
+                .await
+                .expect("create namespace");
+        }
+    }))
+    .await;
+    let mut cleanup = Cleanup::new();
+    for name in &names[..TERMINATING] {
+        let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), name);
+        let cm: ConfigMap = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "held", "finalizers": ["bench.doctor.example.com/hold"]}
+        }))
+        .unwrap();
+        configmaps
+            .create(&PostParams::default(), &cm)
+            .await
+            .expect("create ConfigMap");
+        cleanup.kubectl(&[
+            "patch",
+            "configmap",
+            "held",
+            "-n",
+            name,
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":null}}"#,
+        ]);
+    }
+    let dead = register_dead_api_service(
+        &mut cleanup,
+        "doctor-bench.example.com",
+        "doctor-bench-dead",
+    );
+    wait_unavailable(&dead).await;
+    for name in &names[..TERMINATING] {
+        namespaces
+            .delete(name, &DeleteParams::default())
+            .await
+            .expect("delete namespace");
+    }
+    eventually(
+        "the namespace controller to report the discovery failure",
+        Duration::from_secs(60),
+        || async {
+            namespace_condition(&names[0], "NamespaceDeletionDiscoveryFailure").await
+                == Some("True".into())
+        },
+    )
+    .await;
+
+    let run = |args: &[&str]| -> (Duration, Output) {
+        let started = Instant::now();
+        let out = Command::new(&binary)
+            .arg("--kubeconfig")
+            .arg(&plane.kubeconfig)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run doctor");
+        (started.elapsed(), out)
+    };
+    let mut times = Vec::new();
+    let mut last = None;
+    for _ in 0..RUNS {
+        let (elapsed, out) = run(&["doctor", "-o", "json"]);
+        assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+        times.push(elapsed);
+        last = Some(out);
+    }
+    let r = report(last.as_ref().unwrap());
+    let mut all_times = Vec::new();
+    let mut all_namespaces = 0;
+    for _ in 0..3 {
+        let (elapsed, out) = run(&["doctor", "-A", "-o", "json"]);
+        assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+        all_times.push(elapsed);
+        all_namespaces = report(&out)["summary"]["namespaces"].as_u64().unwrap_or(0);
+    }
+    times.sort();
+    all_times.sort();
+    let median = times[RUNS / 2];
+    let all_median = all_times[1];
+    let summary = &r["summary"];
+    println!(
+        "doctor benchmark ({}):\n  cluster: {} namespaces ({} Terminating), {} CRDs, {} APIServices ({} unhealthy), \
+         {} namespaced resource types listed, {} objects found, {} findings, {} requests per run\n  \
+         default scope: median {} ms (min {} ms, max {} ms over {RUNS} runs); -A (all {} namespaces): median {} ms\n  \
+         target {} ms → ratio {:.2} (≤ 1.00 meets it)",
+        binary.display(),
+        NAMESPACES,
+        TERMINATING,
+        CRDS,
+        summary["apiServices"],
+        summary["unhealthyApiServices"],
+        summary["resourceTypesListed"],
+        summary["remainingObjects"],
+        r["findings"].as_array().map(Vec::len).unwrap_or(0),
+        summary["requests"],
+        median.as_millis(),
+        times[0].as_millis(),
+        times[RUNS - 1].as_millis(),
+        all_namespaces,
+        all_median.as_millis(),
+        TARGET.as_millis(),
+        median.as_secs_f64() / TARGET.as_secs_f64(),
+    );
+    assert_eq!(summary["terminatingNamespaces"], TERMINATING, "{summary:#}");
+    assert_eq!(findings_with(&r, "APIServiceUnavailable").len(), 1);
+    assert_eq!(findings_with(&r, "FinalizerBlocking").len(), TERMINATING);
+    assert!(summary["resourceTypesListed"].as_u64().unwrap() >= CRDS as u64);
+    assert!(
+        median <= TARGET,
+        "median {median:?} over the {TARGET:?} target"
+    );
+
+    // Leave the plane clean: the fix removes the APIService and finalizers.
+    let (elapsed, out) = run(&["doctor", "--fix", "--yes", "--wait", "120s"]);
+    println!(
+        "  doctor --fix --yes (20 namespaces unblocked and gone): {} ms",
+        elapsed.as_millis()
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    drop(cleanup);
+    let _ = kubectl(&[
+        "delete",
+        "namespace",
+        "-l",
+        &format!("doctor-bench={pid}"),
+        "--wait=false",
+    ]);
+    let _ = kubectl(&[
+        "delete",
+        "crd",
+        "-l",
+        &format!("doctor-bench={pid}"),
+        "--wait=false",
+    ]);
+}
+
+/// What a `kubectl cozy serve` session leaves when it dies without cleaning
+/// up: an APIService and a ClusterIP Service (its tunnel) carrying the session
+/// label, and a Lease nobody renews.
+#[tokio::test]
+async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
+    use base64::Engine as _;
+    use kubectl_cozy::doctor::{SESSION_LABEL, SESSION_LEASE_NAMESPACE, session_lease_name};
+    let _serial = CLUSTER_LOCK.lock().await;
+    no_terminating_namespaces().await;
+    let id = format!("doctor{}", std::process::id());
+    let lease = session_lease_name(&id);
+    let name = "v1alpha1.doctor-session.example.com";
+    let mut cleanup = Cleanup::new();
+    cleanup.kubectl(&[
+        "delete",
+        "apiservice",
+        name,
+        "--ignore-not-found",
+        "--wait=false",
+    ]);
+    cleanup.kubectl(&[
+        "delete",
+        "service",
+        "-n",
+        "default",
+        "doctor-session",
+        "--ignore-not-found",
+    ]);
+    cleanup.kubectl(&[
+        "delete",
+        "lease",
+        "-n",
+        SESSION_LEASE_NAMESPACE,
+        &lease,
+        "--ignore-not-found",
+    ]);
+    let ca = kubectl_cozy::pki::Ca::new("doctor-session-ca").expect("CA");
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca.cert_pem());
+    let renew = |t: k8s_openapi::jiff::Timestamp| t.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string();
+    let now = k8s_openapi::jiff::Timestamp::now();
+    kubectl_apply(&format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: doctor-session, namespace: default, labels: {{{SESSION_LABEL}: {id}}}}}\n\
+         spec: {{type: ClusterIP, ports: [{{name: https, port: 443, targetPort: 8443}}]}}\n---\n\
+         apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {name}, labels: {{{SESSION_LABEL}: {id}}}}}\n\
+         spec:\n  group: doctor-session.example.com\n  version: v1alpha1\n  caBundle: {ca_bundle}\n  groupPriorityMinimum: 1000\n  \
+         versionPriority: 15\n  service: {{namespace: default, name: doctor-session, port: 443}}\n---\n\
+         apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {{name: {lease}, namespace: {SESSION_LEASE_NAMESPACE}, labels: {{{SESSION_LABEL}: {id}}}}}\n\
+         spec: {{holderIdentity: laptop, leaseDurationSeconds: 3600, renewTime: \"{renew}\"}}\n",
+        renew = renew(now)
+    ));
+    wait_unavailable(name).await;
+
+    // Alive: reported (it is unavailable) but never planned for deletion.
+    let out = cozy(&["doctor", "--fix", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let r = report(&out);
+    let a = r["apiServices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == name)
+        .expect("APIService in report");
+    assert_eq!(a["session"]["state"], "alive", "{a:#}");
+    assert_eq!(a["service"]["type"], "ClusterIP");
+    assert_eq!(a["service"]["readyEndpoints"], 0, "{a:#}");
+    assert!(
+        a["caBundle"]["certificates"][0]["daysLeft"]
+            .as_i64()
+            .unwrap()
+            > 30
+    );
+    assert!(findings_with(&r, "ServeSessionExpired").is_empty());
+    let f = findings_with(&r, "APIServiceUnavailable")[0];
+    assert!(
+        f["remedy"]["description"]
+            .as_str()
+            .unwrap()
+            .contains("still renewed")
+    );
+    assert_eq!(r["fix"]["actions"], serde_json::json!([]), "{:#}", r["fix"]);
+
+    // Expired an hour and a minute ago: reaped, and all three objects go.
+    let stale = now - std::time::Duration::from_secs(2 * 3600 + 60);
+    let out = kubectl(&[
+        "patch",
+        "lease",
+        "-n",
+        SESSION_LEASE_NAMESPACE,
+        &lease,
+        "--type=merge",
+        "-p",
+        &format!(r#"{{"spec":{{"renewTime":"{}"}}}}"#, renew(stale)),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cozy(&["doctor", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let r = report(&out);
+    let expired = findings_with(&r, "ServeSessionExpired");
+    assert_eq!(expired.len(), 1, "{r:#}");
+    assert_eq!(expired[0]["subject"]["name"], lease.as_str());
+    assert!(
+        expired[0]["evidence"]
+            .to_string()
+            .contains("expired 1h ago")
+            || expired[0]["evidence"]
+                .to_string()
+                .contains("expired 61m ago"),
+        "{:#}",
+        expired[0]
+    );
+    let session = &r["serveSessions"][0];
+    assert_eq!(
+        session["objects"].as_array().unwrap().len(),
+        3,
+        "{session:#}"
+    );
+
+    let out = cozy(&["doctor", "--fix", "--yes", "-o", "json"]);
+    let r = report(&out);
+    let fix = &r["fix"];
+    assert_eq!(
+        fix["actions"][0]["action"]["type"], "ReapSession",
+        "{fix:#}"
+    );
+    assert_eq!(fix["results"][0]["outcome"], "done", "{fix:#}");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(!kubectl(&["get", "apiservice", name]).status.success());
+    assert!(
+        !kubectl(&["get", "service", "-n", "default", "doctor-session"])
+            .status
+            .success()
+    );
+    assert!(
+        !kubectl(&["get", "lease", "-n", SESSION_LEASE_NAMESPACE, &lease])
+            .status
+            .success()
+    );
+    drop(cleanup);
+}
