@@ -1,10 +1,12 @@
 //! Integration tests, one binary (so one control plane per run): the CLI as a
-//! user and kubectl see it, and smoke tests of the real control plane.
+//! user and kubectl see it, third-party clients (client-go informers), and
+//! smoke tests of the real control plane.
 
 #![allow(unreachable_pub, reason = "test modules share helpers with pub items")]
 
 mod cli;
 mod completion;
+mod informer;
 mod kinds;
 mod server;
 mod smoke;
