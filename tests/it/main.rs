@@ -1,5 +1,6 @@
 //! Integration tests, one binary (so one control plane per run): the CLI as a
-//! user and kubectl see it, and smoke tests of the real control plane.
+//! user and kubectl see it, third-party clients (client-go informers), and
+//! smoke tests of the real control plane.
 
 #![allow(unreachable_pub, reason = "test modules share helpers with pub items")]
 
@@ -7,6 +8,7 @@ mod api;
 mod cli;
 mod completion;
 mod doctor;
+mod informer;
 mod kinds;
 mod server;
 mod smoke;

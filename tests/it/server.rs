@@ -454,6 +454,7 @@ fn kubectl_through_the_aggregator() {
 
 #[test]
 fn namespace_deletion_and_garbage_collection_reach_apps() {
+    let _lock = crate::support::CLUSTER_LOCK.blocking_lock();
     let plane = plane::plane();
     let _aggregated = aggregated();
     let kc = plane.kubeconfig.clone();

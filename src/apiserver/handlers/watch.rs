@@ -81,7 +81,10 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             let wanted: u64 = rv
                 .parse()
                 .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?;
-            if !cache.wait_for_revision(wanted, Duration::from_secs(3)).await {
+            if !cache
+                .wait_for_revision(wanted, Duration::from_secs(3))
+                .await
+            {
                 return Err(ApiError::timeout(format!(
                     "Too large resource version: {wanted}, current: {}",
                     cache.revision()
