@@ -919,7 +919,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__subcmd__cozy__subcmd__serve)
-            opts="-n -o -v -h -V --standalone --kinds --listen --data --write-kubeconfig --state-dir --tls-cert-file --tls-key-file --drain-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
+            opts="-n -o -v -h -V --standalone --kinds --listen --data --write-kubeconfig --state-dir --tls-cert-file --tls-key-file --impersonate --print-rbac --rbac-subject --drain-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -998,6 +998,10 @@ _kubectl__cozy() {
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o filenames
                     fi
+                    return 0
+                    ;;
+                --rbac-subject)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --drain-timeout)

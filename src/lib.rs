@@ -9,6 +9,7 @@
 //! shell completion ([`complete`]).
 
 pub mod apiserver;
+pub mod auth;
 pub mod cli;
 pub mod cmd;
 pub mod complete;

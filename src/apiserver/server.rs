@@ -8,10 +8,11 @@
 //! (aggregated discovery v2 with ETag/304), `/openapi/v2`, `/openapi/v3`,
 //! `/openapi/v3/apis/<g>/<v>`, and every resource path of the served kinds.
 //!
-//! Authentication until delegated auth lands: in standalone mode a client
-//! certificate signed by the server's own CA; in cluster mode the aggregator's
-//! front-proxy certificate (verified against the requestheader CA, CN in the
-//! allowed names). Health paths are anonymous; nothing else is.
+//! Every request goes through [`crate::auth::Auth`] before routing:
+//! delegated authentication (front proxy, x509, TokenReview) and
+//! authorization (SubjectAccessReview); health paths are anonymous. The
+//! handshake only requests a client certificate; chains are verified per
+//! request by `auth` (see [`crate::auth::tls`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -33,6 +34,7 @@ use super::request::{self, Route};
 use super::response::{self, Body};
 use super::status::ApiError;
 use super::{discovery, openapi};
+use crate::auth::{Auth, PeerCertificates};
 
 /// The handlers honour `fieldValidation`, so the documents declare it (and
 /// kubectl validates on the server instead of fetching protobuf OpenAPI v2).
@@ -47,19 +49,6 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Limit on non-watch requests.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Who may call the server.
-#[derive(Debug, Clone)]
-pub enum AuthMode {
-    /// Clients with a certificate signed by this CA (standalone mode).
-    ClientCertificate,
-    /// The aggregator's front-proxy certificate: chained to the requestheader CA with a CN in these names
-    /// (empty: any CN).
-    FrontProxy {
-        /// `requestheader-allowed-names`.
-        allowed_names: Vec<String>,
-    },
-}
-
 /// What the server needs to run.
 pub struct ServerConfig {
     /// Where to listen.
@@ -68,10 +57,8 @@ pub struct ServerConfig {
     pub cert_pem: String,
     /// Serving key, PEM.
     pub key_pem: String,
-    /// The CA client certificates must chain to, PEM.
-    pub client_ca_pem: String,
-    /// How clients are authenticated.
-    pub auth: AuthMode,
+    /// Authentication and authorization of every request.
+    pub auth: Arc<Auth>,
     /// Handlers' state.
     pub state: ApiState,
 }
@@ -116,7 +103,7 @@ impl RunningServer {
 
 struct Shared {
     state: ApiState,
-    auth: AuthMode,
+    auth: Arc<Auth>,
     shutdown: watch::Receiver<bool>,
 }
 
@@ -155,20 +142,8 @@ fn tls_config(config: &ServerConfig) -> Result<rustls::ServerConfig, ServerError
             .collect::<Result<_, _>>()
             .map_err(|e| tls_err(&e))?;
     let key = PrivateKeyDer::from_pem_slice(config.key_pem.as_bytes()).map_err(|e| tls_err(&e))?;
-    let mut roots = rustls::RootCertStore::empty();
-    for ca in CertificateDer::pem_slice_iter(config.client_ca_pem.as_bytes()) {
-        roots
-            .add(ca.map_err(|e| tls_err(&e))?)
-            .map_err(|e| tls_err(&e))?;
-    }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
-        Arc::new(roots),
-        provider.clone(),
-    )
-    .allow_unauthenticated()
-    .build()
-    .map_err(|e| tls_err(&e))?;
+    let verifier = Auth::client_cert_verifier();
     let mut tls = rustls::ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
         .map_err(|e| tls_err(&e))?
@@ -213,11 +188,13 @@ async fn accept_loop(
                     return;
                 }
             };
-            let identity = Arc::new(identity_of(&tls, &shared.auth));
+            let certs = Arc::new(PeerCertificates::from_chain(
+                tls.get_ref().1.peer_certificates(),
+            ));
             let service = hyper::service::service_fn(move |req| {
                 let shared = shared.clone();
-                let identity = identity.clone();
-                async move { Ok::<_, std::convert::Infallible>(serve(&shared, &identity, req).await) }
+                let certs = certs.clone();
+                async move { Ok::<_, std::convert::Infallible>(serve(&shared, &certs, req).await) }
             });
             let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
             builder
@@ -244,70 +221,37 @@ async fn accept_loop(
     }
 }
 
-/// Who is calling, as far as TLS tells.
-#[derive(Debug, Clone)]
-enum Identity {
-    /// No (or no acceptable) client certificate.
-    Anonymous,
-    /// A client certificate of our own CA (standalone).
-    Certificate(String),
-    /// The aggregator; the user comes from X-Remote-User.
-    FrontProxy,
-    /// A certificate that chains to the CA but is not acceptable.
-    Rejected(String),
-}
-
-fn identity_of(
-    tls: &tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
-    auth: &AuthMode,
-) -> Identity {
-    let Some(certs) = tls.get_ref().1.peer_certificates() else {
-        return Identity::Anonymous;
-    };
-    let Some(leaf) = certs.first() else {
-        return Identity::Anonymous;
-    };
-    let cn = x509_parser::parse_x509_certificate(leaf.as_ref())
-        .ok()
-        .and_then(|(_, cert)| {
-            cert.subject()
-                .iter_common_name()
-                .next()
-                .and_then(|cn| cn.as_str().ok().map(str::to_owned))
-        })
-        .unwrap_or_default();
-    match auth {
-        AuthMode::ClientCertificate => Identity::Certificate(cn),
-        AuthMode::FrontProxy { allowed_names }
-            if allowed_names.is_empty() || allowed_names.contains(&cn) =>
-        {
-            Identity::FrontProxy
-        }
-        AuthMode::FrontProxy { .. } => Identity::Rejected(cn),
-    }
-}
-
-async fn serve(shared: &Shared, identity: &Identity, req: Request<Incoming>) -> Response<Body> {
-    let (parts, body) = req.into_parts();
+async fn serve(shared: &Shared, peer: &PeerCertificates, req: Request<Incoming>) -> Response<Body> {
+    let (mut parts, body) = req.into_parts();
     let query = request::parse_query(parts.uri.query());
     let route = request::route(&parts.method, parts.uri.path(), &query);
-    if !matches!(route, Route::Health { .. }) {
-        match identity {
-            Identity::Certificate(user) => {
-                tracing::debug!(user, path = parts.uri.path(), "request")
-            }
-            Identity::FrontProxy if parts.headers.get("x-remote-user").is_some() => {}
-            Identity::FrontProxy => {
-                return response::error(&ApiError::unauthorized("front proxy sent no user"));
-            }
-            Identity::Rejected(cn) => {
-                return response::error(&ApiError::unauthorized(format!(
-                    "client certificate CN {cn:?} is not an allowed front-proxy name"
-                )));
-            }
-            Identity::Anonymous => return response::error(&ApiError::unauthorized("Unauthorized")),
-        }
-    }
+    let user = match shared
+        .auth
+        .check(
+            peer,
+            &parts.method,
+            parts.uri.path(),
+            &parts.headers,
+            &query,
+            &route,
+        )
+        .await
+    {
+        Ok(user) => user,
+        Err(e) => return response::error(&e),
+    };
+    shared.auth.strip_credentials(&mut parts.headers);
+    tracing::debug!(user = %user.name, method = %parts.method, path = parts.uri.path(), "request");
+    crate::auth::with_user(user, serve_authorized(shared, parts, body, route, query)).await
+}
+
+async fn serve_authorized(
+    shared: &Shared,
+    parts: http::request::Parts,
+    body: Incoming,
+    route: Route,
+    query: request::Query,
+) -> Response<Body> {
     let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(e)

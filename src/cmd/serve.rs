@@ -2,19 +2,25 @@
 //!
 //! `--standalone` serves the kinds over the embedded store with no cluster at
 //! all and writes a kubeconfig for it. Without it, the server stores apps as
-//! HelmReleases in the current cluster and authenticates the aggregator by
-//! its front-proxy certificate (from `kube-system/extension-apiserver-authentication`);
+//! HelmReleases in the current cluster and delegates authentication and
+//! authorization to it ([`crate::auth`]; trust from
+//! `kube-system/extension-apiserver-authentication`, hot-reloaded);
 //! registering the APIService that reaches it is the caller's job for now.
+//! `--impersonate` writes HelmReleases as the requesting user; `--print-rbac`
+//! prints the RBAC the server and its users need, and exits.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, ValueHint};
 
 use crate::apiserver::handlers::ApiState;
-use crate::apiserver::server::{self, AuthMode, ServerConfig};
+use crate::apiserver::server::{self, ServerConfig};
 use crate::apiserver::standalone;
+use crate::auth::Auth;
+use crate::auth::rbac::{RbacOptions, RbacSubject};
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::Registry;
 use crate::storage::cache::WatchCache;
@@ -29,7 +35,10 @@ Examples:
   kubectl --kubeconfig ~/.config/kubectl-cozy/standalone.kubeconfig get postgreses
 
   # Serve on another port and keep the data elsewhere
-  kubectl cozy serve --standalone --kinds ./kinds --listen 127.0.0.1:7443 --data ./cozy.sqlite")]
+  kubectl cozy serve --standalone --kinds ./kinds --listen 127.0.0.1:7443 --data ./cozy.sqlite
+
+  # The RBAC for a server running as ServiceAccount cozy-system/kubectl-cozy
+  kubectl cozy serve --kinds ./kinds --print-rbac | kubectl apply -f -")]
 pub struct ServeArgs {
     /// Serve without any cluster, over an embedded store, and write a kubeconfig for it
     #[arg(long)]
@@ -63,6 +72,18 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath, requires = "tls_cert_file")]
     pub tls_key_file: Option<PathBuf>,
 
+    /// Write HelmReleases as the requesting user (impersonation), so users need HelmRelease rights too
+    #[arg(long)]
+    pub impersonate: bool,
+
+    /// Print the RBAC objects the server and its users need (YAML) and exit
+    #[arg(long)]
+    pub print_rbac: bool,
+
+    /// The server's identity in --print-rbac: NAMESPACE/NAME (a ServiceAccount) or user:NAME
+    #[arg(long, value_name = "SUBJECT", default_value = "cozy-system/kubectl-cozy", value_parser = parse_rbac_subject)]
+    pub rbac_subject: String,
+
     /// Time to let requests finish on shutdown
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_request_timeout)]
     pub drain_timeout: Duration,
@@ -76,6 +97,9 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         .ok_or_else(|| CliError::Usage("--kinds is required".into()))?;
     let registry = Registry::from_path(&kinds_path)
         .map_err(|e| CliError::other("load kind definitions", e))?;
+    if args.print_rbac {
+        return print_rbac(&args, &registry, ctx);
+    }
     for warning in registry.snapshot().warnings() {
         tracing::warn!("{warning}");
     }
@@ -120,7 +144,9 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
                 ));
             }
         };
-        let (front_proxy_ca, allowed_names) = front_proxy_trust(&client).await?;
+        let auth = Auth::delegated(client.clone(), Default::default())
+            .await
+            .map_err(|e| CliError::other("configure delegated authentication", e))?;
         let group = registry
             .snapshot()
             .kinds()
@@ -128,12 +154,13 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
             .map(|k| k.resolved.definition.group.clone())
             .unwrap_or_default();
         (
-            Backend::Cluster(Box::new(ClusterStore::new(client, &group))),
+            Backend::Cluster(Box::new(
+                ClusterStore::new(client, &group).with_impersonation(args.impersonate),
+            )),
             Mode::Cluster {
                 cert_pem,
                 key_pem,
-                front_proxy_ca,
-                allowed_names,
+                auth: Arc::new(auth),
             },
         )
     };
@@ -149,23 +176,21 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
             listen: args.listen,
             cert_pem: format!("{}{}", credentials.serving.cert_pem, credentials.ca_pem),
             key_pem: credentials.serving.key_pem.clone(),
-            client_ca_pem: credentials.ca_pem.clone(),
-            auth: AuthMode::ClientCertificate,
+            auth: Arc::new(
+                Auth::standalone(&credentials.ca_pem)
+                    .map_err(|e| CliError::other("configure authentication", e))?,
+            ),
             state,
         },
         Mode::Cluster {
             cert_pem,
             key_pem,
-            front_proxy_ca,
-            allowed_names,
+            auth,
         } => ServerConfig {
             listen: args.listen,
             cert_pem: cert_pem.clone(),
             key_pem: key_pem.clone(),
-            client_ca_pem: front_proxy_ca.clone(),
-            auth: AuthMode::FrontProxy {
-                allowed_names: allowed_names.clone(),
-            },
+            auth: auth.clone(),
             state,
         },
     };
@@ -232,31 +257,31 @@ enum Mode {
     Cluster {
         cert_pem: String,
         key_pem: String,
-        front_proxy_ca: String,
-        allowed_names: Vec<String>,
+        auth: Arc<Auth>,
     },
 }
 
-/// The requestheader CA and allowed names kube-apiserver publishes.
-async fn front_proxy_trust(client: &kube::Client) -> Result<(String, Vec<String>), CliError> {
-    use k8s_openapi::api::core::v1::ConfigMap;
-    let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "kube-system");
-    let cm = api
-        .get("extension-apiserver-authentication")
-        .await
-        .map_err(|e| CliError::other("read kube-system/extension-apiserver-authentication", e))?;
-    let data = cm.data.unwrap_or_default();
-    let ca = data.get("requestheader-client-ca-file").cloned().ok_or_else(|| {
-        CliError::other(
-            "configure front-proxy authentication",
-            "the cluster publishes no requestheader-client-ca-file: its kube-apiserver has no aggregation layer",
-        )
-    })?;
-    let names: Vec<String> = data
-        .get("requestheader-allowed-names")
-        .and_then(|n| serde_json::from_str(n).ok())
-        .unwrap_or_default();
-    Ok((ca, names))
+/// Validates `--rbac-subject` (kept as text: `ServeArgs` stays small).
+fn parse_rbac_subject(text: &str) -> Result<String, String> {
+    RbacSubject::parse(text).map(|_| text.to_owned())
+}
+
+/// `--print-rbac`: the objects for the loaded kinds, as YAML on stdout.
+fn print_rbac(args: &ServeArgs, registry: &Registry, ctx: &Ctx) -> Result<ExitStatus, CliError> {
+    let snapshot = registry.snapshot();
+    let options = RbacOptions {
+        subject: RbacSubject::parse(&args.rbac_subject).map_err(CliError::Usage)?,
+        impersonate: args.impersonate,
+        ..RbacOptions::default()
+    };
+    let objects =
+        crate::auth::rbac::manifests(snapshot.kinds().iter().map(|k| &k.resolved), &options);
+    let text = crate::auth::rbac::to_yaml(&objects)
+        .map_err(|e| CliError::io("render the RBAC objects", e))?;
+    let mut out = ctx.stdout();
+    std::io::Write::write_all(&mut out, text.as_bytes())
+        .map_err(|e| CliError::io("write the RBAC objects", e))?;
+    Ok(ExitStatus::Success)
 }
 
 async fn shutdown_signal() {

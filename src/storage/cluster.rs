@@ -2,6 +2,12 @@
 //! (selected by the ownership group label), writes with the caller's
 //! resourceVersion as a precondition and `dryRun` passed upstream, and
 //! upstream error Statuses passed through unchanged.
+//!
+//! Writes use the server's identity, or with [`ClusterStore::with_impersonation`]
+//! (`serve --impersonate`) the requesting user's: `Impersonate-User`, `-Uid`,
+//! `-Group` and `-Extra-*` headers from [`crate::auth::current_user`]. Reads
+//! and watches feed the shared cache and always use the server's identity;
+//! the SubjectAccessReview on the app itself governs them.
 
 use std::sync::Arc;
 
@@ -21,6 +27,7 @@ pub struct ClusterStore {
     client: kube::Client,
     resource: ApiResource,
     selector: String,
+    impersonate: bool,
 }
 
 impl ClusterStore {
@@ -34,7 +41,39 @@ impl ClusterStore {
                 "HelmRelease",
             )),
             selector: format!("{GROUP_LABEL}={group}"),
+            impersonate: false,
         }
+    }
+
+    /// Makes writes impersonate the requesting user; a write with no user in
+    /// scope is then refused rather than made with the server's identity.
+    pub fn with_impersonation(mut self, impersonate: bool) -> ClusterStore {
+        self.impersonate = impersonate;
+        self
+    }
+
+    fn raw(&self, namespace: &str) -> kube::core::Request {
+        kube::core::Request::new(<DynamicObject as kube::Resource>::url_path(
+            &self.resource,
+            Some(namespace),
+        ))
+    }
+
+    /// Sends a write as the requesting user.
+    async fn send_impersonated(
+        &self,
+        request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+    ) -> Result<either::Either<DynamicObject, kube::core::Status>, StoreError> {
+        let mut request =
+            request.map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
+        let user = crate::auth::current_user().ok_or_else(|| {
+            StoreError::Internal("impersonation is on but the request has no user".to_owned())
+        })?;
+        impersonation_headers(&user, request.headers_mut())?;
+        self.client
+            .request_status::<DynamicObject>(request)
+            .await
+            .map_err(upstream)
     }
 
     fn all(&self) -> Api<DynamicObject> {
@@ -104,6 +143,14 @@ impl ClusterStore {
             dry_run,
             field_manager: Some("kubectl-cozy".into()),
         };
+        if self.impersonate {
+            let body =
+                serde_json::to_vec(&object).map_err(|e| StoreError::Internal(e.to_string()))?;
+            return self
+                .send_impersonated(self.raw(&namespace).create(&params, body))
+                .await
+                .and_then(object_or_status);
+        }
         self.namespaced(&namespace)
             .create(&params, &object)
             .await
@@ -125,6 +172,14 @@ impl ClusterStore {
             dry_run,
             field_manager: Some("kubectl-cozy".into()),
         };
+        if self.impersonate {
+            let body =
+                serde_json::to_vec(&object).map_err(|e| StoreError::Internal(e.to_string()))?;
+            return self
+                .send_impersonated(self.raw(&namespace).replace(&name, &params, body))
+                .await
+                .and_then(object_or_status);
+        }
         self.namespaced(&namespace)
             .replace(&name, &params, &object)
             .await
@@ -155,8 +210,16 @@ impl ClusterStore {
             ),
             ..DeleteParams::default()
         };
-        let api = self.namespaced(namespace);
-        match api.delete(name, &params).await.map_err(upstream)? {
+        let deleted = if self.impersonate {
+            self.send_impersonated(self.raw(namespace).delete(name, &params))
+                .await?
+        } else {
+            self.namespaced(namespace)
+                .delete(name, &params)
+                .await
+                .map_err(upstream)?
+        };
+        match deleted {
             either::Either::Left(object) => Ok(to_value(object)),
             either::Either::Right(_status) => {
                 // Deleted at once; report the last state we can know.
@@ -189,6 +252,61 @@ impl ClusterStore {
             Some(_) => Ok(()),
         }
     }
+}
+
+/// A write's answer must be the object; a `Status` in its place is an error.
+fn object_or_status(
+    answer: either::Either<DynamicObject, kube::core::Status>,
+) -> Result<Value, StoreError> {
+    match answer {
+        either::Either::Left(object) => Ok(to_value(object)),
+        either::Either::Right(status) => Err(StoreError::Upstream {
+            code: status.code,
+            reason: status.reason,
+            message: status.message,
+        }),
+    }
+}
+
+/// client-go's impersonation headers for `user` (`transport/round_trippers.go`):
+/// extra keys are percent-escaped like `headerKeyEscape`.
+fn impersonation_headers(
+    user: &crate::auth::UserInfo,
+    headers: &mut http::HeaderMap,
+) -> Result<(), StoreError> {
+    use http::{HeaderName, HeaderValue};
+    let value = |v: &str| {
+        HeaderValue::from_str(v).map_err(|_| {
+            StoreError::Internal(
+                "the requesting user cannot be impersonated: a name or value is not a valid header"
+                    .to_owned(),
+            )
+        })
+    };
+    headers.insert("impersonate-user", value(&user.name)?);
+    if !user.uid.is_empty() {
+        headers.insert("impersonate-uid", value(&user.uid)?);
+    }
+    for group in &user.groups {
+        headers.append("impersonate-group", value(group)?);
+    }
+    for (key, values) in &user.extra {
+        let mut escaped = String::from("impersonate-extra-");
+        for b in key.bytes() {
+            // RFC 7230 token characters stay; everything else is %XX.
+            if b.is_ascii_alphanumeric() || b"!#$&'*+-.^_`|~".contains(&b) {
+                escaped.push(b.to_ascii_lowercase() as char);
+            } else {
+                escaped.push_str(&format!("%{b:02X}"));
+            }
+        }
+        let name = HeaderName::from_bytes(escaped.as_bytes())
+            .map_err(|e| StoreError::Internal(format!("impersonation header: {e}")))?;
+        for v in values {
+            headers.append(name.clone(), value(v)?);
+        }
+    }
+    Ok(())
 }
 
 fn namespace_of(object: &Value) -> String {
@@ -227,6 +345,31 @@ fn upstream(err: kube::Error) -> StoreError {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn impersonation_headers_like_client_go() {
+        let user = crate::auth::UserInfo {
+            name: "alice".into(),
+            uid: "u1".into(),
+            groups: vec!["dev".into(), "system:authenticated".into()],
+            extra: [(
+                "acme.com/project".to_owned(),
+                vec!["p1".to_owned(), "p2".to_owned()],
+            )]
+            .into(),
+        };
+        let mut headers = http::HeaderMap::new();
+        super::impersonation_headers(&user, &mut headers).unwrap();
+        assert_eq!(headers["impersonate-user"], "alice");
+        assert_eq!(headers["impersonate-uid"], "u1");
+        let groups: Vec<_> = headers.get_all("impersonate-group").iter().collect();
+        assert_eq!(groups, ["dev", "system:authenticated"]);
+        let extra: Vec<_> = headers
+            .get_all("impersonate-extra-acme.com%2Fproject")
+            .iter()
+            .collect();
+        assert_eq!(extra, ["p1", "p2"]);
+    }
+
     #[test]
     fn resource_version_parsing() {
         let v = serde_json::json!({"metadata": {"resourceVersion": "42"}});

@@ -12,7 +12,7 @@ use kube::client::Body;
 use serde_json::{Value, json};
 
 use kubectl_cozy::apiserver::handlers::ApiState;
-use kubectl_cozy::apiserver::server::{self, AuthMode, RunningServer, ServerConfig};
+use kubectl_cozy::apiserver::server::{self, RunningServer, ServerConfig};
 use kubectl_cozy::apiserver::standalone;
 use kubectl_cozy::kinds::Registry;
 use kubectl_cozy::storage::Backend;
@@ -40,8 +40,9 @@ async fn local() -> Local {
         listen,
         cert_pem: credentials.serving.cert_pem.clone(),
         key_pem: credentials.serving.key_pem.clone(),
-        client_ca_pem: credentials.ca_pem.clone(),
-        auth: AuthMode::ClientCertificate,
+        auth: std::sync::Arc::new(
+            kubectl_cozy::auth::Auth::standalone(&credentials.ca_pem).unwrap(),
+        ),
         state: ApiState {
             registry,
             cache: cache.clone(),

@@ -5,6 +5,7 @@
 #![allow(unreachable_pub, reason = "test modules share helpers with pub items")]
 
 mod api;
+mod auth;
 mod cli;
 mod completion;
 mod doctor;

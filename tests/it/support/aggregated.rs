@@ -3,14 +3,22 @@
 //! ExternalName Service (`localhost`) and an APIService with a caBundle whose
 //! CA signed a serving certificate for `<svc>.<ns>.svc`. One per test binary,
 //! on its own runtime thread; started on first use by [`aggregated()`].
+//! Authentication and authorization are production's: trust read from
+//! `kube-system/extension-apiserver-authentication` and watched, reviews
+//! made with the plane's admin identity.
+//!
+//! [`start_server`] starts further, unregistered servers with any [`Auth`]
+//! (security tests point their reviews at dead addresses or their trust at
+//! another ConfigMap).
 
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use kubectl_cozy::apiserver::handlers::ApiState;
-use kubectl_cozy::apiserver::server::{self, AuthMode, ServerConfig};
+use kubectl_cozy::apiserver::server::{self, ServerConfig};
+use kubectl_cozy::auth::Auth;
 use kubectl_cozy::kinds::Registry;
 use kubectl_cozy::pki::{Ca, LeafSpec};
 use kubectl_cozy::storage::cache::WatchCache;
@@ -67,13 +75,35 @@ pub fn aggregated() -> &'static Aggregated {
 }
 
 async fn start(plane: &'static Plane) -> Result<(Aggregated, server::RunningServer), String> {
+    let client = plane.client().await;
+    let auth = Auth::delegated(client.clone(), Default::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let (running, ca_pem) = start_server(client, Arc::new(auth), false).await?;
+    let port = running.local_addr.port();
+    register(plane, port, &ca_pem)?;
+    Ok((
+        Aggregated {
+            direct_url: format!("https://127.0.0.1:{port}"),
+            ca_pem,
+        },
+        running,
+    ))
+}
+
+/// Starts a server with the example kinds over `client`'s cluster, with
+/// `auth`, on a free port; returns it and the CA of its serving certificate.
+/// Call it on a runtime that outlives the server.
+pub async fn start_server(
+    client: kube::Client,
+    auth: Arc<Auth>,
+    impersonate: bool,
+) -> Result<(server::RunningServer, String), String> {
     let kinds = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
     let registry = Registry::from_path(&kinds).map_err(|e| e.to_string())?;
-    let client = plane.client().await;
-    let backend = Backend::Cluster(Box::new(ClusterStore::new(
-        client.clone(),
-        "apps.cozystack.io",
-    )));
+    let backend = Backend::Cluster(Box::new(
+        ClusterStore::new(client, "apps.cozystack.io").with_impersonation(impersonate),
+    ));
     let cache = WatchCache::start(backend.clone());
     let ca = Ca::new("kubectl-cozy-test-extension-ca").map_err(|e| e.to_string())?;
     let serving = ca
@@ -83,16 +113,11 @@ async fn start(plane: &'static Plane) -> Result<(Aggregated, server::RunningServ
             &["127.0.0.1".parse().expect("ip")],
         ))
         .map_err(|e| e.to_string())?;
-    let front_proxy_ca =
-        std::fs::read_to_string(&plane.front_proxy_ca).map_err(|e| e.to_string())?;
     let running = server::start(ServerConfig {
         listen: "127.0.0.1:0".parse().expect("addr"),
         cert_pem: serving.cert_pem,
         key_pem: serving.key_pem,
-        client_ca_pem: front_proxy_ca,
-        auth: AuthMode::FrontProxy {
-            allowed_names: vec!["front-proxy-client".into()],
-        },
+        auth,
         state: ApiState {
             registry,
             cache: cache.clone(),
@@ -102,15 +127,7 @@ async fn start(plane: &'static Plane) -> Result<(Aggregated, server::RunningServ
     .await
     .map_err(|e| e.to_string())?;
     cache.wait_ready().await;
-    let port = running.local_addr.port();
-    register(plane, port, ca.cert_pem())?;
-    Ok((
-        Aggregated {
-            direct_url: format!("https://127.0.0.1:{port}"),
-            ca_pem: ca.cert_pem().to_owned(),
-        },
-        running,
-    ))
+    Ok((running, ca.cert_pem().to_owned()))
 }
 
 fn register(plane: &Plane, port: u16, ca_pem: &str) -> Result<(), String> {

@@ -1,6 +1,7 @@
 //! A real local Kubernetes control plane for integration tests: etcd,
 //! kube-apiserver (RBAC, aggregation layer with its own front-proxy CA) and
-//! kube-controller-manager (namespace and garbage-collector controllers), on
+//! kube-controller-manager (namespace, garbage-collector and ClusterRole
+//! aggregation controllers), on
 //! free loopback ports, with certificates made by `kubectl_cozy::pki`.
 //!
 //! One plane per test binary, started on first use by [`plane()`]; tests
@@ -38,6 +39,11 @@ pub struct Plane {
     pub kubeconfig: PathBuf,
     /// PEM files of the aggregation layer, for extension servers.
     pub front_proxy_ca: PathBuf,
+    /// The front-proxy CA itself (`--requestheader-client-ca-file`), to mint
+    /// front-proxy certificates in security tests.
+    pub front_proxy: Ca,
+    /// The aggregator's own client certificate (`--proxy-client-cert-file`).
+    pub front_proxy_client: CertPair,
     /// The CA that signs client certificates (`--client-ca-file`).
     pub client_ca: Ca,
     /// The CA of kube-apiserver's serving certificate.
@@ -169,12 +175,10 @@ fn start() -> Result<Plane, String> {
         ))
         .map_err(ca_err)?;
     write_pair("apiserver", &apiserver_cert)?;
-    write_pair(
-        "front-proxy-client",
-        &front_proxy_ca
-            .issue(&LeafSpec::client("front-proxy-client", &[]))
-            .map_err(ca_err)?,
-    )?;
+    let front_proxy_client = front_proxy_ca
+        .issue(&LeafSpec::client("front-proxy-client", &[]))
+        .map_err(ca_err)?;
+    write_pair("front-proxy-client", &front_proxy_client)?;
     let (sa_key, sa_pub) = pki::key_pair().map_err(ca_err)?;
     write("sa.key", &sa_key)?;
     write("sa.pub", &sa_pub)?;
@@ -271,7 +275,10 @@ fn start() -> Result<Plane, String> {
             format!("--kubeconfig={}", kcm_kubeconfig.display()),
             format!("--authentication-kubeconfig={}", kcm_kubeconfig.display()),
             format!("--authorization-kubeconfig={}", kcm_kubeconfig.display()),
-            "--controllers=namespace-controller,garbage-collector-controller".to_owned(),
+            // Aggregation fills the built-in view/edit/admin roles from
+            // labelled ClusterRoles (`serve --print-rbac`).
+            "--controllers=namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller"
+                .to_owned(),
             "--leader-elect=false".to_owned(),
             "--use-service-account-credentials=false".to_owned(),
             "--bind-address=127.0.0.1".to_owned(),
@@ -308,6 +315,8 @@ fn start() -> Result<Plane, String> {
 
     Ok(Plane {
         front_proxy_ca: file("front-proxy-ca.crt"),
+        front_proxy: front_proxy_ca,
+        front_proxy_client,
         serving_ca_pem: serving_ca.cert_pem().to_owned(),
         dir,
         bin_dir,

@@ -1,0 +1,391 @@
+//! Delegated authentication and authorization, as a Kubernetes extension API
+//! server does it (docs/aggregation-contract.md §1–2): who is calling
+//! ([`authn`]), whether they may ([`authz`]), from which trust material
+//! ([`config`]), with which TLS handshake ([`tls`]), through which review
+//! calls ([`review`]), and the RBAC that makes it all work ([`rbac`]).
+//!
+//! - [`tls`]: the handshake *requests* a client certificate and checks only
+//!   that the client holds its key; chains are verified here, per request,
+//!   against whichever CA applies now (the trust material can change at run
+//!   time and two CAs apply).
+//! - [`authn`]: front proxy → x509 (client CA) → bearer token (TokenReview,
+//!   cached 10 s); anonymous only for health paths.
+//! - [`authz`]: a SubjectAccessReview with kube-apiserver's attributes,
+//!   allow and deny cached 10 s; health paths and `system:masters` bypass it.
+//! - [`config`]: `kube-system/extension-apiserver-authentication`, watched
+//!   and hot-reloaded; standalone mode's own CA.
+//!
+//! [`Auth`] ties them together for the server: one call per request that
+//! answers with the caller's [`UserInfo`] or the `Status` to send back.
+//! [`with_user`] and [`current_user`] carry the caller into backend calls
+//! (`serve --impersonate`) without threading it through every handler.
+//!
+//! Credentials are never logged: tokens are cached by SHA-256 digest, and
+//! log lines name users and certificate subjects only.
+
+pub mod authn;
+pub mod authz;
+pub mod config;
+pub mod rbac;
+pub mod review;
+pub mod tls;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use http::{HeaderMap, Method};
+
+use crate::apiserver::request::{Query, Route};
+use crate::apiserver::status::ApiError;
+
+pub use authn::Authenticator;
+pub use authz::Authorizer;
+pub use config::{AuthConfig, DynamicAuthConfig};
+pub use tls::PeerCertificates;
+
+/// The group every authenticated user gets (`AS/pkg/authentication/group`).
+pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
+/// The group of unauthenticated callers.
+pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
+/// The anonymous user's name.
+pub const ANONYMOUS_USER: &str = "system:anonymous";
+/// The group that is always authorized without a SubjectAccessReview.
+pub const MASTERS_GROUP: &str = "system:masters";
+
+/// An authenticated caller (`user.Info`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct UserInfo {
+    /// User name.
+    pub name: String,
+    /// UID, if the authenticator knows one.
+    pub uid: String,
+    /// Groups, in the order the authenticator gave them.
+    pub groups: Vec<String>,
+    /// Extra attributes (keys lower-case for the front proxy).
+    pub extra: BTreeMap<String, Vec<String>>,
+}
+
+impl UserInfo {
+    /// The anonymous caller.
+    pub fn anonymous() -> UserInfo {
+        UserInfo {
+            name: ANONYMOUS_USER.to_owned(),
+            groups: vec![UNAUTHENTICATED_GROUP.to_owned()],
+            ..UserInfo::default()
+        }
+    }
+
+    /// Adds `system:authenticated` unless the user is anonymous or already
+    /// has it or `system:unauthenticated` (upstream `AuthenticatedGroupAdder`).
+    pub fn with_authenticated_group(mut self) -> UserInfo {
+        if self.name != ANONYMOUS_USER
+            && !self
+                .groups
+                .iter()
+                .any(|g| g == AUTHENTICATED_GROUP || g == UNAUTHENTICATED_GROUP)
+        {
+            self.groups.push(AUTHENTICATED_GROUP.to_owned());
+        }
+        self
+    }
+
+    /// Whether the user is in `system:masters`.
+    pub fn is_master(&self) -> bool {
+        self.groups.iter().any(|g| g == MASTERS_GROUP)
+    }
+}
+
+tokio::task_local! {
+    static REQUEST_USER: Arc<UserInfo>;
+}
+
+/// Runs `fut` with `user` as the requesting user seen by [`current_user`].
+pub async fn with_user<F: std::future::Future>(user: Arc<UserInfo>, fut: F) -> F::Output {
+    REQUEST_USER.scope(user, fut).await
+}
+
+/// The user of the request being served on this task, if any.
+pub fn current_user() -> Option<Arc<UserInfo>> {
+    REQUEST_USER.try_with(Arc::clone).ok()
+}
+
+/// Authentication plus authorization, as the server runs them per request.
+pub struct Auth {
+    mode: Mode,
+    /// The ConfigMap watch feeding the authenticator, stopped with `Auth`.
+    watch: Option<tokio::task::AbortHandle>,
+}
+
+impl Drop for Auth {
+    fn drop(&mut self) {
+        if let Some(watch) = &self.watch {
+            watch.abort();
+        }
+    }
+}
+
+enum Mode {
+    Delegated {
+        authenticator: Authenticator,
+        authorizer: Authorizer,
+        config: DynamicAuthConfig,
+    },
+    AllowAll,
+}
+
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.mode {
+            Mode::Delegated { .. } => "Auth::Delegated",
+            Mode::AllowAll => "Auth::AllowAll",
+        })
+    }
+}
+
+impl Auth {
+    /// Authenticates with `authenticator` (whose trust is `config`) and
+    /// authorizes with `authorizer`.
+    pub fn new(
+        config: DynamicAuthConfig,
+        authenticator: Authenticator,
+        authorizer: Authorizer,
+    ) -> Auth {
+        Auth {
+            mode: Mode::Delegated {
+                authenticator,
+                authorizer,
+                config,
+            },
+            watch: None,
+        }
+    }
+
+    /// Cluster mode: trust from `source` (read now, then watched), bearer
+    /// tokens through TokenReview and every request through a
+    /// SubjectAccessReview, all made with `client`'s identity.
+    pub async fn delegated(
+        client: kube::Client,
+        source: config::ConfigMapRef,
+    ) -> Result<Auth, config::ConfigError> {
+        let initial = config::load(&client, &source).await?;
+        tracing::info!(
+            "authentication config from {}/{}: {}",
+            source.namespace,
+            source.name,
+            initial.summary()
+        );
+        let dynamic = DynamicAuthConfig::new(initial);
+        let watch = config::watch(client.clone(), source, dynamic.clone());
+        let reviewer: Arc<dyn review::Reviewer> = Arc::new(review::KubeReviewer::new(client));
+        let mut auth = Auth::new(
+            dynamic.clone(),
+            Authenticator::new(dynamic).with_token_review(reviewer.clone()),
+            Authorizer::new(reviewer),
+        );
+        auth.watch = Some(watch.abort_handle());
+        Ok(auth)
+    }
+
+    /// Standalone mode: client certificates of the server's own CA; only
+    /// `system:masters` (the written kubeconfig's user) is authorized, as
+    /// there is no cluster to ask.
+    pub fn standalone(ca_pem: &str) -> Result<Auth, config::ConfigError> {
+        let dynamic = DynamicAuthConfig::new(AuthConfig::standalone(ca_pem)?);
+        Ok(Auth::new(
+            dynamic.clone(),
+            Authenticator::new(dynamic),
+            Authorizer::masters_only(),
+        ))
+    }
+
+    /// Lets every request through as an anonymous `system:masters` member.
+    /// Only for benchmarks that measure what authentication costs and for
+    /// tests of unrelated features; `serve` never builds it.
+    #[doc(hidden)]
+    pub fn allow_all_for_benchmarks() -> Auth {
+        Auth {
+            mode: Mode::AllowAll,
+            watch: None,
+        }
+    }
+
+    /// Removes the credentials a request carried (`Authorization` and the
+    /// front proxy's headers) so nothing after authentication sees them.
+    pub fn strip_credentials(&self, headers: &mut HeaderMap) {
+        headers.remove(http::header::AUTHORIZATION);
+        if let Mode::Delegated { config, .. } = &self.mode
+            && let Some(rh) = &config.current().request_header
+        {
+            let names: Vec<http::HeaderName> = headers
+                .keys()
+                .filter(|n| rh.is_auth_header(n))
+                .cloned()
+                .collect();
+            for name in names {
+                headers.remove(name);
+            }
+        }
+    }
+
+    /// The transport half of the handshake: which client certificates to
+    /// accept (all; see [`tls`]).
+    pub fn client_cert_verifier() -> Arc<dyn rustls::server::danger::ClientCertVerifier> {
+        Arc::new(tls::DeferredClientCertVerifier::new())
+    }
+
+    /// Authenticates and authorizes one request. `Ok` carries the caller;
+    /// `Err` is the Status to answer with (401, 403 or 500).
+    pub async fn check(
+        &self,
+        peer: &PeerCertificates,
+        method: &Method,
+        path: &str,
+        headers: &HeaderMap,
+        query: &Query,
+        route: &Route,
+    ) -> Result<Arc<UserInfo>, ApiError> {
+        let (authenticator, authorizer) = match &self.mode {
+            Mode::AllowAll => {
+                return Ok(Arc::new(UserInfo {
+                    name: ANONYMOUS_USER.to_owned(),
+                    groups: vec![MASTERS_GROUP.to_owned()],
+                    ..UserInfo::default()
+                }));
+            }
+            Mode::Delegated {
+                authenticator,
+                authorizer,
+                ..
+            } => (authenticator, authorizer),
+        };
+        // Only what routes as a health endpoint, so no path trick (say
+        // `/readyz/../apis`) borrows the exemption.
+        if matches!(route, Route::Health { .. }) && authz::is_always_allowed_path(path) {
+            // Probes carry no credentials; no review call is spent on them.
+            return Ok(Arc::new(UserInfo::anonymous()));
+        }
+        let user = match authenticator.authenticate(peer, headers).await {
+            Ok(Some(user)) => Arc::new(user),
+            Ok(None) => return Err(ApiError::unauthorized("Unauthorized")),
+            Err(e) => {
+                tracing::debug!(path, "authentication failed: {e}");
+                return Err(ApiError::unauthorized("Unauthorized"));
+            }
+        };
+        let attributes = authz::Attributes::of(&user, method, path, query, route);
+        match authorizer.authorize(&attributes).await {
+            Ok(()) => Ok(user),
+            Err(e) => {
+                tracing::debug!(user = %user.name, %method, path, code = e.code, "request refused");
+                Err(e)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn authenticated_group_rules() {
+        let u = |name: &str, groups: &[&str]| UserInfo {
+            name: name.into(),
+            groups: groups.iter().map(|g| (*g).to_owned()).collect(),
+            ..UserInfo::default()
+        };
+        assert_eq!(
+            u("alice", &["dev"]).with_authenticated_group().groups,
+            ["dev", AUTHENTICATED_GROUP]
+        );
+        assert_eq!(
+            u("alice", &[AUTHENTICATED_GROUP])
+                .with_authenticated_group()
+                .groups,
+            [AUTHENTICATED_GROUP]
+        );
+        assert_eq!(
+            u("x", &[UNAUTHENTICATED_GROUP])
+                .with_authenticated_group()
+                .groups,
+            [UNAUTHENTICATED_GROUP]
+        );
+        assert!(
+            u(ANONYMOUS_USER, &[])
+                .with_authenticated_group()
+                .groups
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn credentials_are_stripped_before_routing() {
+        let proxy = crate::pki::Ca::new("proxy").unwrap();
+        let data = [
+            ("requestheader-client-ca-file", proxy.cert_pem()),
+            ("requestheader-username-headers", r#"["X-Remote-User"]"#),
+            ("requestheader-group-headers", r#"["X-Remote-Group"]"#),
+            (
+                "requestheader-extra-headers-prefix",
+                r#"["X-Remote-Extra-"]"#,
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let trust = DynamicAuthConfig::new(AuthConfig::from_config_map_data(&data).unwrap());
+        let auth = Auth::new(
+            trust.clone(),
+            Authenticator::new(trust),
+            Authorizer::masters_only(),
+        );
+        let mut headers = HeaderMap::new();
+        for (k, v) in [
+            ("authorization", "Bearer secret"),
+            ("x-remote-user", "alice"),
+            ("x-remote-group", "dev"),
+            ("x-remote-extra-scopes", "a"),
+            ("accept", "application/json"),
+        ] {
+            headers.insert(k, v.parse().unwrap());
+        }
+        auth.strip_credentials(&mut headers);
+        assert_eq!(headers.len(), 1);
+        assert!(headers.contains_key("accept"));
+    }
+
+    #[tokio::test]
+    async fn health_is_open_and_everything_else_needs_credentials() {
+        let auth = Auth::standalone(crate::pki::Ca::new("own").unwrap().cert_pem()).unwrap();
+        let none = PeerCertificates::none();
+        let check = |path: &'static str| {
+            let query = Query::new();
+            let route = crate::apiserver::request::route(&Method::GET, path, &query);
+            let auth = &auth;
+            let none = &none;
+            async move {
+                auth.check(none, &Method::GET, path, &HeaderMap::new(), &query, &route)
+                    .await
+                    .map(|u| u.name.clone())
+                    .map_err(|e| e.code)
+            }
+        };
+        assert_eq!(check("/readyz").await, Ok(ANONYMOUS_USER.to_owned()));
+        assert_eq!(check("/livez/ping").await, Ok(ANONYMOUS_USER.to_owned()));
+        assert_eq!(check("/apis").await, Err(401));
+        assert_eq!(check("/readyz/../apis").await, Err(401));
+        assert_eq!(check("/healthz/a/b").await, Err(401));
+        assert_eq!(check("/version").await, Err(401));
+    }
+
+    #[tokio::test]
+    async fn the_request_user_is_task_local() {
+        assert!(current_user().is_none());
+        let user = Arc::new(UserInfo {
+            name: "alice".into(),
+            ..UserInfo::default()
+        });
+        let seen = with_user(user, async { current_user().map(|u| u.name.clone()) }).await;
+        assert_eq!(seen.as_deref(), Some("alice"));
+    }
+}
