@@ -21,7 +21,9 @@ use imbl::OrdMap;
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
-use super::{Backend, StoreError, StoreEvent, object_key, resource_version};
+use super::{
+    Backend, ReadScope, StoreError, StoreEvent, UpstreamState, object_key, resource_version,
+};
 
 /// Events kept for watch resumption.
 pub const HISTORY: usize = 10_000;
@@ -150,6 +152,66 @@ impl WatchCache {
         tokio::time::timeout(timeout, rx.wait_for(|r| *r >= revision))
             .await
             .is_ok_and(|r| r.is_ok())
+    }
+
+    /// Waits (up to `timeout`) until the cache reflects `upstream` within
+    /// `scope`: it has reached upstream's revision, or (when upstream's
+    /// revision also counts changes the cache never sees) the scope holds
+    /// exactly the objects and versions upstream listed. Returns false on
+    /// timeout.
+    pub async fn wait_until_current(
+        &self,
+        upstream: &UpstreamState,
+        scope: &ReadScope,
+        timeout: Duration,
+    ) -> bool {
+        let mut rx = self.revision_tx.subscribe();
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            rx.borrow_and_update();
+            if self.is_current(upstream, scope) {
+                return true;
+            }
+            match tokio::time::timeout_at(deadline, rx.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) | Err(_) => return self.is_current(upstream, scope),
+            }
+        }
+    }
+
+    fn is_current(&self, upstream: &UpstreamState, scope: &ReadScope) -> bool {
+        let state = self.read();
+        if state.revision >= upstream.revision {
+            return true;
+        }
+        let Some(versions) = &upstream.versions else {
+            return false;
+        };
+        let candidates: Box<dyn Iterator<Item = (&Key, &Arc<Value>)>> =
+            match (&scope.namespace, &scope.release) {
+                (Some(ns), Some(name)) => {
+                    let key = (ns.clone(), name.clone());
+                    Box::new(state.objects.get_key_value(&key).into_iter())
+                }
+                (Some(ns), None) => Box::new(
+                    state
+                        .objects
+                        .range((ns.clone(), String::new())..)
+                        .take_while(move |((n, _), _)| n == ns),
+                ),
+                _ => Box::new(state.objects.iter()),
+            };
+        let mut seen = 0;
+        for (key, release) in candidates {
+            if !scope.contains(key, release) {
+                continue;
+            }
+            if versions.get(key) != Some(&resource_version(release)) {
+                return false;
+            }
+            seen += 1;
+        }
+        seen == versions.len()
     }
 
     /// How many upstream watches have been opened (1 while healthy).
@@ -445,5 +507,89 @@ mod tests {
         );
         assert!(cache.subscribe(0).is_err());
         assert_eq!(cache.upstream_watches(), 1);
+    }
+
+    fn owned(name: &str, kind: &str) -> Value {
+        json!({"metadata": {"name": name, "namespace": "ns",
+            "labels": {crate::storage::convert::KIND_LABEL: kind}}, "spec": {}})
+    }
+
+    #[tokio::test]
+    async fn is_current_by_revision_or_by_the_scopes_versions() {
+        let store = EmbeddedStore::open(std::path::Path::new(":memory:")).unwrap();
+        store
+            .create(owned("pg-a", "Postgres"), false)
+            .await
+            .unwrap();
+        store
+            .create(owned("redis-b", "Redis"), false)
+            .await
+            .unwrap();
+        let cache = WatchCache::start(Backend::Embedded(store.clone()));
+        cache.wait_ready().await;
+        let scope = ReadScope {
+            kind: "Postgres".into(),
+            namespace: Some("ns".into()),
+            release: None,
+        };
+        let quick = Duration::from_millis(50);
+        let at = |revision, versions: &[(&str, u64)]| UpstreamState {
+            revision,
+            versions: Some(
+                versions
+                    .iter()
+                    .map(|(n, rv)| (("ns".to_owned(), (*n).to_owned()), *rv))
+                    .collect(),
+            ),
+        };
+        // Upstream moved on (other objects changed) but the scope matches.
+        assert!(
+            cache
+                .wait_until_current(&at(90, &[("pg-a", 1)]), &scope, quick)
+                .await
+        );
+        // The scope changed upstream and the cache has not heard: not current.
+        assert!(
+            !cache
+                .wait_until_current(&at(90, &[("pg-a", 7)]), &scope, quick)
+                .await
+        );
+        assert!(!cache.wait_until_current(&at(90, &[]), &scope, quick).await);
+        assert!(
+            !cache
+                .wait_until_current(&at(90, &[("pg-a", 1), ("pg-c", 9)]), &scope, quick)
+                .await
+        );
+        // Objects of other kinds are out of scope.
+        let one = ReadScope {
+            release: Some("pg-a".into()),
+            ..scope.clone()
+        };
+        assert!(
+            cache
+                .wait_until_current(&at(90, &[("pg-a", 1)]), &one, quick)
+                .await
+        );
+        // Without versions only the revision counts; the cache waits for it.
+        let exact = |revision| UpstreamState {
+            revision,
+            versions: None,
+        };
+        assert!(cache.wait_until_current(&exact(2), &scope, quick).await);
+        assert!(!cache.wait_until_current(&exact(3), &scope, quick).await);
+        let waiter = {
+            let cache = cache.clone();
+            let scope = scope.clone();
+            tokio::spawn(async move {
+                cache
+                    .wait_until_current(&exact(3), &scope, Duration::from_secs(5))
+                    .await
+            })
+        };
+        store
+            .create(owned("pg-c", "Postgres"), false)
+            .await
+            .unwrap();
+        assert!(waiter.await.unwrap());
     }
 }

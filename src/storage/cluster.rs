@@ -18,8 +18,10 @@ use kube::api::{
 };
 use serde_json::Value;
 
-use super::convert::GROUP_LABEL;
-use super::{DeleteOptions, EventStream, Listing, StoreError, StoreEvent};
+use super::convert::{GROUP_LABEL, KIND_LABEL};
+use super::{
+    DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState,
+};
 
 /// HelmReleases of a cluster.
 #[derive(Clone)]
@@ -102,6 +104,38 @@ impl ClusterStore {
                 }
             }
         }
+    }
+
+    /// The resourceVersions of the owned HelmReleases in `scope`, from a
+    /// metadata-only list that kube-apiserver answers consistently (a quorum
+    /// read, or its cache once it has caught up with etcd).
+    pub async fn current_state(&self, scope: &ReadScope) -> Result<UpstreamState, StoreError> {
+        let api = match &scope.namespace {
+            Some(ns) => self.namespaced(ns),
+            None => self.all(),
+        };
+        let selector = format!("{},{KIND_LABEL}={}", self.selector, scope.kind);
+        let mut params = ListParams::default().labels(&selector);
+        if let Some(name) = &scope.release {
+            params = params.fields(&format!("metadata.name={name}"));
+        }
+        let list = api.list_metadata(&params).await.map_err(upstream)?;
+        let parse = |rv: Option<&String>| rv.and_then(|r| r.parse().ok()).unwrap_or(0);
+        let versions = list
+            .items
+            .iter()
+            .map(|item| {
+                let key = (
+                    item.metadata.namespace.clone().unwrap_or_default(),
+                    item.metadata.name.clone().unwrap_or_default(),
+                );
+                (key, parse(item.metadata.resource_version.as_ref()))
+            })
+            .collect();
+        Ok(UpstreamState {
+            revision: parse(list.metadata.resource_version.as_ref()),
+            versions: Some(versions),
+        })
     }
 
     /// Watches owned HelmReleases after `from`, with bookmarks.

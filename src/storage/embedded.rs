@@ -75,6 +75,11 @@ impl EmbeddedStore {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The current revision.
+    pub fn revision(&self) -> u64 {
+        self.lock().revision
+    }
+
     /// Every object and the current revision.
     pub async fn list(&self) -> Result<Listing, StoreError> {
         let store = self.clone();

@@ -14,6 +14,7 @@ pub mod cluster;
 pub mod convert;
 pub mod embedded;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
@@ -51,6 +52,43 @@ pub struct Listing {
     pub items: Vec<Arc<Value>>,
     /// The resourceVersion of the list.
     pub resource_version: u64,
+}
+
+/// The owned HelmReleases a consistent read must reflect: one kind's, in
+/// one namespace or all, optionally one release.
+#[derive(Debug, Clone, Default)]
+pub struct ReadScope {
+    /// The app kind (the value of the kind label).
+    pub kind: String,
+    /// Only this namespace.
+    pub namespace: Option<String>,
+    /// Only this HelmRelease name.
+    pub release: Option<String>,
+}
+
+impl ReadScope {
+    /// Whether `release` (a stored HelmRelease under `key`) is in the scope.
+    pub fn contains(&self, key: &cache::Key, release: &Value) -> bool {
+        self.namespace.as_ref().is_none_or(|ns| *ns == key.0)
+            && self.release.as_ref().is_none_or(|name| *name == key.1)
+            && release
+                .pointer("/metadata/labels")
+                .and_then(|labels| labels.get(convert::KIND_LABEL))
+                .and_then(Value::as_str)
+                == Some(self.kind.as_str())
+    }
+}
+
+/// Where upstream is right now, for a consistent read.
+#[derive(Debug, Clone)]
+pub struct UpstreamState {
+    /// Upstream's current resourceVersion: a cache at or past it is current.
+    pub revision: u64,
+    /// The resourceVersion of every HelmRelease in the scope at `revision`,
+    /// when upstream's revision also counts changes the cache never sees
+    /// (a cluster's etcd revision): a cache behind `revision` whose scope
+    /// holds exactly these is current too.
+    pub versions: Option<HashMap<cache::Key, u64>>,
 }
 
 /// Options of a delete.
@@ -151,6 +189,19 @@ impl Backend {
         match self {
             Backend::Embedded(s) => s.delete(namespace, name, options).await,
             Backend::Cluster(s) => s.delete(namespace, name, options).await,
+        }
+    }
+
+    /// Upstream's current state within `scope`, to make a read consistent:
+    /// the embedded store's revision (exact), or a metadata-only list of the
+    /// scope from the cluster (one small request).
+    pub async fn current_state(&self, scope: &ReadScope) -> Result<UpstreamState, StoreError> {
+        match self {
+            Backend::Embedded(s) => Ok(UpstreamState {
+                revision: s.revision(),
+                versions: None,
+            }),
+            Backend::Cluster(s) => s.current_state(scope).await,
         }
     }
 

@@ -28,14 +28,32 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-const EXAMPLE_CHARTS: [&str; 3] = ["bucket", "postgres", "redis"];
+/// The example charts and the scaffold flags their committed kinds were made with.
+const EXAMPLE_CHARTS: [(&str, &[&str]); 3] = [
+    ("bucket", &["--category", "cozy"]),
+    (
+        "postgres",
+        &[
+            "--short-name",
+            "pg",
+            "--category",
+            "all",
+            "--category",
+            "cozy",
+        ],
+    ),
+    ("redis", &["--category", "all", "--category", "cozy"]),
+];
 
 #[test]
 fn committed_example_kinds_are_current() {
     let update = std::env::var_os("COZY_UPDATE_EXAMPLES").is_some();
     let mut stale = Vec::new();
-    for chart in EXAMPLE_CHARTS {
-        let out = cozy(&["kinds", "scaffold", &format!("examples/charts/{chart}")]);
+    for (chart, flags) in EXAMPLE_CHARTS {
+        let dir = format!("examples/charts/{chart}");
+        let mut args = vec!["kinds", "scaffold", dir.as_str()];
+        args.extend_from_slice(flags);
+        let out = cozy(&args);
         assert!(
             out.status.success(),
             "scaffold {chart}: {}",
@@ -135,14 +153,18 @@ fn scaffold_writes_files_and_formats() {
         "kinds",
         "scaffold",
         "examples/charts/redis",
+        "--category",
+        "all",
+        "--category",
+        "cozy",
         "--out",
         dir.path().to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let written = std::fs::read_to_string(dir.path().join("redis.yaml")).unwrap();
     assert_eq!(
-        written.as_bytes(),
-        std::fs::read(manifest_dir().join("examples/kinds/redis.yaml")).unwrap()
+        written,
+        std::fs::read_to_string(manifest_dir().join("examples/kinds/redis.yaml")).unwrap()
     );
 
     let out = cozy(&[

@@ -8,6 +8,7 @@ mod api;
 mod auth;
 mod cli;
 mod completion;
+mod consistency;
 mod doctor;
 mod informer;
 mod kinds;

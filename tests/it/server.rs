@@ -327,6 +327,12 @@ fn kubectl_through_the_aggregator() {
         Some(&manifest),
     ));
     assert!(ok(&k(&["get", "postgreses"])).contains("db1"));
+    // Short name and categories from the kind definition, through discovery.
+    assert!(ok(&k(&["get", "pg"])).contains("db1"));
+    let all = ok(&k(&["get", "all"]));
+    assert!(all.contains("postgres.apps.cozystack.io/db1"), "{all}");
+    let cozy = ok(&k(&["get", "cozy"]));
+    assert!(cozy.contains("postgres.apps.cozystack.io/db1"), "{cozy}");
     let wide = ok(&k(&["get", "postgreses", "-o", "wide"]));
     assert!(
         wide.lines().next().unwrap_or_default().contains("VERSION"),

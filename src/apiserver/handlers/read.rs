@@ -1,5 +1,6 @@
 //! get and list, served from the watch cache: resourceVersion semantics
-//! (unset, `0`, `NotOlderThan`, `Exact`), `limit`/`continue` over a kept
+//! (unset: consistent with upstream's current state, `0`: whatever the cache
+//! holds, `NotOlderThan`, `Exact`), `limit`/`continue` over a kept
 //! snapshot (410 Expired once it is gone), label and field selectors, and the
 //! representations kubectl and controllers ask for (JSON, Table,
 //! PartialObjectMetadata(List)).
@@ -14,8 +15,9 @@ use super::Call;
 use crate::apiserver::negotiate::{self, Representation};
 use crate::apiserver::response::{self, Body};
 use crate::apiserver::selectors::{FieldSelector, LabelSelector};
-use crate::apiserver::status::ApiError;
+use crate::apiserver::status::{ApiError, from_store};
 use crate::apiserver::table;
+use crate::storage::ReadScope;
 use crate::storage::cache::Objects;
 use crate::storage::convert;
 
@@ -28,6 +30,13 @@ pub(super) async fn get(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         call.query.get("includeObject").map(String::as_str),
         false,
     )?;
+    if call
+        .query
+        .get("resourceVersion")
+        .is_none_or(|rv| rv.is_empty())
+    {
+        ensure_current(call, Some(name)).await?;
+    }
     let app = current_app(call, namespace, name)?;
     let body = match repr {
         Representation::Json => app,
@@ -50,6 +59,41 @@ pub(super) async fn get(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         &body,
         negotiate::content_type_of(repr),
     ))
+}
+
+/// How long a read with no resourceVersion waits for the cache to catch up
+/// with upstream (kube-apiserver waits as long for its own cache).
+const CONSISTENT_READ_WAIT: Duration = Duration::from_secs(3);
+
+/// Makes a read with no resourceVersion ("the most recent state") consistent:
+/// asks upstream where it is now within the request's scope, then waits for
+/// the cache to be there. `name` narrows the scope to one app.
+pub(super) async fn ensure_current(call: &Call<'_>, name: Option<&str>) -> Result<(), ApiError> {
+    let resolved = &call.kind.resolved;
+    let scope = ReadScope {
+        kind: resolved.definition.kind.clone(),
+        namespace: call.req.namespace.clone(),
+        release: name.map(|n| convert::release_name(resolved, n)),
+    };
+    let upstream = call
+        .state
+        .backend
+        .current_state(&scope)
+        .await
+        .map_err(|e| from_store(&e, &call.group_resource(), name.unwrap_or_default()))?;
+    let cache = &call.state.cache;
+    if cache
+        .wait_until_current(&upstream, &scope, CONSISTENT_READ_WAIT)
+        .await
+    {
+        Ok(())
+    } else {
+        Err(ApiError::timeout(format!(
+            "Too large resource version: {}, current: {}",
+            upstream.revision,
+            cache.revision()
+        )))
+    }
 }
 
 /// The app `name` as the cache holds it, or 404.
@@ -164,7 +208,11 @@ pub(super) async fn list_snapshot(call: &Call<'_>) -> Result<(Objects, u64), Api
         .unwrap_or("");
     let cache = &call.state.cache;
     match (rv, rv_match) {
-        ("", "") | ("0", "") | ("0", "NotOlderThan") => Ok(cache.snapshot()),
+        ("", "") => {
+            ensure_current(call, None).await?;
+            Ok(cache.snapshot())
+        }
+        ("0", "") | ("0", "NotOlderThan") => Ok(cache.snapshot()),
         ("", _) => Err(ApiError::invalid_query(
             "resourceVersionMatch",
             "resourceVersionMatch is forbidden unless resourceVersion is provided",

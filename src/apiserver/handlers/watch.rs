@@ -77,6 +77,9 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let cache = &call.state.cache;
 
     let (initial, from) = if rv.is_empty() || rv == "0" || send_initial {
+        if rv.is_empty() {
+            super::read::ensure_current(call, None).await?;
+        }
         if !rv.is_empty() && rv != "0" {
             let wanted: u64 = rv
                 .parse()
