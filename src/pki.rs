@@ -32,7 +32,9 @@ pub struct CertPair {
 pub struct LeafSpec {
     /// Subject CN: the user name for client certificates.
     pub common_name: String,
-    /// Subject O entries: the groups for client certificates.
+    /// Subject O entry: the group of a client certificate. At most one:
+    /// rcgen writes one value per attribute type, so [`Ca::issue`] refuses
+    /// more rather than silently dropping groups.
     pub organizations: Vec<String>,
     /// DNS subject alternative names.
     pub dns_names: Vec<String>,
@@ -45,7 +47,8 @@ pub struct LeafSpec {
 }
 
 impl LeafSpec {
-    /// A client certificate for `user` in `groups`.
+    /// A client certificate for `user` in `groups` (at most one, see
+    /// [`LeafSpec::organizations`]).
     pub fn client(user: &str, groups: &[&str]) -> Self {
         LeafSpec {
             common_name: user.to_owned(),
@@ -141,6 +144,12 @@ impl Ca {
             common_name: spec.common_name.clone(),
             source,
         };
+        if spec.organizations.len() > 1 {
+            return Err(wrap(rcgen::Error::X509(format!(
+                "one subject organization (group) at most, got {:?}",
+                spec.organizations
+            ))));
+        }
         let key = KeyPair::generate().map_err(wrap)?;
         let mut params = CertificateParams::new(Vec::<String>::new()).map_err(wrap)?;
         params.distinguished_name = dn(&spec.common_name, &spec.organizations);
@@ -220,5 +229,15 @@ mod tests {
         }
         let (private, public) = key_pair().unwrap();
         assert!(private.contains("PRIVATE KEY") && public.contains("PUBLIC KEY"));
+    }
+
+    #[test]
+    fn refuses_several_groups_rather_than_dropping_some() {
+        let ca = Ca::new("test-ca").unwrap();
+        let err = ca
+            .issue(&LeafSpec::client("bob", &["dev", "ops"]))
+            .unwrap_err();
+        let chain = format!("{err}: {}", std::error::Error::source(&err).unwrap());
+        assert!(chain.contains("one subject organization"), "{chain}");
     }
 }
