@@ -46,6 +46,9 @@ const OPENAPI: openapi::OpenApiOptions = openapi::OpenApiOptions {
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 /// Time allowed for a client to send its request headers.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest request header block accepted over HTTP/2 (Go's default
+/// `MaxHeaderBytes`, as kube-apiserver).
+pub const MAX_HEADER_BYTES: u32 = 1 << 20;
 /// Limit on non-watch requests.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -191,11 +194,16 @@ async fn accept_loop(
             let certs = Arc::new(PeerCertificates::from_chain(
                 tls.get_ref().1.peer_certificates(),
             ));
-            let service = hyper::service::service_fn(move |req| {
-                let shared = shared.clone();
-                let certs = certs.clone();
-                async move { Ok::<_, std::convert::Infallible>(serve(&shared, &certs, req).await) }
-            });
+            let first_request = Arc::new(tokio::sync::Notify::new());
+            let service = {
+                let first_request = first_request.clone();
+                hyper::service::service_fn(move |req| {
+                    first_request.notify_one();
+                    let shared = shared.clone();
+                    let certs = certs.clone();
+                    async move { Ok::<_, std::convert::Infallible>(serve(&shared, &certs, req).await) }
+                })
+            };
             let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
             builder
                 .http1()
@@ -204,11 +212,31 @@ async fn accept_loop(
             builder
                 .http2()
                 .timer(TokioTimer::new())
-                .keep_alive_interval(Duration::from_secs(30));
+                .keep_alive_interval(Duration::from_secs(30))
+                .keep_alive_timeout(Duration::from_secs(20))
+                .max_header_list_size(MAX_HEADER_BYTES);
             let conn = builder
                 .serve_connection(TokioIo::new(tls), service)
                 .into_owned();
-            if let Err(e) = watcher.watch(conn).await {
+            let conn = watcher.watch(conn);
+            tokio::pin!(conn);
+            // A new connection must deliver a whole request in time: HTTP/1's
+            // header_read_timeout does not cover HTTP/2, where a client can
+            // announce a large HEADERS frame and trickle its bytes forever.
+            tokio::select! {
+                result = &mut conn => {
+                    if let Err(e) = result {
+                        tracing::debug!(%peer, "connection ended: {e}");
+                    }
+                    return;
+                }
+                () = first_request.notified() => {}
+                () = tokio::time::sleep(HEADER_READ_TIMEOUT) => {
+                    tracing::debug!(%peer, "no complete request within {HEADER_READ_TIMEOUT:?}; closing");
+                    return;
+                }
+            }
+            if let Err(e) = conn.await {
                 tracing::debug!(%peer, "connection ended: {e}");
             }
         });

@@ -39,6 +39,55 @@ impl Reply {
     }
 }
 
+/// Writes `start`, then `tick` every 500 ms, until the server closes the
+/// connection or `gives_up` says what it read is a final answer (or 30 s
+/// pass, which fails the test); returns how long that took.
+async fn time_until_cut_off<S>(
+    stream: &mut S,
+    start: &[u8],
+    tick: &[u8],
+    gives_up: fn(&[u8]) -> bool,
+) -> Duration
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let started = Instant::now();
+    stream.write_all(start).await.unwrap();
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        if stream.write_all(tick).await.is_err() || stream.flush().await.is_err() {
+            return started.elapsed();
+        }
+        let mut buf = [0u8; 256];
+        match tokio::time::timeout(Duration::from_millis(10), stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return started.elapsed(),
+            Ok(Ok(n)) if gives_up(&buf[..n]) => return started.elapsed(),
+            Ok(Ok(_)) | Err(_) => {}
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "a trickling client was never cut off"
+        );
+    }
+}
+
+/// A client TLS config trusting `ca_pem`, without a client certificate.
+fn client_config(ca_pem: &str) -> Arc<rustls::ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(cert.expect("CA PEM")).expect("CA");
+    }
+    Arc::new(
+        rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth(),
+    )
+}
+
 fn connector(
     ca_pem: &str,
     identity: Option<&CertPair>,
@@ -866,29 +915,49 @@ async fn tls_is_1_2_or_newer_and_slow_clients_are_cut_off() {
         .connect(ServerName::IpAddress(a.ip().into()), tcp)
         .await
         .unwrap();
-    let started = Instant::now();
-    tls.write_all(b"GET /readyz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
-        .await
-        .unwrap();
-    let closed_after = loop {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        if tls.write_all(b"a").await.is_err() || tls.flush().await.is_err() {
-            break started.elapsed();
-        }
-        let mut buf = [0u8; 256];
-        match tokio::time::timeout(Duration::from_millis(10), tls.read(&mut buf)).await {
-            Ok(Ok(0)) | Ok(Err(_)) => break started.elapsed(),
-            Ok(Ok(_)) => break started.elapsed(),
-            Err(_) => {}
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "a trickling client was never cut off"
-        );
-    };
+    let closed_after = time_until_cut_off(
+        &mut tls,
+        b"GET /readyz HTTP/1.1\r\nHost: x\r\nX-Slow: ",
+        b"a",
+        |_| true,
+    )
+    .await;
     assert!(
         closed_after <= Duration::from_secs(15),
         "closed only after {closed_after:?}"
+    );
+
+    // The same over HTTP/2: a HEADERS frame announced at 1,000 bytes whose
+    // bytes then come one at a time.
+    let tcp = tokio::net::TcpStream::connect(a).await.unwrap();
+    let mut config = (*client_config(&server.ca_pem)).clone();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let mut h2 = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::IpAddress(a.ip().into()), tcp)
+        .await
+        .unwrap();
+    assert_eq!(h2.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let mut start = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    start.extend([0, 0, 0, 0x4, 0, 0, 0, 0, 0]); // SETTINGS
+    start.extend([0, 0x03, 0xe8, 0x1, 0x4, 0, 0, 0, 1]); // HEADERS, 1,000 bytes, END_HEADERS
+    // The server's SETTINGS, ACKs and WINDOW_UPDATEs are not an answer; a GOAWAY is.
+    let goaway = |read: &[u8]| {
+        let mut at = 0;
+        while at + 9 <= read.len() {
+            if read[at + 3] == 0x7 {
+                return true;
+            }
+            at += 9
+                + ((read[at] as usize) << 16
+                    | (read[at + 1] as usize) << 8
+                    | read[at + 2] as usize);
+        }
+        false
+    };
+    let closed_after = time_until_cut_off(&mut h2, &start, &[0x82], goaway).await;
+    assert!(
+        closed_after <= Duration::from_secs(15),
+        "HTTP/2: closed only after {closed_after:?}"
     );
 
     // A client that never finishes the handshake is dropped too.
