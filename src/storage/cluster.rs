@@ -261,31 +261,6 @@ impl ClusterStore {
             }
         }
     }
-
-    /// NotFound when the namespace is missing; Forbidden while it terminates.
-    pub async fn check_namespace(&self, namespace: &str) -> Result<(), StoreError> {
-        use k8s_openapi::api::core::v1::Namespace;
-        let api: Api<Namespace> = Api::all(self.client.clone());
-        match api.get_opt(namespace).await.map_err(upstream)? {
-            None => Err(StoreError::Upstream {
-                code: 404,
-                reason: "NotFound".into(),
-                message: format!("namespaces \"{namespace}\" not found"),
-            }),
-            Some(ns)
-                if ns.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating") =>
-            {
-                Err(StoreError::Upstream {
-                    code: 403,
-                    reason: "Forbidden".into(),
-                    message: format!(
-                        "unable to create new content in namespace {namespace} because it is being terminated"
-                    ),
-                })
-            }
-            Some(_) => Ok(()),
-        }
-    }
 }
 
 /// A write's answer must be the object; a `Status` in its place is an error.

@@ -204,15 +204,6 @@ impl Backend {
             Backend::Cluster(s) => s.current_state(scope).await,
         }
     }
-
-    /// Whether `namespace` accepts new objects: `Ok(())`, or NotFound /
-    /// Forbidden-terminating as an upstream error.
-    pub async fn check_namespace(&self, namespace: &str) -> Result<(), StoreError> {
-        match self {
-            Backend::Embedded(_) => Ok(()),
-            Backend::Cluster(s) => s.check_namespace(namespace).await,
-        }
-    }
 }
 
 /// The numeric resourceVersion of an object (0 when absent or not numeric).

@@ -529,3 +529,81 @@ fn namespace_deletion_and_garbage_collection_reach_apps() {
         None,
     ));
 }
+
+#[test]
+fn creates_in_missing_or_terminating_namespaces_are_refused_like_kube_apiserver() {
+    let plane = plane::plane();
+    let _aggregated = aggregated();
+    let kc = plane.kubeconfig.clone();
+    let manifest = postgres("db");
+
+    let missing = format!("missing-{}", std::process::id());
+    let out = kubectl_with(&kc, &["-n", &missing, "create", "-f", "-"], Some(&manifest));
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("namespaces \"{missing}\" not found")),
+        "{stderr}"
+    );
+
+    // A namespace held in Terminating by a finalizer on a ConfigMap.
+    let ns = tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(plane.namespace("terminating"));
+    ok(&kubectl_with(
+        &kc,
+        &["-n", &ns, "create", "-f", "-"],
+        Some(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: hold, finalizers: [kubectl-cozy.io/test-hold]}\n",
+        ),
+    ));
+    ok(&kubectl_with(
+        &kc,
+        &["delete", "namespace", &ns, "--wait=false"],
+        None,
+    ));
+    let out = kubectl_with(&kc, &["-n", &ns, "create", "-f", "-"], Some(&manifest));
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(&format!(
+            "postgreses.apps.cozystack.io \"db\" is forbidden: unable to create new content in namespace {ns} because it is being terminated"
+        )),
+        "{stderr}"
+    );
+    // Dry runs are refused the same way, and nothing was stored.
+    let out = kubectl_with(
+        &kc,
+        &["-n", &ns, "create", "--dry-run=server", "-f", "-"],
+        Some(&manifest),
+    );
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("being terminated"));
+    let listed = ok(&kubectl_with(
+        &kc,
+        &[
+            "-n",
+            &ns,
+            "get",
+            "helmreleases.helm.toolkit.fluxcd.io",
+            "-o",
+            "name",
+        ],
+        None,
+    ));
+    assert!(listed.trim().is_empty(), "{listed}");
+    ok(&kubectl_with(
+        &kc,
+        &[
+            "-n",
+            &ns,
+            "patch",
+            "configmap",
+            "hold",
+            "--type=merge",
+            "-p",
+            "{\"metadata\":{\"finalizers\":null}}",
+        ],
+        None,
+    ));
+}

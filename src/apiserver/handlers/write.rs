@@ -500,25 +500,34 @@ async fn store_create(call: &Call<'_>, mut app: Value) -> Result<Written, ApiErr
         .unwrap_or_default()
         .to_owned();
     let resolved = &call.kind.resolved;
-    call.state
-        .backend
-        .check_namespace(&namespace)
-        .await
-        .map_err(|e| match e {
-            StoreError::Upstream {
-                code: 403, message, ..
-            } => ApiError::namespace_terminating(&namespace, message),
-            StoreError::NotFound => ApiError::not_found("namespaces", &namespace),
-            other => store_error(call, &name, &other),
-        })?;
     let release = convert::to_helm_release(resolved, &app, None)
         .map_err(|e| convert_error(call, &name, e))?;
+    // The namespace is checked by kube-apiserver's NamespaceLifecycle
+    // admission on the HelmRelease create itself (dry runs included); its
+    // refusals are reworded for the app.
     let created = call
         .state
         .backend
         .create(release, dry_run)
         .await
-        .map_err(|e| store_error(call, &name, &e))?;
+        .map_err(|e| match e {
+            StoreError::NotFound => ApiError::not_found("namespaces", &namespace),
+            StoreError::Upstream {
+                code: 403,
+                message,
+                ..
+            } if message.ends_with("because it is being terminated") => {
+                ApiError::namespace_terminating(
+                    &namespace,
+                    format!(
+                        "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} \
+                         because it is being terminated",
+                        call.group_resource()
+                    ),
+                )
+            }
+            other => store_error(call, &name, &other),
+        })?;
     if !dry_run {
         call.state
             .cache
