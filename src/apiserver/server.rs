@@ -176,6 +176,12 @@ async fn accept_loop(
             },
             _ = shutdown.changed() => break,
         };
+        // Without it, a small write that follows another (a watch event
+        // after the response headers, two events in a row) waits for the
+        // client's delayed ACK: ~40 ms (Nagle). Go servers set it by default.
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(%peer, "TCP_NODELAY: {e}");
+        }
         let acceptor = acceptor.clone();
         let shared = shared.clone();
         let watcher = graceful.watcher();

@@ -6,6 +6,7 @@
 
 mod api;
 mod auth;
+mod bench;
 mod cli;
 mod completion;
 mod consistency;

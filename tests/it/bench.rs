@@ -1,0 +1,1504 @@
+//! Benchmarks of the extension API server against the real test control plane.
+//!
+//! Each benchmark measures a subject and its baseline in the same process,
+//! interleaved (so drift in machine load hits both alike), with the same HTTP
+//! stack on both sides: a kube-rs `Client` over TLS with a client
+//! certificate, HTTP/1.1, one kept-alive connection. They print Markdown
+//! tables (absolute figures, ratios, whether each target of
+//! `docs/design.md` is met) and assert only correctness (counts), never
+//! times. They are `#[ignore]`d; run them with `benches/server.sh`.
+//!
+//! | benchmark | subject | baseline |
+//! |---|---|---|
+//! | `list` | list 5,000 apps through the server | list the 5,000 HelmReleases from kube-apiserver |
+//! | `get` | get one app through the server | the handler's own work in-process (cache lookup, conversion, JSON); get of the HelmRelease from kube-apiserver |
+//! | `create_update` | create / update an app through the server | create / update the same HelmRelease at kube-apiserver |
+//! | `watch_fanout` | 1,000 watches on the server, events delivered | one watch straight on kube-apiserver |
+//! | `memory` | RSS of a `kubectl-cozy serve` process, idle and with 10,000 apps | RSS of `kubectl-cozy --version` / `kinds list` |
+//!
+//! The server under test runs in-process on its own 2-worker runtime
+//! (`Auth::standalone` with its own CA, the client certificate's user in
+//! `system:masters`, so authentication and authorization stay in-process as
+//! they are for kube-apiserver's own client-certificate admin; cluster
+//! backend, one watch cache), reached directly, without the aggregator's
+//! extra hop; the memory benchmark runs the real binary as a separate
+//! process (delegated authentication, as `serve` always has in cluster mode;
+//! `benches/auth.rs` measures what delegation costs per request).
+
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use futures::{AsyncBufReadExt, StreamExt, TryStreamExt};
+use http::{Method, Request, header};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use serde_json::{Value, json};
+
+use kubectl_cozy::apiserver::handlers::ApiState;
+use kubectl_cozy::apiserver::patch;
+use kubectl_cozy::apiserver::server::{self, RunningServer, ServerConfig};
+use kubectl_cozy::auth::Auth;
+use kubectl_cozy::kinds::Registry;
+use kubectl_cozy::kinds::registry::ServedKind;
+use kubectl_cozy::pki::{Ca, LeafSpec};
+use kubectl_cozy::storage::cache::WatchCache;
+use kubectl_cozy::storage::{Backend, cluster::ClusterStore, convert, embedded};
+
+use crate::support::bins;
+use crate::support::plane::{self, Plane, plane};
+
+const GROUP: &str = "apps.cozystack.io";
+const VERSION: &str = "v1alpha1";
+const PLURAL: &str = "postgreses";
+/// Apps per fleet namespace.
+const FLEET_CHUNK: usize = 5_000;
+/// HelmReleases created at once while populating.
+const IN_FLIGHT: usize = 16;
+
+// ---------------------------------------------------------------------------
+// list
+
+#[test]
+#[ignore = "benchmark: run with benches/server.sh"]
+fn list() {
+    const ROUNDS: usize = 30;
+    let plane = plane();
+    let rt = client_runtime();
+    let ns = rt.block_on(fleet(plane, FLEET_CHUNK)).remove(0);
+    let server = InProcess::start(plane);
+    let load_before = loadavg();
+    rt.block_on(async {
+        let direct = plane.client().await;
+        let through = server.client().await;
+        let hr_list = format!("/apis/helm.toolkit.fluxcd.io/v2/namespaces/{ns}/helmreleases");
+        let hr_list_rv0 = format!("{hr_list}?resourceVersion=0");
+        let app_list = app_path(&ns, None);
+        let subjects: [(&kube::Client, &str); 3] = [
+            (&direct, &hr_list),
+            (&direct, &hr_list_rv0),
+            (&through, &app_list),
+        ];
+        let mut samples: [Samples; 3] = Default::default();
+        let mut bodies = [0usize; 3];
+        let mut counts = [0usize; 3];
+        for round in 0..ROUNDS + 2 {
+            for k in rotation(round, 3) {
+                let (client, path) = subjects[k];
+                let (took, text) = request(client, Method::GET, path, None).await;
+                if round >= 2 {
+                    samples[k].push(took);
+                } else {
+                    bodies[k] = text.len();
+                    counts[k] = item_count(&text);
+                }
+            }
+        }
+        assert_eq!(
+            counts, [FLEET_CHUNK; 3],
+            "every list returns the whole namespace"
+        );
+
+        // What the handler does in-process: scan the cache snapshot, convert, encode.
+        let kind = postgres(&server.registry);
+        let mut in_process = Samples::default();
+        for _ in 0..10 {
+            let started = Instant::now();
+            let bytes = list_in_process(&server.cache, &kind, &ns);
+            in_process.push(started.elapsed());
+            black_box(bytes);
+        }
+
+        let [direct_s, direct_rv0, server_s] = &samples;
+        print_samples(
+            &format!("list: {FLEET_CHUNK} apps in one namespace ({ROUNDS} rounds, interleaved)"),
+            &[
+                (
+                    "kube-apiserver: list HelmReleases (consistent read)",
+                    direct_s,
+                    kib(bodies[0]),
+                ),
+                (
+                    "kube-apiserver: list HelmReleases, resourceVersion=0",
+                    direct_rv0,
+                    kib(bodies[1]),
+                ),
+                ("server: list Postgres apps", server_s, kib(bodies[2])),
+                (
+                    "in-process: cache scan + to_app + JSON encode (no HTTP)",
+                    &in_process,
+                    String::new(),
+                ),
+            ],
+        );
+        let ratio = server_s.p50() / direct_s.p50();
+        print_targets(&[
+            Target::at_most(
+                "list p50 ratio server / kube-apiserver (consistent)",
+                ratio,
+                1.0,
+                "x",
+            ),
+            Target::info(
+                "list p50 ratio server / kube-apiserver (resourceVersion=0)",
+                server_s.p50() / direct_rv0.p50(),
+                "x",
+            ),
+            Target::info(
+                "list: share of server p50 spent in-process (scan, convert, encode)",
+                in_process.p50() / server_s.p50() * 100.0,
+                "%",
+            ),
+        ]);
+    });
+    print_load(load_before);
+    drop(server);
+}
+
+// ---------------------------------------------------------------------------
+// get
+
+#[test]
+#[ignore = "benchmark: run with benches/server.sh"]
+fn get() {
+    const ROUNDS: usize = 1_000;
+    const IN_PROCESS: usize = 20_000;
+    let plane = plane();
+    let rt = client_runtime();
+    let ns = rt.block_on(fleet(plane, FLEET_CHUNK)).remove(0);
+    let server = InProcess::start(plane);
+    let load_before = loadavg();
+    rt.block_on(async {
+        let direct = plane.client().await;
+        let through = server.client().await;
+        let kind = postgres(&server.registry);
+        let names: Vec<String> = (0..100).map(|i| fleet_app(i * 37)).collect();
+        let mut samples: [Samples; 4] = Default::default();
+        for round in 0..ROUNDS + 20 {
+            let name = &names[round % names.len()];
+            let paths = [
+                hr_path(&ns, Some(&convert::release_name(&kind.resolved, name))),
+                app_path(&ns, Some(name)),
+                "/version".to_owned(),
+                "/version".to_owned(),
+            ];
+            let clients = [&direct, &through, &direct, &through];
+            for k in rotation(round, 4) {
+                let (took, text) = request(clients[k], Method::GET, &paths[k], None).await;
+                if round >= 20 {
+                    samples[k].push(took);
+                } else if k == 1 {
+                    let app: Value = serde_json::from_str(&text).expect("app JSON");
+                    assert_eq!(app["metadata"]["name"], json!(name));
+                    assert_eq!(app["kind"], "Postgres");
+                }
+            }
+        }
+
+        // The handler's own work, in-process: cache lookup and ownership
+        // check, conversion, JSON encoding; and what cloning the cached
+        // HelmRelease's metadata costs (to_app clones it whole).
+        let resolved = &kind.resolved;
+        let mut in_process = Samples::default();
+        let mut lookup = Samples::default();
+        let mut to_app = Samples::default();
+        let mut encode = Samples::default();
+        let mut meta_clone = Samples::default();
+        for i in 0..IN_PROCESS {
+            let release = convert::release_name(resolved, &names[i % names.len()]);
+            let t0 = Instant::now();
+            let hr = server
+                .cache
+                .get(&ns, &release)
+                .filter(|hr| convert::owned_by(resolved, hr))
+                .expect("cached");
+            let t1 = Instant::now();
+            let app = convert::to_app(resolved, &hr);
+            let t2 = Instant::now();
+            let bytes = serde_json::to_vec(&app).expect("encode");
+            let t3 = Instant::now();
+            black_box(bytes);
+            let meta = hr["metadata"].clone();
+            let t4 = Instant::now();
+            black_box(meta);
+            lookup.push(t1 - t0);
+            to_app.push(t2 - t1);
+            encode.push(t3 - t2);
+            in_process.push(t3 - t0);
+            meta_clone.push(t4 - t3);
+        }
+        let hr = server
+            .cache
+            .get(&ns, &convert::release_name(resolved, &names[0]))
+            .expect("cached");
+        let size = |v: &Value| serde_json::to_vec(v).map_or(0, |b| b.len());
+        println!(
+            "\nsizes: cached HelmRelease {} B, of which metadata.managedFields (kube-apiserver's own, unused by the \
+             server) {} B and the app's managed-fields annotation {} B; the app {} B",
+            size(&hr),
+            size(&hr["metadata"]["managedFields"]),
+            size(&hr["metadata"]["annotations"][convert::MANAGED_FIELDS_ANNOTATION]),
+            size(&convert::to_app(resolved, &hr)),
+        );
+
+        let [direct_get, server_get, direct_version, server_version] = &samples;
+        print_samples(
+            &format!("get: one app of {FLEET_CHUNK} ({ROUNDS} rounds, interleaved)"),
+            &[
+                (
+                    "kube-apiserver: get HelmRelease",
+                    direct_get,
+                    String::new(),
+                ),
+                ("server: get Postgres app", server_get, String::new()),
+                (
+                    "kube-apiserver: GET /version (transport floor)",
+                    direct_version,
+                    String::new(),
+                ),
+                (
+                    "server: GET /version (transport floor)",
+                    server_version,
+                    String::new(),
+                ),
+                (
+                    "in-process: cache get + to_app + JSON encode",
+                    &in_process,
+                    String::new(),
+                ),
+                (
+                    "  of which: cache get + ownership check",
+                    &lookup,
+                    String::new(),
+                ),
+                ("  of which: convert::to_app", &to_app, String::new()),
+                ("  of which: JSON encode", &encode, String::new()),
+                (
+                    "  for comparison: clone of the HelmRelease's metadata",
+                    &meta_clone,
+                    String::new(),
+                ),
+            ],
+        );
+        print_targets(&[
+            Target::at_most(
+                "get p50 added by the server over its in-process cache read",
+                server_get.p50() - in_process.p50(),
+                1.0,
+                "ms",
+            ),
+            Target::info(
+                "get p50 ratio server / kube-apiserver",
+                server_get.p50() / direct_get.p50(),
+                "x",
+            ),
+            Target::info(
+                "get p50 server above its own /version floor",
+                server_get.p50() - server_version.p50(),
+                "ms",
+            ),
+        ]);
+    });
+    print_load(load_before);
+    drop(server);
+}
+
+// ---------------------------------------------------------------------------
+// create / update
+
+#[test]
+#[ignore = "benchmark: run with benches/server.sh"]
+fn create_update() {
+    const ROUNDS: usize = 100;
+    /// Rounds not counted: the first connections, the first writes.
+    const WARMUP: usize = 5;
+    let plane = plane();
+    let rt = client_runtime();
+    let server = InProcess::start(plane);
+    let load_before = loadavg();
+    rt.block_on(async {
+        let ns = plane.namespace("bench-write").await;
+        let direct = plane.client().await;
+        let through = server.client().await;
+        let kind = postgres(&server.registry);
+        let json_body = |v: &Value| Some(("application/json", serde_json::to_vec(v).unwrap()));
+
+        // create: app through the server, its HelmRelease straight at
+        // kube-apiserver; plus the pieces the server's create is made of.
+        let mut create: [Samples; 2] = Default::default();
+        let mut ns_get = Samples::default();
+        let mut watch_lag = Samples::default();
+        let mut server_apps = Vec::new();
+        let mut direct_releases = Vec::new();
+        for round in 0..WARMUP + ROUNDS {
+            for k in rotation(round, 3) {
+                match k {
+                    0 => {
+                        let app = user_app(&ns, &format!("s-{round}"), round);
+                        let (took, text) = request(
+                            &through,
+                            Method::POST,
+                            &app_path(&ns, None),
+                            json_body(&app),
+                        )
+                        .await;
+                        if round >= WARMUP {
+                            create[0].push(took);
+                        }
+                        server_apps.push(serde_json::from_str::<Value>(&text).unwrap());
+                    }
+                    1 => {
+                        let release = stored_release(&kind, &ns, &format!("d-{round}"), round);
+                        let (took, text) = request(
+                            &direct,
+                            Method::POST,
+                            &hr_path(&ns, None),
+                            json_body(&release),
+                        )
+                        .await;
+                        let responded = Instant::now();
+                        if round >= WARMUP {
+                            create[1].push(took);
+                        }
+                        let created: Value = serde_json::from_str(&text).unwrap();
+                        // How long the server's watch cache takes to see it:
+                        // what every server write waits for (read-your-writes).
+                        let rv = kubectl_cozy::storage::resource_version(&created);
+                        assert!(
+                            server
+                                .cache
+                                .wait_for_revision(rv, Duration::from_secs(10))
+                                .await
+                        );
+                        if round >= WARMUP {
+                            watch_lag.push(responded.elapsed());
+                        }
+                        direct_releases.push(created);
+                    }
+                    _ => {
+                        let (took, _) = request(
+                            &direct,
+                            Method::GET,
+                            &format!("/api/v1/namespaces/{ns}"),
+                            None,
+                        )
+                        .await;
+                        if round >= WARMUP {
+                            ns_get.push(took);
+                        }
+                    }
+                }
+            }
+        }
+
+        // update: change spec.replicas on each object created above.
+        let mut update: [Samples; 2] = Default::default();
+        for round in 0..WARMUP + ROUNDS {
+            let replicas = 1 + (round + 4) % 9;
+            for k in rotation(round, 2) {
+                if k == 0 {
+                    let mut app = server_apps[round].clone();
+                    app["spec"]["replicas"] = json!(replicas);
+                    let name = app["metadata"]["name"].as_str().unwrap().to_owned();
+                    let (took, text) = request(
+                        &through,
+                        Method::PUT,
+                        &app_path(&ns, Some(&name)),
+                        json_body(&app),
+                    )
+                    .await;
+                    if round >= WARMUP {
+                        update[0].push(took);
+                    }
+                    let updated: Value = serde_json::from_str(&text).unwrap();
+                    assert_eq!(updated["spec"]["replicas"], json!(replicas));
+                } else {
+                    let mut release = direct_releases[round].clone();
+                    release["spec"]["values"]["replicas"] = json!(replicas);
+                    let name = release["metadata"]["name"].as_str().unwrap().to_owned();
+                    let (took, text) = request(
+                        &direct,
+                        Method::PUT,
+                        &hr_path(&ns, Some(&name)),
+                        json_body(&release),
+                    )
+                    .await;
+                    if round >= WARMUP {
+                        update[1].push(took);
+                    }
+                    let updated: Value = serde_json::from_str(&text).unwrap();
+                    assert_eq!(updated["spec"]["values"]["replicas"], json!(replicas));
+                }
+            }
+        }
+        let (_, listed) = request(&through, Method::GET, &app_path(&ns, None), None).await;
+        assert_eq!(
+            item_count(&listed),
+            2 * (WARMUP + ROUNDS),
+            "the server sees every app, whichever way it was written"
+        );
+
+        let [server_create, direct_create] = &create;
+        let [server_update, direct_update] = &update;
+        print_samples(
+            &format!("create / update ({ROUNDS} of each, interleaved)"),
+            &[
+                (
+                    "kube-apiserver: create HelmRelease",
+                    direct_create,
+                    String::new(),
+                ),
+                ("server: create Postgres app", server_create, String::new()),
+                (
+                    "kube-apiserver: update (PUT) HelmRelease",
+                    direct_update,
+                    String::new(),
+                ),
+                (
+                    "server: update (PUT) Postgres app",
+                    server_update,
+                    String::new(),
+                ),
+                (
+                    "part of server create: kube-apiserver GET namespace",
+                    &ns_get,
+                    String::new(),
+                ),
+                (
+                    "part of server writes: upstream response -> watch cache has it",
+                    &watch_lag,
+                    String::new(),
+                ),
+            ],
+        );
+        print_targets(&[
+            Target::at_most(
+                "create p50 ratio server / kube-apiserver",
+                server_create.p50() / direct_create.p50(),
+                1.2,
+                "x",
+            ),
+            Target::at_most(
+                "update p50 ratio server / kube-apiserver",
+                server_update.p50() / direct_update.p50(),
+                1.2,
+                "x",
+            ),
+            Target::info(
+                "create p50 added (server - kube-apiserver)",
+                server_create.p50() - direct_create.p50(),
+                "ms",
+            ),
+            Target::info(
+                "update p50 added (server - kube-apiserver)",
+                server_update.p50() - direct_update.p50(),
+                "ms",
+            ),
+        ]);
+    });
+    print_load(load_before);
+    drop(server);
+}
+
+// ---------------------------------------------------------------------------
+// watch fan-out
+
+/// One watch event as a client sees it.
+#[derive(serde::Deserialize)]
+struct WatchLine {
+    #[serde(rename = "type")]
+    event_type: String,
+    object: WatchObject,
+}
+
+#[derive(serde::Deserialize)]
+struct WatchObject {
+    metadata: WatchMeta,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WatchMeta {
+    #[serde(default)]
+    resource_version: String,
+}
+
+/// Which watcher received which resourceVersion when.
+type Receipt = (usize, u64, Instant);
+
+#[test]
+#[ignore = "benchmark: run with benches/server.sh"]
+fn watch_fanout() {
+    let plane = plane();
+    let rt = client_runtime();
+    let server = InProcess::start(plane);
+    let load_before = loadavg();
+    rt.block_on(async {
+        // 100 watchers first: how delivery scales with the number of watchers.
+        fanout(plane, &server, 100, 10, 5).await;
+        let at_1000 = fanout(plane, &server, 1_000, 20, 10).await;
+        print_targets(&[
+            Target::at_most(
+                "upstream watches of the server with 1,000 client watches open",
+                at_1000.upstream as f64,
+                1.0,
+                "",
+            ),
+            Target::at_most(
+                "event delivery p99 to 1,000 watchers (write at kube-apiserver, from response)",
+                at_1000.p99[0],
+                100.0,
+                "ms",
+            ),
+            Target::at_most(
+                "event delivery p99 to 1,000 watchers (write through server, from response)",
+                at_1000.p99[1],
+                100.0,
+                "ms",
+            ),
+        ]);
+    });
+    print_load(load_before);
+    drop(server);
+}
+
+/// What [`fanout`] found.
+struct Fanout {
+    /// Upstream watches the server had open (counted since it started).
+    upstream: u64,
+    /// Delivery p99 from the write's response, ms: written at kube-apiserver, through the server.
+    p99: [f64; 2],
+}
+
+/// Opens `watchers` watches on the server (and one straight on
+/// kube-apiserver), writes `direct_events` changes at kube-apiserver and
+/// `server_events` through the server, one at a time, and measures when
+/// each watcher receives each of them.
+async fn fanout(
+    plane: &Plane,
+    server: &InProcess,
+    watchers: usize,
+    direct_events: usize,
+    server_events: usize,
+) -> Fanout {
+    /// Watches being opened at once.
+    const OPENING: usize = 50;
+    let ns = plane.namespace("bench-watch").await;
+    let direct = plane.client().await;
+    let through = server.client().await;
+    let kind = postgres(&server.registry);
+    let name = "fan";
+    let release_name = convert::release_name(&kind.resolved, name);
+    let release = stored_release(&kind, &ns, name, 0);
+    request(
+        &direct,
+        Method::POST,
+        &hr_path(&ns, None),
+        Some(("application/json", serde_json::to_vec(&release).unwrap())),
+    )
+    .await;
+    let upstream_before = server.cache.upstream_watches();
+
+    // Open the watches; each reports its first line (the synthetic ADDED of
+    // the one app) as "ready", then every later event it receives.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Receipt>();
+    let (open_tx, mut open_rx) = tokio::sync::mpsc::unbounded_channel::<Duration>();
+    let opening = std::sync::Arc::new(tokio::sync::Semaphore::new(OPENING));
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for id in 0..=watchers {
+        // Watcher `watchers` is the baseline: one watch straight on kube-apiserver.
+        let (client, path) = if id == watchers {
+            (direct.clone(), format!("{}?watch=true", hr_path(&ns, None)))
+        } else {
+            (
+                through.clone(),
+                format!("{}?watch=true", app_path(&ns, None)),
+            )
+        };
+        let tx = tx.clone();
+        let open_tx = open_tx.clone();
+        let opening = opening.clone();
+        tasks.push(tokio::spawn(async move {
+            let permit = opening.acquire_owned().await.expect("semaphore");
+            let asked = Instant::now();
+            let req = Request::get(&path).body(Vec::new()).expect("request");
+            let stream = client.request_stream(req).await.expect("open watch");
+            let mut lines = stream.lines();
+            let mut permit = Some(permit);
+            while let Some(line) = lines.next().await {
+                let received = Instant::now();
+                let line = line.expect("watch stream");
+                let event: WatchLine = serde_json::from_str(&line).expect("watch event");
+                if permit.take().is_some() {
+                    let _ = open_tx.send(received - asked);
+                }
+                if event.event_type == "BOOKMARK" {
+                    continue;
+                }
+                let rv = event.object.metadata.resource_version.parse().unwrap_or(0);
+                if tx.send((id, rv, received)).is_err() {
+                    return;
+                }
+            }
+        }));
+    }
+    drop((tx, open_tx));
+    let mut ready = std::collections::HashSet::new();
+    while ready.len() < watchers + 1 {
+        let (id, _, _) = tokio::time::timeout(Duration::from_secs(180), rx.recv())
+            .await
+            .expect("every watch opens within 180 s")
+            .expect("watchers alive");
+        ready.insert(id);
+    }
+    let opened_in = started.elapsed();
+    let mut open = Samples::default();
+    while let Ok(took) = open_rx.try_recv() {
+        open.push(took);
+    }
+    let upstream_with_watches = server.cache.upstream_watches();
+
+    // Write, one event at a time, and collect every watcher's receipt.
+    let mut from_response: [Samples; 2] = Default::default();
+    let mut from_request: [Samples; 2] = Default::default();
+    let mut last_watcher: [Samples; 2] = Default::default();
+    let mut baseline = Samples::default();
+    for seq in 0..direct_events + server_events {
+        let via_server = seq >= direct_events;
+        let (client, path, body) = if via_server {
+            (
+                &through,
+                app_path(&ns, Some(name)),
+                json!({"metadata": {"labels": {"seq": seq.to_string()}}}),
+            )
+        } else {
+            (
+                &direct,
+                hr_path(&ns, Some(&release_name)),
+                json!({"metadata": {"labels": {format!("{}seq", convert::USER_KEY_PREFIX): seq.to_string()}}}),
+            )
+        };
+        let requested = Instant::now();
+        let (_, text) = request(
+            client,
+            Method::PATCH,
+            &path,
+            Some((
+                "application/merge-patch+json",
+                serde_json::to_vec(&body).unwrap(),
+            )),
+        )
+        .await;
+        let responded = Instant::now();
+        let written: Value = serde_json::from_str(&text).unwrap();
+        let rv = kubectl_cozy::storage::resource_version(&written);
+        let k = usize::from(via_server);
+        let mut got = 0;
+        let mut latest = responded;
+        while got < watchers + 1 {
+            let (id, seen, at) = tokio::time::timeout(Duration::from_secs(60), rx.recv())
+                .await
+                .unwrap_or_else(|_| panic!("event {rv} reached only {got} watchers in 60 s"))
+                .expect("watchers alive");
+            assert_eq!(seen, rv, "watcher {id} got an unexpected event");
+            got += 1;
+            if id == watchers {
+                // Only writes at kube-apiserver are compared with its own watch.
+                if !via_server {
+                    baseline.push(at.saturating_duration_since(responded));
+                }
+                continue;
+            }
+            from_response[k].push(at.saturating_duration_since(responded));
+            from_request[k].push(at.saturating_duration_since(requested));
+            latest = latest.max(at);
+        }
+        last_watcher[k].push(latest.saturating_duration_since(responded));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let upstream_after = server.cache.upstream_watches();
+    for task in &tasks {
+        task.abort();
+    }
+    assert_eq!(
+        upstream_with_watches, upstream_before,
+        "{watchers} client watches opened no upstream watch"
+    );
+    assert_eq!(upstream_after, upstream_before);
+
+    println!(
+        "\n{watchers} watches (+1 on kube-apiserver) opened in {:.2} s, {OPENING} at a time; upstream watches \
+         of the server: {upstream_before} before, {upstream_with_watches} with the watches open, \
+         {upstream_after} after {} events",
+        opened_in.as_secs_f64(),
+        direct_events + server_events
+    );
+    let last = format!("  per event: last of {watchers} watchers, from write response");
+    print_samples(
+        &format!(
+            "watch fan-out: {watchers} watches on the server; {direct_events} writes at kube-apiserver, \
+             {server_events} through the server"
+        ),
+        &[
+            (
+                "open a watch (request to first event)",
+                &open,
+                String::new(),
+            ),
+            (
+                "baseline: 1 watch on kube-apiserver, from write response",
+                &baseline,
+                String::new(),
+            ),
+            (
+                "server watches, write at kube-apiserver, from write response",
+                &from_response[0],
+                String::new(),
+            ),
+            (
+                "server watches, write at kube-apiserver, from write request",
+                &from_request[0],
+                String::new(),
+            ),
+            (last.as_str(), &last_watcher[0], String::new()),
+            (
+                "server watches, write through server, from write response",
+                &from_response[1],
+                String::new(),
+            ),
+            (
+                "server watches, write through server, from write request",
+                &from_request[1],
+                String::new(),
+            ),
+            (last.as_str(), &last_watcher[1], String::new()),
+        ],
+    );
+    Fanout {
+        upstream: upstream_with_watches,
+        p99: [from_response[0].p99(), from_response[1].p99()],
+    }
+}
+
+// ---------------------------------------------------------------------------
+// memory
+
+#[test]
+#[ignore = "benchmark: run with benches/server.sh"]
+fn memory() {
+    const APPS: usize = 10_000;
+    let plane = plane();
+    let rt = client_runtime();
+    let load_before = loadavg();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
+
+    // Baselines: the same binary doing (almost) nothing.
+    let version = max_rss_of(&["--version".as_ref()]);
+    let kinds_list = max_rss_of(&[
+        "kinds".as_ref(),
+        "list".as_ref(),
+        "--kinds".as_ref(),
+        examples.as_os_str(),
+    ]);
+
+    // Idle: the example kinds, but in a group no HelmRelease belongs to, so
+    // the cache syncs empty whatever other benchmarks left in the cluster.
+    let idle_kinds = dir.path().join("idle-kinds");
+    std::fs::create_dir_all(&idle_kinds).unwrap();
+    for entry in std::fs::read_dir(&examples).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text = text.replace("group: apps.cozystack.io", "group: idle.bench.example.com");
+        std::fs::write(idle_kinds.join(path.file_name().unwrap()), text).unwrap();
+    }
+    let idle = Serve::start(plane, dir.path(), &idle_kinds, "idle");
+    let idle_rss = idle.settled_rss();
+    let idle_count = rt.block_on(async {
+        let client = idle.client(plane).await;
+        let (_, text) = request(
+            &client,
+            Method::GET,
+            &format!("/apis/idle.bench.example.com/{VERSION}/{PLURAL}"),
+            None,
+        )
+        .await;
+        item_count(&text)
+    });
+    assert_eq!(idle_count, 0, "the idle server caches nothing");
+    drop(idle);
+
+    // Standalone (embedded SQLite store, empty): for context.
+    let standalone = Serve::standalone(dir.path(), &examples);
+    let standalone_rss = standalone.settled_rss();
+    drop(standalone);
+
+    // 10,000 apps (and whatever other benchmarks of this run added).
+    rt.block_on(fleet(plane, APPS));
+    let loaded = Serve::start(plane, dir.path(), &examples, "loaded");
+    let loaded_rss = loaded.settled_rss();
+    let (cached, list_took) = rt.block_on(async {
+        let client = loaded.client(plane).await;
+        let (took, text) = request(
+            &client,
+            Method::GET,
+            &format!("/apis/{GROUP}/{VERSION}/{PLURAL}"),
+            None,
+        )
+        .await;
+        (item_count(&text), took)
+    });
+    assert!(
+        cached >= APPS,
+        "the server serves every app: {cached} < {APPS}"
+    );
+    let after_list = loaded.settled_rss();
+    drop(loaded);
+
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    println!("\n### memory: `kubectl-cozy serve` as a separate process (VmRSS after settling)\n");
+    println!("| process | VmRSS MiB | VmHWM MiB |");
+    println!("|---|---:|---:|");
+    let peak = |kib: Option<u64>| {
+        kib.map_or("n/a (needs /usr/bin/time)".to_owned(), |k| {
+            format!("{:.1}", mib(k))
+        })
+    };
+    println!(
+        "| baseline: `kubectl-cozy --version` (peak) | | {} |",
+        peak(version)
+    );
+    println!(
+        "| baseline: `kubectl-cozy kinds list --kinds examples/kinds` (peak) | | {} |",
+        peak(kinds_list)
+    );
+    println!(
+        "| `serve --standalone`, empty embedded store | {:.1} | {:.1} |",
+        mib(standalone_rss.rss),
+        mib(standalone_rss.hwm)
+    );
+    println!(
+        "| `serve` (cluster), idle: synced, 0 apps cached | {:.1} | {:.1} |",
+        mib(idle_rss.rss),
+        mib(idle_rss.hwm)
+    );
+    println!(
+        "| `serve` (cluster), {cached} apps cached | {:.1} | {:.1} |",
+        mib(loaded_rss.rss),
+        mib(loaded_rss.hwm)
+    );
+    println!(
+        "| same, after one list of all {cached} apps ({:.0} ms) | {:.1} | {:.1} |",
+        list_took.as_secs_f64() * 1e3,
+        mib(after_list.rss),
+        mib(after_list.hwm)
+    );
+    print_targets(&[
+        Target::at_most("server RSS idle", mib(idle_rss.rss), 30.0, "MiB"),
+        Target::at_most(
+            &format!("server RSS with {cached} apps cached"),
+            mib(loaded_rss.rss),
+            80.0,
+            "MiB",
+        ),
+        Target::info(
+            "cache cost per app (loaded - idle)",
+            (loaded_rss.rss.saturating_sub(idle_rss.rss) * 1024) as f64 / cached as f64,
+            "bytes",
+        ),
+    ]);
+    print_load(load_before);
+}
+
+use std::process::{Child, Command, Stdio};
+
+/// VmRSS and VmHWM, KiB.
+struct Rss {
+    rss: u64,
+    hwm: u64,
+}
+
+/// A `kubectl-cozy serve` process.
+struct Serve {
+    child: Child,
+    url: String,
+    ca_pem: String,
+}
+
+impl Serve {
+    /// Cluster mode against the plane, serving `kinds`.
+    fn start(plane: &Plane, dir: &Path, kinds: &Path, tag: &str) -> Serve {
+        let ca = Ca::new("kubectl-cozy-bench-serving-ca").expect("CA");
+        let serving = ca
+            .issue(&LeafSpec::server(
+                "kubectl-cozy",
+                &["localhost"],
+                &["127.0.0.1".parse().expect("ip")],
+            ))
+            .expect("serving certificate");
+        let cert = dir.join(format!("{tag}.crt"));
+        let key = dir.join(format!("{tag}.key"));
+        std::fs::write(&cert, &serving.cert_pem).unwrap();
+        std::fs::write(&key, &serving.key_pem).unwrap();
+        let mut cmd = Command::new(bins::kubectl_cozy());
+        cmd.arg("--kubeconfig")
+            .arg(&plane.kubeconfig)
+            .args(["serve", "--listen", "127.0.0.1:0", "--kinds"])
+            .arg(kinds)
+            .arg("--tls-cert-file")
+            .arg(&cert)
+            .arg("--tls-key-file")
+            .arg(&key);
+        Serve::spawn(cmd, ca.cert_pem().to_owned())
+    }
+
+    /// `serve --standalone` over an empty embedded store.
+    fn standalone(dir: &Path, kinds: &Path) -> Serve {
+        let mut cmd = Command::new(bins::kubectl_cozy());
+        cmd.args([
+            "serve",
+            "--standalone",
+            "--listen",
+            "127.0.0.1:0",
+            "--kinds",
+        ])
+        .arg(kinds)
+        .arg("--data")
+        .arg(dir.join("standalone.sqlite"))
+        .arg("--write-kubeconfig")
+        .arg(dir.join("standalone.kubeconfig"))
+        .arg("--state-dir")
+        .arg(dir.join("standalone-state"));
+        Serve::spawn(cmd, String::new())
+    }
+
+    fn spawn(mut cmd: Command, ca_pem: String) -> Serve {
+        use std::io::BufRead;
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start kubectl-cozy serve");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut sent = false;
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if !sent && line.starts_with("Serving") {
+                    let _ = tx.send(Ok(line));
+                    sent = true;
+                } else if !sent && line.contains("rror") {
+                    let _ = tx.send(Err(line));
+                    sent = true;
+                }
+            }
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(120))
+            .expect("serve is ready within 120 s")
+            .unwrap_or_else(|e| panic!("serve failed: {e}"));
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("https://"))
+            .unwrap_or_default()
+            .trim_end_matches(',')
+            .to_owned();
+        Serve { child, url, ca_pem }
+    }
+
+    /// RSS once it has stopped moving (samples a second apart).
+    fn settled_rss(&self) -> Rss {
+        let mut last = 0;
+        for _ in 0..10 {
+            std::thread::sleep(Duration::from_secs(1));
+            let now = self.status();
+            if now.rss.abs_diff(last) < 64 {
+                return now;
+            }
+            last = now.rss;
+        }
+        self.status()
+    }
+
+    fn status(&self) -> Rss {
+        let text = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("/proc/<pid>/status");
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        Rss {
+            rss: field("VmRSS:"),
+            hwm: field("VmHWM:"),
+        }
+    }
+
+    /// A client the way the aggregator calls: the front-proxy certificate,
+    /// X-Remote-User and X-Remote-Group (`system:masters`, so the
+    /// SubjectAccessReview allows it without RBAC objects).
+    async fn client(&self, plane: &Plane) -> kube::Client {
+        let pki = plane.dir.join("pki");
+        let pair = kubectl_cozy::pki::CertPair {
+            cert_pem: std::fs::read_to_string(pki.join("front-proxy-client.crt")).unwrap(),
+            key_pem: std::fs::read_to_string(pki.join("front-proxy-client.key")).unwrap(),
+        };
+        let path = plane
+            .dir
+            .join(format!("bench-{}.kubeconfig", self.child.id()));
+        plane::write_kubeconfig(&path, &self.url, &self.ca_pem, &pair).expect("kubeconfig");
+        let mut config = config_from(&path).await;
+        config.headers.push((
+            header::HeaderName::from_static("x-remote-user"),
+            header::HeaderValue::from_static("bench"),
+        ));
+        config.headers.push((
+            header::HeaderName::from_static("x-remote-group"),
+            header::HeaderValue::from_static("system:masters"),
+        ));
+        kube::Client::try_from(config).expect("client")
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `kubectl-cozy args` to completion under `/usr/bin/time` and returns
+/// its peak RSS, KiB; `None` without `/usr/bin/time`. (`wait4` from this
+/// process would not do: a child's peak counts the memory of the test process
+/// it was forked from.)
+fn max_rss_of(args: &[&std::ffi::OsStr]) -> Option<u64> {
+    let time = Path::new("/usr/bin/time");
+    if !time.exists() {
+        return None;
+    }
+    let out = tempfile::NamedTempFile::new().expect("temp file");
+    let status = Command::new(time)
+        .args(["-f", "%M", "-o"])
+        .arg(out.path())
+        .arg(bins::kubectl_cozy())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run /usr/bin/time");
+    assert!(status.success(), "kubectl-cozy {args:?} failed");
+    std::fs::read_to_string(out.path())
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+}
+
+// ---------------------------------------------------------------------------
+// the server under test, in-process
+
+struct InProcess {
+    url: String,
+    ca: Ca,
+    cache: WatchCache,
+    registry: Registry,
+    running: RunningServer,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl InProcess {
+    /// Starts the server on its own runtime and waits for its cache to sync.
+    fn start(plane: &'static Plane) -> InProcess {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("bench-server")
+            .enable_all()
+            .build()
+            .expect("server runtime");
+        let started = Instant::now();
+        let ca = Ca::new("kubectl-cozy-bench-ca").expect("CA");
+        let (running, cache, registry) = runtime.block_on(async {
+            let registry = examples_registry();
+            let backend =
+                Backend::Cluster(Box::new(ClusterStore::new(plane.client().await, GROUP)));
+            let cache = WatchCache::start(backend.clone());
+            let serving = ca
+                .issue(&LeafSpec::server(
+                    "kubectl-cozy",
+                    &["localhost"],
+                    &["127.0.0.1".parse().expect("ip")],
+                ))
+                .expect("serving certificate");
+            let running = server::start(ServerConfig {
+                listen: "127.0.0.1:0".parse().expect("addr"),
+                cert_pem: serving.cert_pem,
+                key_pem: serving.key_pem,
+                auth: std::sync::Arc::new(Auth::standalone(ca.cert_pem()).expect("auth")),
+                state: ApiState {
+                    registry: registry.clone(),
+                    cache: cache.clone(),
+                    backend,
+                },
+            })
+            .await
+            .expect("start the server");
+            cache.wait_ready().await;
+            (running, cache, registry)
+        });
+        eprintln!(
+            "[bench] server up, cache synced with {} HelmReleases, in {:.1}s",
+            cache.snapshot().0.len(),
+            started.elapsed().as_secs_f64()
+        );
+        InProcess {
+            url: format!("https://{}", running.local_addr),
+            ca,
+            cache,
+            registry,
+            running,
+            runtime: Some(runtime),
+        }
+    }
+
+    /// A client with a certificate of the server's CA (bound to the caller's runtime).
+    async fn client(&self) -> kube::Client {
+        let pair = self
+            .ca
+            .issue(&LeafSpec::client("bench", &["system:masters"]))
+            .expect("client certificate");
+        let path = std::env::temp_dir().join(format!(
+            "kubectl-cozy-bench-{}-{}.kubeconfig",
+            std::process::id(),
+            self.running.local_addr.port()
+        ));
+        plane::write_kubeconfig(&path, &self.url, self.ca.cert_pem(), &pair).expect("kubeconfig");
+        let config = config_from(&path).await;
+        let _ = std::fs::remove_file(&path);
+        kube::Client::try_from(config).expect("client")
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+async fn config_from(path: &Path) -> kube::Config {
+    let kubeconfig = kube::config::Kubeconfig::read_from(path).expect("read kubeconfig");
+    kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("kubeconfig")
+}
+
+fn client_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("bench-client")
+        .enable_all()
+        .build()
+        .expect("client runtime")
+}
+
+// ---------------------------------------------------------------------------
+// apps and HelmReleases
+
+fn examples_registry() -> Registry {
+    Registry::from_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds"))
+        .expect("examples/kinds")
+}
+
+fn postgres(registry: &Registry) -> std::sync::Arc<ServedKind> {
+    registry
+        .snapshot()
+        .get(GROUP, VERSION, PLURAL)
+        .cloned()
+        .expect("the Postgres kind")
+}
+
+fn app_path(ns: &str, name: Option<&str>) -> String {
+    let base = format!("/apis/{GROUP}/{VERSION}/namespaces/{ns}/{PLURAL}");
+    name.map_or(base.clone(), |n| format!("{base}/{n}"))
+}
+
+fn hr_path(ns: &str, name: Option<&str>) -> String {
+    let base = format!("/apis/helm.toolkit.fluxcd.io/v2/namespaces/{ns}/helmreleases");
+    name.map_or(base.clone(), |n| format!("{base}/{n}"))
+}
+
+fn fleet_app(i: usize) -> String {
+    format!("pg-{i:05}")
+}
+
+/// An app as a user writes it.
+fn user_app(ns: &str, name: &str, i: usize) -> Value {
+    json!({
+        "apiVersion": format!("{GROUP}/{VERSION}"),
+        "kind": "Postgres",
+        "metadata": {"name": name, "namespace": ns, "labels": {"team": format!("team-{}", i % 10)}},
+        "spec": {
+            "replicas": 1 + i % 9,
+            "synchronousCommit": "on",
+            "users": {"app": {"role": "owner"}},
+            "databases": {"app": {"owner": "app", "extensions": ["pg_trgm"]}},
+        },
+    })
+}
+
+/// The HelmRelease the server stores for [`user_app`]: defaulted, with its managedFields.
+fn stored_release(kind: &ServedKind, ns: &str, name: &str, i: usize) -> Value {
+    let mut app = user_app(ns, name, i);
+    let outcome = kind.schema.default_and_validate(&mut app["spec"], "spec");
+    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+    patch::record_update_with_schema(
+        None,
+        &mut app,
+        "kubectl-client-side-apply",
+        &embedded::now(),
+        &kind.resolved.group_version(),
+        &kind.resolved.definition.open_api_schema,
+    );
+    convert::to_helm_release(&kind.resolved, &app, None).expect("convert")
+}
+
+/// Namespaces of [`FLEET_CHUNK`] Postgres apps each, created once per run
+/// straight at kube-apiserver as the HelmReleases the server would store.
+static FLEET: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+async fn fleet(plane: &Plane, apps: usize) -> Vec<String> {
+    let mut namespaces = FLEET.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    while namespaces.len() * FLEET_CHUNK < apps {
+        let ns = plane.namespace("bench-fleet").await;
+        let started = Instant::now();
+        let registry = examples_registry();
+        let kind = postgres(&registry);
+        let api: Api<DynamicObject> = Api::namespaced_with(
+            plane.client().await,
+            &ns,
+            &ApiResource::from_gvk(&GroupVersionKind::gvk(
+                "helm.toolkit.fluxcd.io",
+                "v2",
+                "HelmRelease",
+            )),
+        );
+        let created = futures::stream::iter(0..FLEET_CHUNK)
+            .map(|i| {
+                let api = api.clone();
+                let release = stored_release(&kind, &ns, &fleet_app(i), i);
+                async move {
+                    let object: DynamicObject = serde_json::from_value(release).expect("object");
+                    api.create(&PostParams::default(), &object).await
+                }
+            })
+            .buffer_unordered(IN_FLIGHT)
+            .try_fold(0usize, |n, _| async move { Ok(n + 1) })
+            .await
+            .expect("create HelmReleases");
+        assert_eq!(created, FLEET_CHUNK);
+        eprintln!(
+            "[bench] created {FLEET_CHUNK} HelmReleases in {ns} in {:.1}s ({IN_FLIGHT} in flight)",
+            started.elapsed().as_secs_f64()
+        );
+        FLEET
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(ns.clone());
+        namespaces.push(ns);
+    }
+    namespaces
+}
+
+/// What the list handler does, without HTTP.
+fn list_in_process(cache: &WatchCache, kind: &ServedKind, ns: &str) -> Vec<u8> {
+    let resolved = &kind.resolved;
+    let (objects, revision) = cache.snapshot();
+    let items: Vec<Value> = objects
+        .values()
+        .filter(|hr| hr.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns))
+        .filter(|hr| convert::owned_by(resolved, hr))
+        .map(|hr| convert::to_app(resolved, hr))
+        .collect();
+    serde_json::to_vec(&json!({
+        "apiVersion": resolved.group_version(),
+        "kind": "PostgresList",
+        "metadata": {"resourceVersion": revision.to_string()},
+        "items": items,
+    }))
+    .expect("encode")
+}
+
+// ---------------------------------------------------------------------------
+// measuring and reporting
+
+/// Sends one request and reads the whole body; the time covers both.
+async fn request(
+    client: &kube::Client,
+    method: Method,
+    path: &str,
+    body: Option<(&str, Vec<u8>)>,
+) -> (Duration, String) {
+    let mut builder = Request::builder().method(method.clone()).uri(path);
+    let bytes = match body {
+        Some((content_type, bytes)) => {
+            builder = builder.header(header::CONTENT_TYPE, content_type);
+            bytes
+        }
+        None => Vec::new(),
+    };
+    let req = builder.body(bytes).expect("request");
+    let started = Instant::now();
+    let text = client
+        .request_text(req)
+        .await
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+    (started.elapsed(), text)
+}
+
+/// The order of `n` interleaved subjects in round `round` (rotating, so no
+/// subject always goes first).
+fn rotation(round: usize, n: usize) -> impl Iterator<Item = usize> {
+    (0..n).map(move |k| (k + round) % n)
+}
+
+fn item_count(list: &str) -> usize {
+    let value: Value = serde_json::from_str(list).expect("list JSON");
+    value["items"].as_array().map_or(0, Vec::len)
+}
+
+fn kib(bytes: usize) -> String {
+    format!("{:.0} KiB", bytes as f64 / 1024.0)
+}
+
+/// Latencies of one subject.
+#[derive(Default)]
+struct Samples {
+    ms: Vec<f64>,
+}
+
+impl Samples {
+    fn push(&mut self, d: Duration) {
+        self.ms.push(d.as_secs_f64() * 1e3);
+    }
+
+    fn sorted(&self) -> Vec<f64> {
+        let mut v = self.ms.clone();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    /// Nearest-rank percentile, ms.
+    fn pct(&self, p: f64) -> f64 {
+        let v = self.sorted();
+        if v.is_empty() {
+            return f64::NAN;
+        }
+        let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+        v[rank.clamp(1, v.len()) - 1]
+    }
+
+    fn p50(&self) -> f64 {
+        self.pct(50.0)
+    }
+
+    fn p99(&self) -> f64 {
+        self.pct(99.0)
+    }
+
+    fn mean(&self) -> f64 {
+        self.ms.iter().sum::<f64>() / self.ms.len() as f64
+    }
+}
+
+fn ms(v: f64) -> String {
+    if v < 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn print_samples(title: &str, rows: &[(&str, &Samples, String)]) {
+    println!("\n### {title}\n");
+    println!("| subject | n | p50 ms | p99 ms | mean ms | min ms | max ms | body |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for (name, s, note) in rows {
+        let v = s.sorted();
+        println!(
+            "| {name} | {} | {} | {} | {} | {} | {} | {note} |",
+            v.len(),
+            ms(s.p50()),
+            ms(s.p99()),
+            ms(s.mean()),
+            ms(v.first().copied().unwrap_or(f64::NAN)),
+            ms(v.last().copied().unwrap_or(f64::NAN)),
+        );
+    }
+}
+
+/// A figure, and the target it is held to (if any).
+struct Target {
+    what: String,
+    value: f64,
+    limit: Option<f64>,
+    unit: &'static str,
+}
+
+impl Target {
+    fn at_most(what: &str, value: f64, limit: f64, unit: &'static str) -> Target {
+        Target {
+            what: what.to_owned(),
+            value,
+            limit: Some(limit),
+            unit,
+        }
+    }
+
+    fn info(what: &str, value: f64, unit: &'static str) -> Target {
+        Target {
+            what: what.to_owned(),
+            value,
+            limit: None,
+            unit,
+        }
+    }
+}
+
+fn print_targets(targets: &[Target]) {
+    println!("\n| figure | measured | target | met? |");
+    println!("|---|---:|---:|---|");
+    for t in targets {
+        let (target, met) = match t.limit {
+            Some(limit) => (
+                format!("≤ {limit} {}", t.unit),
+                if t.value <= limit { "yes" } else { "**no**" },
+            ),
+            None => (String::new(), ""),
+        };
+        println!(
+            "| {} | {:.2} {} | {target} | {met} |",
+            t.what, t.value, t.unit
+        );
+    }
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn print_load(before: String) {
+    println!(
+        "\nload average (1/5/15 min): {before} at the start, {} at the end\n",
+        loadavg()
+    );
+}
