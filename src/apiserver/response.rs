@@ -21,7 +21,15 @@ pub fn full(bytes: impl Into<Bytes>) -> Body {
 
 /// A JSON response with an explicit content type.
 pub fn json_with(code: StatusCode, value: &Value, content_type: &str) -> Response<Body> {
-    let bytes = serde_json::to_vec(value).unwrap_or_default();
+    encoded_json(
+        code,
+        serde_json::to_vec(value).unwrap_or_default(),
+        content_type,
+    )
+}
+
+/// A response whose body is already encoded JSON.
+pub fn encoded_json(code: StatusCode, bytes: Vec<u8>, content_type: &str) -> Response<Body> {
     let mut response = Response::new(full(bytes));
     *response.status_mut() = code;
     response.headers_mut().insert(

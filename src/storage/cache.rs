@@ -60,6 +60,21 @@ pub struct CacheEvent {
     pub previous: Option<Arc<Value>>,
     /// The revision the change brought the cache to.
     pub revision: u64,
+    /// What watchers derive from this event, made once and shared by all of
+    /// them (the API layer's app views and their JSON), so that a thousand
+    /// watchers cost one conversion per event, not a thousand.
+    pub views: EventViews,
+}
+
+/// Per-event memo of derived views; see [`CacheEvent::views`].
+#[derive(Debug, Clone, Default)]
+pub struct EventViews {
+    /// A view of [`CacheEvent::object`].
+    pub object: std::sync::OnceLock<Arc<Value>>,
+    /// A view of [`CacheEvent::previous`].
+    pub previous: std::sync::OnceLock<Arc<Value>>,
+    /// The JSON encoding of the `object` view.
+    pub object_json: std::sync::OnceLock<bytes::Bytes>,
 }
 
 struct State {
@@ -372,6 +387,7 @@ impl Sync {
                     object: o,
                     previous,
                     revision,
+                    views: EventViews::default(),
                 }
             }
             StoreEvent::Deleted(o) => {
@@ -381,6 +397,7 @@ impl Sync {
                     object: o,
                     previous,
                     revision,
+                    views: EventViews::default(),
                 }
             }
         };
@@ -402,6 +419,7 @@ impl Sync {
                     object: object.clone(),
                     previous: None,
                     revision,
+                    views: EventViews::default(),
                 }),
                 Some(old) if resource_version(old) != resource_version(object) => {
                     changes.push(CacheEvent {
@@ -409,6 +427,7 @@ impl Sync {
                         object: object.clone(),
                         previous: Some(old.clone()),
                         revision,
+                        views: EventViews::default(),
                     })
                 }
                 Some(_) => {}
@@ -421,6 +440,7 @@ impl Sync {
                     object: object.clone(),
                     previous: Some(object.clone()),
                     revision,
+                    views: EventViews::default(),
                 });
             }
         }

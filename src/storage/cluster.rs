@@ -93,7 +93,7 @@ impl ClusterStore {
         loop {
             let page = self.all().list(&params).await.map_err(upstream)?;
             let rv = page.metadata.resource_version.clone().unwrap_or_default();
-            items.extend(page.items.into_iter().map(|o| Arc::new(to_value(o))));
+            items.extend(page.items.into_iter().map(|o| Arc::new(cached(o))));
             match page.metadata.continue_.filter(|c| !c.is_empty()) {
                 Some(token) => params = params.continue_token(&token),
                 None => {
@@ -151,9 +151,9 @@ impl ClusterStore {
             .map_err(upstream)
             .and_then(|event| async move {
                 match event {
-                    WatchEvent::Added(o) => Ok(StoreEvent::Added(Arc::new(to_value(o)))),
-                    WatchEvent::Modified(o) => Ok(StoreEvent::Modified(Arc::new(to_value(o)))),
-                    WatchEvent::Deleted(o) => Ok(StoreEvent::Deleted(Arc::new(to_value(o)))),
+                    WatchEvent::Added(o) => Ok(StoreEvent::Added(Arc::new(cached(o)))),
+                    WatchEvent::Modified(o) => Ok(StoreEvent::Modified(Arc::new(cached(o)))),
+                    WatchEvent::Deleted(o) => Ok(StoreEvent::Deleted(Arc::new(cached(o)))),
                     WatchEvent::Bookmark(b) => Ok(StoreEvent::Bookmark(
                         b.metadata.resource_version.parse().unwrap_or(0),
                     )),
@@ -324,6 +324,15 @@ fn namespace_of(object: &Value) -> String {
         .and_then(Value::as_str)
         .unwrap_or("default")
         .to_owned()
+}
+
+/// A HelmRelease as the watch cache keeps it: without kube-apiserver's
+/// `managedFields` (about 40% of the object, and never read: the app's own
+/// managedFields live in an annotation). Updates built from a cached object
+/// leave the HelmRelease's managedFields as they are upstream.
+fn cached(mut object: DynamicObject) -> Value {
+    object.metadata.managed_fields = None;
+    to_value(object)
 }
 
 fn to_value(object: DynamicObject) -> Value {

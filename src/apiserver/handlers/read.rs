@@ -300,7 +300,13 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         }
     };
 
+    // Plain JSON (the big lists: controllers, `kubectl get -o json`) is
+    // encoded app by app as the scan goes, so a list of thousands never holds
+    // every converted app at once; tables and metadata lists collect them.
+    let streaming = matches!(repr, Representation::Json);
+    let mut encoded = Vec::new();
     let mut items = Vec::new();
+    let mut count = 0usize;
     let mut last_key = None;
     let mut more = false;
     let range = match &start_after {
@@ -312,11 +318,20 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     };
     for (key, release) in range {
         if let Some(app) = filter.app(call, release) {
-            if items.len() == limit {
+            if count == limit {
                 more = true;
                 break;
             }
-            items.push(app);
+            count += 1;
+            if streaming {
+                if count > 1 {
+                    encoded.push(b',');
+                }
+                serde_json::to_writer(&mut encoded, &app)
+                    .map_err(|e| ApiError::internal(e.to_string()))?;
+            } else {
+                items.push(app);
+            }
             last_key = Some(key.clone());
         }
     }
@@ -338,12 +353,22 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         }
         Representation::Json => {
             let d = &call.kind.resolved.definition;
-            json!({
+            let head = json!({
                 "apiVersion": call.kind.resolved.group_version(),
                 "kind": format!("{}List", d.kind),
                 "metadata": list_meta,
-                "items": items,
-            })
+            });
+            let mut bytes = serde_json::to_vec(&head).unwrap_or_default();
+            bytes.pop(); // the closing brace
+            bytes.reserve(encoded.len() + 12);
+            bytes.extend_from_slice(b",\"items\":[");
+            bytes.extend_from_slice(&encoded);
+            bytes.extend_from_slice(b"]}");
+            return Ok(response::encoded_json(
+                StatusCode::OK,
+                bytes,
+                negotiate::content_type_of(repr),
+            ));
         }
     };
     Ok(response::json_with(

@@ -6,6 +6,7 @@
 //! bookmarks, `timeoutSeconds`, selectors (objects leaving a selector are
 //! sent as DELETED), and JSON / Table / PartialObjectMetadata events.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -149,7 +150,7 @@ impl Stream {
         timeout: Duration,
     ) {
         for app in &initial {
-            if !self.send("ADDED", app).await {
+            if !self.send("ADDED", app, None).await {
                 return;
             }
         }
@@ -195,26 +196,34 @@ impl Stream {
     async fn event(&mut self, event: &CacheEvent) -> bool {
         self.revision = event.revision;
         let resolved = &self.kind.resolved;
-        let before = event.previous.as_deref().and_then(|p| self.matches(p));
+        let views = &event.views;
+        let before = event
+            .previous
+            .as_deref()
+            .and_then(|p| self.matches(p, Some(&views.previous)));
         let after = match event.event_type {
             EventType::Deleted => None,
-            _ => self.matches(&event.object),
+            _ => self.matches(&event.object, Some(&views.object)),
         };
+        let memo = Some(&views.object_json);
         match (before, after) {
-            (None, Some(app)) => self.send("ADDED", &app).await,
-            (Some(_), Some(app)) => self.send("MODIFIED", &app).await,
+            (None, Some(app)) => self.send("ADDED", &app, memo).await,
+            (Some(_), Some(app)) => self.send("MODIFIED", &app, memo).await,
             (Some(_), None)
                 if convert::owned_by(resolved, &event.object)
                     || event.event_type == EventType::Deleted =>
             {
-                let app = convert::to_app(resolved, &event.object);
-                self.send("DELETED", &app).await
+                let app = views
+                    .object
+                    .get_or_init(|| Arc::new(convert::to_app(resolved, &event.object)))
+                    .clone();
+                self.send("DELETED", &app, memo).await
             }
-            (Some(old), None) => self.send("DELETED", &old).await,
+            (Some(old), None) => self.send("DELETED", &old, None).await,
             (None, None) if event.event_type == EventType::Deleted && event.previous.is_none() => {
                 // A deletion seen only after a relist: no previous state known.
-                match self.matches(&event.object) {
-                    Some(app) => self.send("DELETED", &app).await,
+                match self.matches(&event.object, Some(&views.object)) {
+                    Some(app) => self.send("DELETED", &app, memo).await,
                     None => true,
                 }
             }
@@ -222,7 +231,10 @@ impl Stream {
         }
     }
 
-    fn matches(&self, release: &Value) -> Option<Value> {
+    /// The app view of `release` if this watch selects it. Ownership and
+    /// namespace are checked on the HelmRelease; the conversion is made once
+    /// per event (`memo`) whatever the number of watchers.
+    fn matches(&self, release: &Value, memo: Option<&OnceLock<Arc<Value>>>) -> Option<Arc<Value>> {
         let resolved = &self.kind.resolved;
         if !convert::owned_by(resolved, release) {
             return None;
@@ -235,7 +247,11 @@ impl Stream {
         {
             return None;
         }
-        let app = convert::to_app(resolved, release);
+        let convert = || Arc::new(convert::to_app(resolved, release));
+        let app = match memo {
+            Some(memo) => memo.get_or_init(convert).clone(),
+            None => convert(),
+        };
         let name = app
             .pointer("/metadata/name")
             .and_then(Value::as_str)
@@ -252,9 +268,23 @@ impl Stream {
         .then_some(app)
     }
 
-    async fn send(&mut self, event_type: &str, app: &Value) -> bool {
+    /// Sends one event. For plain JSON, `json_memo` shares the encoded
+    /// object between every watcher of the same cache event.
+    async fn send(
+        &mut self,
+        event_type: &str,
+        app: &Value,
+        json_memo: Option<&OnceLock<Bytes>>,
+    ) -> bool {
         let object = match self.repr {
-            Representation::Json => app.clone(),
+            Representation::Json => {
+                let encode = || Bytes::from(serde_json::to_vec(app).unwrap_or_default());
+                let encoded = match json_memo {
+                    Some(memo) => memo.get_or_init(encode).clone(),
+                    None => encode(),
+                };
+                return self.raw_line(event_type, &encoded).await;
+            }
             Representation::PartialObjectMetadata | Representation::PartialObjectMetadataList => {
                 table::partial_object_metadata(app)
             }
@@ -297,6 +327,17 @@ impl Stream {
             }),
         };
         self.line("BOOKMARK", &object).await
+    }
+
+    /// `{"type":…,"object":…}` and a newline, around an already encoded object.
+    async fn raw_line(&self, event_type: &str, object_json: &[u8]) -> bool {
+        let mut bytes = Vec::with_capacity(object_json.len() + 32);
+        bytes.extend_from_slice(b"{\"type\":\"");
+        bytes.extend_from_slice(event_type.as_bytes());
+        bytes.extend_from_slice(b"\",\"object\":");
+        bytes.extend_from_slice(object_json);
+        bytes.extend_from_slice(b"}\n");
+        self.tx.send(Bytes::from(bytes)).await.is_ok()
     }
 
     async fn line(&self, event_type: &str, object: &Value) -> bool {
