@@ -196,37 +196,7 @@ impl WatchCache {
 
     fn is_current(&self, upstream: &UpstreamState, scope: &ReadScope) -> bool {
         let state = self.read();
-        if state.revision >= upstream.revision {
-            return true;
-        }
-        let Some(versions) = &upstream.versions else {
-            return false;
-        };
-        let candidates: Box<dyn Iterator<Item = (&Key, &Arc<Value>)>> =
-            match (&scope.namespace, &scope.release) {
-                (Some(ns), Some(name)) => {
-                    let key = (ns.clone(), name.clone());
-                    Box::new(state.objects.get_key_value(&key).into_iter())
-                }
-                (Some(ns), None) => Box::new(
-                    state
-                        .objects
-                        .range((ns.clone(), String::new())..)
-                        .take_while(move |((n, _), _)| n == ns),
-                ),
-                _ => Box::new(state.objects.iter()),
-            };
-        let mut seen = 0;
-        for (key, release) in candidates {
-            if !scope.contains(key, release) {
-                continue;
-            }
-            if versions.get(key) != Some(&resource_version(release)) {
-                return false;
-            }
-            seen += 1;
-        }
-        seen == versions.len()
+        snapshot_is_current(&state.objects, state.revision, upstream, scope)
     }
 
     /// How many upstream watches have been opened (1 while healthy).
@@ -280,6 +250,47 @@ impl WatchCache {
             .collect();
         Ok((backlog, self.events.subscribe()))
     }
+}
+
+/// Whether a snapshot (`objects` at `revision`) reflects `upstream` within
+/// `scope`: it is at or past upstream's revision, or (when upstream listed
+/// the scope's versions) its objects in the scope are exactly those.
+pub fn snapshot_is_current(
+    objects: &Objects,
+    revision: u64,
+    upstream: &UpstreamState,
+    scope: &ReadScope,
+) -> bool {
+    if revision >= upstream.revision {
+        return true;
+    }
+    let Some(versions) = &upstream.versions else {
+        return false;
+    };
+    let candidates: Box<dyn Iterator<Item = (&Key, &Arc<Value>)>> =
+        match (&scope.namespace, &scope.release) {
+            (Some(ns), Some(name)) => {
+                let key = (ns.clone(), name.clone());
+                Box::new(objects.get_key_value(&key).into_iter())
+            }
+            (Some(ns), None) => Box::new(
+                objects
+                    .range((ns.clone(), String::new())..)
+                    .take_while(move |((n, _), _)| n == ns),
+            ),
+            _ => Box::new(objects.iter()),
+        };
+    let mut seen = 0;
+    for (key, release) in candidates {
+        if !scope.contains(key, release) {
+            continue;
+        }
+        if versions.get(key) != Some(&resource_version(release)) {
+            return false;
+        }
+        seen += 1;
+    }
+    seen == versions.len()
 }
 
 impl Drop for WatchCache {

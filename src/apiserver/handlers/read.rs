@@ -17,9 +17,9 @@ use crate::apiserver::response::{self, Body};
 use crate::apiserver::selectors::{FieldSelector, LabelSelector};
 use crate::apiserver::status::{ApiError, from_store};
 use crate::apiserver::table;
-use crate::storage::ReadScope;
-use crate::storage::cache::Objects;
+use crate::storage::cache::{Objects, snapshot_is_current};
 use crate::storage::convert;
+use crate::storage::{ReadScope, UpstreamState};
 
 /// get (also `/status`).
 pub(super) async fn get(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
@@ -69,21 +69,37 @@ const CONSISTENT_READ_WAIT: Duration = Duration::from_secs(3);
 /// asks upstream where it is now within the request's scope, then waits for
 /// the cache to be there. `name` narrows the scope to one app.
 pub(super) async fn ensure_current(call: &Call<'_>, name: Option<&str>) -> Result<(), ApiError> {
-    let resolved = &call.kind.resolved;
-    let scope = ReadScope {
-        kind: resolved.definition.kind.clone(),
-        namespace: call.req.namespace.clone(),
-        release: name.map(|n| convert::release_name(resolved, n)),
-    };
+    let scope = read_scope(call, name);
     let upstream = call
         .state
         .backend
         .current_state(&scope)
         .await
         .map_err(|e| from_store(&e, &call.group_resource(), name.unwrap_or_default()))?;
+    wait_for_cache(call, &upstream, &scope).await
+}
+
+/// The HelmReleases a read of this request covers: its kind, its namespace
+/// (or all), and `name` (one app) if given.
+fn read_scope(call: &Call<'_>, name: Option<&str>) -> ReadScope {
+    let resolved = &call.kind.resolved;
+    ReadScope {
+        kind: resolved.definition.kind.clone(),
+        namespace: call.req.namespace.clone(),
+        release: name.map(|n| convert::release_name(resolved, n)),
+    }
+}
+
+/// Waits until the cache reflects `upstream` within `scope`; kube-apiserver's
+/// 504 when it does not in time.
+async fn wait_for_cache(
+    call: &Call<'_>,
+    upstream: &UpstreamState,
+    scope: &ReadScope,
+) -> Result<(), ApiError> {
     let cache = &call.state.cache;
     if cache
-        .wait_until_current(&upstream, &scope, CONSISTENT_READ_WAIT)
+        .wait_until_current(upstream, scope, CONSISTENT_READ_WAIT)
         .await
     {
         Ok(())
@@ -94,6 +110,13 @@ pub(super) async fn ensure_current(call: &Call<'_>, name: Option<&str>) -> Resul
             cache.revision()
         )))
     }
+}
+
+/// Whether a list asks for the most recent state (no resourceVersion, no
+/// continue token).
+fn is_most_recent(call: &Call<'_>) -> bool {
+    let unset = |key: &str| call.query.get(key).is_none_or(|v| v.is_empty());
+    unset("resourceVersion") && unset("resourceVersionMatch") && unset("continue")
 }
 
 /// The app `name` as the cache holds it, or 404.
@@ -294,12 +317,58 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             })?;
             (objects, token.rv, Some((token.ns, token.name)))
         }
+        None if is_most_recent(call) => return consistent_list(call, repr, &filter, limit).await,
         None => {
             let (objects, revision) = list_snapshot(call).await?;
             (objects, revision, None)
         }
     };
+    render_list(call, repr, &filter, limit, &objects, revision, start_after)
+}
 
+/// A list with no resourceVersion, consistent with upstream: upstream is
+/// asked where it stands (a metadata-only list of the scope) while the list
+/// is rendered from the cache's current snapshot, so the check costs the
+/// longer of the two rather than their sum. When the snapshot turns out to be
+/// behind, the list waits for the cache and renders again.
+async fn consistent_list(
+    call: &Call<'_>,
+    repr: Representation,
+    filter: &Filter,
+    limit: usize,
+) -> Result<Response<Body>, ApiError> {
+    let scope = read_scope(call, None);
+    let probe = {
+        let backend = call.state.backend.clone();
+        let scope = scope.clone();
+        tokio::spawn(async move { backend.current_state(&scope).await })
+    };
+    let cache = &call.state.cache;
+    let (objects, revision) = cache.snapshot();
+    let rendered = render_list(call, repr, filter, limit, &objects, revision, None);
+    let upstream = probe
+        .await
+        .map_err(|e| ApiError::internal(format!("upstream state check: {e}")))?
+        .map_err(|e| from_store(&e, &call.group_resource(), ""))?;
+    if snapshot_is_current(&objects, revision, &upstream, &scope) {
+        return rendered;
+    }
+    wait_for_cache(call, &upstream, &scope).await?;
+    let (objects, revision) = cache.snapshot();
+    render_list(call, repr, filter, limit, &objects, revision, None)
+}
+
+/// Renders one page of a list from `objects` (a snapshot at `revision`),
+/// after `start_after` when continuing.
+fn render_list(
+    call: &Call<'_>,
+    repr: Representation,
+    filter: &Filter,
+    limit: usize,
+    objects: &Objects,
+    revision: u64,
+    start_after: Option<(String, String)>,
+) -> Result<Response<Body>, ApiError> {
     // Plain JSON (the big lists: controllers, `kubectl get -o json`) is
     // encoded app by app as the scan goes, so a list of thousands never holds
     // every converted app at once; tables and metadata lists collect them.
