@@ -18,9 +18,11 @@ use kube::api::{
 };
 use serde_json::Value;
 
+use super::cache::Stored;
 use super::convert::{GROUP_LABEL, KIND_LABEL};
 use super::{
     DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState,
+    object_key,
 };
 
 /// HelmReleases of a cluster.
@@ -93,7 +95,10 @@ impl ClusterStore {
         loop {
             let page = self.all().list(&params).await.map_err(upstream)?;
             let rv = page.metadata.resource_version.clone().unwrap_or_default();
-            items.extend(page.items.into_iter().map(|o| Arc::new(cached(o))));
+            items.extend(page.items.into_iter().map(|o| {
+                let value = cached(o);
+                (object_key(&value), Arc::new(Stored::new(&value)))
+            }));
             match page.metadata.continue_.filter(|c| !c.is_empty()) {
                 Some(token) => params = params.continue_token(&token),
                 None => {

@@ -13,6 +13,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
+use super::cache::Stored;
 use super::{
     DeleteOptions, EventStream, Listing, StoreError, StoreEvent, object_key, resource_version,
 };
@@ -93,8 +94,10 @@ impl EmbeddedStore {
                 .query_map([], |r| r.get::<_, String>(0))
                 .map_err(internal)?
                 .map(|body| {
-                    body.map_err(internal)
-                        .and_then(|b| serde_json::from_str(&b).map(Arc::new).map_err(internal))
+                    body.map_err(internal).and_then(|b| {
+                        let value: Value = serde_json::from_str(&b).map_err(internal)?;
+                        Ok((object_key(&value), Arc::new(Stored::new(&value))))
+                    })
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(Listing {

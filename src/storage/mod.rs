@@ -45,11 +45,12 @@ impl StoreEvent {
     }
 }
 
-/// A consistent list of every owned HelmRelease at one resourceVersion.
+/// A consistent list of every owned HelmRelease at one resourceVersion,
+/// kept compactly as it arrives (see [`cache::Stored`]).
 #[derive(Debug, Clone)]
 pub struct Listing {
-    /// The objects.
-    pub items: Vec<Arc<Value>>,
+    /// The objects, by `(namespace, name)`.
+    pub items: Vec<(cache::Key, Arc<cache::Stored>)>,
     /// The resourceVersion of the list.
     pub resource_version: u64,
 }
@@ -67,15 +68,11 @@ pub struct ReadScope {
 }
 
 impl ReadScope {
-    /// Whether `release` (a stored HelmRelease under `key`) is in the scope.
-    pub fn contains(&self, key: &cache::Key, release: &Value) -> bool {
+    /// Whether a stored HelmRelease under `key` with this kind label is in the scope.
+    pub fn contains(&self, key: &cache::Key, kind_label: Option<&str>) -> bool {
         self.namespace.as_ref().is_none_or(|ns| *ns == key.0)
             && self.release.as_ref().is_none_or(|name| *name == key.1)
-            && release
-                .pointer("/metadata/labels")
-                .and_then(|labels| labels.get(convert::KIND_LABEL))
-                .and_then(Value::as_str)
-                == Some(self.kind.as_str())
+            && kind_label == Some(self.kind.as_str())
     }
 }
 

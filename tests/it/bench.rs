@@ -1319,10 +1319,13 @@ fn list_in_process(cache: &WatchCache, kind: &ServedKind, ns: &str) -> Vec<u8> {
     let resolved = &kind.resolved;
     let (objects, revision) = cache.snapshot();
     let items: Vec<Value> = objects
-        .values()
-        .filter(|hr| hr.pointer("/metadata/namespace").and_then(Value::as_str) == Some(ns))
+        .iter()
+        .filter(|((namespace, _), stored)| {
+            namespace == ns && stored.kind_label() == Some(resolved.definition.kind.as_str())
+        })
+        .map(|(_, stored)| stored.value())
         .filter(|hr| convert::owned_by(resolved, hr))
-        .map(|hr| convert::to_app(resolved, hr))
+        .map(|hr| convert::to_app(resolved, &hr))
         .collect();
     serde_json::to_vec(&json!({
         "apiVersion": resolved.group_version(),

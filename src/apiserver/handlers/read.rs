@@ -17,7 +17,7 @@ use crate::apiserver::response::{self, Body};
 use crate::apiserver::selectors::{FieldSelector, LabelSelector};
 use crate::apiserver::status::{ApiError, from_store};
 use crate::apiserver::table;
-use crate::storage::cache::{Objects, snapshot_is_current};
+use crate::storage::cache::{Objects, Stored, snapshot_is_current};
 use crate::storage::convert;
 use crate::storage::{ReadScope, UpstreamState};
 
@@ -160,9 +160,14 @@ impl Filter {
         })
     }
 
-    /// The app for `release` if it is of this kind and matches.
-    pub(super) fn app(&self, call: &Call<'_>, release: &Value) -> Option<Value> {
+    /// The app for `stored` if it is of this kind and matches (HelmReleases
+    /// of other kinds are skipped without parsing them).
+    pub(super) fn app(&self, call: &Call<'_>, stored: &Stored) -> Option<Value> {
         let resolved = &call.kind.resolved;
+        if stored.kind_label() != Some(resolved.definition.kind.as_str()) {
+            return None;
+        }
+        let release = &stored.value();
         if let Some(ns) = &self.namespace
             && release
                 .pointer("/metadata/namespace")

@@ -197,32 +197,32 @@ impl Stream {
         self.revision = event.revision;
         let resolved = &self.kind.resolved;
         let views = &event.views;
+        let object = event.object_value();
         let before = event
-            .previous
-            .as_deref()
-            .and_then(|p| self.matches(p, Some(&views.previous)));
+            .previous_value()
+            .and_then(|p| self.matches(&p, Some(&views.previous)));
         let after = match event.event_type {
             EventType::Deleted => None,
-            _ => self.matches(&event.object, Some(&views.object)),
+            _ => self.matches(&object, Some(&views.object)),
         };
         let memo = Some(&views.object_json);
         match (before, after) {
             (None, Some(app)) => self.send("ADDED", &app, memo).await,
             (Some(_), Some(app)) => self.send("MODIFIED", &app, memo).await,
             (Some(_), None)
-                if convert::owned_by(resolved, &event.object)
+                if convert::owned_by(resolved, &object)
                     || event.event_type == EventType::Deleted =>
             {
                 let app = views
                     .object
-                    .get_or_init(|| Arc::new(convert::to_app(resolved, &event.object)))
+                    .get_or_init(|| Arc::new(convert::to_app(resolved, &object)))
                     .clone();
                 self.send("DELETED", &app, memo).await
             }
             (Some(old), None) => self.send("DELETED", &old, None).await,
             (None, None) if event.event_type == EventType::Deleted && event.previous.is_none() => {
                 // A deletion seen only after a relist: no previous state known.
-                match self.matches(&event.object, Some(&views.object)) {
+                match self.matches(&object, Some(&views.object)) {
                     Some(app) => self.send("DELETED", &app, memo).await,
                     None => true,
                 }
