@@ -9,6 +9,7 @@
 //! and watches feed the shared cache and always use the server's identity;
 //! the SubjectAccessReview on the app itself governs them.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::{StreamExt, TryStreamExt};
@@ -120,25 +121,33 @@ impl ClusterStore {
             None => self.all(),
         };
         let selector = format!("{},{KIND_LABEL}={}", self.selector, scope.kind);
-        let mut params = ListParams::default().labels(&selector);
+        let mut params = ListParams::default().labels(&selector).limit(500);
         if let Some(name) = &scope.release {
             params = params.fields(&format!("metadata.name={name}"));
         }
-        let list = api.list_metadata(&params).await.map_err(upstream)?;
+        // In pages (all at the first page's resourceVersion), so that only
+        // the versions are ever held, never thousands of parsed objects.
         let parse = |rv: Option<&String>| rv.and_then(|r| r.parse().ok()).unwrap_or(0);
-        let versions = list
-            .items
-            .iter()
-            .map(|item| {
+        let mut versions = HashMap::new();
+        let mut revision = None;
+        loop {
+            let page = api.list_metadata(&params).await.map_err(upstream)?;
+            revision.get_or_insert(parse(page.metadata.resource_version.as_ref()));
+            for item in page.items {
+                let rv = parse(item.metadata.resource_version.as_ref());
                 let key = (
-                    item.metadata.namespace.clone().unwrap_or_default(),
-                    item.metadata.name.clone().unwrap_or_default(),
+                    item.metadata.namespace.unwrap_or_default(),
+                    item.metadata.name.unwrap_or_default(),
                 );
-                (key, parse(item.metadata.resource_version.as_ref()))
-            })
-            .collect();
+                versions.insert(key, rv);
+            }
+            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+                Some(token) => params = params.continue_token(&token),
+                None => break,
+            }
+        }
         Ok(UpstreamState {
-            revision: parse(list.metadata.resource_version.as_ref()),
+            revision: revision.unwrap_or(0),
             versions: Some(versions),
         })
     }
