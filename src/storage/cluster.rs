@@ -26,6 +26,11 @@ use super::{
     object_key,
 };
 
+/// Page size of the consistent-read check's metadata list: large enough that
+/// a 5,000-app scope takes 3 round trips, small enough that a page's parsed
+/// metadata (~5 KB an object, managedFields included) stays a few MiB.
+const CHECK_PAGE: u32 = 2000;
+
 /// HelmReleases of a cluster.
 #[derive(Clone)]
 pub struct ClusterStore {
@@ -121,7 +126,7 @@ impl ClusterStore {
             None => self.all(),
         };
         let selector = format!("{},{KIND_LABEL}={}", self.selector, scope.kind);
-        let mut params = ListParams::default().labels(&selector).limit(500);
+        let mut params = ListParams::default().labels(&selector).limit(CHECK_PAGE);
         if let Some(name) = &scope.release {
             params = params.fields(&format!("metadata.name={name}"));
         }
