@@ -22,19 +22,19 @@
 //! returns `Ok(None)`), which the server turns into 401 except on health
 //! paths. Every authenticated user gets `system:authenticated`.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::HeaderMap;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use tokio::time::Instant;
 
 use super::UserInfo;
 use super::config::{DynamicAuthConfig, RequestHeaderConfig};
 use super::review::{ReviewKind, Reviewer};
 use super::tls::{PeerCertificates, Trust};
+use super::ttl_cache::TtlCache;
 
 /// How long TokenReview answers are cached (upstream's default).
 pub const TOKEN_CACHE_TTL: Duration = Duration::from_secs(10);
@@ -66,7 +66,7 @@ impl Authenticator {
         self.tokens = Some(TokenAuthenticator {
             reviewer,
             audiences: Vec::new(),
-            cache: Mutex::new(HashMap::new()),
+            cache: TtlCache::new(TOKEN_CACHE_TTL, TOKEN_CACHE_MAX),
         });
         self
     }
@@ -222,28 +222,21 @@ pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
 }
 
-/// TokenReview answers by the token's SHA-256: when, and who (None: not
+/// TokenReview answers by the token's SHA-256: who (None: not
 /// authenticated).
-type TokenCache = HashMap<[u8; 32], (Instant, Option<UserInfo>)>;
+type TokenCache = TtlCache<[u8; 32], Option<UserInfo>>;
 
 struct TokenAuthenticator {
     reviewer: Arc<dyn Reviewer>,
     audiences: Vec<String>,
-    cache: Mutex<TokenCache>,
+    cache: TokenCache,
 }
 
 impl TokenAuthenticator {
     async fn authenticate(&self, token: &str) -> Result<Option<UserInfo>, String> {
         let key: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        let now = Instant::now();
-        if let Some((at, answer)) = self
-            .cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-            && now.duration_since(*at) < TOKEN_CACHE_TTL
-        {
-            return Ok(answer.clone());
+        if let Some(answer) = self.cache.get(&key) {
+            return Ok(answer);
         }
         let mut spec = json!({ "token": token });
         if !self.audiences.is_empty() {
@@ -263,14 +256,7 @@ impl TokenAuthenticator {
             }
             None
         };
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= TOKEN_CACHE_MAX {
-            cache.retain(|_, (at, _)| now.duration_since(*at) < TOKEN_CACHE_TTL);
-            if cache.len() >= TOKEN_CACHE_MAX {
-                cache.clear();
-            }
-        }
-        cache.insert(key, (now, answer.clone()));
+        self.cache.insert(key, answer.clone());
         Ok(answer)
     }
 }

@@ -20,16 +20,15 @@
 //! `postgreses.apps.cozystack.io is forbidden: User "alice" cannot list
 //! resource "postgreses" in API group "apps.cozystack.io" in the namespace "ns1"`.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::Method;
 use serde_json::{Map, Value, json};
-use tokio::time::Instant;
 
 use super::UserInfo;
 use super::review::{ReviewKind, Reviewer};
+use super::ttl_cache::TtlCache;
 use crate::apiserver::request::{Query, Route, Verb};
 use crate::apiserver::selectors::{FieldSelector, LabelSelector, Op, Operator};
 use crate::apiserver::status::{ApiError, go_quote};
@@ -337,7 +336,7 @@ enum Decision {
 /// The delegating authorizer.
 pub struct Authorizer {
     reviewer: Option<Arc<dyn Reviewer>>,
-    cache: Mutex<HashMap<String, (Instant, Decision)>>,
+    cache: TtlCache<String, Decision>,
 }
 
 impl Authorizer {
@@ -345,7 +344,7 @@ impl Authorizer {
     pub fn new(reviewer: Arc<dyn Reviewer>) -> Authorizer {
         Authorizer {
             reviewer: Some(reviewer),
-            cache: Mutex::new(HashMap::new()),
+            cache: TtlCache::new(DECISION_CACHE_TTL, DECISION_CACHE_MAX),
         }
     }
 
@@ -353,7 +352,7 @@ impl Authorizer {
     pub fn masters_only() -> Authorizer {
         Authorizer {
             reviewer: None,
-            cache: Mutex::new(HashMap::new()),
+            cache: TtlCache::new(DECISION_CACHE_TTL, DECISION_CACHE_MAX),
         }
     }
 
@@ -368,15 +367,7 @@ impl Authorizer {
         };
         let spec = attributes.review_spec();
         let key = spec.to_string();
-        let now = Instant::now();
-        let cached = self
-            .cache
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-            .filter(|(at, _)| now.duration_since(*at) < DECISION_CACHE_TTL)
-            .map(|(_, d)| d.clone());
-        let decision = match cached {
+        let decision = match self.cache.get(&key) {
             Some(d) => d,
             None => {
                 let review = reviewer
@@ -394,14 +385,7 @@ impl Authorizer {
                     // `denied`, or no opinion: both refuse.
                     Decision::Deny(reason)
                 };
-                let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-                if cache.len() >= DECISION_CACHE_MAX {
-                    cache.retain(|_, (at, _)| now.duration_since(*at) < DECISION_CACHE_TTL);
-                    if cache.len() >= DECISION_CACHE_MAX {
-                        cache.clear();
-                    }
-                }
-                cache.insert(key, (now, decision.clone()));
+                self.cache.insert(key, decision.clone());
                 decision
             }
         };

@@ -29,6 +29,7 @@ pub mod config;
 pub mod rbac;
 pub mod review;
 pub mod tls;
+mod ttl_cache;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -124,6 +125,7 @@ impl Drop for Auth {
     }
 }
 
+#[allow(clippy::large_enum_variant, reason = "one per server, never moved")]
 enum Mode {
     Delegated {
         authenticator: Authenticator,
