@@ -77,6 +77,14 @@ struct Reply {
 }
 
 impl Local {
+    /// Opens a watch stream at `path` (a `?watch=true` URL).
+    async fn watch(&self, path: &str) -> http::Response<Body> {
+        self.client
+            .send(Request::get(path).body(Body::empty()).unwrap())
+            .await
+            .unwrap()
+    }
+
     async fn call(
         &self,
         method: Method,
@@ -312,15 +320,7 @@ async fn watch_semantics() {
         .to_owned();
 
     // RV unset: synthetic ADDED first, then changes.
-    let resp = s
-        .client
-        .send(
-            Request::get(format!("{PG}?watch=true"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+    let resp = s.watch(&format!("{PG}?watch=true")).await;
     s.call(
         Method::PATCH,
         &format!("{PG}/db1"),
@@ -336,14 +336,8 @@ async fn watch_semantics() {
 
     // RV=X: only what happened after X.
     let resp = s
-        .client
-        .send(
-            Request::get(format!("{PG}?watch=true&resourceVersion={rv}"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+        .watch(&format!("{PG}?watch=true&resourceVersion={rv}"))
+        .await;
     let events = read_events(resp, 1).await;
     assert_eq!(events[0]["type"], "MODIFIED");
     assert_eq!(events[0]["object"]["spec"]["replicas"], 3);
@@ -352,11 +346,7 @@ async fn watch_semantics() {
     let path = format!(
         "{PG}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan"
     );
-    let resp = s
-        .client
-        .send(Request::get(path).body(Body::empty()).unwrap())
-        .await
-        .unwrap();
+    let resp = s.watch(&path).await;
     let events = read_events(resp, 2).await;
     assert_eq!(events[0]["type"], "ADDED");
     assert_eq!(events[1]["type"], "BOOKMARK");
@@ -377,14 +367,8 @@ async fn watch_semantics() {
 
     // Leaving a label selector is a DELETED event.
     let resp = s
-        .client
-        .send(
-            Request::get(format!("{PG}?watch=true&labelSelector=tier%3Dgold"))
-                .body(Body::empty())
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+        .watch(&format!("{PG}?watch=true&labelSelector=tier%3Dgold"))
+        .await;
     s.call(
         Method::PATCH,
         &format!("{PG}/db1"),

@@ -17,3 +17,32 @@ pub use plane::plane;
 /// Terminating). A tokio mutex works from any test's runtime; sync tests use
 /// `blocking_lock()`.
 pub static CLUSTER_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A directory of built test binaries: `$env_var` when set, else the last
+/// line `script` (relative to the crate) prints after building or finding
+/// them in its machine-wide cache.
+pub fn built_dir(env_var: &str, script: &str) -> Result<std::path::PathBuf, String> {
+    use std::process::{Command, Stdio};
+    if let Some(dir) = std::env::var_os(env_var) {
+        return Ok(dir.into());
+    }
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(script);
+    let output = Command::new("bash")
+        .arg(&script)
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("run {}: {e}", script.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} failed with {}",
+            script.display(),
+            output.status
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let dir = stdout.lines().last().unwrap_or_default().trim();
+    if dir.is_empty() {
+        return Err(format!("{} printed no directory", script.display()));
+    }
+    Ok(dir.into())
+}

@@ -329,28 +329,7 @@ fn start() -> Result<Plane, String> {
 /// The directory with the control plane binaries: `COZY_TEST_BIN_DIR`, or
 /// what `tests/control-plane/build.sh` built (or found in its cache).
 pub fn binaries() -> Result<PathBuf, String> {
-    if let Some(dir) = std::env::var_os("COZY_TEST_BIN_DIR") {
-        return Ok(PathBuf::from(dir));
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/control-plane/build.sh");
-    let output = Command::new("bash")
-        .arg(&script)
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| format!("run {}: {e}", script.display()))?;
-    if !output.status.success() {
-        return Err(format!(
-            "{} failed with {}",
-            script.display(),
-            output.status
-        ));
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let dir = stdout.lines().last().unwrap_or_default().trim();
-    if dir.is_empty() {
-        return Err(format!("{} printed no directory", script.display()));
-    }
-    Ok(PathBuf::from(dir))
+    super::built_dir("COZY_TEST_BIN_DIR", "tests/control-plane/build.sh")
 }
 
 fn spawn(dir: &Path, name: &str, cmd: &mut Command) -> Result<(), String> {
