@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,6 +24,21 @@ pub struct ServedKind {
     pub resolved: ResolvedKind,
     /// The `spec` schema, compiled for validation and defaulting.
     pub schema: CompiledSchema,
+    /// Unique to this load of the definition: what the cache's per-object
+    /// app views are keyed by, so a reloaded definition makes them anew.
+    pub stamp: u64,
+}
+
+impl ServedKind {
+    /// Serves `resolved` with its compiled `schema`.
+    pub fn new(resolved: ResolvedKind, schema: CompiledSchema) -> ServedKind {
+        static STAMPS: AtomicU64 = AtomicU64::new(1);
+        ServedKind {
+            resolved,
+            schema,
+            stamp: STAMPS.fetch_add(1, Ordering::Relaxed),
+        }
+    }
 }
 
 /// An immutable set of served kinds.
@@ -41,7 +57,7 @@ impl Snapshot {
         let mut problems = Vec::new();
         for resolved in loaded.kinds {
             match CompiledSchema::new(&resolved.definition.open_api_schema) {
-                Ok(schema) => kinds.push(Arc::new(ServedKind { resolved, schema })),
+                Ok(schema) => kinds.push(Arc::new(ServedKind::new(resolved, schema))),
                 Err(e) => problems.push(format!("{}: openAPISchema: {e}", resolved.source)),
             }
         }

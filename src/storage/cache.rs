@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -21,6 +21,9 @@ use imbl::OrdMap;
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
+use crate::kinds::definition::ResolvedKind;
+
+use super::convert::{self, AppView};
 use super::{
     Backend, ReadScope, StoreError, StoreEvent, UpstreamState, object_key, resource_version,
 };
@@ -39,11 +42,25 @@ pub type Objects = OrdMap<Key, Arc<Stored>>;
 /// and the few fields scans check without parsing. A parsed
 /// `serde_json::Value` takes about six times the memory of its JSON, and the
 /// cache holds every owned HelmRelease of the cluster.
+///
+/// The app it converts to is made on first use and kept with it, so lists
+/// and gets of an unchanged object cost a copy of its JSON, not a parse,
+/// conversion and encoding each time.
 #[derive(Debug)]
 pub struct Stored {
     json: Box<str>,
     resource_version: u64,
     kind_label: Option<Box<str>>,
+    app: Mutex<Option<AppMemo>>,
+}
+
+/// The app view of a [`Stored`] for one served kind (`stamp`, see
+/// [`crate::kinds::registry::ServedKind::stamp`]); `None` when the
+/// HelmRelease is not that kind's.
+#[derive(Debug)]
+struct AppMemo {
+    stamp: u64,
+    view: Option<Arc<AppView>>,
 }
 
 impl Stored {
@@ -56,10 +73,28 @@ impl Stored {
             resource_version: resource_version(object),
             kind_label: object
                 .pointer("/metadata/labels")
-                .and_then(|labels| labels.get(super::convert::KIND_LABEL))
+                .and_then(|labels| labels.get(convert::KIND_LABEL))
                 .and_then(Value::as_str)
                 .map(Into::into),
+            app: Mutex::new(None),
         }
+    }
+
+    /// The app this HelmRelease is for the served kind `kind` (identified by
+    /// `stamp`), made once and kept; `None` when it is not that kind's.
+    pub fn app_view(&self, kind: &ResolvedKind, stamp: u64) -> Option<Arc<AppView>> {
+        let mut memo = self.app.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(memo) = memo.as_ref()
+            && memo.stamp == stamp
+        {
+            return memo.view.clone();
+        }
+        let view = convert::app_view(kind, &self.value()).map(Arc::new);
+        *memo = Some(AppMemo {
+            stamp,
+            view: view.clone(),
+        });
+        view
     }
 
     /// The object, parsed (about 10 µs for a typical HelmRelease).
@@ -294,12 +329,15 @@ impl WatchCache {
 
     /// One object.
     pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Value>> {
-        let stored = self
-            .read()
+        Some(Arc::new(self.stored(namespace, name)?.value()))
+    }
+
+    /// The HelmRelease `namespace/name` as it is kept, unparsed.
+    pub fn stored(&self, namespace: &str, name: &str) -> Option<Arc<Stored>> {
+        self.read()
             .objects
             .get(&(namespace.to_owned(), name.to_owned()))
-            .cloned()?;
-        Some(Arc::new(stored.value()))
+            .cloned()
     }
 
     /// Events after `revision` (from history) and a receiver for later ones,
@@ -570,6 +608,33 @@ mod tests {
 
     fn hr(name: &str) -> Value {
         json!({"metadata": {"name": name, "namespace": "ns"}, "spec": {}})
+    }
+
+    #[test]
+    fn app_views_are_made_once_per_served_kind() {
+        let text = "kind: Postgres\nopenAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
+                    release:\n  chart: {name: postgres, version: 0.1.0, sourceRef: {kind: HelmRepository, name: apps}}\n";
+        let kind = crate::kinds::load::load_text(text, "test").unwrap().kinds.remove(0);
+        let app = json!({
+            "apiVersion": kind.group_version(), "kind": "Postgres",
+            "metadata": {"name": "db", "namespace": "ns", "labels": {"team": "a"}},
+            "spec": {"size": "1Gi"},
+        });
+        let mut release = convert::to_helm_release(&kind, &app, None).unwrap();
+        release["metadata"]["resourceVersion"] = json!("7");
+        let stored = Stored::new(&release);
+
+        let view = stored.app_view(&kind, 1).expect("owned");
+        assert_eq!(&*view.name, "db");
+        assert_eq!(view.labels.get("team"), Some(&json!("a")));
+        assert_eq!(view.value()["spec"], json!({"size": "1Gi"}));
+        assert_eq!(view.value(), convert::to_app(&kind, &release));
+        // Kept: the same view again for the same kind, a new one for a reloaded kind.
+        assert!(Arc::ptr_eq(&view, &stored.app_view(&kind, 1).unwrap()));
+        assert!(!Arc::ptr_eq(&view, &stored.app_view(&kind, 2).unwrap()));
+        // Not this kind's (another kind's name prefix): no view.
+        let other = Stored::new(&hr("db"));
+        assert!(other.app_view(&kind, 1).is_none());
     }
 
     #[tokio::test]

@@ -31,6 +31,43 @@ use super::{
 /// metadata (~5 KB an object, managedFields included) stays a few MiB.
 const CHECK_PAGE: u32 = 2000;
 
+/// One page of the consistent-read check: a `PartialObjectMetadataList`
+/// read for versions only.
+#[derive(serde::Deserialize)]
+struct VersionsPage {
+    metadata: VersionsMeta,
+    /// `null` when the list is empty.
+    #[serde(default)]
+    items: Option<Vec<VersionsItem>>,
+}
+
+#[derive(serde::Deserialize)]
+struct VersionsItem {
+    metadata: VersionsMeta,
+}
+
+/// The metadata fields the check reads (of the list and of each item).
+#[derive(serde::Deserialize)]
+struct VersionsMeta {
+    #[serde(default)]
+    namespace: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default, rename = "resourceVersion")]
+    resource_version: Option<String>,
+    #[serde(default, rename = "continue")]
+    continue_token: Option<String>,
+}
+
+impl VersionsMeta {
+    fn resource_version(&self) -> u64 {
+        self.resource_version
+            .as_deref()
+            .and_then(|rv| rv.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
 /// HelmReleases of a cluster.
 #[derive(Clone)]
 pub struct ClusterStore {
@@ -121,32 +158,37 @@ impl ClusterStore {
     /// metadata-only list that kube-apiserver answers consistently (a quorum
     /// read, or its cache once it has caught up with etcd).
     pub async fn current_state(&self, scope: &ReadScope) -> Result<UpstreamState, StoreError> {
-        let api = match &scope.namespace {
-            Some(ns) => self.namespaced(ns),
-            None => self.all(),
-        };
         let selector = format!("{},{KIND_LABEL}={}", self.selector, scope.kind);
         let mut params = ListParams::default().labels(&selector).limit(CHECK_PAGE);
         if let Some(name) = &scope.release {
             params = params.fields(&format!("metadata.name={name}"));
         }
+        let request = kube::core::Request::new(<DynamicObject as kube::Resource>::url_path(
+            &self.resource,
+            scope.namespace.as_deref(),
+        ));
         // In pages (all at the first page's resourceVersion), so that only
-        // the versions are ever held, never thousands of parsed objects.
-        let parse = |rv: Option<&String>| rv.and_then(|r| r.parse().ok()).unwrap_or(0);
+        // the versions are ever held; each page is parsed for namespace,
+        // name and resourceVersion only, skipping the rest of the metadata
+        // (managedFields are most of it).
         let mut versions = HashMap::new();
         let mut revision = None;
         loop {
-            let page = api.list_metadata(&params).await.map_err(upstream)?;
-            revision.get_or_insert(parse(page.metadata.resource_version.as_ref()));
-            for item in page.items {
-                let rv = parse(item.metadata.resource_version.as_ref());
-                let key = (
-                    item.metadata.namespace.unwrap_or_default(),
-                    item.metadata.name.unwrap_or_default(),
-                );
-                versions.insert(key, rv);
+            let page: VersionsPage = self
+                .client
+                .request(
+                    request
+                        .list_metadata(&params)
+                        .map_err(|e| StoreError::Internal(format!("build the request: {e}")))?,
+                )
+                .await
+                .map_err(upstream)?;
+            revision.get_or_insert(page.metadata.resource_version());
+            for item in page.items.into_iter().flatten() {
+                let rv = item.metadata.resource_version();
+                versions.insert((item.metadata.namespace, item.metadata.name), rv);
             }
-            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            match page.metadata.continue_token.filter(|c| !c.is_empty()) {
                 Some(token) => params = params.continue_token(&token),
                 None => break,
             }
@@ -382,6 +424,33 @@ fn upstream(err: kube::Error) -> StoreError {
 
 #[cfg(test)]
 mod tests {
+    use super::VersionsPage;
+
+    #[test]
+    fn consistency_check_pages_parse_versions_only() {
+        let empty: VersionsPage =
+            serde_json::from_str(r#"{"kind":"PartialObjectMetadataList","metadata":{"resourceVersion":"42"},"items":null}"#)
+                .unwrap();
+        assert_eq!(empty.metadata.resource_version(), 42);
+        assert!(empty.items.is_none());
+        let page: VersionsPage = serde_json::from_str(
+            r#"{"metadata":{"resourceVersion":"50","continue":"abc"},"items":[
+                {"metadata":{"name":"pg-a","namespace":"t","resourceVersion":"44",
+                 "managedFields":[{"manager":"x","fieldsV1":{"f:spec":{}}}],"labels":{"a":"b"}}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(page.metadata.continue_token.as_deref(), Some("abc"));
+        let items = page.items.unwrap();
+        assert_eq!(
+            (
+                items[0].metadata.namespace.as_str(),
+                items[0].metadata.name.as_str()
+            ),
+            ("t", "pg-a")
+        );
+        assert_eq!(items[0].metadata.resource_version(), 44);
+    }
+
     #[test]
     fn impersonation_headers_like_client_go() {
         let user = crate::auth::UserInfo {

@@ -101,6 +101,45 @@ pub fn owned_by(kind: &ResolvedKind, release: &Value) -> bool {
             .is_some()
 }
 
+/// An app as get and list serve it, made once per stored HelmRelease and
+/// kept with it (see [`crate::storage::cache::Stored::app_view`]): its
+/// compact JSON, and what selectors match on.
+#[derive(Debug)]
+pub struct AppView {
+    /// The app, encoded.
+    pub json: Box<str>,
+    /// `metadata.name`.
+    pub name: Box<str>,
+    /// `metadata.labels` (the user's labels, restored).
+    pub labels: Map<String, Value>,
+}
+
+impl AppView {
+    /// The app, parsed.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(&self.json).unwrap_or(Value::Null)
+    }
+}
+
+/// The app view of `release`, or `None` when it is not `kind`'s.
+pub fn app_view(kind: &ResolvedKind, release: &Value) -> Option<AppView> {
+    if !owned_by(kind, release) {
+        return None;
+    }
+    let mut app = to_app(kind, release);
+    let name = app
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .into();
+    let json = serde_json::to_string(&app).ok()?.into_boxed_str();
+    let labels = match app.pointer_mut("/metadata/labels").map(Value::take) {
+        Some(Value::Object(labels)) => labels,
+        _ => Map::new(),
+    };
+    Some(AppView { json, name, labels })
+}
+
 /// Converts an app (already validated and defaulted) into its HelmRelease.
 /// `existing` is the stored HelmRelease on update: its labels and annotations
 /// that are not ours (e.g. Flux's) are kept.

@@ -11,7 +11,7 @@
 //! | benchmark | subject | baseline |
 //! |---|---|---|
 //! | `list` | list 5,000 apps through the server | list the 5,000 HelmReleases from kube-apiserver |
-//! | `get` | get one app through the server | the handler's own work in-process (cache lookup, conversion, JSON); get of the HelmRelease from kube-apiserver |
+//! | `get` | get one app through the server, consistent and `resourceVersion=0` | the handler's own work in-process (cache lookup, the kept app view); the same gets of the HelmRelease from kube-apiserver |
 //! | `create_update` | create / update an app through the server | create / update the same HelmRelease at kube-apiserver |
 //! | `watch_fanout` | 1,000 watches on the server, events delivered | one watch straight on kube-apiserver |
 //! | `memory` | RSS of a `kubectl-cozy serve` process, idle and with 10,000 apps | RSS of `kubectl-cozy --version` / `kinds list` |
@@ -43,7 +43,7 @@ use kubectl_cozy::kinds::Registry;
 use kubectl_cozy::kinds::registry::ServedKind;
 use kubectl_cozy::pki::{Ca, LeafSpec};
 use kubectl_cozy::storage::cache::WatchCache;
-use kubectl_cozy::storage::{Backend, cluster::ClusterStore, convert, embedded};
+use kubectl_cozy::storage::{Backend, ReadScope, cluster::ClusterStore, convert, embedded};
 
 use crate::support::bins;
 use crate::support::plane::{self, Plane, plane};
@@ -74,16 +74,18 @@ fn list() {
         let hr_list = format!("/apis/helm.toolkit.fluxcd.io/v2/namespaces/{ns}/helmreleases");
         let hr_list_rv0 = format!("{hr_list}?resourceVersion=0");
         let app_list = app_path(&ns, None);
-        let subjects: [(&kube::Client, &str); 3] = [
+        let app_list_rv0 = format!("{app_list}?resourceVersion=0");
+        let subjects: [(&kube::Client, &str); 4] = [
             (&direct, &hr_list),
             (&direct, &hr_list_rv0),
             (&through, &app_list),
+            (&through, &app_list_rv0),
         ];
-        let mut samples: [Samples; 3] = Default::default();
-        let mut bodies = [0usize; 3];
-        let mut counts = [0usize; 3];
+        let mut samples: [Samples; 4] = Default::default();
+        let mut bodies = [0usize; 4];
+        let mut counts = [0usize; 4];
         for round in 0..ROUNDS + 2 {
-            for k in rotation(round, 3) {
+            for k in rotation(round, 4) {
                 let (client, path) = subjects[k];
                 let (took, text) = request(client, Method::GET, path, None).await;
                 if round >= 2 {
@@ -95,21 +97,34 @@ fn list() {
             }
         }
         assert_eq!(
-            counts, [FLEET_CHUNK; 3],
+            counts, [FLEET_CHUNK; 4],
             "every list returns the whole namespace"
         );
 
-        // What the handler does in-process: scan the cache snapshot, convert, encode.
+        // What the handler does in-process: scan the cache snapshot and copy
+        // the kept app views; and the consistency check it runs meanwhile
+        // (the upstream metadata list of the namespace's Postgres apps).
         let kind = postgres(&server.registry);
         let mut in_process = Samples::default();
+        let mut check = Samples::default();
+        let store = ClusterStore::new(plane.client().await, GROUP);
+        let scope = ReadScope {
+            kind: "Postgres".to_owned(),
+            namespace: Some(ns.clone()),
+            release: None,
+        };
         for _ in 0..10 {
             let started = Instant::now();
             let bytes = list_in_process(&server.cache, &kind, &ns);
             in_process.push(started.elapsed());
             black_box(bytes);
+            let started = Instant::now();
+            let state = store.current_state(&scope).await.expect("upstream state");
+            check.push(started.elapsed());
+            assert_eq!(state.versions.map(|v| v.len()), Some(FLEET_CHUNK));
         }
 
-        let [direct_s, direct_rv0, server_s] = &samples;
+        let [direct_s, direct_rv0, server_s, server_rv0] = &samples;
         print_samples(
             &format!("list: {FLEET_CHUNK} apps in one namespace ({ROUNDS} rounds, interleaved)"),
             &[
@@ -123,10 +138,24 @@ fn list() {
                     direct_rv0,
                     kib(bodies[1]),
                 ),
-                ("server: list Postgres apps", server_s, kib(bodies[2])),
                 (
-                    "in-process: cache scan + to_app + JSON encode (no HTTP)",
+                    "server: list Postgres apps (consistent: checks upstream)",
+                    server_s,
+                    kib(bodies[2]),
+                ),
+                (
+                    "server: list Postgres apps, resourceVersion=0",
+                    server_rv0,
+                    kib(bodies[3]),
+                ),
+                (
+                    "in-process: cache scan + kept app views copied (no HTTP)",
                     &in_process,
+                    String::new(),
+                ),
+                (
+                    "in-process: the consistency check alone (upstream metadata list)",
+                    &check,
                     String::new(),
                 ),
             ],
@@ -140,12 +169,12 @@ fn list() {
                 "x",
             ),
             Target::info(
-                "list p50 ratio server / kube-apiserver (resourceVersion=0)",
-                server_s.p50() / direct_rv0.p50(),
+                "list p50 ratio server / kube-apiserver (both resourceVersion=0)",
+                server_rv0.p50() / direct_rv0.p50(),
                 "x",
             ),
             Target::info(
-                "list: share of server p50 spent in-process (scan, convert, encode)",
+                "list: share of server p50 spent in-process (scan, copy)",
                 in_process.p50() / server_s.p50() * 100.0,
                 "%",
             ),
@@ -162,6 +191,7 @@ fn list() {
 #[ignore = "benchmark: run with benches/server.sh"]
 fn get() {
     const ROUNDS: usize = 1_000;
+    const SUBJECTS: usize = 7;
     const IN_PROCESS: usize = 20_000;
     let plane = plane();
     let rt = client_runtime();
@@ -173,39 +203,64 @@ fn get() {
         let through = server.client().await;
         let kind = postgres(&server.registry);
         let names: Vec<String> = (0..100).map(|i| fleet_app(i * 37)).collect();
-        let mut samples: [Samples; 4] = Default::default();
+        let mut samples: [Samples; SUBJECTS] = Default::default();
         for round in 0..ROUNDS + 20 {
             let name = &names[round % names.len()];
-            let paths = [
-                hr_path(&ns, Some(&convert::release_name(&kind.resolved, name))),
+            let release = convert::release_name(&kind.resolved, name);
+            let selector = format!(
+                "labelSelector={}%3D{GROUP},{}%3DPostgres&fieldSelector=metadata.name%3D{release}&limit=2000",
+                convert::GROUP_LABEL,
+                convert::KIND_LABEL
+            );
+            let paths: [String; SUBJECTS] = [
+                hr_path(&ns, Some(&release)),
                 app_path(&ns, Some(name)),
+                format!("{}?resourceVersion=0", hr_path(&ns, Some(&release))),
+                format!("{}?resourceVersion=0", app_path(&ns, Some(name))),
                 "/version".to_owned(),
                 "/version".to_owned(),
+                format!("{}?{selector}", hr_path(&ns, None)),
             ];
-            let clients = [&direct, &through, &direct, &through];
-            for k in rotation(round, 4) {
-                let (took, text) = request(clients[k], Method::GET, &paths[k], None).await;
+            let clients = [
+                &direct, &through, &direct, &through, &direct, &through, &direct,
+            ];
+            for k in rotation(round, SUBJECTS) {
+                let accept = (k == 6).then_some(METADATA_LIST);
+                let (took, text) = request_as(clients[k], &paths[k], accept).await;
                 if round >= 20 {
                     samples[k].push(took);
-                } else if k == 1 {
+                } else if k == 1 || k == 3 {
                     let app: Value = serde_json::from_str(&text).expect("app JSON");
                     assert_eq!(app["metadata"]["name"], json!(name));
                     assert_eq!(app["kind"], "Postgres");
+                } else if k == 6 {
+                    assert_eq!(item_count(&text), 1, "{text}");
                 }
             }
         }
 
-        // The handler's own work, in-process: cache lookup and ownership
-        // check, conversion, JSON encoding; and what cloning the cached
-        // HelmRelease's metadata costs (to_app clones it whole).
+        // The handler's own work, in-process: the cache lookup and the app
+        // view kept with the object (made on the first read, copied after),
+        // which the targets compare against; and, for the first read of an
+        // object, what making the view costs: parse, conversion, encoding.
         let resolved = &kind.resolved;
         let mut in_process = Samples::default();
+        let mut first_read = Samples::default();
         let mut lookup = Samples::default();
         let mut to_app = Samples::default();
         let mut encode = Samples::default();
-        let mut meta_clone = Samples::default();
         for i in 0..IN_PROCESS {
             let release = convert::release_name(resolved, &names[i % names.len()]);
+            let t0 = Instant::now();
+            let view = server
+                .cache
+                .stored(&ns, &release)
+                .and_then(|stored| stored.app_view(resolved, kind.stamp))
+                .expect("cached");
+            let bytes = view.json.as_bytes().to_vec();
+            in_process.push(t0.elapsed());
+            black_box(bytes);
+
             let t0 = Instant::now();
             let hr = server
                 .cache
@@ -218,14 +273,10 @@ fn get() {
             let bytes = serde_json::to_vec(&app).expect("encode");
             let t3 = Instant::now();
             black_box(bytes);
-            let meta = hr["metadata"].clone();
-            let t4 = Instant::now();
-            black_box(meta);
             lookup.push(t1 - t0);
             to_app.push(t2 - t1);
             encode.push(t3 - t2);
-            in_process.push(t3 - t0);
-            meta_clone.push(t4 - t3);
+            first_read.push(t3 - t0);
         }
         let hr = server
             .cache
@@ -241,16 +292,38 @@ fn get() {
             size(&convert::to_app(resolved, &hr)),
         );
 
-        let [direct_get, server_get, direct_version, server_version] = &samples;
+        let [
+            direct_get,
+            server_get,
+            direct_cached,
+            server_cached,
+            direct_version,
+            server_version,
+            probe,
+        ] = &samples;
         print_samples(
             &format!("get: one app of {FLEET_CHUNK} ({ROUNDS} rounds, interleaved)"),
             &[
                 (
-                    "kube-apiserver: get HelmRelease",
+                    "kube-apiserver: get HelmRelease (consistent: etcd)",
                     direct_get,
                     String::new(),
                 ),
-                ("server: get Postgres app", server_get, String::new()),
+                (
+                    "server: get Postgres app (consistent: checks upstream)",
+                    server_get,
+                    String::new(),
+                ),
+                (
+                    "kube-apiserver: get HelmRelease, resourceVersion=0 (its cache)",
+                    direct_cached,
+                    String::new(),
+                ),
+                (
+                    "server: get Postgres app, resourceVersion=0 (its cache)",
+                    server_cached,
+                    String::new(),
+                ),
                 (
                     "kube-apiserver: GET /version (transport floor)",
                     direct_version,
@@ -262,40 +335,55 @@ fn get() {
                     String::new(),
                 ),
                 (
-                    "in-process: cache get + to_app + JSON encode",
+                    "kube-apiserver: the server's consistency check (metadata list, one name)",
+                    probe,
+                    String::new(),
+                ),
+                (
+                    "in-process: cache lookup + the object's kept app view, copied",
                     &in_process,
                     String::new(),
                 ),
                 (
-                    "  of which: cache get + ownership check",
+                    "in-process, an object's first read: parse + to_app + JSON encode",
+                    &first_read,
+                    String::new(),
+                ),
+                (
+                    "  of which: cache get (parse) + ownership check",
                     &lookup,
                     String::new(),
                 ),
                 ("  of which: convert::to_app", &to_app, String::new()),
                 ("  of which: JSON encode", &encode, String::new()),
-                (
-                    "  for comparison: clone of the HelmRelease's metadata",
-                    &meta_clone,
-                    String::new(),
-                ),
             ],
         );
         print_targets(&[
             Target::at_most(
-                "get p50 added by the server over its in-process cache read",
-                server_get.p50() - in_process.p50(),
+                "get from the cache (resourceVersion=0): p50 added over the in-process cache read",
+                server_cached.p50() - in_process.p50(),
                 1.0,
                 "ms",
             ),
             Target::info(
-                "get p50 ratio server / kube-apiserver",
+                "consistent get: p50 added over the in-process cache read",
+                server_get.p50() - in_process.p50(),
+                "ms",
+            ),
+            Target::info(
+                "consistent get: p50 ratio server / kube-apiserver",
                 server_get.p50() / direct_get.p50(),
                 "x",
             ),
             Target::info(
-                "get p50 server above its own /version floor",
-                server_get.p50() - server_version.p50(),
+                "consistent get: p50 over the cache get (the upstream check)",
+                server_get.p50() - server_cached.p50(),
                 "ms",
+            ),
+            Target::info(
+                "cache get: p50 ratio server / kube-apiserver (both resourceVersion=0)",
+                server_cached.p50() / direct_cached.p50(),
+                "x",
             ),
         ]);
     });
@@ -1314,26 +1402,34 @@ async fn fleet(plane: &Plane, apps: usize) -> Vec<String> {
     namespaces
 }
 
-/// What the list handler does, without HTTP.
+/// What the list handler does, without HTTP: a scan of the snapshot for the
+/// kind's objects in `ns`, their kept app views copied into one JSON list.
 fn list_in_process(cache: &WatchCache, kind: &ServedKind, ns: &str) -> Vec<u8> {
     let resolved = &kind.resolved;
     let (objects, revision) = cache.snapshot();
-    let items: Vec<Value> = objects
-        .iter()
-        .filter(|((namespace, _), stored)| {
-            namespace == ns && stored.kind_label() == Some(resolved.definition.kind.as_str())
-        })
-        .map(|(_, stored)| stored.value())
-        .filter(|hr| convert::owned_by(resolved, hr))
-        .map(|hr| convert::to_app(resolved, &hr))
-        .collect();
-    serde_json::to_vec(&json!({
+    let head = json!({
         "apiVersion": resolved.group_version(),
         "kind": "PostgresList",
         "metadata": {"resourceVersion": revision.to_string()},
-        "items": items,
-    }))
-    .expect("encode")
+    });
+    let mut bytes = serde_json::to_vec(&head).expect("encode");
+    bytes.pop();
+    bytes.extend_from_slice(b",\"items\":[");
+    let mut first = true;
+    for ((namespace, _), stored) in objects.iter() {
+        if namespace != ns || stored.kind_label() != Some(resolved.definition.kind.as_str()) {
+            continue;
+        }
+        if let Some(view) = stored.app_view(resolved, kind.stamp) {
+            if !first {
+                bytes.push(b',');
+            }
+            first = false;
+            bytes.extend_from_slice(view.json.as_bytes());
+        }
+    }
+    bytes.extend_from_slice(b"]}");
+    bytes
 }
 
 // ---------------------------------------------------------------------------
@@ -1360,6 +1456,24 @@ async fn request(
         .request_text(req)
         .await
         .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+    (started.elapsed(), text)
+}
+
+/// `Accept` of a metadata-only list, as the consistency check sends it.
+const METADATA_LIST: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+
+/// A GET with an optional `Accept`, timed as [`request`] does.
+async fn request_as(client: &kube::Client, path: &str, accept: Option<&str>) -> (Duration, String) {
+    let mut builder = Request::builder().method(Method::GET).uri(path);
+    if let Some(accept) = accept {
+        builder = builder.header(header::ACCEPT, accept);
+    }
+    let req = builder.body(Vec::new()).expect("request");
+    let started = Instant::now();
+    let text = client
+        .request_text(req)
+        .await
+        .unwrap_or_else(|e| panic!("GET {path}: {e}"));
     (started.elapsed(), text)
 }
 

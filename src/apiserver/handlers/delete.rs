@@ -135,13 +135,9 @@ pub(super) async fn delete_collection(call: &Call<'_>) -> Result<Response<Body>,
     let namespace = call.req.namespace.clone().unwrap_or_default();
     let (objects, _) = call.state.cache.snapshot();
     let names: Vec<String> = objects
-        .values()
-        .filter_map(|release| filter.app(call, release))
-        .filter_map(|app| {
-            app.pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
+        .iter()
+        .filter_map(|(key, release)| filter.app(call, key, release))
+        .map(|app| app.name.to_string())
         .collect();
     let mut deleted = Vec::new();
     for name in names {

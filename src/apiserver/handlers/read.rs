@@ -5,6 +5,7 @@
 //! representations kubectl and controllers ask for (JSON, Table,
 //! PartialObjectMetadata(List)).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -17,8 +18,8 @@ use crate::apiserver::response::{self, Body};
 use crate::apiserver::selectors::{FieldSelector, LabelSelector};
 use crate::apiserver::status::{ApiError, from_store};
 use crate::apiserver::table;
-use crate::storage::cache::{Objects, Stored, snapshot_is_current};
-use crate::storage::convert;
+use crate::storage::cache::{Key, Objects, Stored, snapshot_is_current};
+use crate::storage::convert::{self, AppView};
 use crate::storage::{ReadScope, UpstreamState};
 
 /// get (also `/status`).
@@ -37,7 +38,15 @@ pub(super) async fn get(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     {
         ensure_current(call, Some(name)).await?;
     }
-    let app = current_app(call, namespace, name)?;
+    let view = current_view(call, namespace, name)?;
+    if repr == Representation::Json {
+        return Ok(response::encoded_json(
+            StatusCode::OK,
+            view.json.as_bytes().to_vec(),
+            negotiate::content_type_of(repr),
+        ));
+    }
+    let app = view.value();
     let body = match repr {
         Representation::Json => app,
         Representation::Table { include_object } => table::build_table(
@@ -121,12 +130,16 @@ fn is_most_recent(call: &Call<'_>) -> bool {
 
 /// The app `name` as the cache holds it, or 404.
 pub(super) fn current_app(call: &Call<'_>, namespace: &str, name: &str) -> Result<Value, ApiError> {
-    let resolved = &call.kind.resolved;
+    current_view(call, namespace, name).map(|view| view.value())
+}
+
+/// [`current_app`], as the view kept with the cached object.
+fn current_view(call: &Call<'_>, namespace: &str, name: &str) -> Result<Arc<AppView>, ApiError> {
+    let kind = &call.kind;
     call.state
         .cache
-        .get(namespace, &convert::release_name(resolved, name))
-        .filter(|hr| convert::owned_by(resolved, hr))
-        .map(|hr| convert::to_app(resolved, &hr))
+        .stored(namespace, &convert::release_name(&kind.resolved, name))
+        .and_then(|stored| stored.app_view(&kind.resolved, kind.stamp))
         .ok_or_else(|| ApiError::not_found(&call.group_resource(), name))
 }
 
@@ -160,44 +173,25 @@ impl Filter {
         })
     }
 
-    /// The app for `stored` if it is of this kind and matches (HelmReleases
-    /// of other kinds are skipped without parsing them).
-    pub(super) fn app(&self, call: &Call<'_>, stored: &Stored) -> Option<Value> {
-        let resolved = &call.kind.resolved;
-        if stored.kind_label() != Some(resolved.definition.kind.as_str()) {
+    /// The app for `stored` (at `key`) if it is of this kind and matches;
+    /// HelmReleases of other kinds are skipped without parsing them, and the
+    /// app itself is the one kept with the cached object.
+    pub(super) fn app(
+        &self,
+        call: &Call<'_>,
+        (namespace, _): &Key,
+        stored: &Stored,
+    ) -> Option<Arc<AppView>> {
+        let kind = &call.kind;
+        if stored.kind_label() != Some(kind.resolved.definition.kind.as_str()) {
             return None;
         }
-        let release = &stored.value();
-        if let Some(ns) = &self.namespace
-            && release
-                .pointer("/metadata/namespace")
-                .and_then(Value::as_str)
-                != Some(ns)
-        {
+        if self.namespace.as_ref().is_some_and(|ns| ns != namespace) {
             return None;
         }
-        if !convert::owned_by(resolved, release) {
-            return None;
-        }
-        let app = convert::to_app(resolved, release);
-        let name = app
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let namespace = app
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if !self.fields.matches(name, namespace) {
-            return None;
-        }
-        if !self
-            .labels
-            .matches(app.pointer("/metadata/labels").and_then(Value::as_object))
-        {
-            return None;
-        }
-        Some(app)
+        let view = stored.app_view(&kind.resolved, kind.stamp)?;
+        (self.fields.matches(&view.name, namespace) && self.labels.matches(Some(&view.labels)))
+            .then_some(view)
     }
 }
 
@@ -391,7 +385,7 @@ fn render_list(
         None => objects.range::<_, (String, String)>(..),
     };
     for (key, release) in range {
-        if let Some(app) = filter.app(call, release) {
+        if let Some(app) = filter.app(call, key, release) {
             if count == limit {
                 more = true;
                 break;
@@ -401,10 +395,9 @@ fn render_list(
                 if count > 1 {
                     encoded.push(b',');
                 }
-                serde_json::to_writer(&mut encoded, &app)
-                    .map_err(|e| ApiError::internal(e.to_string()))?;
+                encoded.extend_from_slice(app.json.as_bytes());
             } else {
-                items.push(app);
+                items.push(app.value());
             }
             last_key = Some(key.clone());
         }

@@ -97,8 +97,9 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         }
         let (objects, revision) = cache.snapshot();
         let apps: Vec<Value> = objects
-            .values()
-            .filter_map(|release| filter.app(call, release))
+            .iter()
+            .filter_map(|(key, release)| filter.app(call, key, release))
+            .map(|app| app.value())
             .collect();
         (apps, revision)
     } else {
