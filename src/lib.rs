@@ -8,6 +8,7 @@
 //! kubeconfig resolution ([`kubeconfig`]), output rendering ([`output`]) and
 //! shell completion ([`complete`]).
 
+pub mod allocator;
 pub mod apiserver;
 pub mod auth;
 pub mod cli;

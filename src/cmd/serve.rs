@@ -100,6 +100,7 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     if args.print_rbac {
         return print_rbac(&args, &registry, ctx);
     }
+    crate::allocator::tune_for_server();
     for warning in registry.snapshot().warnings() {
         tracing::warn!("{warning}");
     }

@@ -614,7 +614,10 @@ mod tests {
     fn app_views_are_made_once_per_served_kind() {
         let text = "kind: Postgres\nopenAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
                     release:\n  chart: {name: postgres, version: 0.1.0, sourceRef: {kind: HelmRepository, name: apps}}\n";
-        let kind = crate::kinds::load::load_text(text, "test").unwrap().kinds.remove(0);
+        let kind = crate::kinds::load::load_text(text, "test")
+            .unwrap()
+            .kinds
+            .remove(0);
         let app = json!({
             "apiVersion": kind.group_version(), "kind": "Postgres",
             "metadata": {"name": "db", "namespace": "ns", "labels": {"team": "a"}},
@@ -625,8 +628,7 @@ mod tests {
         let stored = Stored::new(&release);
 
         let view = stored.app_view(&kind, 1).expect("owned");
-        assert_eq!(&*view.name, "db");
-        assert_eq!(view.labels.get("team"), Some(&json!("a")));
+        assert_eq!(view.labels().get("team"), Some(&json!("a")));
         assert_eq!(view.value()["spec"], json!({"size": "1Gi"}));
         assert_eq!(view.value(), convert::to_app(&kind, &release));
         // Kept: the same view again for the same kind, a new one for a reloaded kind.

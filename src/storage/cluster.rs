@@ -232,25 +232,9 @@ impl ClusterStore {
     /// Creates a HelmRelease.
     pub async fn create(&self, object: Value, dry_run: bool) -> Result<Value, StoreError> {
         let namespace = namespace_of(&object);
-        let object: DynamicObject =
-            serde_json::from_value(object).map_err(|e| StoreError::Internal(e.to_string()))?;
-        let params = PostParams {
-            dry_run,
-            field_manager: Some("kubectl-cozy".into()),
-        };
-        if self.impersonate {
-            let body =
-                serde_json::to_vec(&object).map_err(|e| StoreError::Internal(e.to_string()))?;
-            return self
-                .send_impersonated(self.raw(&namespace).create(&params, body))
-                .await
-                .and_then(object_or_status);
-        }
-        self.namespaced(&namespace)
-            .create(&params, &object)
+        let body = encode(&object)?;
+        self.write(self.raw(&namespace).create(&write_params(dry_run), body))
             .await
-            .map(to_value)
-            .map_err(upstream)
     }
 
     /// Replaces a HelmRelease; `metadata.resourceVersion` is the precondition.
@@ -259,26 +243,32 @@ impl ClusterStore {
         let name = object
             .pointer("/metadata/name")
             .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let object: DynamicObject =
-            serde_json::from_value(object).map_err(|e| StoreError::Internal(e.to_string()))?;
-        let params = PostParams {
-            dry_run,
-            field_manager: Some("kubectl-cozy".into()),
-        };
+            .unwrap_or_default();
+        let body = encode(&object)?;
+        self.write(
+            self.raw(&namespace)
+                .replace(name, &write_params(dry_run), body),
+        )
+        .await
+    }
+
+    /// Sends a create or update as JSON both ways (no typed round trip), as
+    /// the requesting user when impersonating.
+    async fn write(
+        &self,
+        request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+    ) -> Result<Value, StoreError> {
+        let mut request =
+            request.map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
         if self.impersonate {
-            let body =
-                serde_json::to_vec(&object).map_err(|e| StoreError::Internal(e.to_string()))?;
-            return self
-                .send_impersonated(self.raw(&namespace).replace(&name, &params, body))
-                .await
-                .and_then(object_or_status);
+            let user = crate::auth::current_user().ok_or_else(|| {
+                StoreError::Internal("impersonation is on but the request has no user".to_owned())
+            })?;
+            impersonation_headers(&user, request.headers_mut())?;
         }
-        self.namespaced(&namespace)
-            .replace(&name, &params, &object)
+        self.client
+            .request::<Value>(request)
             .await
-            .map(to_value)
             .map_err(upstream)
     }
 
@@ -324,18 +314,15 @@ impl ClusterStore {
     }
 }
 
-/// A write's answer must be the object; a `Status` in its place is an error.
-fn object_or_status(
-    answer: either::Either<DynamicObject, kube::core::Status>,
-) -> Result<Value, StoreError> {
-    match answer {
-        either::Either::Left(object) => Ok(to_value(object)),
-        either::Either::Right(status) => Err(StoreError::Upstream {
-            code: status.code,
-            reason: status.reason,
-            message: status.message,
-        }),
+fn write_params(dry_run: bool) -> PostParams {
+    PostParams {
+        dry_run,
+        field_manager: Some("kubectl-cozy".into()),
     }
+}
+
+fn encode(object: &Value) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(object).map_err(|e| StoreError::Internal(format!("encode: {e}")))
 }
 
 /// client-go's impersonation headers for `user` (`transport/round_trippers.go`):

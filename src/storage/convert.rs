@@ -101,23 +101,39 @@ pub fn owned_by(kind: &ResolvedKind, release: &Value) -> bool {
             .is_some()
 }
 
-/// An app as get and list serve it, made once per stored HelmRelease and
-/// kept with it (see [`crate::storage::cache::Stored::app_view`]): its
-/// compact JSON, and what selectors match on.
+/// An app as get and list serve it: its compact JSON, made once per stored
+/// HelmRelease and kept with it (see
+/// [`crate::storage::cache::Stored::app_view`]). Only the JSON is kept (its
+/// name is the HelmRelease's less the prefix; labels are read from it when a
+/// selector asks), so that keeping views costs about the size of the app.
 #[derive(Debug)]
 pub struct AppView {
     /// The app, encoded.
     pub json: Box<str>,
-    /// `metadata.name`.
-    pub name: Box<str>,
-    /// `metadata.labels` (the user's labels, restored).
-    pub labels: Map<String, Value>,
 }
 
 impl AppView {
     /// The app, parsed.
     pub fn value(&self) -> Value {
         serde_json::from_str(&self.json).unwrap_or(Value::Null)
+    }
+
+    /// `metadata.labels`, read from the JSON without parsing the rest into values.
+    pub fn labels(&self) -> Map<String, Value> {
+        #[derive(serde::Deserialize)]
+        struct App {
+            #[serde(default)]
+            metadata: Metadata,
+        }
+        #[derive(serde::Deserialize, Default)]
+        struct Metadata {
+            #[serde(default)]
+            labels: Option<Map<String, Value>>,
+        }
+        serde_json::from_str::<App>(&self.json)
+            .ok()
+            .and_then(|app| app.metadata.labels)
+            .unwrap_or_default()
     }
 }
 
@@ -126,18 +142,10 @@ pub fn app_view(kind: &ResolvedKind, release: &Value) -> Option<AppView> {
     if !owned_by(kind, release) {
         return None;
     }
-    let mut app = to_app(kind, release);
-    let name = app
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .into();
-    let json = serde_json::to_string(&app).ok()?.into_boxed_str();
-    let labels = match app.pointer_mut("/metadata/labels").map(Value::take) {
-        Some(Value::Object(labels)) => labels,
-        _ => Map::new(),
-    };
-    Some(AppView { json, name, labels })
+    let json = serde_json::to_string(&to_app(kind, release))
+        .ok()?
+        .into_boxed_str();
+    Some(AppView { json })
 }
 
 /// Converts an app (already validated and defaulted) into its HelmRelease.

@@ -136,8 +136,9 @@ pub(super) async fn delete_collection(call: &Call<'_>) -> Result<Response<Body>,
     let (objects, _) = call.state.cache.snapshot();
     let names: Vec<String> = objects
         .iter()
-        .filter_map(|(key, release)| filter.app(call, key, release))
-        .map(|app| app.name.to_string())
+        .filter(|(key, release)| filter.app(call, key, release).is_some())
+        .filter_map(|((_, release), _)| convert::app_name(&call.kind.resolved, release))
+        .map(str::to_owned)
         .collect();
     let mut deleted = Vec::new();
     for name in names {

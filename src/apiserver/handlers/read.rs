@@ -179,7 +179,7 @@ impl Filter {
     pub(super) fn app(
         &self,
         call: &Call<'_>,
-        (namespace, _): &Key,
+        (namespace, release): &Key,
         stored: &Stored,
     ) -> Option<Arc<AppView>> {
         let kind = &call.kind;
@@ -189,9 +189,12 @@ impl Filter {
         if self.namespace.as_ref().is_some_and(|ns| ns != namespace) {
             return None;
         }
+        let name = convert::app_name(&kind.resolved, release)?;
+        if !self.fields.matches(name, namespace) {
+            return None;
+        }
         let view = stored.app_view(&kind.resolved, kind.stamp)?;
-        (self.fields.matches(&view.name, namespace) && self.labels.matches(Some(&view.labels)))
-            .then_some(view)
+        (self.labels.is_empty() || self.labels.matches(Some(&view.labels()))).then_some(view)
     }
 }
 
