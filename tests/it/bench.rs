@@ -412,14 +412,13 @@ fn create_update() {
         let json_body = |v: &Value| Some(("application/json", serde_json::to_vec(v).unwrap()));
 
         // create: app through the server, its HelmRelease straight at
-        // kube-apiserver; plus the pieces the server's create is made of.
+        // kube-apiserver; plus what the server's writes wait for.
         let mut create: [Samples; 2] = Default::default();
-        let mut ns_get = Samples::default();
         let mut watch_lag = Samples::default();
         let mut server_apps = Vec::new();
         let mut direct_releases = Vec::new();
         for round in 0..WARMUP + ROUNDS {
-            for k in rotation(round, 3) {
+            for k in rotation(round, 2) {
                 match k {
                     0 => {
                         let app = user_app(&ns, &format!("s-{round}"), round);
@@ -435,7 +434,7 @@ fn create_update() {
                         }
                         server_apps.push(serde_json::from_str::<Value>(&text).unwrap());
                     }
-                    1 => {
+                    _ => {
                         let release = stored_release(&kind, &ns, &format!("d-{round}"), round);
                         let (took, text) = request(
                             &direct,
@@ -462,18 +461,6 @@ fn create_update() {
                             watch_lag.push(responded.elapsed());
                         }
                         direct_releases.push(created);
-                    }
-                    _ => {
-                        let (took, _) = request(
-                            &direct,
-                            Method::GET,
-                            &format!("/api/v1/namespaces/{ns}"),
-                            None,
-                        )
-                        .await;
-                        if round >= WARMUP {
-                            ns_get.push(took);
-                        }
                     }
                 }
             }
@@ -545,11 +532,6 @@ fn create_update() {
                 (
                     "server: update (PUT) Postgres app",
                     server_update,
-                    String::new(),
-                ),
-                (
-                    "part of server create: kube-apiserver GET namespace",
-                    &ns_get,
                     String::new(),
                 ),
                 (
