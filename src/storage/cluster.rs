@@ -113,10 +113,7 @@ impl ClusterStore {
     ) -> Result<either::Either<DynamicObject, kube::core::Status>, StoreError> {
         let mut request =
             request.map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
-        let user = crate::auth::current_user().ok_or_else(|| {
-            StoreError::Internal("impersonation is on but the request has no user".to_owned())
-        })?;
-        impersonation_headers(&user, request.headers_mut())?;
+        impersonate(&mut request)?;
         self.client
             .request_status::<DynamicObject>(request)
             .await
@@ -261,10 +258,7 @@ impl ClusterStore {
         let mut request =
             request.map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
         if self.impersonate {
-            let user = crate::auth::current_user().ok_or_else(|| {
-                StoreError::Internal("impersonation is on but the request has no user".to_owned())
-            })?;
-            impersonation_headers(&user, request.headers_mut())?;
+            impersonate(&mut request)?;
         }
         self.client
             .request::<Value>(request)
@@ -323,6 +317,15 @@ fn write_params(dry_run: bool) -> PostParams {
 
 fn encode(object: &Value) -> Result<Vec<u8>, StoreError> {
     serde_json::to_vec(object).map_err(|e| StoreError::Internal(format!("encode: {e}")))
+}
+
+/// Makes `request` act as the requesting user; refused when there is none in
+/// scope, rather than sent with the server's identity.
+fn impersonate(request: &mut http::Request<Vec<u8>>) -> Result<(), StoreError> {
+    let user = crate::auth::current_user().ok_or_else(|| {
+        StoreError::Internal("impersonation is on but the request has no user".to_owned())
+    })?;
+    impersonation_headers(&user, request.headers_mut())
 }
 
 /// client-go's impersonation headers for `user` (`transport/round_trippers.go`):
