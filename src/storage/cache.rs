@@ -138,46 +138,8 @@ pub struct CacheEvent {
     pub previous: Option<Arc<Stored>>,
     /// The revision the change brought the cache to.
     pub revision: u64,
-    /// What watchers derive from this event, made once and shared by all of
-    /// them (the API layer's app views and their JSON), so that a thousand
-    /// watchers cost one conversion per event, not a thousand.
-    pub views: EventViews,
-}
-
-impl CacheEvent {
-    /// [`CacheEvent::object`], parsed once for every watcher.
-    pub fn object_value(&self) -> Arc<Value> {
-        self.views
-            .parsed_object
-            .get_or_init(|| Arc::new(self.object.value()))
-            .clone()
-    }
-
-    /// [`CacheEvent::previous`], parsed once for every watcher.
-    pub fn previous_value(&self) -> Option<Arc<Value>> {
-        let previous = self.previous.as_ref()?;
-        Some(
-            self.views
-                .parsed_previous
-                .get_or_init(|| Arc::new(previous.value()))
-                .clone(),
-        )
-    }
-}
-
-/// Per-event memo of derived views; see [`CacheEvent::views`].
-#[derive(Debug, Clone, Default)]
-pub struct EventViews {
-    /// [`CacheEvent::object`], parsed.
-    pub parsed_object: std::sync::OnceLock<Arc<Value>>,
-    /// [`CacheEvent::previous`], parsed.
-    pub parsed_previous: std::sync::OnceLock<Arc<Value>>,
-    /// A view of [`CacheEvent::object`].
-    pub object: std::sync::OnceLock<Arc<Value>>,
-    /// A view of [`CacheEvent::previous`].
-    pub previous: std::sync::OnceLock<Arc<Value>>,
-    /// The JSON encoding of the `object` view.
-    pub object_json: std::sync::OnceLock<bytes::Bytes>,
+    /// `(namespace, name)` of the object.
+    pub key: Key,
 }
 
 struct State {
@@ -496,7 +458,7 @@ impl Sync {
             StoreEvent::Added(o) | StoreEvent::Modified(o) => {
                 let key = object_key(&o);
                 let o = Arc::new(Stored::new(&o));
-                let previous = state.objects.insert(key, o.clone());
+                let previous = state.objects.insert(key.clone(), o.clone());
                 let event_type = if previous.is_some() {
                     EventType::Modified
                 } else {
@@ -507,18 +469,19 @@ impl Sync {
                     object: o,
                     previous,
                     revision,
-                    views: EventViews::default(),
+                    key,
                 }
             }
             StoreEvent::Deleted(o) => {
-                let previous = state.objects.remove(&object_key(&o));
+                let key = object_key(&o);
+                let previous = state.objects.remove(&key);
                 let o = Arc::new(Stored::new(&o));
                 CacheEvent {
                     event_type: EventType::Deleted,
                     object: o,
                     previous,
                     revision,
-                    views: EventViews::default(),
+                    key,
                 }
             }
         };
@@ -540,7 +503,7 @@ impl Sync {
                     object: object.clone(),
                     previous: None,
                     revision,
-                    views: EventViews::default(),
+                    key: key.clone(),
                 }),
                 Some(old) if old.resource_version() != object.resource_version() => {
                     changes.push(CacheEvent {
@@ -548,7 +511,7 @@ impl Sync {
                         object: object.clone(),
                         previous: Some(old.clone()),
                         revision,
-                        views: EventViews::default(),
+                        key: key.clone(),
                     })
                 }
                 Some(_) => {}
@@ -561,7 +524,7 @@ impl Sync {
                     object: object.clone(),
                     previous: Some(object.clone()),
                     revision,
-                    views: EventViews::default(),
+                    key: key.clone(),
                 });
             }
         }

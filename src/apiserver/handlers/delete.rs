@@ -136,7 +136,7 @@ pub(super) async fn delete_collection(call: &Call<'_>) -> Result<Response<Body>,
     let (objects, _) = call.state.cache.snapshot();
     let names: Vec<String> = objects
         .iter()
-        .filter(|(key, release)| filter.app(call, key, release).is_some())
+        .filter(|(key, release)| filter.app(&call.kind, key, release).is_some())
         .filter_map(|((_, release), _)| convert::app_name(&call.kind.resolved, release))
         .map(str::to_owned)
         .collect();

@@ -18,6 +18,7 @@ use crate::apiserver::response::{self, Body};
 use crate::apiserver::selectors::{FieldSelector, LabelSelector};
 use crate::apiserver::status::{ApiError, from_store};
 use crate::apiserver::table;
+use crate::kinds::registry::ServedKind;
 use crate::storage::cache::{Key, Objects, Stored, snapshot_is_current};
 use crate::storage::convert::{self, AppView};
 use crate::storage::{ReadScope, UpstreamState};
@@ -178,11 +179,10 @@ impl Filter {
     /// app itself is the one kept with the cached object.
     pub(super) fn app(
         &self,
-        call: &Call<'_>,
+        kind: &ServedKind,
         (namespace, release): &Key,
         stored: &Stored,
     ) -> Option<Arc<AppView>> {
-        let kind = &call.kind;
         if stored.kind_label() != Some(kind.resolved.definition.kind.as_str()) {
             return None;
         }
@@ -388,7 +388,7 @@ fn render_list(
         None => objects.range::<_, (String, String)>(..),
     };
     for (key, release) in range {
-        if let Some(app) = filter.app(call, key, release) {
+        if let Some(app) = filter.app(&call.kind, key, release) {
             if count == limit {
                 more = true;
                 break;

@@ -6,7 +6,7 @@
 //! bookmarks, `timeoutSeconds`, selectors (objects leaving a selector are
 //! sent as DELETED), and JSON / Table / PartialObjectMetadata events.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -22,7 +22,7 @@ use crate::apiserver::status::ApiError;
 use crate::apiserver::table;
 use crate::kinds::registry::ServedKind;
 use crate::storage::cache::{CacheEvent, EventType};
-use crate::storage::convert;
+use crate::storage::convert::AppView;
 
 /// How often an idle watch with bookmarks gets one.
 const BOOKMARK_EVERY: Duration = Duration::from_secs(30);
@@ -96,10 +96,9 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             }
         }
         let (objects, revision) = cache.snapshot();
-        let apps: Vec<Value> = objects
+        let apps: Vec<Arc<AppView>> = objects
             .iter()
-            .filter_map(|(key, release)| filter.app(call, key, release))
-            .map(|app| app.value())
+            .filter_map(|(key, release)| filter.app(&call.kind, key, release))
             .collect();
         (apps, revision)
     } else {
@@ -144,14 +143,14 @@ struct Stream {
 impl Stream {
     async fn run(
         mut self,
-        initial: Vec<Value>,
+        initial: Vec<Arc<AppView>>,
         send_initial: bool,
         backlog: Vec<std::sync::Arc<CacheEvent>>,
         mut rx: broadcast::Receiver<std::sync::Arc<CacheEvent>>,
         timeout: Duration,
     ) {
         for app in &initial {
-            if !self.send("ADDED", app, None).await {
+            if !self.send("ADDED", app).await {
                 return;
             }
         }
@@ -194,37 +193,34 @@ impl Stream {
     }
 
     /// Sends the client's view of one cache event; false when the client left.
+    /// The app views are the ones kept with the cached objects, so a thousand
+    /// watchers cost one conversion per event, not a thousand.
     async fn event(&mut self, event: &CacheEvent) -> bool {
         self.revision = event.revision;
-        let resolved = &self.kind.resolved;
-        let views = &event.views;
-        let object = event.object_value();
+        let kind = &self.kind;
         let before = event
-            .previous_value()
-            .and_then(|p| self.matches(&p, Some(&views.previous)));
+            .previous
+            .as_ref()
+            .and_then(|previous| self.filter.app(kind, &event.key, previous));
         let after = match event.event_type {
             EventType::Deleted => None,
-            _ => self.matches(&object, Some(&views.object)),
+            _ => self.filter.app(kind, &event.key, &event.object),
         };
-        let memo = Some(&views.object_json);
         match (before, after) {
-            (None, Some(app)) => self.send("ADDED", &app, memo).await,
-            (Some(_), Some(app)) => self.send("MODIFIED", &app, memo).await,
-            (Some(_), None)
-                if convert::owned_by(resolved, &object)
-                    || event.event_type == EventType::Deleted =>
-            {
-                let app = views
+            (None, Some(app)) => self.send("ADDED", &app).await,
+            (Some(_), Some(app)) => self.send("MODIFIED", &app).await,
+            // Deleted, or no longer selected: its last state, if still an app of this kind.
+            (Some(old), None) => {
+                let last = event
                     .object
-                    .get_or_init(|| Arc::new(convert::to_app(resolved, &object)))
-                    .clone();
-                self.send("DELETED", &app, memo).await
+                    .app_view(&kind.resolved, kind.stamp)
+                    .unwrap_or(old);
+                self.send("DELETED", &last).await
             }
-            (Some(old), None) => self.send("DELETED", &old, None).await,
             (None, None) if event.event_type == EventType::Deleted && event.previous.is_none() => {
                 // A deletion seen only after a relist: no previous state known.
-                match self.matches(&object, Some(&views.object)) {
-                    Some(app) => self.send("DELETED", &app, memo).await,
+                match self.filter.app(kind, &event.key, &event.object) {
+                    Some(app) => self.send("DELETED", &app).await,
                     None => true,
                 }
             }
@@ -232,67 +228,17 @@ impl Stream {
         }
     }
 
-    /// The app view of `release` if this watch selects it. Ownership and
-    /// namespace are checked on the HelmRelease; the conversion is made once
-    /// per event (`memo`) whatever the number of watchers.
-    fn matches(&self, release: &Value, memo: Option<&OnceLock<Arc<Value>>>) -> Option<Arc<Value>> {
-        let resolved = &self.kind.resolved;
-        if !convert::owned_by(resolved, release) {
-            return None;
-        }
-        if let Some(ns) = &self.filter.namespace
-            && release
-                .pointer("/metadata/namespace")
-                .and_then(Value::as_str)
-                != Some(ns)
-        {
-            return None;
-        }
-        let convert = || Arc::new(convert::to_app(resolved, release));
-        let app = match memo {
-            Some(memo) => memo.get_or_init(convert).clone(),
-            None => convert(),
-        };
-        let name = app
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let namespace = app
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        (self.filter.fields.matches(name, namespace)
-            && self
-                .filter
-                .labels
-                .matches(app.pointer("/metadata/labels").and_then(Value::as_object)))
-        .then_some(app)
-    }
-
-    /// Sends one event. For plain JSON, `json_memo` shares the encoded
-    /// object between every watcher of the same cache event.
-    async fn send(
-        &mut self,
-        event_type: &str,
-        app: &Value,
-        json_memo: Option<&OnceLock<Bytes>>,
-    ) -> bool {
+    /// Sends one event. Plain JSON copies the app's kept encoding.
+    async fn send(&mut self, event_type: &str, app: &AppView) -> bool {
         let object = match self.repr {
-            Representation::Json => {
-                let encode = || Bytes::from(serde_json::to_vec(app).unwrap_or_default());
-                let encoded = match json_memo {
-                    Some(memo) => memo.get_or_init(encode).clone(),
-                    None => encode(),
-                };
-                return self.raw_line(event_type, &encoded).await;
-            }
+            Representation::Json => return self.raw_line(event_type, app.json.as_bytes()).await,
             Representation::PartialObjectMetadata | Representation::PartialObjectMetadataList => {
-                table::partial_object_metadata(app)
+                table::partial_object_metadata(&app.value())
             }
             Representation::Table { include_object } => {
                 let mut t = table::build_table(
                     &self.kind.resolved,
-                    &[app],
+                    &[&app.value()],
                     include_object,
                     json!({}),
                     true,
