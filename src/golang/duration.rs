@@ -210,7 +210,10 @@ pub fn parse_duration(input: &str) -> Result<GoDuration, DurationError> {
                 return Err(invalid());
             }
         }
-        d = d.checked_add(v).filter(|d| *d <= TWO_63).ok_or_else(invalid)?;
+        d = d
+            .checked_add(v)
+            .filter(|d| *d <= TWO_63)
+            .ok_or_else(invalid)?;
     }
     if neg {
         // d <= 2^63, so this is exact, -2^63 included.
@@ -313,7 +316,10 @@ mod tests {
             ("3h30m", 3 * H + 30 * M),
             ("10.5s4m", 4 * M + 10 * S + 500 * MS),
             ("-2m3.4s", -(2 * M + 3 * S + 400 * MS)),
-            ("1h2m3s4ms5us6ns", H + 2 * M + 3 * S + 4 * MS + 5 * US + 6 * NS),
+            (
+                "1h2m3s4ms5us6ns",
+                H + 2 * M + 3 * S + 4 * MS + 5 * US + 6 * NS,
+            ),
             ("39h9m14.425s", 39 * H + 9 * M + 14 * S + 425 * MS),
             ("52763797000ns", 52763797000 * NS),
             ("0.3333333333333333333h", 20 * M),
@@ -357,12 +363,27 @@ mod tests {
                 "\u{fffd} hello \u{fffd} world",
                 r#"time: invalid duration "\xef\xbf\xbd hello \xef\xbf\xbd world""#,
             ),
-            ("9223372036854775810ns", r#"time: invalid duration "9223372036854775810ns""#),
-            ("9223372036854775808ns", r#"time: invalid duration "9223372036854775808ns""#),
-            ("-9223372036854775809ns", r#"time: invalid duration "-9223372036854775809ns""#),
-            ("9223372036854776us", r#"time: invalid duration "9223372036854776us""#),
+            (
+                "9223372036854775810ns",
+                r#"time: invalid duration "9223372036854775810ns""#,
+            ),
+            (
+                "9223372036854775808ns",
+                r#"time: invalid duration "9223372036854775808ns""#,
+            ),
+            (
+                "-9223372036854775809ns",
+                r#"time: invalid duration "-9223372036854775809ns""#,
+            ),
+            (
+                "9223372036854776us",
+                r#"time: invalid duration "9223372036854776us""#,
+            ),
             ("3000000h", r#"time: invalid duration "3000000h""#),
-            ("9223372036854775.808us", r#"time: invalid duration "9223372036854775.808us""#),
+            (
+                "9223372036854775.808us",
+                r#"time: invalid duration "9223372036854775.808us""#,
+            ),
             (
                 "9223372036854ms775us808ns",
                 r#"time: invalid duration "9223372036854ms775us808ns""#,
@@ -410,7 +431,13 @@ mod tests {
             Some(std::time::Duration::from_millis(1500))
         );
         assert_eq!(GoDuration::from_nanos(-1).to_std(), None);
-        assert_eq!(GoDuration::from_nanos_saturating(i128::MAX).as_nanos(), i64::MAX);
-        assert_eq!(GoDuration::from_nanos_saturating(i128::MIN).as_nanos(), i64::MIN);
+        assert_eq!(
+            GoDuration::from_nanos_saturating(i128::MAX).as_nanos(),
+            i64::MAX
+        );
+        assert_eq!(
+            GoDuration::from_nanos_saturating(i128::MIN).as_nanos(),
+            i64::MIN
+        );
     }
 }

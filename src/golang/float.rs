@@ -41,7 +41,12 @@ pub fn format_e(f: f64) -> String {
         return s.to_owned();
     }
     if f == 0.0 {
-        return if f.is_sign_negative() { "-0e+00" } else { "0e+00" }.to_owned();
+        return if f.is_sign_negative() {
+            "-0e+00"
+        } else {
+            "0e+00"
+        }
+        .to_owned();
     }
     let (mantissa, exp) = shortest_exp(f);
     let sign = if exp < 0 { '-' } else { '+' };
@@ -107,6 +112,10 @@ mod tests {
     /// precision -1) and `src/fmt/fmt_test.go` (`%g`, `%v` and `%#v` of
     /// float64, and the infinities and NaN).
     #[test]
+    #[expect(
+        clippy::excessive_precision,
+        reason = "Go's rows spell these literals with more digits than a float64 holds"
+    )]
     fn format_float_matches_go() {
         const BELOW_1E23: f64 = 99_999_999_999_999_974_834_176.0;
         const ABOVE_1E23: f64 = 100_000_000_000_000_008_388_608.0;

@@ -176,7 +176,12 @@ mod tests {
             (9 * Y, "9y"),
         ];
         for &(nanos, want) in rows {
-            assert_eq!(human_duration(d(nanos)), want, "HumanDuration({})", d(nanos));
+            assert_eq!(
+                human_duration(d(nanos)),
+                want,
+                "HumanDuration({})",
+                d(nanos)
+            );
         }
     }
 

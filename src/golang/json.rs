@@ -176,13 +176,25 @@ mod tests {
             (json!(1e-7), "1e-7", "1e-07"),
             (json!(1.5e21), "1.5e+21", "1.5e+21"),
             (json!(1.0), "1", "1"),
-            (json!(-9223372036854775808i64), "-9223372036854775808", "-9223372036854775808"),
+            (
+                json!(-9223372036854775808i64),
+                "-9223372036854775808",
+                "-9223372036854775808",
+            ),
             // Beyond int64 Go decodes a float64.
-            (json!(18446744073709551615u64), "18446744073709552000", "18446744073709552000"),
+            (
+                json!(18446744073709551615u64),
+                "18446744073709552000",
+                "18446744073709552000",
+            ),
         ];
         for (value, go, jsoniter) in &rows {
             assert_eq!(marshal(value), *go, "json.Marshal({value})");
-            assert_eq!(Dialect::JsonIter.marshal(value), *jsoniter, "jsoniter({value})");
+            assert_eq!(
+                Dialect::JsonIter.marshal(value),
+                *jsoniter,
+                "jsoniter({value})"
+            );
         }
     }
 
