@@ -277,12 +277,12 @@ impl fmt::Display for GoDuration {
 mod tests {
     use super::*;
 
-    const NS: i64 = 1;
-    const US: i64 = 1000 * NS;
-    const MS: i64 = 1000 * US;
-    const S: i64 = 1000 * MS;
-    const M: i64 = 60 * S;
-    const H: i64 = 60 * M;
+    const NS: i64 = NANOSECOND as i64;
+    const US: i64 = MICROSECOND as i64;
+    const MS: i64 = MILLISECOND as i64;
+    const S: i64 = SECOND as i64;
+    const M: i64 = MINUTE as i64;
+    const H: i64 = HOUR as i64;
 
     /// `parseDurationTests` from golang/go `src/time/time_test.go`.
     #[test]

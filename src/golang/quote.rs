@@ -91,27 +91,23 @@ fn write_escaped(out: &mut String, c: char) {
 
 /// Go's `%q` of a `[]string`: `["a" "b"]`.
 pub fn quote_list<S: AsRef<str>>(items: &[S]) -> String {
-    let mut out = String::from("[");
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        write_quoted(&mut out, item.as_ref());
-    }
-    out.push(']');
-    out
+    quoted_list(items, "[", " ", "]")
 }
 
 /// Go's `%#v` of a `[]string`: `[]string{"a", "b"}`.
 pub fn go_syntax_list<S: AsRef<str>>(items: &[S]) -> String {
-    let mut out = String::from("[]string{");
+    quoted_list(items, "[]string{", ", ", "}")
+}
+
+fn quoted_list<S: AsRef<str>>(items: &[S], open: &str, sep: &str, close: &str) -> String {
+    let mut out = String::from(open);
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
-            out.push_str(", ");
+            out.push_str(sep);
         }
         write_quoted(&mut out, item.as_ref());
     }
-    out.push('}');
+    out.push_str(close);
     out
 }
 
