@@ -133,3 +133,110 @@ fn number_bound_messages_match_kube_apiserver() {
         "{theirs:#?}"
     );
 }
+
+/// structured-merge-diff writes `v:`/`k:` keys with json-iterator, not
+/// `encoding/json`: `1e-07` keeps its two exponent digits and a backspace is
+/// `\u0008`. The extension server's field sets use the same dialect
+/// (`golang::Dialect::JsonIter`); this pins what kube-apiserver writes.
+#[test]
+fn field_set_keys_match_structured_merge_diff() {
+    let group = format!("gotext-smd-{}.example.com", std::process::id());
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("tagsets.{group}")},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"kind": "Tagset", "plural": "tagsets", "singular": "tagset"},
+            "versions": [{
+                "name": "v1",
+                "served": true,
+                "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                    "type": "object",
+                    "properties": {
+                        "tags": {
+                            "type": "array",
+                            "x-kubernetes-list-type": "set",
+                            "items": {"type": "number"}
+                        },
+                        "ports": {
+                            "type": "array",
+                            "x-kubernetes-list-type": "map",
+                            "x-kubernetes-list-map-keys": ["name"],
+                            "items": {"type": "object", "required": ["name"], "properties": {
+                                "name": {"type": "string"}
+                            }}
+                        }
+                    }
+                }}}}
+            }]
+        }
+    });
+    let out = kubectl(&["apply", "--server-side", "-f", "-"], &crd.to_string());
+    assert!(out.status.success(), "apply CRD: {}", text(&out.stderr));
+    let out = kubectl(
+        &[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            &format!("crd/tagsets.{group}"),
+        ],
+        "",
+    );
+    assert!(out.status.success(), "wait: {}", text(&out.stderr));
+    let object = json!({
+        "apiVersion": format!("{group}/v1"),
+        "kind": "Tagset",
+        "metadata": {"name": "t", "namespace": "default"},
+        "spec": {"tags": [1e-7, 1.5e21], "ports": [{"name": "a<\u{8}"}]},
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let applied: Value = loop {
+        let out = kubectl(
+            &[
+                "apply",
+                "--server-side",
+                "--field-manager=gotext",
+                "--show-managed-fields",
+                "-o",
+                "json",
+                "-f",
+                "-",
+            ],
+            &object.to_string(),
+        );
+        if out.status.success() {
+            break serde_json::from_slice(&out.stdout).expect("kubectl -o json");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "apply: {}",
+            text(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let entry = applied["metadata"]["managedFields"]
+        .as_array()
+        .and_then(|entries| entries.iter().find(|e| e["manager"] == "gotext"))
+        .unwrap_or_else(|| panic!("no gotext entry in {applied:#}"));
+    let spec = &entry["fieldsV1"]["f:spec"];
+    let tags: Vec<&String> = spec["f:tags"].as_object().expect("f:tags").keys().collect();
+    let ports: Vec<&String> = spec["f:ports"]
+        .as_object()
+        .expect("f:ports")
+        .keys()
+        .collect();
+    assert!(tags.contains(&&"v:1e-07".to_owned()), "{tags:?}");
+    assert!(tags.contains(&&"v:1.5e+21".to_owned()), "{tags:?}");
+    assert!(
+        ports.contains(&&r#"k:{"name":"a\u003c\u0008"}"#.to_owned()),
+        "{ports:?}"
+    );
+    let out = kubectl(
+        &["delete", "-n", "default", &format!("tagsets.{group}/t")],
+        "",
+    );
+    assert!(out.status.success(), "delete: {}", text(&out.stderr));
+}

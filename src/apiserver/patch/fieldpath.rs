@@ -632,6 +632,12 @@ mod tests {
         );
         assert_eq!(PathElement::Index(3).serialize(), "i:3");
         assert_eq!(PathElement::Value(json!(1.5e21)).serialize(), "v:1.5e+21");
+        // json-iterator, as kube-apiserver writes them (tests/it/go_text.rs).
+        assert_eq!(PathElement::Value(json!(1e-7)).serialize(), "v:1e-07");
+        assert_eq!(
+            key("name", json!("a<\u{8}")).serialize(),
+            r#"k:{"name":"a\u003c\u0008"}"#
+        );
         assert_eq!(PathElement::Value(json!(0.25)).serialize(), "v:0.25");
         assert_eq!(PathElement::Value(json!(1e6)).to_string(), "[=1e+06]");
         assert_eq!(PathElement::Value(json!(150.5)).to_string(), "[=150.5]");
