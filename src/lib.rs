@@ -5,8 +5,9 @@
 //! The binary is thin; this library holds the command line ([`cli`]), the
 //! subcommands ([`cmd`]), the extension API server ([`apiserver`]), the checks
 //! and fixes behind `doctor` ([`doctor`]),
-//! kubeconfig resolution ([`kubeconfig`]), output rendering ([`output`]) and
-//! shell completion ([`complete`]).
+//! kubeconfig resolution ([`kubeconfig`]), output rendering ([`output`]),
+//! shell completion ([`complete`]) and the Go-compatible text and duration
+//! syntax all of them share ([`golang`]).
 
 pub mod allocator;
 pub mod apiserver;
@@ -15,6 +16,7 @@ pub mod cli;
 pub mod cmd;
 pub mod complete;
 pub mod doctor;
+pub mod golang;
 pub mod kinds;
 pub mod kubeconfig;
 pub mod output;

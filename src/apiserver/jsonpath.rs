@@ -20,6 +20,8 @@ use std::cmp::Ordering;
 
 use serde_json::Value;
 
+use crate::golang;
+
 /// A parsed JSONPath expression.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsonPath {
@@ -146,7 +148,10 @@ impl PathParser {
                 }
                 '[' => nodes.extend(self.parse_array()?),
                 other => {
-                    return Err(format!("unrecognized character in action: {other:?}"));
+                    return Err(format!(
+                        "unrecognized character in action: {}",
+                        golang::unicode_sharp(other)
+                    ));
                 }
             }
         }
@@ -656,104 +661,6 @@ fn compare(op: FilterOp, a: &Operandi<'_>, b: &Operandi<'_>) -> bool {
     }
 }
 
-/// Go's `%v` of a float64: the shortest representation, in `e` notation
-/// (two-digit exponent at least) when the decimal exponent is < -4 or >= 6,
-/// as `strconv.FormatFloat(f, 'g', -1, 64)` does.
-pub(crate) fn go_float(f: f64) -> String {
-    if f == 0.0 {
-        return if f.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
-    }
-    let sci = format!("{f:e}");
-    let Some((mantissa, exp)) = sci.split_once('e') else {
-        return sci;
-    };
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..6).contains(&exp) {
-        return format!("{f}");
-    }
-    let sign = if exp < 0 { '-' } else { '+' };
-    format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
-}
-
-/// Go's `json.Marshal` of a JSON value: object keys sorted, `<`, `>`, `&`,
-/// U+2028 and U+2029 escaped.
-pub(crate) fn go_json(v: &Value) -> String {
-    let mut out = String::new();
-    write_go_json(v, &mut out);
-    out
-}
-
-fn write_go_json(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_string(k, out);
-                out.push(':');
-                if let Some(x) = m.get(k) {
-                    write_go_json(x, out);
-                }
-            }
-            out.push('}');
-        }
-        Value::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_json(x, out);
-            }
-            out.push(']');
-        }
-        Value::String(s) => write_go_string(s, out),
-        Value::Number(n) if !(n.is_i64() || n.is_u64()) => {
-            out.push_str(&go_json_float(n.as_f64().unwrap_or(0.0)));
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-/// `encoding/json`'s float64 format: `f` notation for 1e-6 <= |x| < 1e21.
-fn go_json_float(f: f64) -> String {
-    let abs = f.abs();
-    if abs == 0.0 || (1e-6..1e21).contains(&abs) {
-        return format!("{f}");
-    }
-    let sci = format!("{f:e}");
-    match sci.split_once('e') {
-        Some((mantissa, exp)) => {
-            let exp: i32 = exp.parse().unwrap_or(0);
-            let sign = if exp < 0 { '-' } else { '+' };
-            format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
-        }
-        None => sci,
-    }
-}
-
-fn write_go_string(s: &str, out: &mut String) {
-    let quoted = serde_json::to_string(s).unwrap_or_default();
-    for c in quoted.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
-    }
-}
-
 /// How client-go's `PrintResults` prints one value: strings raw, maps and
 /// arrays as JSON, numbers and booleans as Go's `fmt.Print`, null as
 /// `<no value>`.
@@ -762,12 +669,12 @@ pub fn to_text(v: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Null => "<no value>".to_owned(),
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => i.to_string(),
-            (None, Some(u)) => u.to_string(),
-            _ => go_float(n.as_f64().unwrap_or(0.0)),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => i.to_string(),
+            // Go decodes any other number as a float64.
+            None => golang::format_g(n.as_f64().unwrap_or(0.0)),
         },
-        Value::Array(_) | Value::Object(_) => go_json(v),
+        Value::Array(_) | Value::Object(_) => golang::marshal(v),
     }
 }
 

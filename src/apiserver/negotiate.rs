@@ -58,7 +58,7 @@ impl IncludeObject {
             "Object" => Ok(IncludeObject::Object),
             other => Err(ApiError::bad_request(format!(
                 "Unable to convert to Table as requested: includeObject: Invalid value: {}: must be 'Metadata', 'Object', 'None', or empty",
-                super::status::go_quote(other)
+                crate::golang::quote(other)
             ))),
         }
     }

@@ -17,7 +17,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::status::go_quote;
+use crate::golang::{go_syntax_list, quote as go_quote};
 
 /// A label selector operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -446,14 +446,14 @@ fn new_requirement(
         Operator::Equals | Operator::DoubleEquals | Operator::NotEquals if values.len() != 1 => {
             errs.push(format!(
                 "values: Invalid value: {}: exact-match compatibility requires one single value",
-                go_string_slice(&values)
+                go_syntax_list(&values)
             ));
         }
         Operator::GreaterThan | Operator::LessThan => {
             if values.len() != 1 {
                 errs.push(format!(
                     "values: Invalid value: {}: for 'Gt', 'Lt' operators, exactly one value is required",
-                    go_string_slice(&values)
+                    go_syntax_list(&values)
                 ));
             }
             for (i, v) in values.iter().enumerate() {
@@ -492,12 +492,6 @@ fn new_requirement(
         1 => Err(unique.remove(0)),
         _ => Err(format!("[{}]", unique.join(", "))),
     }
-}
-
-/// Go's `%#v` of a `[]string`.
-fn go_string_slice(values: &[String]) -> String {
-    let quoted: Vec<String> = values.iter().map(|v| go_quote(v)).collect();
-    format!("[]string{{{}}}", quoted.join(", "))
 }
 
 const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";

@@ -16,6 +16,7 @@ use std::fmt;
 
 use serde_json::{Map, Value, json};
 
+use crate::golang::quote as go_quote;
 use crate::kinds::schema::FieldError;
 use crate::storage::StoreError;
 
@@ -60,39 +61,6 @@ fn resource_details(group_resource: &str, name: &str) -> Value {
         details.insert("kind".into(), resource.into());
     }
     Value::Object(details)
-}
-
-/// Go's `%q` for a string: double-quoted with Go escapes.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => {
-                let n = c as u32;
-                if n <= 0xffff {
-                    out.push_str(&format!("\\u{n:04x}"));
-                } else {
-                    out.push_str(&format!("\\U{n:08x}"));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// Every `Status` reason kube-apiserver knows (`metav1.StatusReason*`).
@@ -694,10 +662,5 @@ mod tests {
         assert_eq!(e.reason, "InternalError");
         let e = from_store(&StoreError::Internal("db".into()), GR, "x");
         assert_eq!((e.code, e.reason), (500, "InternalError"));
-    }
-
-    #[test]
-    fn go_quoting() {
-        assert_eq!(go_quote("a\"b\\c\n\u{1}é"), "\"a\\\"b\\\\c\\n\\x01é\"");
     }
 }

@@ -28,6 +28,7 @@ use serde_json::{Map, Value, json};
 
 use super::jsonpath::{JsonPath, to_text};
 use super::negotiate::IncludeObject;
+use crate::golang::{self, GoDuration};
 use crate::kinds::definition::{PrinterColumn, ResolvedKind};
 
 /// The description kube-apiserver gives the `Name` column (ObjectMeta's
@@ -224,63 +225,10 @@ fn human_readable_date(s: &str, now: Timestamp) -> String {
         return "<unknown>".to_owned();
     }
     match s.parse::<Timestamp>() {
-        Ok(t) => human_duration_nanos(now.as_nanosecond() - t.as_nanosecond()),
+        Ok(t) => golang::human_duration(GoDuration::from_nanos_saturating(
+            now.as_nanosecond() - t.as_nanosecond(),
+        )),
         Err(_) => "<invalid>".to_owned(),
-    }
-}
-
-/// k8s.io/apimachinery `duration.HumanDuration` of a duration in nanoseconds.
-pub fn human_duration_nanos(nanos: i128) -> String {
-    const SECOND: i128 = 1_000_000_000;
-    const MINUTE: i128 = 60 * SECOND;
-    const HOUR: i128 = 60 * MINUTE;
-    let seconds = nanos / SECOND;
-    if seconds < -1 {
-        return "<invalid>".to_owned();
-    } else if seconds < 0 {
-        return "0s".to_owned();
-    } else if seconds < 60 * 2 {
-        return format!("{seconds}s");
-    }
-    let minutes = nanos / MINUTE;
-    if minutes < 10 {
-        let s = seconds % 60;
-        return if s == 0 {
-            format!("{minutes}m")
-        } else {
-            format!("{minutes}m{s}s")
-        };
-    } else if minutes < 60 * 3 {
-        return format!("{minutes}m");
-    }
-    let hours = nanos / HOUR;
-    if hours < 8 {
-        let m = minutes % 60;
-        if m == 0 {
-            format!("{hours}h")
-        } else {
-            format!("{hours}h{m}m")
-        }
-    } else if hours < 48 {
-        format!("{hours}h")
-    } else if hours < 24 * 8 {
-        let h = hours % 24;
-        if h == 0 {
-            format!("{}d", hours / 24)
-        } else {
-            format!("{}d{h}h", hours / 24)
-        }
-    } else if hours < 24 * 365 * 2 {
-        format!("{}d", hours / 24)
-    } else if hours < 24 * 365 * 8 {
-        let dy = (hours / 24) % 365;
-        if dy == 0 {
-            format!("{}y", hours / 24 / 365)
-        } else {
-            format!("{}y{dy}d", hours / 24 / 365)
-        }
-    } else {
-        format!("{}y", hours / 24 / 365)
     }
 }
 
@@ -506,30 +454,8 @@ mod tests {
     }
 
     #[test]
-    fn human_durations() {
-        let s = |n: i128| human_duration_nanos(n * 1_000_000_000);
-        let cases = [
-            (-3, "<invalid>"),
-            (-1, "0s"),
-            (0, "0s"),
-            (119, "119s"),
-            (120, "2m"),
-            (150, "2m30s"),
-            (600, "10m"),
-            (179 * 60, "179m"),
-            (3 * 3600, "3h"),
-            (3 * 3600 + 60, "3h1m"),
-            (47 * 3600, "47h"),
-            (48 * 3600, "2d"),
-            (50 * 3600, "2d2h"),
-            (8 * 86400, "8d"),
-            (730 * 86400, "2y"),
-            (731 * 86400, "2y1d"),
-            (8 * 365 * 86400, "8y"),
-        ];
-        for (secs, expected) in cases {
-            assert_eq!(s(secs), expected, "{secs}");
-        }
+    fn human_readable_dates() {
+        assert_eq!(human_readable_date("2026-01-01T08:40:00Z", now()), "3h20m");
         assert_eq!(human_readable_date("", now()), "<unknown>");
         assert_eq!(human_readable_date("yesterday", now()), "<invalid>");
         assert_eq!(

@@ -31,7 +31,8 @@ use super::review::{ReviewKind, Reviewer};
 use super::ttl_cache::TtlCache;
 use crate::apiserver::request::{Query, Route, Verb};
 use crate::apiserver::selectors::{FieldSelector, LabelSelector, Op, Operator};
-use crate::apiserver::status::{ApiError, go_quote};
+use crate::apiserver::status::ApiError;
+use crate::golang::quote as go_quote;
 
 /// How long review answers are cached (allowed and denied alike).
 pub const DECISION_CACHE_TTL: Duration = Duration::from_secs(10);

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueHint};
 
+use crate::golang;
 use crate::output::OutputFormat;
 
 const HEADING: &str = "Global options";
@@ -68,65 +69,62 @@ impl GlobalArgs {
     }
 }
 
-/// Parses kubectl's `--request-timeout`: `0` for no limit, a bare number of
-/// seconds, or a Go-style duration such as `1m30s`, `500ms`, `2h`.
+/// Parses kubectl's `--request-timeout` as client-go's
+/// `clientcmd.ParseTimeout` does: a non-negative whole number is seconds
+/// (`0` for no limit), anything else a Go duration (`1m30s`, `500ms`, `2h`).
+/// A negative duration, which kubectl would take as no limit, is refused.
 pub fn parse_request_timeout(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    if let Ok(secs) = s.parse::<u64>() {
+    if let Ok(secs) = s.parse::<i64>()
+        && let Ok(secs) = u64::try_from(secs)
+    {
         return Ok(Duration::from_secs(secs));
     }
-    let invalid = || {
-        format!("invalid duration {s:?}: use 0, a number of seconds, or a value like 30s, 2m, 1h")
-    };
-    let mut total = Duration::ZERO;
-    let mut rest = s;
-    if rest.is_empty() {
-        return Err(invalid());
+    match golang::parse_duration(s) {
+        Ok(d) => d
+            .to_std()
+            .ok_or_else(|| format!("{} is negative: use 0 for no limit", golang::quote(s))),
+        Err(e) => Err(format!(
+            "{e}: use 0, a whole number of seconds, or a number with a unit (1s, 2m, 3h)"
+        )),
     }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(invalid)?;
-        if digits == 0 {
-            return Err(invalid());
-        }
-        let value: f64 = rest[..digits].parse().map_err(|_| invalid())?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let seconds_per_unit = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(invalid()),
-        };
-        total += Duration::from_secs_f64(value * seconds_per_unit);
-        rest = &rest[unit_len..];
-    }
-    Ok(total)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Inputs of client-go's `ParseTimeout` (`tools/clientcmd/helpers.go`):
+    /// `strconv.ParseInt` first, then `time.ParseDuration`.
     #[test]
     fn request_timeout_accepts_kubectl_forms() {
-        assert_eq!(parse_request_timeout("0"), Ok(Duration::ZERO));
-        assert_eq!(parse_request_timeout("15"), Ok(Duration::from_secs(15)));
-        assert_eq!(parse_request_timeout("1m30s"), Ok(Duration::from_secs(90)));
+        let ok: &[(&str, Duration)] = &[
+            ("0", Duration::ZERO),
+            ("15", Duration::from_secs(15)),
+            ("+15", Duration::from_secs(15)),
+            ("-0", Duration::ZERO),
+            ("1m30s", Duration::from_secs(90)),
+            ("500ms", Duration::from_millis(500)),
+            ("2h", Duration::from_secs(7200)),
+            ("1.5h", Duration::from_secs(5400)),
+        ];
+        for (input, want) in ok {
+            assert_eq!(parse_request_timeout(input), Ok(*want), "{input:?}");
+        }
+        for input in [
+            "",
+            "soon",
+            "5 parsecs",
+            "s",
+            " 5s",
+            "-1s",
+            "-5",
+            "9223372036854775808",
+        ] {
+            assert!(parse_request_timeout(input).is_err(), "{input:?}");
+        }
         assert_eq!(
-            parse_request_timeout("500ms"),
-            Ok(Duration::from_millis(500))
+            parse_request_timeout("5d").unwrap_err(),
+            "time: unknown unit \"d\" in duration \"5d\": use 0, a whole number of seconds, or a number with a unit (1s, 2m, 3h)"
         );
-        assert_eq!(parse_request_timeout("2h"), Ok(Duration::from_secs(7200)));
-        assert!(parse_request_timeout("").is_err());
-        assert!(parse_request_timeout("soon").is_err());
-        assert!(parse_request_timeout("5 parsecs").is_err());
-        assert!(parse_request_timeout("s").is_err());
     }
 }

@@ -12,24 +12,14 @@ use super::findings::{
     Action, ActionOutcome, ApiServiceReport, Condition, FixMode, FixReport, Outcome, Report,
     ScopeKind, SessionState,
 };
+use crate::golang::{self, GoDuration};
 use crate::output::Rows;
 
-/// kubectl's short durations: `45s`, `5m3s`, `3h`, `2d`.
+/// An age as kubectl prints one (apimachinery's `HumanDuration`): `45s`,
+/// `5m3s`, `3h20m`, `2d3h`. A negative age (clock skew) reads `0s`.
 pub fn duration(seconds: i64) -> String {
-    let s = seconds.max(0);
-    match s {
-        0..=119 => format!("{s}s"),
-        120..=599 => {
-            if s % 60 == 0 {
-                format!("{}m", s / 60)
-            } else {
-                format!("{}m{}s", s / 60, s % 60)
-            }
-        }
-        600..=10_799 => format!("{}m", s / 60),
-        10_800..=172_799 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
-    }
+    let nanos = i128::from(seconds.max(0)) * 1_000_000_000;
+    golang::human_duration(GoDuration::from_nanos_saturating(nanos))
 }
 
 /// `5m ago`.
@@ -607,15 +597,28 @@ pub fn results(fix: &FixReport) -> String {
 mod tests {
     use super::*;
 
+    /// kubectl prints `3h20m` and `2d3h` where doctor used to print `3h`
+    /// and `2d`: ages go through apimachinery's `HumanDuration`.
     #[test]
     fn durations_read_like_kubectl() {
-        assert_eq!(duration(5), "5s");
-        assert_eq!(duration(119), "119s");
-        assert_eq!(duration(303), "5m3s");
-        assert_eq!(duration(300), "5m");
-        assert_eq!(duration(3000), "50m");
-        assert_eq!(duration(4 * 3600), "4h");
-        assert_eq!(duration(3 * 86_400), "3d");
+        let rows: &[(i64, &str)] = &[
+            (5, "5s"),
+            (45, "45s"),
+            (119, "119s"),
+            (303, "5m3s"),
+            (300, "5m"),
+            (3000, "50m"),
+            (4 * 3600, "4h"),
+            (3 * 3600 + 20 * 60, "3h20m"),
+            (47 * 3600, "47h"),
+            (2 * 86_400 + 3 * 3600, "2d3h"),
+            (3 * 86_400, "3d"),
+            (400 * 86_400, "400d"),
+            (800 * 86_400, "2y70d"),
+        ];
+        for &(seconds, want) in rows {
+            assert_eq!(duration(seconds), want, "{seconds}s");
+        }
         assert_eq!(ago(-4), "0s ago");
     }
 

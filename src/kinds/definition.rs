@@ -15,9 +15,13 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
+use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::golang;
 
 /// The group kinds are served in unless a definition says otherwise.
 pub const DEFAULT_GROUP: &str = "apps.cozystack.io";
@@ -359,12 +363,8 @@ impl KindDefinition {
             ("release.installTimeout", &release.install_timeout),
             ("release.upgradeTimeout", &release.upgrade_timeout),
         ] {
-            if let Some(v) = value
-                && crate::cli::parse_request_timeout(v).is_err()
-            {
-                problems.push(format!(
-                    "{field}: {v:?} is not a duration like 30s, 5m or 1h"
-                ));
+            if let Some(problem) = value.as_deref().and_then(flux_duration_problem) {
+                problems.push(format!("{field}: {problem}"));
             }
         }
         if problems.is_empty() {
@@ -494,6 +494,31 @@ fn is_label_key(key: &str) -> bool {
     name_ok && prefix.is_none_or(is_dns1123_subdomain)
 }
 
+/// Flux's `HelmRelease` schema pattern for `interval` and the Helm
+/// `timeout`s (`+kubebuilder:validation:Pattern` on its `metav1.Duration`
+/// fields).
+static FLUX_DURATION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$").expect("the Flux duration pattern compiles")
+});
+
+/// Why `v` cannot be a Flux duration, or `None` when it can: Flux decodes
+/// these fields with Go's `time.ParseDuration` (so `30` without a unit is
+/// refused), and its CRD pattern further allows only positive numbers with
+/// `ms`, `s`, `m` or `h` (so `0`, `-5m` and `10us` are refused too).
+fn flux_duration_problem(v: &str) -> Option<String> {
+    const HINT: &str = "use a number with a unit of ms, s, m or h, such as 30s, 5m or 1h30m";
+    let quoted = golang::quote(v);
+    if let Err(e) = golang::parse_duration(v) {
+        return Some(format!("{quoted} is not a Go duration ({e}): {HINT}"));
+    }
+    (!FLUX_DURATION.is_match(v)).then(|| {
+        format!(
+            "{quoted} does not match Flux's HelmRelease pattern {}: {HINT}",
+            FLUX_DURATION.as_str()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -553,6 +578,45 @@ mod tests {
         ] {
             assert!(joined.contains(needle), "{needle} missing in:\n{joined}");
         }
+    }
+
+    /// Flux decodes `interval` and the Helm timeouts with Go's
+    /// `time.ParseDuration`: `"30"` (no unit) used to pass here because the
+    /// CLI's `--request-timeout` parser reads a bare number as seconds.
+    #[test]
+    fn flux_durations_need_a_unit() {
+        for good in ["5m", "1h30m", "300ms", "10.5s"] {
+            let mut d = minimal("Postgres");
+            d.release.interval = Some(good.into());
+            d.release.install_timeout = Some(good.into());
+            d.release.upgrade_timeout = Some(good.into());
+            assert!(d.resolve("test").is_ok(), "{good} must be accepted");
+        }
+        let mut d = minimal("Postgres");
+        d.release.interval = Some("30".into());
+        d.release.install_timeout = Some("10".into());
+        d.release.upgrade_timeout = Some("-5m".into());
+        assert_eq!(
+            d.resolve("test").unwrap_err(),
+            [
+                "release.interval: \"30\" is not a Go duration (time: missing unit in duration \"30\"): \
+                 use a number with a unit of ms, s, m or h, such as 30s, 5m or 1h30m",
+                "release.installTimeout: \"10\" is not a Go duration (time: missing unit in duration \"10\"): \
+                 use a number with a unit of ms, s, m or h, such as 30s, 5m or 1h30m",
+                "release.upgradeTimeout: \"-5m\" does not match Flux's HelmRelease pattern \
+                 ^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$: use a number with a unit of ms, s, m or h, such as 30s, 5m or 1h30m",
+            ]
+        );
+        let err = crate::kinds::load::load_text(
+            "kind: Postgres\nopenAPISchema: {type: object}\nrelease:\n  chartRef: {kind: ExternalArtifact, name: x}\n  interval: \"30\"\n",
+            "kinds.yaml",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("release.interval: \"30\" is not a Go duration"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -48,7 +48,9 @@ const PASSTHROUGH_METADATA: [&str; 7] = [
 pub enum ConvertError {
     /// The HelmRelease name would exceed Helm's limit.
     #[error(
-        "metadata.name: Invalid value: {name:?}: must be no more than {max} characters (HelmRelease name {release:?} is {len})"
+        "metadata.name: Invalid value: {}: must be no more than {max} characters (HelmRelease name {} is {len})",
+        crate::golang::quote(.name),
+        crate::golang::quote(.release)
     )]
     NameTooLong {
         /// The app name.

@@ -11,6 +11,7 @@ mod cli;
 mod completion;
 mod consistency;
 mod doctor;
+mod go_text;
 mod informer;
 mod kinds;
 mod server;

@@ -34,7 +34,7 @@
 
 use serde_json::{Map, Value};
 
-use super::fieldpath::{PathDisplay, PathElement, Set, write_go_json};
+use super::fieldpath::{PathDisplay, PathElement, Set};
 use super::managed_fields::{
     BEFORE_FIRST_APPLY, Entry, Managed, Operation, decode, empty_like, encode, identifier,
     strip_entry, update_managed,
@@ -43,6 +43,7 @@ use super::merge::{compare, to_field_set, validate_config};
 use super::schema::Node;
 use super::updater::{Conflicts, Updater};
 use super::{Cause, PatchError};
+use crate::golang::Dialect;
 
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 const KUBECTL: &str = "kubectl";
@@ -377,7 +378,7 @@ fn build_last_applied(config: &Value) -> String {
         annotations.shift_remove(LAST_APPLIED);
     }
     let mut s = String::new();
-    write_go_json(&mut s, &copy);
+    Dialect::EncodingJson.write_value(&mut s, &copy);
     s.push('\n');
     s
 }

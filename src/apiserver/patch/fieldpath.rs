@@ -11,8 +11,9 @@
 //!
 //! - elements sort field < key < value < index, fields bytewise, values
 //!   numbers < strings < booleans < lists < maps < null;
-//! - keys are encoded the way Go's `encoding/json` does (sorted object keys,
-//!   `<`, `>`, `&`, U+2028 and U+2029 escaped);
+//! - keys are encoded the way structured-merge-diff's json-iterator does
+//!   ([`Dialect::JsonIter`]: sorted object keys, `<`, `>`, `&`, U+2028 and
+//!   U+2029 escaped in values, `k:` field names written plainly);
 //! - paths print as `.spec.list[name="a"].x`, values quoted like Go's `%q`.
 //!
 //! One deliberate difference: an integer and a float compare by exact
@@ -24,6 +25,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
 
 use serde_json::{Map, Number, Value};
+
+use crate::golang::{self, Dialect, json};
 
 /// One step of a field path.
 #[derive(Debug, Clone)]
@@ -63,15 +66,15 @@ impl PathElement {
                     if i > 0 {
                         out.push(',');
                     }
-                    write_go_json_string(&mut out, name);
+                    json::write_jsoniter_plain_string(&mut out, name);
                     out.push(':');
-                    write_go_json(&mut out, value);
+                    Dialect::JsonIter.write_value(&mut out, value);
                 }
                 out.push('}');
             }
             PathElement::Value(value) => {
                 out.push_str("v:");
-                write_go_json(&mut out, value);
+                Dialect::JsonIter.write_value(&mut out, value);
             }
             PathElement::Index(i) => {
                 let _ = write!(out, "i:{i}");
@@ -534,169 +537,6 @@ pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
     compare_values(a, b) == Ordering::Equal
 }
 
-/// Writes `s` as a JSON string the way Go's `encoding/json` does.
-pub(crate) fn write_go_json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-/// Writes a value as Go's `encoding/json` would: object keys sorted.
-pub(crate) fn write_go_json(out: &mut String, v: &Value) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => {
-            if n.is_f64() {
-                out.push_str(&go_json_float(n.as_f64().unwrap_or(0.0)));
-            } else {
-                // Integers, including those beyond int64, keep their digits.
-                let _ = write!(out, "{n}");
-            }
-        }
-        Value::String(s) => write_go_json_string(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_json(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (key, value)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_go_json_string(out, key);
-                out.push(':');
-                write_go_json(out, value);
-            }
-            out.push('}');
-        }
-    }
-}
-
-/// Shortest digits and decimal exponent of a finite, non-zero float:
-/// `("15", 2)` for 150 (`0.15e3` in digit form: value = 0.d1d2... × 10^dp).
-fn shortest_digits(f: f64) -> (String, i32) {
-    // `{:e}` gives the shortest round-trip digits: "1.5e2".
-    let s = format!("{:e}", f.abs());
-    let (mantissa, exp) = s.split_once('e').unwrap_or((s.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    (digits, exp + 1)
-}
-
-/// Formats `digits` × 10^(dp - len) in plain decimal notation.
-fn fixed_notation(digits: &str, dp: i32) -> String {
-    let n = digits.len() as i32;
-    if dp <= 0 {
-        format!("0.{}{digits}", "0".repeat((-dp) as usize))
-    } else if dp >= n {
-        format!("{digits}{}", "0".repeat((dp - n) as usize))
-    } else {
-        let (a, b) = digits.split_at(dp as usize);
-        format!("{a}.{b}")
-    }
-}
-
-fn exponent_notation(digits: &str, dp: i32, min_exp_digits: usize) -> String {
-    let exp = dp - 1;
-    let mut s = String::new();
-    s.push_str(&digits[..1]);
-    if digits.len() > 1 {
-        s.push('.');
-        s.push_str(&digits[1..]);
-    }
-    s.push('e');
-    s.push(if exp < 0 { '-' } else { '+' });
-    let _ = write!(s, "{:0width$}", exp.abs(), width = min_exp_digits);
-    s
-}
-
-/// A float as Go's `encoding/json` writes it.
-fn go_json_float(f: f64) -> String {
-    if f == 0.0 || !f.is_finite() {
-        return "0".to_string();
-    }
-    let sign = if f < 0.0 { "-" } else { "" };
-    let abs = f.abs();
-    let (digits, dp) = shortest_digits(f);
-    if !(1e-6..1e21).contains(&abs) {
-        format!("{sign}{}", exponent_notation(&digits, dp, 1))
-    } else {
-        format!("{sign}{}", fixed_notation(&digits, dp))
-    }
-}
-
-/// A float as Go's `%v` prints it (`strconv` `'g'` with shortest digits).
-fn go_float_v(f: f64) -> String {
-    if f == 0.0 || !f.is_finite() {
-        return "0".to_string();
-    }
-    let sign = if f < 0.0 { "-" } else { "" };
-    let (digits, dp) = shortest_digits(f);
-    let exp = dp - 1;
-    if !(-4..6).contains(&exp) {
-        format!("{sign}{}", exponent_notation(&digits, dp, 2))
-    } else {
-        format!("{sign}{}", fixed_notation(&digits, dp))
-    }
-}
-
-/// Quotes a string like Go's `%q`.
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() => {
-                if (c as u32) < 0x10000 {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                } else {
-                    let _ = write!(out, "\\U{:08x}", c as u32);
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 /// structured-merge-diff's `value.ToString`.
 fn go_value_string(v: &Value) -> String {
     match v {
@@ -704,9 +544,9 @@ fn go_value_string(v: &Value) -> String {
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => match num(n) {
             Num::Int(i) => i.to_string(),
-            Num::Float(f) => go_float_v(f),
+            Num::Float(f) => golang::format_g(f),
         },
-        Value::String(s) => go_quote(s),
+        Value::String(s) => golang::quote(s),
         Value::Array(items) => {
             let parts: Vec<String> = items.iter().map(go_value_string).collect();
             format!("[{}]", parts.join(","))
@@ -792,6 +632,12 @@ mod tests {
         );
         assert_eq!(PathElement::Index(3).serialize(), "i:3");
         assert_eq!(PathElement::Value(json!(1.5e21)).serialize(), "v:1.5e+21");
+        // json-iterator, as kube-apiserver writes them (tests/it/go_text.rs).
+        assert_eq!(PathElement::Value(json!(1e-7)).serialize(), "v:1e-07");
+        assert_eq!(
+            key("name", json!("a<\u{8}")).serialize(),
+            r#"k:{"name":"a\u003c\u0008"}"#
+        );
         assert_eq!(PathElement::Value(json!(0.25)).serialize(), "v:0.25");
         assert_eq!(PathElement::Value(json!(1e6)).to_string(), "[=1e+06]");
         assert_eq!(PathElement::Value(json!(150.5)).to_string(), "[=150.5]");
@@ -839,11 +685,5 @@ mod tests {
             .map(|p| PathDisplay(p).to_string())
             .collect();
         assert_eq!(paths, vec![".a", ".b", ".b.c", ".b.d"]);
-    }
-
-    #[test]
-    fn go_quote_escapes() {
-        assert_eq!(go_quote("a\"b\\c\n\u{1}"), "\"a\\\"b\\\\c\\n\\x01\"");
-        assert_eq!(go_quote("héllo"), "\"héllo\"");
     }
 }

@@ -18,8 +18,9 @@
 
 use serde_json::{Map, Value};
 
-use super::fieldpath::{go_quote, values_equal};
+use super::fieldpath::values_equal;
 use super::{Cause, PatchError, PatchKind};
+use crate::golang::quote as go_quote;
 
 /// kube-apiserver's `maxJSONPatchOperations`.
 const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;

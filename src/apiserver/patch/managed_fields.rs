@@ -30,9 +30,10 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
-use super::fieldpath::{PathElement, Set, write_go_json_string};
+use super::fieldpath::{PathElement, Set};
 use super::schema::Node;
 use super::updater::Updater;
+use crate::golang::{self, Dialect};
 
 /// The manager name kube-apiserver uses for writes without one.
 pub(crate) const UNKNOWN_MANAGER: &str = "unknown";
@@ -111,9 +112,9 @@ pub(crate) fn identifier(
             s.push(',');
         }
         first = false;
-        write_go_json_string(s, name);
+        Dialect::EncodingJson.write_string(s, name);
         s.push(':');
-        write_go_json_string(s, value);
+        Dialect::EncodingJson.write_string(s, value);
     };
     field(&mut s, "manager", manager);
     field(&mut s, "operation", operation.as_str());
@@ -128,12 +129,12 @@ pub(crate) fn identifier(
 /// How a conflict message names a manager (`printManager`).
 pub(crate) fn print_manager(entry: Option<&Entry>, id: &str) -> String {
     let Some(e) = entry else {
-        return super::fieldpath::go_quote(id);
+        return golang::quote(id);
     };
-    let mut s = super::fieldpath::go_quote(&e.manager);
+    let mut s = golang::quote(&e.manager);
     if !e.subresource.is_empty() {
         s.push_str(" with subresource ");
-        s.push_str(&super::fieldpath::go_quote(&e.subresource));
+        s.push_str(&golang::quote(&e.subresource));
     }
     if e.operation == Operation::Update {
         s.push_str(" using ");
@@ -210,7 +211,7 @@ pub(crate) fn decode(obj: &Value) -> Result<Managed, String> {
             other => {
                 return Err(format!(
                     "invalid fieldsType {} in managed fields entry {i}",
-                    super::fieldpath::go_quote(other)
+                    golang::quote(other)
                 ));
             }
         }

@@ -85,10 +85,9 @@ pub(crate) fn item_element(info: &ListInfo<'_>, item: &Value) -> Result<PathElem
                 }
             }
             if fields.is_empty() {
-                let quoted: Vec<String> = keys.iter().map(|k| format!("{k:?}")).collect();
                 return Err(format!(
-                    "associative list with keys has an element that omits all key fields [{}] (and doesn't have default values for any key fields)",
-                    quoted.join(" ")
+                    "associative list with keys has an element that omits all key fields {} (and doesn't have default values for any key fields)",
+                    crate::golang::quote_list(keys)
                 ));
             }
             fields.sort_by(|a, b| a.0.cmp(&b.0));

@@ -12,6 +12,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::golang;
+
 /// A string format known to Kubernetes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum StringFormat {
@@ -634,60 +636,7 @@ fn is_date_time(s: &str) -> bool {
 /// Go's `time.ParseDuration`, or kube-openapi's lenient fallback that accepts
 /// any text containing `<digits><unit>` such as `3 days`.
 fn is_duration(s: &str) -> bool {
-    go_parse_duration(s) || lenient_duration(s)
-}
-
-fn go_parse_duration(s: &str) -> bool {
-    let s = s.strip_prefix(['-', '+']).unwrap_or(s);
-    if s == "0" {
-        return true;
-    }
-    if s.is_empty() {
-        return false;
-    }
-    let mut rest = s;
-    let mut total_ns = 0f64;
-    while !rest.is_empty() {
-        let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let (int_part, after_int) = rest.split_at(int_len);
-        let (frac_part, after_num) = match after_int.strip_prefix('.') {
-            Some(a) => {
-                let n = a.bytes().take_while(u8::is_ascii_digit).count();
-                a.split_at(n)
-            }
-            None => ("", after_int),
-        };
-        if int_part.is_empty() && frac_part.is_empty() {
-            return false;
-        }
-        let unit_len = after_num
-            .char_indices()
-            .find(|&(_, c)| c == '.' || c.is_ascii_digit())
-            .map_or(after_num.len(), |(i, _)| i);
-        let (unit, next) = after_num.split_at(unit_len);
-        let scale = match unit {
-            "ns" => 1e0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return false,
-        };
-        let value: f64 = format!(
-            "{}.{}",
-            if int_part.is_empty() { "0" } else { int_part },
-            if frac_part.is_empty() { "0" } else { frac_part }
-        )
-        .parse()
-        .unwrap_or(f64::INFINITY);
-        total_ns += value * scale;
-        if total_ns > 9.223_372_036_854_776e18 {
-            return false;
-        }
-        rest = next;
-    }
-    true
+    golang::parse_duration(s).is_ok() || lenient_duration(s)
 }
 
 fn lenient_duration(s: &str) -> bool {

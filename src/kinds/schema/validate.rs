@@ -34,10 +34,12 @@
 //! rules (`x-kubernetes-validations`) are not evaluated.
 
 use std::cmp::Ordering;
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use regex::Regex;
 use serde_json::{Map, Value};
+
+use crate::golang::{self, format_g as go_float, quote as go_quote};
 
 use super::formats::{self, StringFormat};
 use super::{Issue, pattern, push_pointer};
@@ -1153,7 +1155,7 @@ impl CompiledSchema {
             .iter()
             .map(|e| match e {
                 Value::String(s) => go_quote(s),
-                other => go_quote(&serde_json::to_string(other).unwrap_or_default()),
+                other => go_quote(&golang::marshal(other)),
             })
             .collect();
         errs.push(FieldError::new(
@@ -1524,63 +1526,8 @@ impl<'a> Iterator for PathSegments<'a> {
     }
 }
 
-/// Go's `%q` for a string.
-pub(super) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                let _ = write!(out, "\\x{:02x}", c as u32);
-            }
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Go's `%v` for a float64.
-fn go_float(f: f64) -> String {
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    let abs = f.abs();
-    if (1e-4..1e21).contains(&abs) {
-        return format!("{f}");
-    }
-    let e = format!("{f:e}");
-    match e.split_once('e') {
-        Some((mantissa, exp)) => {
-            let (sign, digits) = match exp.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', exp),
-            };
-            let digits = if digits.len() < 2 {
-                format!("0{digits}")
-            } else {
-                digits.to_string()
-            };
-            format!("{mantissa}e{sign}{digits}")
-        }
-        None => e,
-    }
-}
-
-/// A bad value as `field.Error` prints it: numbers and booleans plainly,
-/// strings quoted, everything else as Go's `json.Marshal` (sorted keys).
+/// A bad value as `field.Error` prints it: numbers and booleans with `%v`,
+/// strings with `%q`, everything else as Go's `json.Marshal`.
 fn go_value(v: &Value) -> String {
     match v {
         Value::Null => "null".to_string(),
@@ -1590,56 +1537,7 @@ fn go_value(v: &Value) -> String {
             Num::F(f) => go_float(f),
         },
         Value::String(s) => go_quote(s),
-        other => {
-            let mut out = String::new();
-            go_json(other, &mut out);
-            out
-        }
-    }
-}
-
-fn go_json(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(m) => {
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                go_json_string(k, out);
-                out.push(':');
-                go_json(&m[k.as_str()], out);
-            }
-            out.push('}');
-        }
-        Value::Array(a) => {
-            out.push('[');
-            for (i, x) in a.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                go_json(x, out);
-            }
-            out.push(']');
-        }
-        Value::String(s) => go_json_string(s, out),
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-fn go_json_string(s: &str, out: &mut String) {
-    let quoted = serde_json::to_string(s).unwrap_or_default();
-    for c in quoted.chars() {
-        match c {
-            '<' => out.push_str("\\u003c"),
-            '>' => out.push_str("\\u003e"),
-            '&' => out.push_str("\\u0026"),
-            '\u{2028}' => out.push_str("\\u2028"),
-            '\u{2029}' => out.push_str("\\u2029"),
-            c => out.push(c),
-        }
+        other => golang::marshal(other),
     }
 }
 
@@ -2793,15 +2691,12 @@ mod tests {
 
     #[test]
     fn message_rendering_follows_go() {
-        assert_eq!(go_quote("a\"b\n\u{1}é"), "\"a\\\"b\\n\\x01é\"");
-        assert_eq!(go_float(100.0), "100");
-        assert_eq!(go_float(1.5), "1.5");
-        assert_eq!(go_float(1e21), "1e+21");
-        assert_eq!(go_float(0.00001), "1e-05");
         assert_eq!(
-            go_value(&json!({"b": 1, "a": "<x>"})),
-            r#"{"a":"\u003cx\u003e","b":1}"#
+            go_value(&json!({"b": 1, "a": "<x>", "c": 1.0})),
+            r#"{"a":"\u003cx\u003e","b":1,"c":1}"#
         );
+        assert_eq!(go_value(&json!(1e6)), "1e+06");
+        assert_eq!(go_value(&json!("a\nb")), r#""a\nb""#);
         let e = FieldError {
             field: "spec.x".into(),
             kind: FieldErrorKind::Forbidden,
@@ -2812,6 +2707,43 @@ mod tests {
         assert_eq!(cmp_paths("spec.a[10]", "spec.a[9]"), Ordering::Greater);
         assert_eq!(cmp_paths("spec.a", "spec.a.b"), Ordering::Less);
         assert_eq!(cmp_paths("spec.m[b]", "spec.m[a]"), Ordering::Greater);
+    }
+
+    /// kube-openapi formats a float bound with `%v` (`ExceedsMaximum` and
+    /// friends in `pkg/validation/errors/schema.go`), so 1e6 <= |x| < 1e21
+    /// prints in `e` notation; an integer value against an integral bound
+    /// goes through `MaximumInt` and prints plain digits. Checked against
+    /// kube-apiserver v1.36 with a CRD of the same schema (tests/it/api.rs
+    /// `number_bound_messages_match_kube_apiserver`).
+    #[test]
+    fn number_bound_messages_use_go_float_format() {
+        let schema = json!({"type": "object", "properties": {
+            "big": {"type": "number", "maximum": 1000000},
+            "small": {"type": "number", "minimum": 0.00001},
+            "excl": {"type": "number", "maximum": 2500000, "exclusiveMaximum": true},
+            "step": {"type": "number", "multipleOf": 0.5},
+            "int": {"type": "number", "maximum": 1000000}
+        }});
+        let errs = errors(
+            schema,
+            json!({
+                "big": 1500000.5,
+                "small": 0.000001,
+                "excl": 2500000.0,
+                "step": 1000000.25,
+                "int": 2000000
+            }),
+        );
+        assert_eq!(
+            errs,
+            [
+                "spec.big: Invalid value: 1.5000005e+06: spec.big in body should be less than or equal to 1e+06",
+                "spec.excl: Invalid value: 2.5e+06: spec.excl in body should be less than 2.5e+06",
+                "spec.int: Invalid value: 2000000: spec.int in body should be less than or equal to 1000000",
+                "spec.small: Invalid value: 1e-06: spec.small in body should be greater than or equal to 1e-05",
+                "spec.step: Invalid value: 1.00000025e+06: spec.step in body should be a multiple of 0.5",
+            ]
+        );
     }
 
     #[test]

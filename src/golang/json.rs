@@ -1,0 +1,207 @@
+//! Go's JSON text for a `serde_json::Value`, byte for byte, in the two
+//! encoders Kubernetes prints with:
+//!
+//! - [`Dialect::EncodingJson`]: Go's `encoding/json` `Marshal` (Go 1.22 and
+//!   later), used for `field.Error` values, enum lists, the
+//!   `last-applied-configuration` annotation, managedFields manager keys and
+//!   kubectl's JSONPath output;
+//! - [`Dialect::JsonIter`]: json-iterator v1.1.12 with
+//!   `ConfigCompatibleWithStandardLibrary`, which structured-merge-diff uses
+//!   for the `k:`/`v:` keys of `FieldsV1`.
+//!
+//! Both sort object keys, escape `<`, `>`, `&`, U+2028 and U+2029 as
+//! `\u003c`, `\u003e`, `\u0026`, `\u2028`, `\u2029`, and print numbers the
+//! way Go holds them after decoding JSON into `interface{}` (Kubernetes'
+//! unstructured decoding): `int64` when the number is an integer that fits,
+//! else `float64`. They differ in two places: `encoding/json` writes `\b`
+//! and `\f` where json-iterator writes `\u0008` and `\u000c`, and
+//! `encoding/json` shortens `1e-07` to `1e-7` where json-iterator does not.
+//! Invalid UTF-8, which Go replaces with `\ufffd`, cannot occur in a Rust
+//! string.
+
+use std::fmt::Write as _;
+
+use serde_json::{Number, Value};
+
+use super::float;
+
+/// Which Go JSON encoder to reproduce.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// Go's `encoding/json` (`json.Marshal`).
+    EncodingJson,
+    /// json-iterator v1.1.12, `ConfigCompatibleWithStandardLibrary`.
+    JsonIter,
+}
+
+/// Go's `json.Marshal(v)` of a decoded JSON value.
+pub fn marshal(v: &Value) -> String {
+    Dialect::EncodingJson.marshal(v)
+}
+
+impl Dialect {
+    /// The whole value as this encoder writes it.
+    pub fn marshal(self, v: &Value) -> String {
+        let mut out = String::new();
+        self.write_value(&mut out, v);
+        out
+    }
+
+    /// Appends `v` to `out`.
+    pub fn write_value(self, out: &mut String, v: &Value) {
+        match v {
+            Value::Null => out.push_str("null"),
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Number(n) => self.write_number(out, n),
+            Value::String(s) => self.write_string(out, s),
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    self.write_value(out, item);
+                }
+                out.push(']');
+            }
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                out.push('{');
+                for (i, (key, value)) in entries.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    self.write_string(out, key);
+                    out.push(':');
+                    self.write_value(out, value);
+                }
+                out.push('}');
+            }
+        }
+    }
+
+    /// Appends a number as Go holds it after decoding: `int64` digits, or a
+    /// `float64` in this encoder's float format.
+    pub fn write_number(self, out: &mut String, n: &Number) {
+        if let Some(i) = n.as_i64() {
+            let _ = write!(out, "{i}");
+            return;
+        }
+        let f = n.as_f64().unwrap_or(0.0);
+        match self {
+            Dialect::EncodingJson => out.push_str(&float::format_json(f)),
+            Dialect::JsonIter => out.push_str(&float::format_e_or_f(f, 1e21)),
+        }
+    }
+
+    /// Appends a JSON string with HTML-safe escaping.
+    pub fn write_string(self, out: &mut String, s: &str) {
+        out.push('"');
+        for c in s.chars() {
+            match c {
+                '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => {
+                    let _ = write!(out, "\\u{:04x}", c as u32);
+                }
+                '\u{8}' if self == Dialect::EncodingJson => out.push_str("\\b"),
+                '\u{c}' if self == Dialect::EncodingJson => out.push_str("\\f"),
+                c => write_basic_escape(out, c),
+            }
+        }
+        out.push('"');
+    }
+}
+
+/// json-iterator's `Stream.WriteString`, which structured-merge-diff uses
+/// for the field names of a `k:` key: no HTML escaping, and only `"`, `\`,
+/// `\n`, `\r`, `\t` and other C0 controls escaped.
+pub fn write_jsoniter_plain_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        write_basic_escape(out, c);
+    }
+    out.push('"');
+}
+
+/// The escapes every Go JSON encoder shares: `\"`, `\\`, `\n`, `\r`, `\t`,
+/// and `\u00XX` for the rest of C0.
+fn write_basic_escape(out: &mut String, c: char) {
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if c < ' ' => {
+            let _ = write!(out, "\\u{:04x}", c as u32);
+        }
+        c => out.push(c),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `encodeStringTests` and `TestHTMLEscape` from golang/go
+    /// `src/encoding/json/encode_test.go` (Go 1.22+: `\b` and `\f`), sorted
+    /// map keys per `json.Marshal`'s doc, and json-iterator v1.1.12's
+    /// `writeStringSlowPathWithHTMLEscaped` (`\u0008`, `\u000c`) and
+    /// `WriteFloat64` (no `e-09` clean-up) for the other dialect.
+    #[test]
+    fn marshal_matches_go() {
+        let mut controls = String::new();
+        for b in 0u8..0x20 {
+            controls.push(char::from(b));
+        }
+        let rows: Vec<(Value, &str, &str)> = vec![
+            (
+                json!(controls),
+                r#""\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\b\t\n\u000b\f\r\u000e\u000f\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001f""#,
+                r#""\u0000\u0001\u0002\u0003\u0004\u0005\u0006\u0007\u0008\t\n\u000b\u000c\r\u000e\u000f\u0010\u0011\u0012\u0013\u0014\u0015\u0016\u0017\u0018\u0019\u001a\u001b\u001c\u001d\u001e\u001f""#,
+            ),
+            (
+                json!({"M": "<html>foo &\u{2028} \u{2029}</html>"}),
+                r#"{"M":"\u003chtml\u003efoo \u0026\u2028 \u2029\u003c/html\u003e"}"#,
+                r#"{"M":"\u003chtml\u003efoo \u0026\u2028 \u2029\u003c/html\u003e"}"#,
+            ),
+            (
+                json!({"b": [1, 2.5, true, null], "a": "\"\\", "A": {}}),
+                r#"{"A":{},"a":"\"\\","b":[1,2.5,true,null]}"#,
+                r#"{"A":{},"a":"\"\\","b":[1,2.5,true,null]}"#,
+            ),
+            // DEL is in encoding/json's safe set.
+            (json!("\u{7f}"), "\"\u{7f}\"", "\"\u{7f}\""),
+            (json!(1e-7), "1e-7", "1e-07"),
+            (json!(1.5e21), "1.5e+21", "1.5e+21"),
+            (json!(1.0), "1", "1"),
+            (
+                json!(-9223372036854775808i64),
+                "-9223372036854775808",
+                "-9223372036854775808",
+            ),
+            // Beyond int64 Go decodes a float64.
+            (
+                json!(18446744073709551615u64),
+                "18446744073709552000",
+                "18446744073709552000",
+            ),
+        ];
+        for (value, go, jsoniter) in &rows {
+            assert_eq!(marshal(value), *go, "json.Marshal({value})");
+            assert_eq!(
+                Dialect::JsonIter.marshal(value),
+                *jsoniter,
+                "jsoniter({value})"
+            );
+        }
+    }
+
+    #[test]
+    fn jsoniter_plain_string_skips_html_escaping() {
+        let mut out = String::new();
+        write_jsoniter_plain_string(&mut out, "a<b>&\u{8}\"\n\u{2028}");
+        assert_eq!(out, "\"a<b>&\\u0008\\\"\\n\u{2028}\"");
+    }
+}

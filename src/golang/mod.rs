@@ -1,0 +1,27 @@
+//! Go compatibility: the exact text Go and Kubernetes print, and the Go
+//! syntaxes they accept, in one place, so every message that must match
+//! kube-apiserver or kubectl byte for byte is made the same way.
+//!
+//! - [`quote`]: `strconv.Quote` (`%q`), `%q` and `%#v` of a `[]string`,
+//!   `%#U`;
+//! - [`float`]: `%v`/`%g` of a float64 (`1e+06`) and `encoding/json`'s
+//!   float format (`1e+21`, `1e-7`);
+//! - [`json`]: `json.Marshal` of a decoded JSON value (HTML-safe, sorted
+//!   keys), and json-iterator's variant that structured-merge-diff uses;
+//! - [`duration`]: `time.ParseDuration` and `time.Duration.String`;
+//! - [`human`]: apimachinery's `HumanDuration` and `ShortHumanDuration`.
+//!
+//! A leaf: it imports nothing from the rest of the crate. Each function has
+//! one table test whose rows come from Go's or Kubernetes' own tests.
+
+pub mod duration;
+pub mod float;
+pub mod human;
+pub mod json;
+pub mod quote;
+
+pub use duration::{DurationError, GoDuration, parse_duration};
+pub use float::{format_g, format_json};
+pub use human::{human_duration, short_human_duration};
+pub use json::{Dialect, marshal};
+pub use quote::{go_syntax_list, quote, quote_list, unicode_sharp};

@@ -1,0 +1,242 @@
+//! Go-formatted text held against the real kube-apiserver: a CRD with the
+//! same schema as our validator must refuse the same object with the same
+//! messages, float bounds included (`1e+06`, not `1000000`).
+
+use std::io::Write as _;
+use std::process::Stdio;
+use std::time::Duration;
+
+use kubectl_cozy::kinds::schema::CompiledSchema;
+use serde_json::{Value, json};
+
+use crate::support::plane;
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Runs kubectl with `input` on stdin.
+fn kubectl(args: &[&str], input: &str) -> std::process::Output {
+    let mut child = plane()
+        .kubectl()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run kubectl");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("kubectl output")
+}
+
+#[test]
+fn number_bound_messages_match_kube_apiserver() {
+    let group = format!("gotext-{}.example.com", std::process::id());
+    let spec_schema = json!({"type": "object", "properties": {
+        "big": {"type": "number", "maximum": 1000000},
+        "small": {"type": "number", "minimum": 0.00001},
+        "excl": {"type": "number", "maximum": 2500000, "exclusiveMaximum": true},
+        "step": {"type": "number", "multipleOf": 0.5},
+        "int": {"type": "number", "maximum": 1000000}
+    }});
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("gauges.{group}")},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"kind": "Gauge", "plural": "gauges", "singular": "gauge"},
+            "versions": [{
+                "name": "v1",
+                "served": true,
+                "storage": true,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": spec_schema}
+                }}
+            }]
+        }
+    });
+    let out = kubectl(&["apply", "--server-side", "-f", "-"], &crd.to_string());
+    assert!(out.status.success(), "apply CRD: {}", text(&out.stderr));
+    let out = kubectl(
+        &[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            &format!("crd/gauges.{group}"),
+        ],
+        "",
+    );
+    assert!(out.status.success(), "wait: {}", text(&out.stderr));
+
+    // Values kubectl sends on unchanged: non-integral floats stay float64
+    // through its decode and re-encode, and so reach kube-openapi's float
+    // path; `int` stays an integer and takes the `MaximumInt` path.
+    let spec = json!({
+        "big": 1500000.5,
+        "small": 0.000001,
+        "excl": 2500000.5,
+        "step": 1000000.25,
+        "int": 2000000
+    });
+    let object = json!({
+        "apiVersion": format!("{group}/v1"),
+        "kind": "Gauge",
+        "metadata": {"name": "g", "namespace": "default"},
+        "spec": spec,
+    });
+
+    // Discovery of a new CRD can lag behind Established.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let stderr = loop {
+        let out = kubectl(
+            &["create", "--dry-run=server", "-o", "name", "-f", "-"],
+            &object.to_string(),
+        );
+        let stderr = text(&out.stderr);
+        assert!(!out.status.success(), "the object must be refused");
+        if stderr.contains("is invalid") || std::time::Instant::now() > deadline {
+            break stderr;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let mut theirs: Vec<String> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("* "))
+        .map(str::to_owned)
+        .collect();
+    theirs.sort();
+
+    let compiled = CompiledSchema::new(&spec_schema).expect("schema compiles");
+    let spec: Value = object["spec"].clone();
+    let mut ours: Vec<String> = compiled
+        .validate(&spec, "spec")
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    ours.sort();
+
+    assert_eq!(theirs.len(), 5, "kube-apiserver said:\n{stderr}");
+    assert_eq!(ours, theirs, "kube-apiserver said:\n{stderr}");
+    assert!(
+        theirs.contains(
+            &"spec.big: Invalid value: 1.5000005e+06: spec.big in body should be less than or equal to 1e+06"
+                .to_owned()
+        ),
+        "{theirs:#?}"
+    );
+}
+
+/// structured-merge-diff writes `v:`/`k:` keys with json-iterator, not
+/// `encoding/json`: `1e-07` keeps its two exponent digits and a backspace is
+/// `\u0008`. The extension server's field sets use the same dialect
+/// (`golang::Dialect::JsonIter`); this pins what kube-apiserver writes.
+#[test]
+fn field_set_keys_match_structured_merge_diff() {
+    let group = format!("gotext-smd-{}.example.com", std::process::id());
+    let crd = json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("tagsets.{group}")},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"kind": "Tagset", "plural": "tagsets", "singular": "tagset"},
+            "versions": [{
+                "name": "v1",
+                "served": true,
+                "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                    "type": "object",
+                    "properties": {
+                        "tags": {
+                            "type": "array",
+                            "x-kubernetes-list-type": "set",
+                            "items": {"type": "number"}
+                        },
+                        "ports": {
+                            "type": "array",
+                            "x-kubernetes-list-type": "map",
+                            "x-kubernetes-list-map-keys": ["name"],
+                            "items": {"type": "object", "required": ["name"], "properties": {
+                                "name": {"type": "string"}
+                            }}
+                        }
+                    }
+                }}}}
+            }]
+        }
+    });
+    let out = kubectl(&["apply", "--server-side", "-f", "-"], &crd.to_string());
+    assert!(out.status.success(), "apply CRD: {}", text(&out.stderr));
+    let out = kubectl(
+        &[
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            &format!("crd/tagsets.{group}"),
+        ],
+        "",
+    );
+    assert!(out.status.success(), "wait: {}", text(&out.stderr));
+    let object = json!({
+        "apiVersion": format!("{group}/v1"),
+        "kind": "Tagset",
+        "metadata": {"name": "t", "namespace": "default"},
+        "spec": {"tags": [1e-7, 1.5e21], "ports": [{"name": "a<\u{8}"}]},
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let applied: Value = loop {
+        let out = kubectl(
+            &[
+                "apply",
+                "--server-side",
+                "--field-manager=gotext",
+                "--show-managed-fields",
+                "-o",
+                "json",
+                "-f",
+                "-",
+            ],
+            &object.to_string(),
+        );
+        if out.status.success() {
+            break serde_json::from_slice(&out.stdout).expect("kubectl -o json");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "apply: {}",
+            text(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    let entry = applied["metadata"]["managedFields"]
+        .as_array()
+        .and_then(|entries| entries.iter().find(|e| e["manager"] == "gotext"))
+        .unwrap_or_else(|| panic!("no gotext entry in {applied:#}"));
+    let spec = &entry["fieldsV1"]["f:spec"];
+    let tags: Vec<&String> = spec["f:tags"].as_object().expect("f:tags").keys().collect();
+    let ports: Vec<&String> = spec["f:ports"]
+        .as_object()
+        .expect("f:ports")
+        .keys()
+        .collect();
+    assert!(tags.contains(&&"v:1e-07".to_owned()), "{tags:?}");
+    assert!(tags.contains(&&"v:1.5e+21".to_owned()), "{tags:?}");
+    assert!(
+        ports.contains(&&r#"k:{"name":"a\u003c\u0008"}"#.to_owned()),
+        "{ports:?}"
+    );
+    let out = kubectl(
+        &["delete", "-n", "default", &format!("tagsets.{group}/t")],
+        "",
+    );
+    assert!(out.status.success(), "delete: {}", text(&out.stderr));
+}
