@@ -226,7 +226,15 @@ fn connection_failure(err: &(dyn StdError + 'static)) -> Option<ConnectionFailur
                 found = Some(ConnectionFailure { summary, hint });
             }
         }
+        // Some callers flatten the chain into one message (doctor's request
+        // errors), so the socket error is also recognised by its text.
         let message = e.to_string();
+        if found.is_none() && message.contains("Connection refused") {
+            found = Some(ConnectionFailure {
+                summary: "connection refused",
+                hint: CONTEXT_HINT,
+            });
+        }
         if message.contains("dns error") || message.contains("failed to lookup address") {
             found = Some(ConnectionFailure {
                 summary: "the server's host name does not resolve",
@@ -282,6 +290,23 @@ mod tests {
         assert_eq!(
             render(&err, None, false),
             "error: load kind definitions\n  caused by: bad file\n"
+        );
+    }
+
+    #[test]
+    fn a_flattened_connection_error_is_recognised_by_its_text() {
+        let err = CliError::other(
+            "diagnose the cluster at https://127.0.0.1:1/",
+            std::io::Error::other(
+                "ServiceError: client error (Connect): tcp connect error: Connection refused (os error 111)",
+            ),
+        );
+        let text = render(&err, Some("https://127.0.0.1:1/"), false);
+        assert!(
+            text.starts_with(
+                "error: diagnose the cluster at https://127.0.0.1:1/: connection refused\n"
+            ),
+            "{text}"
         );
     }
 
