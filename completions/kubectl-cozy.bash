@@ -25,6 +25,9 @@ _kubectl__cozy() {
             kubectl__cozy,kinds)
                 cmd="kubectl__cozy__subcmd__kinds"
                 ;;
+            kubectl__cozy,options)
+                cmd="kubectl__cozy__subcmd__options"
+                ;;
             kubectl__cozy,serve)
                 cmd="kubectl__cozy__subcmd__serve"
                 ;;
@@ -59,7 +62,7 @@ _kubectl__cozy() {
 
     case "${cmd}" in
         kubectl__cozy)
-            opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version serve doctor kinds completion version"
+            opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version serve doctor kinds completion version options"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -127,7 +130,7 @@ _kubectl__cozy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__cozy__subcmd__completion)
+        kubectl__cozy__subcmd__completion)
             opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version bash zsh fish powershell install"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -196,7 +199,7 @@ _kubectl__cozy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__cozy__subcmd__completion__subcmd__bash)
+        kubectl__cozy__subcmd__completion__subcmd__bash)
             opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -265,7 +268,7 @@ _kubectl__cozy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__cozy__subcmd__completion__subcmd__fish)
+        kubectl__cozy__subcmd__completion__subcmd__fish)
             opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -334,7 +337,7 @@ _kubectl__cozy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__cozy__subcmd__completion__subcmd__install)
+        kubectl__cozy__subcmd__completion__subcmd__install)
             opts="-n -o -v -h -V --dir --force --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -410,7 +413,7 @@ _kubectl__cozy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__cozy__subcmd__completion__subcmd__powershell)
+        kubectl__cozy__subcmd__completion__subcmd__powershell)
             opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -479,7 +482,7 @@ _kubectl__cozy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__cozy__subcmd__completion__subcmd__zsh)
+        kubectl__cozy__subcmd__completion__subcmd__zsh)
             opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -548,7 +551,7 @@ _kubectl__cozy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__cozy__subcmd__doctor)
+        kubectl__cozy__subcmd__doctor)
             opts="-A -y -n -o -v -h -V --all-namespaces --fix --yes --finalize-namespaces --probe-timeout --wait --stuck-after --ca-warn-days --concurrency --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -637,7 +640,7 @@ _kubectl__cozy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__cozy__subcmd__kinds)
+        kubectl__cozy__subcmd__kinds)
             opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version list scaffold"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -706,7 +709,7 @@ _kubectl__cozy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__cozy__subcmd__kinds__subcmd__list)
+        kubectl__cozy__subcmd__kinds__subcmd__list)
             opts="-n -o -v -h -V --kinds --group --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -783,7 +786,7 @@ _kubectl__cozy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__cozy__subcmd__kinds__subcmd__scaffold)
+        kubectl__cozy__subcmd__kinds__subcmd__scaffold)
             opts="-n -o -v -h -V --repo-index --chart --kind --singular --plural --short-name --category --group-version --prefix --source-ref --chart-ref --format --out --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -918,7 +921,76 @@ _kubectl__cozy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__cozy__subcmd__serve)
+        kubectl__cozy__subcmd__options)
+            opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__serve)
             opts="-n -o -v -h -V --standalone --kinds --listen --data --write-kubeconfig --state-dir --tls-cert-file --tls-key-file --impersonate --print-rbac --rbac-subject --drain-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1070,7 +1142,7 @@ _kubectl__cozy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__cozy__subcmd__version)
+        kubectl__cozy__subcmd__version)
             opts="-n -o -v -h -V --client --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

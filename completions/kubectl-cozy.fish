@@ -44,6 +44,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "doctor" -
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "kinds" -d 'List served kinds and scaffold kind definitions from Helm charts'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "completion" -d 'Print shell completion scripts, or install kubectl\'s plugin completer'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "version" -d 'Print the client version and, when a cluster is reachable, the server version'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "options" -d 'Print the list of flags inherited by all commands'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l kinds -d 'Kind definitions: a file or a directory of YAML files (reloaded on change)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l listen -d 'Address to listen on' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l data -d 'Embedded store file (standalone; default: <state dir>/standalone.sqlite)' -r -F
@@ -238,7 +239,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s V -l version -d 'Print version'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l dir -d 'Directory to install into (default: the directory holding this binary); must be on PATH' -r -f -a "(__fish_complete_directories)"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l dir -d 'Directory to install into (default: where kubectl finds the kubectl-cozy plugin on PATH, e.g. krew\'s bin)' -r -f -a "(__fish_complete_directories)"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l context -d 'The kubeconfig context to use' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l cluster -d 'The kubeconfig cluster to use' -r
@@ -271,3 +272,18 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l cl
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s V -l version -d 'Print version'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l cluster -d 'The kubeconfig cluster to use' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l user -d 'The kubeconfig user to use' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s o -l output -d 'Output format' -r -f -a "table\t'A table, as `kubectl get` prints'
+wide\t'A table with additional columns'
+json\t'JSON'
+yaml\t'YAML'
+name\t'Only resource names, as kind/name'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s V -l version -d 'Print version'

@@ -24,3 +24,19 @@ if ((go_minor < 26)); then
   exit 1
 fi
 echo "rust: $(rustc --version); go: $(go env GOVERSION)"
+
+# Debian packages the tests use: fish and zsh run the committed completion
+# scripts (tests/it/completion.rs). Installed when missing and apt is usable.
+missing=()
+for pkg in fish zsh; do
+  command -v "$pkg" >/dev/null || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+    echo "installing Debian packages: ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null \
+      || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null; }
+  else
+    echo "warning: ${missing[*]} not installed (needed by the completion tests); install them with your package manager" >&2
+  fi
+fi

@@ -529,18 +529,46 @@ fn health(
     }
 }
 
+/// The Kubernetes minor version whose API semantics the server implements
+/// (the k8s-openapi feature this crate is built with, and the control plane
+/// the tests run against).
+pub const KUBERNETES_MINOR: u32 = 36;
+
+/// `/version`: the Kubernetes version whose API the server implements, so
+/// kubectl's version-skew check compares like with like; this tool's own
+/// version rides in the semver build metadata
+/// (`v1.36.0+kubectl-cozy.0.1.0`) and in `gitCommit`.
 fn version_info() -> Value {
     let version = env!("CARGO_PKG_VERSION");
-    let mut parts = version.split('.');
     json!({
-        "major": parts.next().unwrap_or("0"),
-        "minor": parts.next().unwrap_or("0"),
-        "gitVersion": format!("v{version}"),
-        "gitCommit": "",
-        "gitTreeState": "",
+        "major": "1",
+        "minor": KUBERNETES_MINOR.to_string(),
+        "gitVersion": format!("v1.{KUBERNETES_MINOR}.0+kubectl-cozy.{version}"),
+        "gitCommit": format!("kubectl-cozy v{version}"),
+        "gitTreeState": "clean",
         "buildDate": "",
         "goVersion": "",
         "compiler": "rustc",
         "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn version_names_the_kubernetes_minor_of_the_test_plane() {
+        let pinned = include_str!("../../tests/control-plane/versions.env")
+            .lines()
+            .find_map(|l| l.strip_prefix("K8S_VERSION="))
+            .expect("K8S_VERSION");
+        let minor = pinned.split('.').nth(1).expect("minor");
+        assert_eq!(minor, super::KUBERNETES_MINOR.to_string());
+        let info = super::version_info();
+        assert_eq!(info["major"], "1");
+        let git = info["gitVersion"].as_str().unwrap();
+        assert!(
+            git.starts_with(&format!("v1.{minor}.0+kubectl-cozy.")),
+            "{git}"
+        );
+    }
 }

@@ -65,6 +65,11 @@ impl Ctx {
             .map_err(CliError::from)
     }
 
+    /// The API server URL of the selected context, once a command loaded it.
+    pub fn server_url(&self) -> Option<String> {
+        self.config.get().map(|c| c.cluster_url.to_string())
+    }
+
     /// A client for the selected cluster.
     pub async fn client(&self) -> Result<kube::Client, CliError> {
         let config = self.kube_config().await?.clone();

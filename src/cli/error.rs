@@ -143,21 +143,112 @@ impl CliError {
 }
 
 /// Prints the error (if any) and returns the exit code.
-pub(super) fn report(result: Result<ExitStatus, CliError>) -> ExitCode {
+///
+/// Errors print as `error: <what failed>`, then their causes, one per line.
+/// A failure to reach the cluster prints one line instead — what failed,
+/// against which server, and the likely fix — because its cause chain (client,
+/// connector, socket) says the same thing four times; `-v 1` and above print
+/// the chain too.
+pub(super) fn report(
+    result: Result<ExitStatus, CliError>,
+    server: Option<&str>,
+    verbosity: u8,
+) -> ExitCode {
     match result {
         Ok(status) => ExitCode::from(status.code()),
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
-            let mut stderr = std::io::stderr().lock();
-            let _ = writeln!(stderr, "error: {err}");
-            let mut source = err.source();
-            while let Some(cause) = source {
-                let _ = writeln!(stderr, "  caused by: {cause}");
-                source = cause.source();
-            }
+            let text = render(&err, server, verbosity > 0);
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
             ExitCode::from(err.exit_status().code())
         }
     }
+}
+
+/// The text [`report`] prints for `err`.
+fn render(err: &CliError, server: Option<&str>, verbose: bool) -> String {
+    let mut text = format!("error: {err}");
+    let connection = connection_failure(err);
+    if let Some(failure) = &connection {
+        text.push_str(&format!(": {}", failure.summary));
+        let headline = err.to_string();
+        if let Some(server) = server.filter(|s| !headline.contains(s.trim_end_matches('/'))) {
+            text.push_str(&format!(" (server {})", server.trim_end_matches('/')));
+        }
+        text.push_str(&format!("\n  hint: {}\n", failure.hint));
+        if !verbose {
+            return text;
+        }
+    } else {
+        text.push('\n');
+    }
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(&format!("  caused by: {cause}\n"));
+        source = cause.source();
+    }
+    text
+}
+
+/// Why a request never reached the server, in the user's terms.
+#[derive(Debug, PartialEq, Eq)]
+struct ConnectionFailure {
+    summary: &'static str,
+    hint: &'static str,
+}
+
+/// Finds, in `err`'s cause chain, a failure to connect to the server (refused,
+/// unreachable, timed out, name resolution, TLS trust), if any.
+fn connection_failure(err: &(dyn StdError + 'static)) -> Option<ConnectionFailure> {
+    const CONTEXT_HINT: &str = "is the cluster running, and is this the right context? (--context, --kubeconfig, KUBECONFIG)";
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    let mut found = None;
+    while let Some(e) = cur {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::*;
+            let failure = match io.kind() {
+                ConnectionRefused => Some(("connection refused", CONTEXT_HINT)),
+                TimedOut => Some((
+                    "the connection timed out",
+                    "check the network path to the server (VPN, firewall); raise --request-timeout if it is only slow",
+                )),
+                HostUnreachable | NetworkUnreachable | NetworkDown => Some((
+                    "the server's network is unreachable",
+                    "check the network path to the server (VPN, Wi-Fi, firewall)",
+                )),
+                ConnectionReset | ConnectionAborted => Some((
+                    "the server closed the connection",
+                    "the server may be restarting, or a proxy in between refused the connection; retry",
+                )),
+                _ => None,
+            };
+            if let Some((summary, hint)) = failure {
+                found = Some(ConnectionFailure { summary, hint });
+            }
+        }
+        // Some callers flatten the chain into one message (doctor's request
+        // errors), so the socket error is also recognised by its text.
+        let message = e.to_string();
+        if found.is_none() && message.contains("Connection refused") {
+            found = Some(ConnectionFailure {
+                summary: "connection refused",
+                hint: CONTEXT_HINT,
+            });
+        }
+        if message.contains("dns error") || message.contains("failed to lookup address") {
+            found = Some(ConnectionFailure {
+                summary: "the server's host name does not resolve",
+                hint: "check the server address in the kubeconfig and your DNS or VPN",
+            });
+        } else if message.contains("invalid peer certificate") {
+            found = Some(ConnectionFailure {
+                summary: "the server's certificate is not trusted",
+                hint: "check certificate-authority(-data) of the cluster in the kubeconfig",
+            });
+        }
+        cur = e.source();
+    }
+    found
 }
 
 #[cfg(test)]
@@ -173,6 +264,78 @@ mod tests {
         assert!(err.is_broken_pipe());
         let err = CliError::other("x", std::io::Error::other("boom"));
         assert!(!err.is_broken_pipe());
+    }
+
+    #[test]
+    fn a_connection_failure_prints_one_line_with_a_hint() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let wrapped = std::io::Error::other(Wrapped("client error (Connect)", Box::new(refused)));
+        let err = CliError::other("configure delegated authentication", wrapped);
+        let text = render(&err, Some("https://127.0.0.1:1/"), false);
+        assert_eq!(
+            text,
+            "error: configure delegated authentication: connection refused (server https://127.0.0.1:1)\n  \
+             hint: is the cluster running, and is this the right context? (--context, --kubeconfig, KUBECONFIG)\n"
+        );
+        let verbose = render(&err, Some("https://127.0.0.1:1/"), true);
+        assert!(
+            verbose.contains("caused by: client error (Connect)"),
+            "{verbose}"
+        );
+    }
+
+    #[test]
+    fn other_errors_keep_their_causes() {
+        let err = CliError::other("load kind definitions", std::io::Error::other("bad file"));
+        assert_eq!(
+            render(&err, None, false),
+            "error: load kind definitions\n  caused by: bad file\n"
+        );
+    }
+
+    #[test]
+    fn a_flattened_connection_error_is_recognised_by_its_text() {
+        let err = CliError::other(
+            "diagnose the cluster at https://127.0.0.1:1/",
+            std::io::Error::other(
+                "ServiceError: client error (Connect): tcp connect error: Connection refused (os error 111)",
+            ),
+        );
+        let text = render(&err, Some("https://127.0.0.1:1/"), false);
+        assert!(
+            text.starts_with(
+                "error: diagnose the cluster at https://127.0.0.1:1/: connection refused\n"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn dns_and_tls_failures_are_named() {
+        let dns = CliError::other(
+            "x",
+            std::io::Error::other("dns error: failed to lookup address information"),
+        );
+        assert!(render(&dns, None, false).contains("does not resolve"));
+        let tls = CliError::other(
+            "x",
+            std::io::Error::other("invalid peer certificate: UnknownIssuer"),
+        );
+        assert!(render(&tls, None, false).contains("not trusted"));
+    }
+
+    /// An error with a message and a source, like hyper's client errors.
+    #[derive(Debug)]
+    struct Wrapped(&'static str, Box<dyn StdError + Send + Sync>);
+    impl std::fmt::Display for Wrapped {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+    impl StdError for Wrapped {
+        fn source(&self) -> Option<&(dyn StdError + 'static)> {
+            Some(self.1.as_ref())
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ mod global;
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub use ctx::Ctx;
 pub use error::{CliError, ExitStatus};
@@ -74,6 +74,8 @@ pub enum Command {
     Completion(cmd::completion::CompletionArgs),
     /// Print the client version and, when a cluster is reachable, the server version
     Version(cmd::version::VersionArgs),
+    /// Print the list of flags inherited by all commands
+    Options,
 }
 
 /// The name under which help and usage present the program: `kubectl cozy`
@@ -96,10 +98,60 @@ pub fn display_name(argv0: Option<&OsString>) -> String {
 
 /// The clap command with the display name applied, for parsing and for tools
 /// (completion scripts, the completion engine) that introspect it.
+///
+/// As in kubectl, `--help` shows a command's examples first and its own flags,
+/// and leaves the global flags to `kubectl cozy options`: they stay parsed and
+/// completed everywhere, only the help text omits them.
 pub fn command_named(name: &str) -> clap::Command {
-    Cli::command()
+    let footer = format!(
+        "Use \"{name} options\" for a list of global command-line options (applies to all commands)."
+    );
+    with_help_layout(Cli::command(), &footer)
         .bin_name(name.to_owned())
         .display_name(name.to_owned())
+}
+
+/// Applies kubectl's help layout to the root command and all its
+/// subcommands: about, examples (clap's `after_help`), usage, the command's
+/// own options, then `footer`. The global options, defined on the root and
+/// propagated by clap when it builds the command, are hidden from help (not
+/// from parsing or completion).
+fn with_help_layout(mut cmd: clap::Command, footer: &str) -> clap::Command {
+    let global_ids: Vec<clap::Id> = GlobalArgs::augment_args(clap::Command::new("globals"))
+        .get_arguments()
+        .map(|a| a.get_id().clone())
+        .collect();
+    for id in &global_ids {
+        cmd = cmd.mut_arg(id, |a| a.hide_short_help(true).hide_long_help(true));
+    }
+    with_help_template(cmd, footer)
+}
+
+fn with_help_template(cmd: clap::Command, footer: &str) -> clap::Command {
+    // clap writes `{after-help}` (the examples) after two newlines of its own.
+    let template = format!(
+        "{{about}}{{after-help}}\n\n{{usage-heading}} {{usage}}\n\n{{all-args}}\n\n{footer}"
+    );
+    let mut cmd = cmd.help_template(template);
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    for sub in names {
+        cmd = cmd.mut_subcommand(sub, |s| with_help_template(s, footer));
+    }
+    cmd
+}
+
+/// The help text of `kubectl cozy options`: every global flag, with its help.
+pub fn global_options_help(name: &str) -> String {
+    let cmd = GlobalArgs::augment_args(clap::Command::new("options"))
+        .bin_name(format!("{name} options"))
+        .about("The following options can be passed to any command:")
+        .help_template("{about-with-newline}\n{all-args}\n")
+        .disable_help_flag(true);
+    let mut cmd = cmd;
+    cmd.render_long_help().to_string()
 }
 
 /// Parses the process arguments, runs the chosen subcommand and returns the
@@ -119,8 +171,9 @@ pub fn main() -> ExitCode {
         Err(err) => return print_clap_error(err),
     };
     init_logging(cli.global.verbosity, &cli.global);
-    let result = run(cli);
-    error::report(result)
+    let verbosity = cli.global.verbosity;
+    let (result, server) = run(cli, &name);
+    error::report(result, server.as_deref(), verbosity)
 }
 
 fn is_completer(argv0: Option<&OsString>) -> bool {
@@ -144,22 +197,34 @@ fn print_clap_error(err: clap::Error) -> ExitCode {
     ExitCode::from(u8::try_from(code).unwrap_or(ExitStatus::Usage.code()))
 }
 
-fn run(cli: Cli) -> Result<ExitStatus, CliError> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// Runs the chosen subcommand; also returns the API server the command talked
+/// to, if it loaded a kubeconfig, so errors can name it.
+fn run(cli: Cli, name: &str) -> (Result<ExitStatus, CliError>, Option<String>) {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| CliError::other("start the async runtime", e))?;
+    {
+        Ok(runtime) => runtime,
+        Err(e) => return (Err(CliError::other("start the async runtime", e)), None),
+    };
     let ctx = Ctx::new(cli.global);
-    runtime.block_on(async move {
+    let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => cmd::serve::run(args, &ctx).await,
             Command::Doctor(args) => cmd::doctor::run(args, &ctx).await,
             Command::Kinds(kinds) => cmd::kinds::run(*kinds, &ctx).await,
             Command::Completion(args) => cmd::completion::run(args, &ctx).await,
             Command::Version(args) => cmd::version::run(args, &ctx).await,
+            Command::Options => {
+                let text = global_options_help(name);
+                std::io::Write::write_all(&mut ctx.stdout(), text.as_bytes())
+                    .map_err(|e| CliError::io("write the global options", e))
+                    .map(|()| ExitStatus::Success)
+            }
         }
-    })
+    });
+    (result, ctx.server_url())
 }
 
 /// Logs go to stderr through tracing. `-v N` follows kubectl's scale: 0 shows
@@ -220,6 +285,43 @@ mod tests {
             "/bin/kubectl_complete-cozy"
         ))));
         assert!(!is_completer(Some(&OsString::from("/bin/kubectl-cozy"))));
+    }
+
+    #[test]
+    fn help_leaves_global_options_to_the_options_command() {
+        let mut cmd = command_named("kubectl cozy");
+        let serve = cmd.find_subcommand_mut("serve").unwrap();
+        let help = serve.render_long_help().to_string();
+        assert!(!help.contains("--kubeconfig <PATH>"), "{help}");
+        assert!(help.contains("--standalone"), "{help}");
+        assert!(
+            help.contains("Use \"kubectl cozy options\" for a list of global"),
+            "{help}"
+        );
+        let examples = help.find("Examples:").unwrap();
+        let usage = help.find("Usage:").unwrap();
+        assert!(examples < usage, "examples come first: {help}");
+
+        let options = global_options_help("kubectl cozy");
+        for flag in [
+            "--kubeconfig",
+            "--context",
+            "--namespace",
+            "--request-timeout",
+            "--v",
+        ] {
+            assert!(options.contains(flag), "{flag} in {options}");
+        }
+    }
+
+    #[test]
+    fn global_flags_still_parse_after_a_subcommand() {
+        let matches = command_named("kubectl cozy")
+            .try_get_matches_from(["kubectl-cozy", "version", "--context", "dev", "-n", "x"])
+            .unwrap();
+        let cli = Cli::from_arg_matches(&matches).unwrap();
+        assert_eq!(cli.global.context.as_deref(), Some("dev"));
+        assert_eq!(cli.global.namespace.as_deref(), Some("x"));
     }
 
     #[test]

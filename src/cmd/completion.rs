@@ -50,7 +50,7 @@ pub enum CompletionAction {
 /// Arguments of `completion install`.
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// Directory to install into (default: the directory holding this binary); must be on PATH
+    /// Directory to install into (default: where kubectl finds the kubectl-cozy plugin on PATH, e.g. krew's bin)
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub dir: Option<PathBuf>,
     /// Replace an existing kubectl_complete-cozy that is not ours
@@ -63,7 +63,21 @@ pub fn script(shell: Shell) -> Vec<u8> {
     let mut cmd = crate::cli::command_named("kubectl-cozy");
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut cmd, "kubectl-cozy", &mut buf);
+    if shell == Shell::Bash {
+        buf = fix_bash_function_names(&buf);
+    }
     buf
+}
+
+/// clap_complete's bash generator names the dispatcher's states after the
+/// binary with `-` turned into `__` (`kubectl__cozy__subcmd__kinds`), but the
+/// case arms that complete each subcommand with `-` turned into `__subcmd__`
+/// (`kubectl__subcmd__cozy__subcmd__kinds`), so for a binary whose name has a
+/// dash no subcommand ever completes. Renames the arms to match.
+fn fix_bash_function_names(script: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(script);
+    text.replace("kubectl__subcmd__cozy", "kubectl__cozy")
+        .into_bytes()
 }
 
 /// The file name a shell's script is committed under in `completions/`.
@@ -90,17 +104,102 @@ fn install(args: &InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let exe = std::env::current_exe()
         .and_then(|p| p.canonicalize())
         .map_err(|e| CliError::io("find this executable", e))?;
-    let dir = match &args.dir {
-        Some(dir) => dir.clone(),
-        None => exe
-            .parent()
-            .map(Path::to_path_buf)
-            .ok_or_else(|| CliError::Usage("pass --dir".into()))?,
-    };
-    let target = dir.join(COMPLETER_NAME);
-    let message = install_completer(&exe, &target, args.force)?;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let plan = plan_install(&exe, args.dir.as_deref(), &path)?;
+    let mut message = install_completer(&exe, &plan.target, args.force)?;
+    for note in plan.notes(&path) {
+        message.push('\n');
+        message.push_str(&note);
+    }
     writeln!(ctx.stdout(), "{message}").map_err(|e| CliError::io("write result", e))?;
     Ok(ExitStatus::Success)
+}
+
+/// Where `completion install` links the completer, and why.
+#[derive(Debug, PartialEq, Eq)]
+pub struct InstallPlan {
+    /// The completer's path: `<dir>/kubectl_complete-cozy`.
+    pub target: PathBuf,
+    /// Whether `dir` is on PATH (kubectl only looks there).
+    pub on_path: bool,
+}
+
+impl InstallPlan {
+    /// What the user should know after the link is made: the directory is not
+    /// on PATH, or another completer on PATH comes first.
+    fn notes(&self, path: &std::ffi::OsStr) -> Vec<String> {
+        let dir = self.target.parent().unwrap_or(Path::new(""));
+        if !self.on_path {
+            return vec![format!(
+                "warning: {} is not on PATH, so kubectl will not find the completer; add it to PATH \
+                 or run again with --dir set to a directory on PATH",
+                dir.display()
+            )];
+        }
+        match find_on_path(COMPLETER_NAME, path) {
+            Some(first) if first != self.target => vec![format!(
+                "warning: kubectl will run {} first (earlier on PATH); remove it or reorder PATH",
+                first.display()
+            )],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Chooses where to put the completer: `--dir` when given (it must exist),
+/// else the directory in which kubectl finds the `kubectl-cozy` plugin — the
+/// first on PATH, *not* resolved through symlinks, because krew puts a
+/// symlink in `$KREW_ROOT/bin` that points into its store, and only the
+/// former is on PATH — else the directory of this executable.
+pub fn plan_install(
+    exe: &Path,
+    dir: Option<&Path>,
+    path: &std::ffi::OsStr,
+) -> Result<InstallPlan, CliError> {
+    let dir = match dir {
+        Some(dir) => {
+            if !dir.is_dir() {
+                return Err(CliError::Usage(format!(
+                    "--dir {}: no such directory",
+                    dir.display()
+                )));
+            }
+            dir.to_path_buf()
+        }
+        None => match find_on_path(PLUGIN_NAME, path) {
+            Some(plugin) => plugin
+                .parent()
+                .map(Path::to_path_buf)
+                .ok_or_else(|| CliError::Usage("pass --dir".into()))?,
+            None => exe.parent().map(Path::to_path_buf).ok_or_else(|| {
+                CliError::Usage("cannot tell where this binary lives; pass --dir".into())
+            })?,
+        },
+    };
+    let on_path = std::env::split_paths(path).any(|p| same_dir(&p, &dir));
+    Ok(InstallPlan {
+        target: dir.join(COMPLETER_NAME),
+        on_path,
+    })
+}
+
+/// The plugin's file name kubectl looks up on PATH for `kubectl cozy`.
+const PLUGIN_NAME: &str = "kubectl-cozy";
+
+/// The first `name` on `path` that is a file, as kubectl's lookup finds it
+/// (the PATH entry joined with the name, not resolved through symlinks).
+fn find_on_path(name: &str, path: &std::ffi::OsStr) -> Option<PathBuf> {
+    std::env::split_paths(path)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 /// Links `target` to `exe` (which acts as the completer when invoked under
@@ -161,6 +260,46 @@ fn link(exe: &Path, target: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// krew's layout: the binary in the store, a symlink to it in
+    /// `$KREW_ROOT/bin`, which is what is on PATH.
+    #[cfg(unix)]
+    #[test]
+    fn under_krew_the_completer_goes_next_to_the_plugin_link_on_path() {
+        let root = tempfile::tempdir().unwrap();
+        let store = root.path().join("store/cozy/v0.1.0");
+        let bin = root.path().join("bin");
+        std::fs::create_dir_all(&store).unwrap();
+        std::fs::create_dir_all(&bin).unwrap();
+        let exe = store.join("kubectl-cozy");
+        std::fs::write(&exe, b"#!/bin/sh\n").unwrap();
+        std::fs::write(store.join(COMPLETER_NAME), b"#!/bin/sh\n").unwrap();
+        std::os::unix::fs::symlink(&exe, bin.join("kubectl-cozy")).unwrap();
+        let exe = exe.canonicalize().unwrap();
+        let path = std::env::join_paths([bin.as_path(), Path::new("/usr/bin")]).unwrap();
+
+        let plan = plan_install(&exe, None, &path).unwrap();
+        assert_eq!(plan.target, bin.join(COMPLETER_NAME));
+        assert!(plan.on_path);
+        let msg = install_completer(&exe, &plan.target, false).unwrap();
+        assert!(msg.starts_with("installed"), "{msg}");
+        assert_eq!(std::fs::canonicalize(&plan.target).unwrap(), exe);
+        assert!(plan.notes(&path).is_empty());
+    }
+
+    #[test]
+    fn dir_must_exist_and_off_path_is_said() {
+        let root = tempfile::tempdir().unwrap();
+        let exe = root.path().join("kubectl-cozy");
+        let missing = root.path().join("missing");
+        let err = plan_install(&exe, Some(&missing), std::ffi::OsStr::new("/usr/bin")).unwrap_err();
+        assert!(err.to_string().contains("no such directory"), "{err}");
+
+        let plan = plan_install(&exe, Some(root.path()), std::ffi::OsStr::new("/usr/bin")).unwrap();
+        assert!(!plan.on_path);
+        let notes = plan.notes(std::ffi::OsStr::new("/usr/bin"));
+        assert!(notes[0].contains("is not on PATH"), "{notes:?}");
+    }
 
     #[test]
     fn install_links_refuses_foreign_files_and_is_idempotent() {

@@ -308,7 +308,17 @@ mod tests {
     #[test]
     fn subcommands_at_the_top() {
         let (v, d) = values(&[""]);
-        assert_eq!(v, ["serve", "doctor", "kinds", "completion", "version"]);
+        assert_eq!(
+            v,
+            [
+                "serve",
+                "doctor",
+                "kinds",
+                "completion",
+                "version",
+                "options"
+            ]
+        );
         assert_eq!(d, directive::NO_FILE_COMP);
         assert_eq!(values(&["ki"]).0, ["kinds"]);
         assert_eq!(values(&["kinds", ""]).0, ["list", "scaffold"]);
@@ -342,7 +352,14 @@ mod tests {
         // A value already given is skipped, not mistaken for a subcommand.
         assert_eq!(
             values(&["-n", "kinds", ""]).0,
-            ["serve", "doctor", "kinds", "completion", "version"]
+            [
+                "serve",
+                "doctor",
+                "kinds",
+                "completion",
+                "version",
+                "options"
+            ]
         );
     }
 

@@ -60,6 +60,14 @@ fn subcommand_help_names_the_plugin_too() {
         stdout.contains("Usage: kubectl cozy kinds list"),
         "{stdout}"
     );
+    // Global flags are left to `kubectl cozy options`, as kubectl does.
+    assert!(
+        !stdout.contains("--kubeconfig <PATH>") && stdout.contains("kubectl cozy options"),
+        "{stdout}"
+    );
+    let out = run(&mut cozy(&["options"]));
+    assert!(out.status.success());
+    let stdout = text(&out.stdout);
     assert!(
         stdout.contains("--kubeconfig") && stdout.contains("--namespace"),
         "{stdout}"

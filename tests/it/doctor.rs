@@ -764,7 +764,8 @@ fn without_a_cluster_doctor_fails_clearly() {
         .expect("run");
     assert_eq!(out.status.code(), Some(4), "{}", describe(&out));
     assert!(
-        text(&out.stderr).contains("reach the API server"),
+        text(&out.stderr).contains("connection refused")
+            && text(&out.stderr).contains("hint: is the cluster running"),
         "{}",
         describe(&out)
     );
