@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # Builds the local test control plane from Go modules: etcd, kube-apiserver,
-# kube-controller-manager and kubectl of one pinned Kubernetes version, plus
-# Flux's HelmRelease CRD taken from the helm-controller module.
+# kube-controller-manager, kube-scheduler and kubectl of one pinned Kubernetes
+# version, plus Flux's HelmRelease CRD taken from the helm-controller module.
 #
 # Output goes to a machine-wide cache directory keyed by the pinned versions and
 # the wrapper modules' go.sum, so a second run (or a second checkout) does no
 # work. Prints the directory holding the binaries on its last line.
 #
 # Environment:
-#   COZY_TEST_BIN_DIR   use prebuilt binaries from this directory (etcd,
-#                       kube-apiserver, kube-controller-manager, kubectl and
-#                       helmreleases.crd.yaml); nothing is built
+#   COZY_TEST_BIN_DIR   use prebuilt binaries from this directory (the files
+#                       PLANE_FILES in versions.env names); nothing is built
 #   COZY_CACHE_DIR      machine-wide cache root (default /var/cache/kubectl-cozy,
 #                       or ~/.cache/kubectl-cozy when that is not writable)
 set -euo pipefail
@@ -20,7 +19,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/versions.env"
 
 if [[ -n "${COZY_TEST_BIN_DIR:-}" ]]; then
-  for f in etcd kube-apiserver kube-controller-manager kubectl helmreleases.crd.yaml; do
+  for f in $PLANE_FILES; do
     [[ -e "$COZY_TEST_BIN_DIR/$f" ]] || { echo "COZY_TEST_BIN_DIR=$COZY_TEST_BIN_DIR lacks $f" >&2; exit 1; }
   done
   echo "$COZY_TEST_BIN_DIR"
@@ -61,9 +60,10 @@ start=$SECONDS
 log "building etcd $ETCD_VERSION"
 (cd "$here/etcd" && go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3)
 
-log "building kube-apiserver, kube-controller-manager and kubectl $K8S_VERSION (a cold build takes 10-25 minutes)"
+log "building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl $K8S_VERSION (a cold build takes 10-25 minutes)"
 (cd "$here/k8s" && go build -trimpath -tags selinux,notest -ldflags "$ldflags" -o "$tmp/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl)
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
 
 log "extracting the HelmRelease CRD from github.com/fluxcd/helm-controller@$HELM_CONTROLLER_VERSION"
 flux_dir="$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "github.com/fluxcd/helm-controller@$HELM_CONTROLLER_VERSION" \
@@ -73,6 +73,9 @@ crd="$flux_dir/config/crd/bases/helm.toolkit.fluxcd.io_helmreleases.yaml"
 cp "$crd" "$tmp/helmreleases.crd.yaml"
 chmod 0644 "$tmp/helmreleases.crd.yaml"
 
+for f in $PLANE_FILES; do
+  [[ -e "$tmp/$f" ]] || { echo "the build left out $f (PLANE_FILES in versions.env)" >&2; exit 1; }
+done
 touch "$tmp/.complete"
 rm -rf "$out"
 mv "$tmp" "$out"

@@ -1,6 +1,7 @@
 //! Integration tests, one binary (so one control plane per run): the CLI as a
-//! user and kubectl see it, third-party clients (client-go informers), and
-//! smoke tests of the real control plane.
+//! user and kubectl see it, third-party clients (client-go informers), smoke
+//! tests of the real control plane, and its simulated node (port-forward to a
+//! pod whose container is a local process).
 
 #![allow(unreachable_pub, reason = "test modules share helpers with pub items")]
 
@@ -14,6 +15,7 @@ mod doctor;
 mod go_text;
 mod informer;
 mod kinds;
+mod node;
 mod server;
 mod smoke;
 mod support;

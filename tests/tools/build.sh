@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds the Go test tools under tests/tools/ (today: informer, a client-go
-# informer used by tests/it/informer.rs). Go only builds test tools here; the
-# product is Rust.
+# Builds the Go test tools under tests/tools/ (Go only builds test tools here;
+# the product is Rust):
+#   informer  a client-go informer, used by tests/it/informer.rs
+#   kwok      sigs.k8s.io/kwok's kubelet simulator (the node of the test plane,
+#             tests/it/support/node.rs), with the Stage objects and the
+#             ClusterPortForward CRD taken from the same module
 #
 # Output goes to the same machine-wide cache as tests/control-plane/build.sh,
 # in a directory keyed by the tools' go.mod, go.sum and sources, so a second
@@ -9,17 +12,22 @@
 # binaries on its last line.
 #
 # Environment:
-#   COZY_TEST_TOOLS_DIR use prebuilt tools from this directory; nothing is built
+#   COZY_TEST_TOOLS_DIR use prebuilt tools from this directory (the files
+#                       listed in `files` below); nothing is built
 #   COZY_CACHE_DIR      machine-wide cache root (default /var/cache/kubectl-cozy,
 #                       or ~/.cache/kubectl-cozy when that is not writable)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-tools=(informer)
+tools=(informer kwok)
+# The package each tool directory builds: its own main package, or the tool
+# its go.mod names.
+declare -A package=([informer]=. [kwok]=sigs.k8s.io/kwok/cmd/kwok)
+files=(informer kwok kwok-stages.yaml kwok-clusterportforwards.crd.yaml)
 
 if [[ -n "${COZY_TEST_TOOLS_DIR:-}" ]]; then
-  for t in "${tools[@]}"; do
-    [[ -x "$COZY_TEST_TOOLS_DIR/$t" ]] || { echo "COZY_TEST_TOOLS_DIR=$COZY_TEST_TOOLS_DIR lacks $t" >&2; exit 1; }
+  for f in "${files[@]}"; do
+    [[ -e "$COZY_TEST_TOOLS_DIR/$f" ]] || { echo "COZY_TEST_TOOLS_DIR=$COZY_TEST_TOOLS_DIR lacks $f" >&2; exit 1; }
   done
   echo "$COZY_TEST_TOOLS_DIR"
   exit 0
@@ -31,10 +39,11 @@ if ! mkdir -p "$cache_root" 2>/dev/null || [[ ! -w "$cache_root" ]]; then
   mkdir -p "$cache_root"
 fi
 # The key covers what the binaries are built from (module files and Go
-# sources, with their names), not this script's text.
-key="$(cd "$here" && for t in "${tools[@]}"; do
+# sources, with their names) and the list of files the build leaves, not this
+# script's text.
+key="$(cd "$here" && { printf '%s\n' "${files[@]}"; for t in "${tools[@]}"; do
   find "$t" -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) | LC_ALL=C sort
-done | while read -r f; do printf '%s\n' "$f"; cat "$f"; done | sha256sum | cut -c1-12)"
+done | while read -r f; do printf '%s\n' "$f"; cat "$f"; done; } | sha256sum | cut -c1-12)"
 out="$cache_root/test-tools-$key"
 if [[ -f "$out/.complete" ]]; then
   echo "$out"
@@ -52,8 +61,24 @@ log() { printf '[test-tools] %s\n' "$*" >&2; }
 
 start=$SECONDS
 for t in "${tools[@]}"; do
-  log "building $t (client-go; a cold build takes a few minutes)"
-  (cd "$here/$t" && go build -trimpath -ldflags "-s -w" -o "$tmp/$t" .)
+  log "building $t (${package[$t]}; a cold build takes a few minutes)"
+  (cd "$here/$t" && go build -trimpath -ldflags "-s -w" -o "$tmp/$t" "${package[$t]}")
+done
+
+# kwok's own "fast" stages (kustomize/stage/fast: nodes become Ready, pods
+# Running and Ready at once, deleted pods go away) and its ClusterPortForward
+# CRD, from the module the binary was built from.
+kwok_dir="$(cd "$here/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)"
+[[ -d "$kwok_dir/kustomize" ]] || { echo "kwok's kustomize directory not found in $kwok_dir" >&2; exit 1; }
+for stage in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease \
+  pod/fast/pod-ready pod/fast/pod-complete pod/fast/pod-delete; do
+  echo "---"
+  cat "$kwok_dir/kustomize/stage/$stage.yaml"
+done >"$tmp/kwok-stages.yaml"
+cp "$kwok_dir/kustomize/crd/bases/kwok.x-k8s.io_clusterportforwards.yaml" "$tmp/kwok-clusterportforwards.crd.yaml"
+chmod 0644 "$tmp/kwok-stages.yaml" "$tmp/kwok-clusterportforwards.crd.yaml"
+for f in "${files[@]}"; do
+  [[ -e "$tmp/$f" ]] || { echo "the build left out $f" >&2; exit 1; }
 done
 
 touch "$tmp/.complete"

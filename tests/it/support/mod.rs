@@ -1,11 +1,14 @@
-//! Shared helpers of the integration tests: the real control plane, the
-//! built `kubectl-cozy` binaries, and the lock that serializes tests which
-//! change cluster-wide state, and the Go test tools.
+//! Shared helpers of the integration tests: the real control plane and its
+//! simulated node, the built `kubectl-cozy` binaries, the lock that
+//! serializes tests which change cluster-wide state, the Go test tools, and a
+//! local echo server that stands in for a pod's container.
 
 #![allow(dead_code, reason = "helpers for tests of later features")]
 
 pub mod aggregated;
 pub mod bins;
+pub mod echo;
+pub mod node;
 pub mod plane;
 pub mod tools;
 

@@ -1,13 +1,15 @@
 //! A real local Kubernetes control plane for integration tests: etcd,
-//! kube-apiserver (RBAC, aggregation layer with its own front-proxy CA) and
-//! kube-controller-manager (namespace, garbage-collector and ClusterRole
-//! aggregation controllers), on
-//! free loopback ports, with certificates made by `kubectl_cozy::pki`.
+//! kube-apiserver (RBAC, aggregation layer with its own front-proxy CA, a
+//! kubelet CA for the simulated node) and kube-controller-manager (namespace,
+//! garbage-collector, ClusterRole aggregation, deployment, replicaset and
+//! endpointslice controllers), on free loopback ports, with certificates made
+//! by `kubectl_cozy::pki`. The simulated node (kube-scheduler and kwok) starts
+//! on first use of [`Plane::node`] (see `node.rs`).
 //!
 //! One plane per test binary, started on first use by [`plane()`]; tests
 //! isolate themselves with [`Plane::namespace`]. The processes die with the
-//! test binary however it ends: they are spawned from a thread that never
-//! exits, with `PR_SET_PDEATHSIG`, and an `atexit` hook stops them gracefully
+//! test binary however it ends: they are spawned from threads that never
+//! exit, with `PR_SET_PDEATHSIG`, and an `atexit` hook stops them gracefully
 //! and removes the work directory on a normal exit.
 //!
 //! Binaries come from `COZY_TEST_BIN_DIR`, else from
@@ -26,6 +28,24 @@ use kubectl_cozy::pki::{self, Ca, CertPair, LeafSpec};
 /// to need over 30 s on a loaded 2-core machine).
 const START_TIMEOUT: Duration = Duration::from_secs(180);
 
+/// The controllers kube-controller-manager runs.
+const CONTROLLERS: [&str; 6] = [
+    "namespace-controller",
+    "garbage-collector-controller",
+    "clusterrole-aggregation-controller",
+    "deployment-controller",
+    "replicaset-controller",
+    "endpointslice-controller",
+];
+
+/// The processes whose logs a start-up failure shows.
+const LOGGED: [&str; 5] = [
+    "etcd",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "kwok",
+];
 /// A running control plane.
 #[derive(Debug)]
 pub struct Plane {
@@ -48,6 +68,10 @@ pub struct Plane {
     pub client_ca: Ca,
     /// The CA of kube-apiserver's serving certificate.
     pub serving_ca_pem: String,
+    /// The CA kube-apiserver trusts for kubelet serving certificates
+    /// (`--kubelet-certificate-authority`); the simulated node's kubelet API
+    /// serves a certificate it signs.
+    pub kubelet_ca: Ca,
 }
 
 static PLANE: OnceLock<Result<Plane, String>> = OnceLock::new();
@@ -79,6 +103,12 @@ pub fn plane() -> &'static Plane {
 }
 
 impl Plane {
+    /// The simulated node (kube-scheduler and kwok) of the test binary's
+    /// plane, started on first use; panics when it cannot start.
+    pub fn node(&self) -> &'static super::node::Node {
+        super::node::node()
+    }
+
     /// The path of the built kubectl.
     pub fn kubectl_path(&self) -> PathBuf {
         self.bin_dir.join("kubectl")
@@ -158,10 +188,12 @@ fn start() -> Result<Plane, String> {
     let serving_ca = Ca::new("kubectl-cozy-test-serving-ca").map_err(ca_err)?;
     let client_ca = Ca::new("kubectl-cozy-test-client-ca").map_err(ca_err)?;
     let front_proxy_ca = Ca::new("kubectl-cozy-test-front-proxy-ca").map_err(ca_err)?;
+    let kubelet_ca = Ca::new("kubectl-cozy-test-kubelet-ca").map_err(ca_err)?;
     let loopback = "127.0.0.1".parse().expect("ip");
     write("ca.crt", serving_ca.cert_pem())?;
     write("client-ca.crt", client_ca.cert_pem())?;
     write("front-proxy-ca.crt", front_proxy_ca.cert_pem())?;
+    write("kubelet-ca.crt", kubelet_ca.cert_pem())?;
     let apiserver_cert = serving_ca
         .issue(&LeafSpec::server(
             "kube-apiserver",
@@ -261,6 +293,11 @@ fn start() -> Result<Plane, String> {
             format!("--proxy-client-cert-file={}", pf("front-proxy-client.crt")),
             format!("--proxy-client-key-file={}", pf("front-proxy-client.key")),
             "--enable-aggregator-routing=false".to_owned(),
+            // The simulated node's kubelet API (kwok) listens on a loopback
+            // address it reports as the node's InternalIP, with a serving
+            // certificate from this CA.
+            "--kubelet-preferred-address-types=InternalIP,Hostname".to_owned(),
+            format!("--kubelet-certificate-authority={}", pf("kubelet-ca.crt")),
         ]),
     )?;
     let kubectl = bin_dir.join("kubectl");
@@ -276,9 +313,11 @@ fn start() -> Result<Plane, String> {
             format!("--authentication-kubeconfig={}", kcm_kubeconfig.display()),
             format!("--authorization-kubeconfig={}", kcm_kubeconfig.display()),
             // Aggregation fills the built-in view/edit/admin roles from
-            // labelled ClusterRoles (`serve --print-rbac`).
-            "--controllers=namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller"
-                .to_owned(),
+            // labelled ClusterRoles (`serve --print-rbac`); the deployment,
+            // replicaset and endpointslice controllers run workloads on the
+            // simulated node (no node-lifecycle controller: the node harness
+            // clears the node's not-ready taint itself).
+            format!("--controllers={}", CONTROLLERS.join(",")),
             "--leader-elect=false".to_owned(),
             "--use-service-account-credentials=false".to_owned(),
             "--bind-address=127.0.0.1".to_owned(),
@@ -323,6 +362,7 @@ fn start() -> Result<Plane, String> {
         server,
         kubeconfig,
         client_ca,
+        kubelet_ca,
     })
 }
 
@@ -332,7 +372,10 @@ pub fn binaries() -> Result<PathBuf, String> {
     super::built_dir("COZY_TEST_BIN_DIR", "tests/control-plane/build.sh")
 }
 
-fn spawn(dir: &Path, name: &str, cmd: &mut Command) -> Result<(), String> {
+/// Starts `cmd` with its output in `<dir>/<name>.log`, to be stopped by the
+/// exit hook. Call it only from a thread that never exits (`PR_SET_PDEATHSIG`
+/// fires when the spawning thread ends).
+pub(super) fn spawn(dir: &Path, name: &str, cmd: &mut Command) -> Result<(), String> {
     let log = std::fs::File::create(dir.join(format!("{name}.log")))
         .map_err(|e| format!("create {name}.log: {e}"))?;
     let log2 = log.try_clone().map_err(|e| e.to_string())?;
@@ -430,7 +473,9 @@ fn sweep_stale_work_dirs() {
     }
 }
 
-fn wait_for(
+/// Polls `ready` until it holds or `deadline` passes; the error shows the
+/// last log lines of every plane process.
+pub(super) fn wait_for(
     dir: &Path,
     what: &str,
     deadline: Instant,
@@ -448,7 +493,7 @@ fn wait_for(
         std::thread::sleep(Duration::from_millis(250));
     }
     let mut logs = String::new();
-    for name in ["etcd", "kube-apiserver", "kube-controller-manager"] {
+    for name in LOGGED {
         if let Ok(text) = std::fs::read_to_string(dir.join(format!("{name}.log"))) {
             let tail: Vec<&str> = text.lines().rev().take(15).collect();
             logs.push_str(&format!("\n--- {name}.log (last lines) ---\n"));
@@ -461,9 +506,15 @@ fn wait_for(
     ))
 }
 
-fn free_port() -> Result<u16, String> {
+/// A free TCP port on 127.0.0.1.
+pub(super) fn free_port() -> Result<u16, String> {
+    free_port_on("127.0.0.1")
+}
+
+/// A free TCP port on the given local address.
+pub(super) fn free_port_on(ip: &str) -> Result<u16, String> {
     let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|e| format!("find a free port: {e}"))?;
+        TcpListener::bind((ip, 0)).map_err(|e| format!("find a free port on {ip}: {e}"))?;
     listener
         .local_addr()
         .map(|a| a.port())
@@ -484,11 +535,11 @@ fn http_get_ok(port: u16, path: &str) -> bool {
     response.starts_with("HTTP/1.0 200") || response.starts_with("HTTP/1.1 200")
 }
 
-fn tls_port_open(port: u16) -> bool {
+pub(super) fn tls_port_open(port: u16) -> bool {
     std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
 }
 
-fn kubectl_ok(kubectl: &Path, kubeconfig: &Path, args: &[&str]) -> bool {
+pub(super) fn kubectl_ok(kubectl: &Path, kubeconfig: &Path, args: &[&str]) -> bool {
     Command::new(kubectl)
         .arg("--kubeconfig")
         .arg(kubeconfig)
