@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::cli::{CliError, Ctx, ExitStatus, parse_request_timeout};
-use crate::doctor::findings::{Verdict, ScopeKind};
+use crate::doctor::findings::{ScopeKind, Verdict};
 use crate::doctor::fix::{self, Confirmer, FixOptions};
 use crate::doctor::requester::Requester;
 use crate::doctor::{self, Options, render};

@@ -275,10 +275,9 @@ fn print_rbac(args: &ServeArgs, registry: &Registry, ctx: &Ctx) -> Result<ExitSt
         impersonate: args.impersonate,
         ..RbacOptions::default()
     };
-    let objects =
-        manifests::rbac(snapshot.kinds().iter().map(|k| &k.resolved), &options);
-    let text = manifests::to_yaml(&objects)
-        .map_err(|e| CliError::io("render the RBAC objects", e))?;
+    let objects = manifests::rbac(snapshot.kinds().iter().map(|k| &k.resolved), &options);
+    let text =
+        manifests::to_yaml(&objects).map_err(|e| CliError::io("render the RBAC objects", e))?;
     let mut out = ctx.stdout();
     std::io::Write::write_all(&mut out, text.as_bytes())
         .map_err(|e| CliError::io("write the RBAC objects", e))?;

@@ -735,7 +735,10 @@ mod tests {
         let found = findings(&[r], &[], 30, now());
         let remedy = found[0].remedy.as_ref().unwrap();
         assert!(!remedy.automatic);
-        assert_eq!(remedy.command, "kubectl get lease -n team-sessions kubectl-cozy-abc");
+        assert_eq!(
+            remedy.command,
+            "kubectl get lease -n team-sessions kubectl-cozy-abc"
+        );
     }
 
     #[test]

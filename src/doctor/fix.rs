@@ -417,11 +417,13 @@ pub fn confirm<C: Confirmer>(
                 }
             }
             Action::FinalizeNamespace { name } => {
-                if confirmer.yes_no(&format!(
+                let question = format!(
                     "Action {}: finalize namespace {name} if it is still stuck? {}",
                     a.id,
                     a.warning.clone().unwrap_or_default()
-                ))? {
+                );
+                let yes = confirmer.yes_no(&question)?;
+                if yes {
                     approved.insert(a.id);
                 }
             }
@@ -676,7 +678,9 @@ async fn reap_session(
         Ok(Reaped::Alive { .. }) => result(
             id,
             ActionOutcome::Skipped,
-            format!("serve session {session} renewed its Lease since the diagnosis; nothing deleted"),
+            format!(
+                "serve session {session} renewed its Lease since the diagnosis; nothing deleted"
+            ),
             None,
         ),
         Err(err @ reap::ReapError::ReadLease { .. }) => result(
@@ -1069,8 +1073,8 @@ pub fn fixes_by_finding(fix: &FixReport) -> BTreeMap<String, Vec<usize>> {
 mod tests {
     use super::*;
     use crate::doctor::findings::{
-        Finding, NamespaceReport, Verdict, RemainingObject, Remedy, Scope, ScopeKind, SessionCheck,
-        SessionReport, Summary,
+        Finding, NamespaceReport, RemainingObject, Remedy, Scope, ScopeKind, SessionCheck,
+        SessionReport, Summary, Verdict,
     };
 
     fn report(findings: Vec<Finding>, namespaces: Vec<NamespaceReport>) -> Report {

@@ -38,8 +38,8 @@ use k8s_openapi::jiff::Timestamp;
 use k8s_openapi::api::core::v1::Namespace;
 
 use findings::{
-    ApiServiceReport, Finding, REPORT_API_VERSION, REPORT_KIND, Report, Scope, ScopeKind,
-    Severity, Summary, Unchecked, Verdict, WebhookReport,
+    ApiServiceReport, Finding, REPORT_API_VERSION, REPORT_KIND, Report, Scope, ScopeKind, Severity,
+    Summary, Unchecked, Verdict, WebhookReport,
 };
 use requester::{CallError, Requester};
 

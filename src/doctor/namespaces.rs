@@ -660,7 +660,9 @@ fn no_blocker_found(e: &Examined<'_>, found: &mut Vec<Finding>) {
                 String::new()
             }
         ),
-        None => format!("namespace {name} has been Terminating for {since} and no blocker was found"),
+        None => {
+            format!("namespace {name} has been Terminating for {since} and no blocker was found")
+        }
     };
     let mut f = Finding::new(
         Code::NamespaceTerminating,

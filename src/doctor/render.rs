@@ -712,8 +712,8 @@ mod tests {
         use crate::doctor::content::Content;
         use crate::doctor::discovery::Discovered;
         use crate::doctor::findings::{
-            ApiServiceReport, Condition, ObjectRef, Probe, RemainingObject, Report,
-            ServiceCheck, WebhookReport,
+            ApiServiceReport, Condition, ObjectRef, Probe, RemainingObject, Report, ServiceCheck,
+            WebhookReport,
         };
         use crate::doctor::sessions::{Session, judge_lease, object_ref};
         use crate::doctor::{Gathered, Options, apiservices, conclude};
@@ -725,7 +725,13 @@ mod tests {
             "2026-09-01T12:00:00Z".parse().unwrap()
         }
 
-        fn condition(type_: &str, status: &str, reason: &str, message: &str, since: &str) -> Condition {
+        fn condition(
+            type_: &str,
+            status: &str,
+            reason: &str,
+            message: &str,
+            since: &str,
+        ) -> Condition {
             Condition {
                 type_: type_.into(),
                 status: status.into(),
@@ -753,7 +759,13 @@ mod tests {
                 group: group.into(),
                 version: version.into(),
                 local: true,
-                available: Some(condition("Available", "True", "Local", "Local APIServices are always available", "2026-09-01T08:00:00Z")),
+                available: Some(condition(
+                    "Available",
+                    "True",
+                    "Local",
+                    "Local APIServices are always available",
+                    "2026-09-01T08:00:00Z",
+                )),
                 service: None,
                 insecure_skip_tls_verify: false,
                 ca_bundle: None,
@@ -772,13 +784,21 @@ mod tests {
                 version: version.into(),
                 local: false,
                 available: Some(if available {
-                    condition("Available", "True", "Passed", "all checks passed", "2026-09-01T09:00:00Z")
+                    condition(
+                        "Available",
+                        "True",
+                        "Passed",
+                        "all checks passed",
+                        "2026-09-01T09:00:00Z",
+                    )
                 } else {
                     condition(
                         "Available",
                         "False",
                         "FailedDiscoveryCheck",
-                        &format!("failing or missing response from https://10.96.0.42:443/apis/{group}/{version}: connection refused"),
+                        &format!(
+                            "failing or missing response from https://10.96.0.42:443/apis/{group}/{version}: connection refused"
+                        ),
                         "2026-09-01T11:49:00Z",
                     )
                 }),
@@ -846,7 +866,13 @@ mod tests {
             }
         }
 
-        fn webhook(configuration: &str, name: &str, policy: &str, service: ServiceCheck, healthy: bool) -> WebhookReport {
+        fn webhook(
+            configuration: &str,
+            name: &str,
+            policy: &str,
+            service: ServiceCheck,
+            healthy: bool,
+        ) -> WebhookReport {
             WebhookReport {
                 kind: "ValidatingWebhookConfiguration".into(),
                 configuration: configuration.into(),
@@ -943,10 +969,10 @@ mod tests {
                 terminating("team-a", "2026-09-01T11:50:00Z", discovery.clone()),
                 terminating("team-b", "2026-09-01T11:40:00Z", discovery),
             ];
-            cluster
-                .content
-                .objects
-                .insert("team-a".into(), vec![configmap("team-a", "kube-root-ca.crt", &[])]);
+            cluster.content.objects.insert(
+                "team-a".into(),
+                vec![configmap("team-a", "kube-root-ca.crt", &[])],
+            );
             cluster.content.objects.insert(
                 "team-b".into(),
                 vec![configmap("team-b", "blocked", &["example.com/block"])],
@@ -987,11 +1013,18 @@ mod tests {
                 ))
             };
             let expired = Session {
-                check: judge_lease("3f2a", DEFAULT_NAMESPACE, Some(&lease("2026-09-01T11:00:00Z")), now()),
+                check: judge_lease(
+                    "3f2a",
+                    DEFAULT_NAMESPACE,
+                    Some(&lease("2026-09-01T11:00:00Z")),
+                    now(),
+                ),
                 record: SessionRecord {
                     served: vec!["apps.cozystack.io/v1alpha1".into()],
                     api_services: vec!["v1alpha1.apps.cozystack.io".into()],
-                    route: Some("service kubectl-cozy-system/kubectl-cozy-3f2a:443 → tunnel".into()),
+                    route: Some(
+                        "service kubectl-cozy-system/kubectl-cozy-3f2a:443 → tunnel".into(),
+                    ),
                     started: Some("2026-09-01T09:30:00Z".parse().unwrap()),
                     saved_api_services: None,
                 },
@@ -1004,7 +1037,12 @@ mod tests {
                 lease_exists: true,
             };
             let alive = Session {
-                check: judge_lease("7k2m", DEFAULT_NAMESPACE, Some(&lease("2026-09-01T11:59:58Z")), now()),
+                check: judge_lease(
+                    "7k2m",
+                    DEFAULT_NAMESPACE,
+                    Some(&lease("2026-09-01T11:59:58Z")),
+                    now(),
+                ),
                 record: SessionRecord::default(),
                 api_services: vec!["v1alpha1.lab.example.com".into()],
                 objects: Vec::new(),

@@ -238,12 +238,7 @@ pub async fn collect(
         .filter(|(_, b)| b.lease.is_none() && !listed)
         .map(|(id, b)| (id.clone(), b.namespace.clone().unwrap_or_default()))
         .collect();
-    let reads = join_all(
-        unread
-            .iter()
-            .map(|(id, ns)| read_lease(req, ns, id)),
-    )
-    .await;
+    let reads = join_all(unread.iter().map(|(id, ns)| read_lease(req, ns, id))).await;
     let mut unknown: BTreeSet<String> = BTreeSet::new();
     for ((id, _), read) in unread.into_iter().zip(reads) {
         match read {
@@ -268,9 +263,11 @@ pub async fn collect(
         if unknown.contains(&id) {
             check.state = SessionState::Unknown;
         }
-        let record = match b.lease.as_ref().map(|l| {
-            SessionRecord::from_annotations(l.metadata.annotations.as_ref())
-        }) {
+        let record = match b
+            .lease
+            .as_ref()
+            .map(|l| SessionRecord::from_annotations(l.metadata.annotations.as_ref()))
+        {
             Some(Ok(record)) => record,
             Some(Err(err)) => {
                 found.unchecked.push(Unchecked {
@@ -339,19 +336,26 @@ async fn list_labelled(
 }
 
 /// Reads one session's Lease by name.
-async fn read_lease(req: &Requester, namespace: &str, id: &str) -> Result<Option<Lease>, Unchecked> {
+async fn read_lease(
+    req: &Requester,
+    namespace: &str,
+    id: &str,
+) -> Result<Option<Lease>, Unchecked> {
     let name = contract::lease_name(id);
     let api: Api<Lease> = Api::namespaced(req.client().clone(), namespace);
-    req.call(api.get_opt(&name)).await.map_err(|err| {
-        err.unchecked(format!(
-            "get lease {namespace}/{name} (serve session {id})"
-        ))
-    })
+    req.call(api.get_opt(&name))
+        .await
+        .map_err(|err| err.unchecked(format!("get lease {namespace}/{name} (serve session {id})")))
 }
 
 /// What doctor reports about a session's Lease at `now` (liveness judged by
 /// [`contract::judge`]).
-pub fn judge_lease(id: &str, namespace: &str, lease: Option<&Lease>, now: Timestamp) -> SessionCheck {
+pub fn judge_lease(
+    id: &str,
+    namespace: &str,
+    lease: Option<&Lease>,
+    now: Timestamp,
+) -> SessionCheck {
     let mut check = SessionCheck {
         id: id.to_owned(),
         lease: format!("{namespace}/{}", contract::lease_name(id)),
@@ -471,8 +475,11 @@ pub fn session_finding(session: &Session) -> Finding {
     if let Some(text) = record_text(session) {
         f = f.evidence(format!("Lease {} annotations", session.check.lease), text);
     }
-    f.evidence(format!("objects labeled {SESSION_LABEL}={id}"), left.join(", "))
-        .remedy(reap_remedy(session))
+    f.evidence(
+        format!("objects labeled {SESSION_LABEL}={id}"),
+        left.join(", "),
+    )
+    .remedy(reap_remedy(session))
 }
 
 #[cfg(test)]
@@ -516,8 +523,14 @@ mod tests {
         let expired = judge_lease("abc", ns, Some(&lease("2026-09-01T11:58:00Z", 15)), now());
         assert_eq!(expired.state, SessionState::Expired);
         assert_eq!(expired.expired_for_seconds, Some(105));
-        assert_eq!(state_text(&expired), "expired 105s ago (renewed 2026-09-01T11:58:00Z, duration 15s)");
-        assert_eq!(judge_lease("abc", ns, None, now()).state, SessionState::Missing);
+        assert_eq!(
+            state_text(&expired),
+            "expired 105s ago (renewed 2026-09-01T11:58:00Z, duration 15s)"
+        );
+        assert_eq!(
+            judge_lease("abc", ns, None, now()).state,
+            SessionState::Missing
+        );
         let bare = judge_lease("abc", ns, Some(&Lease::default()), now());
         assert_eq!(bare.state, SessionState::Expired);
         assert_eq!(bare.expired_for_seconds, None);
@@ -530,9 +543,16 @@ mod tests {
             Some("kubectl-cozy-system"),
             "kubectl-cozy-abc",
         ));
-        let s = session(SessionState::Expired, SessionRecord::default(), vec![service]);
+        let s = session(
+            SessionState::Expired,
+            SessionRecord::default(),
+            vec![service],
+        );
         let f = session_finding(&s);
-        assert_eq!(f.id, "ServeSessionExpired:lease/kubectl-cozy-system/kubectl-cozy-abc");
+        assert_eq!(
+            f.id,
+            "ServeSessionExpired:lease/kubectl-cozy-system/kubectl-cozy-abc"
+        );
         assert!(f.what.contains("left 3 object(s)"), "{}", f.what);
         assert_eq!(
             f.evidence.last().unwrap().observed,
@@ -561,7 +581,10 @@ mod tests {
         };
         let s = session(SessionState::Expired, record, Vec::new());
         let saved = s.saved_api_services().unwrap();
-        assert_eq!(saved.kubectl_args(), "configmaps/kubectl-cozy-abc-originals -n kubectl-cozy-system");
+        assert_eq!(
+            saved.kubectl_args(),
+            "configmaps/kubectl-cozy-abc-originals -n kubectl-cozy-system"
+        );
         let f = session_finding(&s);
         let annotations = &f.evidence[1];
         assert_eq!(
@@ -571,14 +594,22 @@ mod tests {
         );
         let remedy = f.remedy.unwrap();
         assert_eq!(remedy.command, "kubectl cozy doctor --fix");
-        assert!(remedy.description.contains("restore the APIServices it took over"));
+        assert!(
+            remedy
+                .description
+                .contains("restore the APIServices it took over")
+        );
         // Without the Lease, a labelled ConfigMap of the conventional name says the same.
         let cm = object_ref(&SessionObject::of(
             &CONFIG_MAP,
             Some("kubectl-cozy-system"),
             "kubectl-cozy-abc-originals",
         ));
-        let s = session(SessionState::Missing, SessionRecord::default(), vec![cm.clone()]);
+        let s = session(
+            SessionState::Missing,
+            SessionRecord::default(),
+            vec![cm.clone()],
+        );
         assert_eq!(s.saved_api_services(), Some(cm));
     }
 }

@@ -213,7 +213,9 @@ pub fn rbac<'a>(
         rule(
             "helm.toolkit.fluxcd.io",
             &["helmreleases"],
-            &["get", "list", "watch", "create", "update", "patch", "delete"],
+            &[
+                "get", "list", "watch", "create", "update", "patch", "delete",
+            ],
         ),
         rule("", &["namespaces"], READ),
     ];
@@ -379,6 +381,9 @@ mod tests {
         let yaml = to_yaml(&typed).unwrap();
         assert_eq!(yaml.matches("---\n").count(), typed.len());
         assert!(yaml.contains("aggregate-to-view"), "{yaml}");
-        assert!(yaml.contains("apiVersion: rbac.authorization.k8s.io/v1"), "{yaml}");
+        assert!(
+            yaml.contains("apiVersion: rbac.authorization.k8s.io/v1"),
+            "{yaml}"
+        );
     }
 }

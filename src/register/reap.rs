@@ -173,7 +173,10 @@ async fn call<T>(
 }
 
 fn dynamic(client: &Client, o: &SessionObject) -> Api<DynamicObject> {
-    let (group, version) = o.api_version.split_once('/').unwrap_or(("", &o.api_version));
+    let (group, version) = o
+        .api_version
+        .split_once('/')
+        .unwrap_or(("", &o.api_version));
     let ar = ApiResource {
         group: group.to_owned(),
         version: version.to_owned(),
@@ -187,7 +190,11 @@ fn dynamic(client: &Client, o: &SessionObject) -> Api<DynamicObject> {
     }
 }
 
-fn object(kind: &super::session::SessionKind, namespace: Option<&str>, name: &str) -> SessionObject {
+fn object(
+    kind: &super::session::SessionKind,
+    namespace: Option<&str>,
+    name: &str,
+) -> SessionObject {
     SessionObject::of(kind, namespace, name)
 }
 
@@ -210,9 +217,7 @@ pub async fn reap(client: &Client, target: &Target, limit: Duration) -> Result<R
         })?;
     if let Liveness::Alive { .. } = judge(lease.as_ref(), Timestamp::now()) {
         return Ok(Reaped::Alive {
-            holder: lease
-                .and_then(|l| l.spec)
-                .and_then(|s| s.holder_identity),
+            holder: lease.and_then(|l| l.spec).and_then(|s| s.holder_identity),
         });
     }
 
@@ -297,7 +302,11 @@ pub async fn reap(client: &Client, target: &Target, limit: Duration) -> Result<R
             ));
             continue;
         }
-        match call(limit, dynamic(client, o).delete(&o.name, &DeleteParams::background())).await
+        match call(
+            limit,
+            dynamic(client, o).delete(&o.name, &DeleteParams::background()),
+        )
+        .await
         {
             Ok(_) => report.deleted.push(o.clone()),
             Err(err) if err.is_not_found() => report.deleted.push(o.clone()),
@@ -449,7 +458,12 @@ async fn restore(
             Err(err) => return Step::Failed(format!("decode the restored APIService: {err}")),
         };
         // The body carries the resourceVersion just read: 409 if it changed.
-        match call(limit, api.replace(&o.name, &PostParams::default(), &restored)).await {
+        match call(
+            limit,
+            api.replace(&o.name, &PostParams::default(), &restored),
+        )
+        .await
+        {
             Ok(_) => return Step::Done,
             Err(err) if err.is_not_found() => return Step::Gone,
             Err(err) if err.is_conflict() && attempt < 3 => continue,

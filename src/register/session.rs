@@ -84,7 +84,9 @@ pub enum SessionError {
     #[error("parse a saved APIService")]
     SavedJson(#[source] serde_json::Error),
     /// A saved APIService names another kind of object.
-    #[error("a saved APIService is a {api_version} {kind}, not an apiregistration.k8s.io/v1 APIService")]
+    #[error(
+        "a saved APIService is a {api_version} {kind}, not an apiregistration.k8s.io/v1 APIService"
+    )]
     NotAnApiService {
         /// Its `apiVersion`.
         api_version: String,
@@ -290,10 +292,7 @@ pub fn lease_object(
         metadata: ObjectMeta {
             name: Some(lease_name(id)),
             namespace: Some(namespace.to_owned()),
-            labels: Some(BTreeMap::from([(
-                SESSION_LABEL.to_owned(),
-                id.to_owned(),
-            )])),
+            labels: Some(BTreeMap::from([(SESSION_LABEL.to_owned(), id.to_owned())])),
             annotations: (!annotations.is_empty()).then_some(annotations),
             ..ObjectMeta::default()
         },
@@ -338,10 +337,7 @@ pub fn judge(lease: Option<&Lease>, now: Timestamp) -> Liveness {
         return Liveness::Missing;
     };
     let spec = lease.spec.as_ref();
-    let duration = i64::from(
-        spec.and_then(|s| s.lease_duration_seconds)
-            .unwrap_or(0),
-    );
+    let duration = i64::from(spec.and_then(|s| s.lease_duration_seconds).unwrap_or(0));
     let Some(renewed) = spec.and_then(|s| s.renew_time.as_ref()) else {
         return Liveness::Expired { since: None };
     };
@@ -668,7 +664,10 @@ mod tests {
         assert_eq!(SESSION_LABEL, "kubectl-cozy.io/session");
         assert_eq!(DEFAULT_NAMESPACE, "kubectl-cozy-system");
         assert_eq!(lease_name("3f2a"), "kubectl-cozy-3f2a");
-        assert_eq!(saved_api_services_name("3f2a"), "kubectl-cozy-3f2a-originals");
+        assert_eq!(
+            saved_api_services_name("3f2a"),
+            "kubectl-cozy-3f2a-originals"
+        );
         assert_eq!(selector("3f2a"), "kubectl-cozy.io/session=3f2a");
         assert_eq!(
             holder_identity("alice", "laptop", 4242),
@@ -766,13 +765,17 @@ mod tests {
         let bad = BTreeMap::from([(STARTED_ANNOTATION.to_owned(), "yesterday".to_owned())]);
         let err = SessionRecord::from_annotations(Some(&bad)).unwrap_err();
         assert!(
-            err.to_string()
-                .starts_with("annotation kubectl-cozy.io/started has an unreadable value \"yesterday\""),
+            err.to_string().starts_with(
+                "annotation kubectl-cozy.io/started has an unreadable value \"yesterday\""
+            ),
             "{err}"
         );
-        assert_eq!(judge(Some(&lease), now()), Liveness::Alive {
-            expires: "2026-09-01T12:00:15Z".parse().unwrap()
-        });
+        assert_eq!(
+            judge(Some(&lease), now()),
+            Liveness::Alive {
+                expires: "2026-09-01T12:00:15Z".parse().unwrap()
+            }
+        );
     }
 
     #[test]
@@ -811,15 +814,22 @@ mod tests {
         assert_eq!(*SESSION_KINDS.last().unwrap(), LEASE);
         assert!(reap_rank("apiregistration.k8s.io/v1", "APIService") < reap_rank("v1", "Service"));
         assert!(reap_rank("example.com/v1", "Widget") < reap_rank("v1", "ConfigMap"));
-        assert_eq!(session_kind("apps/v1", "Deployment").unwrap().group(), "apps");
+        assert_eq!(
+            session_kind("apps/v1", "Deployment").unwrap().group(),
+            "apps"
+        );
         assert_eq!(session_kind("v1", "Service").unwrap().version(), "v1");
         let command = reap_command("3f2a", DEFAULT_NAMESPACE);
         assert!(
             command.starts_with("kubectl delete apiservices -l kubectl-cozy.io/session=3f2a && "),
             "{command}"
         );
-        assert!(command.contains("services,deployments,secrets,serviceaccounts,rolebindings,roles,configmaps,leases -A"));
-        assert!(command.ends_with("kubectl delete lease -n kubectl-cozy-system kubectl-cozy-3f2a --ignore-not-found"));
+        assert!(command.contains(
+            "services,deployments,secrets,serviceaccounts,rolebindings,roles,configmaps,leases -A"
+        ));
+        assert!(command.ends_with(
+            "kubectl delete lease -n kubectl-cozy-system kubectl-cozy-3f2a --ignore-not-found"
+        ));
     }
 
     fn original() -> Value {
@@ -868,7 +878,8 @@ mod tests {
         current["metadata"]["labels"] = json!({"team": "platform", SESSION_LABEL: "3f2a"});
         current["metadata"]["annotations"] =
             json!({"note": "the real one", NAMESPACE_ANNOTATION: "kubectl-cozy-system"});
-        current["spec"]["service"] = json!({"namespace": "kubectl-cozy-system", "name": "kubectl-cozy-3f2a", "port": 443});
+        current["spec"]["service"] =
+            json!({"namespace": "kubectl-cozy-system", "name": "kubectl-cozy-3f2a", "port": 443});
         assert!(!saved.matches(&current));
         saved.restore_into(&mut current);
         assert!(saved.matches(&current));
