@@ -1340,3 +1340,138 @@ async fn a_taken_over_apiservice_is_restored_byte_for_byte_when_its_session_is_r
     }
     drop(cleanup);
 }
+
+/// The reaper driven directly (what `serve` and its agent will call): a live
+/// session is not touched; an APIService relabelled by another session since
+/// it was listed is left alone; when the saved originals a Lease names are
+/// gone, no APIService is deleted and the Lease is kept for a later reap.
+#[tokio::test]
+async fn the_reaper_touches_only_what_is_still_the_sessions() {
+    use k8s_openapi::api::coordination::v1::Lease;
+    use kubectl_cozy::register::reap::{Reaped, Target, reap};
+    use kubectl_cozy::register::session::{
+        API_SERVICE, NAMESPACE_ANNOTATION, SESSION_LABEL, SessionObject, SessionRecord, lease_name,
+    };
+    let _serial = CLUSTER_LOCK.lock().await;
+    no_terminating_namespaces().await;
+    let ns = session_namespace();
+    let pid = std::process::id();
+    let id = format!("reaper{pid}");
+    let other = format!("other{pid}");
+    let names = [
+        "v1alpha1.doctor-reaper-a.example.com",
+        "v1alpha1.doctor-reaper-b.example.com",
+    ];
+    let mut cleanup = Cleanup::new();
+    for name in names {
+        cleanup.kubectl(&[
+            "delete",
+            "apiservice",
+            name,
+            "--ignore-not-found",
+            "--wait=false",
+        ]);
+    }
+    cleanup.kubectl(&[
+        "delete",
+        "lease",
+        "-n",
+        ns,
+        &lease_name(&id),
+        "--ignore-not-found",
+    ]);
+    let api_service = |name: &str, owner: &str| {
+        let group = name.strip_prefix("v1alpha1.").unwrap();
+        format!(
+            "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {name}, labels: {{{SESSION_LABEL}: {owner}}}, \
+             annotations: {{{NAMESPACE_ANNOTATION}: {ns}}}}}\nspec:\n  group: {group}\n  version: v1alpha1\n  \
+             insecureSkipTLSVerify: true\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n  \
+             service: {{namespace: {ns}, name: kubectl-cozy-{owner}, port: {}}}\n",
+            dead_port()
+        )
+    };
+    let exists = |name: &str| kubectl(&["get", "apiservice", name]).status.success();
+    let client = plane().client().await;
+    let leases: Api<Lease> = Api::namespaced(client.clone(), ns);
+    let put_lease = |renewed: k8s_openapi::jiff::Timestamp, record: SessionRecord| {
+        let leases = leases.clone();
+        let id = id.clone();
+        async move {
+            let _ = leases
+                .delete(&lease_name(&id), &DeleteParams::default())
+                .await;
+            let lease: Lease =
+                serde_json::from_str(&session_lease(&id, ns, renewed, 15, &record)).unwrap();
+            leases
+                .create(&PostParams::default(), &lease)
+                .await
+                .expect("create the Lease");
+        }
+    };
+    let target = Target {
+        id: id.clone(),
+        namespace: ns.to_owned(),
+        objects: names
+            .iter()
+            .map(|n| SessionObject::of(&API_SERVICE, None, n))
+            .collect(),
+    };
+    let limit = Duration::from_secs(10);
+    let now = k8s_openapi::jiff::Timestamp::now;
+
+    // Alive: nothing is touched.
+    kubectl_apply(&api_service(names[0], &id));
+    put_lease(now(), SessionRecord::default()).await;
+    let reaped = reap(&client, &target, limit).await.expect("reap");
+    assert!(
+        matches!(reaped, Reaped::Alive { holder: Some(_) }),
+        "{reaped:?}"
+    );
+    assert!(exists(names[0]));
+
+    // Expired; the second APIService belongs to another session by now.
+    kubectl_apply(&api_service(names[1], &other));
+    put_lease(now() - Duration::from_secs(3600), SessionRecord::default()).await;
+    let Reaped::Reaped(report) = reap(&client, &target, limit).await.expect("reap") else {
+        panic!("the session was judged alive");
+    };
+    assert!(report.failed.is_empty(), "{report:?}");
+    assert!(report.unverified.is_empty(), "{report:?}");
+    let deleted: Vec<&str> = report.deleted.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(deleted, [names[0], lease_name(&id).as_str()], "{report:?}");
+    assert_eq!(report.left.len(), 1, "{report:?}");
+    assert_eq!(report.left[0].0.name, names[1]);
+    assert!(report.left[0].1.contains(&other), "{report:?}");
+    assert!(!exists(names[0]));
+    assert!(exists(names[1]));
+
+    // The Lease names saved originals that are gone: nothing is deleted, and
+    // the Lease stays for a later reap.
+    kubectl_apply(&api_service(names[0], &id));
+    put_lease(
+        now() - Duration::from_secs(3600),
+        SessionRecord {
+            saved_api_services: Some(format!("kubectl-cozy-{id}-originals")),
+            ..SessionRecord::default()
+        },
+    )
+    .await;
+    let Reaped::Reaped(report) = reap(&client, &target, limit).await.expect("reap") else {
+        panic!("the session was judged alive");
+    };
+    assert!(report.deleted.is_empty(), "{report:?}");
+    let left: Vec<&str> = report.left.iter().map(|(o, _)| o.name.as_str()).collect();
+    assert_eq!(
+        left,
+        [names[0], names[1], lease_name(&id).as_str()],
+        "{report:?}"
+    );
+    assert!(report.left[0].1.contains("saved originals"), "{report:?}");
+    assert!(exists(names[0]));
+    assert!(
+        kubectl(&["get", "lease", "-n", ns, &lease_name(&id)])
+            .status
+            .success()
+    );
+    drop(cleanup);
+}
