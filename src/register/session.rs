@@ -488,10 +488,13 @@ pub fn session_kind(api_version: &str, kind: &str) -> Option<&'static SessionKin
 /// Where an object sits in the reap order ([`SESSION_KINDS`]); unknown kinds
 /// go just before the saved originals and the Lease.
 pub fn reap_rank(api_version: &str, kind: &str) -> usize {
-    SESSION_KINDS
+    match SESSION_KINDS
         .iter()
         .position(|k| k.api_version == api_version && k.kind == kind)
-        .unwrap_or(SESSION_KINDS.len() - 2)
+    {
+        Some(position) => 2 * position,
+        None => 2 * (SESSION_KINDS.len() - 2) - 1,
+    }
 }
 
 /// The kubectl commands that reap session `id` by hand (everything labelled,
