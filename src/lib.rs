@@ -21,4 +21,5 @@ pub mod kinds;
 pub mod kubeconfig;
 pub mod output;
 pub mod pki;
+pub mod register;
 pub mod storage;

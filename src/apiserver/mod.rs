@@ -14,7 +14,6 @@
 //! - [`openapi`]: `/openapi/v2` and `/openapi/v3`
 //! - [`patch`]: JSON patch, merge patch, server-side apply, managedFields
 //! - [`response`]: HTTP response helpers
-//! - [`standalone`]: standalone mode's certificates and kubeconfig
 
 // `ApiError` carries a `serde_json::Value` of details, so it is larger than
 // clippy likes in a `Result`; errors are the cold path of every handler here
@@ -34,6 +33,5 @@ pub mod request;
 pub mod response;
 pub mod selectors;
 pub mod server;
-pub mod standalone;
 pub mod status;
 pub mod table;

@@ -2,7 +2,8 @@
 //! server does it (docs/aggregation-contract.md §1–2): who is calling
 //! ([`authn`]), whether they may ([`authz`]), from which trust material
 //! ([`config`]), with which TLS handshake ([`tls`]), through which review
-//! calls ([`review`]), and the RBAC that makes it all work ([`rbac`]).
+//! calls ([`review`]). The RBAC that makes it all work is
+//! [`crate::register::manifests`].
 //!
 //! - [`tls`]: the handshake *requests* a client certificate and checks only
 //!   that the client holds its key; chains are verified here, per request,
@@ -26,7 +27,6 @@
 pub mod authn;
 pub mod authz;
 pub mod config;
-pub mod rbac;
 pub mod review;
 pub mod tls;
 mod ttl_cache;

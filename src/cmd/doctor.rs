@@ -1,7 +1,8 @@
 //! `kubectl cozy doctor`: APIService health and stuck-namespace diagnosis,
 //! with `--fix`. This file maps flags to [`crate::doctor`] options, drives
-//! diagnose → plan → confirm → apply, and prints; the logic lives in
-//! [`crate::doctor`].
+//! diagnose → plan → confirm → apply, asks the plan's questions at the
+//! terminal (dialoguer, [`TerminalConfirmer`]), and prints; the logic lives
+//! in [`crate::doctor`].
 
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -9,9 +10,9 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::cli::{CliError, Ctx, ExitStatus, parse_request_timeout};
-use crate::doctor::findings::{Outcome, ScopeKind};
-use crate::doctor::fix::{self, FixOptions};
-use crate::doctor::request::Requester;
+use crate::doctor::findings::{ScopeKind, Verdict};
+use crate::doctor::fix::{self, Confirmer, FixOptions};
+use crate::doctor::requester::Requester;
 use crate::doctor::{self, Options, render};
 use crate::output::{self, OutputFormat, progress};
 
@@ -154,11 +155,9 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         } else if interactive && !args.yes && !plan.actions.is_empty() {
             eprint!("{}", render::plan(&plan));
         }
-        let approved =
-            fix::confirm(&plan, args.yes, interactive).map_err(|source| CliError::Doctor {
-                server: server.clone(),
-                source,
-            })?;
+        let mut terminal = TerminalConfirmer;
+        let approved = fix::confirm(&plan, args.yes, interactive.then_some(&mut terminal))
+            .map_err(|e| CliError::other("read the confirmation from the terminal", e))?;
         if let Some(approved) = approved {
             let bar = progress::counter("fixing");
             let fixer = req.with_progress(bar.clone());
@@ -166,7 +165,7 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
             bar.finish_and_clear();
         }
         if let Some(after) = &plan.after {
-            report.result = Outcome::of(&after.findings, &after.unchecked);
+            report.result = Verdict::of(&after.findings, &after.unchecked);
         }
         if text {
             let results = render::results(&plan);
@@ -198,8 +197,29 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     written.map_err(write_err)?;
     out.flush().map_err(write_err)?;
     Ok(match report.result {
-        Outcome::Healthy => ExitStatus::Success,
-        Outcome::ProblemsFound => ExitStatus::ProblemsFound,
-        Outcome::Incomplete => ExitStatus::Incomplete,
+        Verdict::Healthy => ExitStatus::Success,
+        Verdict::ProblemsFound => ExitStatus::ProblemsFound,
+        Verdict::Incomplete => ExitStatus::Incomplete,
     })
+}
+
+/// Asks `--fix`'s questions on the terminal (stderr), default no.
+pub struct TerminalConfirmer;
+
+impl Confirmer for TerminalConfirmer {
+    type Error = dialoguer::Error;
+
+    fn yes_no(&mut self, question: &str) -> Result<bool, dialoguer::Error> {
+        dialoguer::Confirm::with_theme(&dialoguer::theme::SimpleTheme)
+            .with_prompt(question)
+            .default(false)
+            .interact()
+    }
+
+    fn type_in(&mut self, question: &str) -> Result<String, dialoguer::Error> {
+        dialoguer::Input::with_theme(&dialoguer::theme::SimpleTheme)
+            .with_prompt(question)
+            .allow_empty(true)
+            .interact_text()
+    }
 }

@@ -18,11 +18,11 @@ use clap::{Args, ValueHint};
 
 use crate::apiserver::handlers::ApiState;
 use crate::apiserver::server::{self, ServerConfig};
-use crate::apiserver::standalone;
 use crate::auth::Auth;
-use crate::auth::rbac::{RbacOptions, RbacSubject};
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::Registry;
+use crate::register::credentials as standalone;
+use crate::register::manifests::{self, RbacOptions, RbacSubject};
 use crate::storage::cache::WatchCache;
 use crate::storage::{Backend, cluster::ClusterStore, embedded::EmbeddedStore};
 
@@ -275,10 +275,9 @@ fn print_rbac(args: &ServeArgs, registry: &Registry, ctx: &Ctx) -> Result<ExitSt
         impersonate: args.impersonate,
         ..RbacOptions::default()
     };
-    let objects =
-        crate::auth::rbac::manifests(snapshot.kinds().iter().map(|k| &k.resolved), &options);
-    let text = crate::auth::rbac::to_yaml(&objects)
-        .map_err(|e| CliError::io("render the RBAC objects", e))?;
+    let objects = manifests::rbac(snapshot.kinds().iter().map(|k| &k.resolved), &options);
+    let text =
+        manifests::to_yaml(&objects).map_err(|e| CliError::io("render the RBAC objects", e))?;
     let mut out = ctx.stdout();
     std::io::Write::write_all(&mut out, text.as_bytes())
         .map_err(|e| CliError::io("write the RBAC objects", e))?;

@@ -2,16 +2,16 @@
 //! ready endpoints (ClusterIP only, as the aggregator checks them), the
 //! `caBundle` certificates and their expiry, a live probe of
 //! `/apis/<group>/<version>` through kube-apiserver, and the `kubectl cozy
-//! serve` session (label + Lease) that registered the APIService, if any.
+//! serve` session that registered the APIService, if any (its label; the
+//! session itself is judged in [`super::sessions`]).
 //!
 //! Collection talks to the cluster; [`findings`] turns what was collected into
 //! findings without any I/O, so the rules are unit-tested.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use futures::future::join_all;
-use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Service;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::jiff::Timestamp;
@@ -20,34 +20,22 @@ use kube::api::{Api, ListParams};
 
 use super::findings::{
     ApiServiceReport, CaBundleCheck, CertificateInfo, Code, Condition, Finding, ObjectRef, Remedy,
-    ServiceCheck, SessionCheck, SessionState, Severity, Unchecked,
+    ServiceCheck, SessionState, Severity, Unchecked,
 };
-use super::render::{ago, condition_text};
-use super::request::Requester;
-use super::{SESSION_LABEL, SESSION_LEASE_NAMESPACE, session_lease_name};
+use super::render::condition_text;
+use super::requester::Requester;
+use super::sessions::{self, Labelled, Session};
+use crate::register::session::{self as contract, SESSION_LABEL};
 
-/// Everything read about APIServices and serve sessions.
+/// Everything read about APIServices.
 #[derive(Debug, Default)]
 pub struct Collected {
     /// One report per APIService, sorted by name.
     pub reports: Vec<ApiServiceReport>,
-    /// The serve sessions found through labels.
-    pub sessions: Vec<Session>,
+    /// The APIServices carrying a serve session's label.
+    pub labelled: Vec<Labelled>,
     /// What could not be read.
     pub unchecked: Vec<Unchecked>,
-}
-
-/// A `kubectl cozy serve` session and what it left in the cluster.
-#[derive(Debug, Clone)]
-pub struct Session {
-    /// Its Lease, as read.
-    pub check: SessionCheck,
-    /// APIServices carrying its label.
-    pub api_services: Vec<String>,
-    /// Services those APIServices use that carry its label too.
-    pub services: Vec<ObjectRef>,
-    /// Whether the Lease object exists (and so must be deleted on reap).
-    pub lease_exists: bool,
 }
 
 /// The APIService resource, for references and fix actions.
@@ -58,17 +46,6 @@ pub fn api_service_ref(name: &str) -> ObjectRef {
         "apiservices",
         name,
     )
-}
-
-/// The Lease of a session.
-pub fn lease_ref(id: &str) -> ObjectRef {
-    ObjectRef {
-        api_version: "coordination.k8s.io/v1".into(),
-        kind: "Lease".into(),
-        resource: "leases".into(),
-        namespace: Some(SESSION_LEASE_NAMESPACE.into()),
-        name: session_lease_name(id),
-    }
 }
 
 /// Lists every APIService and checks each one (in parallel, under the
@@ -90,152 +67,39 @@ pub async fn collect(req: &Requester, probe_timeout: Duration, now: Timestamp) -
             .map(|svc| check_one(req, svc, probe_timeout, now)),
     )
     .await;
-    // session id -> (APIService names, labeled Services)
-    let mut by_session: BTreeMap<String, (Vec<String>, Vec<ObjectRef>)> = BTreeMap::new();
-    for (report, session, unchecked) in checks {
-        if let Some((id, service)) = session {
-            let entry = by_session.entry(id).or_default();
-            entry.0.push(report.name.clone());
-            entry.1.extend(service);
-        }
+    for (report, labelled, unchecked) in checks {
+        collected.labelled.extend(labelled);
         collected.unchecked.extend(unchecked);
         collected.reports.push(report);
     }
     collected.reports.sort_by(|a, b| a.name.cmp(&b.name));
-
-    // Services labeled for a session may be elsewhere than its APIServices
-    // point; one labeled list per session finds them (sessions are rare).
-    let services = join_all(by_session.keys().map(|id| labeled_services(req, id))).await;
-    for ((_, (_, known)), found) in by_session.iter_mut().zip(services) {
-        for s in found {
-            if !known.contains(&s) {
-                known.push(s);
-            }
-        }
-    }
-    let leases = join_all(by_session.keys().map(|id| read_lease(req, id, now))).await;
-    for ((id, (api_services, services)), (check, exists, unchecked)) in
-        by_session.into_iter().zip(leases)
-    {
-        collected.unchecked.extend(unchecked);
-        for report in collected
-            .reports
-            .iter_mut()
-            .filter(|r| api_services.contains(&r.name))
-        {
-            report.session = Some(check.clone());
-            if matches!(check.state, SessionState::Expired | SessionState::Missing) {
-                report.healthy = false;
-            }
-        }
-        debug_assert_eq!(check.id, id);
-        collected.sessions.push(Session {
-            check,
-            api_services,
-            services,
-            lease_exists: exists,
-        });
-    }
     collected
 }
 
-/// Services carrying a session's label, in any namespace (none when that
-/// cannot be listed: the Services the APIServices use are still found).
-async fn labeled_services(req: &Requester, id: &str) -> Vec<ObjectRef> {
-    let api: Api<Service> = Api::all(req.client().clone());
-    let params = ListParams::default().labels(&format!("{SESSION_LABEL}={id}"));
-    match req.call(api.list_metadata(&params)).await {
-        Ok(list) => list
-            .items
-            .into_iter()
-            .map(|s| ObjectRef {
-                api_version: "v1".into(),
-                kind: "Service".into(),
-                resource: "services".into(),
-                namespace: s.metadata.namespace,
-                name: s.metadata.name.unwrap_or_default(),
-            })
-            .collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// Reads a session's Lease and judges it.
-async fn read_lease(
-    req: &Requester,
-    id: &str,
-    now: Timestamp,
-) -> (SessionCheck, bool, Vec<Unchecked>) {
-    let name = session_lease_name(id);
-    let api: Api<Lease> = Api::namespaced(req.client().clone(), SESSION_LEASE_NAMESPACE);
-    match req.call(api.get_opt(&name)).await {
-        Ok(lease) => {
-            let exists = lease.is_some();
-            (judge_lease(id, lease.as_ref(), now), exists, Vec::new())
-        }
-        Err(err) => {
-            let check = SessionCheck {
-                id: id.to_owned(),
-                lease: format!("{SESSION_LEASE_NAMESPACE}/{name}"),
-                state: SessionState::Unknown,
-                holder: None,
-                renew_time: None,
-                lease_duration_seconds: None,
-                expired_for_seconds: None,
-            };
-            let unchecked = err.unchecked(format!(
-                "get lease {SESSION_LEASE_NAMESPACE}/{name} (serve session {id})"
-            ));
-            (check, false, vec![unchecked])
+/// Records on each APIService the session that registered it; one whose
+/// session is gone is not healthy.
+pub fn attach_sessions(reports: &mut [ApiServiceReport], sessions: &[Session]) {
+    for session in sessions {
+        for report in reports
+            .iter_mut()
+            .filter(|r| session.api_services.contains(&r.name))
+        {
+            report.session = Some(session.check.clone());
+            if session.is_reapable() {
+                report.healthy = false;
+            }
         }
     }
 }
 
-/// Whether a session's Lease is alive at `now`: `renewTime +
-/// leaseDurationSeconds` in the future. A Lease without either is expired.
-pub fn judge_lease(id: &str, lease: Option<&Lease>, now: Timestamp) -> SessionCheck {
-    let mut check = SessionCheck {
-        id: id.to_owned(),
-        lease: format!("{SESSION_LEASE_NAMESPACE}/{}", session_lease_name(id)),
-        state: SessionState::Missing,
-        holder: None,
-        renew_time: None,
-        lease_duration_seconds: None,
-        expired_for_seconds: None,
-    };
-    let Some(lease) = lease else {
-        return check;
-    };
-    let spec = lease.spec.clone().unwrap_or_default();
-    check.holder = spec.holder_identity;
-    check.renew_time = spec.renew_time.as_ref().map(|t| t.0.to_string());
-    check.lease_duration_seconds = spec.lease_duration_seconds;
-    let expires = spec
-        .renew_time
-        .map(|t| t.0.as_second() + i64::from(spec.lease_duration_seconds.unwrap_or(0)));
-    match expires {
-        Some(at) if at > now.as_second() => check.state = SessionState::Alive,
-        Some(at) => {
-            check.state = SessionState::Expired;
-            check.expired_for_seconds = Some(now.as_second() - at);
-        }
-        None => check.state = SessionState::Expired,
-    }
-    check
-}
-
-/// Checks one APIService. Returns its report, its session (id and the
+/// Checks one APIService. Returns its report, its session label (with the
 /// Service, when that carries the same label) and what could not be read.
 async fn check_one(
     req: &Requester,
     svc: APIService,
     probe_timeout: Duration,
     now: Timestamp,
-) -> (
-    ApiServiceReport,
-    Option<(String, Option<ObjectRef>)>,
-    Vec<Unchecked>,
-) {
+) -> (ApiServiceReport, Option<Labelled>, Vec<Unchecked>) {
     let name = svc.metadata.name.clone().unwrap_or_default();
     let spec = svc.spec.clone().unwrap_or_default();
     let group = spec.group.clone().unwrap_or_default();
@@ -252,12 +116,12 @@ async fn check_one(
             message: c.message.clone(),
             last_transition_time: c.last_transition_time.as_ref().map(|t| t.0.to_string()),
         });
-    let session_id = svc
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(SESSION_LABEL))
-        .cloned();
+    let session = contract::session_of(
+        svc.metadata.labels.as_ref(),
+        svc.metadata.annotations.as_ref(),
+        None,
+    );
+    let session_id = session.as_ref().map(|(id, _)| id.clone());
 
     let mut unchecked = Vec::new();
     let service_future = async {
@@ -309,11 +173,13 @@ async fn check_one(
         healthy: false,
     };
     report.healthy = is_healthy(&report);
-    (
-        report,
-        session_id.map(|id| (id, session_service)),
-        unchecked,
-    )
+    let labelled = session.map(|(id, namespace)| Labelled {
+        api_service: report.name.clone(),
+        id,
+        namespace,
+        service: session_service,
+    });
+    (report, labelled, unchecked)
 }
 
 fn is_healthy(r: &ApiServiceReport) -> bool {
@@ -463,21 +329,18 @@ pub fn findings(
     now: Timestamp,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
-    let reaped: BTreeSet<&str> = sessions
+    // APIService name -> the reapable session that left it.
+    let reaped: BTreeMap<&str, &Session> = sessions
         .iter()
-        .filter(|s| matches!(s.check.state, SessionState::Expired | SessionState::Missing))
-        .flat_map(|s| s.api_services.iter().map(String::as_str))
+        .filter(|s| s.is_reapable())
+        .flat_map(|s| s.api_services.iter().map(move |n| (n.as_str(), s)))
         .collect();
-
-    for session in sessions {
-        if !matches!(
-            session.check.state,
-            SessionState::Expired | SessionState::Missing
-        ) {
-            continue;
-        }
-        out.push(session_finding(session, now));
-    }
+    out.extend(
+        sessions
+            .iter()
+            .filter(|s| s.is_reapable())
+            .map(sessions::session_finding),
+    );
 
     for r in reports {
         let subject = api_service_ref(&r.name);
@@ -509,17 +372,19 @@ pub fn findings(
                     command: format!("kubectl get apiservice {} -o yaml", r.name),
                     automatic: false,
                 }
-            } else if reaped.contains(r.name.as_str()) {
-                let id = r
-                    .session
-                    .as_ref()
-                    .map(|s| s.id.as_str())
-                    .unwrap_or_default();
+            } else if let Some(session) = reaped.get(r.name.as_str()) {
+                let reap = sessions::reap_remedy(session);
                 Remedy {
                     description: format!(
-                        "left behind by the expired serve session {id}; reaping the session removes it"
+                        "left behind by the expired serve session {}; reaping the session {}",
+                        session.check.id,
+                        if session.saved_api_services().is_some() {
+                            "restores what it took over or removes it"
+                        } else {
+                            "removes it"
+                        }
                     ),
-                    command: reap_command(id),
+                    command: reap.command,
                     automatic: true,
                 }
             } else if let Some(session) = r
@@ -533,8 +398,9 @@ pub fn findings(
                         session.id
                     ),
                     command: format!(
-                        "kubectl get lease -n {SESSION_LEASE_NAMESPACE} {}",
-                        session_lease_name(&session.id)
+                        "kubectl get lease -n {} {}",
+                        session.namespace,
+                        contract::lease_name(&session.id)
                     ),
                     automatic: false,
                 }
@@ -700,90 +566,16 @@ fn add_api_service_evidence(f: &mut Finding, r: &ApiServiceReport, now: Timestam
                 "serve session {}: Lease {} {}",
                 s.id,
                 s.lease,
-                session_state_text(s, now)
+                sessions::state_text(s)
             ),
         });
     }
-}
-
-fn session_state_text(s: &SessionCheck, _now: Timestamp) -> String {
-    match s.state {
-        SessionState::Alive => format!(
-            "alive (renewed {}, duration {}s)",
-            s.renew_time.clone().unwrap_or_default(),
-            s.lease_duration_seconds.unwrap_or(0)
-        ),
-        SessionState::Expired => match s.expired_for_seconds {
-            Some(secs) => format!(
-                "expired {} (renewed {}, duration {}s)",
-                ago(secs),
-                s.renew_time.clone().unwrap_or_default(),
-                s.lease_duration_seconds.unwrap_or(0)
-            ),
-            None => "expired (no renewTime)".to_owned(),
-        },
-        SessionState::Missing => "not found".to_owned(),
-        SessionState::Unknown => "could not be read".to_owned(),
-    }
-}
-
-fn session_finding(session: &Session, now: Timestamp) -> Finding {
-    let id = &session.check.id;
-    let mut left = Vec::new();
-    left.extend(
-        session
-            .api_services
-            .iter()
-            .map(|n| format!("apiservice/{n}")),
-    );
-    left.extend(session.services.iter().map(|s| {
-        format!(
-            "service/{} -n {}",
-            s.name,
-            s.namespace.clone().unwrap_or_default()
-        )
-    }));
-    if session.lease_exists {
-        left.push(format!(
-            "lease/{} -n {SESSION_LEASE_NAMESPACE}",
-            session_lease_name(id)
-        ));
-    }
-    Finding::new(
-        Code::ServeSessionExpired,
-        Severity::Error,
-        lease_ref(id),
-        format!("the `kubectl cozy serve` session {id} is gone but left {} object(s) registered", left.len()),
-        "nothing renews its Lease any more, so its extension server is gone; its APIService stays registered and unavailable, \
-         which stalls namespace deletion cluster-wide",
-    )
-    .evidence(
-        format!("Lease {}", session.check.lease),
-        session_state_text(&session.check, now),
-    )
-    .evidence(format!("objects labeled {SESSION_LABEL}={id}"), left.join(", "))
-    .remedy(Remedy {
-        description: format!("reap the session: delete everything labeled {SESSION_LABEL}={id} (APIServices, Services, Lease)"),
-        command: reap_command(id),
-        automatic: true,
-    })
-}
-
-/// The kubectl commands that reap a session by hand.
-pub fn reap_command(id: &str) -> String {
-    format!(
-        "kubectl delete apiservices -l {SESSION_LABEL}={id} && kubectl delete services,leases -A -l {SESSION_LABEL}={id} && \
-         kubectl delete lease -n {SESSION_LEASE_NAMESPACE} {} --ignore-not-found",
-        session_lease_name(id)
-    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::doctor::findings::Probe;
-    use k8s_openapi::api::coordination::v1::LeaseSpec;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 
     fn now() -> Timestamp {
         "2026-09-01T12:00:00Z".parse().unwrap()
@@ -891,43 +683,25 @@ mod tests {
     }
 
     #[test]
-    fn leases_expire_after_renew_time_plus_duration() {
-        let lease = |renew: &str, secs: i32| Lease {
-            spec: Some(LeaseSpec {
-                renew_time: Some(MicroTime(renew.parse().unwrap())),
-                lease_duration_seconds: Some(secs),
-                holder_identity: Some("laptop".into()),
-                ..LeaseSpec::default()
-            }),
-            ..Lease::default()
-        };
-        let alive = judge_lease("abc", Some(&lease("2026-09-01T11:59:55Z", 15)), now());
-        assert_eq!(alive.state, SessionState::Alive);
-        assert_eq!(alive.lease, "kube-system/kubectl-cozy-abc");
-        let expired = judge_lease("abc", Some(&lease("2026-09-01T11:58:00Z", 15)), now());
-        assert_eq!(expired.state, SessionState::Expired);
-        assert_eq!(expired.expired_for_seconds, Some(105));
-        assert_eq!(judge_lease("abc", None, now()).state, SessionState::Missing);
-        assert_eq!(
-            judge_lease("abc", Some(&Lease::default()), now()).state,
-            SessionState::Expired
-        );
-    }
-
-    #[test]
     fn expired_session_is_reaped_instead_of_deleting_its_apiservice() {
         let mut r = report("v1alpha1.apps.cozystack.io", "False", false);
-        let check = judge_lease("abc", None, now());
-        r.session = Some(check.clone());
+        let check = sessions::judge_lease("abc", contract::DEFAULT_NAMESPACE, None, now());
         let session = Session {
             check,
+            record: Default::default(),
             api_services: vec![r.name.clone()],
-            services: vec![],
+            objects: vec![],
             lease_exists: false,
         };
+        attach_sessions(std::slice::from_mut(&mut r), std::slice::from_ref(&session));
+        assert_eq!(r.session.as_ref().unwrap().state, SessionState::Missing);
+        assert!(!r.healthy);
         let found = findings(&[r], &[session], 30, now());
         assert_eq!(found[0].code, Code::ServeSessionExpired);
-        assert_eq!(found[0].subject, lease_ref("abc"));
+        assert_eq!(
+            found[0].subject,
+            sessions::lease_ref("kubectl-cozy-system", "abc")
+        );
         assert!(
             found[0]
                 .remedy
@@ -937,13 +711,33 @@ mod tests {
                 .contains("-l kubectl-cozy.io/session=abc")
         );
         assert_eq!(found[1].code, Code::ApiServiceUnavailable);
+        let remedy = found[1].remedy.as_ref().unwrap();
         assert!(
-            found[1]
-                .remedy
-                .as_ref()
-                .unwrap()
-                .description
-                .contains("expired serve session abc")
+            remedy.description.contains("expired serve session abc"),
+            "{remedy:?}"
+        );
+        assert!(remedy.automatic);
+        // Its evidence names the session and its Lease.
+        let last = found[1].evidence.last().unwrap();
+        assert_eq!(last.source, "label kubectl-cozy.io/session");
+        assert_eq!(
+            last.observed,
+            "serve session abc: Lease kubectl-cozy-system/kubectl-cozy-abc not found"
+        );
+    }
+
+    #[test]
+    fn a_live_session_is_pointed_at_not_deleted() {
+        let mut r = report("v1alpha1.apps.cozystack.io", "False", false);
+        let mut check = sessions::judge_lease("abc", "team-sessions", None, now());
+        check.state = SessionState::Alive;
+        r.session = Some(check);
+        let found = findings(&[r], &[], 30, now());
+        let remedy = found[0].remedy.as_ref().unwrap();
+        assert!(!remedy.automatic);
+        assert_eq!(
+            remedy.command,
+            "kubectl get lease -n team-sessions kubectl-cozy-abc"
         );
     }
 

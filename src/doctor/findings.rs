@@ -33,7 +33,7 @@ pub struct Report {
     /// Which namespaces were examined.
     pub scope: Scope,
     /// The verdict, which decides the exit code.
-    pub result: Outcome,
+    pub result: Verdict,
     /// Counts, for the summary table and for scripts.
     pub summary: Summary,
     /// Every APIService and what was checked about it.
@@ -80,7 +80,7 @@ pub enum ScopeKind {
 
 /// The verdict of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Outcome {
+pub enum Verdict {
     /// Everything in scope was checked and nothing is wrong (exit 0).
     Healthy,
     /// At least one finding of severity `error` or `warning` (exit 3).
@@ -89,15 +89,15 @@ pub enum Outcome {
     Incomplete,
 }
 
-impl Outcome {
+impl Verdict {
     /// The verdict for a set of findings and unchecked items.
-    pub fn of(findings: &[Finding], unchecked: &[Unchecked]) -> Outcome {
+    pub fn of(findings: &[Finding], unchecked: &[Unchecked]) -> Verdict {
         if findings.iter().any(|f| f.severity != Severity::Info) {
-            Outcome::ProblemsFound
+            Verdict::ProblemsFound
         } else if !unchecked.is_empty() {
-            Outcome::Incomplete
+            Verdict::Incomplete
         } else {
-            Outcome::Healthy
+            Verdict::Healthy
         }
     }
 }
@@ -269,8 +269,11 @@ pub struct Probe {
 pub struct SessionCheck {
     /// The value of the session label.
     pub id: String,
-    /// `kube-system/kubectl-cozy-<id>`.
+    /// `<session namespace>/kubectl-cozy-<id>`.
     pub lease: String,
+    /// The session namespace (where its Lease is).
+    #[serde(default)]
+    pub namespace: String,
     /// What the Lease says.
     pub state: SessionState,
     /// `spec.holderIdentity`.
@@ -294,8 +297,22 @@ pub struct SessionReport {
     /// The session and its Lease.
     #[serde(flatten)]
     pub check: SessionCheck,
-    /// Objects found carrying its label (what reaping deletes).
+    /// Objects found carrying its label (what reaping restores or deletes),
+    /// in the order a reap acts on them.
     pub objects: Vec<ObjectRef>,
+    /// The group/versions it serves (its Lease's annotation).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub served: Vec<String>,
+    /// How kube-apiserver reached it (its Lease's annotation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
+    /// When it started (RFC 3339; its Lease's annotation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<String>,
+    /// The ConfigMap keeping the originals of the APIServices it took over;
+    /// reaping restores those instead of deleting them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved_api_services: Option<ObjectRef>,
 }
 
 /// Liveness of a serve session.
@@ -693,11 +710,15 @@ pub struct PlannedAction {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all_fields = "camelCase")]
 pub enum Action {
-    /// Delete what an expired `serve` session left: its APIServices, Services
-    /// and Lease (everything carrying its session label).
+    /// Reap what an expired `serve` session left (everything carrying its
+    /// session label): restore the APIServices it took over, delete the other
+    /// APIServices, then the rest, the Lease last.
     ReapSession {
         /// The session id.
         session: String,
+        /// The session namespace (where its Lease is).
+        #[serde(default)]
+        namespace: String,
         /// The objects found carrying the label.
         objects: Vec<ObjectRef>,
     },
@@ -834,7 +855,7 @@ mod tests {
     }
 
     #[test]
-    fn outcome_follows_severity_then_unchecked() {
+    fn verdict_follows_severity_then_unchecked() {
         let subject = ObjectRef::cluster("v1", "Namespace", "namespaces", "x");
         let info = Finding::new(
             Code::NamespaceTerminating,
@@ -855,16 +876,16 @@ mod tests {
             reason: "forbidden".into(),
             status: Some(403),
         };
-        assert_eq!(Outcome::of(&[], &[]), Outcome::Healthy);
+        assert_eq!(Verdict::of(&[], &[]), Verdict::Healthy);
         assert_eq!(
-            Outcome::of(std::slice::from_ref(&info), &[]),
-            Outcome::Healthy
+            Verdict::of(std::slice::from_ref(&info), &[]),
+            Verdict::Healthy
         );
         assert_eq!(
-            Outcome::of(&[info], std::slice::from_ref(&skipped)),
-            Outcome::Incomplete
+            Verdict::of(&[info], std::slice::from_ref(&skipped)),
+            Verdict::Incomplete
         );
-        assert_eq!(Outcome::of(&[warn], &[skipped]), Outcome::ProblemsFound);
+        assert_eq!(Verdict::of(&[warn], &[skipped]), Verdict::ProblemsFound);
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! `doctor --fix`: a plan built from the report's findings, shown before
-//! anything changes, confirmed at the terminal (dialoguer) or by `--yes`, then
-//! applied one action at a time, each re-reading its target before acting and
-//! after, and finally a fresh diagnosis of what is still stuck.
+//! anything changes, confirmed through a [`Confirmer`] (the terminal, in
+//! `cmd/doctor.rs`) or by `--yes`, then applied one action at a time, each
+//! re-reading its target before acting and after, and finally a fresh
+//! diagnosis of what is still stuck.
 //!
 //! Actions, in the order they run:
-//! 1. reap expired `serve` sessions (their APIServices, Services, Lease);
+//! 1. reap expired `serve` sessions ([`crate::register::reap`]: restore the
+//!    APIServices they took over, delete their other APIServices, then
+//!    everything else they labelled, the Lease last);
 //! 2. delete unavailable APIServices (uid-preconditioned; at the prompt the
 //!    user must type the APIService's name);
 //! 3. remove named finalizers with a resourceVersion-guarded merge patch;
@@ -18,21 +21,21 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::jiff::Timestamp;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions,
 };
 
-use super::apiservices::{judge_lease, lease_ref, reap_command};
 use super::findings::{
     Action, ActionOutcome, ActionResult, AfterFix, Code, FixMode, FixReport, NamespaceAfter,
     NotPlanned, ObjectRef, PlannedAction, Report, SessionState, Severity, subject_key,
 };
-use super::request::Requester;
-use super::{Error, Options, SESSION_LEASE_NAMESPACE, diagnose, session_lease_name};
+use super::requester::Requester;
+use super::sessions::{lease_ref, session_object};
+use super::{Options, diagnose};
+use crate::register::reap::{self, ReapReport, Reaped, Target};
+use crate::register::session::{self as contract, SessionObject};
 
 /// How `--fix` behaves.
 #[derive(Debug, Clone)]
@@ -71,10 +74,11 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
             continue;
         }
         let id = &s.check.id;
+        let namespace = &s.check.namespace;
         let mut fixes = vec![format!(
             "{}:{}",
             Code::ServeSessionExpired,
-            subject_key(&lease_ref(id))
+            subject_key(&lease_ref(namespace, id))
         )];
         for o in s.objects.iter().filter(|o| o.kind == "APIService") {
             let fid = format!("{}:{}", Code::ApiServiceUnavailable, subject_key(o));
@@ -83,13 +87,21 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
             }
         }
         fixes.retain(|f| finding_ids.contains(f.as_str()));
+        let restore = match &s.saved_api_services {
+            Some(saved) => format!(
+                "restore the APIServices it took over from their originals in {}, then ",
+                saved.kubectl_args()
+            ),
+            None => String::new(),
+        };
         push(
             Action::ReapSession {
                 session: id.clone(),
+                namespace: namespace.clone(),
                 objects: s.objects.clone(),
             },
             format!(
-                "delete what the serve session {id} left: {}; its Lease {} is {}, so no serve process owns them",
+                "{restore}delete what the serve session {id} left: {}; its Lease {} is {}, so no serve process owns them",
                 s.objects
                     .iter()
                     .map(|o| o.kubectl_args())
@@ -102,7 +114,11 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
                     "expired"
                 }
             ),
-            reap_command(id),
+            if s.saved_api_services.is_some() {
+                "kubectl cozy doctor --fix".to_owned()
+            } else {
+                contract::reap_command(id, namespace)
+            },
             fixes,
             None,
             &mut covered,
@@ -336,25 +352,35 @@ fn not_planned_reason(f: &super::findings::Finding, opts: &FixOptions) -> String
     format!("{why}{command}")
 }
 
+/// How the plan's questions are asked: at the terminal in `cmd/doctor.rs`,
+/// from a script in tests.
+pub trait Confirmer {
+    /// Why asking failed.
+    type Error;
+    /// A yes/no question whose default is no.
+    fn yes_no(&mut self, question: &str) -> Result<bool, Self::Error>;
+    /// A question answered by typing (an empty answer is allowed).
+    fn type_in(&mut self, question: &str) -> Result<String, Self::Error>;
+}
+
 /// Asks which actions to apply. `None` means a dry run (no `--yes` and no
-/// terminal to ask on). APIService deletions need the name typed back;
-/// `/finalize` gets its own question with its warning.
-pub fn confirm(
+/// `confirmer`, i.e. no terminal to ask on). Session reaping and finalizer
+/// removal share one question; each APIService deletion needs the name typed
+/// back; each `/finalize` gets its own question with its warning.
+pub fn confirm<C: Confirmer>(
     fix: &FixReport,
     yes: bool,
-    interactive: bool,
-) -> Result<Option<BTreeSet<usize>>, Error> {
+    confirmer: Option<&mut C>,
+) -> Result<Option<BTreeSet<usize>>, C::Error> {
     if fix.actions.is_empty() {
         return Ok(None);
     }
     if yes {
         return Ok(Some(fix.actions.iter().map(|a| a.id).collect()));
     }
-    if !interactive {
+    let Some(confirmer) = confirmer else {
         return Ok(None);
-    }
-    use dialoguer::theme::SimpleTheme;
-    use dialoguer::{Confirm, Input};
+    };
     let mut approved = BTreeSet::new();
     let general: Vec<usize> = fix
         .actions
@@ -373,43 +399,31 @@ pub fn confirm(
             .map(usize::to_string)
             .collect::<Vec<_>>()
             .join(", ");
-        let ok = Confirm::with_theme(&SimpleTheme)
-            .with_prompt(format!(
-                "Apply action(s) {list} (reap sessions, remove finalizers)?"
-            ))
-            .default(false)
-            .interact()
-            .map_err(Error::Prompt)?;
-        if ok {
+        if confirmer.yes_no(&format!(
+            "Apply action(s) {list} (reap sessions, remove finalizers)?"
+        ))? {
             approved.extend(general);
         }
     }
     for a in &fix.actions {
         match &a.action {
             Action::DeleteApiService { name, .. } => {
-                let typed: String = Input::with_theme(&SimpleTheme)
-                    .with_prompt(format!(
-                        "Action {}: delete APIService {name}? Type its name to confirm (empty skips)",
-                        a.id
-                    ))
-                    .allow_empty(true)
-                    .interact_text()
-                    .map_err(Error::Prompt)?;
+                let typed = confirmer.type_in(&format!(
+                    "Action {}: delete APIService {name}? Type its name to confirm (empty skips)",
+                    a.id
+                ))?;
                 if typed.trim() == name {
                     approved.insert(a.id);
                 }
             }
             Action::FinalizeNamespace { name } => {
-                let ok = Confirm::with_theme(&SimpleTheme)
-                    .with_prompt(format!(
-                        "Action {}: finalize namespace {name} if it is still stuck? {}",
-                        a.id,
-                        a.warning.clone().unwrap_or_default()
-                    ))
-                    .default(false)
-                    .interact()
-                    .map_err(Error::Prompt)?;
-                if ok {
+                let question = format!(
+                    "Action {}: finalize namespace {name} if it is still stuck? {}",
+                    a.id,
+                    a.warning.clone().unwrap_or_default()
+                );
+                let yes = confirmer.yes_no(&question)?;
+                if yes {
                     approved.insert(a.id);
                 }
             }
@@ -627,7 +641,11 @@ fn result(
 
 async fn apply_one(req: &Requester, a: &PlannedAction) -> ActionResult {
     match &a.action {
-        Action::ReapSession { session, objects } => reap(req, a.id, session, objects).await,
+        Action::ReapSession {
+            session,
+            namespace,
+            objects,
+        } => reap_session(req, a.id, session, namespace, objects).await,
         Action::DeleteApiService { name, uid } => {
             delete_api_service(req, a.id, name, uid.as_deref()).await
         }
@@ -640,80 +658,103 @@ async fn apply_one(req: &Requester, a: &PlannedAction) -> ActionResult {
     }
 }
 
-async fn reap(req: &Requester, id: usize, session: &str, objects: &[ObjectRef]) -> ActionResult {
-    let leases: Api<Lease> = Api::namespaced(req.client().clone(), SESSION_LEASE_NAMESPACE);
-    match req.call(leases.get_opt(&session_lease_name(session))).await {
-        Ok(lease) => {
-            let check = judge_lease(session, lease.as_ref(), Timestamp::now());
-            if check.state == SessionState::Alive {
-                return result(
-                    id,
-                    ActionOutcome::Skipped,
-                    format!(
-                        "serve session {session} renewed its Lease since the diagnosis; nothing deleted"
-                    ),
-                    None,
-                );
-            }
-        }
-        Err(err) => {
-            return result(
-                id,
-                ActionOutcome::Failed,
-                format!("could not re-read the Lease of session {session}: {err}"),
-                None,
-            );
-        }
+async fn reap_session(
+    req: &Requester,
+    id: usize,
+    session: &str,
+    namespace: &str,
+    objects: &[ObjectRef],
+) -> ActionResult {
+    let target = Target {
+        id: session.to_owned(),
+        namespace: if namespace.is_empty() {
+            contract::DEFAULT_NAMESPACE.to_owned()
+        } else {
+            namespace.to_owned()
+        },
+        objects: objects.iter().map(session_object).collect(),
+    };
+    match reap::reap(req.client(), &target, req.timeout()).await {
+        Ok(Reaped::Alive { .. }) => result(
+            id,
+            ActionOutcome::Skipped,
+            format!(
+                "serve session {session} renewed its Lease since the diagnosis; nothing deleted"
+            ),
+            None,
+        ),
+        Err(err @ reap::ReapError::ReadLease { .. }) => result(
+            id,
+            ActionOutcome::Failed,
+            format!(
+                "could not re-read the Lease of session {session}: {}",
+                error_chain(&err)
+            ),
+            None,
+        ),
+        Err(err) => result(
+            id,
+            ActionOutcome::Failed,
+            format!(
+                "nothing of serve session {session} was touched: {}",
+                error_chain(&err)
+            ),
+            None,
+        ),
+        Ok(Reaped::Reaped(report)) => reap_result(id, session, &report),
     }
-    let mut errors = Vec::new();
-    for o in objects {
-        let api = dynamic_api(req, o);
-        match req
-            .call(api.delete(&o.name, &DeleteParams::background()))
-            .await
-        {
-            Ok(_) => {}
-            Err(err) if err.is_not_found() => {}
-            Err(err) => errors.push(format!("{}: {err}", o.kubectl_args())),
-        }
-    }
-    let mut left = Vec::new();
-    for o in objects {
-        let api = dynamic_api(req, o);
-        match req.call(api.get_metadata_opt(&o.name)).await {
-            Ok(None) => {}
-            Ok(Some(m)) if m.metadata.deletion_timestamp.is_some() => {}
-            Ok(Some(_)) => left.push(o.kubectl_args()),
-            Err(err) => left.push(format!("{} (unreadable: {err})", o.kubectl_args())),
-        }
-    }
-    let detail = format!(
+}
+
+/// What a reap did, as an action result.
+fn reap_result(id: usize, session: &str, report: &ReapReport) -> ActionResult {
+    let describe = |items: &[(SessionObject, String)]| {
+        items
+            .iter()
+            .map(|(o, why)| format!("{}: {why}", o.describe()))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let mut detail = format!(
         "deleted {} object(s) of serve session {session}",
-        objects.len() - errors.len()
+        report.deleted.len()
     );
-    if !errors.is_empty() {
+    if !report.restored.is_empty() {
+        detail.push_str(&format!(
+            "; restored APIService(s) {} from their saved originals",
+            report.restored.join(", ")
+        ));
+    }
+    if !report.left.is_empty() {
+        detail.push_str(&format!("; left alone: {}", describe(&report.left)));
+    }
+    if !report.failed.is_empty() {
         return result(
             id,
             ActionOutcome::Failed,
-            format!("{detail}; failed: {}", errors.join("; ")),
+            format!("{detail}; failed: {}", describe(&report.failed)),
             None,
         );
     }
-    if left.is_empty() {
-        result(
-            id,
-            ActionOutcome::Done,
-            detail,
-            Some("none of them exists any more".into()),
-        )
-    } else {
-        result(
+    if !report.unverified.is_empty() {
+        return result(
             id,
             ActionOutcome::NotVerified,
             detail,
-            Some(format!("still present: {}", left.join(", "))),
-        )
+            Some(format!("still present: {}", describe(&report.unverified))),
+        );
     }
+    let verified = if report.restored.is_empty() {
+        "none of them exists any more".to_owned()
+    } else {
+        "none of the deleted ones exists any more; the restored APIServices match their saved originals"
+            .to_owned()
+    };
+    let outcome = if report.left.is_empty() {
+        ActionOutcome::Done
+    } else {
+        ActionOutcome::NotVerified
+    };
+    result(id, outcome, detail, Some(verified))
 }
 
 async fn delete_api_service(
@@ -1032,8 +1073,8 @@ pub fn fixes_by_finding(fix: &FixReport) -> BTreeMap<String, Vec<usize>> {
 mod tests {
     use super::*;
     use crate::doctor::findings::{
-        Finding, NamespaceReport, Outcome, RemainingObject, Remedy, Scope, ScopeKind, SessionCheck,
-        SessionReport, Summary,
+        Finding, NamespaceReport, RemainingObject, Remedy, Scope, ScopeKind, SessionCheck,
+        SessionReport, Summary, Verdict,
     };
 
     fn report(findings: Vec<Finding>, namespaces: Vec<NamespaceReport>) -> Report {
@@ -1048,7 +1089,7 @@ mod tests {
                 namespaces: ScopeKind::Terminating,
                 namespace: None,
             },
-            result: Outcome::ProblemsFound,
+            result: Verdict::ProblemsFound,
             summary: Summary::default(),
             api_services: Vec::new(),
             serve_sessions: Vec::new(),
@@ -1165,7 +1206,7 @@ mod tests {
         let session = Finding::new(
             Code::ServeSessionExpired,
             Severity::Error,
-            lease_ref("abc"),
+            lease_ref("kubectl-cozy-system", "abc"),
             "w",
             "y",
         );
@@ -1178,7 +1219,7 @@ mod tests {
         )
         .remedy(Remedy {
             description: String::new(),
-            command: reap_command("abc"),
+            command: contract::reap_command("abc", "kubectl-cozy-system"),
             automatic: true,
         });
         let mut ns_failure = Finding::new(
@@ -1196,7 +1237,8 @@ mod tests {
         r.serve_sessions = vec![SessionReport {
             check: SessionCheck {
                 id: "abc".into(),
-                lease: "kube-system/kubectl-cozy-abc".into(),
+                lease: "kubectl-cozy-system/kubectl-cozy-abc".into(),
+                namespace: "kubectl-cozy-system".into(),
                 state: SessionState::Missing,
                 holder: None,
                 renew_time: None,
@@ -1204,6 +1246,10 @@ mod tests {
                 expired_for_seconds: None,
             },
             objects: vec![apiservice],
+            served: Vec::new(),
+            route: None,
+            started: None,
+            saved_api_services: None,
         }];
         let fix = plan(&r, &opts(false));
         assert_eq!(fix.actions.len(), 1, "{:?}", fix.actions);
@@ -1214,14 +1260,135 @@ mod tests {
         assert_eq!(by[&ns_failure.id], vec![1]);
     }
 
+    /// Answers from a script, recording the questions.
+    #[derive(Default)]
+    struct Scripted {
+        yes_no: Vec<bool>,
+        typed: Vec<&'static str>,
+        asked: Vec<String>,
+    }
+
+    impl Confirmer for Scripted {
+        type Error = std::convert::Infallible;
+
+        fn yes_no(&mut self, question: &str) -> Result<bool, Self::Error> {
+            self.asked.push(question.to_owned());
+            Ok(self.yes_no.remove(0))
+        }
+
+        fn type_in(&mut self, question: &str) -> Result<String, Self::Error> {
+            self.asked.push(question.to_owned());
+            Ok(self.typed.remove(0).to_owned())
+        }
+    }
+
     #[test]
     fn dry_run_without_yes_or_terminal() {
         let r = report(vec![finalizer_finding()], vec![ns_report("team-b")]);
         let fix = plan(&r, &opts(false));
-        assert_eq!(confirm(&fix, false, false).unwrap(), None);
+        assert_eq!(confirm::<Scripted>(&fix, false, None).unwrap(), None);
         assert_eq!(
-            confirm(&fix, true, false).unwrap(),
+            confirm::<Scripted>(&fix, true, None).unwrap(),
             Some(BTreeSet::from([1]))
         );
+    }
+
+    #[test]
+    fn apiservice_deletions_need_the_name_typed_back() {
+        let mut r = report(Vec::new(), Vec::new());
+        let fix_of = |names: &[&str]| FixReport {
+            mode: FixMode::DryRun,
+            actions: names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| PlannedAction {
+                    id: i + 1,
+                    action: Action::DeleteApiService {
+                        name: (*n).to_owned(),
+                        uid: None,
+                    },
+                    description: String::new(),
+                    command: String::new(),
+                    fixes: Vec::new(),
+                    warning: None,
+                })
+                .collect(),
+            not_planned: Vec::new(),
+            results: Vec::new(),
+            after: None,
+        };
+        r.findings.clear();
+        let fix = fix_of(&["v1.a.example.com", "v1.b.example.com"]);
+        let mut asker = Scripted {
+            typed: vec!["v1.a.example.com ", "yes"],
+            ..Scripted::default()
+        };
+        let approved = confirm(&fix, false, Some(&mut asker)).unwrap();
+        assert_eq!(approved, Some(BTreeSet::from([1])));
+        assert_eq!(
+            asker.asked[1],
+            "Action 2: delete APIService v1.b.example.com? Type its name to confirm (empty skips)"
+        );
+
+        // One question covers finalizer removals; declining leaves nothing.
+        let r = report(vec![finalizer_finding()], vec![ns_report("team-b")]);
+        let fix = plan(&r, &opts(false));
+        let mut asker = Scripted {
+            yes_no: vec![false],
+            ..Scripted::default()
+        };
+        assert_eq!(
+            confirm(&fix, false, Some(&mut asker)).unwrap(),
+            Some(BTreeSet::new())
+        );
+        assert_eq!(
+            asker.asked,
+            vec!["Apply action(s) 1 (reap sessions, remove finalizers)?"]
+        );
+    }
+
+    #[test]
+    fn reap_results_say_what_was_restored_and_what_is_left() {
+        let cm = SessionObject::of(&contract::CONFIG_MAP, Some("kubectl-cozy-system"), "x");
+        let done = reap_result(
+            1,
+            "abc",
+            &ReapReport {
+                restored: vec!["v1alpha1.apps.cozystack.io".into()],
+                deleted: vec![cm.clone()],
+                ..ReapReport::default()
+            },
+        );
+        assert_eq!(done.outcome, ActionOutcome::Done);
+        assert_eq!(
+            done.detail,
+            "deleted 1 object(s) of serve session abc; restored APIService(s) v1alpha1.apps.cozystack.io from their \
+             saved originals"
+        );
+        let failed = reap_result(
+            1,
+            "abc",
+            &ReapReport {
+                failed: vec![(cm.clone(), "HTTP 403 Forbidden: no".into())],
+                ..ReapReport::default()
+            },
+        );
+        assert_eq!(failed.outcome, ActionOutcome::Failed);
+        assert!(
+            failed
+                .detail
+                .ends_with("failed: configmaps/x -n kubectl-cozy-system: HTTP 403 Forbidden: no"),
+            "{}",
+            failed.detail
+        );
+        let left = reap_result(
+            1,
+            "abc",
+            &ReapReport {
+                left: vec![(cm, "kept".into())],
+                ..ReapReport::default()
+            },
+        );
+        assert_eq!(left.outcome, ActionOutcome::NotVerified);
     }
 }

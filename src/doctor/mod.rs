@@ -2,24 +2,32 @@
 //! Terminating, with a previewed, confirmed and re-verified fix.
 //!
 //! A run is [`diagnose`]: it reads the cluster in parallel (APIServices with a
-//! live probe each, discovery, namespaces, webhooks; then every namespaced
-//! resource type for the namespaces in scope) under one concurrency limit and
-//! per-request timeouts ([`request`]), and concludes without further I/O
-//! ([`apiservices::findings`], [`namespaces::conclude`], [`webhooks::findings`])
-//! into a [`findings::Report`]. [`fix`] turns a report into a plan and applies
-//! it; [`render`] prints reports and plans for people.
+//! live probe each, serve sessions, discovery, namespaces, webhooks; then
+//! every namespaced resource type for the namespaces in scope) under one
+//! concurrency limit and per-request timeouts ([`requester`]), and concludes
+//! without further I/O ([`apiservices::findings`], [`namespaces::conclude`],
+//! [`webhooks::findings`]) into a [`findings::Report`]. [`fix`] turns a
+//! report into a plan and applies it (asking through a [`fix::Confirmer`]);
+//! [`render`] prints reports and plans for people.
 //!
-//! Sessions of `kubectl cozy serve` label everything they create with
-//! [`SESSION_LABEL`] and keep a Lease named [`session_lease_name`] in
-//! [`SESSION_LEASE_NAMESPACE`]; doctor reaps the objects of sessions whose
-//! Lease is missing or expired.
+//! Files: [`apiservices`], [`sessions`], [`discovery`], [`content`],
+//! [`namespaces`] and [`webhooks`] each own one part of the cluster;
+//! [`findings`] is the report schema.
+//!
+//! Sessions of `kubectl cozy serve` are read through the session contract
+//! ([`crate::register::session`]: label, session namespace, Lease) and
+//! reaped through [`crate::register::reap`] when their Lease is missing or
+//! expired.
 
 pub mod apiservices;
+pub mod content;
+pub mod discovery;
 pub mod findings;
 pub mod fix;
 pub mod namespaces;
 pub mod render;
-pub mod request;
+pub mod requester;
+pub mod sessions;
 pub mod webhooks;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -27,24 +35,13 @@ use std::time::{Duration, Instant};
 
 use k8s_openapi::jiff::Timestamp;
 
+use k8s_openapi::api::core::v1::Namespace;
+
 use findings::{
-    Finding, Outcome, REPORT_API_VERSION, REPORT_KIND, Report, Scope, ScopeKind, SessionReport,
-    Severity, Summary, Unchecked,
+    ApiServiceReport, Finding, REPORT_API_VERSION, REPORT_KIND, Report, Scope, ScopeKind, Severity,
+    Summary, Unchecked, Verdict, WebhookReport,
 };
-use request::{CallError, Requester};
-
-/// The label every object a `kubectl cozy serve` session creates carries; its
-/// value is the session id.
-pub const SESSION_LABEL: &str = "kubectl-cozy.io/session";
-/// Prefix of a session's Lease name: `kubectl-cozy-<id>`.
-pub const SESSION_LEASE_PREFIX: &str = "kubectl-cozy-";
-/// Namespace of session Leases.
-pub const SESSION_LEASE_NAMESPACE: &str = "kube-system";
-
-/// The name of the Lease that proves session `id` alive.
-pub fn session_lease_name(id: &str) -> String {
-    format!("{SESSION_LEASE_PREFIX}{id}")
-}
+use requester::{CallError, Requester};
 
 /// How a diagnosis runs.
 #[derive(Debug, Clone)]
@@ -92,9 +89,6 @@ pub enum Error {
     /// `-n NAME` names a namespace that does not exist.
     #[error("namespace {0:?} not found")]
     NamespaceNotFound(String),
-    /// A fix could not be confirmed at the terminal.
-    #[error("read the confirmation from the terminal")]
-    Prompt(#[source] dialoguer::Error),
 }
 
 /// Runs every check and returns the report.
@@ -116,11 +110,12 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
     };
 
     req.progress()
-        .set_message("APIServices, namespaces, webhooks");
-    let (api, loaded, (discovered, discovery_unchecked), (webhooks, webhook_unchecked)) = tokio::join!(
+        .set_message("APIServices, sessions, namespaces, webhooks");
+    let (mut api, leases, loaded, (discovered, discovery_unchecked), (webhooks, webhook_unchecked)) = tokio::join!(
         apiservices::collect(req, opts.probe_timeout, now),
-        namespaces::load(req, opts.scope, opts.namespace.as_deref()),
-        namespaces::discover(req),
+        sessions::list_leases(req),
+        content::load(req, opts.scope, opts.namespace.as_deref()),
+        discovery::discover(req),
         webhooks::collect(req),
     );
     if let Some(missing) = &loaded.missing
@@ -128,12 +123,13 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
     {
         return Err(Error::NamespaceNotFound(missing.clone()));
     }
+    let found = sessions::collect(req, leases, &api.labelled, now).await;
+    apiservices::attach_sessions(&mut api.reports, &found.sessions);
     unchecked.extend(api.unchecked.iter().cloned());
+    unchecked.extend(found.unchecked.iter().cloned());
     unchecked.extend(loaded.unchecked.iter().cloned());
     unchecked.extend(discovery_unchecked);
     unchecked.extend(webhook_unchecked);
-
-    let api_findings = apiservices::findings(&api.reports, &api.sessions, opts.ca_warn_days, now);
 
     // Content of the namespaces in scope. Types served by an APIService that
     // is failing are not listed: that costs nothing and is already explained.
@@ -145,7 +141,7 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
     let terminating: BTreeSet<String> = loaded
         .namespaces
         .iter()
-        .filter(|ns| namespaces::is_terminating(ns))
+        .filter(|ns| content::is_terminating(ns))
         .filter_map(|ns| ns.metadata.name.clone())
         .collect();
     let mut skip: BTreeMap<String, String> = BTreeMap::new();
@@ -159,11 +155,11 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
         );
     }
     let content = if targets.is_empty() {
-        namespaces::Content::default()
+        content::Content::default()
     } else {
         req.progress()
             .set_message(format!("content of {} namespace(s)", targets.len()));
-        namespaces::scan(req, &targets, &terminating, &discovered.resources, &skip).await
+        content::scan(req, &targets, &terminating, &discovered.resources, &skip).await
     };
     unchecked.extend(content.unchecked.iter().cloned());
 
@@ -180,21 +176,74 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
         )
         .any(|f| f.contains('/'));
     let crds = if needs_owners {
-        let (crds, more) = namespaces::crd_groups(req).await;
+        let (crds, more) = content::crd_groups(req).await;
         unchecked.extend(more);
         crds
     } else {
         BTreeMap::new()
     };
 
+    let mut report = conclude(Gathered {
+        cluster,
+        server_version,
+        now,
+        opts,
+        api_services: api.reports,
+        sessions: &found.sessions,
+        namespaces: &loaded.namespaces,
+        content: &content,
+        discovered: &discovered,
+        crds: &crds,
+        webhooks,
+        unchecked,
+    });
+    report.summary.requests = req.requests() - requests_before;
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    Ok(report)
+}
+
+/// Everything a run read from the cluster.
+struct Gathered<'a> {
+    cluster: &'a str,
+    server_version: Option<String>,
+    now: Timestamp,
+    opts: &'a Options,
+    api_services: Vec<ApiServiceReport>,
+    sessions: &'a [sessions::Session],
+    namespaces: &'a [Namespace],
+    content: &'a content::Content,
+    discovered: &'a discovery::Discovered,
+    crds: &'a BTreeMap<String, Vec<String>>,
+    webhooks: Vec<WebhookReport>,
+    unchecked: Vec<Unchecked>,
+}
+
+/// Concludes what was read into the report, without I/O (`requests` and
+/// `durationMs` are the caller's to fill in).
+fn conclude(g: Gathered<'_>) -> Report {
+    let Gathered {
+        cluster,
+        server_version,
+        now,
+        opts,
+        api_services,
+        sessions,
+        namespaces,
+        content,
+        discovered,
+        crds,
+        webhooks,
+        mut unchecked,
+    } = g;
+    let api_findings = apiservices::findings(&api_services, sessions, opts.ca_warn_days, now);
     let (namespace_reports, namespace_findings, blocks) =
         namespaces::conclude(&namespaces::Inputs {
-            namespaces: &loaded.namespaces,
-            content: &content,
-            api_services: &api.reports,
+            namespaces,
+            content,
+            api_services: &api_services,
             api_findings: &api_findings,
-            discovered: &discovered,
-            crds: &crds,
+            discovered,
+            crds,
             webhooks: &webhooks,
             now,
             stuck_after_seconds: opts.stuck_after.as_secs() as i64,
@@ -205,28 +254,8 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
     findings.extend(api_findings);
     findings.extend(webhook_findings);
     findings.extend(namespace_findings);
-    attach_blocks(&mut findings, &blocks, &api.sessions);
+    attach_blocks(&mut findings, &blocks, sessions);
     dedup_unchecked(&mut unchecked);
-
-    let sessions: Vec<SessionReport> = api
-        .sessions
-        .iter()
-        .map(|s| {
-            let mut objects: Vec<findings::ObjectRef> = s
-                .api_services
-                .iter()
-                .map(|n| apiservices::api_service_ref(n))
-                .collect();
-            objects.extend(s.services.iter().cloned());
-            if s.lease_exists {
-                objects.push(apiservices::lease_ref(&s.check.id));
-            }
-            SessionReport {
-                check: s.check.clone(),
-                objects,
-            }
-        })
-        .collect();
 
     let mut report = Report {
         api_version: REPORT_API_VERSION.to_owned(),
@@ -239,10 +268,10 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
             namespaces: opts.scope,
             namespace: opts.namespace.clone(),
         },
-        result: Outcome::of(&findings, &unchecked),
+        result: Verdict::of(&findings, &unchecked),
         summary: Summary::default(),
-        api_services: api.reports,
-        serve_sessions: sessions,
+        api_services,
+        serve_sessions: sessions.iter().map(sessions::Session::report).collect(),
         namespaces: namespace_reports,
         webhooks,
         findings,
@@ -250,10 +279,8 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
         fix: None,
     };
     report.summary = summarize(&report, content.objects.values().map(Vec::len).sum());
-    report.summary.requests = req.requests() - requests_before;
     report.summary.resource_types_listed = content.types_listed;
-    report.duration_ms = started.elapsed().as_millis() as u64;
-    Ok(report)
+    report
 }
 
 /// Records on each APIService (and session) finding which namespaces it keeps
@@ -261,7 +288,7 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
 fn attach_blocks(
     findings: &mut [Finding],
     blocks: &BTreeMap<String, Vec<String>>,
-    sessions: &[apiservices::Session],
+    sessions: &[sessions::Session],
 ) {
     let mut by_id: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (id, namespaces) in blocks {
@@ -275,7 +302,7 @@ fn attach_blocks(
         let session_id = format!(
             "{}:{}",
             findings::Code::ServeSessionExpired,
-            findings::subject_key(&apiservices::lease_ref(&s.check.id))
+            findings::subject_key(&sessions::lease_ref(&s.check.namespace, &s.check.id))
         );
         let mut blocked = BTreeSet::new();
         for name in &s.api_services {
@@ -332,17 +359,5 @@ fn summarize(report: &Report, remaining_objects: usize) -> Summary {
         infos: count(Severity::Info),
         unchecked: report.unchecked.len(),
         requests: 0,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn session_names_are_shared_with_serve() {
-        assert_eq!(SESSION_LABEL, "kubectl-cozy.io/session");
-        assert_eq!(session_lease_name("3f2a"), "kubectl-cozy-3f2a");
-        assert_eq!(SESSION_LEASE_NAMESPACE, "kube-system");
     }
 }

@@ -1,529 +1,26 @@
-//! Namespace checks: discovery (which resource types exist, which
-//! group-versions fail), the namespaces in scope with their conditions, the
-//! content still in them (every namespaced resource type listed in parallel,
-//! metadata only), and the attribution of each blocker: discovery failures to
-//! the APIService(s) behind them, remaining objects to their finalizers and the
-//! finalizers to their owners.
-//!
-//! Collection talks to the cluster; [`conclude`] is pure and unit-tested.
+//! Why each namespace in scope is stuck: the attribution of every blocker —
+//! discovery failures to the APIService(s) behind them, remaining objects to
+//! their finalizers and the finalizers to their owners, webhooks named in the
+//! conditions — as findings. [`conclude`] is pure (no I/O) and unit-tested;
+//! each numbered rule of a Terminating namespace is one function
+//! (`discovery_failure`, `group_version_parsing_failure`, `content_remaining`,
+//! `namespace_finalizers`, `attribute_webhooks`, `no_blocker_found`), and
+//! `stuck_objects` covers namespaces that are not Terminating. What is read
+//! from the cluster comes from [`super::discovery`] and [`super::content`].
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
 
-use futures::future::join_all;
 use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams};
-use kube::core::discovery::v2::{ACCEPT_AGGREGATED_DISCOVERY_V2, APIGroupDiscoveryList};
 
 use super::apiservices::api_service_ref;
+use super::content::{Content, is_terminating};
+use super::discovery::Discovered;
 use super::findings::{
     ApiServiceReport, Code, Condition, Evidence, Finding, NamespaceReport, ObjectRef,
-    RemainingObject, Remedy, ScopeKind, Severity, Unchecked, WebhookReport,
+    RemainingObject, Remedy, Severity, WebhookReport,
 };
 use super::render::{ago, condition_text};
-use super::request::{CallError, Requester};
-
-/// A resource type discovery reported (the preferred version of its group).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ResourceType {
-    /// API group (empty for core).
-    pub group: String,
-    /// Version.
-    pub version: String,
-    /// Kind.
-    pub kind: String,
-    /// Plural resource name.
-    pub plural: String,
-    /// Namespaced or cluster-scoped.
-    pub namespaced: bool,
-    /// Verbs it supports.
-    pub verbs: Vec<String>,
-}
-
-impl ResourceType {
-    /// `group/version`, or `version` for core.
-    pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.version.clone()
-        } else {
-            format!("{}/{}", self.group, self.version)
-        }
-    }
-
-    /// `plural` or `plural.group`, as kubectl names the type.
-    pub fn label(&self) -> String {
-        if self.group.is_empty() {
-            self.plural.clone()
-        } else {
-            format!("{}.{}", self.plural, self.group)
-        }
-    }
-
-    /// The kube-rs resource description.
-    pub fn api_resource(&self) -> ApiResource {
-        ApiResource {
-            group: self.group.clone(),
-            version: self.version.clone(),
-            api_version: self.api_version(),
-            kind: self.kind.clone(),
-            plural: self.plural.clone(),
-        }
-    }
-}
-
-/// What discovery returned.
-#[derive(Debug, Clone, Default)]
-pub struct Discovered {
-    /// Namespaced, listable resource types of each group's preferred version.
-    pub resources: Vec<ResourceType>,
-    /// Group-versions whose discovery fails (`group/version` → why).
-    pub failed: BTreeMap<String, String>,
-    /// Every group served (group → kinds).
-    pub groups: BTreeMap<String, BTreeSet<String>>,
-    /// Whether aggregated discovery (one request) was used.
-    pub aggregated: bool,
-}
-
-/// Runs discovery: aggregated (`/api`, `/apis` as `APIGroupDiscoveryList`)
-/// when the server offers it, else the legacy per-group documents in parallel.
-pub async fn discover(req: &Requester) -> (Discovered, Vec<Unchecked>) {
-    let timeout = req.timeout();
-    let (core, apis) = tokio::join!(
-        req.get_raw("/api", Some(ACCEPT_AGGREGATED_DISCOVERY_V2), timeout),
-        req.get_raw("/apis", Some(ACCEPT_AGGREGATED_DISCOVERY_V2), timeout)
-    );
-    let parse = |r: &Result<(u16, Vec<u8>), CallError>| -> Option<APIGroupDiscoveryList> {
-        match r {
-            Ok((200, body)) => {
-                let value: serde_json::Value = serde_json::from_slice(body).ok()?;
-                (value["kind"] == "APIGroupDiscoveryList")
-                    .then(|| serde_json::from_value(value).ok())
-                    .flatten()
-            }
-            _ => None,
-        }
-    };
-    if let (Some(core), Some(apis)) = (parse(&core), parse(&apis)) {
-        let mut discovered = from_aggregated(core);
-        let more = from_aggregated(apis);
-        discovered.resources.extend(more.resources);
-        discovered.failed.extend(more.failed);
-        discovered.groups.extend(more.groups);
-        discovered.aggregated = true;
-        return (discovered, Vec::new());
-    }
-    legacy_discover(req).await
-}
-
-/// Reads an aggregated discovery document. Versions come in preference order;
-/// a `Stale` version is one whose discovery fails (an unavailable APIService).
-pub fn from_aggregated(list: APIGroupDiscoveryList) -> Discovered {
-    let mut out = Discovered::default();
-    for group in list.items {
-        let name = group
-            .metadata
-            .as_ref()
-            .and_then(|m| m.name.clone())
-            .unwrap_or_default();
-        let mut kinds = BTreeSet::new();
-        for (index, version) in group.versions.iter().enumerate() {
-            let v = version.version.clone().unwrap_or_default();
-            let gv = if name.is_empty() {
-                v.clone()
-            } else {
-                format!("{name}/{v}")
-            };
-            if version.freshness.as_deref() == Some("Stale") {
-                out.failed
-                    .insert(gv, "stale GroupVersion discovery".to_owned());
-                continue;
-            }
-            for r in &version.resources {
-                let kind = r
-                    .response_kind
-                    .as_ref()
-                    .and_then(|k| k.kind.clone())
-                    .unwrap_or_default();
-                kinds.insert(kind.clone());
-                if index != 0 {
-                    continue;
-                }
-                let plural = r.resource.clone().unwrap_or_default();
-                let namespaced = r.scope.as_deref() == Some("Namespaced");
-                if namespaced && r.verbs.iter().any(|v| v == "list") && !plural.contains('/') {
-                    out.resources.push(ResourceType {
-                        group: name.clone(),
-                        version: v.clone(),
-                        kind,
-                        plural,
-                        namespaced,
-                        verbs: r.verbs.clone(),
-                    });
-                }
-            }
-        }
-        out.groups.insert(name, kinds);
-    }
-    out
-}
-
-async fn legacy_discover(req: &Requester) -> (Discovered, Vec<Unchecked>) {
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroupList, APIResourceList};
-    let mut out = Discovered::default();
-    let mut unchecked = Vec::new();
-    let client = req.client().clone();
-    let groups = match req.call(client.list_api_groups()).await {
-        Ok(list) => list,
-        Err(err) => {
-            unchecked.push(err.unchecked("discovery (GET /apis)"));
-            APIGroupList { groups: Vec::new() }
-        }
-    };
-    let mut wanted: Vec<(String, String)> = vec![(String::new(), "v1".to_owned())];
-    for g in groups.groups {
-        let preferred = g
-            .preferred_version
-            .map(|p| p.version)
-            .or_else(|| g.versions.first().map(|v| v.version.clone()));
-        if let Some(v) = preferred {
-            wanted.push((g.name, v));
-        }
-    }
-    let results = join_all(wanted.iter().map(|(g, v)| {
-        let client = client.clone();
-        let (g, v) = (g.clone(), v.clone());
-        async move {
-            let r: Result<APIResourceList, CallError> = if g.is_empty() {
-                req.call(client.list_core_api_resources(&v)).await
-            } else {
-                req.call(client.list_api_group_resources(&format!("{g}/{v}")))
-                    .await
-            };
-            (g, v, r)
-        }
-    }))
-    .await;
-    for (g, v, r) in results {
-        let gv = if g.is_empty() {
-            v.clone()
-        } else {
-            format!("{g}/{v}")
-        };
-        match r {
-            Ok(list) => {
-                let kinds = out.groups.entry(g.clone()).or_default();
-                for r in list.resources {
-                    kinds.insert(r.kind.clone());
-                    if r.namespaced && r.verbs.iter().any(|v| v == "list") && !r.name.contains('/')
-                    {
-                        out.resources.push(ResourceType {
-                            group: g.clone(),
-                            version: v.clone(),
-                            kind: r.kind,
-                            plural: r.name,
-                            namespaced: true,
-                            verbs: r.verbs,
-                        });
-                    }
-                }
-            }
-            Err(err) => {
-                out.groups.entry(g.clone()).or_default();
-                out.failed.insert(gv, err.to_string());
-            }
-        }
-    }
-    (out, unchecked)
-}
-
-/// The namespaces in scope.
-#[derive(Debug, Default)]
-pub struct Loaded {
-    /// Namespaces (all for `-A`, the one for `-n`, else the Terminating ones).
-    pub namespaces: Vec<Namespace>,
-    /// For `-n`: whether the namespace exists.
-    pub missing: Option<String>,
-    /// What could not be read.
-    pub unchecked: Vec<Unchecked>,
-}
-
-/// Reads the namespaces in scope.
-pub async fn load(req: &Requester, scope: ScopeKind, namespace: Option<&str>) -> Loaded {
-    let api: Api<Namespace> = Api::all(req.client().clone());
-    let mut loaded = Loaded::default();
-    match (scope, namespace) {
-        (ScopeKind::Namespace, Some(name)) => match req.call(api.get_opt(name)).await {
-            Ok(Some(ns)) => loaded.namespaces.push(ns),
-            Ok(None) => loaded.missing = Some(name.to_owned()),
-            Err(err) => loaded
-                .unchecked
-                .push(err.unchecked(format!("get namespace {name}"))),
-        },
-        _ => match req.call(api.list(&ListParams::default())).await {
-            Ok(list) => {
-                loaded.namespaces = list
-                    .items
-                    .into_iter()
-                    .filter(|ns| scope == ScopeKind::All || is_terminating(ns))
-                    .collect();
-            }
-            Err(err) => loaded.unchecked.push(err.unchecked("list namespaces")),
-        },
-    }
-    loaded
-        .namespaces
-        .sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
-    loaded
-}
-
-/// Terminating: deletion requested (the phase follows the timestamp).
-pub fn is_terminating(ns: &Namespace) -> bool {
-    ns.metadata.deletion_timestamp.is_some()
-        || ns.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Terminating")
-}
-
-/// Objects found by listing content.
-#[derive(Debug, Default)]
-pub struct Content {
-    /// Namespace → objects (all objects of Terminating namespaces; objects
-    /// being deleted that still have finalizers, elsewhere).
-    pub objects: BTreeMap<String, Vec<RemainingObject>>,
-    /// Resource types listed successfully.
-    pub types_listed: usize,
-    /// Resource types that could not be listed (or were skipped).
-    pub types_failed: usize,
-    /// What could not be listed, and why.
-    pub unchecked: Vec<Unchecked>,
-}
-
-/// Lists every namespaced resource type for the namespaces in `targets`
-/// (`terminating` is the subset whose whole content is wanted). Groups in
-/// `skip` are not listed (their discovery or APIService is known to fail: one
-/// unchecked entry each, no request). A group whose list times out is marked
-/// dead and its other types are not requested either.
-pub async fn scan(
-    req: &Requester,
-    targets: &BTreeSet<String>,
-    terminating: &BTreeSet<String>,
-    resources: &[ResourceType],
-    skip: &BTreeMap<String, String>,
-) -> Content {
-    let mut content = Content::default();
-    if targets.is_empty() {
-        return content;
-    }
-    let mut skipped: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    let mut todo = Vec::new();
-    for r in resources {
-        if let Some(reason) = skip.get(&r.group) {
-            skipped.entry(reason.as_str()).or_default().push(r.label());
-        } else {
-            todo.push(r);
-        }
-    }
-    for (reason, labels) in skipped {
-        content.types_failed += labels.len();
-        content.unchecked.push(Unchecked {
-            what: format!("list {}", labels.join(", ")),
-            reason: reason.to_owned(),
-            status: None,
-        });
-    }
-    let dead: Arc<Mutex<BTreeMap<String, String>>> = Arc::default();
-    // A few namespaces: list in each (works with namespace-scoped RBAC too).
-    // Many: one cluster-wide list per type, per-namespace only when forbidden.
-    let per_namespace = targets.len() <= 3;
-    let results = join_all(
-        todo.iter()
-            .map(|r| list_type(req, r, targets, per_namespace, dead.clone())),
-    )
-    .await;
-    for result in results {
-        match result {
-            Ok(items) => {
-                content.types_listed += 1;
-                for (ns, object) in items {
-                    let keep = terminating.contains(&ns)
-                        || (object.deletion_timestamp.is_some() && !object.finalizers.is_empty());
-                    if keep {
-                        content.objects.entry(ns).or_default().push(object);
-                    }
-                }
-            }
-            Err(unchecked) => {
-                content.types_failed += 1;
-                content.unchecked.extend(unchecked);
-            }
-        }
-    }
-    collapse_forbidden(&mut content.unchecked);
-    for objects in content.objects.values_mut() {
-        objects.sort_by(|a, b| {
-            (&a.object.api_version, &a.object.kind, &a.object.name).cmp(&(
-                &b.object.api_version,
-                &b.object.kind,
-                &b.object.name,
-            ))
-        });
-    }
-    content
-}
-
-/// Many types forbidden alike (limited RBAC) read better as one entry that
-/// names them all and quotes the first refusal.
-fn collapse_forbidden(unchecked: &mut Vec<Unchecked>) {
-    let (forbidden, mut rest): (Vec<Unchecked>, Vec<Unchecked>) = std::mem::take(unchecked)
-        .into_iter()
-        .partition(|u| matches!(u.status, Some(401 | 403)));
-    if forbidden.len() <= 3 {
-        rest.extend(forbidden);
-    } else {
-        let names: Vec<&str> = forbidden
-            .iter()
-            .map(|u| u.what.strip_prefix("list ").unwrap_or(&u.what))
-            .collect();
-        rest.push(Unchecked {
-            what: format!(
-                "list {} namespaced resource types: {}",
-                forbidden.len(),
-                names.join(", ")
-            ),
-            reason: format!("{} (and alike for the others)", forbidden[0].reason),
-            status: forbidden[0].status,
-        });
-    }
-    *unchecked = rest;
-}
-
-type Listed = Vec<(String, RemainingObject)>;
-
-async fn list_type(
-    req: &Requester,
-    r: &ResourceType,
-    targets: &BTreeSet<String>,
-    per_namespace: bool,
-    dead: Arc<Mutex<BTreeMap<String, String>>>,
-) -> Result<Listed, Vec<Unchecked>> {
-    let ar = r.api_resource();
-    if !per_namespace {
-        let api: Api<DynamicObject> = Api::all_with(req.client().clone(), &ar);
-        match list_all(req, r, &api, &dead).await {
-            Ok(items) => {
-                return Ok(items
-                    .into_iter()
-                    .filter(|(ns, _)| targets.contains(ns))
-                    .collect());
-            }
-            Err(err) if err.is_forbidden() => {}
-            Err(err) => return Err(vec![err.unchecked(format!("list {}", r.label()))]),
-        }
-    }
-    let lists = join_all(targets.iter().map(|ns| {
-        let api: Api<DynamicObject> = Api::namespaced_with(req.client().clone(), ns, &ar);
-        let dead = dead.clone();
-        async move { (ns, list_all(req, r, &api, &dead).await) }
-    }))
-    .await;
-    let mut items = Vec::new();
-    let mut unchecked = Vec::new();
-    for (ns, result) in lists {
-        match result {
-            Ok(found) => items.extend(found),
-            Err(err) => {
-                unchecked.push(err.unchecked(format!("list {} in namespace {ns}", r.label())))
-            }
-        }
-    }
-    if unchecked.is_empty() {
-        Ok(items)
-    } else {
-        Err(unchecked)
-    }
-}
-
-/// Lists one type (all pages), metadata only.
-async fn list_all(
-    req: &Requester,
-    r: &ResourceType,
-    api: &Api<DynamicObject>,
-    dead: &Mutex<BTreeMap<String, String>>,
-) -> Result<Listed, CallError> {
-    let mut out = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
-        if let Some(reason) = dead.lock().ok().and_then(|d| d.get(&r.group).cloned()) {
-            return Err(CallError::Transport(format!(
-                "not requested: an earlier list in group {} got {reason}",
-                r.group
-            )));
-        }
-        let mut params = ListParams::default().limit(500);
-        if let Some(t) = &token {
-            params = params.continue_token(t);
-        }
-        let page = match req.call(api.list_metadata(&params)).await {
-            Ok(page) => page,
-            Err(err) => {
-                if (matches!(err, CallError::Timeout(_)) || err.status() == Some(503))
-                    && let Ok(mut d) = dead.lock()
-                {
-                    d.entry(r.group.clone()).or_insert_with(|| err.to_string());
-                }
-                return Err(err);
-            }
-        };
-        for item in page.items {
-            let m = item.metadata;
-            let ns = m.namespace.clone().unwrap_or_default();
-            out.push((
-                ns.clone(),
-                RemainingObject {
-                    object: ObjectRef {
-                        api_version: r.api_version(),
-                        kind: r.kind.clone(),
-                        resource: r.plural.clone(),
-                        namespace: Some(ns),
-                        name: m.name.unwrap_or_default(),
-                    },
-                    finalizers: m.finalizers.unwrap_or_default(),
-                    deletion_timestamp: m.deletion_timestamp.map(|t| t.0.to_string()),
-                    resource_version: m.resource_version,
-                },
-            ));
-        }
-        token = page.metadata.continue_.filter(|t| !t.is_empty());
-        if token.is_none() {
-            return Ok(out);
-        }
-    }
-}
-
-/// CRDs by group (for naming the owners of finalizers), read only when some
-/// finalizer needs it.
-pub async fn crd_groups(req: &Requester) -> (BTreeMap<String, Vec<String>>, Vec<Unchecked>) {
-    let api: Api<CustomResourceDefinition> = Api::all(req.client().clone());
-    match req.call(api.list_metadata(&ListParams::default())).await {
-        Ok(list) => {
-            let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
-            for crd in list.items {
-                let name = crd.metadata.name.unwrap_or_default();
-                if let Some((_, group)) = name.split_once('.') {
-                    groups
-                        .entry(group.to_owned())
-                        .or_default()
-                        .push(name.clone());
-                }
-            }
-            (groups, Vec::new())
-        }
-        Err(err) => (
-            BTreeMap::new(),
-            vec![err.unchecked("list customresourcedefinitions (to name finalizer owners)")],
-        ),
-    }
-}
 
 /// Who is expected to remove a finalizer, when that is knowable.
 pub fn finalizer_owner(
@@ -695,413 +192,541 @@ fn namespace_ref(name: &str) -> ObjectRef {
     ObjectRef::cluster("v1", "Namespace", "namespaces", name)
 }
 
+/// One namespace under examination: what every rule reads.
+struct Examined<'a> {
+    inputs: &'a Inputs<'a>,
+    ns: &'a Namespace,
+    name: String,
+    subject: ObjectRef,
+    terminating: bool,
+    conditions: Vec<Condition>,
+    remaining: Vec<RemainingObject>,
+    terminating_seconds: Option<i64>,
+    /// Deletion older than `--stuck-after`.
+    stuck: bool,
+    /// Aggregated APIServices failing discovery, with their finding ids.
+    failing: &'a [(ApiServiceReport, String)],
+}
+
+impl<'a> Examined<'a> {
+    fn new(
+        inputs: &'a Inputs<'a>,
+        ns: &'a Namespace,
+        failing: &'a [(ApiServiceReport, String)],
+    ) -> Self {
+        let name = ns.metadata.name.clone().unwrap_or_default();
+        let conditions: Vec<Condition> = ns
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|c| Condition {
+                type_: c.type_,
+                status: c.status,
+                reason: c.reason,
+                message: c.message,
+                last_transition_time: c.last_transition_time.map(|t| t.0.to_string()),
+            })
+            .collect();
+        let terminating_seconds = ns
+            .metadata
+            .deletion_timestamp
+            .as_ref()
+            .map(|t| inputs.now.as_second() - t.0.as_second());
+        Examined {
+            inputs,
+            ns,
+            subject: namespace_ref(&name),
+            remaining: inputs
+                .content
+                .objects
+                .get(&name)
+                .cloned()
+                .unwrap_or_default(),
+            name,
+            terminating: is_terminating(ns),
+            conditions,
+            stuck: terminating_seconds.unwrap_or(0) >= inputs.stuck_after_seconds,
+            terminating_seconds,
+            failing,
+        }
+    }
+
+    /// The report row, before `blocked` is known.
+    fn report(&self) -> NamespaceReport {
+        let ns = self.ns;
+        NamespaceReport {
+            name: self.name.clone(),
+            phase: ns
+                .status
+                .as_ref()
+                .and_then(|s| s.phase.clone())
+                .unwrap_or_else(|| "Active".into()),
+            deletion_timestamp: self.deletion_timestamp(),
+            terminating_seconds: self.terminating_seconds,
+            resource_version: ns.metadata.resource_version.clone(),
+            spec_finalizers: self.spec_finalizers(),
+            finalizers: ns.metadata.finalizers.clone().unwrap_or_default(),
+            conditions: self.conditions.clone(),
+            remaining: self.remaining.clone(),
+            blocked: false,
+        }
+    }
+
+    fn deletion_timestamp(&self) -> Option<String> {
+        self.ns
+            .metadata
+            .deletion_timestamp
+            .as_ref()
+            .map(|t| t.0.to_string())
+    }
+
+    fn spec_finalizers(&self) -> Vec<String> {
+        self.ns
+            .spec
+            .as_ref()
+            .and_then(|s| s.finalizers.clone())
+            .unwrap_or_default()
+    }
+
+    /// A condition of this type with status True.
+    fn cond_true(&self, type_: &str) -> Option<&Condition> {
+        self.conditions
+            .iter()
+            .find(|c| c.type_ == type_)
+            .filter(|c| c.status == "True")
+    }
+
+    fn cond_evidence(&self, c: &Condition) -> Evidence {
+        Evidence {
+            source: format!("Namespace {} status.conditions[{}]", self.name, c.type_),
+            observed: condition_text(c, self.inputs.now),
+        }
+    }
+
+    /// Whether some aggregated APIService fails discovery (so the garbage
+    /// collector cannot sync either).
+    fn discovery_blocked(&self) -> bool {
+        self.failing.iter().any(|(a, _)| !a.local)
+    }
+}
+
 fn conclude_one(
     inputs: &Inputs<'_>,
     ns: &Namespace,
     failing: &[(ApiServiceReport, String)],
     blocks: &mut BTreeMap<String, Vec<String>>,
 ) -> (NamespaceReport, Vec<Finding>) {
-    let name = ns.metadata.name.clone().unwrap_or_default();
-    let now = inputs.now;
-    let terminating = is_terminating(ns);
-    let conditions: Vec<Condition> = ns
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.clone())
-        .unwrap_or_default()
-        .into_iter()
-        .map(|c| Condition {
-            type_: c.type_,
-            status: c.status,
-            reason: c.reason,
-            message: c.message,
-            last_transition_time: c.last_transition_time.map(|t| t.0.to_string()),
-        })
-        .collect();
-    let deletion = ns.metadata.deletion_timestamp.as_ref().map(|t| t.0);
-    let terminating_seconds = deletion.map(|t| now.as_second() - t.as_second());
-    let remaining = inputs
-        .content
-        .objects
-        .get(&name)
-        .cloned()
-        .unwrap_or_default();
-    let mut report = NamespaceReport {
-        name: name.clone(),
-        phase: ns
-            .status
-            .as_ref()
-            .and_then(|s| s.phase.clone())
-            .unwrap_or_else(|| "Active".into()),
-        deletion_timestamp: deletion.map(|t| t.to_string()),
-        terminating_seconds,
-        resource_version: ns.metadata.resource_version.clone(),
-        spec_finalizers: ns
-            .spec
-            .as_ref()
-            .and_then(|s| s.finalizers.clone())
-            .unwrap_or_default(),
-        finalizers: ns.metadata.finalizers.clone().unwrap_or_default(),
-        conditions: conditions.clone(),
-        remaining: remaining.clone(),
-        blocked: false,
-    };
+    let e = Examined::new(inputs, ns, failing);
+    let mut report = e.report();
     let mut found = Vec::new();
-    let subject = namespace_ref(&name);
-    let cond = |t: &str| conditions.iter().find(|c| c.type_ == t);
-    let cond_true = |t: &str| cond(t).filter(|c| c.status == "True");
-    let cond_evidence = |c: &Condition| Evidence {
-        source: format!("Namespace {name} status.conditions[{}]", c.type_),
-        observed: condition_text(c, now),
-    };
-    let stuck = terminating_seconds.unwrap_or(0) >= inputs.stuck_after_seconds;
-
-    if terminating {
-        // 1. Discovery failures, attributed to APIServices.
-        let discovery_cond = cond_true("NamespaceDeletionDiscoveryFailure");
-        let named = discovery_cond
-            .and_then(|c| c.message.as_deref())
-            .map(group_versions_in)
-            .unwrap_or_default();
-        let mut attributed: Vec<&(ApiServiceReport, String)> = failing
-            .iter()
-            .filter(|(a, _)| named.contains(&format!("{}/{}", a.group, a.version)))
-            .collect();
-        if attributed.is_empty() {
-            attributed = failing.iter().filter(|(a, _)| !a.local).collect();
-        }
-        if discovery_cond.is_some() || !attributed.is_empty() {
-            let gvs: Vec<String> = if attributed.is_empty() {
-                named.iter().cloned().collect()
-            } else {
-                attributed
-                    .iter()
-                    .map(|(a, _)| format!("{}/{}", a.group, a.version))
-                    .collect()
-            };
-            let what = if gvs.is_empty() {
-                format!("namespace {name} cannot finish deleting: API discovery fails")
-            } else {
-                format!(
-                    "namespace {name} cannot finish deleting: API discovery fails for {}",
-                    gvs.join(", ")
-                )
-            };
-            let mut f = Finding::new(
-                Code::NamespaceDiscoveryFailure,
-                if attributed.is_empty() {
-                    Severity::Warning
-                } else {
-                    Severity::Error
-                },
-                subject.clone(),
-                what,
-                "the namespace controller must discover every namespaced resource type before it removes the `kubernetes` \
-                 finalizer; while any group's discovery fails it keeps retrying, and this holds for EVERY Terminating \
-                 namespace in the cluster, not only this one",
-            );
-            match discovery_cond {
-                Some(c) => f.evidence.push(cond_evidence(c)),
-                None => f.evidence.push(Evidence {
-                    source: format!("Namespace {name} status.conditions[NamespaceDeletionDiscoveryFailure]"),
-                    observed: "not set yet; the namespace controller's next attempt will fail on the APIService(s) below".into(),
-                }),
-            }
-            for (a, id) in &attributed {
-                let available = a
-                    .available
-                    .as_ref()
-                    .map(|c| condition_text(c, now))
-                    .unwrap_or_else(|| "no Available condition".into());
-                f.evidence.push(Evidence {
-                    source: format!("APIService {} status.conditions[Available]", a.name),
-                    observed: available,
-                });
-                if let Some(reason) = inputs
-                    .discovered
-                    .failed
-                    .get(&format!("{}/{}", a.group, a.version))
-                {
-                    f.evidence.push(Evidence {
-                        source: format!("discovery of {}/{}", a.group, a.version),
-                        observed: reason.clone(),
-                    });
-                }
-                f.caused_by.push(id.clone());
-                blocks.entry(id.clone()).or_default().push(name.clone());
-            }
-            if attributed.is_empty() {
-                f.evidence.push(Evidence {
-                    source: "APIServices now".into(),
-                    observed: "none is unavailable now; the namespace controller's next retry should get past discovery".into(),
-                });
-            }
-            f.blocks = vec![name.clone()];
-            let deletes: Vec<String> = attributed
-                .iter()
-                .filter(|(a, _)| !a.local)
-                .map(|(a, _)| a.name.clone())
-                .collect();
-            if !deletes.is_empty() {
-                f.remedy = Some(Remedy {
-                    description: "make the APIService(s) available again, or delete them if their API is gone for good; \
-                                  the namespace controller then finishes on its own"
-                        .into(),
-                    command: format!("kubectl delete apiservice {}", deletes.join(" ")),
-                    automatic: true,
-                });
-            }
-            found.push(f);
-        }
-
-        // 2. Group-version parsing failures (verbatim).
-        if let Some(c) = cond_true("NamespaceDeletionGroupVersionParsingFailure") {
-            let mut f = Finding::new(
-                Code::NamespaceGroupVersionParsingFailure,
-                Severity::Error,
-                subject.clone(),
-                format!(
-                    "namespace {name} cannot finish deleting: a group-version in discovery does not parse"
-                ),
-                "the namespace controller cannot build the list of resource types to delete",
-            );
-            f.evidence.push(cond_evidence(c));
-            f.blocks = vec![name.clone()];
-            found.push(f);
-        }
-
-        // 3. Content: objects with finalizers, then objects without.
-        let discovery_blocked = failing.iter().any(|(a, _)| !a.local);
-        let mut plain = Vec::new();
-        for object in &remaining {
-            if object.finalizers.is_empty() {
-                plain.push(object);
-                continue;
-            }
-            found.push(finalizer_finding(
-                inputs,
-                object,
-                &name,
-                failing,
-                discovery_blocked,
-                true,
-            ));
-        }
-        if !plain.is_empty() {
-            let severity = if stuck {
-                Severity::Warning
-            } else {
-                Severity::Info
-            };
-            let listed: Vec<String> = plain
-                .iter()
-                .take(20)
-                .map(|o| o.object.kubectl_name())
-                .collect();
-            let mut f = Finding::new(
-                Code::ContentRemaining,
-                severity,
-                subject.clone(),
-                format!("{} object(s) without finalizers remain in namespace {name}", plain.len()),
-                "the namespace controller deletes these itself; if they stay, its deletes fail (see NamespaceDeletionContentFailure) \
-                 or it is not running",
-            )
-            .evidence(
-                format!("list of namespaced resource types in {name}"),
-                if plain.len() > listed.len() {
-                    format!("{} and {} more", listed.join(", "), plain.len() - listed.len())
-                } else {
-                    listed.join(", ")
-                },
-            );
-            if let Some(c) = cond_true("NamespaceDeletionContentFailure") {
-                f.evidence.push(cond_evidence(c));
-            }
-            f.blocks = vec![name.clone()];
-            f.remedy = Some(Remedy {
-                description: "find out why the namespace controller's deletes fail (condition above, kube-controller-manager log); \
-                              deleting by hand shows the error"
-                    .into(),
-                command: format!(
-                    "kubectl delete -n {name} {}",
-                    plain.iter().take(20).map(|o| o.object.kubectl_name()).collect::<Vec<_>>().join(" ")
-                ),
-                automatic: false,
-            });
-            found.push(f);
-        }
-
-        // 4. Finalizers on the namespace itself.
-        let custom: Vec<&String> = report
-            .spec_finalizers
-            .iter()
-            .filter(|f| f.as_str() != "kubernetes")
-            .collect();
-        if !custom.is_empty() {
-            let owners: Vec<String> = custom
-                .iter()
-                .map(|f| {
-                    finalizer_owner(
-                        f,
-                        inputs.crds,
-                        &inputs.discovered.groups,
-                        inputs.api_services,
-                    )
-                })
-                .collect();
-            let mut f = Finding::new(
-                Code::NamespaceFinalizerRemaining,
-                Severity::Error,
-                subject.clone(),
-                format!(
-                    "namespace {name} carries spec.finalizers {} that the namespace controller does not remove",
-                    custom.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-                ),
-                "only whatever added these finalizers removes them; the namespace stays Terminating until it does",
-            )
-            .evidence(
-                format!("Namespace {name} spec.finalizers"),
-                format!("{:?}", report.spec_finalizers),
-            );
-            f.owner = Some(owners.join("; "));
-            f.blocks = vec![name.clone()];
-            f.remedy = Some(finalize_remedy(&name));
-            found.push(f);
-        }
-        if !report.finalizers.is_empty() {
-            let ns_object = RemainingObject {
-                object: subject.clone(),
-                finalizers: report.finalizers.clone(),
-                deletion_timestamp: report.deletion_timestamp.clone(),
-                resource_version: ns.metadata.resource_version.clone(),
-            };
-            let mut f =
-                finalizer_finding(inputs, &ns_object, &name, failing, discovery_blocked, true);
-            f.code = Code::NamespaceFinalizerRemaining;
-            f.id = format!(
-                "{}:{}",
-                Code::NamespaceFinalizerRemaining,
-                super::findings::subject_key(&subject)
-            );
-            found.push(f);
-        }
-
-        // 5. Webhooks named in conditions.
-        for c in conditions.iter().filter(|c| c.status == "True") {
-            let Some(message) = &c.message else { continue };
-            for w in inputs
-                .webhooks
-                .iter()
-                .filter(|w| message.contains(&format!("\"{}\"", w.webhook)))
-            {
-                let id = super::webhooks::finding_id(w);
-                for f in found.iter_mut() {
-                    if !f.caused_by.contains(&id) {
-                        f.caused_by.push(id.clone());
-                    }
-                }
-                blocks.entry(id).or_default().push(name.clone());
-            }
-        }
-
-        // 6. Terminating with no blocker found.
-        if found.is_empty() {
-            let reported = cond_true("NamespaceFinalizersRemaining")
-                .or_else(|| cond_true("NamespaceContentRemaining"));
-            let severity = if stuck || reported.is_some() {
-                Severity::Warning
-            } else {
-                Severity::Info
-            };
-            let unlisted = inputs.content.types_failed;
-            let what = match reported {
-                Some(_) => format!(
-                    "namespace {name} has been Terminating for {}; the namespace controller reports content left that \
-                     doctor could not find{}",
-                    ago_plain(terminating_seconds.unwrap_or(0)),
-                    if unlisted > 0 {
-                        format!(
-                            " ({unlisted} resource type(s) could not be listed: see NOT CHECKED)"
-                        )
-                    } else {
-                        String::new()
-                    }
-                ),
-                None => format!(
-                    "namespace {name} has been Terminating for {} and no blocker was found",
-                    ago_plain(terminating_seconds.unwrap_or(0))
-                ),
-            };
-            let mut f = Finding::new(
-                Code::NamespaceTerminating,
-                severity,
-                subject.clone(),
-                what,
-                if conditions.is_empty() {
-                    "status.conditions is empty: the namespace controller has not processed this namespace — is \
-                     kube-controller-manager running?"
-                } else if reported.is_some() {
-                    "the conditions below (verbatim from the namespace controller) say what is left"
-                } else {
-                    "no remaining object, failing discovery or foreign finalizer was found; the namespace controller may \
-                     still be working (it retries with back-off)"
-                },
-            );
-            f.evidence.extend(conditions.iter().map(cond_evidence));
-            f.evidence.push(Evidence {
-                source: format!("list of namespaced resource types in {name}"),
-                observed: if unlisted > 0 {
-                    format!(
-                        "no objects found in {} resource type(s); {unlisted} could not be listed",
-                        inputs.content.types_listed
-                    )
-                } else {
-                    format!(
-                        "no objects found in {} resource type(s)",
-                        inputs.content.types_listed
-                    )
-                },
-            });
-            f.blocks = vec![name.clone()];
-            f.remedy = Some(finalize_remedy(&name));
-            found.push(f);
-        } else if let Some(c) = cond_true("NamespaceDeletionContentFailure")
-            && !found.iter().any(|f| f.code == Code::ContentRemaining)
-        {
-            // Keep the content failure visible next to the other blockers.
-            if let Some(f) = found.first_mut() {
-                f.evidence.push(cond_evidence(c));
-            }
-        }
+    if e.terminating {
+        found.extend(discovery_failure(&e, blocks));
+        found.extend(group_version_parsing_failure(&e));
+        found.extend(content_remaining(&e));
+        found.extend(namespace_finalizers(&e));
+        attribute_webhooks(&e, &mut found, blocks);
+        no_blocker_found(&e, &mut found);
     } else {
         // Not Terminating (-A or -n): objects stuck in deletion.
-        for object in &remaining {
-            let since = object
-                .deletion_timestamp
-                .as_deref()
-                .and_then(|t| t.parse::<Timestamp>().ok())
-                .map(|t| now.as_second() - t.as_second())
-                .unwrap_or(0);
-            if object.finalizers.is_empty() || since < inputs.stuck_after_seconds {
-                continue;
-            }
-            let mut f = finalizer_finding(inputs, object, &name, failing, false, false);
-            f.code = Code::ObjectDeletionStuck;
-            f.severity = Severity::Warning;
-            f.id = format!(
-                "{}:{}",
-                Code::ObjectDeletionStuck,
-                super::findings::subject_key(&object.object)
-            );
-            f.blocks.clear();
-            found.push(f);
-        }
+        found.extend(stuck_objects(&e));
         report
             .remaining
             .retain(|o| o.deletion_timestamp.is_some() && !o.finalizers.is_empty());
     }
-    report.blocked = terminating && found.iter().any(|f| f.severity != Severity::Info);
+    report.blocked = e.terminating && found.iter().any(|f| f.severity != Severity::Info);
     (report, found)
+}
+
+/// Rule 1: API discovery fails, attributed to the APIService(s) the
+/// condition names (or, when it names none, every failing aggregated one).
+fn discovery_failure(
+    e: &Examined<'_>,
+    blocks: &mut BTreeMap<String, Vec<String>>,
+) -> Option<Finding> {
+    let name = &e.name;
+    let now = e.inputs.now;
+    let discovery_cond = e.cond_true("NamespaceDeletionDiscoveryFailure");
+    let named = discovery_cond
+        .and_then(|c| c.message.as_deref())
+        .map(group_versions_in)
+        .unwrap_or_default();
+    let mut attributed: Vec<&(ApiServiceReport, String)> = e
+        .failing
+        .iter()
+        .filter(|(a, _)| named.contains(&format!("{}/{}", a.group, a.version)))
+        .collect();
+    if attributed.is_empty() {
+        attributed = e.failing.iter().filter(|(a, _)| !a.local).collect();
+    }
+    if discovery_cond.is_none() && attributed.is_empty() {
+        return None;
+    }
+    let gvs: Vec<String> = if attributed.is_empty() {
+        named.iter().cloned().collect()
+    } else {
+        attributed
+            .iter()
+            .map(|(a, _)| format!("{}/{}", a.group, a.version))
+            .collect()
+    };
+    let what = if gvs.is_empty() {
+        format!("namespace {name} cannot finish deleting: API discovery fails")
+    } else {
+        format!(
+            "namespace {name} cannot finish deleting: API discovery fails for {}",
+            gvs.join(", ")
+        )
+    };
+    let mut f = Finding::new(
+        Code::NamespaceDiscoveryFailure,
+        if attributed.is_empty() {
+            Severity::Warning
+        } else {
+            Severity::Error
+        },
+        e.subject.clone(),
+        what,
+        "the namespace controller must discover every namespaced resource type before it removes the `kubernetes` \
+         finalizer; while any group's discovery fails it keeps retrying, and this holds for EVERY Terminating \
+         namespace in the cluster, not only this one",
+    );
+    match discovery_cond {
+        Some(c) => f.evidence.push(e.cond_evidence(c)),
+        None => f.evidence.push(Evidence {
+            source: format!("Namespace {name} status.conditions[NamespaceDeletionDiscoveryFailure]"),
+            observed: "not set yet; the namespace controller's next attempt will fail on the APIService(s) below".into(),
+        }),
+    }
+    for (a, id) in &attributed {
+        let available = a
+            .available
+            .as_ref()
+            .map(|c| condition_text(c, now))
+            .unwrap_or_else(|| "no Available condition".into());
+        f.evidence.push(Evidence {
+            source: format!("APIService {} status.conditions[Available]", a.name),
+            observed: available,
+        });
+        if let Some(reason) = e
+            .inputs
+            .discovered
+            .failed
+            .get(&format!("{}/{}", a.group, a.version))
+        {
+            f.evidence.push(Evidence {
+                source: format!("discovery of {}/{}", a.group, a.version),
+                observed: reason.clone(),
+            });
+        }
+        f.caused_by.push(id.clone());
+        blocks.entry(id.clone()).or_default().push(name.clone());
+    }
+    if attributed.is_empty() {
+        f.evidence.push(Evidence {
+            source: "APIServices now".into(),
+            observed: "none is unavailable now; the namespace controller's next retry should get past discovery"
+                .into(),
+        });
+    }
+    f.blocks = vec![name.clone()];
+    let deletes: Vec<String> = attributed
+        .iter()
+        .filter(|(a, _)| !a.local)
+        .map(|(a, _)| a.name.clone())
+        .collect();
+    if !deletes.is_empty() {
+        f.remedy = Some(Remedy {
+            description: "make the APIService(s) available again, or delete them if their API is gone for good; \
+                          the namespace controller then finishes on its own"
+                .into(),
+            command: format!("kubectl delete apiservice {}", deletes.join(" ")),
+            automatic: true,
+        });
+    }
+    Some(f)
+}
+
+/// Rule 2: a group-version in discovery does not parse (the condition,
+/// verbatim).
+fn group_version_parsing_failure(e: &Examined<'_>) -> Option<Finding> {
+    let c = e.cond_true("NamespaceDeletionGroupVersionParsingFailure")?;
+    let mut f = Finding::new(
+        Code::NamespaceGroupVersionParsingFailure,
+        Severity::Error,
+        e.subject.clone(),
+        format!(
+            "namespace {} cannot finish deleting: a group-version in discovery does not parse",
+            e.name
+        ),
+        "the namespace controller cannot build the list of resource types to delete",
+    );
+    f.evidence.push(e.cond_evidence(c));
+    f.blocks = vec![e.name.clone()];
+    Some(f)
+}
+
+/// Rule 3: the content left: one finding per object held by finalizers, one
+/// for all objects without.
+fn content_remaining(e: &Examined<'_>) -> Vec<Finding> {
+    let name = &e.name;
+    let mut found = Vec::new();
+    let mut plain = Vec::new();
+    for object in &e.remaining {
+        if object.finalizers.is_empty() {
+            plain.push(object);
+            continue;
+        }
+        found.push(finalizer_finding(
+            e.inputs,
+            object,
+            name,
+            e.failing,
+            e.discovery_blocked(),
+            true,
+        ));
+    }
+    if plain.is_empty() {
+        return found;
+    }
+    let severity = if e.stuck {
+        Severity::Warning
+    } else {
+        Severity::Info
+    };
+    let listed: Vec<String> = plain
+        .iter()
+        .take(20)
+        .map(|o| o.object.kubectl_name())
+        .collect();
+    let mut f = Finding::new(
+        Code::ContentRemaining,
+        severity,
+        e.subject.clone(),
+        format!("{} object(s) without finalizers remain in namespace {name}", plain.len()),
+        "the namespace controller deletes these itself; if they stay, its deletes fail (see NamespaceDeletionContentFailure) \
+         or it is not running",
+    )
+    .evidence(
+        format!("list of namespaced resource types in {name}"),
+        if plain.len() > listed.len() {
+            format!("{} and {} more", listed.join(", "), plain.len() - listed.len())
+        } else {
+            listed.join(", ")
+        },
+    );
+    if let Some(c) = e.cond_true("NamespaceDeletionContentFailure") {
+        f.evidence.push(e.cond_evidence(c));
+    }
+    f.blocks = vec![name.clone()];
+    f.remedy = Some(Remedy {
+        description: "find out why the namespace controller's deletes fail (condition above, kube-controller-manager log); \
+                      deleting by hand shows the error"
+            .into(),
+        command: format!("kubectl delete -n {name} {}", listed.join(" ")),
+        automatic: false,
+    });
+    found.push(f);
+    found
+}
+
+/// Rule 4: finalizers on the namespace itself: foreign `spec.finalizers`
+/// (only `/finalize` clears them) and `metadata.finalizers`.
+fn namespace_finalizers(e: &Examined<'_>) -> Vec<Finding> {
+    let name = &e.name;
+    let inputs = e.inputs;
+    let mut found = Vec::new();
+    let spec_finalizers = e.spec_finalizers();
+    let custom: Vec<&String> = spec_finalizers
+        .iter()
+        .filter(|f| f.as_str() != "kubernetes")
+        .collect();
+    if !custom.is_empty() {
+        let owners: Vec<String> = custom
+            .iter()
+            .map(|f| {
+                finalizer_owner(
+                    f,
+                    inputs.crds,
+                    &inputs.discovered.groups,
+                    inputs.api_services,
+                )
+            })
+            .collect();
+        let mut f = Finding::new(
+            Code::NamespaceFinalizerRemaining,
+            Severity::Error,
+            e.subject.clone(),
+            format!(
+                "namespace {name} carries spec.finalizers {} that the namespace controller does not remove",
+                custom.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+            "only whatever added these finalizers removes them; the namespace stays Terminating until it does",
+        )
+        .evidence(
+            format!("Namespace {name} spec.finalizers"),
+            format!("{spec_finalizers:?}"),
+        );
+        f.owner = Some(owners.join("; "));
+        f.blocks = vec![name.clone()];
+        f.remedy = Some(finalize_remedy(name));
+        found.push(f);
+    }
+    let finalizers = e.ns.metadata.finalizers.clone().unwrap_or_default();
+    if !finalizers.is_empty() {
+        let ns_object = RemainingObject {
+            object: e.subject.clone(),
+            finalizers,
+            deletion_timestamp: e.deletion_timestamp(),
+            resource_version: e.ns.metadata.resource_version.clone(),
+        };
+        let mut f = finalizer_finding(
+            inputs,
+            &ns_object,
+            name,
+            e.failing,
+            e.discovery_blocked(),
+            true,
+        );
+        f.code = Code::NamespaceFinalizerRemaining;
+        f.id = format!(
+            "{}:{}",
+            Code::NamespaceFinalizerRemaining,
+            super::findings::subject_key(&e.subject)
+        );
+        found.push(f);
+    }
+    found
+}
+
+/// Rule 5: webhooks named in the conditions (quoted) are a cause of every
+/// finding so far, and block the namespace.
+fn attribute_webhooks(
+    e: &Examined<'_>,
+    found: &mut [Finding],
+    blocks: &mut BTreeMap<String, Vec<String>>,
+) {
+    for c in e.conditions.iter().filter(|c| c.status == "True") {
+        let Some(message) = &c.message else { continue };
+        for w in e
+            .inputs
+            .webhooks
+            .iter()
+            .filter(|w| message.contains(&format!("\"{}\"", w.webhook)))
+        {
+            let id = super::webhooks::finding_id(w);
+            for f in found.iter_mut() {
+                if !f.caused_by.contains(&id) {
+                    f.caused_by.push(id.clone());
+                }
+            }
+            blocks.entry(id).or_default().push(e.name.clone());
+        }
+    }
+}
+
+/// Rule 6: Terminating with no blocker found (info while recent); otherwise
+/// keeps a content failure visible next to the blockers that were found.
+fn no_blocker_found(e: &Examined<'_>, found: &mut Vec<Finding>) {
+    let name = &e.name;
+    if !found.is_empty() {
+        if let Some(c) = e.cond_true("NamespaceDeletionContentFailure")
+            && !found.iter().any(|f| f.code == Code::ContentRemaining)
+            && let Some(f) = found.first_mut()
+        {
+            f.evidence.push(e.cond_evidence(c));
+        }
+        return;
+    }
+    let reported = e
+        .cond_true("NamespaceFinalizersRemaining")
+        .or_else(|| e.cond_true("NamespaceContentRemaining"));
+    let severity = if e.stuck || reported.is_some() {
+        Severity::Warning
+    } else {
+        Severity::Info
+    };
+    let content = e.inputs.content;
+    let unlisted = content.types_failed;
+    let since = ago_plain(e.terminating_seconds.unwrap_or(0));
+    let what = match reported {
+        Some(_) => format!(
+            "namespace {name} has been Terminating for {since}; the namespace controller reports content left that \
+             doctor could not find{}",
+            if unlisted > 0 {
+                format!(" ({unlisted} resource type(s) could not be listed: see NOT CHECKED)")
+            } else {
+                String::new()
+            }
+        ),
+        None => {
+            format!("namespace {name} has been Terminating for {since} and no blocker was found")
+        }
+    };
+    let mut f = Finding::new(
+        Code::NamespaceTerminating,
+        severity,
+        e.subject.clone(),
+        what,
+        if e.conditions.is_empty() {
+            "status.conditions is empty: the namespace controller has not processed this namespace — is \
+             kube-controller-manager running?"
+        } else if reported.is_some() {
+            "the conditions below (verbatim from the namespace controller) say what is left"
+        } else {
+            "no remaining object, failing discovery or foreign finalizer was found; the namespace controller may \
+             still be working (it retries with back-off)"
+        },
+    );
+    f.evidence
+        .extend(e.conditions.iter().map(|c| e.cond_evidence(c)));
+    f.evidence.push(Evidence {
+        source: format!("list of namespaced resource types in {name}"),
+        observed: if unlisted > 0 {
+            format!(
+                "no objects found in {} resource type(s); {unlisted} could not be listed",
+                content.types_listed
+            )
+        } else {
+            format!(
+                "no objects found in {} resource type(s)",
+                content.types_listed
+            )
+        },
+    });
+    f.blocks = vec![name.clone()];
+    f.remedy = Some(finalize_remedy(name));
+    found.push(f);
+}
+
+/// Outside Terminating namespaces (`-A`, `-n`): objects deleting for longer
+/// than `--stuck-after`, held by finalizers.
+fn stuck_objects(e: &Examined<'_>) -> Vec<Finding> {
+    let now = e.inputs.now;
+    let mut found = Vec::new();
+    for object in &e.remaining {
+        let since = object
+            .deletion_timestamp
+            .as_deref()
+            .and_then(|t| t.parse::<Timestamp>().ok())
+            .map(|t| now.as_second() - t.as_second())
+            .unwrap_or(0);
+        if object.finalizers.is_empty() || since < e.inputs.stuck_after_seconds {
+            continue;
+        }
+        let mut f = finalizer_finding(e.inputs, object, &e.name, e.failing, false, false);
+        f.code = Code::ObjectDeletionStuck;
+        f.severity = Severity::Warning;
+        f.id = format!(
+            "{}:{}",
+            Code::ObjectDeletionStuck,
+            super::findings::subject_key(&object.object)
+        );
+        f.blocks.clear();
+        found.push(f);
+    }
+    found
 }
 
 /// One object held by finalizers.
@@ -1447,25 +1072,5 @@ mod tests {
             gvs.into_iter().collect::<Vec<_>>(),
             vec!["a.example.com/v1alpha1", "metrics.k8s.io/v1beta1"]
         );
-    }
-
-    #[test]
-    fn aggregated_discovery_marks_stale_versions_failed() {
-        let list: APIGroupDiscoveryList = serde_json::from_value(serde_json::json!({
-            "kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
-            "items": [
-                {"metadata": {"name": "apps"}, "versions": [{"version": "v1", "freshness": "Current", "resources": [
-                    {"resource": "deployments", "responseKind": {"group": "apps", "version": "v1", "kind": "Deployment"},
-                     "scope": "Namespaced", "verbs": ["list", "delete"]},
-                    {"resource": "deployments/status", "responseKind": {"kind": "Deployment"}, "scope": "Namespaced", "verbs": ["get"]}
-                ]}]},
-                {"metadata": {"name": "doctor-test.example.com"}, "versions": [{"version": "v1alpha1", "freshness": "Stale"}]}
-            ]
-        }))
-        .unwrap();
-        let d = from_aggregated(list);
-        assert_eq!(d.resources.len(), 1);
-        assert_eq!(d.resources[0].label(), "deployments.apps");
-        assert!(d.failed.contains_key("doctor-test.example.com/v1alpha1"));
     }
 }

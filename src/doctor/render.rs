@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use k8s_openapi::jiff::Timestamp;
 
 use super::findings::{
-    Action, ActionOutcome, ApiServiceReport, Condition, FixMode, FixReport, Outcome, Report,
-    ScopeKind, SessionState,
+    Action, ActionOutcome, ApiServiceReport, Condition, Finding, FixMode, FixReport,
+    NamespaceReport, Report, ScopeKind, SessionState, Verdict,
 };
 use crate::golang::{self, GoDuration};
 use crate::output::Rows;
@@ -131,15 +131,43 @@ fn service_cell(a: &ApiServiceReport) -> String {
     }
 }
 
-/// The whole report as text. `wide` lists healthy local APIServices and
-/// healthy webhooks too.
+/// The whole report as text: the header, then one section per part of the
+/// cluster, the findings, the summary, what was not checked, and (without
+/// `--fix`) the verdict. `wide` lists healthy local APIServices and healthy
+/// webhooks too.
 pub fn report(report: &Report, wide: bool) -> String {
     let now = now_of(report);
-    let mut out = String::new();
+    let mut out = header(report);
+    out.push('\n');
+    out.push_str(&api_services_section(report, wide, now));
+    out.push('\n');
+    out.push_str(&namespaces_section(report, now));
+    let hooks = webhooks_section(report, wide);
+    if !hooks.is_empty() {
+        out.push('\n');
+        out.push_str(&hooks);
+    }
+    out.push('\n');
+    out.push_str(&findings_section(report));
+    out.push('\n');
+    out.push_str(&summary_section(report));
+    let unchecked = unchecked_section(report);
+    if !unchecked.is_empty() {
+        out.push('\n');
+        out.push_str(&unchecked);
+    }
+    if report.fix.is_none() {
+        out.push('\n');
+        let _ = writeln!(out, "{}", verdict(report.result, false));
+    }
+    out
+}
+
+/// The first line: which cluster, what was checked, how long it took.
+fn header(report: &Report) -> String {
     let s = &report.summary;
-    let _ = writeln!(
-        out,
-        "Cluster {}{}: {} APIService(s), {} namespace(s) in scope, {} webhook(s) checked in {:.2}s ({} requests)",
+    format!(
+        "Cluster {}{}: {} APIService(s), {} namespace(s) in scope, {} webhook(s) checked in {:.2}s ({} requests)\n",
         report.cluster,
         report
             .server_version
@@ -151,70 +179,80 @@ pub fn report(report: &Report, wide: bool) -> String {
         s.webhooks,
         report.duration_ms as f64 / 1000.0,
         s.requests
-    );
+    )
+}
 
-    // APIServices.
+fn session_cell(a: &ApiServiceReport) -> String {
+    match &a.session {
+        Some(s) => format!(
+            "{} ({})",
+            s.id,
+            match s.state {
+                SessionState::Alive => "alive",
+                SessionState::Expired => "expired",
+                SessionState::Missing => "no lease",
+                SessionState::Unknown => "unknown",
+            }
+        ),
+        None => "-".into(),
+    }
+}
+
+/// APISERVICES: a table of the aggregated and unhealthy ones (all with
+/// `wide`).
+fn api_services_section(report: &Report, wide: bool, now: Timestamp) -> String {
+    let mut out = String::new();
     let shown: Vec<&ApiServiceReport> = report
         .api_services
         .iter()
         .filter(|a| wide || !a.local || !a.healthy)
         .collect();
     let hidden = report.api_services.len() - shown.len();
-    out.push('\n');
     if shown.is_empty() {
         let _ = writeln!(
             out,
             "APISERVICES: all {} healthy (local; -o wide lists them)",
             report.api_services.len()
         );
-    } else {
-        let _ = writeln!(
-            out,
-            "APISERVICES{}",
-            if hidden > 0 {
-                format!(" ({hidden} healthy local ones not shown; -o wide lists them)")
-            } else {
-                String::new()
-            }
-        );
-        let mut rows = Rows::new([
-            "Name",
-            "Service",
-            "Available",
-            "Probe",
-            "CA",
-            "Session",
-            "Healthy",
-        ]);
-        for a in shown {
-            let session = match &a.session {
-                Some(s) => format!(
-                    "{} ({})",
-                    s.id,
-                    match s.state {
-                        SessionState::Alive => "alive",
-                        SessionState::Expired => "expired",
-                        SessionState::Missing => "no lease",
-                        SessionState::Unknown => "unknown",
-                    }
-                ),
-                None => "-".into(),
-            };
-            rows.push([
-                a.name.clone(),
-                service_cell(a),
-                available_cell(a, now),
-                probe_cell(a),
-                ca_cell(a),
-                session,
-                if a.healthy { "yes" } else { "NO" }.to_owned(),
-            ]);
-        }
-        out.push_str(&rows.render());
+        return out;
     }
+    let _ = writeln!(
+        out,
+        "APISERVICES{}",
+        if hidden > 0 {
+            format!(" ({hidden} healthy local ones not shown; -o wide lists them)")
+        } else {
+            String::new()
+        }
+    );
+    let mut rows = Rows::new([
+        "Name",
+        "Service",
+        "Available",
+        "Probe",
+        "CA",
+        "Session",
+        "Healthy",
+    ]);
+    for a in shown {
+        rows.push([
+            a.name.clone(),
+            service_cell(a),
+            available_cell(a, now),
+            probe_cell(a),
+            ca_cell(a),
+            session_cell(a),
+            if a.healthy { "yes" } else { "NO" }.to_owned(),
+        ]);
+    }
+    out.push_str(&rows.render());
+    out
+}
 
-    // Namespaces.
-    out.push('\n');
+/// The namespaces in scope: a table, then each Terminating one with its
+/// conditions verbatim and what remains in it.
+fn namespaces_section(report: &Report, now: Timestamp) -> String {
+    let mut out = String::new();
     let title = match report.scope.namespaces {
         ScopeKind::Terminating => "TERMINATING NAMESPACES".to_owned(),
         ScopeKind::Namespace => format!(
@@ -223,7 +261,7 @@ pub fn report(report: &Report, wide: bool) -> String {
         ),
         ScopeKind::All => "NAMESPACES (Terminating, or with objects stuck in deletion)".to_owned(),
     };
-    let listed: Vec<_> = report
+    let listed: Vec<&NamespaceReport> = report
         .namespaces
         .iter()
         .filter(|n| {
@@ -242,160 +280,184 @@ pub fn report(report: &Report, wide: bool) -> String {
                 String::new()
             }
         );
-    } else {
-        let _ = writeln!(out, "{title}");
-        let mut rows = Rows::new([
-            "Name",
-            "Phase",
-            "Deleting for",
-            "True conditions",
-            "Objects",
-            "Blocked",
-        ]);
-        for n in &listed {
-            let conditions: Vec<&str> = n
-                .conditions
-                .iter()
-                .filter(|c| c.status == "True")
-                .map(|c| c.type_.as_str())
-                .collect();
-            rows.push([
-                n.name.clone(),
-                n.phase.clone(),
-                n.terminating_seconds
-                    .map(duration)
-                    .unwrap_or_else(|| "-".into()),
-                if conditions.is_empty() {
-                    "-".into()
-                } else {
-                    conditions.join(",")
-                },
-                n.remaining.len().to_string(),
-                if n.blocked { "YES" } else { "no" }.to_owned(),
-            ]);
-        }
-        out.push_str(&rows.render());
-        for n in listed.iter().filter(|n| n.deletion_timestamp.is_some()) {
-            let _ = writeln!(
-                out,
-                "\nnamespace/{} — {} since {} (spec.finalizers {:?}{})",
-                n.name,
-                n.phase,
-                n.deletion_timestamp.clone().unwrap_or_default(),
-                n.spec_finalizers,
-                if n.finalizers.is_empty() {
-                    String::new()
-                } else {
-                    format!(", metadata.finalizers {:?}", n.finalizers)
-                }
-            );
-            if n.conditions.is_empty() {
-                let _ = writeln!(out, "  (no conditions)");
-            }
-            for c in &n.conditions {
-                let _ = writeln!(out, "  {}={}", c.type_, condition_text(c, now));
-            }
-            for o in n.remaining.iter().take(20) {
-                let _ = writeln!(
-                    out,
-                    "  remaining: {}{}",
-                    o.object.kubectl_name(),
-                    if o.finalizers.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" finalizers {:?}", o.finalizers)
-                    }
-                );
-            }
-            if n.remaining.len() > 20 {
-                let _ = writeln!(out, "  remaining: … and {} more", n.remaining.len() - 20);
-            }
-        }
+        return out;
     }
+    let _ = writeln!(out, "{title}");
+    let mut rows = Rows::new([
+        "Name",
+        "Phase",
+        "Deleting for",
+        "True conditions",
+        "Objects",
+        "Blocked",
+    ]);
+    for n in &listed {
+        let conditions: Vec<&str> = n
+            .conditions
+            .iter()
+            .filter(|c| c.status == "True")
+            .map(|c| c.type_.as_str())
+            .collect();
+        rows.push([
+            n.name.clone(),
+            n.phase.clone(),
+            n.terminating_seconds
+                .map(duration)
+                .unwrap_or_else(|| "-".into()),
+            if conditions.is_empty() {
+                "-".into()
+            } else {
+                conditions.join(",")
+            },
+            n.remaining.len().to_string(),
+            if n.blocked { "YES" } else { "no" }.to_owned(),
+        ]);
+    }
+    out.push_str(&rows.render());
+    for n in listed.iter().filter(|n| n.deletion_timestamp.is_some()) {
+        out.push_str(&namespace_detail(n, now));
+    }
+    out
+}
 
-    // Webhooks.
+/// One Terminating namespace: finalizers, conditions, what remains.
+fn namespace_detail(n: &NamespaceReport, now: Timestamp) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "\nnamespace/{} — {} since {} (spec.finalizers {:?}{})",
+        n.name,
+        n.phase,
+        n.deletion_timestamp.clone().unwrap_or_default(),
+        n.spec_finalizers,
+        if n.finalizers.is_empty() {
+            String::new()
+        } else {
+            format!(", metadata.finalizers {:?}", n.finalizers)
+        }
+    );
+    if n.conditions.is_empty() {
+        let _ = writeln!(out, "  (no conditions)");
+    }
+    for c in &n.conditions {
+        let _ = writeln!(out, "  {}={}", c.type_, condition_text(c, now));
+    }
+    for o in n.remaining.iter().take(20) {
+        let _ = writeln!(
+            out,
+            "  remaining: {}{}",
+            o.object.kubectl_name(),
+            if o.finalizers.is_empty() {
+                String::new()
+            } else {
+                format!(" finalizers {:?}", o.finalizers)
+            }
+        );
+    }
+    if n.remaining.len() > 20 {
+        let _ = writeln!(out, "  remaining: … and {} more", n.remaining.len() - 20);
+    }
+    out
+}
+
+/// WEBHOOKS: the unhealthy ones (all with `wide`); empty when none is shown.
+fn webhooks_section(report: &Report, wide: bool) -> String {
+    let mut out = String::new();
     let hooks: Vec<_> = report
         .webhooks
         .iter()
         .filter(|w| wide || !w.healthy)
         .collect();
-    if !hooks.is_empty() {
-        out.push('\n');
-        let _ = writeln!(out, "WEBHOOKS");
-        let mut rows = Rows::new([
-            "Configuration",
-            "Webhook",
-            "Failure policy",
-            "Service",
-            "Healthy",
-        ]);
-        for w in hooks {
-            let s = &w.service;
-            let state = match (s.exists, s.ready_endpoints) {
-                (Some(false), _) => " (missing)".to_owned(),
-                (None, _) => " (unreadable)".to_owned(),
-                (_, Some(n)) => format!(" ({n} ready)"),
-                _ => String::new(),
-            };
-            rows.push([
-                format!("{}/{}", w.kind, w.configuration),
-                w.webhook.clone(),
-                w.failure_policy.clone(),
-                format!("{}/{}:{}{state}", s.namespace, s.name, s.port),
-                if w.healthy { "yes" } else { "NO" }.to_owned(),
-            ]);
-        }
-        out.push_str(&rows.render());
+    if hooks.is_empty() {
+        return out;
     }
+    let _ = writeln!(out, "WEBHOOKS");
+    let mut rows = Rows::new([
+        "Configuration",
+        "Webhook",
+        "Failure policy",
+        "Service",
+        "Healthy",
+    ]);
+    for w in hooks {
+        let s = &w.service;
+        let state = match (s.exists, s.ready_endpoints) {
+            (Some(false), _) => " (missing)".to_owned(),
+            (None, _) => " (unreadable)".to_owned(),
+            (_, Some(n)) => format!(" ({n} ready)"),
+            _ => String::new(),
+        };
+        rows.push([
+            format!("{}/{}", w.kind, w.configuration),
+            w.webhook.clone(),
+            w.failure_policy.clone(),
+            format!("{}/{}:{}{state}", s.namespace, s.name, s.port),
+            if w.healthy { "yes" } else { "NO" }.to_owned(),
+        ]);
+    }
+    out.push_str(&rows.render());
+    out
+}
 
-    // Findings.
-    out.push('\n');
+/// FINDINGS: one numbered block per finding.
+fn findings_section(report: &Report) -> String {
+    let mut out = String::new();
     if report.findings.is_empty() {
         let _ = writeln!(out, "FINDINGS: none");
-    } else {
-        let _ = writeln!(out, "FINDINGS");
-        for (i, f) in report.findings.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                "{}. [{}] {} {}",
-                i + 1,
-                f.severity,
-                f.code,
-                f.subject.kubectl_args()
-            );
-            let _ = writeln!(out, "   what:     {}", f.what);
-            let _ = writeln!(out, "   why:      {}", f.why);
-            for (j, e) in f.evidence.iter().enumerate() {
-                let label = if j == 0 { "evidence:" } else { "" };
-                let _ = writeln!(out, "   {label:<9} {}: {}", e.source, e.observed);
-            }
-            if let Some(owner) = &f.owner {
-                let _ = writeln!(out, "   owner:    {owner}");
-            }
-            if !f.blocks.is_empty() {
-                let _ = writeln!(out, "   blocks:   namespace(s) {}", f.blocks.join(", "));
-            }
-            if !f.caused_by.is_empty() {
-                let _ = writeln!(out, "   cause:    {}", f.caused_by.join(", "));
-            }
-            if let Some(r) = &f.remedy {
-                let _ = writeln!(out, "   fix:      {}", r.command);
-                let _ = writeln!(
-                    out,
-                    "             {}{}",
-                    r.description,
-                    if r.automatic {
-                        " [planned by --fix]"
-                    } else {
-                        ""
-                    }
-                );
-            }
-        }
+        return out;
     }
+    let _ = writeln!(out, "FINDINGS");
+    for (i, f) in report.findings.iter().enumerate() {
+        out.push_str(&finding_block(i + 1, f));
+    }
+    out
+}
 
-    // Summary.
-    out.push('\n');
+/// One finding: what, why, evidence, owner, blocks, cause, fix.
+fn finding_block(number: usize, f: &Finding) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{number}. [{}] {} {}",
+        f.severity,
+        f.code,
+        f.subject.kubectl_args()
+    );
+    let _ = writeln!(out, "   what:     {}", f.what);
+    let _ = writeln!(out, "   why:      {}", f.why);
+    for (j, e) in f.evidence.iter().enumerate() {
+        let label = if j == 0 { "evidence:" } else { "" };
+        let _ = writeln!(out, "   {label:<9} {}: {}", e.source, e.observed);
+    }
+    if let Some(owner) = &f.owner {
+        let _ = writeln!(out, "   owner:    {owner}");
+    }
+    if !f.blocks.is_empty() {
+        let _ = writeln!(out, "   blocks:   namespace(s) {}", f.blocks.join(", "));
+    }
+    if !f.caused_by.is_empty() {
+        let _ = writeln!(out, "   cause:    {}", f.caused_by.join(", "));
+    }
+    if let Some(r) = &f.remedy {
+        let _ = writeln!(out, "   fix:      {}", r.command);
+        let _ = writeln!(
+            out,
+            "             {}{}",
+            r.description,
+            if r.automatic {
+                " [planned by --fix]"
+            } else {
+                ""
+            }
+        );
+    }
+    out
+}
+
+/// SUMMARY: the findings as a table (when any), then the counts.
+fn summary_section(report: &Report) -> String {
+    let mut out = String::new();
+    let s = &report.summary;
     let _ = writeln!(out, "SUMMARY");
     if !report.findings.is_empty() {
         let mut rows = Rows::new(["Severity", "Code", "Subject", "Blocks"]);
@@ -438,33 +500,33 @@ pub fn report(report: &Report, wide: bool) -> String {
         ),
     ]);
     out.push_str(&rows.render());
+    out
+}
 
-    if !report.unchecked.is_empty() {
-        out.push('\n');
-        let _ = writeln!(out, "NOT CHECKED ({})", report.unchecked.len());
-        let mut rows = Rows::new(["What", "Why"]);
-        for u in &report.unchecked {
-            rows.push([u.what.clone(), u.reason.clone()]);
-        }
-        out.push_str(&rows.render());
+/// NOT CHECKED: what could not be read and why; empty when everything was.
+fn unchecked_section(report: &Report) -> String {
+    let mut out = String::new();
+    if report.unchecked.is_empty() {
+        return out;
     }
-
-    if report.fix.is_none() {
-        out.push('\n');
-        let _ = writeln!(out, "{}", verdict(report.result, false));
+    let _ = writeln!(out, "NOT CHECKED ({})", report.unchecked.len());
+    let mut rows = Rows::new(["What", "Why"]);
+    for u in &report.unchecked {
+        rows.push([u.what.clone(), u.reason.clone()]);
     }
+    out.push_str(&rows.render());
     out
 }
 
 /// The closing line.
-pub fn verdict(result: Outcome, fixing: bool) -> String {
+pub fn verdict(result: Verdict, fixing: bool) -> String {
     match result {
-        Outcome::Healthy => "Result: healthy (exit 0).".into(),
-        Outcome::ProblemsFound if fixing => "Result: problems found (exit 3).".into(),
-        Outcome::ProblemsFound => {
+        Verdict::Healthy => "Result: healthy (exit 0).".into(),
+        Verdict::ProblemsFound if fixing => "Result: problems found (exit 3).".into(),
+        Verdict::ProblemsFound => {
             "Result: problems found (exit 3). `kubectl cozy doctor --fix` shows a fix plan.".into()
         }
-        Outcome::Incomplete => {
+        Verdict::Incomplete => {
             "Result: nothing wrong found, but some checks could not run (exit 5); see NOT CHECKED."
                 .into()
         }
@@ -473,7 +535,9 @@ pub fn verdict(result: Outcome, fixing: bool) -> String {
 
 fn action_title(action: &Action) -> String {
     match action {
-        Action::ReapSession { session, objects } => {
+        Action::ReapSession {
+            session, objects, ..
+        } => {
             format!("reap serve session {session} ({} object(s))", objects.len())
         }
         Action::DeleteApiService { name, .. } => format!("delete APIService {name}"),
@@ -636,5 +700,433 @@ mod tests {
             condition_text(&c, now),
             "True DiscoveryFailed: Discovery failed for some groups (since 2026-09-01T11:55:00Z, 5m ago)"
         );
+    }
+
+    /// Reports built the way `diagnose` builds them (the real rules), from
+    /// what a cluster could have answered.
+    mod fixtures {
+        use std::collections::BTreeMap;
+
+        use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+        use k8s_openapi::api::core::v1::Namespace;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+        use k8s_openapi::jiff::Timestamp;
+
+        use crate::doctor::content::Content;
+        use crate::doctor::discovery::Discovered;
+        use crate::doctor::findings::{
+            ApiServiceReport, Condition, ObjectRef, Probe, RemainingObject, Report, ServiceCheck,
+            WebhookReport,
+        };
+        use crate::doctor::sessions::{Session, judge_lease, object_ref};
+        use crate::doctor::{Gathered, Options, apiservices, conclude};
+        use crate::register::session::{
+            DEFAULT_NAMESPACE, SessionObject, SessionRecord, session_kind,
+        };
+
+        pub(super) fn now() -> Timestamp {
+            "2026-09-01T12:00:00Z".parse().unwrap()
+        }
+
+        fn condition(
+            type_: &str,
+            status: &str,
+            reason: &str,
+            message: &str,
+            since: &str,
+        ) -> Condition {
+            Condition {
+                type_: type_.into(),
+                status: status.into(),
+                reason: Some(reason.into()),
+                message: (!message.is_empty()).then(|| message.into()),
+                last_transition_time: Some(since.into()),
+            }
+        }
+
+        fn probe(group: &str, version: &str, status: u16, latency_ms: u64) -> Probe {
+            Probe {
+                path: format!("/apis/{group}/{version}"),
+                status: Some(status),
+                latency_ms,
+                ok: status == 200,
+                error: (status != 200).then(|| "service unavailable".into()),
+            }
+        }
+
+        fn local(name: &str) -> ApiServiceReport {
+            let (version, group) = name.split_once('.').unwrap_or((name, ""));
+            ApiServiceReport {
+                name: name.into(),
+                uid: None,
+                group: group.into(),
+                version: version.into(),
+                local: true,
+                available: Some(condition(
+                    "Available",
+                    "True",
+                    "Local",
+                    "Local APIServices are always available",
+                    "2026-09-01T08:00:00Z",
+                )),
+                service: None,
+                insecure_skip_tls_verify: false,
+                ca_bundle: None,
+                probe: Some(probe(group, version, 200, 2)),
+                session: None,
+                healthy: true,
+            }
+        }
+
+        fn aggregated(name: &str, service: ServiceCheck, available: bool) -> ApiServiceReport {
+            let (version, group) = name.split_once('.').unwrap();
+            ApiServiceReport {
+                name: name.into(),
+                uid: Some(format!("uid-{group}")),
+                group: group.into(),
+                version: version.into(),
+                local: false,
+                available: Some(if available {
+                    condition(
+                        "Available",
+                        "True",
+                        "Passed",
+                        "all checks passed",
+                        "2026-09-01T09:00:00Z",
+                    )
+                } else {
+                    condition(
+                        "Available",
+                        "False",
+                        "FailedDiscoveryCheck",
+                        &format!(
+                            "failing or missing response from https://10.96.0.42:443/apis/{group}/{version}: connection refused"
+                        ),
+                        "2026-09-01T11:49:00Z",
+                    )
+                }),
+                service: Some(service),
+                insecure_skip_tls_verify: true,
+                ca_bundle: None,
+                probe: Some(probe(group, version, if available { 200 } else { 503 }, 3)),
+                session: None,
+                healthy: available,
+            }
+        }
+
+        fn external(name: &str) -> ServiceCheck {
+            ServiceCheck {
+                namespace: "default".into(),
+                name: name.into(),
+                port: 443,
+                exists: Some(true),
+                type_: Some("ExternalName".into()),
+                external_name: Some("localhost".into()),
+                ..ServiceCheck::default()
+            }
+        }
+
+        fn cluster_ip(namespace: &str, name: &str, ready: usize) -> ServiceCheck {
+            ServiceCheck {
+                namespace: namespace.into(),
+                name: name.into(),
+                port: 443,
+                exists: Some(true),
+                type_: Some("ClusterIP".into()),
+                ready_endpoints: Some(ready),
+                ..ServiceCheck::default()
+            }
+        }
+
+        fn plane() -> Vec<ApiServiceReport> {
+            ["v1.", "v1.apps", "v1.coordination.k8s.io", "v2.autoscaling"]
+                .into_iter()
+                .map(local)
+                .collect()
+        }
+
+        fn terminating(name: &str, since: &str, conditions: serde_json::Value) -> Namespace {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "deletionTimestamp": since, "resourceVersion": "812"},
+                "spec": {"finalizers": ["kubernetes"]},
+                "status": {"phase": "Terminating", "conditions": conditions}
+            }))
+            .unwrap()
+        }
+
+        fn configmap(namespace: &str, name: &str, finalizers: &[&str]) -> RemainingObject {
+            RemainingObject {
+                object: ObjectRef {
+                    api_version: "v1".into(),
+                    kind: "ConfigMap".into(),
+                    resource: "configmaps".into(),
+                    namespace: Some(namespace.into()),
+                    name: name.into(),
+                },
+                finalizers: finalizers.iter().map(|f| (*f).to_owned()).collect(),
+                deletion_timestamp: (!finalizers.is_empty()).then(|| "2026-09-01T11:50:02Z".into()),
+                resource_version: Some("942".into()),
+            }
+        }
+
+        fn webhook(
+            configuration: &str,
+            name: &str,
+            policy: &str,
+            service: ServiceCheck,
+            healthy: bool,
+        ) -> WebhookReport {
+            WebhookReport {
+                kind: "ValidatingWebhookConfiguration".into(),
+                configuration: configuration.into(),
+                webhook: name.into(),
+                failure_policy: policy.into(),
+                rules: vec!["DELETE configmaps".into()],
+                service,
+                healthy,
+            }
+        }
+
+        struct Cluster {
+            api_services: Vec<ApiServiceReport>,
+            sessions: Vec<Session>,
+            namespaces: Vec<Namespace>,
+            content: Content,
+            discovered: Discovered,
+            webhooks: Vec<WebhookReport>,
+        }
+
+        impl Cluster {
+            fn new(api_services: Vec<ApiServiceReport>) -> Self {
+                Cluster {
+                    api_services,
+                    sessions: Vec::new(),
+                    namespaces: Vec::new(),
+                    content: Content::default(),
+                    discovered: Discovered::default(),
+                    webhooks: Vec::new(),
+                }
+            }
+
+            fn report(mut self) -> Report {
+                let opts = Options::default();
+                let crds = BTreeMap::from([(
+                    "example.com".to_owned(),
+                    vec!["widgets.example.com".to_owned()],
+                )]);
+                self.content.types_listed = 31;
+                apiservices::attach_sessions(&mut self.api_services, &self.sessions);
+                let mut report = conclude(Gathered {
+                    cluster: "https://127.0.0.1:6443",
+                    server_version: Some("v1.36.3".into()),
+                    now: now(),
+                    opts: &opts,
+                    api_services: self.api_services,
+                    sessions: &self.sessions,
+                    namespaces: &self.namespaces,
+                    content: &self.content,
+                    discovered: &self.discovered,
+                    crds: &crds,
+                    webhooks: self.webhooks,
+                    unchecked: Vec::new(),
+                });
+                report.duration_ms = 212;
+                report.summary.requests = 98;
+                report
+            }
+        }
+
+        pub(super) fn healthy() -> Report {
+            let mut api = plane();
+            api.push(aggregated(
+                "v1beta1.metrics.k8s.io",
+                cluster_ip("kube-system", "metrics-server", 1),
+                true,
+            ));
+            let mut cluster = Cluster::new(api);
+            cluster.webhooks.push(webhook(
+                "policy",
+                "validate.policy.example.com",
+                "Fail",
+                cluster_ip("policy-system", "policy-webhook", 2),
+                true,
+            ));
+            cluster.report()
+        }
+
+        pub(super) fn dead_api_service_blocking_namespaces() -> Report {
+            let mut api = plane();
+            api.push(aggregated(
+                "v1alpha1.doctor-test.example.com",
+                external("doctor-dead"),
+                false,
+            ));
+            let mut cluster = Cluster::new(api);
+            let discovery = serde_json::json!([{
+                "type": "NamespaceDeletionDiscoveryFailure", "status": "True", "reason": "DiscoveryFailed",
+                "message": "Discovery failed for some groups, 1 failing: unable to retrieve the complete list of server APIs: \
+                            doctor-test.example.com/v1alpha1: stale GroupVersion discovery: doctor-test.example.com/v1alpha1",
+                "lastTransitionTime": "2026-09-01T11:50:01Z"
+            }]);
+            cluster.namespaces = vec![
+                terminating("team-a", "2026-09-01T11:50:00Z", discovery.clone()),
+                terminating("team-b", "2026-09-01T11:40:00Z", discovery),
+            ];
+            cluster.content.objects.insert(
+                "team-a".into(),
+                vec![configmap("team-a", "kube-root-ca.crt", &[])],
+            );
+            cluster.content.objects.insert(
+                "team-b".into(),
+                vec![configmap("team-b", "blocked", &["example.com/block"])],
+            );
+            cluster.discovered.failed.insert(
+                "doctor-test.example.com/v1alpha1".into(),
+                "stale GroupVersion discovery".into(),
+            );
+            cluster.report()
+        }
+
+        pub(super) fn expired_session() -> Report {
+            let mut api = plane();
+            api.push(aggregated(
+                "v1alpha1.apps.cozystack.io",
+                cluster_ip(DEFAULT_NAMESPACE, "kubectl-cozy-3f2a", 0),
+                false,
+            ));
+            api.push(aggregated(
+                "v1alpha1.lab.example.com",
+                cluster_ip(DEFAULT_NAMESPACE, "kubectl-cozy-7k2m", 1),
+                true,
+            ));
+            let lease = |renewed: &str| Lease {
+                spec: Some(LeaseSpec {
+                    holder_identity: Some("alice@laptop, pid 4242".into()),
+                    lease_duration_seconds: Some(15),
+                    renew_time: Some(MicroTime(renewed.parse().unwrap())),
+                    ..LeaseSpec::default()
+                }),
+                ..Lease::default()
+            };
+            let namespaced = |api_version: &str, kind: &str, name: &str| {
+                object_ref(&SessionObject::of(
+                    session_kind(api_version, kind).unwrap(),
+                    Some(DEFAULT_NAMESPACE),
+                    name,
+                ))
+            };
+            let expired = Session {
+                check: judge_lease(
+                    "3f2a",
+                    DEFAULT_NAMESPACE,
+                    Some(&lease("2026-09-01T11:00:00Z")),
+                    now(),
+                ),
+                record: SessionRecord {
+                    served: vec!["apps.cozystack.io/v1alpha1".into()],
+                    api_services: vec!["v1alpha1.apps.cozystack.io".into()],
+                    route: Some(
+                        "service kubectl-cozy-system/kubectl-cozy-3f2a:443 → tunnel".into(),
+                    ),
+                    started: Some("2026-09-01T09:30:00Z".parse().unwrap()),
+                    saved_api_services: None,
+                },
+                api_services: vec!["v1alpha1.apps.cozystack.io".into()],
+                objects: vec![
+                    namespaced("v1", "Service", "kubectl-cozy-3f2a"),
+                    namespaced("apps/v1", "Deployment", "kubectl-cozy-3f2a-agent"),
+                    namespaced("v1", "ServiceAccount", "kubectl-cozy-3f2a-agent"),
+                ],
+                lease_exists: true,
+            };
+            let alive = Session {
+                check: judge_lease(
+                    "7k2m",
+                    DEFAULT_NAMESPACE,
+                    Some(&lease("2026-09-01T11:59:58Z")),
+                    now(),
+                ),
+                record: SessionRecord::default(),
+                api_services: vec!["v1alpha1.lab.example.com".into()],
+                objects: Vec::new(),
+                lease_exists: true,
+            };
+            let mut cluster = Cluster::new(api);
+            cluster.sessions = vec![expired, alive];
+            cluster.report()
+        }
+
+        pub(super) fn failing_webhook() -> Report {
+            let mut cluster = Cluster::new(plane());
+            let mut missing = cluster_ip("policy-system", "deny-webhook", 0);
+            missing.exists = Some(false);
+            missing.type_ = None;
+            missing.ready_endpoints = None;
+            cluster.webhooks = vec![
+                webhook("deny", "deny.example.com", "Fail", missing, false),
+                webhook(
+                    "audit",
+                    "audit.example.com",
+                    "Ignore",
+                    cluster_ip("policy-system", "audit-webhook", 1),
+                    true,
+                ),
+            ];
+            cluster.namespaces = vec![terminating(
+                "team-c",
+                "2026-09-01T11:30:00Z",
+                serde_json::json!([{
+                    "type": "NamespaceDeletionContentFailure", "status": "True", "reason": "ContentDeletionFailed",
+                    "message": "Failed to delete all resource types, 1 remaining: Internal error occurred: failed calling \
+                                webhook \"deny.example.com\": failed to call webhook: service \"deny-webhook\" not found",
+                    "lastTransitionTime": "2026-09-01T11:30:02Z"
+                }]),
+            )];
+            cluster
+                .content
+                .objects
+                .insert("team-c".into(), vec![configmap("team-c", "guarded", &[])]);
+            cluster.report()
+        }
+    }
+
+    fn both(name: &str, r: &Report) {
+        insta::assert_snapshot!(name, report(r, false));
+        insta::assert_snapshot!(format!("{name}_wide"), report(r, true));
+    }
+
+    #[test]
+    fn healthy_report() {
+        let r = fixtures::healthy();
+        assert_eq!(r.result, Verdict::Healthy);
+        both("healthy", &r);
+    }
+
+    #[test]
+    fn dead_apiservice_blocking_namespaces_report() {
+        let r = fixtures::dead_api_service_blocking_namespaces();
+        assert_eq!(r.result, Verdict::ProblemsFound);
+        both("dead_apiservice", &r);
+    }
+
+    #[test]
+    fn expired_session_report_and_plan() {
+        let r = fixtures::expired_session();
+        assert_eq!(r.serve_sessions.len(), 2);
+        both("expired_session", &r);
+        let fix = crate::doctor::fix::plan(
+            &r,
+            &crate::doctor::fix::FixOptions {
+                finalize_namespaces: false,
+                wait: std::time::Duration::from_secs(60),
+            },
+        );
+        insta::assert_snapshot!("expired_session_plan", plan(&fix));
+    }
+
+    #[test]
+    fn failing_webhook_report() {
+        let r = fixtures::failing_webhook();
+        both("failing_webhook", &r);
     }
 }

@@ -13,7 +13,7 @@ use kube::api::{Api, ListParams};
 
 use super::apiservices::check_service;
 use super::findings::{Code, Finding, ObjectRef, Remedy, Severity, Unchecked, WebhookReport};
-use super::request::Requester;
+use super::requester::Requester;
 
 /// A webhook as both configuration kinds describe it.
 struct Hook {

@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use kubectl_cozy::apiserver::handlers::ApiState;
 use kubectl_cozy::apiserver::server::{self, RunningServer, ServerConfig};
-use kubectl_cozy::apiserver::standalone;
 use kubectl_cozy::kinds::Registry;
+use kubectl_cozy::register::credentials as standalone;
 use kubectl_cozy::storage::Backend;
 use kubectl_cozy::storage::cache::WatchCache;
 use kubectl_cozy::storage::embedded::EmbeddedStore;

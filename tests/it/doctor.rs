@@ -1,7 +1,9 @@
 //! `kubectl cozy doctor` against the real control plane (kube-controller-manager
 //! running the namespace and garbage-collector controllers): a healthy plane,
 //! a dead APIService stalling namespace deletion, a custom finalizer, a
-//! failurePolicy Fail webhook without a backend, a user with limited RBAC, and
+//! failurePolicy Fail webhook without a backend, a user with limited RBAC,
+//! fake `serve` sessions under the session contract (an expired one reaped, a
+//! live one left alone, a taken-over APIService restored byte for byte), and
 //! (ignored, run by `benches/doctor.sh`) the 200-namespace timing figure.
 //!
 //! Every test here holds [`CLUSTER_LOCK`]: they create cluster-wide blockers
@@ -972,17 +974,52 @@ async fn benchmark_200_namespaces_60_crds_one_dead_apiservice() {
     ]);
 }
 
+/// The session namespace, created when missing (sessions share it and never
+/// delete it).
+fn session_namespace() -> &'static str {
+    use kubectl_cozy::register::session::DEFAULT_NAMESPACE;
+    kubectl_apply(&format!(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {DEFAULT_NAMESPACE}}}\n"
+    ));
+    DEFAULT_NAMESPACE
+}
+
+/// A session Lease as `serve` writes it, last renewed at `renewed`.
+fn session_lease(
+    id: &str,
+    namespace: &str,
+    renewed: k8s_openapi::jiff::Timestamp,
+    duration_seconds: i32,
+    record: &kubectl_cozy::register::session::SessionRecord,
+) -> String {
+    use kubectl_cozy::register::session::{holder_identity, lease_object};
+    let lease = lease_object(
+        id,
+        namespace,
+        &holder_identity("tester", "doctor-it", std::process::id()),
+        duration_seconds,
+        renewed,
+        record,
+    );
+    serde_json::to_string(&lease).expect("lease JSON")
+}
+
 /// What a `kubectl cozy serve` session leaves when it dies without cleaning
-/// up: an APIService and a ClusterIP Service (its tunnel) carrying the session
-/// label, and a Lease nobody renews.
+/// up, under the session contract: an APIService carrying the session label
+/// and the session namespace annotation, a ClusterIP Service (its tunnel) and
+/// a ServiceAccount in the session namespace, and a Lease nobody renews.
 #[tokio::test]
 async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
     use base64::Engine as _;
-    use kubectl_cozy::doctor::{SESSION_LABEL, SESSION_LEASE_NAMESPACE, session_lease_name};
+    use kubectl_cozy::register::session::{
+        NAMESPACE_ANNOTATION, SESSION_LABEL, SessionRecord, lease_name,
+    };
     let _serial = CLUSTER_LOCK.lock().await;
     no_terminating_namespaces().await;
+    let ns = session_namespace();
     let id = format!("doctor{}", std::process::id());
-    let lease = session_lease_name(&id);
+    let lease = lease_name(&id);
+    let service = format!("kubectl-cozy-{id}");
     let name = "v1alpha1.doctor-session.example.com";
     let mut cleanup = Cleanup::new();
     cleanup.kubectl(&[
@@ -994,33 +1031,32 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
     ]);
     cleanup.kubectl(&[
         "delete",
-        "service",
+        "service,serviceaccount,lease",
         "-n",
-        "default",
-        "doctor-session",
-        "--ignore-not-found",
-    ]);
-    cleanup.kubectl(&[
-        "delete",
-        "lease",
-        "-n",
-        SESSION_LEASE_NAMESPACE,
-        &lease,
+        ns,
+        "-l",
+        &format!("{SESSION_LABEL}={id}"),
         "--ignore-not-found",
     ]);
     let ca = kubectl_cozy::pki::Ca::new("doctor-session-ca").expect("CA");
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca.cert_pem());
-    let renew = |t: k8s_openapi::jiff::Timestamp| t.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string();
     let now = k8s_openapi::jiff::Timestamp::now();
+    let record = SessionRecord {
+        served: vec!["doctor-session.example.com/v1alpha1".into()],
+        api_services: vec![name.into()],
+        route: Some(format!("service {ns}/{service}:443")),
+        started: Some(now),
+        saved_api_services: None,
+    };
     kubectl_apply(&format!(
-        "apiVersion: v1\nkind: Service\nmetadata: {{name: doctor-session, namespace: default, labels: {{{SESSION_LABEL}: {id}}}}}\n\
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: {service}, namespace: {ns}, labels: {{{SESSION_LABEL}: {id}}}}}\n\
          spec: {{type: ClusterIP, ports: [{{name: https, port: 443, targetPort: 8443}}]}}\n---\n\
-         apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {name}, labels: {{{SESSION_LABEL}: {id}}}}}\n\
+         apiVersion: v1\nkind: ServiceAccount\nmetadata: {{name: {service}-agent, namespace: {ns}, labels: {{{SESSION_LABEL}: {id}}}}}\n---\n\
+         apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {name}, labels: {{{SESSION_LABEL}: {id}}}, \
+         annotations: {{{NAMESPACE_ANNOTATION}: {ns}}}}}\n\
          spec:\n  group: doctor-session.example.com\n  version: v1alpha1\n  caBundle: {ca_bundle}\n  groupPriorityMinimum: 1000\n  \
-         versionPriority: 15\n  service: {{namespace: default, name: doctor-session, port: 443}}\n---\n\
-         apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {{name: {lease}, namespace: {SESSION_LEASE_NAMESPACE}, labels: {{{SESSION_LABEL}: {id}}}}}\n\
-         spec: {{holderIdentity: laptop, leaseDurationSeconds: 3600, renewTime: \"{renew}\"}}\n",
-        renew = renew(now)
+         versionPriority: 15\n  service: {{namespace: {ns}, name: {service}, port: 443}}\n---\n{}\n",
+        session_lease(&id, ns, now, 3600, &record)
     ));
     wait_unavailable(name).await;
 
@@ -1035,6 +1071,7 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
         .find(|a| a["name"] == name)
         .expect("APIService in report");
     assert_eq!(a["session"]["state"], "alive", "{a:#}");
+    assert_eq!(a["session"]["lease"], format!("{ns}/{lease}"), "{a:#}");
     assert_eq!(a["service"]["type"], "ClusterIP");
     assert_eq!(a["service"]["readyEndpoints"], 0, "{a:#}");
     assert!(
@@ -1051,19 +1088,27 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
             .unwrap()
             .contains("still renewed")
     );
+    assert_eq!(
+        f["remedy"]["command"],
+        format!("kubectl get lease -n {ns} {lease}")
+    );
     assert_eq!(r["fix"]["actions"], serde_json::json!([]), "{:#}", r["fix"]);
 
-    // Expired an hour and a minute ago: reaped, and all three objects go.
+    // Expired two hours and a minute after its last renewal (duration one
+    // hour): reaped, and all four objects go.
     let stale = now - std::time::Duration::from_secs(2 * 3600 + 60);
     let out = kubectl(&[
         "patch",
         "lease",
         "-n",
-        SESSION_LEASE_NAMESPACE,
+        ns,
         &lease,
         "--type=merge",
         "-p",
-        &format!(r#"{{"spec":{{"renewTime":"{}"}}}}"#, renew(stale)),
+        &format!(
+            r#"{{"spec":{{"renewTime":"{}"}}}}"#,
+            stale.strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
+        ),
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = cozy(&["doctor", "-o", "json"]);
@@ -1072,20 +1117,33 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
     let expired = findings_with(&r, "ServeSessionExpired");
     assert_eq!(expired.len(), 1, "{r:#}");
     assert_eq!(expired[0]["subject"]["name"], lease.as_str());
+    assert_eq!(expired[0]["subject"]["namespace"], ns);
+    let evidence = expired[0]["evidence"].to_string();
     assert!(
-        expired[0]["evidence"]
-            .to_string()
-            .contains("expired 1h ago")
-            || expired[0]["evidence"]
-                .to_string()
-                .contains("expired 61m ago"),
+        evidence.contains("expired 1h ago") || evidence.contains("expired 61m ago"),
         "{:#}",
         expired[0]
     );
-    let session = &r["serveSessions"][0];
+    assert!(
+        evidence.contains("serves doctor-session.example.com/v1alpha1"),
+        "{evidence}"
+    );
+    let session = r["serveSessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id.as_str())
+        .expect("the session in serveSessions");
+    assert_eq!(session["namespace"], ns, "{session:#}");
+    let kinds: Vec<&str> = session["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
     assert_eq!(
-        session["objects"].as_array().unwrap().len(),
-        3,
+        kinds,
+        ["APIService", "Service", "ServiceAccount", "Lease"],
         "{session:#}"
     );
 
@@ -1096,16 +1154,323 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
         fix["actions"][0]["action"]["type"], "ReapSession",
         "{fix:#}"
     );
+    assert_eq!(fix["actions"][0]["action"]["namespace"], ns, "{fix:#}");
     assert_eq!(fix["results"][0]["outcome"], "done", "{fix:#}");
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert!(!kubectl(&["get", "apiservice", name]).status.success());
+    for object in [
+        format!("service/{service}"),
+        format!("serviceaccount/{service}-agent"),
+        format!("lease/{lease}"),
+    ] {
+        assert!(
+            !kubectl(&["get", "-n", ns, &object]).status.success(),
+            "{object} is still there"
+        );
+    }
+    drop(cleanup);
+}
+
+/// `serve --takeover` replaces an APIService that was there before it and
+/// saves the original; when the session dies, reaping it restores the
+/// original byte for byte (spec, labels, annotations) instead of deleting it.
+#[tokio::test]
+async fn a_taken_over_apiservice_is_restored_byte_for_byte_when_its_session_is_reaped() {
+    use k8s_openapi::api::coordination::v1::Lease;
+    use kubectl_cozy::register::session::{
+        NAMESPACE_ANNOTATION, SESSION_LABEL, SavedApiService, SessionRecord, lease_name,
+        saved_api_services_name,
+    };
+    let _serial = CLUSTER_LOCK.lock().await;
+    no_terminating_namespaces().await;
+    let ns = session_namespace();
+    let id = format!("takeover{}", std::process::id());
+    let name = "v1alpha1.doctor-takeover.example.com";
+    let saved_name = saved_api_services_name(&id);
+    let mut cleanup = Cleanup::new();
+    cleanup.kubectl(&[
+        "delete",
+        "apiservice",
+        name,
+        "--ignore-not-found",
+        "--wait=false",
+    ]);
+    cleanup.kubectl(&[
+        "delete",
+        "service,configmap,lease",
+        "-n",
+        ns,
+        "-l",
+        &format!("{SESSION_LABEL}={id}"),
+        "--ignore-not-found",
+    ]);
+
+    // The APIService that was there first (its server is elsewhere).
+    kubectl_apply(&format!(
+        "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: {name}\n  \
+         labels: {{app.kubernetes.io/name: original, team: platform}}\n  \
+         annotations: {{example.com/owner: team-x, note: the original one}}\n\
+         spec:\n  group: doctor-takeover.example.com\n  version: v1alpha1\n  insecureSkipTLSVerify: true\n  \
+         groupPriorityMinimum: 1000\n  versionPriority: 15\n  service: {{namespace: default, name: doctor-takeover-original, port: {}}}\n",
+        dead_port()
+    ));
+    let read = || -> Value {
+        let out = kubectl(&["get", "apiservice", name, "-o", "json"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout).expect("APIService JSON")
+    };
+    let exact = |v: &Value| -> [String; 3] {
+        [
+            v["spec"].to_string(),
+            v["metadata"]["labels"].to_string(),
+            v["metadata"]["annotations"].to_string(),
+        ]
+    };
+    let original = read();
+    let before = exact(&original);
+
+    // The session saves it, then takes it over: its own Service, its label
+    // and annotation, one annotation gone, another priority.
+    let client = plane().client().await;
+    let saved = SavedApiService::from_object(&original).expect("save the original");
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let cm: ConfigMap = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": saved_name, "labels": {SESSION_LABEL: id}},
+        "data": {name: saved.to_json()}
+    }))
+    .unwrap();
+    configmaps
+        .create(&PostParams::default(), &cm)
+        .await
+        .expect("create the saved originals");
+    let service = format!("kubectl-cozy-{id}");
+    kubectl_apply(&format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: {service}, namespace: {ns}, labels: {{{SESSION_LABEL}: {id}}}}}\n\
+         spec: {{type: ClusterIP, ports: [{{name: https, port: 443, targetPort: 8443}}]}}\n"
+    ));
+    let patch = serde_json::json!({
+        "metadata": {
+            "labels": {SESSION_LABEL: id},
+            "annotations": {NAMESPACE_ANNOTATION: ns, "note": null}
+        },
+        "spec": {
+            "groupPriorityMinimum": 2000,
+            "service": {"namespace": ns, "name": service, "port": 443}
+        }
+    });
+    let out = kubectl(&[
+        "patch",
+        "apiservice",
+        name,
+        "--type=merge",
+        "-p",
+        &patch.to_string(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_ne!(exact(&read()), before, "the takeover changed nothing");
+
+    // Its Lease, last renewed two hours ago for 15 seconds.
+    let record = SessionRecord {
+        served: vec!["doctor-takeover.example.com/v1alpha1".into()],
+        api_services: vec![name.into()],
+        route: None,
+        started: None,
+        saved_api_services: Some(saved_name.clone()),
+    };
+    let stale = k8s_openapi::jiff::Timestamp::now() - std::time::Duration::from_secs(2 * 3600);
+    let lease: Lease =
+        serde_json::from_str(&session_lease(&id, ns, stale, 15, &record)).expect("lease");
+    Api::<Lease>::namespaced(client.clone(), ns)
+        .create(&PostParams::default(), &lease)
+        .await
+        .expect("create the Lease");
+
+    // The diagnosis names the saved originals and plans the restore.
+    let out = cozy(&["doctor", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let r = report(&out);
+    let session = r["serveSessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id.as_str())
+        .expect("the session in serveSessions");
+    assert_eq!(session["state"], "expired", "{session:#}");
+    assert_eq!(session["savedApiServices"]["name"], saved_name.as_str());
+    let expired = findings_with(&r, "ServeSessionExpired");
+    assert_eq!(expired.len(), 1, "{r:#}");
+    assert_eq!(expired[0]["remedy"]["command"], "kubectl cozy doctor --fix");
+
+    let out = cozy(&["doctor", "--fix", "--yes", "-o", "json"]);
+    let r = report(&out);
+    let fix = &r["fix"];
+    let reap = fix["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["action"]["type"] == "ReapSession" && a["action"]["session"] == id.as_str())
+        .expect("a ReapSession action");
+    let result = fix["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["action"] == reap["id"])
+        .expect("its result");
+    assert_eq!(result["outcome"], "done", "{fix:#}");
     assert!(
-        !kubectl(&["get", "service", "-n", "default", "doctor-session"])
-            .status
-            .success()
+        result["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("restored APIService(s) {name}")),
+        "{result:#}"
     );
+
+    // Restored, not deleted: the same spec, labels and annotations, to the byte.
+    let restored = read();
+    assert_eq!(exact(&restored), before);
+    assert_eq!(restored["metadata"]["uid"], original["metadata"]["uid"]);
+    for object in [
+        format!("configmap/{saved_name}"),
+        format!("service/{service}"),
+        format!("lease/{}", lease_name(&id)),
+    ] {
+        assert!(
+            !kubectl(&["get", "-n", ns, &object]).status.success(),
+            "{object} is still there"
+        );
+    }
+    drop(cleanup);
+}
+
+/// The reaper driven directly (what `serve` and its agent will call): a live
+/// session is not touched; an APIService relabelled by another session since
+/// it was listed is left alone; when the saved originals a Lease names are
+/// gone, no APIService is deleted and the Lease is kept for a later reap.
+#[tokio::test]
+async fn the_reaper_touches_only_what_is_still_the_sessions() {
+    use k8s_openapi::api::coordination::v1::Lease;
+    use kubectl_cozy::register::reap::{Reaped, Target, reap};
+    use kubectl_cozy::register::session::{
+        API_SERVICE, NAMESPACE_ANNOTATION, SESSION_LABEL, SessionObject, SessionRecord, lease_name,
+    };
+    let _serial = CLUSTER_LOCK.lock().await;
+    no_terminating_namespaces().await;
+    let ns = session_namespace();
+    let pid = std::process::id();
+    let id = format!("reaper{pid}");
+    let other = format!("other{pid}");
+    let names = [
+        "v1alpha1.doctor-reaper-a.example.com",
+        "v1alpha1.doctor-reaper-b.example.com",
+    ];
+    let mut cleanup = Cleanup::new();
+    for name in names {
+        cleanup.kubectl(&[
+            "delete",
+            "apiservice",
+            name,
+            "--ignore-not-found",
+            "--wait=false",
+        ]);
+    }
+    cleanup.kubectl(&[
+        "delete",
+        "lease",
+        "-n",
+        ns,
+        &lease_name(&id),
+        "--ignore-not-found",
+    ]);
+    let api_service = |name: &str, owner: &str| {
+        let group = name.strip_prefix("v1alpha1.").unwrap();
+        format!(
+            "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {name}, labels: {{{SESSION_LABEL}: {owner}}}, \
+             annotations: {{{NAMESPACE_ANNOTATION}: {ns}}}}}\nspec:\n  group: {group}\n  version: v1alpha1\n  \
+             insecureSkipTLSVerify: true\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n  \
+             service: {{namespace: {ns}, name: kubectl-cozy-{owner}, port: {}}}\n",
+            dead_port()
+        )
+    };
+    let exists = |name: &str| kubectl(&["get", "apiservice", name]).status.success();
+    let client = plane().client().await;
+    let leases: Api<Lease> = Api::namespaced(client.clone(), ns);
+    let put_lease = |renewed: k8s_openapi::jiff::Timestamp, record: SessionRecord| {
+        let leases = leases.clone();
+        let id = id.clone();
+        async move {
+            let _ = leases
+                .delete(&lease_name(&id), &DeleteParams::default())
+                .await;
+            let lease: Lease =
+                serde_json::from_str(&session_lease(&id, ns, renewed, 15, &record)).unwrap();
+            leases
+                .create(&PostParams::default(), &lease)
+                .await
+                .expect("create the Lease");
+        }
+    };
+    let target = Target {
+        id: id.clone(),
+        namespace: ns.to_owned(),
+        objects: names
+            .iter()
+            .map(|n| SessionObject::of(&API_SERVICE, None, n))
+            .collect(),
+    };
+    let limit = Duration::from_secs(10);
+    let now = k8s_openapi::jiff::Timestamp::now;
+
+    // Alive: nothing is touched.
+    kubectl_apply(&api_service(names[0], &id));
+    put_lease(now(), SessionRecord::default()).await;
+    let reaped = reap(&client, &target, limit).await.expect("reap");
     assert!(
-        !kubectl(&["get", "lease", "-n", SESSION_LEASE_NAMESPACE, &lease])
+        matches!(reaped, Reaped::Alive { holder: Some(_) }),
+        "{reaped:?}"
+    );
+    assert!(exists(names[0]));
+
+    // Expired; the second APIService belongs to another session by now.
+    kubectl_apply(&api_service(names[1], &other));
+    put_lease(now() - Duration::from_secs(3600), SessionRecord::default()).await;
+    let Reaped::Reaped(report) = reap(&client, &target, limit).await.expect("reap") else {
+        panic!("the session was judged alive");
+    };
+    assert!(report.failed.is_empty(), "{report:?}");
+    assert!(report.unverified.is_empty(), "{report:?}");
+    let deleted: Vec<&str> = report.deleted.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(deleted, [names[0], lease_name(&id).as_str()], "{report:?}");
+    assert_eq!(report.left.len(), 1, "{report:?}");
+    assert_eq!(report.left[0].0.name, names[1]);
+    assert!(report.left[0].1.contains(&other), "{report:?}");
+    assert!(!exists(names[0]));
+    assert!(exists(names[1]));
+
+    // The Lease names saved originals that are gone: nothing is deleted, and
+    // the Lease stays for a later reap.
+    kubectl_apply(&api_service(names[0], &id));
+    put_lease(
+        now() - Duration::from_secs(3600),
+        SessionRecord {
+            saved_api_services: Some(format!("kubectl-cozy-{id}-originals")),
+            ..SessionRecord::default()
+        },
+    )
+    .await;
+    let Reaped::Reaped(report) = reap(&client, &target, limit).await.expect("reap") else {
+        panic!("the session was judged alive");
+    };
+    assert!(report.deleted.is_empty(), "{report:?}");
+    let left: Vec<&str> = report.left.iter().map(|(o, _)| o.name.as_str()).collect();
+    assert_eq!(
+        left,
+        [names[0], names[1], lease_name(&id).as_str()],
+        "{report:?}"
+    );
+    assert!(report.left[0].1.contains("saved originals"), "{report:?}");
+    assert!(exists(names[0]));
+    assert!(
+        kubectl(&["get", "lease", "-n", ns, &lease_name(&id)])
             .status
             .success()
     );

@@ -1,4 +1,5 @@
-//! The RBAC `serve --print-rbac` prints, built from the loaded kinds:
+//! Typed manifests of what `serve` needs in a cluster. Today: the RBAC
+//! `serve --print-rbac` prints, built from the loaded kinds:
 //!
 //! - the server's own access: a ClusterRole for HelmReleases (all verbs it
 //!   uses), namespace reads and — with `--impersonate` — impersonation of
@@ -15,8 +16,17 @@
 //!
 //! Each per-kind role lists every verb it grants (view's read verbs are
 //! repeated in edit and admin) so none depends on the others' aggregation.
+//! The objects are k8s-openapi types ([`Manifest`]), so a field name cannot be
+//! misspelt; the session's own objects (Service, APIService, agent) join them
+//! here when `serve` registers itself.
 
-use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, PolicyRule, RoleBinding, RoleRef, Subject,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Serialize;
 
 use crate::kinds::definition::ResolvedKind;
 
@@ -56,14 +66,21 @@ impl RbacSubject {
         }
     }
 
-    fn to_json(&self) -> Value {
+    /// The subject of a (Cluster)RoleBinding.
+    pub fn to_subject(&self) -> Subject {
         match self {
-            RbacSubject::ServiceAccount { namespace, name } => {
-                json!({"kind": "ServiceAccount", "name": name, "namespace": namespace})
-            }
-            RbacSubject::User(name) => {
-                json!({"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": name})
-            }
+            RbacSubject::ServiceAccount { namespace, name } => Subject {
+                kind: "ServiceAccount".into(),
+                name: name.clone(),
+                namespace: Some(namespace.clone()),
+                api_group: None,
+            },
+            RbacSubject::User(name) => Subject {
+                kind: "User".into(),
+                api_group: Some(RBAC_GROUP.into()),
+                name: name.clone(),
+                namespace: None,
+            },
         }
     }
 }
@@ -92,6 +109,35 @@ impl Default for RbacOptions {
     }
 }
 
+/// One object of a manifest; serializes with its `apiVersion` and `kind`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Manifest {
+    /// A ClusterRole.
+    ClusterRole(ClusterRole),
+    /// A ClusterRoleBinding.
+    ClusterRoleBinding(ClusterRoleBinding),
+    /// A RoleBinding.
+    RoleBinding(RoleBinding),
+}
+
+impl Manifest {
+    /// The object's metadata.
+    pub fn metadata(&self) -> &ObjectMeta {
+        match self {
+            Manifest::ClusterRole(o) => &o.metadata,
+            Manifest::ClusterRoleBinding(o) => &o.metadata,
+            Manifest::RoleBinding(o) => &o.metadata,
+        }
+    }
+
+    /// `metadata.name`.
+    pub fn name(&self) -> &str {
+        self.metadata().name.as_deref().unwrap_or_default()
+    }
+}
+
+const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 const READ: &[&str] = &["get", "list", "watch"];
 const ALL: &[&str] = &[
     "get",
@@ -104,101 +150,115 @@ const ALL: &[&str] = &[
     "deletecollection",
 ];
 
-fn labels(extra: Option<&str>) -> Value {
-    let mut labels = json!({"app.kubernetes.io/managed-by": "kubectl-cozy"});
-    if let Some(role) = extra {
-        labels[format!("rbac.authorization.k8s.io/aggregate-to-{role}")] = json!("true");
-    }
-    labels
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
 }
 
-fn cluster_role(name: &str, aggregate_to: Option<&str>, rules: Value) -> Value {
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": {"name": name, "labels": labels(aggregate_to)},
-        "rules": rules,
+fn rule(group: &str, resources: &[&str], verbs: &[&str]) -> PolicyRule {
+    PolicyRule {
+        api_groups: Some(vec![group.to_owned()]),
+        resources: Some(strings(resources)),
+        verbs: strings(verbs),
+        ..PolicyRule::default()
+    }
+}
+
+fn metadata(name: &str, namespace: Option<&str>, aggregate_to: Option<&str>) -> ObjectMeta {
+    let mut labels = BTreeMap::from([(
+        "app.kubernetes.io/managed-by".to_owned(),
+        "kubectl-cozy".to_owned(),
+    )]);
+    if let Some(role) = aggregate_to {
+        labels.insert(format!("{RBAC_GROUP}/aggregate-to-{role}"), "true".into());
+    }
+    ObjectMeta {
+        name: Some(name.to_owned()),
+        namespace: namespace.map(str::to_owned),
+        labels: Some(labels),
+        ..ObjectMeta::default()
+    }
+}
+
+fn cluster_role(name: &str, aggregate_to: Option<&str>, rules: Vec<PolicyRule>) -> Manifest {
+    Manifest::ClusterRole(ClusterRole {
+        metadata: metadata(name, None, aggregate_to),
+        rules: Some(rules),
+        ..ClusterRole::default()
     })
 }
 
-fn binding(
-    kind: &str,
-    name: &str,
-    namespace: Option<&str>,
-    role_kind: &str,
-    role: &str,
-    subject: &RbacSubject,
-) -> Value {
-    let mut metadata = json!({"name": name, "labels": labels(None)});
-    if let Some(ns) = namespace {
-        metadata["namespace"] = json!(ns);
+fn role_ref(kind: &str, name: &str) -> RoleRef {
+    RoleRef {
+        api_group: Some(RBAC_GROUP.into()),
+        kind: kind.into(),
+        name: name.into(),
     }
-    json!({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": kind,
-        "metadata": metadata,
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role},
-        "subjects": [subject.to_json()],
+}
+
+fn cluster_role_binding(name: &str, role: &str, subject: &RbacSubject) -> Manifest {
+    Manifest::ClusterRoleBinding(ClusterRoleBinding {
+        metadata: metadata(name, None, None),
+        role_ref: role_ref("ClusterRole", role),
+        subjects: Some(vec![subject.to_subject()]),
     })
 }
 
-/// The objects, in apply order.
-pub fn manifests<'a>(
+/// The RBAC objects for `kinds`, in apply order.
+pub fn rbac<'a>(
     kinds: impl IntoIterator<Item = &'a ResolvedKind>,
     options: &RbacOptions,
-) -> Vec<Value> {
+) -> Vec<Manifest> {
     let p = &options.prefix;
     let mut server_rules = vec![
-        json!({"apiGroups": ["helm.toolkit.fluxcd.io"], "resources": ["helmreleases"],
-               "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]}),
-        json!({"apiGroups": [""], "resources": ["namespaces"], "verbs": READ}),
+        rule(
+            "helm.toolkit.fluxcd.io",
+            &["helmreleases"],
+            &[
+                "get", "list", "watch", "create", "update", "patch", "delete",
+            ],
+        ),
+        rule("", &["namespaces"], READ),
     ];
     if options.impersonate {
-        server_rules.push(
-            json!({"apiGroups": [""], "resources": ["users", "groups", "serviceaccounts"],
-                                 "verbs": ["impersonate"]}),
-        );
-        server_rules.push(
-            json!({"apiGroups": ["authentication.k8s.io"], "resources": ["userextras/*", "uids"],
-                                 "verbs": ["impersonate"]}),
-        );
+        server_rules.push(rule(
+            "",
+            &["users", "groups", "serviceaccounts"],
+            &["impersonate"],
+        ));
+        server_rules.push(rule(
+            "authentication.k8s.io",
+            &["userextras/*", "uids"],
+            &["impersonate"],
+        ));
     }
     let server = format!("{p}:server");
     let mut out = vec![
-        cluster_role(&server, None, Value::Array(server_rules)),
-        binding(
-            "ClusterRoleBinding",
-            &server,
-            None,
-            "ClusterRole",
-            &server,
-            &options.subject,
-        ),
-        binding(
-            "ClusterRoleBinding",
+        cluster_role(&server, None, server_rules),
+        cluster_role_binding(&server, &server, &options.subject),
+        cluster_role_binding(
             &format!("{p}:auth-delegator"),
-            None,
-            "ClusterRole",
             "system:auth-delegator",
             &options.subject,
         ),
-        binding(
-            "RoleBinding",
-            &format!("{p}:authentication-reader"),
-            Some("kube-system"),
-            "Role",
-            "extension-apiserver-authentication-reader",
-            &options.subject,
-        ),
+        Manifest::RoleBinding(RoleBinding {
+            metadata: metadata(
+                &format!("{p}:authentication-reader"),
+                Some("kube-system"),
+                None,
+            ),
+            role_ref: role_ref("Role", "extension-apiserver-authentication-reader"),
+            subjects: Some(vec![options.subject.to_subject()]),
+        }),
     ];
     for kind in kinds {
         let d = &kind.definition;
         let name = kind.resource_group();
-        let read = json!([{"apiGroups": [d.group], "resources": [d.plural, format!("{}/status", d.plural)], "verbs": READ}]);
-        let write = json!([
-            {"apiGroups": [d.group], "resources": [d.plural], "verbs": ALL},
-            {"apiGroups": [d.group], "resources": [format!("{}/status", d.plural)], "verbs": READ},
-        ]);
+        let status = format!("{}/status", d.plural);
+        let read = vec![rule(&d.group, &[&d.plural, &status], READ)];
+        let write = vec![
+            rule(&d.group, &[&d.plural], ALL),
+            rule(&d.group, &[&status], READ),
+        ];
         out.push(cluster_role(
             &format!("{p}:{name}:view"),
             Some("view"),
@@ -219,7 +279,7 @@ pub fn manifests<'a>(
 }
 
 /// The objects as one multi-document YAML stream.
-pub fn to_yaml(objects: &[Value]) -> std::io::Result<String> {
+pub fn to_yaml(objects: &[Manifest]) -> std::io::Result<String> {
     let mut text = String::new();
     for object in objects {
         text.push_str("---\n");
@@ -231,6 +291,7 @@ pub fn to_yaml(objects: &[Value]) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
 
     fn kinds() -> Vec<ResolvedKind> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
@@ -264,11 +325,12 @@ mod tests {
     #[test]
     fn server_and_per_kind_roles() {
         let kinds = kinds();
-        let objects = manifests(&kinds, &RbacOptions::default());
-        let names: Vec<&str> = objects
+        let typed = rbac(&kinds, &RbacOptions::default());
+        let objects: Vec<Value> = typed
             .iter()
-            .filter_map(|o| o["metadata"]["name"].as_str())
+            .map(|o| serde_json::to_value(o).unwrap())
             .collect();
+        let names: Vec<&str> = typed.iter().map(Manifest::name).collect();
         assert!(names.contains(&"kubectl-cozy:server"));
         assert!(names.contains(&"kubectl-cozy:auth-delegator"));
         assert!(names.contains(&"kubectl-cozy:postgreses.apps.cozystack.io:edit"));
@@ -276,6 +338,8 @@ mod tests {
             .iter()
             .find(|o| o["roleRef"]["name"] == "extension-apiserver-authentication-reader")
             .unwrap();
+        assert_eq!(reader["apiVersion"], "rbac.authorization.k8s.io/v1");
+        assert_eq!(reader["kind"], "RoleBinding");
         assert_eq!(reader["metadata"]["namespace"], "kube-system");
         assert_eq!(
             reader["subjects"][0],
@@ -285,6 +349,7 @@ mod tests {
             .iter()
             .find(|o| o["metadata"]["name"] == "kubectl-cozy:postgreses.apps.cozystack.io:edit")
             .unwrap();
+        assert_eq!(edit["kind"], "ClusterRole");
         assert_eq!(
             edit["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-edit"],
             "true"
@@ -292,9 +357,9 @@ mod tests {
         assert_eq!(edit["rules"][0]["resources"], json!(["postgreses"]));
         assert_eq!(edit["rules"][0]["verbs"].as_array().unwrap().len(), 8);
         // Impersonation rights only when asked for.
-        let text = |o: &[Value]| serde_json::to_string(o).unwrap();
-        assert!(!text(&objects).contains("impersonate"));
-        let with = manifests(
+        let text = |o: &[Manifest]| serde_json::to_string(o).unwrap();
+        assert!(!text(&typed).contains("impersonate"));
+        let with = rbac(
             &kinds,
             &RbacOptions {
                 impersonate: true,
@@ -302,8 +367,23 @@ mod tests {
             },
         );
         assert!(text(&with).contains("impersonate"));
-        let yaml = to_yaml(&objects).unwrap();
-        assert_eq!(yaml.matches("---\n").count(), objects.len());
+        let user = rbac(
+            &kinds,
+            &RbacOptions {
+                subject: RbacSubject::User("me".into()),
+                ..RbacOptions::default()
+            },
+        );
+        assert_eq!(
+            serde_json::to_value(&user[1]).unwrap()["subjects"][0],
+            json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "me"})
+        );
+        let yaml = to_yaml(&typed).unwrap();
+        assert_eq!(yaml.matches("---\n").count(), typed.len());
         assert!(yaml.contains("aggregate-to-view"), "{yaml}");
+        assert!(
+            yaml.contains("apiVersion: rbac.authorization.k8s.io/v1"),
+            "{yaml}"
+        );
     }
 }

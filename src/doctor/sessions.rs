@@ -1,0 +1,615 @@
+//! `kubectl cozy serve` sessions as doctor sees them, through the session
+//! contract ([`crate::register::session`]) and nothing else: Leases carrying
+//! the session label in any namespace plus labelled APIServices (whose
+//! annotation names the session namespace when their Lease is not listed),
+//! each judged by its Lease, with every object carrying its label; the
+//! `ServeSessionExpired` finding and the remedy that reaps a session.
+//!
+//! Collection talks to the cluster ([`list_leases`], [`collect`]);
+//! [`session_finding`] and the texts are pure.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use futures::future::join_all;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+
+use super::apiservices::api_service_ref;
+use super::findings::{
+    Code, Finding, ObjectRef, Remedy, SessionCheck, SessionReport, SessionState, Severity,
+    Unchecked,
+};
+use super::render::ago;
+use super::requester::{CallError, Requester};
+use crate::register::session::{
+    self as contract, API_SERVICE, CONFIG_MAP, LEASE, Liveness, SESSION_KINDS, SESSION_LABEL,
+    SessionKind, SessionObject, SessionRecord,
+};
+
+/// An APIService that carries a session label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Labelled {
+    /// The APIService.
+    pub api_service: String,
+    /// The session id (label value).
+    pub id: String,
+    /// The session namespace its annotation names (or the default).
+    pub namespace: String,
+    /// The Service it uses, when that carries the same label.
+    pub service: Option<ObjectRef>,
+}
+
+/// A `kubectl cozy serve` session and what it left in the cluster.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// Its Lease, as read.
+    pub check: SessionCheck,
+    /// What its Lease's annotations say.
+    pub record: SessionRecord,
+    /// APIServices carrying its label.
+    pub api_services: Vec<String>,
+    /// Its other labelled objects (not APIServices, not its Lease), in reap
+    /// order.
+    pub objects: Vec<ObjectRef>,
+    /// Whether the Lease object exists (and so must be deleted on reap).
+    pub lease_exists: bool,
+}
+
+impl Session {
+    /// Whether its Lease is missing or expired.
+    pub fn is_reapable(&self) -> bool {
+        matches!(
+            self.check.state,
+            SessionState::Expired | SessionState::Missing
+        )
+    }
+
+    /// The ConfigMap keeping the originals of APIServices it took over: what
+    /// its Lease names, or a labelled one of the conventional name.
+    pub fn saved_api_services(&self) -> Option<ObjectRef> {
+        let namespace = self.check.namespace.as_str();
+        let named = |name: &str| object_ref(&SessionObject::of(&CONFIG_MAP, Some(namespace), name));
+        match &self.record.saved_api_services {
+            Some(name) => Some(named(name)),
+            None => {
+                let conventional = named(&contract::saved_api_services_name(&self.check.id));
+                self.objects.contains(&conventional).then_some(conventional)
+            }
+        }
+    }
+
+    /// Everything a reap acts on, in its order: APIServices, the other
+    /// labelled objects, the Lease.
+    pub fn all_objects(&self) -> Vec<ObjectRef> {
+        let mut all: Vec<ObjectRef> = self
+            .api_services
+            .iter()
+            .map(|n| api_service_ref(n))
+            .collect();
+        all.extend(self.objects.iter().cloned());
+        if self.lease_exists {
+            all.push(lease_ref(&self.check.namespace, &self.check.id));
+        }
+        all
+    }
+
+    /// The session as the report lists it.
+    pub fn report(&self) -> SessionReport {
+        SessionReport {
+            check: self.check.clone(),
+            objects: self.all_objects(),
+            served: self.record.served.clone(),
+            route: self.record.route.clone(),
+            started: self.record.started.map(|t| t.to_string()),
+            saved_api_services: self.saved_api_services(),
+        }
+    }
+}
+
+/// The report's reference for a session object.
+pub fn object_ref(o: &SessionObject) -> ObjectRef {
+    ObjectRef {
+        api_version: o.api_version.clone(),
+        kind: o.kind.clone(),
+        resource: o.plural.clone(),
+        namespace: o.namespace.clone(),
+        name: o.name.clone(),
+    }
+}
+
+/// The session object a report reference names.
+pub fn session_object(o: &ObjectRef) -> SessionObject {
+    SessionObject {
+        api_version: o.api_version.clone(),
+        kind: o.kind.clone(),
+        plural: o.resource.clone(),
+        namespace: o.namespace.clone(),
+        name: o.name.clone(),
+    }
+}
+
+/// The Lease of session `id` in `namespace`.
+pub fn lease_ref(namespace: &str, id: &str) -> ObjectRef {
+    object_ref(&SessionObject::of(
+        &LEASE,
+        Some(namespace),
+        &contract::lease_name(id),
+    ))
+}
+
+/// Lists every Lease carrying the session label, in all namespaces.
+pub async fn list_leases(req: &Requester) -> Result<Vec<Lease>, CallError> {
+    let api: Api<Lease> = Api::all(req.client().clone());
+    let params = ListParams::default().labels(&contract::any_session_selector());
+    req.call(api.list(&params)).await.map(|l| l.items)
+}
+
+/// Sessions and what could not be read about them.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// Every session, by id.
+    pub sessions: Vec<Session>,
+    /// What could not be read.
+    pub unchecked: Vec<Unchecked>,
+}
+
+#[derive(Default)]
+struct Builder {
+    namespace: Option<String>,
+    lease: Option<Lease>,
+    api_services: Vec<String>,
+    objects: Vec<ObjectRef>,
+}
+
+/// Gathers the sessions behind the labelled Leases (`leases`, as listed) and
+/// APIServices (`labelled`), judges each at `now` and finds every object
+/// carrying a session's label.
+pub async fn collect(
+    req: &Requester,
+    leases: Result<Vec<Lease>, CallError>,
+    labelled: &[Labelled],
+    now: Timestamp,
+) -> Found {
+    let mut found = Found::default();
+    let mut by_id: BTreeMap<String, Builder> = BTreeMap::new();
+    let listed = match leases {
+        Ok(leases) => {
+            for lease in leases {
+                let Some((id, namespace)) = contract::session_of(
+                    lease.metadata.labels.as_ref(),
+                    None,
+                    lease.metadata.namespace.as_deref(),
+                ) else {
+                    continue;
+                };
+                let entry = by_id.entry(id).or_default();
+                if entry.lease.is_none() {
+                    entry.namespace = Some(namespace);
+                    entry.lease = Some(lease);
+                }
+            }
+            true
+        }
+        Err(err) => {
+            found.unchecked.push(err.unchecked(format!(
+                "list leases.coordination.k8s.io -A -l {SESSION_LABEL} (serve sessions)"
+            )));
+            false
+        }
+    };
+    for l in labelled {
+        let entry = by_id.entry(l.id.clone()).or_default();
+        entry.namespace.get_or_insert_with(|| l.namespace.clone());
+        entry.api_services.push(l.api_service.clone());
+        entry.objects.extend(l.service.iter().cloned());
+    }
+    if by_id.is_empty() {
+        return found;
+    }
+
+    // Every other kind a session creates, one labelled list each.
+    let kinds: Vec<&SessionKind> = SESSION_KINDS
+        .iter()
+        .filter(|k| **k != API_SERVICE && **k != LEASE)
+        .collect();
+    let lists = join_all(kinds.iter().map(|k| list_labelled(req, k))).await;
+    for (kind, result) in kinds.iter().zip(lists) {
+        match result {
+            Ok(items) => {
+                for (id, object) in items {
+                    if let Some(entry) = by_id.get_mut(&id)
+                        && !entry.objects.contains(&object)
+                    {
+                        entry.objects.push(object);
+                    }
+                }
+            }
+            Err(err) => found.unchecked.push(err.unchecked(format!(
+                "list {} -A -l {SESSION_LABEL} (objects of serve sessions)",
+                label_of(kind)
+            ))),
+        }
+    }
+
+    // Leases not listed: missing when the list worked, else read one by one.
+    let unread: Vec<(String, String)> = by_id
+        .iter()
+        .filter(|(_, b)| b.lease.is_none() && !listed)
+        .map(|(id, b)| (id.clone(), b.namespace.clone().unwrap_or_default()))
+        .collect();
+    let reads = join_all(unread.iter().map(|(id, ns)| read_lease(req, ns, id))).await;
+    let mut unknown: BTreeSet<String> = BTreeSet::new();
+    for ((id, _), read) in unread.into_iter().zip(reads) {
+        match read {
+            Ok(lease) => {
+                if let Some(b) = by_id.get_mut(&id) {
+                    b.lease = lease;
+                }
+            }
+            Err(unchecked) => {
+                found.unchecked.push(unchecked);
+                unknown.insert(id);
+            }
+        }
+    }
+
+    for (id, mut b) in by_id {
+        let namespace = b
+            .namespace
+            .clone()
+            .unwrap_or_else(|| contract::DEFAULT_NAMESPACE.to_owned());
+        let mut check = judge_lease(&id, &namespace, b.lease.as_ref(), now);
+        if unknown.contains(&id) {
+            check.state = SessionState::Unknown;
+        }
+        let record = match b
+            .lease
+            .as_ref()
+            .map(|l| SessionRecord::from_annotations(l.metadata.annotations.as_ref()))
+        {
+            Some(Ok(record)) => record,
+            Some(Err(err)) => {
+                found.unchecked.push(Unchecked {
+                    what: format!("read the annotations of lease {}", check.lease),
+                    reason: err.to_string(),
+                    status: None,
+                });
+                SessionRecord::default()
+            }
+            None => SessionRecord::default(),
+        };
+        b.api_services.sort();
+        b.api_services.dedup();
+        b.objects.sort_by(|x, y| {
+            let rank = |o: &ObjectRef| contract::reap_rank(&o.api_version, &o.kind);
+            (rank(x), &x.namespace, &x.name).cmp(&(rank(y), &y.namespace, &y.name))
+        });
+        found.sessions.push(Session {
+            check,
+            record,
+            api_services: b.api_services,
+            objects: b.objects,
+            lease_exists: b.lease.is_some(),
+        });
+    }
+    found
+}
+
+/// `plural` or `plural.group`, as kubectl names a kind.
+fn label_of(kind: &SessionKind) -> String {
+    match kind.group() {
+        "" => kind.plural.to_owned(),
+        group => format!("{}.{group}", kind.plural),
+    }
+}
+
+/// Every object of `kind` carrying a session label: (session id, object).
+async fn list_labelled(
+    req: &Requester,
+    kind: &SessionKind,
+) -> Result<Vec<(String, ObjectRef)>, CallError> {
+    let ar = ApiResource {
+        group: kind.group().to_owned(),
+        version: kind.version().to_owned(),
+        api_version: kind.api_version.to_owned(),
+        kind: kind.kind.to_owned(),
+        plural: kind.plural.to_owned(),
+    };
+    let api: Api<DynamicObject> = Api::all_with(req.client().clone(), &ar);
+    let params = ListParams::default().labels(&contract::any_session_selector());
+    let list = req.call(api.list_metadata(&params)).await?;
+    Ok(list
+        .items
+        .into_iter()
+        .filter_map(|item| {
+            let m = item.metadata;
+            let id = m.labels.as_ref()?.get(SESSION_LABEL)?.clone();
+            let object = SessionObject::of(
+                kind,
+                m.namespace.as_deref(),
+                m.name.as_deref().unwrap_or_default(),
+            );
+            Some((id, object_ref(&object)))
+        })
+        .collect())
+}
+
+/// Reads one session's Lease by name.
+async fn read_lease(
+    req: &Requester,
+    namespace: &str,
+    id: &str,
+) -> Result<Option<Lease>, Unchecked> {
+    let name = contract::lease_name(id);
+    let api: Api<Lease> = Api::namespaced(req.client().clone(), namespace);
+    req.call(api.get_opt(&name))
+        .await
+        .map_err(|err| err.unchecked(format!("get lease {namespace}/{name} (serve session {id})")))
+}
+
+/// What doctor reports about a session's Lease at `now` (liveness judged by
+/// [`contract::judge`]).
+pub fn judge_lease(
+    id: &str,
+    namespace: &str,
+    lease: Option<&Lease>,
+    now: Timestamp,
+) -> SessionCheck {
+    let mut check = SessionCheck {
+        id: id.to_owned(),
+        lease: format!("{namespace}/{}", contract::lease_name(id)),
+        namespace: namespace.to_owned(),
+        state: SessionState::Missing,
+        holder: None,
+        renew_time: None,
+        lease_duration_seconds: None,
+        expired_for_seconds: None,
+    };
+    if let Some(spec) = lease.and_then(|l| l.spec.as_ref()) {
+        check.holder = spec.holder_identity.clone();
+        check.renew_time = spec.renew_time.as_ref().map(|t| t.0.to_string());
+        check.lease_duration_seconds = spec.lease_duration_seconds;
+    }
+    match contract::judge(lease, now) {
+        Liveness::Alive { .. } => check.state = SessionState::Alive,
+        Liveness::Expired { since } => {
+            check.state = SessionState::Expired;
+            check.expired_for_seconds = since.map(|t| now.as_second() - t.as_second());
+        }
+        Liveness::Missing => check.state = SessionState::Missing,
+    }
+    check
+}
+
+/// A Lease's state in words.
+pub fn state_text(s: &SessionCheck) -> String {
+    match s.state {
+        SessionState::Alive => format!(
+            "alive (renewed {}, duration {}s)",
+            s.renew_time.clone().unwrap_or_default(),
+            s.lease_duration_seconds.unwrap_or(0)
+        ),
+        SessionState::Expired => match s.expired_for_seconds {
+            Some(secs) => format!(
+                "expired {} (renewed {}, duration {}s)",
+                ago(secs),
+                s.renew_time.clone().unwrap_or_default(),
+                s.lease_duration_seconds.unwrap_or(0)
+            ),
+            None => "expired (no renewTime)".to_owned(),
+        },
+        SessionState::Missing => "not found".to_owned(),
+        SessionState::Unknown => "could not be read".to_owned(),
+    }
+}
+
+fn record_text(session: &Session) -> Option<String> {
+    let r = &session.record;
+    let mut parts = Vec::new();
+    if !r.served.is_empty() {
+        parts.push(format!("serves {}", r.served.join(", ")));
+    }
+    if let Some(route) = &r.route {
+        parts.push(format!("route {route}"));
+    }
+    if let Some(started) = &r.started {
+        parts.push(format!("started {started}"));
+    }
+    if let Some(saved) = session.saved_api_services() {
+        parts.push(format!(
+            "originals of taken-over APIServices saved in {}",
+            saved.kubectl_args()
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// How to reap a session: the by-hand commands, or — when it took over
+/// APIServices, which only a restore gives back — `doctor --fix`.
+pub fn reap_remedy(session: &Session) -> Remedy {
+    let id = &session.check.id;
+    match session.saved_api_services() {
+        Some(saved) => Remedy {
+            description: format!(
+                "reap the session: restore the APIServices it took over from {}, delete its other APIServices, then \
+                 everything else labeled {SESSION_LABEL}={id}, the Lease last",
+                saved.kubectl_args()
+            ),
+            command: "kubectl cozy doctor --fix".to_owned(),
+            automatic: true,
+        },
+        None => Remedy {
+            description: format!(
+                "reap the session: delete everything labeled {SESSION_LABEL}={id} (APIServices first, the Lease last)"
+            ),
+            command: contract::reap_command(id, &session.check.namespace),
+            automatic: true,
+        },
+    }
+}
+
+/// The finding for a session whose Lease is missing or expired.
+pub fn session_finding(session: &Session) -> Finding {
+    let id = &session.check.id;
+    let left: Vec<String> = session
+        .all_objects()
+        .iter()
+        .map(|o| match &o.namespace {
+            Some(ns) => format!("{}/{} -n {ns}", o.kind.to_lowercase(), o.name),
+            None => format!("{}/{}", o.kind.to_lowercase(), o.name),
+        })
+        .collect();
+    let mut f = Finding::new(
+        Code::ServeSessionExpired,
+        Severity::Error,
+        lease_ref(&session.check.namespace, id),
+        format!("the `kubectl cozy serve` session {id} is gone but left {} object(s) registered", left.len()),
+        "nothing renews its Lease any more, so its extension server is gone; its APIService stays registered and unavailable, \
+         which stalls namespace deletion cluster-wide",
+    )
+    .evidence(
+        format!("Lease {}", session.check.lease),
+        state_text(&session.check),
+    );
+    if let Some(text) = record_text(session) {
+        f = f.evidence(format!("Lease {} annotations", session.check.lease), text);
+    }
+    f.evidence(
+        format!("objects labeled {SESSION_LABEL}={id}"),
+        left.join(", "),
+    )
+    .remedy(reap_remedy(session))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::coordination::v1::LeaseSpec;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+
+    fn now() -> Timestamp {
+        "2026-09-01T12:00:00Z".parse().unwrap()
+    }
+
+    fn session(state: SessionState, record: SessionRecord, objects: Vec<ObjectRef>) -> Session {
+        let mut check = judge_lease("abc", contract::DEFAULT_NAMESPACE, None, now());
+        check.state = state;
+        Session {
+            check,
+            record,
+            api_services: vec!["v1alpha1.apps.cozystack.io".into()],
+            objects,
+            lease_exists: state != SessionState::Missing,
+        }
+    }
+
+    #[test]
+    fn leases_are_judged_in_the_session_namespace() {
+        let lease = |renew: &str, secs: i32| Lease {
+            spec: Some(LeaseSpec {
+                renew_time: Some(MicroTime(renew.parse().unwrap())),
+                lease_duration_seconds: Some(secs),
+                holder_identity: Some("alice@laptop, pid 1".into()),
+                ..LeaseSpec::default()
+            }),
+            ..Lease::default()
+        };
+        let ns = contract::DEFAULT_NAMESPACE;
+        let alive = judge_lease("abc", ns, Some(&lease("2026-09-01T11:59:55Z", 15)), now());
+        assert_eq!(alive.state, SessionState::Alive);
+        assert_eq!(alive.lease, "kubectl-cozy-system/kubectl-cozy-abc");
+        assert_eq!(alive.holder.as_deref(), Some("alice@laptop, pid 1"));
+        let expired = judge_lease("abc", ns, Some(&lease("2026-09-01T11:58:00Z", 15)), now());
+        assert_eq!(expired.state, SessionState::Expired);
+        assert_eq!(expired.expired_for_seconds, Some(105));
+        assert_eq!(
+            state_text(&expired),
+            "expired 105s ago (renewed 2026-09-01T11:58:00Z, duration 15s)"
+        );
+        assert_eq!(
+            judge_lease("abc", ns, None, now()).state,
+            SessionState::Missing
+        );
+        let bare = judge_lease("abc", ns, Some(&Lease::default()), now());
+        assert_eq!(bare.state, SessionState::Expired);
+        assert_eq!(bare.expired_for_seconds, None);
+    }
+
+    #[test]
+    fn an_expired_session_is_reaped_by_label() {
+        let service = object_ref(&SessionObject::of(
+            contract::session_kind("v1", "Service").unwrap(),
+            Some("kubectl-cozy-system"),
+            "kubectl-cozy-abc",
+        ));
+        let s = session(
+            SessionState::Expired,
+            SessionRecord::default(),
+            vec![service],
+        );
+        let f = session_finding(&s);
+        assert_eq!(
+            f.id,
+            "ServeSessionExpired:lease/kubectl-cozy-system/kubectl-cozy-abc"
+        );
+        assert!(f.what.contains("left 3 object(s)"), "{}", f.what);
+        assert_eq!(
+            f.evidence.last().unwrap().observed,
+            "apiservice/v1alpha1.apps.cozystack.io, service/kubectl-cozy-abc -n kubectl-cozy-system, \
+             lease/kubectl-cozy-abc -n kubectl-cozy-system"
+        );
+        let remedy = f.remedy.unwrap();
+        assert!(remedy.automatic);
+        assert!(
+            remedy
+                .command
+                .starts_with("kubectl delete apiservices -l kubectl-cozy.io/session=abc"),
+            "{}",
+            remedy.command
+        );
+        assert_eq!(s.saved_api_services(), None);
+        assert_eq!(s.report().objects.len(), 3);
+    }
+
+    #[test]
+    fn a_takeover_session_is_restored_by_doctor_fix() {
+        let record = SessionRecord {
+            served: vec!["apps.cozystack.io/v1alpha1".into()],
+            saved_api_services: Some("kubectl-cozy-abc-originals".into()),
+            ..SessionRecord::default()
+        };
+        let s = session(SessionState::Expired, record, Vec::new());
+        let saved = s.saved_api_services().unwrap();
+        assert_eq!(
+            saved.kubectl_args(),
+            "configmaps/kubectl-cozy-abc-originals -n kubectl-cozy-system"
+        );
+        let f = session_finding(&s);
+        let annotations = &f.evidence[1];
+        assert_eq!(
+            annotations.observed,
+            "serves apps.cozystack.io/v1alpha1; originals of taken-over APIServices saved in \
+             configmaps/kubectl-cozy-abc-originals -n kubectl-cozy-system"
+        );
+        let remedy = f.remedy.unwrap();
+        assert_eq!(remedy.command, "kubectl cozy doctor --fix");
+        assert!(
+            remedy
+                .description
+                .contains("restore the APIServices it took over")
+        );
+        // Without the Lease, a labelled ConfigMap of the conventional name says the same.
+        let cm = object_ref(&SessionObject::of(
+            &CONFIG_MAP,
+            Some("kubectl-cozy-system"),
+            "kubectl-cozy-abc-originals",
+        ));
+        let s = session(
+            SessionState::Missing,
+            SessionRecord::default(),
+            vec![cm.clone()],
+        );
+        assert_eq!(s.saved_api_services(), Some(cm));
+    }
+}

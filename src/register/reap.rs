@@ -1,0 +1,524 @@
+//! Reaping a session whose Lease is missing or expired: what `doctor --fix`
+//! does now, and what `serve` and its agent will do for sessions that died
+//! before them.
+//!
+//! [`reap`] re-reads the Lease right before acting (a session that renewed it
+//! meanwhile is left alone), then handles the session's APIServices **first**
+//! — restoring the ones it took over from their saved originals
+//! ([`SavedApiService`]), byte for byte, and deleting the others (uid
+//! precondition) — because an APIService whose server is gone stalls
+//! discovery and namespace deletion cluster-wide. Then it deletes the other
+//! labelled objects in [`SESSION_KINDS`] order, the saved originals and the
+//! Lease last: if an APIService could not be restored, those two are kept so
+//! a later reap can finish. Objects that no longer carry the session's label
+//! belong to someone else now and are not touched. Every object is re-read
+//! afterwards.
+//!
+//! [`SESSION_KINDS`]: super::session::SESSION_KINDS
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::jiff::Timestamp;
+use kube::Client;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, PostParams, Preconditions};
+
+use super::session::{
+    API_SERVICE, CONFIG_MAP, LEASE, Liveness, SAVED_API_SERVICES_ANNOTATION, SESSION_LABEL,
+    SavedApiService, SessionObject, judge, lease_name, reap_rank, saved_api_services_name,
+};
+
+/// A session to reap: its id, its namespace (where its Lease is) and the
+/// labelled objects found for it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The session id.
+    pub id: String,
+    /// The session namespace.
+    pub namespace: String,
+    /// Objects carrying its label (the Lease and saved originals are added
+    /// when they exist but are missing here).
+    pub objects: Vec<SessionObject>,
+}
+
+/// Why one API call did not succeed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    /// No answer within the limit.
+    #[error("no answer within {0:?}")]
+    Timeout(Duration),
+    /// The server answered with an error status.
+    #[error("HTTP {code} {reason}: {message}")]
+    Status {
+        /// HTTP status code.
+        code: u16,
+        /// `Status.reason`.
+        reason: String,
+        /// `Status.message`.
+        message: String,
+    },
+    /// No HTTP answer (connection, TLS, decoding), as the client said it.
+    #[error("{0}")]
+    Transport(String),
+}
+
+impl CallError {
+    fn status(&self) -> Option<u16> {
+        match self {
+            CallError::Status { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    fn is_not_found(&self) -> bool {
+        self.status() == Some(404)
+    }
+
+    fn is_conflict(&self) -> bool {
+        self.status() == Some(409)
+    }
+}
+
+impl From<kube::Error> for CallError {
+    fn from(err: kube::Error) -> Self {
+        match err {
+            kube::Error::Api(status) => CallError::Status {
+                code: status.code,
+                reason: status.reason.clone(),
+                message: status.message.clone(),
+            },
+            other => {
+                let mut text = other.to_string();
+                let mut source = std::error::Error::source(&other);
+                while let Some(cause) = source {
+                    let cause_text = cause.to_string();
+                    if !text.contains(&cause_text) {
+                        text.push_str(": ");
+                        text.push_str(&cause_text);
+                    }
+                    source = cause.source();
+                }
+                CallError::Transport(text)
+            }
+        }
+    }
+}
+
+/// Why a reap did not start (nothing was changed).
+#[derive(Debug, thiserror::Error)]
+pub enum ReapError {
+    /// The Lease could not be re-read, so liveness is unknown.
+    #[error("re-read the Lease {namespace}/{name}")]
+    ReadLease {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// Why.
+        #[source]
+        source: CallError,
+    },
+    /// The saved originals could not be read, so restoring is impossible and
+    /// deleting would lose them.
+    #[error("read the saved APIServices in ConfigMap {namespace}/{name}")]
+    ReadSaved {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// Why.
+        #[source]
+        source: CallError,
+    },
+}
+
+/// What a reap did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reaped {
+    /// The Lease was renewed since the session was found: nothing touched.
+    Alive {
+        /// `spec.holderIdentity` of the Lease.
+        holder: Option<String>,
+    },
+    /// The session was reaped (see the report for each object).
+    Reaped(ReapReport),
+}
+
+/// Per-object results of a reap.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReapReport {
+    /// APIServices restored from their saved originals.
+    pub restored: Vec<String>,
+    /// Objects deleted (or already gone).
+    pub deleted: Vec<SessionObject>,
+    /// Objects not touched, and why (someone else's now, or kept for a retry).
+    pub left: Vec<(SessionObject, String)>,
+    /// Objects whose restore or delete failed, and the error.
+    pub failed: Vec<(SessionObject, String)>,
+    /// Objects the re-read shows are not as intended, and what it shows.
+    pub unverified: Vec<(SessionObject, String)>,
+}
+
+async fn call<T>(
+    limit: Duration,
+    request: impl Future<Output = Result<T, kube::Error>>,
+) -> Result<T, CallError> {
+    match tokio::time::timeout(limit, request).await {
+        Err(_) => Err(CallError::Timeout(limit)),
+        Ok(result) => result.map_err(CallError::from),
+    }
+}
+
+fn dynamic(client: &Client, o: &SessionObject) -> Api<DynamicObject> {
+    let (group, version) = o
+        .api_version
+        .split_once('/')
+        .unwrap_or(("", &o.api_version));
+    let ar = ApiResource {
+        group: group.to_owned(),
+        version: version.to_owned(),
+        api_version: o.api_version.clone(),
+        kind: o.kind.clone(),
+        plural: o.plural.clone(),
+    };
+    match &o.namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+        None => Api::all_with(client.clone(), &ar),
+    }
+}
+
+fn object(
+    kind: &super::session::SessionKind,
+    namespace: Option<&str>,
+    name: &str,
+) -> SessionObject {
+    SessionObject::of(kind, namespace, name)
+}
+
+/// The saved originals of a session: APIService name → what to restore, or
+/// why it cannot be (then the APIService is neither restored nor deleted).
+type Saved = BTreeMap<String, Result<SavedApiService, String>>;
+
+/// Reaps `target`, each request limited to `limit`.
+pub async fn reap(client: &Client, target: &Target, limit: Duration) -> Result<Reaped, ReapError> {
+    let id = &target.id;
+    let namespace = &target.namespace;
+    let lease_name = lease_name(id);
+    let leases: Api<Lease> = Api::namespaced(client.clone(), namespace);
+    let lease = call(limit, leases.get_opt(&lease_name))
+        .await
+        .map_err(|source| ReapError::ReadLease {
+            namespace: namespace.clone(),
+            name: lease_name.clone(),
+            source,
+        })?;
+    if let Liveness::Alive { .. } = judge(lease.as_ref(), Timestamp::now()) {
+        return Ok(Reaped::Alive {
+            holder: lease.and_then(|l| l.spec).and_then(|s| s.holder_identity),
+        });
+    }
+
+    let mut objects = target.objects.clone();
+    // Where the originals are: the Lease says so; without a Lease, a labelled
+    // ConfigMap of the conventional name.
+    let referenced = lease
+        .as_ref()
+        .and_then(|l| l.metadata.annotations.as_ref())
+        .and_then(|a| a.get(SAVED_API_SERVICES_ANNOTATION))
+        .filter(|n| !n.is_empty())
+        .cloned();
+    let conventional = object(&CONFIG_MAP, Some(namespace), &saved_api_services_name(id));
+    let saved_ref = match referenced {
+        Some(name) => Some(object(&CONFIG_MAP, Some(namespace), &name)),
+        None => objects.contains(&conventional).then_some(conventional),
+    };
+    let saved = match &saved_ref {
+        Some(r) => Some(read_saved(client, r, limit).await?),
+        None => None,
+    };
+    if let Some(r) = &saved_ref
+        && saved.as_ref().is_some_and(|s| s.is_some())
+        && !objects.contains(r)
+    {
+        objects.push(r.clone());
+    }
+    let lease_object = object(&LEASE, Some(namespace), &lease_name);
+    if lease.is_some() && !objects.contains(&lease_object) {
+        objects.push(lease_object.clone());
+    }
+    objects.sort_by_key(|o| reap_rank(&o.api_version, &o.kind));
+
+    let mut report = ReapReport::default();
+    // The saved originals were referenced but are gone: which APIServices were
+    // taken over is unknown, so none is deleted.
+    let originals_lost = saved_ref.is_some() && matches!(saved, Some(None));
+    let saved: Saved = saved.flatten().unwrap_or_default();
+    let mut keep_record = false;
+    for o in objects.iter().filter(|o| o.kind == API_SERVICE.kind) {
+        if originals_lost {
+            keep_record = true;
+            report.left.push((
+                o.clone(),
+                format!(
+                    "its session took over APIServices but their saved originals ({}) are gone; not deleted",
+                    saved_ref.as_ref().map(SessionObject::describe).unwrap_or_default()
+                ),
+            ));
+            continue;
+        }
+        match saved.get(&o.name) {
+            Some(Ok(original)) => match restore(client, o, id, original, limit).await {
+                Step::Done => report.restored.push(o.name.clone()),
+                Step::Gone => report.deleted.push(o.clone()),
+                Step::Left(why) => report.left.push((o.clone(), why)),
+                Step::Failed(why) => {
+                    keep_record = true;
+                    report.failed.push((o.clone(), why));
+                }
+            },
+            Some(Err(why)) => {
+                keep_record = true;
+                report.left.push((
+                    o.clone(),
+                    format!("its saved original does not parse ({why}); not deleted"),
+                ));
+            }
+            None => match delete_api_service(client, o, id, limit).await {
+                Step::Done | Step::Gone => report.deleted.push(o.clone()),
+                Step::Left(why) => report.left.push((o.clone(), why)),
+                Step::Failed(why) => report.failed.push((o.clone(), why)),
+            },
+        }
+    }
+    for o in objects.iter().filter(|o| o.kind != API_SERVICE.kind) {
+        let is_record = *o == lease_object || saved_ref.as_ref() == Some(o);
+        if is_record && keep_record {
+            report.left.push((
+                o.clone(),
+                "kept until every taken-over APIService is restored".to_owned(),
+            ));
+            continue;
+        }
+        match call(
+            limit,
+            dynamic(client, o).delete(&o.name, &DeleteParams::background()),
+        )
+        .await
+        {
+            Ok(_) => report.deleted.push(o.clone()),
+            Err(err) if err.is_not_found() => report.deleted.push(o.clone()),
+            Err(err) => report.failed.push((o.clone(), err.to_string())),
+        }
+    }
+
+    // Re-read everything acted on.
+    for name in &report.restored {
+        let o = object(&API_SERVICE, None, name);
+        let Some(Ok(original)) = saved.get(name) else {
+            continue;
+        };
+        match call(limit, dynamic(client, &o).get_opt(name)).await {
+            Ok(Some(now)) => {
+                let value = serde_json::to_value(&now).unwrap_or_default();
+                if !original.matches(&value) {
+                    report
+                        .unverified
+                        .push((o, "it differs from its saved original".to_owned()));
+                }
+            }
+            Ok(None) => report
+                .unverified
+                .push((o, "it is gone after the restore".to_owned())),
+            Err(err) => report
+                .unverified
+                .push((o, format!("re-read failed: {err}"))),
+        }
+    }
+    for o in &report.deleted {
+        match call(limit, dynamic(client, o).get_metadata_opt(&o.name)).await {
+            Ok(None) => {}
+            Ok(Some(m)) if m.metadata.deletion_timestamp.is_some() => {}
+            Ok(Some(_)) => report
+                .unverified
+                .push((o.clone(), "it still exists".to_owned())),
+            Err(err) => report
+                .unverified
+                .push((o.clone(), format!("re-read failed: {err}"))),
+        }
+    }
+    Ok(Reaped::Reaped(report))
+}
+
+/// Reads the saved originals: `None` when the ConfigMap is gone.
+async fn read_saved(
+    client: &Client,
+    r: &SessionObject,
+    limit: Duration,
+) -> Result<Option<Saved>, ReapError> {
+    let namespace = r.namespace.clone().unwrap_or_default();
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+    let cm = call(limit, api.get_opt(&r.name))
+        .await
+        .map_err(|source| ReapError::ReadSaved {
+            namespace: namespace.clone(),
+            name: r.name.clone(),
+            source,
+        })?;
+    Ok(cm.map(|cm| {
+        cm.data
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(key, text)| {
+                let parsed = SavedApiService::from_json(&text)
+                    .map_err(|e| chain(&e))
+                    .and_then(|s| {
+                        if s.name == key {
+                            Ok(s)
+                        } else {
+                            Err(format!("it is saved under {key:?} but names {:?}", s.name))
+                        }
+                    });
+                (key, parsed)
+            })
+            .collect()
+    }))
+}
+
+/// An error and its causes on one line.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+enum Step {
+    Done,
+    Gone,
+    Left(String),
+    Failed(String),
+}
+
+/// Reads an APIService and says whether it is still the session's.
+async fn read_owned(
+    api: &Api<DynamicObject>,
+    name: &str,
+    id: &str,
+    limit: Duration,
+) -> Result<DynamicObject, Step> {
+    let current = match call(limit, api.get_opt(name)).await {
+        Ok(Some(current)) => current,
+        Ok(None) => return Err(Step::Gone),
+        Err(err) => return Err(Step::Failed(format!("re-read failed: {err}"))),
+    };
+    let owner = current
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(SESSION_LABEL))
+        .cloned();
+    match owner {
+        Some(owner) if owner == id => Ok(current),
+        Some(other) => Err(Step::Left(format!(
+            "it now belongs to serve session {other}; not touched"
+        ))),
+        None => Err(Step::Left(
+            "it no longer carries the session label; not touched".to_owned(),
+        )),
+    }
+}
+
+async fn restore(
+    client: &Client,
+    o: &SessionObject,
+    id: &str,
+    original: &SavedApiService,
+    limit: Duration,
+) -> Step {
+    let api = dynamic(client, o);
+    for attempt in 1..=3 {
+        let current = match read_owned(&api, &o.name, id, limit).await {
+            Ok(current) => current,
+            Err(step) => return step,
+        };
+        let mut value = match serde_json::to_value(&current) {
+            Ok(value) => value,
+            Err(err) => return Step::Failed(format!("encode the APIService: {err}")),
+        };
+        original.restore_into(&mut value);
+        let restored: DynamicObject = match serde_json::from_value(value) {
+            Ok(restored) => restored,
+            Err(err) => return Step::Failed(format!("decode the restored APIService: {err}")),
+        };
+        // The body carries the resourceVersion just read: 409 if it changed.
+        match call(
+            limit,
+            api.replace(&o.name, &PostParams::default(), &restored),
+        )
+        .await
+        {
+            Ok(_) => return Step::Done,
+            Err(err) if err.is_not_found() => return Step::Gone,
+            Err(err) if err.is_conflict() && attempt < 3 => continue,
+            Err(err) => return Step::Failed(format!("restore: {err}")),
+        }
+    }
+    Step::Failed("restore: the APIService kept changing".to_owned())
+}
+
+async fn delete_api_service(client: &Client, o: &SessionObject, id: &str, limit: Duration) -> Step {
+    let api = dynamic(client, o);
+    let current = match read_owned(&api, &o.name, id, limit).await {
+        Ok(current) => current,
+        Err(step) => return step,
+    };
+    let params = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: current.metadata.uid.clone(),
+            resource_version: None,
+        }),
+        ..DeleteParams::background()
+    };
+    match call(limit, api.delete(&o.name, &params)).await {
+        Ok(_) => Step::Done,
+        Err(err) if err.is_not_found() => Step::Gone,
+        Err(err) => Step::Failed(err.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn call_errors_read_like_the_server_said_them() {
+        let e = CallError::Status {
+            code: 403,
+            reason: "Forbidden".into(),
+            message: "leases is forbidden".into(),
+        };
+        assert_eq!(e.to_string(), "HTTP 403 Forbidden: leases is forbidden");
+        assert!(!e.is_not_found());
+        assert_eq!(
+            CallError::Timeout(Duration::from_secs(2)).to_string(),
+            "no answer within 2s"
+        );
+        let err = ReapError::ReadLease {
+            namespace: "kubectl-cozy-system".into(),
+            name: "kubectl-cozy-3f2a".into(),
+            source: e,
+        };
+        assert_eq!(
+            err.to_string(),
+            "re-read the Lease kubectl-cozy-system/kubectl-cozy-3f2a"
+        );
+        assert!(std::error::Error::source(&err).is_some());
+    }
+}
