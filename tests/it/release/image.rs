@@ -252,39 +252,38 @@ fn unpacked_root_is_scratch_like_and_the_entrypoint_talks_to_the_cluster() {
     std::fs::write(&kubeconfig, text).expect("write kubeconfig");
     set_mode(&kubeconfig, 0o644);
     std::fs::create_dir(rootfs.join("run")).expect("mkdir run");
+    std::fs::create_dir(rootfs.join("proc")).expect("mkdir proc");
     std::fs::write(rootfs.join("run/kubeconfig"), "").expect("mount point");
     std::fs::write(rootfs.join("etc/hosts"), "").expect("mount point");
 
+    // A private mount and PID namespace: the root bound onto itself and made
+    // read-only last (the mounts below it stay as they are), /proc as a
+    // runtime mounts it, then the image's environment only.
     let run = |args: &[&str]| -> Output {
         let script = r#"set -e
 root="$1"; kubeconfig="$2"; user="$3"; shift 3
+chroot="$(command -v chroot)"
 mount --bind "$root" "$root"
+mount -t proc proc "$root/proc"
 mount --bind "$kubeconfig" "$root/run/kubeconfig"
 mount --bind /etc/hosts "$root/etc/hosts"
 mount -o remount,bind,ro "$root"
 if [ -n "$user" ]; then set -- --userspec="$user" "$root" "$@"; else set -- "$root" "$@"; fi
-exec env -i HOME=/home/nonroot PATH=/ chroot "$@""#;
+exec env -i HOME=/home/nonroot PATH=/ "$chroot" "$@""#;
         let mut cmd = Command::new("unshare");
         if !is_root() {
             cmd.arg("--map-root-user");
         }
         let user = if is_root() { "65532:65532" } else { "" };
-        cmd.args([
-            "--mount",
-            "--propagation",
-            "private",
-            "sh",
-            "-c",
-            script,
-            "sh",
-        ])
-        .arg(&rootfs)
-        .arg(&kubeconfig)
-        .arg(user)
-        .arg("/kubectl-cozy")
-        .args(args)
-        .output()
-        .expect("run unshare")
+        cmd.args(["--mount", "--pid", "--fork", "--propagation", "private"])
+            .args(["sh", "-c", script, "sh"])
+            .arg(&rootfs)
+            .arg(&kubeconfig)
+            .arg(user)
+            .arg("/kubectl-cozy")
+            .args(args)
+            .output()
+            .expect("run unshare")
     };
     let out = run(&["version", "--kubeconfig", "/run/kubeconfig"]);
     assert!(out.status.success(), "{}", describe(&out));

@@ -185,7 +185,8 @@ fn krew_validator_installs_the_archive_and_finds_the_license() {
 
     // A wrong checksum fails the install.
     let sha = sha256_hex(&std::fs::read(&archive).expect("archive"));
-    std::fs::write(&manifest, local.replace(&sha, &"0".repeat(64))).expect("write");
+    let wrong = sha256_hex(b"not the archive");
+    std::fs::write(&manifest, local.replace(&sha, &wrong)).expect("write");
     let out = validate(&manifest, true, tmp.path());
     assert!(!out.status.success(), "{}", describe(&out));
     assert!(
@@ -231,7 +232,7 @@ fn kubectl_krew_installs_runs_completes_and_uninstalls_the_plugin() {
     let krew_root = root.path().join("krew");
     let krew_bin = krew_root.join("bin");
     let path = path_with(&[&krew_bin]);
-    let run = |args: &[&str]| -> Output {
+    let run_with = |args: &[&str], env: &[(&str, &std::ffi::OsStr)]| -> Output {
         Command::new(kubectl_dir().join("kubectl"))
             .args(args)
             .env_clear()
@@ -240,20 +241,57 @@ fn kubectl_krew_installs_runs_completes_and_uninstalls_the_plugin() {
             .env("KREW_ROOT", &krew_root)
             .env("KREW_NO_UPGRADE_CHECK", "1")
             .env("KUBECONFIG", &plane.kubeconfig)
+            .envs(env.iter().copied())
+            .stdin(std::process::Stdio::null())
             .output()
             .expect("run kubectl")
     };
+    let run = |args: &[&str]| run_with(args, &[]);
     let ok = |args: &[&str]| -> String {
         let out = run(args);
         assert!(out.status.success(), "kubectl {args:?}: {}", describe(&out));
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
 
-    // krew makes its directories on first use; that is the state to return to.
-    ok(&["krew", "list"]);
+    // A krew whose default index (a local git repository laid out like
+    // krew-index, holding the manifest as plugins/cozy.yaml) is cloned by
+    // `kubectl krew update`: krew refuses to uninstall without an index.
+    let manifest = dist_dir().join("cozy.yaml");
+    let index = root.path().join("krew-index");
+    std::fs::create_dir_all(index.join("plugins")).expect("index dir");
+    std::fs::copy(&manifest, index.join("plugins/cozy.yaml")).expect("copy manifest");
+    for args in [
+        &["init", "-q"][..],
+        &["add", "plugins"],
+        &[
+            "-c",
+            "user.name=test",
+            "-c",
+            "user.email=test@example.invalid",
+            "commit",
+            "-qm",
+            "index",
+        ],
+    ] {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(&index)
+            .env("HOME", home.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("run git");
+        assert!(out.status.success(), "git {args:?}: {}", describe(&out));
+    }
+    let out = run_with(
+        &["krew", "update"],
+        &[("KREW_DEFAULT_INDEX_URI", index.as_os_str())],
+    );
+    assert!(out.status.success(), "{}", describe(&out));
+    let info = ok(&["krew", "info", "cozy"]);
+    assert!(info.contains(&format!("VERSION: {}", tag())), "{info}");
+    // That is the state an uninstall must return to.
     let before = tree(&krew_root);
 
-    let manifest = dist_dir().join("cozy.yaml");
     let archive = archive();
     let out = run(&[
         "krew",
@@ -275,7 +313,13 @@ fn kubectl_krew_installs_runs_completes_and_uninstalls_the_plugin() {
             installed.display()
         );
     }
-    assert!(ok(&["krew", "list"]).lines().any(|l| l.starts_with("cozy")));
+    // Installed from a manifest, krew lists it under its pseudo-index.
+    let list = ok(&["krew", "list"]);
+    assert_eq!(
+        list.lines().collect::<Vec<_>>(),
+        ["detached/cozy"],
+        "{list}"
+    );
     assert!(ok(&["plugin", "list"]).contains(&krew_bin.join("kubectl-cozy").display().to_string()));
 
     // The plugin through kubectl, against the real cluster.
@@ -312,11 +356,18 @@ fn kubectl_krew_installs_runs_completes_and_uninstalls_the_plugin() {
 
     let out = run(&["krew", "uninstall", "cozy"]);
     assert!(out.status.success(), "{}", describe(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Uninstalled plugin: cozy"),
+        "{}",
+        describe(&out)
+    );
     assert!(run(&["cozy", "version", "--client"]).status.code() != Some(0));
 
     // krew removed its link, its store and its receipt; what is left is the
-    // completer link `completion install` made, now dangling, which the
-    // manifest's caveats tell users to remove.
+    // completer link `completion install` made, now dangling. It must go: a
+    // krew with no receipt (one not installed through krew itself, like this
+    // one) takes a bin/ entry without receipts for an old krew home and
+    // refuses to run. The manifest's caveats tell users to remove it.
     let after = tree(&krew_root);
     let left: Vec<&String> = after.difference(&before).collect();
     assert_eq!(
@@ -326,9 +377,18 @@ fn kubectl_krew_installs_runs_completes_and_uninstalls_the_plugin() {
     );
     let gone: Vec<&String> = before.difference(&after).collect();
     assert!(gone.is_empty(), "{gone:?}");
+    let caveat = "rm \"${KREW_ROOT:-$HOME/.krew}/bin/kubectl_complete-cozy\"";
     let text = std::fs::read_to_string(&manifest).expect("manifest");
     assert!(
-        text.contains("kubectl_complete-cozy"),
-        "the caveats name the link:\n{text}"
+        text.contains(caveat),
+        "the caveats say how to remove the link:\n{text}"
     );
+    let out = Command::new("sh")
+        .args(["-c", caveat])
+        .env("KREW_ROOT", &krew_root)
+        .output()
+        .expect("run the caveat's command");
+    assert!(out.status.success(), "{}", describe(&out));
+    assert_eq!(tree(&krew_root), before);
+    assert_eq!(ok(&["krew", "list"]).trim(), "");
 }
