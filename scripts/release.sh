@@ -100,7 +100,7 @@ name="kubectl-cozy-$tag-$target.tar.gz"
 archive="$out/$name"
 (cd "$root" && find . -mindepth 1 | LC_ALL=C sort) | sed 's|^\./||' >"$stage/list"
 tar -C "$root" --no-recursion --owner=0 --group=0 --numeric-owner --mtime="@$epoch" \
-  --format=gnu -T "$stage/list" -cf - | gzip -n -9 >"$archive.tmp"
+  --format=gnu -T "$stage/list" -cf - | gzip -n >"$archive.tmp"
 mv "$archive.tmp" "$archive"
 sha="$(sha256sum "$archive" | cut -d' ' -f1)"
 (cd "$out" && printf '%s  %s\n' "$sha" "$name" >"$name.sha256")
