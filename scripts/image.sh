@@ -29,7 +29,8 @@
 #
 #   --archive  a linux release archive from scripts/release.sh (default: the
 #              one of this machine's target in --out)
-#   --out      output directory (default: dist)
+#   --out      output directory (default: dist; relative paths start at the
+#              repository root, where the script runs)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

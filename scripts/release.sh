@@ -20,7 +20,8 @@
 #              the artefacts with `dist-check`, see Cargo.toml)
 #   --target   target triple (default: the host's); cross targets need their
 #              toolchain and linker, see the README's Install section
-#   --out      output directory (default: dist)
+#   --out      output directory (default: dist; relative paths start at the
+#              repository root, where the script runs)
 #
 # Cargo builds into $CARGO_TARGET_DIR (default target/), under <target>/<profile>,
 # so a cached target dir (CI's, in the machine-wide cache) makes a second run
