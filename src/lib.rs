@@ -20,3 +20,4 @@ pub mod kubeconfig;
 pub mod output;
 pub mod pki;
 pub mod storage;
+pub mod tunnel;
