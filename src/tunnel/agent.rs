@@ -216,12 +216,15 @@ impl Hub {
         );
         let mut current = self.inner.current.subscribe();
         let result = tokio::select! {
+            // Replacement first: dropping the old sender also lets the old
+            // connection close itself.
+            biased;
+            () = async { let _ = current.wait_for(|c| c.as_ref().map(|a| a.id) != Some(id)).await; } => Ok(ControlEnd::Replaced),
             r = &mut conn => match r {
                 Ok(()) => Ok(ControlEnd::Closed),
                 Err(err) => Err(ControlError::Connection(err)),
             },
             err = keepalive::run(pings, self.inner.keepalive) => Err(ControlError::Keepalive(err)),
-            _ = current.wait_for(|c| c.as_ref().map(|a| a.id) != Some(id)) => Ok(ControlEnd::Replaced),
         };
         self.retire(id);
         // Dropping `conn` fails every stream still on it; their splices reset

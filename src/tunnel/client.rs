@@ -339,7 +339,7 @@ impl TunnelClient {
             tracing::info!(attempt, retry_in = ?delay, "tunnel reconnecting");
             tokio::select! {
                 () = tokio::time::sleep(delay) => {}
-                _ = stop.wait_for(|s| *s) => return Ok(()),
+                () = stopped(&mut stop) => return Ok(()),
             }
         }
     }
@@ -354,7 +354,7 @@ impl TunnelClient {
                 Ok(r) => r,
                 Err(_) => Err(SessionError::ConnectTimeout(self.config.connect_timeout)),
             },
-            _ = stop.wait_for(|s| *s) => return Ended::Stopped,
+            () = stopped(stop) => return Ended::Stopped,
         };
         let (mut conn, agent) = match connected {
             Ok(c) => c,
@@ -394,7 +394,7 @@ impl TunnelClient {
                     None => break SessionError::ClosedByAgent,
                 },
                 err = &mut keepalive => break SessionError::Keepalive(err),
-                _ = stop.wait_for(|s| *s) => {
+                () = stopped(stop) => {
                     self.goodbye(conn, streams).await;
                     return Ended::Stopped;
                 }
@@ -449,10 +449,8 @@ impl TunnelClient {
         let upstream = self.upstream.clone();
         let timeout = self.config.upstream_timeout;
         let drain = async {
-            while let Some(accepted) = conn.accept().await {
-                if let Ok((req, respond)) = accepted {
-                    streams.spawn(serve_stream(req, respond, upstream.clone(), timeout));
-                }
+            while let Some(Ok((req, respond))) = conn.accept().await {
+                streams.spawn(serve_stream(req, respond, upstream.clone(), timeout));
             }
             while streams.join_next().await.is_some() {}
         };
@@ -463,6 +461,12 @@ impl TunnelClient {
             tracing::info!("tunnel streams still open after the grace period are reset");
         }
     }
+}
+
+/// Resolves once stop is requested (the watch guard is not held across
+/// awaits, keeping futures `Send`).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
 }
 
 /// Lets the streams of a dead connection end on their own (they fail with

@@ -47,6 +47,9 @@ pub mod protocol;
 pub mod splice;
 pub mod transport;
 
+#[cfg(test)]
+mod tests;
+
 pub use agent::{Agent, AgentConfig, AgentError, Hub};
 pub use backoff::Backoff;
 pub use client::{

@@ -132,10 +132,11 @@ where
             // slow local reader, so watch for a reset beside it.
             let received = tokio::select! {
                 r = &mut down => r,
-                reason = poll_fn(|cx| send.poll_reset(cx)) => Err(match reason {
-                    Ok(reason) => Abort::Reset(reason),
-                    Err(err) => Abort::Tunnel(err),
-                }),
+                reason = poll_fn(|cx| send.poll_reset(cx)) => match reason {
+                    Ok(Reason::NO_ERROR) => down.await,
+                    Ok(reason) => Err(Abort::Reset(reason)),
+                    Err(err) => Err(Abort::Tunnel(err)),
+                },
             };
             match received {
                 Ok(received) => Ok((sent, received)),
@@ -192,10 +193,13 @@ async fn up_inner<C: Conn>(
         buf.reserve(CHUNK);
         let n = tokio::select! {
             n = rh.read_buf(&mut buf) => n.map_err(Abort::Local)?,
-            reason = poll_fn(|cx| send.poll_reset(cx)) => return Err(match reason {
-                Ok(reason) => Abort::Reset(reason),
-                Err(err) => Abort::Tunnel(err),
-            }),
+            reason = poll_fn(|cx| send.poll_reset(cx)) => match reason {
+                // The other side has sent its whole answer and wants no more
+                // (RFC 9113 §8.1): not an abort; the answer decides.
+                Ok(Reason::NO_ERROR) => return Ok(total),
+                Ok(reason) => return Err(Abort::Reset(reason)),
+                Err(err) => return Err(Abort::Tunnel(err)),
+            },
         };
         if n == 0 {
             send.send_data(Bytes::new(), true).map_err(Abort::Tunnel)?;
