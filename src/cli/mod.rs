@@ -74,6 +74,9 @@ pub enum Command {
     Completion(cmd::completion::CompletionArgs),
     /// Print the client version and, when a cluster is reachable, the server version
     Version(cmd::version::VersionArgs),
+    /// Run the in-cluster end of serve's reverse tunnel (used by the agent pod)
+    #[command(hide = true)]
+    TunnelAgent(cmd::tunnel_agent::TunnelAgentArgs),
 }
 
 /// The name under which help and usage present the program: `kubectl cozy`
@@ -158,6 +161,7 @@ fn run(cli: Cli) -> Result<ExitStatus, CliError> {
             Command::Kinds(kinds) => cmd::kinds::run(*kinds, &ctx).await,
             Command::Completion(args) => cmd::completion::run(args, &ctx).await,
             Command::Version(args) => cmd::version::run(args, &ctx).await,
+            Command::TunnelAgent(args) => cmd::tunnel_agent::run(args, &ctx).await,
         }
     })
 }

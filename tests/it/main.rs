@@ -16,3 +16,4 @@ mod kinds;
 mod server;
 mod smoke;
 mod support;
+mod tunnel;
