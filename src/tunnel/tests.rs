@@ -95,13 +95,15 @@ enum Behaviour {
     Fail,
 }
 
+type Controls = Arc<Mutex<Vec<JoinHandle<Result<ControlEnd, ControlError>>>>>;
+
 struct Rig {
     hub: Hub,
     status: watch::Receiver<TunnelStatus>,
     stop: Option<oneshot::Sender<()>>,
     client: JoinHandle<Result<(), ClientError>>,
     faults: Arc<Mutex<Vec<Fault>>>,
-    controls: Arc<Mutex<Vec<JoinHandle<Result<ControlEnd, ControlError>>>>>,
+    controls: Controls,
 }
 
 fn keepalive() -> Keepalive {
@@ -129,7 +131,7 @@ fn agent_config(session: &str) -> AgentConfig {
 fn rig(agent: AgentConfig, client: ClientConfig, behaviour: Behaviour) -> Rig {
     let hub = Hub::new(&agent);
     let faults: Arc<Mutex<Vec<Fault>>> = Arc::default();
-    let controls: Arc<Mutex<Vec<JoinHandle<_>>>> = Arc::default();
+    let controls: Controls = Arc::default();
     let transport = {
         let hub = hub.clone();
         let faults = faults.clone();
