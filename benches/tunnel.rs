@@ -14,8 +14,9 @@
 //! 1. set-up: a new aggregator connection until its first byte is echoed;
 //! 2. set-up of one transport connection (TCP + hello; + HTTP/2 for
 //!    multiplex): what a pool pays per aggregator connection and the
-//!    multiplexed tunnel once (over port-forward add a WebSocket upgrade
-//!    through kube-apiserver and a kubelet dial to each);
+//!    multiplexed tunnel once; and a loopback TLS handshake, the floor of
+//!    what port-forward adds to each (two TLS hops, an HTTP upgrade, a
+//!    kubelet dial);
 //! 3. a 64-byte request/response on an open connection;
 //! 4. 8 MiB echoed through one connection (MiB/s each way);
 //! 5. 50 connections at once, 200 round trips each: wall time and p99.
@@ -26,6 +27,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kubectl_cozy::pki::{Ca, LeafSpec};
 use kubectl_cozy::tunnel::protocol::{self, Hello};
 use kubectl_cozy::tunnel::{
     Agent, AgentConfig, ClientConfig, TcpTransport, TcpUpstream, Transport, TunnelClient,
@@ -89,7 +91,10 @@ fn main() {
             report(name, &mut samples);
         }
 
-        println!("4. {} MiB echoed through one connection", BULK / (1024 * 1024));
+        println!(
+            "4. {} MiB echoed through one connection",
+            BULK / (1024 * 1024)
+        );
         for (name, addr) in variants {
             let c = TcpStream::connect(addr).await.expect("connect");
             let (mut r, mut w) = c.into_split();
@@ -250,6 +255,67 @@ async fn transport_setup(control: SocketAddr) {
     }
     report("tcp+hello", &mut hello_only);
     report("+http/2", &mut with_h2);
+    let mut tls = tls_setup().await;
+    report("tcp+tls", &mut tls);
+}
+
+/// TCP connect plus a TLS 1.3 handshake (ECDSA P-256) on loopback: the floor
+/// of one hop of a new port-forward (serve → kube-apiserver; kube-apiserver →
+/// kubelet is another), before the HTTP upgrade and the kubelet's dial.
+async fn tls_setup() -> Vec<Duration> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+    let ca = Ca::new("bench-ca").expect("CA");
+    let leaf = ca
+        .issue(&LeafSpec::server("localhost", &["localhost"], &[]))
+        .expect("cert");
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(leaf.cert_pem.as_bytes())
+            .collect::<Result<_, _>>()
+            .expect("cert PEM");
+    let key = PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).expect("key PEM");
+    let server = rustls::ServerConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("server config");
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server));
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((sock, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                if let Ok(mut tls) = acceptor.accept(sock).await {
+                    let _ = tls.write_all(b"x").await;
+                    let _ = tls.flush().await;
+                }
+            });
+        }
+    });
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca.cert_pem().as_bytes()) {
+        roots.add(cert.expect("CA PEM")).expect("add CA");
+    }
+    let client = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(client));
+    let mut samples = Vec::with_capacity(TRANSPORTS);
+    for _ in 0..TRANSPORTS {
+        let started = Instant::now();
+        let sock = TcpStream::connect(addr).await.expect("connect");
+        let name = ServerName::try_from("localhost").expect("name");
+        let mut tls = connector.connect(name, sock).await.expect("handshake");
+        let mut one = [0u8; 1];
+        tls.read_exact(&mut one).await.expect("first byte");
+        samples.push(started.elapsed());
+    }
+    samples
 }
 
 /// The pool alternative: the agent pairs each aggregator connection with an

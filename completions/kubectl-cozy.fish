@@ -44,6 +44,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "doctor" -
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "kinds" -d 'List served kinds and scaffold kind definitions from Helm charts'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "completion" -d 'Print shell completion scripts, or install kubectl\'s plugin completer'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "version" -d 'Print the client version and, when a cluster is reachable, the server version'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "tunnel-agent" -d 'Run the in-cluster end of serve\'s reverse tunnel (used by the agent pod)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l kinds -d 'Kind definitions: a file or a directory of YAML files (reloaded on change)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l listen -d 'Address to listen on' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l data -d 'Embedded store file (standalone; default: <state dir>/standalone.sqlite)' -r -F
@@ -271,3 +272,25 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l cl
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s V -l version -d 'Print version'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l session -d 'The serve session this agent belongs to; connections of any other session are refused' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l data-listen -d 'Where the aggregator connects (the Service\'s target port)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l control-listen -d 'Where serve connects through pods/portforward (keep it on localhost)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l health-listen -d 'Where probes connect: GET /livez, GET /readyz (ready while serve is connected)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l hold -d 'How long an aggregator connection waits for serve before it is reset' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l keepalive-interval -d 'Time between keepalive pings to serve' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l keepalive-timeout -d 'How long a keepalive ping may go unanswered before serve\'s connection is dropped' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l cluster -d 'The kubeconfig cluster to use' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l user -d 'The kubeconfig user to use' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s o -l output -d 'Output format' -r -f -a "table\t'A table, as `kubectl get` prints'
+wide\t'A table with additional columns'
+json\t'JSON'
+yaml\t'YAML'
+name\t'Only resource names, as kind/name'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s V -l version -d 'Print version'
