@@ -340,6 +340,32 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'kubectl-cozy;tunnel-agent' {
+            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'The serve session this agent belongs to; connections of any other session are refused')
+            [CompletionResult]::new('--data-listen', '--data-listen', [CompletionResultType]::ParameterName, 'Where the aggregator connects (the Service''s target port)')
+            [CompletionResult]::new('--control-listen', '--control-listen', [CompletionResultType]::ParameterName, 'Where serve connects through pods/portforward (keep it on localhost)')
+            [CompletionResult]::new('--health-listen', '--health-listen', [CompletionResultType]::ParameterName, 'Where probes connect: GET /livez, GET /readyz (ready while serve is connected)')
+            [CompletionResult]::new('--hold', '--hold', [CompletionResultType]::ParameterName, 'How long an aggregator connection waits for serve before it is reset')
+            [CompletionResult]::new('--keepalive-interval', '--keepalive-interval', [CompletionResultType]::ParameterName, 'Time between keepalive pings to serve')
+            [CompletionResult]::new('--keepalive-timeout', '--keepalive-timeout', [CompletionResultType]::ParameterName, 'How long a keepalive ping may go unanswered before serve''s connection is dropped')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The kubeconfig cluster to use')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'The kubeconfig user to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity on stderr, kubectl''s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity on stderr, kubectl''s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
     })
 
     $completions.Where{ $_.CompletionText -like "$wordToComplete*" } |

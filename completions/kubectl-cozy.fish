@@ -287,3 +287,25 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s v 
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s V -l version -d 'Print version'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l session -d 'The serve session this agent belongs to; connections of any other session are refused' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l data-listen -d 'Where the aggregator connects (the Service\'s target port)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l control-listen -d 'Where serve connects through pods/portforward (keep it on localhost)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l health-listen -d 'Where probes connect: GET /livez, GET /readyz (ready while serve is connected)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l hold -d 'How long an aggregator connection waits for serve before it is reset' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l keepalive-interval -d 'Time between keepalive pings to serve' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l keepalive-timeout -d 'How long a keepalive ping may go unanswered before serve\'s connection is dropped' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l cluster -d 'The kubeconfig cluster to use' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l user -d 'The kubeconfig user to use' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s o -l output -d 'Output format' -r -f -a "table\t'A table, as `kubectl get` prints'
+wide\t'A table with additional columns'
+json\t'JSON'
+yaml\t'YAML'
+name\t'Only resource names, as kind/name'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s V -l version -d 'Print version'

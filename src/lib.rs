@@ -23,3 +23,4 @@ pub mod output;
 pub mod pki;
 pub mod register;
 pub mod storage;
+pub mod tunnel;

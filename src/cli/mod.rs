@@ -76,6 +76,9 @@ pub enum Command {
     Version(cmd::version::VersionArgs),
     /// Print the list of flags inherited by all commands
     Options,
+    /// Run the in-cluster end of serve's reverse tunnel (used by the agent pod)
+    #[command(hide = true)]
+    TunnelAgent(cmd::tunnel_agent::TunnelAgentArgs),
 }
 
 /// The name under which help and usage present the program: `kubectl cozy`
@@ -222,6 +225,7 @@ fn run(cli: Cli, name: &str) -> (Result<ExitStatus, CliError>, Option<String>) {
                     .map_err(|e| CliError::io("write the global options", e))
                     .map(|()| ExitStatus::Success)
             }
+            Command::TunnelAgent(args) => cmd::tunnel_agent::run(args, &ctx).await,
         }
     });
     (result, ctx.server_url())

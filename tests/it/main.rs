@@ -19,3 +19,4 @@ mod node;
 mod server;
 mod smoke;
 mod support;
+mod tunnel;
