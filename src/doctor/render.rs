@@ -1030,6 +1030,7 @@ mod tests {
                     ),
                     started: Some("2026-09-01T09:30:00Z".parse().unwrap()),
                     saved_api_services: None,
+                    created_namespace: false,
                 },
                 api_services: vec!["v1alpha1.apps.cozystack.io".into()],
                 objects: vec![

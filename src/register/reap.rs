@@ -3,16 +3,26 @@
 //! before them.
 //!
 //! [`reap`] re-reads the Lease right before acting (a session that renewed it
-//! meanwhile is left alone), then handles the session's APIServices **first**
+//! meanwhile is left alone: judged by the clock for `doctor` and `serve`, by
+//! an unchanged `resourceVersion` for the agent, which watched the Lease go
+//! unrenewed on its own clock — see [`Judge`]), then handles the session's APIServices **first**
 //! — restoring the ones it took over from their saved originals
 //! ([`SavedApiService`]), byte for byte, and deleting the others (uid
 //! precondition) — because an APIService whose server is gone stalls
 //! discovery and namespace deletion cluster-wide. Then it deletes the other
-//! labelled objects in [`SESSION_KINDS`] order, the saved originals and the
-//! Lease last: if an APIService could not be restored, those two are kept so
-//! a later reap can finish. Objects that no longer carry the session's label
-//! belong to someone else now and are not touched. Every object is re-read
-//! afterwards.
+//! objects in [`SESSION_KINDS`] order, the saved originals and the Lease
+//! last of the namespaced ones: if an APIService could not be restored, those
+//! two and the session namespace are kept so a later reap can finish (the
+//! agent, with [`ReapOptions::stop_on_unrestored`], touches nothing else then
+//! and retries). The session namespace goes only when the session created it
+//! (it carries the session's label) and no other session's Lease lives in it;
+//! if one does, the namespace is handed over to that session (relabelled).
+//! Objects that no longer carry the session's label belong to someone else now
+//! and are not touched. Every object is re-read afterwards.
+//!
+//! Doctor finds a session's objects by label ([`Target::objects`]); the
+//! agent, whose rights are scoped by `resourceNames` and so cannot list, by
+//! name ([`super::session::named_objects`]). Both go through [`reap_with`].
 //!
 //! [`SESSION_KINDS`]: super::session::SESSION_KINDS
 
@@ -22,14 +32,47 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, PostParams, Preconditions};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
+    Preconditions,
+};
 
 use super::session::{
-    API_SERVICE, CONFIG_MAP, LEASE, Liveness, SAVED_API_SERVICES_ANNOTATION, SESSION_LABEL,
-    SavedApiService, SessionObject, judge, lease_name, reap_rank, saved_api_services_name,
+    API_SERVICE, CONFIG_MAP, LEASE, Liveness, NAMESPACE, SAVED_API_SERVICES_ANNOTATION,
+    SESSION_LABEL, SavedApiService, SessionObject, judge, lease_name, reap_rank,
+    saved_api_services_name,
 };
+
+/// How a reaper decides, on its last re-read of the Lease, that the session
+/// is still dead.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Judge {
+    /// `renewTime + leaseDurationSeconds` is in the past by this machine's
+    /// clock (`doctor`, `serve`: the same clock that renewed it, or near).
+    #[default]
+    Clock,
+    /// The Lease is gone or still at this `resourceVersion`: the caller saw
+    /// it unrenewed for longer than its duration on its own monotonic clock
+    /// (the agent, whose clock need not agree with serve's).
+    Unchanged {
+        /// The `resourceVersion` the caller watched expire.
+        resource_version: Option<String>,
+    },
+}
+
+/// How to reap.
+#[derive(Debug, Clone, Default)]
+pub struct ReapOptions {
+    /// How the session is judged dead on the last re-read.
+    pub judge: Judge,
+    /// When an APIService could not be restored, touch nothing after the
+    /// APIService step (the agent retries; deleting its own Deployment or
+    /// rights would leave nobody to).
+    pub stop_on_unrestored: bool,
+}
 
 /// A session to reap: its id, its namespace (where its Lease is) and the
 /// labelled objects found for it.
@@ -202,8 +245,18 @@ fn object(
 /// why it cannot be (then the APIService is neither restored nor deleted).
 type Saved = BTreeMap<String, Result<SavedApiService, String>>;
 
-/// Reaps `target`, each request limited to `limit`.
+/// Reaps `target`, judged by the clock, each request limited to `limit`.
 pub async fn reap(client: &Client, target: &Target, limit: Duration) -> Result<Reaped, ReapError> {
+    reap_with(client, target, &ReapOptions::default(), limit).await
+}
+
+/// Reaps `target` as `options` say, each request limited to `limit`.
+pub async fn reap_with(
+    client: &Client,
+    target: &Target,
+    options: &ReapOptions,
+    limit: Duration,
+) -> Result<Reaped, ReapError> {
     let id = &target.id;
     let namespace = &target.namespace;
     let lease_name = lease_name(id);
@@ -215,7 +268,16 @@ pub async fn reap(client: &Client, target: &Target, limit: Duration) -> Result<R
             name: lease_name.clone(),
             source,
         })?;
-    if let Liveness::Alive { .. } = judge(lease.as_ref(), Timestamp::now()) {
+    let alive = match &options.judge {
+        Judge::Clock => matches!(
+            judge(lease.as_ref(), Timestamp::now()),
+            Liveness::Alive { .. }
+        ),
+        Judge::Unchanged { resource_version } => lease
+            .as_ref()
+            .is_some_and(|l| l.metadata.resource_version != *resource_version),
+    };
+    if alive {
         return Ok(Reaped::Alive {
             holder: lease.and_then(|l| l.spec).and_then(|s| s.holder_identity),
         });
@@ -294,12 +356,29 @@ pub async fn reap(client: &Client, target: &Target, limit: Duration) -> Result<R
         }
     }
     for o in objects.iter().filter(|o| o.kind != API_SERVICE.kind) {
-        let is_record = *o == lease_object || saved_ref.as_ref() == Some(o);
+        if keep_record && options.stop_on_unrestored {
+            report.left.push((
+                o.clone(),
+                "kept until every taken-over APIService is restored".to_owned(),
+            ));
+            continue;
+        }
+        let is_record = *o == lease_object
+            || saved_ref.as_ref() == Some(o)
+            || (o.kind == NAMESPACE.kind && o.api_version == NAMESPACE.api_version);
         if is_record && keep_record {
             report.left.push((
                 o.clone(),
                 "kept until every taken-over APIService is restored".to_owned(),
             ));
+            continue;
+        }
+        if o.kind == NAMESPACE.kind && o.api_version == NAMESPACE.api_version {
+            match reap_namespace(client, &o.name, id, limit).await {
+                Step::Done | Step::Gone => report.deleted.push(o.clone()),
+                Step::Left(why) => report.left.push((o.clone(), why)),
+                Step::Failed(why) => report.failed.push((o.clone(), why)),
+            }
             continue;
         }
         match call(
@@ -487,6 +566,92 @@ async fn delete_api_service(client: &Client, o: &SessionObject, id: &str, limit:
         ..DeleteParams::background()
     };
     match call(limit, api.delete(&o.name, &params)).await {
+        Ok(_) => Step::Done,
+        Err(err) if err.is_not_found() => Step::Gone,
+        Err(err) => Step::Failed(err.to_string()),
+    }
+}
+
+/// Deletes the session namespace `name` if session `id` created it (it
+/// carries the label) and no other session's Lease lives in it; hands it over
+/// to such a session (relabels it) otherwise, so the last one out removes it.
+async fn reap_namespace(client: &Client, name: &str, id: &str, limit: Duration) -> Step {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let current = match call(limit, namespaces.get_opt(name)).await {
+        Ok(Some(ns)) => ns,
+        Ok(None) => return Step::Gone,
+        Err(err) => return Step::Failed(format!("re-read failed: {err}")),
+    };
+    if current.metadata.deletion_timestamp.is_some() {
+        return Step::Gone;
+    }
+    let owner = current
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(SESSION_LABEL))
+        .cloned();
+    match owner {
+        Some(owner) if owner == *id => {}
+        Some(other) => {
+            return Step::Left(format!(
+                "it now belongs to serve session {other}; not touched"
+            ));
+        }
+        None => {
+            return Step::Left(
+                "the session did not create it (no session label); not deleted".to_owned(),
+            );
+        }
+    }
+    let leases: Api<Lease> = Api::namespaced(client.clone(), name);
+    let others = match call(
+        limit,
+        leases.list_metadata(&ListParams::default().labels(SESSION_LABEL)),
+    )
+    .await
+    {
+        Ok(list) => list
+            .items
+            .into_iter()
+            .filter(|l| l.metadata.deletion_timestamp.is_none())
+            .filter_map(|l| l.metadata.labels?.get(SESSION_LABEL).cloned())
+            .filter(|other| other != id)
+            .collect::<Vec<_>>(),
+        Err(err) => {
+            return Step::Failed(format!(
+                "list the session Leases in it (to spare other sessions): {err}"
+            ));
+        }
+    };
+    if let Some(heir) = others.iter().min() {
+        let patch = serde_json::json!({
+            "metadata": {
+                "resourceVersion": current.metadata.resource_version,
+                "labels": {SESSION_LABEL: heir},
+            }
+        });
+        return match call(
+            limit,
+            namespaces.patch(name, &PatchParams::default(), &Patch::Merge(&patch)),
+        )
+        .await
+        {
+            Ok(_) => Step::Left(format!(
+                "serve session {heir} also lives in it; handed over to that session"
+            )),
+            Err(err) if err.is_not_found() => Step::Gone,
+            Err(err) => Step::Failed(format!("hand it over to serve session {heir}: {err}")),
+        };
+    }
+    let params = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: current.metadata.uid.clone(),
+            resource_version: None,
+        }),
+        ..DeleteParams::background()
+    };
+    match call(limit, namespaces.delete(name, &params)).await {
         Ok(_) => Step::Done,
         Err(err) if err.is_not_found() => Step::Gone,
         Err(err) => Step::Failed(err.to_string()),
