@@ -18,6 +18,7 @@
 //! `caBundle`) and `lease` (creating and renewing the session Lease), each
 //! written against [`session`].
 
+pub mod certs;
 pub mod credentials;
 pub mod manifests;
 pub mod reap;
