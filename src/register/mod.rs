@@ -20,6 +20,7 @@
 
 pub mod certs;
 pub mod credentials;
+pub mod lease;
 pub mod manifests;
 pub mod reap;
 pub mod session;
