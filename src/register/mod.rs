@@ -18,6 +18,8 @@
 //! `caBundle`) and `lease` (creating and renewing the session Lease), each
 //! written against [`session`].
 
+pub mod agent;
+pub mod apiservice;
 pub mod certs;
 pub mod credentials;
 pub mod lease;
