@@ -24,5 +24,7 @@ pub mod certs;
 pub mod credentials;
 pub mod lease;
 pub mod manifests;
+pub mod plan;
 pub mod reap;
+pub mod registration;
 pub mod session;

@@ -451,27 +451,38 @@ pub const SERVICE: SessionKind = kind("v1", "Service", "services", true);
 pub const SESSION_KINDS: &[SessionKind] = &[
     API_SERVICE,
     SERVICE,
-    kind("apps/v1", "Deployment", "deployments", true),
+    DEPLOYMENT,
     kind("v1", "Secret", "secrets", true),
-    kind("v1", "ServiceAccount", "serviceaccounts", true),
-    kind(
-        "rbac.authorization.k8s.io/v1",
-        "RoleBinding",
-        "rolebindings",
-        true,
-    ),
-    kind("rbac.authorization.k8s.io/v1", "Role", "roles", true),
+    SERVICE_ACCOUNT,
+    ROLE_BINDING,
+    ROLE,
     CONFIG_MAP,
     LEASE,
     NAMESPACE,
-    kind(
-        "rbac.authorization.k8s.io/v1",
-        "ClusterRoleBinding",
-        "clusterrolebindings",
-        false,
-    ),
+    CLUSTER_ROLE_BINDING,
     CLUSTER_ROLE,
 ];
+
+/// The Deployment kind (the tunnel agent).
+pub const DEPLOYMENT: SessionKind = kind("apps/v1", "Deployment", "deployments", true);
+/// The ServiceAccount kind (the tunnel agent's identity).
+pub const SERVICE_ACCOUNT: SessionKind = kind("v1", "ServiceAccount", "serviceaccounts", true);
+/// The RoleBinding kind.
+pub const ROLE_BINDING: SessionKind = kind(
+    "rbac.authorization.k8s.io/v1",
+    "RoleBinding",
+    "rolebindings",
+    true,
+);
+/// The Role kind.
+pub const ROLE: SessionKind = kind("rbac.authorization.k8s.io/v1", "Role", "roles", true);
+/// The ClusterRoleBinding kind.
+pub const CLUSTER_ROLE_BINDING: SessionKind = kind(
+    "rbac.authorization.k8s.io/v1",
+    "ClusterRoleBinding",
+    "clusterrolebindings",
+    false,
+);
 
 /// One object of a session.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
