@@ -205,6 +205,10 @@ pub fn priorities_of(existing: Option<&Value>) -> (i32, i32) {
 
 /// Who serves a group/version now.
 #[derive(Debug, Clone)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a few per serve start, never stored in bulk"
+)]
 pub enum Occupant {
     /// Nobody: no APIService of that name.
     Free,

@@ -8,6 +8,7 @@
 //! | [`certs`] | the CA (`caBundle`) and serving certificate for `<svc>.<ns>.svc`, kept per cluster and groups |
 //! | [`apiservice`] | APIService and Service manifests, who serves a group/version now, the wait for `Available` |
 //! | [`agent`] | the tunnel agent's manifests: RBAC scoped by `resourceNames`, a PSA-restricted Deployment |
+//! | [`route`] | the external-name host of local clusters (kind, minikube, k3d) |
 //! | [`lease`] | creating the Lease and renewing it every third of its duration |
 //! | [`registration`] | creating the objects in a leak-proof order, remembering them |
 //! | [`reap`] | reaping a dead session (APIServices first, restored or deleted), shared by `doctor --fix`, `serve` and the agent |
@@ -25,6 +26,7 @@ pub mod manifests;
 pub mod plan;
 pub mod reap;
 pub mod registration;
+pub mod route;
 pub mod sentinel;
 pub mod session;
 pub mod teardown;
