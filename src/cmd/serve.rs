@@ -676,32 +676,42 @@ async fn end(
         TEARDOWN_LIMIT,
     );
     let first = teardown.api_services().await;
-    if let Some((stop, task)) = tunnel {
-        let _ = stop.send(());
-        let _ = tokio::time::timeout(Duration::from_secs(3), task).await;
-    }
-    running.shutdown(drain.min(Duration::from_secs(2))).await;
-    let reaping = match first {
-        Ok(reaping) => reaping,
-        Err(err) => {
-            eprintln!(
-                "Could not remove the session's APIServices: {}\n  the agent, the next serve or `kubectl cozy doctor --fix` removes them once the Lease expires",
-                crate::tunnel::client::chain(&err)
-            );
-            return;
+    // The aggregator no longer routes here: stop the tunnel and the server
+    // while the rest goes.
+    let stopping = async {
+        if let Some((stop, task)) = tunnel {
+            let _ = stop.send(());
+            let _ = tokio::time::timeout(Duration::from_secs(3), task).await;
+        }
+        running.shutdown(drain.min(Duration::from_secs(2))).await;
+    };
+    let rest = async {
+        let reaping = match first {
+            Ok(reaping) => reaping,
+            Err(err) => {
+                eprintln!(
+                    "Could not remove the session's APIServices: {}\n  the agent, the next serve or `kubectl cozy doctor --fix` removes them once the Lease expires",
+                    crate::tunnel::client::chain(&err)
+                );
+                return None;
+            }
+        };
+        tokio::select! {
+            report = teardown.rest(reaping) => Some(report),
+            () = signals.next() => {
+                eprintln!(
+                    "Skipped the rest of the cleanup: the Lease {}/{} expires within {}s and the agent or `kubectl cozy doctor --fix` removes what is left",
+                    plan.namespace,
+                    session::lease_name(&plan.id),
+                    plan.lease_duration.as_secs()
+                );
+                None
+            }
         }
     };
-    let report = tokio::select! {
-        report = teardown.rest(reaping) => report,
-        () = signals.next() => {
-            eprintln!(
-                "Skipped the rest of the cleanup: the Lease {}/{} expires within {}s and the agent or `kubectl cozy doctor --fix` removes what is left",
-                plan.namespace,
-                session::lease_name(&plan.id),
-                plan.lease_duration.as_secs()
-            );
-            return;
-        }
+    let ((), report) = tokio::join!(stopping, rest);
+    let Some(report) = report else {
+        return;
     };
     let problems = teardown::problems(&report);
     if problems.is_empty() {

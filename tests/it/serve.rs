@@ -367,3 +367,466 @@ async fn dry_run_prints_every_object_and_creates_nothing() {
         .expect("session id in the header");
     assert!(session_objects(&client, id).await.is_empty());
 }
+
+/// The APIService's `spec`, labels and annotations, exactly as JSON text.
+async fn exact(client: &kube::Client, name: &str) -> Option<String> {
+    let api: Api<APIService> = Api::all(client.clone());
+    let a = api.get_opt(name).await.expect("get APIService")?;
+    let v = serde_json::to_value(&a).expect("json");
+    Some(format!(
+        "{}|{}|{}",
+        v["spec"], v["metadata"]["labels"], v["metadata"]["annotations"]
+    ))
+}
+
+/// Waits until APIService `name` reads as `want` (or is gone when `None`).
+async fn apiservice_becomes(
+    client: &kube::Client,
+    name: &str,
+    want: Option<&str>,
+    limit: Duration,
+) -> Result<Duration, String> {
+    let started = Instant::now();
+    loop {
+        let now = exact(client, name).await;
+        if now.as_deref() == want {
+            return Ok(started.elapsed());
+        }
+        if started.elapsed() > limit {
+            return Err(format!("APIService {name} is {now:?}, not {want:?}"));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// An APIService someone else registered for `group` (its Service does not
+/// exist: it is unavailable, as a real one would be with its server down).
+async fn foreign_apiservice(plane: &Plane, group: &str) -> String {
+    let name = format!("v1alpha1.{group}");
+    kubectl_stdin(
+        plane,
+        &["apply", "--server-side", "-f", "-"],
+        &format!(
+            "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: {name}\n  \
+             labels: {{team: platform, app.kubernetes.io/name: cozystack-api}}\n  \
+             annotations: {{note: \"the real one, 100% original\"}}\nspec:\n  group: {group}\n  version: v1alpha1\n  \
+             service: {{namespace: cozy-system, name: cozystack-api, port: 443}}\n  insecureSkipTLSVerify: true\n  \
+             groupPriorityMinimum: 900\n  versionPriority: 12\n"
+        ),
+    );
+    name
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_of_serve_is_reaped_by_the_agent_within_the_lease_ttl() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut s = TunnelSession::start(&client, "sigkill", &["--lease-duration", "6s"]).await;
+    let ready = s.ready().await;
+    let killed = Instant::now();
+    s.serve.signal("-KILL");
+    s.serve.exit(END).await.expect("serve killed");
+    let reaped = match wait_session_gone(&client, &ready.id, END).await {
+        Ok(_) => killed.elapsed(),
+        Err(left) => panic!("not reaped: {left:?}\n--- agents ---\n{}", s.runtime.logs()),
+    };
+    eprintln!(
+        "[serve] SIGKILL → every labelled object gone after {:.1}s (Lease 6s, renewed every 2s; agent grace 2s, poll 1s)",
+        reaped.as_secs_f64()
+    );
+    let line = s
+        .runtime
+        .wait_line(&format!("tunnel-agent reaped session {}", ready.id), END)
+        .await
+        .unwrap_or_else(|| panic!("the agent did not reap:\n{}", s.runtime.logs()));
+    assert!(!line.contains("not done"), "{line}\n{}", s.runtime.logs());
+    assert_eq!(
+        exact(&client, &format!("v1alpha1.{}", s.kinds.group)).await,
+        None
+    );
+    namespace_gone(&client, &s.namespace, END)
+        .await
+        .expect("the agent deleted the namespace serve created");
+    s.runtime.shutdown(&client).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_serve_is_reaped_and_says_so_when_it_wakes() {
+    // The laptop lid closes (SIGSTOP): no Lease renewal, no tunnel traffic;
+    // the port-forward and the Lease both go silent, as with a lost network.
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut s = TunnelSession::start(&client, "frozen", &["--lease-duration", "6s"]).await;
+    let ready = s.ready().await;
+    let frozen = Instant::now();
+    s.serve.signal("-STOP");
+    let gone = wait_session_gone(&client, &ready.id, END).await;
+    let reaped = frozen.elapsed();
+    s.serve.signal("-CONT");
+    if let Err(left) = gone {
+        panic!("not reaped: {left:?}\n{}", s.runtime.logs());
+    }
+    eprintln!(
+        "[serve] SIGSTOP → reaped by the agent after {:.1}s",
+        reaped.as_secs_f64()
+    );
+    let status = s.serve.exit(END).await.expect("serve exits once awake");
+    assert!(!status.success(), "{}", s.serve.output());
+    assert!(
+        s.serve.output().contains("the session was reaped"),
+        "{}",
+        s.serve.output()
+    );
+    assert!(session_objects(&client, &ready.id).await.is_empty());
+    s.runtime.shutdown(&client).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_taken_over_apiservice_is_restored_byte_for_byte_on_sigint_and_on_sigkill() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    for (round, signal) in [(0, "-INT"), (1, "-KILL")] {
+        let name_prefix = format!("takeover{round}");
+        let name = foreign_apiservice(plane, &group(&name_prefix)).await;
+        let before = exact(&client, &name).await.expect("the original");
+        let mut s = TunnelSession::start(
+            &client,
+            &name_prefix,
+            &["--lease-duration", "6s", "--takeover"],
+        )
+        .await;
+        let ready = s.ready().await;
+        assert!(
+            s.serve
+                .output()
+                .contains(&format!("Took over APIService {name}")),
+            "{}",
+            s.serve.output()
+        );
+        let during = exact(&client, &name).await.expect("taken over");
+        assert_ne!(during, before);
+        assert!(during.contains(&ready.id), "{during}");
+        let pg = s.resource("postgreses");
+        kubectl_ok(plane, &["get", &pg, "-A"]);
+
+        let stopped = Instant::now();
+        s.serve.signal(signal);
+        let _ = s.serve.exit(END).await.expect("serve exits");
+        match apiservice_becomes(&client, &name, Some(&before), END).await {
+            Ok(_) => eprintln!(
+                "[serve] takeover, {signal}: original restored after {:.1}s",
+                stopped.elapsed().as_secs_f64()
+            ),
+            Err(e) => panic!(
+                "{e}\n{}\n--- agents ---\n{}",
+                s.serve.output(),
+                s.runtime.logs()
+            ),
+        }
+        if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
+            panic!("left behind: {left:?}\n{}", s.runtime.logs());
+        }
+        s.runtime.shutdown(&client).await;
+        let api: Api<APIService> = Api::all(client.clone());
+        let _ = api.delete(&name, &DeleteParams::default()).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_serve_for_the_same_group_is_refused_and_takeover_takes_it() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut first = TunnelSession::start(&client, "shared", &["--lease-duration", "6s"]).await;
+    let first_ready = first.ready().await;
+    let name = format!("v1alpha1.{}", first.kinds.group);
+    let original = exact(&client, &name).await.expect("the first session's");
+
+    // Without --takeover: refused, naming who, where and since when.
+    let second_ns = session_namespace("shared-2");
+    let refused = std::process::Command::new(bins::kubectl_cozy())
+        .arg("serve")
+        .arg("--kubeconfig")
+        .arg(&plane.kubeconfig)
+        .arg("--kinds")
+        .arg(first.kinds.dir.path())
+        .args([
+            "--session-namespace",
+            &second_ns,
+            "--agent-service-external-name",
+            "localhost:1",
+        ])
+        .output()
+        .expect("second serve");
+    let text = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!("kubectl cozy serve session {} (", first_ready.id))
+            && text.contains(", pid ")
+            && text.contains("since ")
+            && text.contains("--takeover"),
+        "{text}"
+    );
+    // It left nothing: not even the namespace it had to create.
+    namespace_gone(&client, &second_ns, END)
+        .await
+        .expect("no namespace left by the refused serve");
+    assert_eq!(
+        exact(&client, &name).await.as_deref(),
+        Some(original.as_str())
+    );
+
+    // With --takeover: it serves, and gives the group back when it ends.
+    let plane_ref = plane;
+    let mut second_runtime = AgentRuntime::prepare(plane_ref, &client, &second_ns).await;
+    second_runtime.start(plane_ref, client.clone());
+    let seam = second_runtime.seam();
+    let mut second = ServeProcess::start(
+        plane,
+        &first.kinds,
+        &[
+            "--session-namespace",
+            &second_ns,
+            "--agent-service-external-name",
+            &seam,
+            "--timeout",
+            "150s",
+            "--lease-duration",
+            "6s",
+            "--takeover",
+        ],
+    );
+    let second_ready = match second.ready(START).await {
+        Ok(r) => r,
+        Err(e) => panic!("{e}\n{}", second_runtime.logs()),
+    };
+    let during = exact(&client, &name).await.expect("taken over");
+    assert!(during.contains(&second_ready.id), "{during}");
+    kubectl_ok(plane, &["get", &first.resource("postgreses"), "-A"]);
+    second.signal("-INT");
+    assert!(
+        second.exit(END).await.expect("exit").success(),
+        "{}",
+        second.output()
+    );
+    apiservice_becomes(&client, &name, Some(&original), END)
+        .await
+        .expect("given back to the first session, byte for byte");
+    if let Err(left) = wait_session_gone(&client, &second_ready.id, END).await {
+        panic!("left by the second session: {left:?}");
+    }
+    second_runtime.shutdown(&client).await;
+
+    first.serve.signal("-INT");
+    assert!(first.serve.exit(END).await.expect("exit").success());
+    if let Err(left) = wait_session_gone(&client, &first_ready.id, END).await {
+        panic!("left by the first session: {left:?}");
+    }
+    first.runtime.shutdown(&client).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_restart_and_port_forward_drop_under_load_fail_visibly_and_recover() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut s = TunnelSession::start(&client, "load", &["--lease-duration", "15s"]).await;
+    let ready = s.ready().await;
+    let apps = plane.namespace("serve-load").await;
+    let path = format!(
+        "/apis/{}/v1alpha1/namespaces/{apps}/postgreses",
+        s.kinds.group
+    );
+
+    // A bounded loop of requests through kube-apiserver, each with a limit.
+    const LIMIT: Duration = Duration::from_secs(20);
+    let load = {
+        let client = client.clone();
+        let path = path.clone();
+        tokio::spawn(async move {
+            let mut outcomes: Vec<(Duration, Result<(), String>)> = Vec::new();
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(40) {
+                let t = Instant::now();
+                let request = http::Request::get(&path).body(Vec::new()).expect("request");
+                let result = tokio::time::timeout(LIMIT, client.request_text(request)).await;
+                let outcome = match result {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(e)) => Err(e.to_string()),
+                    Err(_) => Err("HUNG".to_owned()),
+                };
+                outcomes.push((t.elapsed(), outcome));
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            outcomes
+        })
+    };
+    // 1. The agent's process dies (its control listener with it): the
+    //    port-forward drops; the kubelet (here the runtime) restarts it.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let crashed = s.runtime.crash().await.expect("an agent process to crash");
+    eprintln!("[serve] crashed the agent of {crashed}");
+    // 2. The agent pod is deleted: the Deployment makes a new one.
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), &s.namespace);
+    pods.delete(&crashed, &DeleteParams::default())
+        .await
+        .expect("delete the agent pod");
+    eprintln!("[serve] deleted pod {crashed}");
+
+    let outcomes = load.await.expect("load");
+    let hung = outcomes
+        .iter()
+        .filter(|(_, o)| matches!(o, Err(e) if e == "HUNG"))
+        .count();
+    let failed: Vec<&String> = outcomes
+        .iter()
+        .filter_map(|(_, o)| o.as_ref().err())
+        .collect();
+    let slowest = outcomes.iter().map(|(d, _)| *d).max().unwrap_or_default();
+    eprintln!(
+        "[serve] {} requests: {} ok, {} failed visibly, {hung} hung; slowest {:.2}s; first errors: {:?}",
+        outcomes.len(),
+        outcomes.len() - failed.len(),
+        failed.len(),
+        slowest.as_secs_f64(),
+        failed.iter().take(3).collect::<Vec<_>>()
+    );
+    assert_eq!(hung, 0, "requests hung past {LIMIT:?}");
+    assert!(outcomes.iter().any(|(_, o)| o.is_ok()));
+    // Service resumes by itself: a request succeeds again.
+    let resumed = Instant::now();
+    loop {
+        let request = http::Request::get(&path).body(Vec::new()).expect("request");
+        if let Ok(Ok(_)) = tokio::time::timeout(LIMIT, client.request_text(request)).await {
+            break;
+        }
+        assert!(
+            resumed.elapsed() < Duration::from_secs(90),
+            "no recovery:\n{}\n{}",
+            s.serve.output(),
+            s.runtime.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let journal = s.runtime.journal();
+    assert!(journal.started.len() >= 3, "{journal:?}");
+    let reconnects = s.serve.output().matches("Tunnel: connected").count();
+    assert!(reconnects >= 3, "{}", s.serve.output());
+    s.serve.signal("-INT");
+    assert!(s.serve.exit(END).await.expect("exit").success());
+    if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
+        panic!("left behind: {left:?}");
+    }
+    s.runtime.shutdown(&client).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("external"));
+    let ns = session_namespace("external");
+    let mut serve = ServeProcess::start(
+        plane,
+        &kinds,
+        &[
+            "--route",
+            "external-name",
+            "--host",
+            "localhost",
+            "--listen",
+            "127.0.0.1:0",
+            "--session-namespace",
+            &ns,
+            "--timeout",
+            "150s",
+        ],
+    );
+    let ready = serve.ready(START).await.expect("ready");
+    eprintln!("[serve] external-name route: {}", ready.line);
+    let objects = session_objects(&client, &ready.id).await;
+    assert!(
+        objects
+            .iter()
+            .all(|o| !o.starts_with("Deployment") && !o.starts_with("ClusterRole")),
+        "no agent on this route: {objects:?}"
+    );
+    let svc = kubectl_ok(
+        plane,
+        &[
+            "get",
+            "service",
+            "-n",
+            &ns,
+            &format!("kubectl-cozy-{}", ready.id),
+            "-o",
+            "jsonpath={.spec.type} {.spec.externalName}",
+        ],
+    );
+    assert_eq!(svc, "ExternalName localhost");
+    let pg = format!("postgreses.{}", kinds.group);
+    let apps = plane.namespace("serve-external-apps").await;
+    kubectl_stdin(
+        plane,
+        &["apply", "-f", "-"],
+        &format!(
+            "apiVersion: {}/v1alpha1\nkind: Postgres\nmetadata: {{name: db1, namespace: {apps}}}\nspec: {{}}\n",
+            kinds.group
+        ),
+    );
+    assert!(kubectl_ok(plane, &["get", &pg, "-n", &apps, "-o", "name"]).contains("db1"));
+
+    // doctor sees the live session as healthy.
+    let out = std::process::Command::new(bins::kubectl_cozy())
+        .args(["doctor", "-o", "json", "--kubeconfig"])
+        .arg(&plane.kubeconfig)
+        .output()
+        .expect("doctor");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let sessions = report["serveSessions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let live = sessions
+        .iter()
+        .find(|s| s["id"] == ready.id.as_str())
+        .unwrap_or_else(|| panic!("doctor does not list session {}: {report:#}", ready.id));
+    assert_eq!(live["state"], "alive", "{live:#}");
+    let api = report["apiServices"]
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|a| a["name"] == format!("v1alpha1.{}", kinds.group).as_str())
+                .cloned()
+        })
+        .expect("the APIService in doctor's report");
+    assert_eq!(api["healthy"], true, "{api:#}");
+    assert_eq!(api["session"]["state"], "alive", "{api:#}");
+    assert!(
+        report["findings"]
+            .as_array()
+            .map(|f| f.iter().all(|f| !f.to_string().contains(&ready.id)))
+            .unwrap_or(true),
+        "{report:#}"
+    );
+
+    kubectl_ok(plane, &["delete", &pg, "db1", "-n", &apps]);
+    serve.signal("-TERM");
+    assert!(
+        serve.exit(END).await.expect("exit").success(),
+        "{}",
+        serve.output()
+    );
+    if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
+        panic!("left behind: {left:?}\n{}", serve.output());
+    }
+    namespace_gone(&client, &ns, END)
+        .await
+        .expect("namespace gone");
+}
