@@ -131,7 +131,11 @@ impl AgentRuntime {
     pub fn logs(&self) -> String {
         let mut out = String::new();
         if let Ok(entries) = std::fs::read_dir(&self.dir) {
-            let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+            let mut paths: Vec<PathBuf> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "log"))
+                .collect();
             paths.sort();
             for p in paths {
                 let text = std::fs::read_to_string(&p).unwrap_or_default();
