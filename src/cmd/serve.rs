@@ -497,7 +497,7 @@ async fn serve_session(
         }
     };
     for id in &registered.reaped {
-        eprintln!("Reaped expired serve session {id}, which held a group/version served here");
+        eprintln!("Reaped expired serve session {id} (its Lease was no longer renewed)");
     }
     for name in &registered.took_over {
         eprintln!("Took over APIService {name}; it is restored when this session ends");

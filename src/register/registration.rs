@@ -3,7 +3,8 @@
 //! steps:
 //!
 //! 1. the session namespace, if missing (labelled as the session's);
-//! 2. who serves each group/version now: refuse (nothing created yet but the
+//! 2. sessions whose Lease expired over a minute ago are reaped in passing
+//!    ([`SWEEP_MARGIN`]); then who serves each group/version now: refuse (nothing created yet but the
 //!    namespace) unless free, held by an expired session (reaped first) or
 //!    `--takeover`;
 //! 3. the Lease, recording everything that follows, so a reaper knows it all
@@ -21,12 +22,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::jiff::Timestamp;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::Client;
-use kube::api::{Api, ApiResource, DynamicObject, PostParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -36,7 +39,11 @@ use super::apiservice::{self, Occupant};
 use super::lease;
 use super::plan::Plan;
 use super::reap::{self, Reaped, Target};
-use super::session::{self, SavedApiService, SessionObject};
+use super::session::{self, Liveness, SavedApiService, SessionObject, SessionRecord};
+
+/// How long past its expiry a session's Lease must be before `serve` reaps
+/// it in passing (clocks of different machines disagree).
+pub const SWEEP_MARGIN: Duration = Duration::from_secs(60);
 
 /// Why registration failed.
 #[derive(Debug, thiserror::Error)]
@@ -214,6 +221,9 @@ impl Registrar {
             }
         }
 
+        step("expired sessions");
+        self.sweep(&plan.id, &mut done).await;
+
         step("APIServices in place");
         let mut originals: BTreeMap<String, Value> = BTreeMap::new();
         let mut refusals = Vec::new();
@@ -374,6 +384,55 @@ impl Registrar {
             }
         }
         Ok(done)
+    }
+
+    /// Reaps every session whose Lease expired more than [`SWEEP_MARGIN`]
+    /// ago (by this machine's clock; the margin allows for another machine's
+    /// clock running late). Best effort: a failure is logged, not fatal.
+    async fn sweep(&self, own: &str, done: &mut Registered) {
+        let leases: Api<Lease> = Api::all(self.client.clone());
+        let params = ListParams::default().labels(session::SESSION_LABEL);
+        let list = match tokio::time::timeout(self.limit, leases.list(&params)).await {
+            Ok(Ok(list)) => list,
+            Ok(Err(err)) => {
+                tracing::info!(%err, "list session Leases (sweeping expired sessions)");
+                return;
+            }
+            Err(_) => return,
+        };
+        let now = Timestamp::now();
+        for lease in list.items {
+            let Some((id, namespace)) = session::session_of(
+                lease.metadata.labels.as_ref(),
+                None,
+                lease.metadata.namespace.as_deref(),
+            ) else {
+                continue;
+            };
+            if id == own || lease.metadata.name.as_deref() != Some(&session::lease_name(&id)) {
+                continue;
+            }
+            let Liveness::Expired { since: Some(since) } = session::judge(Some(&lease), now) else {
+                continue;
+            };
+            if now.as_second() - since.as_second() < SWEEP_MARGIN.as_secs() as i64 {
+                continue;
+            }
+            let record = SessionRecord::from_annotations(lease.metadata.annotations.as_ref())
+                .unwrap_or_default();
+            let target = Target {
+                id: id.clone(),
+                namespace: namespace.clone(),
+                objects: session::named_objects(&id, &namespace, &record),
+            };
+            match reap::reap(&self.client, &target, self.limit).await {
+                Ok(Reaped::Reaped(_)) => done.reaped.push(id),
+                Ok(Reaped::Alive { .. }) => {}
+                Err(err) => {
+                    tracing::info!(session = %id, error = %crate::tunnel::client::chain(&err), "reap an expired session")
+                }
+            }
+        }
     }
 
     /// Reaps the expired session `id` that holds APIService `name`.
