@@ -830,3 +830,267 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
         .await
         .expect("namespace gone");
 }
+
+/// Benchmarks (`benches/serve.sh`): start → Available and its split, get and
+/// list latency through the tunnel vs the external-name route vs straight to
+/// serve, and the reap time after SIGKILL. Ratios and differences within one
+/// run; nothing asserted about time.
+mod bench {
+    use std::time::{Duration, Instant};
+
+    use kube::api::{Api, PostParams};
+
+    use super::*;
+
+    fn percentile(sorted: &[f64], p: f64) -> f64 {
+        if sorted.is_empty() {
+            return f64::NAN;
+        }
+        let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+        sorted[rank.min(sorted.len() - 1)]
+    }
+
+    fn summary(mut ms: Vec<f64>) -> (f64, f64) {
+        ms.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        (percentile(&ms, 50.0), percentile(&ms, 99.0))
+    }
+
+    /// The "Ready in" split: (total, certificates, objects, tunnel, available).
+    fn split(line: &str) -> Vec<f64> {
+        line.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|t| t.contains('.') && t.len() > 1)
+            .filter_map(|t| t.trim_end_matches('.').parse().ok())
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "benchmark: run with benches/serve.sh"]
+    async fn bench_start_to_available_and_reap_after_sigkill() {
+        let _serial = CLUSTER_LOCK.lock().await;
+        let plane = plane();
+        let client = plane.client().await;
+        println!("## serve start → Available (tunnel route, default Lease 15s)");
+        println!(
+            "| run | total s | certificates | objects | tunnel connected | Available | SIGINT → exit s |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        for run in 0..5 {
+            let mut s = TunnelSession::start(&client, &format!("bench-start{run}"), &[]).await;
+            let ready = s.ready().await;
+            let t = split(&ready.line);
+            let stop = Instant::now();
+            s.serve.signal("-INT");
+            s.serve.exit(END).await.expect("exit");
+            println!(
+                "| {run} | {} | {} | {} | {} | {} | {:.2} |",
+                t.first().copied().unwrap_or(f64::NAN),
+                t.get(1).copied().unwrap_or(f64::NAN),
+                t.get(2).copied().unwrap_or(f64::NAN),
+                t.get(3).copied().unwrap_or(f64::NAN),
+                t.get(4).copied().unwrap_or(f64::NAN),
+                stop.elapsed().as_secs_f64()
+            );
+            let _ = wait_session_gone(&client, &ready.id, END).await;
+            s.runtime.shutdown(&client).await;
+        }
+        println!();
+        println!(
+            "## reap after SIGKILL (default Lease 15s, renewed every 5s; agent: poll 1s, grace 2s)"
+        );
+        println!("| run | SIGKILL → every labelled object gone, s | agent's reap line |");
+        println!("|---|---|---|");
+        for run in 0..3 {
+            let mut s = TunnelSession::start(&client, &format!("bench-reap{run}"), &[]).await;
+            let ready = s.ready().await;
+            // Renewals come every 5 s: kill at a random point of the period.
+            tokio::time::sleep(Duration::from_millis(1700 * run as u64)).await;
+            let killed = Instant::now();
+            s.serve.signal("-KILL");
+            let _ = s.serve.exit(END).await;
+            let gone = wait_session_gone(&client, &ready.id, END).await;
+            let line = s
+                .runtime
+                .wait_line("tunnel-agent reaped", Duration::from_secs(5))
+                .await
+                .unwrap_or_default();
+            println!(
+                "| {run} | {} | {} |",
+                match gone {
+                    Ok(_) => format!("{:.1}", killed.elapsed().as_secs_f64()),
+                    Err(left) => format!("not reaped: {left:?}"),
+                },
+                line
+            );
+            s.runtime.shutdown(&client).await;
+        }
+    }
+
+    /// Timed GETs of `path` with `client`.
+    async fn gets(client: &kube::Client, path: &str, n: usize) -> Vec<f64> {
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let request = http::Request::get(path).body(Vec::new()).expect("request");
+            let t = Instant::now();
+            client.request_text(request).await.expect("GET");
+            out.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        out
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "benchmark: run with benches/serve.sh"]
+    async fn bench_get_and_list_through_tunnel_external_name_and_direct() {
+        let _serial = CLUSTER_LOCK.lock().await;
+        let plane = plane();
+        let client = plane.client().await;
+        let mut tunnel = TunnelSession::start(&client, "bench-path", &["-q"]).await;
+        let ready = tunnel.ready().await;
+        let group = tunnel.kinds.group.clone();
+        let port: u16 = tunnel
+            .serve
+            .wait_line("Serving ", Duration::from_secs(5))
+            .await
+            .and_then(|l| {
+                l.split("https://127.0.0.1:")
+                    .nth(1)
+                    .and_then(|r| r.split_whitespace().next().map(str::to_owned))
+            })
+            .and_then(|p| p.parse().ok())
+            .expect("serve's port");
+        // Straight to serve: the admin's client certificate, serve's port.
+        let mut config = kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(&plane.kubeconfig).expect("kubeconfig"),
+            &Default::default(),
+        )
+        .await
+        .expect("config");
+        config.cluster_url = format!("https://127.0.0.1:{port}").parse().expect("url");
+        config.accept_invalid_certs = true;
+        config.root_cert = None;
+        let direct = kube::Client::try_from(config).expect("direct client");
+
+        // 5,000 apps in one namespace, created through serve (16 at a time).
+        let apps = plane.namespace("serve-bench").await;
+        let resource = kube::api::ApiResource {
+            group: group.clone(),
+            version: "v1alpha1".into(),
+            api_version: format!("{group}/v1alpha1"),
+            kind: "Postgres".into(),
+            plural: "postgreses".into(),
+        };
+        let api: Api<kube::api::DynamicObject> =
+            Api::namespaced_with(direct.clone(), &apps, &resource);
+        let created = Instant::now();
+        let names: Vec<String> = (0..5000).map(|i| format!("db{i:05}")).collect();
+        for chunk in names.chunks(16) {
+            let mut set = tokio::task::JoinSet::new();
+            for name in chunk {
+                let api = api.clone();
+                let object: kube::api::DynamicObject = serde_json::from_value(serde_json::json!({
+                    "apiVersion": format!("{group}/v1alpha1"), "kind": "Postgres",
+                    "metadata": {"name": name}, "spec": {}
+                }))
+                .expect("object");
+                set.spawn(async move { api.create(&PostParams::default(), &object).await });
+            }
+            while let Some(r) = set.join_next().await {
+                r.expect("join").expect("create");
+            }
+        }
+        eprintln!(
+            "[bench] 5,000 apps created in {:.1}s",
+            created.elapsed().as_secs_f64()
+        );
+        let get = format!(
+            "/apis/{group}/v1alpha1/namespaces/{apps}/postgreses/db02500?resourceVersion=0"
+        );
+        let list = format!("/apis/{group}/v1alpha1/namespaces/{apps}/postgreses?resourceVersion=0");
+
+        let measure = |via: &'static str, c: kube::Client| {
+            let get = get.clone();
+            let list = list.clone();
+            async move {
+                let _ = gets(&c, &get, 50).await; // warm
+                let mut g = Vec::new();
+                let mut l = Vec::new();
+                for _ in 0..5 {
+                    g.extend(gets(&c, &get, 100).await);
+                    l.extend(gets(&c, &list, 1).await);
+                }
+                (via, summary(g), summary(l))
+            }
+        };
+        // Interleaved: direct and tunnel in the same rounds.
+        let mut rows = Vec::new();
+        for _ in 0..2 {
+            rows.push(measure("direct (straight to serve)", direct.clone()).await);
+            rows.push(
+                measure(
+                    "tunnel (kube-apiserver → agent → port-forward)",
+                    client.clone(),
+                )
+                .await,
+            );
+        }
+        // The external-name route: a second session takes the group over.
+        let ns = session_namespace("bench-path-ext");
+        let mut external = ServeProcess::start(
+            plane,
+            &tunnel.kinds,
+            &[
+                "--route",
+                "external-name",
+                "--host",
+                "localhost",
+                "--listen",
+                "127.0.0.1:0",
+                "--session-namespace",
+                &ns,
+                "--takeover",
+                "-q",
+                "--timeout",
+                "150s",
+            ],
+        );
+        let ext_ready = external.ready(START).await.expect("external-name ready");
+        for _ in 0..2 {
+            rows.push(measure("external-name (kube-apiserver → serve)", client.clone()).await);
+            rows.push(measure("direct (straight to serve)", direct.clone()).await);
+        }
+        external.signal("-INT");
+        external.exit(END).await.expect("exit");
+        let _ = wait_session_gone(&client, &ext_ready.id, END).await;
+        for _ in 0..2 {
+            rows.push(
+                measure(
+                    "tunnel (kube-apiserver → agent → port-forward)",
+                    client.clone(),
+                )
+                .await,
+            );
+        }
+        println!("## get and list latency by path (same server, 5,000 apps, resourceVersion=0)");
+        println!("| path | get p50 ms | get p99 ms | list 5,000 p50 ms |");
+        println!("|---|---|---|---|");
+        for (via, (g50, g99), (l50, _)) in &rows {
+            println!("| {via} | {g50:.2} | {g99:.2} | {l50:.0} |");
+        }
+        let p50 = |name: &str| {
+            let v: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.0.starts_with(name))
+                .map(|r| r.1.0)
+                .collect();
+            v.iter().sum::<f64>() / v.len().max(1) as f64
+        };
+        println!(
+            "tunnel − external-name, get p50: {:+.2} ms (target ≤ 2 ms); external-name − direct: {:+.2} ms (the aggregator hop)",
+            p50("tunnel") - p50("external-name"),
+            p50("external-name") - p50("direct")
+        );
+        tunnel.serve.signal("-INT");
+        tunnel.serve.exit(END).await.expect("exit");
+        let _ = wait_session_gone(&client, &ready.id, END).await;
+        tunnel.runtime.shutdown(&client).await;
+    }
+}
