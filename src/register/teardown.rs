@@ -19,7 +19,7 @@ use std::time::Duration;
 use kube::Client;
 
 use super::reap::{Begun, Judge, ReapError, ReapOptions, ReapReport, Reaping, Target};
-use super::session::{SessionObject, reap_rank};
+use super::session::{self, SessionObject, reap_rank};
 
 /// A session's teardown.
 pub struct Teardown {
@@ -46,12 +46,20 @@ impl Teardown {
         created: &[SessionObject],
         limit: Duration,
     ) -> Self {
+        // The namespace too when serve did not create it: another session that
+        // did may have handed it over on leaving (the reaper deletes it only
+        // when it carries this session's label and no other session is left).
+        let mut objects = created.to_vec();
+        let ns = SessionObject::of(&session::NAMESPACE, None, namespace);
+        if !objects.contains(&ns) {
+            objects.push(ns);
+        }
         Teardown {
             client,
             target: Target {
                 id: id.to_owned(),
                 namespace: namespace.to_owned(),
-                objects: order(created),
+                objects: order(&objects),
             },
             limit,
         }
@@ -80,12 +88,18 @@ impl Teardown {
 }
 
 /// What a teardown left undone, one line each (empty when everything went).
+/// A namespace left alone is not a problem: it was not the session's, or
+/// another session lives in it.
 pub fn problems(report: &ReapReport) -> Vec<String> {
     let mut lines = Vec::new();
     for (o, why) in &report.failed {
         lines.push(format!("{}: {why}", o.describe()));
     }
-    for (o, why) in &report.left {
+    for (o, why) in report
+        .left
+        .iter()
+        .filter(|(o, _)| o.kind != session::NAMESPACE.kind)
+    {
         lines.push(format!("{}: {why}", o.describe()));
     }
     for (o, why) in &report.unverified {
@@ -97,7 +111,7 @@ pub fn problems(report: &ReapReport) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::register::session::{self, SessionKind};
+    use crate::register::session::SessionKind;
 
     fn of(kind: &SessionKind, name: &str) -> SessionObject {
         SessionObject::of(kind, kind.namespaced.then_some("ns"), name)
@@ -145,14 +159,17 @@ mod tests {
                 of(&session::API_SERVICE, "v1.a.example.com"),
                 "HTTP 500".into(),
             )],
-            left: vec![(of(&session::NAMESPACE, "ns"), "handed over".into())],
+            left: vec![
+                (of(&session::NAMESPACE, "ns"), "handed over".into()),
+                (of(&session::SERVICE, "s"), "kept".into()),
+            ],
             ..ReapReport::default()
         };
         assert_eq!(
             problems(&report),
             [
                 "apiservices.apiregistration.k8s.io/v1.a.example.com: HTTP 500",
-                "namespaces/ns: handed over"
+                "services/s -n ns: kept"
             ]
         );
         assert!(problems(&ReapReport::default()).is_empty());

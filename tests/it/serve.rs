@@ -831,6 +831,34 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
         .expect("namespace gone");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_on_disconnect_cleans_up_and_exits_when_the_tunnel_drops() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut s = TunnelSession::start(
+        &client,
+        "exit-on-disconnect",
+        &["--lease-duration", "6s", "--exit-on-disconnect"],
+    )
+    .await;
+    let ready = s.ready().await;
+    // The agent's process dies with its control listener: the port-forward
+    // drops, and serve gives up instead of reconnecting.
+    s.runtime.crash().await.expect("an agent process");
+    let status = s.serve.exit(END).await.expect("serve exits by itself");
+    assert_eq!(status.code(), Some(1), "{}", s.serve.output());
+    assert!(
+        s.serve.output().contains("exit on disconnect"),
+        "{}",
+        s.serve.output()
+    );
+    if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
+        panic!("left behind: {left:?}\n{}", s.serve.output());
+    }
+    s.runtime.shutdown(&client).await;
+}
+
 /// Benchmarks (`benches/serve.sh`): start → Available and its split, get and
 /// list latency through the tunnel vs the external-name route vs straight to
 /// serve, and the reap time after SIGKILL. Ratios and differences within one
