@@ -43,6 +43,8 @@ use crate::tunnel::{
     ClientConfig, PortForwardTransport, TcpUpstream, TunnelClient, TunnelState, TunnelStatus,
 };
 
+/// The user kube-apiserver's aggregator probes APIServices as.
+const AGGREGATOR: &str = "system:kube-aggregator";
 /// Limit of each registration and teardown request.
 const REQUEST_LIMIT: Duration = Duration::from_secs(10);
 /// Limit of each request of the teardown (it must finish within ~5 s).
@@ -525,8 +527,9 @@ async fn serve_session(
             } else {
                 local
             };
-            let mut config = ClientConfig::new(plan.id.clone());
-            config.exit_on_disconnect = args.exit_on_disconnect;
+            // --exit-on-disconnect is serve's own (below): the first connect
+            // waits for the pod, only a drop after it ends the session.
+            let config = ClientConfig::new(plan.id.clone());
             let tunnel = TunnelClient::new(
                 Arc::new(transport),
                 Arc::new(TcpUpstream::new(upstream_addr)),
@@ -544,21 +547,67 @@ async fn serve_session(
     };
     let mut tunnel_task = tunnel_task;
 
-    // Available.
+    // Available: the condition says so, and the aggregator fetched
+    // discovery from this very server (a taken-over APIService may still
+    // carry its previous backend's condition).
     let names = plan.api_service_names();
+    let probes: Vec<String> = plan
+        .served
+        .iter()
+        .map(|gv| format!("/apis/{}/{}", gv.group, gv.version))
+        .collect();
     let spinner = log.spinner("waiting for the APIServices to become Available");
+    let deadline = Instant::now() + args.timeout;
+    let available = async {
+        let progress = |name: &str, reason: &str| {
+            spinner.set_message(format!(
+                "waiting for APIService {name} to become Available ({reason})"
+            ));
+        };
+        apiservice::wait_available(&client, &names, args.timeout, progress).await?;
+        spinner.set_message("waiting for the aggregator to reach this server");
+        let left = deadline.saturating_duration_since(Instant::now());
+        if tokio::time::timeout(left, log.probed(&probes))
+            .await
+            .is_err()
+        {
+            return Err(apiservice::WaitError::Timeout {
+                name: names.join(", "),
+                waited: args.timeout,
+                reason: "NotProbed".into(),
+                message: "the aggregator has not fetched discovery from this server".into(),
+            });
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        apiservice::wait_available(&client, &names, left, progress).await
+    };
+    let tunnel_failed = async {
+        match tunnel_task.as_mut() {
+            Some((_, task)) => match task.await {
+                Ok(Err(e)) => CliError::other("the tunnel", e),
+                Ok(Ok(())) => CliError::Usage("the tunnel stopped".into()),
+                Err(e) => CliError::other("the tunnel", e),
+            },
+            None => std::future::pending().await,
+        }
+    };
     let waited = tokio::select! {
-        r = apiservice::wait_available(&client, &names, args.timeout, |name, reason| {
-            spinner.set_message(format!("waiting for APIService {name} to become Available ({reason})"));
-        }) => Some(r),
+        r = available => Some(r.map_err(|e| CliError::other("wait for the APIServices", e))),
+        e = tunnel_failed => Some(Err(e)),
         () = signals.next() => None,
     };
     spinner.finish_and_clear();
     log.clear_spinner();
+    if tunnel_task
+        .as_ref()
+        .is_some_and(|(_, task)| task.is_finished())
+    {
+        tunnel_task = None;
+    }
     let t_available = started.elapsed();
     let failure = match waited {
         Some(Ok(())) => None,
-        Some(Err(err)) => Some(CliError::other("wait for the APIServices", err)),
+        Some(Err(err)) => Some(err),
         None => {
             eprintln!("Interrupted; removing the session");
             end(
@@ -623,6 +672,10 @@ async fn serve_session(
             tunnel_task = None;
             Err(err)
         }
+        () = disconnected(tunnel_status.clone()), if args.exit_on_disconnect => Err(CliError::other(
+            "the tunnel dropped",
+            "the port-forward to the agent was lost and --exit-on-disconnect is set",
+        )),
         _ = lease_state.wait_for(|s| *s == RenewState::Lost) => Err(CliError::Usage(format!(
             "the session Lease {}/{} is gone: the session was reaped while it could not be renewed",
             plan.namespace,
@@ -641,6 +694,19 @@ async fn serve_session(
     )
     .await;
     outcome
+}
+
+/// Resolves when a connected tunnel drops (never without a tunnel).
+async fn disconnected(status: Option<tokio::sync::watch::Receiver<TunnelStatus>>) {
+    let Some(mut status) = status else {
+        return std::future::pending().await;
+    };
+    let _ = status
+        .wait_for(|s| matches!(s.state, TunnelState::Connected { .. }))
+        .await;
+    let _ = status
+        .wait_for(|s| !matches!(s.state, TunnelState::Connected { .. }))
+        .await;
 }
 
 type TunnelTask = (
@@ -909,6 +975,9 @@ async fn serve_standalone(
 struct Log {
     quiet: bool,
     spinner: Arc<Mutex<Option<ProgressBar>>>,
+    /// Paths the aggregator fetched successfully (its availability probes
+    /// of `/apis/<group>/<version>`): proof that it reaches *this* server.
+    probed: Arc<tokio::sync::watch::Sender<std::collections::BTreeSet<String>>>,
 }
 
 impl Log {
@@ -916,7 +985,17 @@ impl Log {
         Log {
             quiet,
             spinner: Arc::new(Mutex::new(None)),
+            probed: Arc::new(tokio::sync::watch::channel(Default::default()).0),
         }
+    }
+
+    /// Waits until the aggregator fetched every one of `paths` from this
+    /// server.
+    async fn probed(&self, paths: &[String]) {
+        let mut rx = self.probed.subscribe();
+        let _ = rx
+            .wait_for(|seen| paths.iter().all(|p| seen.contains(p)))
+            .await;
     }
 
     fn line(&self, text: &str) {
@@ -942,12 +1021,15 @@ impl Log {
     }
 
     fn install_access_log(&self) {
-        if self.quiet {
-            return;
-        }
         let log = self.clone();
         server::set_access_log(Box::new(move |a: &Access<'_>| {
-            log.line(&access_line(a));
+            if a.status.is_success() && a.user == Some(AGGREGATOR) && a.path.starts_with("/apis/") {
+                let path = a.path.to_owned();
+                log.probed.send_if_modified(|seen| seen.insert(path));
+            }
+            if !log.quiet {
+                log.line(&access_line(a));
+            }
         }));
     }
 

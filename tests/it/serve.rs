@@ -849,7 +849,7 @@ async fn exit_on_disconnect_cleans_up_and_exits_when_the_tunnel_drops() {
     let status = s.serve.exit(END).await.expect("serve exits by itself");
     assert_eq!(status.code(), Some(1), "{}", s.serve.output());
     assert!(
-        s.serve.output().contains("exit on disconnect"),
+        s.serve.output().contains("--exit-on-disconnect is set"),
         "{}",
         s.serve.output()
     );
