@@ -201,7 +201,7 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         .watch_path(kinds_path.clone())
         .map_err(|e| CliError::other(format!("watch {}", kinds_path.display()), e))?;
     if args.standalone {
-        return serve_standalone(&args, registry, ctx).await;
+        return serve_standalone(&args, registry).await;
     }
     match route {
         RouteArg::None => serve_unregistered(&args, registry, ctx).await,
@@ -585,7 +585,7 @@ async fn serve_session(
         match tunnel_task.as_mut() {
             Some((_, task)) => match task.await {
                 Ok(Err(e)) => CliError::other("the tunnel", e),
-                Ok(Ok(())) => CliError::Usage("the tunnel stopped".into()),
+                Ok(Ok(())) => CliError::other("the tunnel", "it stopped"),
                 Err(e) => CliError::other("the tunnel", e),
             },
             None => std::future::pending().await,
@@ -665,7 +665,7 @@ async fn serve_session(
             }
         } => {
             let err = match ended {
-                Ok(Ok(())) => CliError::Usage("the tunnel stopped".into()),
+                Ok(Ok(())) => CliError::other("the tunnel", "it stopped"),
                 Ok(Err(e)) => CliError::other("the tunnel", e),
                 Err(e) => CliError::other("the tunnel", e),
             };
@@ -676,11 +676,14 @@ async fn serve_session(
             "the tunnel dropped",
             "the port-forward to the agent was lost and --exit-on-disconnect is set",
         )),
-        _ = lease_state.wait_for(|s| *s == RenewState::Lost) => Err(CliError::Usage(format!(
-            "the session Lease {}/{} is gone: the session was reaped while it could not be renewed",
-            plan.namespace,
-            session::lease_name(&plan.id)
-        ))),
+        _ = lease_state.wait_for(|s| *s == RenewState::Lost) => Err(CliError::other(
+            "the session ended",
+            format!(
+                "the session Lease {}/{} is gone: the session was reaped while it could not be renewed",
+                plan.namespace,
+                session::lease_name(&plan.id)
+            ),
+        )),
     };
     eprintln!("Stopping: removing the session (Ctrl-C again to skip all but the APIServices)");
     end(
@@ -891,12 +894,7 @@ async fn serve_unregistered(
 }
 
 /// `--standalone`: the embedded store and a kubeconfig.
-async fn serve_standalone(
-    args: &ServeArgs,
-    registry: Registry,
-    ctx: &Ctx,
-) -> Result<ExitStatus, CliError> {
-    let _ = ctx;
+async fn serve_standalone(args: &ServeArgs, registry: Registry) -> Result<ExitStatus, CliError> {
     let state_dir = args
         .state_dir
         .clone()
