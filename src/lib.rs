@@ -24,3 +24,4 @@ pub mod pki;
 pub mod register;
 pub mod storage;
 pub mod tunnel;
+pub mod version;

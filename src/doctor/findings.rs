@@ -53,6 +53,10 @@ pub struct Report {
     /// With `--fix`: the plan, what was applied, and the state afterwards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<FixReport>,
+    /// Set when the server is a kubectl-cozy standalone server, which has
+    /// none of what the other sections check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standalone: Option<super::standalone::StandaloneServer>,
 }
 
 /// The namespaces a run examined.

@@ -1098,6 +1098,7 @@ mod tests {
             findings,
             unchecked: Vec::new(),
             fix: None,
+            standalone: None,
         }
     }
 
