@@ -3,12 +3,8 @@
 //! and the HelmRelease storage.
 //!
 //! - [`server`]: TLS, HTTP/1.1 and HTTP/2, limits, timeouts, graceful shutdown, routing
-//! - [`request`]: request info (route, verb, namespace, resource, name)
 //! - [`handlers`]: every verb of every served kind
-//! - [`status`]: `metav1.Status` errors ([`status::ApiError`])
 //! - [`negotiate`]: `Accept` and `Content-Type` negotiation
-//! - [`selectors`]: `labelSelector` and `fieldSelector`
-//! - [`jsonpath`]: the JSONPath subset printer columns use
 //! - [`table`]: `Table` and `PartialObjectMetadata(List)` responses
 //! - [`discovery`]: `/apis`, `/apis/<g>`, `/apis/<g>/<v>` and aggregated discovery
 //! - [`openapi`]: `/openapi/v2` and `/openapi/v3`
@@ -26,14 +22,10 @@
 
 pub mod discovery;
 pub mod handlers;
-pub mod jsonpath;
 pub mod negotiate;
 pub mod openapi;
 pub mod patch;
-pub mod request;
 pub mod response;
-pub mod selectors;
 pub mod server;
 pub mod standalone;
-pub mod status;
 pub mod table;

@@ -19,7 +19,7 @@
 //! rather than answered with 406; and `v1beta1` transforms are answered in
 //! `meta.k8s.io/v1` (every client that asks for v1beta1 also accepts v1).
 
-use super::status::ApiError;
+use crate::apimachinery::status::ApiError;
 
 /// The body type of a successful response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -358,6 +358,16 @@ pub fn body_type(content_type: Option<&str>) -> Result<BodyType, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Request headers never panic the negotiation, whatever they are.
+    #[test]
+    fn garbage_never_panics() {
+        for input in crate::apimachinery::garbage_inputs(20_000) {
+            let _ = negotiate(Some(&input), Some(&input), true);
+            let _ = body_type(Some(&input));
+            let _ = super::super::discovery::wants_aggregated(Some(&input));
+        }
+    }
 
     const KUBECTL_GET: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
     const METADATA_LIST: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";

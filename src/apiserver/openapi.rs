@@ -644,7 +644,7 @@ fn gvk_extension(group: &str, version: &str, kind: &str) -> Value {
     json!([{"group": group, "kind": kind, "version": version}])
 }
 
-/// The `status` every kind reports (see `storage::convert`).
+/// The `status` every kind reports (see `storage::helm_release`).
 fn status_schema() -> Value {
     json!({
         "description": "Status of the application's HelmRelease, as reported by Flux.",

@@ -1,5 +1,9 @@
 //! Building HTTP responses: JSON bodies, `Status` errors, plain-text health
 //! answers, and streaming bodies for watches.
+//!
+//! [`error`] is where every error answer is written, so it is also where
+//! the hidden cause of an internal error is logged: the client gets the
+//! generic `Status`, the operator the cause.
 
 use std::convert::Infallible;
 
@@ -9,7 +13,7 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use serde_json::Value;
 
-use super::status::ApiError;
+use crate::apimachinery::status::ApiError;
 
 /// Every response body.
 pub type Body = BoxBody<Bytes, Infallible>;
@@ -44,8 +48,12 @@ pub fn json(code: StatusCode, value: &Value) -> Response<Body> {
     json_with(code, value, "application/json")
 }
 
-/// A `Status` error response.
+/// A `Status` error response; an internal error's hidden cause is logged
+/// here, never sent.
 pub fn error(err: &ApiError) -> Response<Body> {
+    if let Some(cause) = &err.hidden_cause {
+        tracing::error!(code = err.code, "internal error: {cause}");
+    }
     let mut response = json(
         StatusCode::from_u16(err.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
         &err.to_status(),
@@ -91,4 +99,57 @@ pub fn stream(content_type: &str, rx: tokio::sync::mpsc::Receiver<Bytes>) -> Res
         HeaderValue::from_static("no-cache, private"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use http_body_util::BodyExt;
+
+    use super::*;
+
+    /// A log sink for one test.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn an_internal_error_is_logged_and_answered_generically() {
+        let log = Captured::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer({
+                let log = log.clone();
+                move || log.clone()
+            })
+            .with_ansi(false)
+            .finish();
+        let cause = "UPDATE objects: database is locked (/var/lib/cozy/db.sqlite)";
+        let response = tracing::subscriber::with_default(subscriber, || {
+            error(&ApiError::internal_hidden(cause))
+        });
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let status: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            status["message"],
+            "Internal error occurred: an error on the server has prevented the request from succeeding"
+        );
+        assert!(
+            !String::from_utf8_lossy(&body).contains("database"),
+            "{status}"
+        );
+        let logged = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+        assert!(logged.contains(cause), "{logged}");
+    }
 }

@@ -30,10 +30,12 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::handlers::{self, ApiState};
-use super::request::{self, Route};
 use super::response::{self, Body};
-use super::status::ApiError;
 use super::{discovery, openapi};
+use crate::apimachinery::query::{self, Query};
+use crate::apimachinery::request_info::{self, Route, Verb};
+use crate::apimachinery::status::ApiError;
+use crate::apimachinery::user::UserInfo;
 use crate::auth::{Auth, PeerCertificates};
 
 /// The handlers honour `fieldValidation`, so the documents declare it (and
@@ -257,8 +259,8 @@ async fn accept_loop(
 
 async fn serve(shared: &Shared, peer: &PeerCertificates, req: Request<Incoming>) -> Response<Body> {
     let (mut parts, body) = req.into_parts();
-    let query = request::parse_query(parts.uri.query());
-    let route = request::route(&parts.method, parts.uri.path(), &query);
+    let query = query::parse_query(parts.uri.query());
+    let route = request_info::route(&parts.method, parts.uri.path(), &query);
     let user = match shared
         .auth
         .check(
@@ -276,15 +278,16 @@ async fn serve(shared: &Shared, peer: &PeerCertificates, req: Request<Incoming>)
     };
     shared.auth.strip_credentials(&mut parts.headers);
     tracing::debug!(user = %user.name, method = %parts.method, path = parts.uri.path(), "request");
-    crate::auth::with_user(user, serve_authorized(shared, parts, body, route, query)).await
+    serve_authorized(shared, &user, parts, body, route, query).await
 }
 
 async fn serve_authorized(
     shared: &Shared,
+    user: &UserInfo,
     parts: http::request::Parts,
     body: Incoming,
     route: Route,
-    query: request::Query,
+    query: Query,
 ) -> Response<Body> {
     let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
@@ -302,8 +305,16 @@ async fn serve_authorized(
             )));
         }
     };
-    let is_watch = matches!(&route, Route::Resource(r) if r.verb == request::Verb::Watch);
-    let work = route_request(shared, route, &parts.method, &parts.headers, &query, body);
+    let is_watch = matches!(&route, Route::Resource(r) if r.verb == Verb::Watch);
+    let work = route_request(
+        shared,
+        route,
+        &parts.method,
+        &parts.headers,
+        &query,
+        body,
+        user,
+    );
     let mut response = if is_watch {
         work.await
     } else {
@@ -323,8 +334,9 @@ async fn route_request(
     route: Route,
     method: &Method,
     headers: &http::HeaderMap,
-    query: &request::Query,
+    query: &Query,
     body: Bytes,
+    user: &UserInfo,
 ) -> Response<Body> {
     let state = &shared.state;
     let snapshot = state.registry.snapshot();
@@ -402,16 +414,15 @@ async fn route_request(
             }
         }
         Route::Resource(req) => {
-            handlers::handle(
-                state,
-                &req,
+            let incoming = handlers::Incoming {
+                req: &req,
                 query,
                 headers,
                 method,
                 body,
-                shared.shutdown.clone(),
-            )
-            .await
+                user,
+            };
+            handlers::handle(state, incoming, shared.shutdown.clone()).await
         }
         Route::NotFound => response::error(&not_found_path()),
     }
@@ -458,12 +469,7 @@ fn openapi_response(doc: &Value, headers: &http::HeaderMap, hash: Option<&str>) 
     r
 }
 
-fn health(
-    shared: &Shared,
-    endpoint: &str,
-    only: Option<&str>,
-    query: &request::Query,
-) -> Response<Body> {
+fn health(shared: &Shared, endpoint: &str, only: Option<&str>, query: &Query) -> Response<Body> {
     let state = &shared.state;
     let snapshot = state.registry.snapshot();
     let mut checks: Vec<(&str, Result<(), String>)> = vec![("ping", Ok(()))];
@@ -478,7 +484,7 @@ fn health(
         ));
         checks.push((
             "watch-cache-sync",
-            if state.cache.ready() {
+            if state.apps.ready() {
                 Ok(())
             } else {
                 Err("the HelmRelease cache has not synced".to_owned())

@@ -26,8 +26,8 @@
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
-use super::jsonpath::{JsonPath, to_text};
 use super::negotiate::IncludeObject;
+use crate::apimachinery::jsonpath::{JsonPath, to_text};
 use crate::golang::{self, GoDuration};
 use crate::kinds::definition::{PrinterColumn, ResolvedKind};
 

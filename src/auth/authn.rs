@@ -30,11 +30,11 @@ use http::HeaderMap;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::UserInfo;
 use super::config::{DynamicAuthConfig, RequestHeaderConfig};
 use super::review::{ReviewKind, Reviewer};
 use super::tls::{PeerCertificates, Trust};
 use super::ttl_cache::TtlCache;
+use crate::apimachinery::user::UserInfo;
 
 /// How long TokenReview answers are cached (upstream's default).
 pub const TOKEN_CACHE_TTL: Duration = Duration::from_secs(10);

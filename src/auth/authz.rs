@@ -26,12 +26,14 @@ use std::time::Duration;
 use http::Method;
 use serde_json::{Map, Value, json};
 
-use super::UserInfo;
 use super::review::{ReviewKind, Reviewer};
 use super::ttl_cache::TtlCache;
-use crate::apiserver::request::{Query, Route, Verb};
-use crate::apiserver::selectors::{FieldSelector, LabelSelector, Op, Operator};
-use crate::apiserver::status::ApiError;
+use crate::apimachinery::fields::{FieldSelector, Op};
+use crate::apimachinery::labels::{LabelSelector, Operator};
+use crate::apimachinery::query::Query;
+use crate::apimachinery::request_info::{Route, Verb};
+use crate::apimachinery::status::ApiError;
+use crate::apimachinery::user::UserInfo;
 use crate::golang::quote as go_quote;
 
 /// How long review answers are cached (allowed and denied alike).
@@ -400,7 +402,8 @@ impl Authorizer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiserver::request::{parse_query, route};
+    use crate::apimachinery::query::parse_query;
+    use crate::apimachinery::request_info::route;
     use crate::auth::review::ReviewError;
     use futures::future::BoxFuture;
     use std::sync::atomic::{AtomicUsize, Ordering};

@@ -42,8 +42,11 @@ use kubectl_cozy::auth::Auth;
 use kubectl_cozy::kinds::Registry;
 use kubectl_cozy::kinds::registry::ServedKind;
 use kubectl_cozy::pki::{Ca, LeafSpec};
+use kubectl_cozy::storage::app_store::AppStore;
 use kubectl_cozy::storage::cache::WatchCache;
-use kubectl_cozy::storage::{Backend, ReadScope, cluster::ClusterStore, convert, embedded};
+use kubectl_cozy::storage::{
+    Backend, ReadScope, cluster_store::ClusterStore, embedded_store, helm_release,
+};
 
 use crate::support::bins;
 use crate::support::plane::{self, Plane, plane};
@@ -206,11 +209,11 @@ fn get() {
         let mut samples: [Samples; SUBJECTS] = Default::default();
         for round in 0..ROUNDS + 20 {
             let name = &names[round % names.len()];
-            let release = convert::release_name(&kind.resolved, name);
+            let release = helm_release::release_name(&kind.resolved, name);
             let selector = format!(
                 "labelSelector={}%3D{GROUP},{}%3DPostgres&fieldSelector=metadata.name%3D{release}&limit=2000",
-                convert::GROUP_LABEL,
-                convert::KIND_LABEL
+                helm_release::GROUP_LABEL,
+                helm_release::KIND_LABEL
             );
             let paths: [String; SUBJECTS] = [
                 hr_path(&ns, Some(&release)),
@@ -250,7 +253,7 @@ fn get() {
         let mut to_app = Samples::default();
         let mut encode = Samples::default();
         for i in 0..IN_PROCESS {
-            let release = convert::release_name(resolved, &names[i % names.len()]);
+            let release = helm_release::release_name(resolved, &names[i % names.len()]);
             let t0 = Instant::now();
             let view = server
                 .cache
@@ -265,10 +268,10 @@ fn get() {
             let hr = server
                 .cache
                 .get(&ns, &release)
-                .filter(|hr| convert::owned_by(resolved, hr))
+                .filter(|hr| helm_release::owned_by(resolved, hr))
                 .expect("cached");
             let t1 = Instant::now();
-            let app = convert::to_app(resolved, &hr);
+            let app = helm_release::to_app(resolved, &hr);
             let t2 = Instant::now();
             let bytes = serde_json::to_vec(&app).expect("encode");
             let t3 = Instant::now();
@@ -280,7 +283,7 @@ fn get() {
         }
         let hr = server
             .cache
-            .get(&ns, &convert::release_name(resolved, &names[0]))
+            .get(&ns, &helm_release::release_name(resolved, &names[0]))
             .expect("cached");
         let size = |v: &Value| serde_json::to_vec(v).map_or(0, |b| b.len());
         println!(
@@ -288,8 +291,8 @@ fn get() {
              server) {} B and the app's managed-fields annotation {} B; the app {} B",
             size(&hr),
             size(&hr["metadata"]["managedFields"]),
-            size(&hr["metadata"]["annotations"][convert::MANAGED_FIELDS_ANNOTATION]),
-            size(&convert::to_app(resolved, &hr)),
+            size(&hr["metadata"]["annotations"][helm_release::MANAGED_FIELDS_ANNOTATION]),
+            size(&helm_release::to_app(resolved, &hr)),
         );
 
         let [
@@ -354,7 +357,7 @@ fn get() {
                     &lookup,
                     String::new(),
                 ),
-                ("  of which: convert::to_app", &to_app, String::new()),
+                ("  of which: helm_release::to_app", &to_app, String::new()),
                 ("  of which: JSON encode", &encode, String::new()),
             ],
         );
@@ -658,7 +661,7 @@ async fn fanout(
     let through = server.client().await;
     let kind = postgres(&server.registry);
     let name = "fan";
-    let release_name = convert::release_name(&kind.resolved, name);
+    let release_name = helm_release::release_name(&kind.resolved, name);
     let release = stored_release(&kind, &ns, name, 0);
     request(
         &direct,
@@ -746,7 +749,7 @@ async fn fanout(
             (
                 &direct,
                 hr_path(&ns, Some(&release_name)),
-                json!({"metadata": {"labels": {format!("{}seq", convert::USER_KEY_PREFIX): seq.to_string()}}}),
+                json!({"metadata": {"labels": {format!("{}seq", helm_release::USER_KEY_PREFIX): seq.to_string()}}}),
             )
         };
         let requested = Instant::now();
@@ -1210,8 +1213,7 @@ impl InProcess {
                 auth: std::sync::Arc::new(Auth::standalone(ca.cert_pem()).expect("auth")),
                 state: ApiState {
                     registry: registry.clone(),
-                    cache: cache.clone(),
-                    backend,
+                    apps: AppStore::new(cache.clone(), backend),
                 },
             })
             .await
@@ -1330,11 +1332,11 @@ fn stored_release(kind: &ServedKind, ns: &str, name: &str, i: usize) -> Value {
         None,
         &mut app,
         "kubectl-client-side-apply",
-        &embedded::now(),
+        &embedded_store::now(),
         &kind.resolved.group_version(),
         &kind.resolved.definition.open_api_schema,
     );
-    convert::to_helm_release(&kind.resolved, &app, None).expect("convert")
+    helm_release::to_helm_release(&kind.resolved, &app, None).expect("convert")
 }
 
 /// Namespaces of [`FLEET_CHUNK`] Postgres apps each, created once per run

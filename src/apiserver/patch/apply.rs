@@ -40,7 +40,7 @@ use super::managed_fields::{
     strip_entry, update_managed,
 };
 use super::merge::{compare, to_field_set, validate_config};
-use super::schema::Node;
+use super::merge_types::Node;
 use super::updater::{Conflicts, Updater};
 use super::{Cause, PatchError};
 use crate::golang::Dialect;

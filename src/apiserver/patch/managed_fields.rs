@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::fieldpath::{PathElement, Set};
-use super::schema::Node;
+use super::merge_types::Node;
 use super::updater::Updater;
 use crate::golang::{self, Dialect};
 

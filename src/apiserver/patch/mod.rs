@@ -20,7 +20,7 @@
 //! validation against the schema, and `fieldManager` syntax checks.
 //!
 //! The port of structured-merge-diff lives in `fieldpath` (paths, sets and
-//! `FieldsV1`), `schema` (merge types from a structural schema), `merge`
+//! `FieldsV1`), `merge_types` (merge types from a structural schema), `merge`
 //! (the typed walks) and `updater` (ownership rules); `managed_fields` and
 //! `apply` stack kube-apiserver's field-manager layers on top, and
 //! `json_patch` wraps the `json-patch` crate.
@@ -30,7 +30,7 @@ mod fieldpath;
 mod json_patch;
 mod managed_fields;
 mod merge;
-mod schema;
+mod merge_types;
 mod updater;
 
 use std::fmt;
