@@ -8,9 +8,14 @@
 //! - [`table`]: `Table` and `PartialObjectMetadata(List)` responses
 //! - [`discovery`]: `/apis`, `/apis/<g>`, `/apis/<g>/<v>` and aggregated discovery
 //! - [`openapi`]: `/openapi/v2` and `/openapi/v3`
+//! - [`published`]: discovery and OpenAPI, built once per registry snapshot
 //! - [`patch`]: JSON patch, merge patch, server-side apply, managedFields
 //! - [`response`]: HTTP response helpers
 //! - [`standalone`]: standalone mode's certificates and kubeconfig
+//!
+//! The request vocabulary (request info, `Status`, selectors, JSONPath) is
+//! [`crate::apimachinery`]'s; reading and writing apps is
+//! [`crate::storage::app_store`]'s.
 
 // `ApiError` carries a `serde_json::Value` of details, so it is larger than
 // clippy likes in a `Result`; errors are the cold path of every handler here
@@ -25,6 +30,7 @@ pub mod handlers;
 pub mod negotiate;
 pub mod openapi;
 pub mod patch;
+pub mod published;
 pub mod response;
 pub mod server;
 pub mod standalone;

@@ -1112,18 +1112,32 @@ pub fn v3_root(snapshot: &Snapshot) -> Value {
 
 /// [`v3_root`] with options (they change the documents, hence the hashes).
 pub fn v3_root_with(snapshot: &Snapshot, options: &OpenApiOptions) -> Value {
+    let documents: Vec<(String, String, String)> = discovery::groups(snapshot)
+        .into_iter()
+        .flat_map(|(group, versions)| {
+            versions.into_iter().filter_map(move |version| {
+                let doc = v3_group_version_with(snapshot, &group, &version, options)?;
+                Some((group.clone(), version, hash_of(&doc)))
+            })
+        })
+        .collect();
+    v3_root_from(
+        documents
+            .iter()
+            .map(|(g, v, hash)| (g.as_str(), v.as_str(), hash.as_str())),
+    )
+}
+
+/// The v3 root over documents already built: `(group, version, hash)` of
+/// each, in discovery order.
+pub fn v3_root_from<'a>(documents: impl Iterator<Item = (&'a str, &'a str, &'a str)>) -> Value {
     let mut paths = Map::new();
-    for (group, versions) in discovery::groups(snapshot) {
-        for version in versions {
-            let Some(doc) = v3_group_version_with(snapshot, &group, &version, options) else {
-                continue;
-            };
-            let key = format!("apis/{group}/{version}");
-            paths.insert(
-                key.clone(),
-                json!({"serverRelativeURL": format!("/openapi/v3/{key}?hash={}", hash_of(&doc))}),
-            );
-        }
+    for (group, version, hash) in documents {
+        let key = format!("apis/{group}/{version}");
+        paths.insert(
+            key.clone(),
+            json!({"serverRelativeURL": format!("/openapi/v3/{key}?hash={hash}")}),
+        );
     }
     json!({ "paths": paths })
 }

@@ -33,7 +33,11 @@ pub fn json_with(code: StatusCode, value: &Value, content_type: &str) -> Respons
 }
 
 /// A response whose body is already encoded JSON.
-pub fn encoded_json(code: StatusCode, bytes: Vec<u8>, content_type: &str) -> Response<Body> {
+pub fn encoded_json(
+    code: StatusCode,
+    bytes: impl Into<Bytes>,
+    content_type: &str,
+) -> Response<Body> {
     let mut response = Response::new(full(bytes));
     *response.status_mut() = code;
     response.headers_mut().insert(

@@ -30,6 +30,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::handlers::{self, ApiState};
+use super::published::{HashedDocument, PublishedCache};
 use super::response::{self, Body};
 use super::{discovery, openapi};
 use crate::apimachinery::query::{self, Query};
@@ -109,6 +110,7 @@ impl RunningServer {
 struct Shared {
     state: ApiState,
     auth: Arc<Auth>,
+    published: PublishedCache,
     shutdown: watch::Receiver<bool>,
 }
 
@@ -130,6 +132,7 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     let shared = Arc::new(Shared {
         state: config.state,
         auth: config.auth,
+        published: PublishedCache::new(OPENAPI),
         shutdown: shutdown_rx.clone(),
     });
     let task = tokio::spawn(accept_loop(listener, acceptor, shared, shutdown_rx));
@@ -339,7 +342,7 @@ async fn route_request(
     user: &UserInfo,
 ) -> Response<Body> {
     let state = &shared.state;
-    let snapshot = state.registry.snapshot();
+    let published = shared.published.of(&state.registry.snapshot());
     let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
     let get_only = |r: Response<Body>| {
         if matches!(*method, Method::GET | Method::HEAD) {
@@ -350,63 +353,54 @@ async fn route_request(
             )))
         }
     };
+    let json =
+        |body: &Bytes| response::encoded_json(StatusCode::OK, body.clone(), "application/json");
     match route {
         Route::Health { endpoint, check } => health(shared, &endpoint, check.as_deref(), query),
         Route::Version => get_only(response::json(StatusCode::OK, &version_info())),
         Route::Apis => {
             if discovery::wants_aggregated(accept) {
-                let etag = discovery::etag(&snapshot);
+                let aggregated = &published.aggregated;
+                let etag = aggregated.etag.as_str();
                 let matches = headers
                     .get(header::IF_NONE_MATCH)
                     .and_then(|v| v.to_str().ok())
-                    == Some(etag.as_str());
+                    == Some(etag);
                 let mut r = if matches {
                     let mut r = response::text(StatusCode::NOT_MODIFIED, String::new());
                     r.headers_mut().remove(header::CONTENT_TYPE);
                     r
                 } else {
-                    response::json_with(
+                    response::encoded_json(
                         StatusCode::OK,
-                        &discovery::aggregated(&snapshot),
+                        aggregated.body.clone(),
                         discovery::AGGREGATED_CONTENT_TYPE,
                     )
                 };
-                if let Ok(v) = HeaderValue::from_str(&etag) {
+                if let Ok(v) = HeaderValue::from_str(etag) {
                     r.headers_mut().insert(header::ETAG, v);
                 }
                 r.headers_mut()
                     .insert(header::VARY, HeaderValue::from_static("Accept"));
                 get_only(r)
             } else {
-                get_only(response::json(
-                    StatusCode::OK,
-                    &discovery::api_group_list(&snapshot),
-                ))
+                get_only(json(&published.group_list))
             }
         }
-        Route::Group(group) => match discovery::api_group(&snapshot, &group) {
-            Some(doc) => get_only(response::json(StatusCode::OK, &doc)),
+        Route::Group(group) => match published.group(&group) {
+            Some(doc) => get_only(json(doc)),
             None => response::error(&not_found_path()),
         },
-        Route::GroupVersion(group, version) => {
-            match discovery::api_resource_list(&snapshot, &group, &version) {
-                Some(doc) => get_only(response::json(StatusCode::OK, &doc)),
-                None => response::error(&not_found_path()),
-            }
-        }
-        Route::OpenApiV2 => get_only(openapi_response(
-            &openapi::v2_with(&snapshot, &OPENAPI),
-            headers,
-            None,
-        )),
-        Route::OpenApiV3Root => get_only(response::json(
-            StatusCode::OK,
-            &openapi::v3_root_with(&snapshot, &OPENAPI),
-        )),
+        Route::GroupVersion(group, version) => match published.resource_list(&group, &version) {
+            Some(doc) => get_only(json(doc)),
+            None => response::error(&not_found_path()),
+        },
+        Route::OpenApiV2 => get_only(openapi_response(published.openapi_v2(), headers, None)),
+        Route::OpenApiV3Root => get_only(json(published.openapi_v3_root())),
         Route::OpenApiV3(group, version) => {
-            match openapi::v3_group_version_with(&snapshot, &group, &version, &OPENAPI) {
+            match published.openapi_v3_group_version(&group, &version) {
                 Some(doc) => get_only(openapi_response(
-                    &doc,
+                    doc,
                     headers,
                     query.get("hash").map(String::as_str),
                 )),
@@ -435,8 +429,12 @@ fn not_found_path() -> ApiError {
 /// OpenAPI documents with ETags; a matching `?hash=` is immutable. A
 /// mismatching hash gets the current document, never a redirect (the
 /// aggregator turns redirects into 502).
-fn openapi_response(doc: &Value, headers: &http::HeaderMap, hash: Option<&str>) -> Response<Body> {
-    let digest = openapi::hash_of(doc);
+fn openapi_response(
+    doc: &HashedDocument,
+    headers: &http::HeaderMap,
+    hash: Option<&str>,
+) -> Response<Body> {
+    let digest = doc.hash.as_str();
     let etag = format!("\"{digest}\"");
     if headers
         .get(header::IF_NONE_MATCH)
@@ -450,13 +448,13 @@ fn openapi_response(doc: &Value, headers: &http::HeaderMap, hash: Option<&str>) 
         }
         return r;
     }
-    let mut r = response::json(StatusCode::OK, doc);
+    let mut r = response::encoded_json(StatusCode::OK, doc.body.clone(), "application/json");
     let h = r.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&etag) {
         h.insert(header::ETAG, v);
     }
     h.insert(header::VARY, HeaderValue::from_static("Accept"));
-    if hash == Some(digest.as_str()) {
+    if hash == Some(digest) {
         h.insert(
             header::CACHE_CONTROL,
             HeaderValue::from_static("public, immutable"),
