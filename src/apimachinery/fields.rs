@@ -6,7 +6,7 @@
 
 /// A field selector operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub(crate) enum Op {
     /// `=` or `==`.
     Eq,
     /// `!=`.
@@ -24,7 +24,7 @@ impl Op {
 
 /// A parsed field selector over the fields every kind supports.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct FieldSelector {
+pub(crate) struct FieldSelector {
     /// The `metadata.name` requirement.
     pub name: Option<(Op, String)>,
     /// The `metadata.namespace` requirement.
@@ -108,7 +108,7 @@ impl FieldSelector {
     /// are known; anything else is `field label not supported: <field>`. Two
     /// different requirements on the same field are refused (kube-apiserver
     /// would AND them; nothing sends that).
-    pub fn parse(selector: &str) -> Result<FieldSelector, String> {
+    pub(crate) fn parse(selector: &str) -> Result<FieldSelector, String> {
         let mut parts = split_terms(selector);
         parts.sort_unstable();
         let mut terms = Vec::new();
@@ -142,13 +142,8 @@ impl FieldSelector {
         Ok(out)
     }
 
-    /// Whether the selector selects everything.
-    pub fn is_empty(&self) -> bool {
-        self.name.is_none() && self.namespace.is_none()
-    }
-
     /// Whether an object named `name` in `namespace` is selected.
-    pub fn matches(&self, name: &str, namespace: &str) -> bool {
+    pub(crate) fn matches(&self, name: &str, namespace: &str) -> bool {
         self.name
             .as_ref()
             .is_none_or(|(op, wanted)| op.matches(wanted, name))
@@ -160,7 +155,7 @@ impl FieldSelector {
 
     /// The name an equality on `metadata.name` pins, which kube-apiserver puts
     /// into the authorization attributes of a list or watch.
-    pub fn exact_name(&self) -> Option<&str> {
+    pub(crate) fn exact_name(&self) -> Option<&str> {
         match &self.name {
             Some((Op::Eq, name)) => Some(name),
             _ => None,
@@ -187,8 +182,11 @@ mod tests {
         assert!(!f.matches("pg2", "ns2"));
 
         let f = FieldSelector::parse("").unwrap();
-        assert!(f.is_empty() && f.matches("a", "b"));
-        assert!(FieldSelector::parse(",,").unwrap().is_empty());
+        assert!(f == FieldSelector::default() && f.matches("a", "b"));
+        assert_eq!(
+            FieldSelector::parse(",,").unwrap(),
+            FieldSelector::default()
+        );
 
         let f = FieldSelector::parse(r"metadata.name=a\,b\=c\\d").unwrap();
         assert_eq!(f.exact_name(), Some(r"a,b=c\d"));

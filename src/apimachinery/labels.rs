@@ -14,7 +14,7 @@ use crate::golang::{go_syntax_list, quote as go_quote};
 
 /// A label selector operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operator {
+pub(crate) enum Operator {
     /// `in (…)`.
     In,
     /// `notin (…)`.
@@ -37,7 +37,7 @@ pub enum Operator {
 
 /// One requirement of a label selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Requirement {
+pub(crate) struct Requirement {
     /// The label key.
     pub key: String,
     /// The operator.
@@ -93,13 +93,13 @@ impl fmt::Display for Requirement {
 
 /// A parsed label selector: requirements ANDed, sorted by key.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct LabelSelector {
+pub(crate) struct LabelSelector {
     requirements: Vec<Requirement>,
 }
 
 impl LabelSelector {
     /// Parses `labelSelector` with kube-apiserver's grammar and messages.
-    pub fn parse(selector: &str) -> Result<LabelSelector, String> {
+    pub(crate) fn parse(selector: &str) -> Result<LabelSelector, String> {
         let tokens = lex_all(selector);
         let mut parser = Parser {
             tokens,
@@ -111,17 +111,17 @@ impl LabelSelector {
     }
 
     /// Whether the selector selects everything.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
 
     /// Whether an object with `labels` (its `metadata.labels`) is selected.
-    pub fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
+    pub(crate) fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
     }
 
     /// The requirements, sorted by key (for authorization attributes).
-    pub fn requirements(&self) -> &[Requirement] {
+    pub(crate) fn requirements(&self) -> &[Requirement] {
         &self.requirements
     }
 }

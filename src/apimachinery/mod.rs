@@ -21,9 +21,9 @@
     reason = "ApiError is the error type of every request path; see above"
 )]
 
-pub mod fields;
-pub mod jsonpath;
-pub mod labels;
+pub(crate) mod fields;
+pub(crate) mod jsonpath;
+pub(crate) mod labels;
 pub mod query;
 pub mod request_info;
 pub mod status;

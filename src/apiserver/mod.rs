@@ -25,13 +25,13 @@
     reason = "ApiError is the error type of every handler; see above"
 )]
 
-pub mod discovery;
+pub(crate) mod discovery;
 pub mod handlers;
-pub mod negotiate;
-pub mod openapi;
+pub(crate) mod negotiate;
+pub(crate) mod openapi;
 pub mod patch;
-pub mod published;
-pub mod response;
+pub(crate) mod published;
+pub(crate) mod response;
 pub mod server;
 pub mod standalone;
-pub mod table;
+pub(crate) mod table;

@@ -3,7 +3,7 @@
 //! (k8s.io/apiextensions-apiserver `controller/openapi/builder`):
 //!
 //! - `GET /openapi/v2` → [`v2`]: Swagger 2.0 with every served kind;
-//! - `GET /openapi/v3` → [`v3_root`]: `{"paths":{"apis/<g>/<v>":
+//! - `GET /openapi/v3` → [`v3_root_from`]: `{"paths":{"apis/<g>/<v>":
 //!   {"serverRelativeURL":"/openapi/v3/apis/<g>/<v>?hash=<HASH>"}}}`;
 //! - `GET /openapi/v3/apis/<g>/<v>` → [`v3_group_version`]; its `ETag` and
 //!   `?hash=` are [`hash_of`] the document.
@@ -35,14 +35,13 @@
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha512};
 
-use super::discovery;
 use super::negotiate::PATCH_TYPES;
 use crate::kinds::definition::KindDefinition;
 use crate::kinds::registry::Snapshot;
 
 /// Options of the generated documents.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct OpenApiOptions {
+pub(crate) struct OpenApiOptions {
     /// Declare the `fieldValidation` query parameter on create, update and
     /// patch. Only set this when the server honours `Strict` and `Warn`.
     pub field_validation: bool,
@@ -73,7 +72,7 @@ impl Flavor {
 /// The definition name kube-apiserver gives a custom resource kind:
 /// `ToRESTFriendlyName("<group>/<version>/<kind>")`, i.e. the group's labels
 /// reversed (`io.cozystack.apps.v1alpha1.Postgres`).
-pub fn definition_name(group: &str, version: &str, kind: &str) -> String {
+pub(crate) fn definition_name(group: &str, version: &str, kind: &str) -> String {
     let group: Vec<&str> = group.split('.').rev().collect();
     format!("{}.{version}.{kind}", group.join("."))
 }
@@ -1089,12 +1088,7 @@ fn info() -> Value {
 }
 
 /// `GET /openapi/v2`: Swagger 2.0 for every served kind.
-pub fn v2(snapshot: &Snapshot) -> Value {
-    v2_with(snapshot, &OpenApiOptions::default())
-}
-
-/// [`v2`] with options.
-pub fn v2_with(snapshot: &Snapshot, options: &OpenApiOptions) -> Value {
+pub(crate) fn v2(snapshot: &Snapshot, options: &OpenApiOptions) -> Value {
     let (paths, definitions) = build(Flavor::V2, snapshot, options, |_| true);
     json!({
         "swagger": "2.0",
@@ -1105,18 +1099,15 @@ pub fn v2_with(snapshot: &Snapshot, options: &OpenApiOptions) -> Value {
 }
 
 /// `GET /openapi/v3`: one entry per served group-version, pointing at its
-/// document with the document's hash.
-pub fn v3_root(snapshot: &Snapshot) -> Value {
-    v3_root_with(snapshot, &OpenApiOptions::default())
-}
-
-/// [`v3_root`] with options (they change the documents, hence the hashes).
-pub fn v3_root_with(snapshot: &Snapshot, options: &OpenApiOptions) -> Value {
-    let documents: Vec<(String, String, String)> = discovery::groups(snapshot)
+/// document with the document's hash (built here; the server builds it with
+/// [`v3_root_from`] over the documents it keeps).
+#[cfg(test)]
+pub(crate) fn v3_root(snapshot: &Snapshot, options: &OpenApiOptions) -> Value {
+    let documents: Vec<(String, String, String)> = super::discovery::groups(snapshot)
         .into_iter()
         .flat_map(|(group, versions)| {
             versions.into_iter().filter_map(move |version| {
-                let doc = v3_group_version_with(snapshot, &group, &version, options)?;
+                let doc = v3_group_version(snapshot, &group, &version, options)?;
                 Some((group.clone(), version, hash_of(&doc)))
             })
         })
@@ -1130,7 +1121,9 @@ pub fn v3_root_with(snapshot: &Snapshot, options: &OpenApiOptions) -> Value {
 
 /// The v3 root over documents already built: `(group, version, hash)` of
 /// each, in discovery order.
-pub fn v3_root_from<'a>(documents: impl Iterator<Item = (&'a str, &'a str, &'a str)>) -> Value {
+pub(crate) fn v3_root_from<'a>(
+    documents: impl Iterator<Item = (&'a str, &'a str, &'a str)>,
+) -> Value {
     let mut paths = Map::new();
     for (group, version, hash) in documents {
         let key = format!("apis/{group}/{version}");
@@ -1144,12 +1137,7 @@ pub fn v3_root_from<'a>(documents: impl Iterator<Item = (&'a str, &'a str, &'a s
 
 /// `GET /openapi/v3/apis/<group>/<version>`: the OpenAPI 3.0 document of one
 /// group-version, or `None` if nothing is served there.
-pub fn v3_group_version(snapshot: &Snapshot, group: &str, version: &str) -> Option<Value> {
-    v3_group_version_with(snapshot, group, version, &OpenApiOptions::default())
-}
-
-/// [`v3_group_version`] with options.
-pub fn v3_group_version_with(
+pub(crate) fn v3_group_version(
     snapshot: &Snapshot,
     group: &str,
     version: &str,
@@ -1171,7 +1159,7 @@ pub fn v3_group_version_with(
 
 /// Upper-case hex SHA-512 of the serialized document, as kube-openapi
 /// computes the `?hash=` and `ETag` of v3 documents.
-pub fn hash_of(doc: &Value) -> String {
+pub(crate) fn hash_of(doc: &Value) -> String {
     let bytes = serde_json::to_vec(doc).unwrap_or_default();
     Sha512::digest(&bytes)
         .iter()
@@ -1286,20 +1274,24 @@ mod tests {
                 .iter()
                 .any(|p| p["name"] == "fieldValidation")
         };
-        assert!(!has(
-            &v3_group_version(&s, "apps.cozystack.io", "v1alpha1").unwrap()
-        ));
+        assert!(!has(&v3_group_version(
+            &s,
+            "apps.cozystack.io",
+            "v1alpha1",
+            &OpenApiOptions::default()
+        )
+        .unwrap()));
         let on = OpenApiOptions {
             field_validation: true,
         };
-        assert!(has(&v3_group_version_with(
+        assert!(has(&v3_group_version(
             &s,
             "apps.cozystack.io",
             "v1alpha1",
             &on
         )
         .unwrap()));
-        assert!(has(&v2_with(&s, &on)));
+        assert!(has(&v2(&s, &on)));
     }
 
     /// Every document from the example kinds, checked for `postgreses`.
@@ -1344,7 +1336,7 @@ mod tests {
         assert!(discovery::etag(&s).starts_with('"'));
 
         // OpenAPI v2.
-        let v2 = v2(&s);
+        let v2 = v2(&s, &OpenApiOptions::default());
         assert_eq!(v2["swagger"], "2.0");
         let list_path = &v2["paths"][NS_PATH];
         assert_eq!(list_path["get"]["x-kubernetes-action"], "list");
@@ -1420,8 +1412,14 @@ mod tests {
         assert_no_dangling_refs(&v2, "#/definitions/", &v2["definitions"]);
 
         // OpenAPI v3.
-        let root = v3_root(&s);
-        let doc = v3_group_version(&s, "apps.cozystack.io", "v1alpha1").unwrap();
+        let root = v3_root(&s, &OpenApiOptions::default());
+        let doc = v3_group_version(
+            &s,
+            "apps.cozystack.io",
+            "v1alpha1",
+            &OpenApiOptions::default(),
+        )
+        .unwrap();
         assert_eq!(
             root["paths"]["apis/apps.cozystack.io/v1alpha1"]["serverRelativeURL"],
             format!(
@@ -1453,11 +1451,21 @@ mod tests {
             format!("#/components/schemas/{PG}")
         );
         assert_no_dangling_refs(&doc, "#/components/schemas/", schemas);
-        assert!(v3_group_version(&s, "apps.cozystack.io", "v1").is_none());
+        assert!(
+            v3_group_version(&s, "apps.cozystack.io", "v1", &OpenApiOptions::default()).is_none()
+        );
         assert_eq!(hash_of(&doc).len(), 128);
         assert_eq!(
             hash_of(&doc),
-            hash_of(&v3_group_version(&s, "apps.cozystack.io", "v1alpha1").unwrap())
+            hash_of(
+                &v3_group_version(
+                    &s,
+                    "apps.cozystack.io",
+                    "v1alpha1",
+                    &OpenApiOptions::default()
+                )
+                .unwrap()
+            )
         );
 
         // Every kind of the example set is present.

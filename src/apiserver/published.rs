@@ -20,7 +20,7 @@ use crate::kinds::registry::Snapshot;
 
 /// One encoded document and its ETag value (quoted).
 #[derive(Debug, Clone)]
-pub struct Document {
+pub(crate) struct Document {
     /// The JSON body.
     pub body: Bytes,
     /// The `ETag` header value, quotes included.
@@ -29,7 +29,7 @@ pub struct Document {
 
 /// An OpenAPI v3 document and its hash (the `?hash=` clients pin).
 #[derive(Debug, Clone)]
-pub struct HashedDocument {
+pub(crate) struct HashedDocument {
     /// The JSON body.
     pub body: Bytes,
     /// Upper-case hex SHA-512 of the body.
@@ -47,7 +47,7 @@ impl HashedDocument {
 
 /// Every document served for one snapshot.
 #[derive(Debug)]
-pub struct Published {
+pub(crate) struct Published {
     snapshot: Arc<Snapshot>,
     options: OpenApiOptions,
     /// `/apis` (`APIGroupList`).
@@ -73,7 +73,7 @@ fn encode(doc: &serde_json::Value) -> Bytes {
 
 impl Published {
     /// The documents of `snapshot`; discovery is built now.
-    pub fn new(snapshot: Arc<Snapshot>, options: OpenApiOptions) -> Published {
+    pub(crate) fn new(snapshot: Arc<Snapshot>, options: OpenApiOptions) -> Published {
         let mut groups = HashMap::new();
         let mut resource_lists = HashMap::new();
         for (group, versions) in discovery::groups(&snapshot) {
@@ -102,25 +102,25 @@ impl Published {
     }
 
     /// The snapshot these documents describe.
-    pub fn snapshot(&self) -> &Arc<Snapshot> {
+    pub(crate) fn snapshot(&self) -> &Arc<Snapshot> {
         &self.snapshot
     }
 
     /// `/apis/<group>` (`APIGroup`), if the group is served.
-    pub fn group(&self, group: &str) -> Option<&Bytes> {
+    pub(crate) fn group(&self, group: &str) -> Option<&Bytes> {
         self.groups.get(group)
     }
 
     /// `/apis/<group>/<version>` (`APIResourceList`), if served.
-    pub fn resource_list(&self, group: &str, version: &str) -> Option<&Bytes> {
+    pub(crate) fn resource_list(&self, group: &str, version: &str) -> Option<&Bytes> {
         self.resource_lists
             .get(&(group.to_owned(), version.to_owned()))
     }
 
     /// `/openapi/v2`, built on first use.
-    pub fn openapi_v2(&self) -> &HashedDocument {
+    pub(crate) fn openapi_v2(&self) -> &HashedDocument {
         self.v2
-            .get_or_init(|| HashedDocument::of(&openapi::v2_with(&self.snapshot, &self.options)))
+            .get_or_init(|| HashedDocument::of(&openapi::v2(&self.snapshot, &self.options)))
     }
 
     fn openapi_v3(&self) -> &OpenApiV3 {
@@ -128,12 +128,9 @@ impl Published {
             let mut documents = HashMap::new();
             for (group, versions) in discovery::groups(&self.snapshot) {
                 for version in versions {
-                    if let Some(doc) = openapi::v3_group_version_with(
-                        &self.snapshot,
-                        &group,
-                        &version,
-                        &self.options,
-                    ) {
+                    if let Some(doc) =
+                        openapi::v3_group_version(&self.snapshot, &group, &version, &self.options)
+                    {
                         documents.insert((group.clone(), version), HashedDocument::of(&doc));
                     }
                 }
@@ -155,12 +152,16 @@ impl Published {
     }
 
     /// `/openapi/v3`, built (with every group-version's document) on first use.
-    pub fn openapi_v3_root(&self) -> &Bytes {
+    pub(crate) fn openapi_v3_root(&self) -> &Bytes {
         &self.openapi_v3().root
     }
 
     /// `/openapi/v3/apis/<group>/<version>`, if served.
-    pub fn openapi_v3_group_version(&self, group: &str, version: &str) -> Option<&HashedDocument> {
+    pub(crate) fn openapi_v3_group_version(
+        &self,
+        group: &str,
+        version: &str,
+    ) -> Option<&HashedDocument> {
         self.openapi_v3()
             .documents
             .get(&(group.to_owned(), version.to_owned()))
@@ -170,14 +171,14 @@ impl Published {
 /// The documents of the registry's current snapshot, kept until the next
 /// snapshot asks for its own.
 #[derive(Debug)]
-pub struct PublishedCache {
+pub(crate) struct PublishedCache {
     options: OpenApiOptions,
     current: Mutex<Option<Arc<Published>>>,
 }
 
 impl PublishedCache {
     /// An empty cache; OpenAPI documents are built with `options`.
-    pub fn new(options: OpenApiOptions) -> PublishedCache {
+    pub(crate) fn new(options: OpenApiOptions) -> PublishedCache {
         PublishedCache {
             options,
             current: Mutex::new(None),
@@ -186,7 +187,7 @@ impl PublishedCache {
 
     /// The documents of `snapshot`: the kept ones when they are its, else
     /// new ones, which are kept instead.
-    pub fn of(&self, snapshot: &Arc<Snapshot>) -> Arc<Published> {
+    pub(crate) fn of(&self, snapshot: &Arc<Snapshot>) -> Arc<Published> {
         let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(published) = current.as_ref()
             && Arc::ptr_eq(published.snapshot(), snapshot)
@@ -231,11 +232,10 @@ mod tests {
         );
         assert!(published.group("example.com").is_none());
 
-        let v2 = openapi::v2_with(&a, &options);
+        let v2 = openapi::v2(&a, &options);
         assert_eq!(published.openapi_v2().body, encode(&v2));
         assert_eq!(published.openapi_v2().hash, openapi::hash_of(&v2));
-        let v3 =
-            openapi::v3_group_version_with(&a, "apps.cozystack.io", "v1alpha1", &options).unwrap();
+        let v3 = openapi::v3_group_version(&a, "apps.cozystack.io", "v1alpha1", &options).unwrap();
         let doc = published
             .openapi_v3_group_version("apps.cozystack.io", "v1alpha1")
             .unwrap();
@@ -245,7 +245,7 @@ mod tests {
         );
         assert_eq!(
             published.openapi_v3_root(),
-            &encode(&openapi::v3_root_with(&a, &options))
+            &encode(&openapi::v3_root(&a, &options))
         );
 
         // A new snapshot (a reload, even of the same text) gets its own.

@@ -16,15 +16,15 @@ use serde_json::Value;
 use crate::apimachinery::status::ApiError;
 
 /// Every response body.
-pub type Body = BoxBody<Bytes, Infallible>;
+pub(crate) type Body = BoxBody<Bytes, Infallible>;
 
 /// A complete body.
-pub fn full(bytes: impl Into<Bytes>) -> Body {
+pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).boxed()
 }
 
 /// A JSON response with an explicit content type.
-pub fn json_with(code: StatusCode, value: &Value, content_type: &str) -> Response<Body> {
+pub(crate) fn json_with(code: StatusCode, value: &Value, content_type: &str) -> Response<Body> {
     encoded_json(
         code,
         serde_json::to_vec(value).unwrap_or_default(),
@@ -33,7 +33,7 @@ pub fn json_with(code: StatusCode, value: &Value, content_type: &str) -> Respons
 }
 
 /// A response whose body is already encoded JSON.
-pub fn encoded_json(
+pub(crate) fn encoded_json(
     code: StatusCode,
     bytes: impl Into<Bytes>,
     content_type: &str,
@@ -48,13 +48,13 @@ pub fn encoded_json(
 }
 
 /// A JSON response.
-pub fn json(code: StatusCode, value: &Value) -> Response<Body> {
+pub(crate) fn json(code: StatusCode, value: &Value) -> Response<Body> {
     json_with(code, value, "application/json")
 }
 
 /// A `Status` error response; an internal error's hidden cause is logged
 /// here, never sent.
-pub fn error(err: &ApiError) -> Response<Body> {
+pub(crate) fn error(err: &ApiError) -> Response<Body> {
     if let Some(cause) = &err.hidden_cause {
         tracing::error!(code = err.code, "internal error: {cause}");
     }
@@ -71,7 +71,7 @@ pub fn error(err: &ApiError) -> Response<Body> {
 }
 
 /// A plain-text response (health endpoints).
-pub fn text(code: StatusCode, body: String) -> Response<Body> {
+pub(crate) fn text(code: StatusCode, body: String) -> Response<Body> {
     let mut response = Response::new(full(body));
     *response.status_mut() = code;
     let headers = response.headers_mut();
@@ -87,7 +87,7 @@ pub fn text(code: StatusCode, body: String) -> Response<Body> {
 }
 
 /// A streaming response fed by `rx`: each message is sent as it arrives.
-pub fn stream(content_type: &str, rx: tokio::sync::mpsc::Receiver<Bytes>) -> Response<Body> {
+pub(crate) fn stream(content_type: &str, rx: tokio::sync::mpsc::Receiver<Bytes>) -> Response<Body> {
     let frames = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv()
             .await

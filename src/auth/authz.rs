@@ -37,12 +37,12 @@ use crate::apimachinery::user::UserInfo;
 use crate::golang::quote as go_quote;
 
 /// How long review answers are cached (allowed and denied alike).
-pub const DECISION_CACHE_TTL: Duration = Duration::from_secs(10);
+pub(crate) const DECISION_CACHE_TTL: Duration = Duration::from_secs(10);
 /// At most this many cached answers.
 const DECISION_CACHE_MAX: usize = 8192;
 
 /// Whether `path` is a health endpoint, open to everyone.
-pub fn is_always_allowed_path(path: &str) -> bool {
+pub(crate) fn is_always_allowed_path(path: &str) -> bool {
     ["/healthz", "/livez", "/readyz"].iter().any(|p| {
         path.strip_prefix(p)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))

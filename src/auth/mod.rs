@@ -21,12 +21,12 @@
 //! Credentials are never logged: tokens are cached by SHA-256 digest, and
 //! log lines name users and certificate subjects only.
 
-pub mod authn;
-pub mod authz;
+pub(crate) mod authn;
+pub(crate) mod authz;
 pub mod config;
 pub mod rbac;
 pub mod review;
-pub mod tls;
+pub(crate) mod tls;
 mod ttl_cache;
 
 use std::sync::Arc;

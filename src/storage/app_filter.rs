@@ -19,7 +19,7 @@ use crate::kinds::registry::ServedKind;
 
 /// The apps of one kind a request selects.
 #[derive(Debug, Clone)]
-pub struct AppFilter {
+pub(crate) struct AppFilter {
     kind: Arc<ServedKind>,
     namespace: Option<String>,
     labels: LabelSelector,
@@ -28,7 +28,7 @@ pub struct AppFilter {
 
 /// What a change in the cache is to a watcher.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WatchEventType {
+pub(crate) enum WatchEventType {
     /// The app entered the selection (created, or changed into it).
     Added,
     /// A selected app changed and is still selected.
@@ -39,7 +39,7 @@ pub enum WatchEventType {
 
 impl WatchEventType {
     /// The event's `type` on the wire.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             WatchEventType::Added => "ADDED",
             WatchEventType::Modified => "MODIFIED",
@@ -50,7 +50,7 @@ impl WatchEventType {
 
 impl AppFilter {
     /// The apps of `kind` in `namespace` (all when `None`) that match both selectors.
-    pub fn new(
+    pub(crate) fn new(
         kind: Arc<ServedKind>,
         namespace: Option<String>,
         labels: LabelSelector,
@@ -65,12 +65,12 @@ impl AppFilter {
     }
 
     /// The served kind.
-    pub fn kind(&self) -> &Arc<ServedKind> {
+    pub(crate) fn kind(&self) -> &Arc<ServedKind> {
         &self.kind
     }
 
     /// The app `stored` (at `key`) is, if it is selected.
-    pub fn app(&self, (namespace, release): &Key, stored: &Stored) -> Option<Arc<AppView>> {
+    pub(crate) fn app(&self, (namespace, release): &Key, stored: &Stored) -> Option<Arc<AppView>> {
         let kind = &self.kind;
         if stored.kind_label() != Some(kind.resolved.definition.kind.as_str()) {
             return None;
@@ -87,7 +87,7 @@ impl AppFilter {
     }
 
     /// What `event` is to a watcher of this selection, if anything.
-    pub fn watch_event(&self, event: &CacheEvent) -> Option<(WatchEventType, Arc<AppView>)> {
+    pub(crate) fn watch_event(&self, event: &CacheEvent) -> Option<(WatchEventType, Arc<AppView>)> {
         let before = event
             .previous
             .as_ref()

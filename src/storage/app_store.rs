@@ -54,7 +54,7 @@ pub struct AppStore {
 /// Which state a list or watch reads (`resourceVersion` and
 /// `resourceVersionMatch`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReadAt {
+pub(crate) enum ReadAt {
     /// Unset: upstream's current state.
     Latest,
     /// `0`: whatever the cache holds.
@@ -66,20 +66,20 @@ pub enum ReadAt {
 }
 
 /// The objects of the cache at one revision, to read apps from.
-pub struct AppSnapshot {
+pub(crate) struct AppSnapshot {
     objects: Objects,
     revision: u64,
 }
 
 impl AppSnapshot {
     /// The revision of the snapshot (a list's resourceVersion).
-    pub fn revision(&self) -> u64 {
+    pub(crate) fn revision(&self) -> u64 {
         self.revision
     }
 
     /// The apps `filter` selects, in `(namespace, name)` order, each with
     /// its position; after `after` when continuing a paginated list.
-    pub fn apps<'a>(
+    pub(crate) fn apps<'a>(
         &'a self,
         filter: &'a AppFilter,
         after: Option<&Key>,
@@ -95,7 +95,7 @@ impl AppSnapshot {
     }
 
     /// The names of the apps `filter` selects, in `(namespace, name)` order.
-    pub fn names<'a>(&'a self, filter: &'a AppFilter) -> impl Iterator<Item = &'a str> + 'a {
+    pub(crate) fn names<'a>(&'a self, filter: &'a AppFilter) -> impl Iterator<Item = &'a str> + 'a {
         let kind = &filter.kind().resolved;
         self.apps(filter, None)
             .filter_map(move |((_, release), _)| helm_release::app_name(kind, release))
@@ -119,20 +119,20 @@ impl AppStore {
     }
 
     /// The apps of `kind`.
-    pub fn of<'a>(&'a self, kind: &'a ServedKind) -> Apps<'a> {
+    pub(crate) fn of<'a>(&'a self, kind: &'a ServedKind) -> Apps<'a> {
         Apps { store: self, kind }
     }
 }
 
 /// The apps of one served kind.
-pub struct Apps<'a> {
+pub(crate) struct Apps<'a> {
     store: &'a AppStore,
     kind: &'a ServedKind,
 }
 
 impl Apps<'_> {
     /// `<plural>.<group>`, as messages name the resource.
-    pub fn group_resource(&self) -> String {
+    pub(crate) fn group_resource(&self) -> String {
         self.kind.resolved.resource_group()
     }
 
@@ -141,7 +141,7 @@ impl Apps<'_> {
     }
 
     /// The revision the cache has reached.
-    pub fn revision(&self) -> u64 {
+    pub(crate) fn revision(&self) -> u64 {
         self.cache().revision()
     }
 
@@ -159,7 +159,7 @@ impl Apps<'_> {
     /// Makes a read of "the most recent state" consistent: asks upstream
     /// where it is now within the read's scope (`namespace`, and the app
     /// `name` if given), then waits for the cache to be there.
-    pub async fn ensure_current(
+    pub(crate) async fn ensure_current(
         &self,
         namespace: Option<&str>,
         name: Option<&str>,
@@ -197,7 +197,7 @@ impl Apps<'_> {
     }
 
     /// Waits until the cache has reached `revision`; 504 when it does not in time.
-    pub async fn wait_for_revision(&self, revision: u64) -> Result<(), ApiError> {
+    pub(crate) async fn wait_for_revision(&self, revision: u64) -> Result<(), ApiError> {
         let cache = self.cache();
         if revision > cache.revision() && !cache.wait_for_revision(revision, CACHE_CATCH_UP).await {
             return Err(ApiError::timeout(format!(
@@ -209,7 +209,7 @@ impl Apps<'_> {
     }
 
     /// The app `namespace/name` as the cache holds it (its kept view), or 404.
-    pub fn get(&self, namespace: &str, name: &str) -> Result<Arc<AppView>, ApiError> {
+    pub(crate) fn get(&self, namespace: &str, name: &str) -> Result<Arc<AppView>, ApiError> {
         let kind = self.kind;
         self.cache()
             .stored(namespace, &helm_release::release_name(&kind.resolved, name))
@@ -218,12 +218,12 @@ impl Apps<'_> {
     }
 
     /// [`Apps::get`], parsed: the app a write starts from.
-    pub fn current(&self, namespace: &str, name: &str) -> Result<Value, ApiError> {
+    pub(crate) fn current(&self, namespace: &str, name: &str) -> Result<Value, ApiError> {
         self.get(namespace, name).map(|view| view.value())
     }
 
     /// The cache's current snapshot, as it is.
-    pub fn snapshot(&self) -> AppSnapshot {
+    pub(crate) fn snapshot(&self) -> AppSnapshot {
         let (objects, revision) = self.cache().snapshot();
         AppSnapshot { objects, revision }
     }
@@ -231,7 +231,7 @@ impl Apps<'_> {
     /// The snapshot a list or watch in `namespace` reads at `at`: 504 when
     /// the cache does not reach a version in time, 410 Expired when an exact
     /// one is no longer kept.
-    pub async fn snapshot_at(
+    pub(crate) async fn snapshot_at(
         &self,
         namespace: Option<&str>,
         at: ReadAt,
@@ -259,7 +259,7 @@ impl Apps<'_> {
     }
 
     /// The snapshot at `revision`, if it is still kept (a `continue` token's).
-    pub fn kept_snapshot(&self, revision: u64) -> Option<AppSnapshot> {
+    pub(crate) fn kept_snapshot(&self, revision: u64) -> Option<AppSnapshot> {
         self.cache()
             .snapshot_at(revision)
             .map(|objects| AppSnapshot { objects, revision })
@@ -270,7 +270,7 @@ impl Apps<'_> {
     /// `render` reads the cache's current snapshot, so the check costs the
     /// longer of the two rather than their sum. When the snapshot turns out
     /// to be behind, the read waits for the cache and renders again.
-    pub async fn render_latest<T>(
+    pub(crate) async fn render_latest<T>(
         &self,
         namespace: Option<&str>,
         render: impl Fn(&AppSnapshot) -> Result<T, ApiError>,
@@ -297,7 +297,7 @@ impl Apps<'_> {
     /// Changes after `revision` (from the kept history) and a receiver for
     /// later ones, without gap or overlap; 410 Expired when `revision` is
     /// older than the history.
-    pub fn subscribe(&self, revision: u64) -> Result<Subscription, ApiError> {
+    pub(crate) fn subscribe(&self, revision: u64) -> Result<Subscription, ApiError> {
         self.cache().subscribe(revision).map_err(|e| {
             ApiError::expired(format!(
                 "too old resource version: {} ({})",
@@ -310,7 +310,7 @@ impl Apps<'_> {
     /// the app as stored. The namespace is checked by kube-apiserver's
     /// NamespaceLifecycle admission on the HelmRelease create itself (dry
     /// runs included); its refusals are reworded for the app.
-    pub async fn create(
+    pub(crate) async fn create(
         &self,
         app: Value,
         dry_run: bool,
@@ -353,7 +353,7 @@ impl Apps<'_> {
     /// `metadata.resourceVersion` is the precondition: 409 when stale) for
     /// `user`. The main resource ignores status changes, as for CRDs with a
     /// status subresource.
-    pub async fn update(
+    pub(crate) async fn update(
         &self,
         current: &Value,
         mut app: Value,
@@ -393,7 +393,7 @@ impl Apps<'_> {
 
     /// Deletes the app `namespace/name` for `user`; answers with its last
     /// state, or its terminating state while finalizers hold it.
-    pub async fn delete(
+    pub(crate) async fn delete(
         &self,
         namespace: &str,
         name: &str,
@@ -422,7 +422,7 @@ impl Apps<'_> {
 
     /// Waits (a bounded time) until the cache has seen a change after the
     /// app `seen`: a write that lost a race retries from the newer state.
-    pub async fn wait_for_change_after(&self, seen: &Value) {
+    pub(crate) async fn wait_for_change_after(&self, seen: &Value) {
         self.cache()
             .wait_for_revision(resource_version(seen) + 1, READ_YOUR_WRITES)
             .await;

@@ -18,7 +18,7 @@
 //! Writes name the user they are made for, so that `serve --impersonate`
 //! can make them upstream as that user.
 
-pub mod app_filter;
+pub(crate) mod app_filter;
 pub mod app_store;
 pub mod cache;
 pub mod cluster_store;

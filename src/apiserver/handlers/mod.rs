@@ -37,7 +37,7 @@ pub struct ApiState {
 }
 
 /// One resource request with everything the handlers need.
-pub struct Call<'a> {
+pub(crate) struct Call<'a> {
     /// Shared state.
     pub state: &'a ApiState,
     /// The served kind.
@@ -50,8 +50,6 @@ pub struct Call<'a> {
     pub headers: &'a HeaderMap,
     /// The request body (empty for reads).
     pub body: Bytes,
-    /// The HTTP method.
-    pub method: &'a Method,
     /// Who is asking; writes are made for them.
     pub user: &'a UserInfo,
     /// Turns true when the server shuts down (ends watches).
@@ -60,12 +58,12 @@ pub struct Call<'a> {
 
 impl Call<'_> {
     /// `<plural>.<group>`, as messages name the resource.
-    pub fn group_resource(&self) -> String {
+    pub(crate) fn group_resource(&self) -> String {
         self.kind.resolved.resource_group()
     }
 
     /// The apps of the requested kind.
-    pub fn apps(&self) -> Apps<'_> {
+    pub(crate) fn apps(&self) -> Apps<'_> {
         self.state.apps.of(&self.kind)
     }
 
@@ -103,7 +101,7 @@ impl Call<'_> {
 }
 
 /// A resource request as the server hands it over, the caller authorized.
-pub struct Incoming<'a> {
+pub(crate) struct Incoming<'a> {
     /// Route details.
     pub req: &'a ResourceRequest,
     /// Query parameters.
@@ -119,7 +117,7 @@ pub struct Incoming<'a> {
 }
 
 /// Serves a resource request.
-pub async fn handle(
+pub(crate) async fn handle(
     state: &ApiState,
     incoming: Incoming<'_>,
     shutdown: tokio::sync::watch::Receiver<bool>,
@@ -172,7 +170,6 @@ pub async fn handle(
         query,
         headers,
         body,
-        method,
         user,
         shutdown,
     };
