@@ -291,6 +291,7 @@ pub(crate) fn wants_aggregated(accept: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kinds::Registry;
     use crate::kinds::load;
 
     fn snapshot(text: &str) -> Snapshot {
@@ -422,6 +423,28 @@ release: {chart: {name: postgres, sourceRef: {kind: HelmRepository, name: r}}}
             })
         );
         assert_eq!(doc["items"][1]["metadata"]["name"], "apps.cozystack.io");
+    }
+
+    /// Every discovery document of the example kinds, member for member.
+    #[test]
+    fn documents_from_example_kinds() {
+        let s = Registry::from_path(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/kinds"
+        )))
+        .unwrap()
+        .snapshot();
+        let text = |doc: &Value| serde_json::to_string_pretty(doc).unwrap();
+        insta::assert_snapshot!("apis", text(&api_group_list(&s)));
+        insta::assert_snapshot!(
+            "apis_apps_cozystack_io",
+            text(&api_group(&s, "apps.cozystack.io").unwrap())
+        );
+        insta::assert_snapshot!(
+            "apis_apps_cozystack_io_v1alpha1",
+            text(&api_resource_list(&s, "apps.cozystack.io", "v1alpha1").unwrap())
+        );
+        insta::assert_snapshot!("apis_aggregated", text(&aggregated(&s)));
     }
 
     #[test]
