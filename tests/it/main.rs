@@ -6,7 +6,6 @@
 
 mod api;
 mod auth;
-mod bench;
 mod cli;
 mod completion;
 mod consistency;

@@ -6,7 +6,8 @@
 //! certificate, HTTP/1.1, one kept-alive connection. They print Markdown
 //! tables (absolute figures, ratios, whether each target of
 //! `docs/design.md` is met) and assert only correctness (counts), never
-//! times. They are `#[ignore]`d; run them with `benches/server.sh`.
+//! times. Run them with `benches/server.sh [NAME]` (it records the machine's
+//! load around the run), or `cargo bench --bench server -- [NAME]`.
 //!
 //! | benchmark | subject | baseline |
 //! |---|---|---|
@@ -24,6 +25,11 @@
 //! extra hop; the memory benchmark runs the real binary as a separate
 //! process (delegated authentication, as `serve` always has in cluster mode;
 //! `benches/auth.rs` measures what delegation costs per request).
+
+#![allow(
+    unreachable_pub,
+    reason = "the integration tests' helpers, shared here, have pub items"
+)]
 
 use std::hint::black_box;
 use std::path::Path;
@@ -51,6 +57,15 @@ use kubectl_cozy::storage::{
 use crate::support::bins;
 use crate::support::plane::{self, Plane, plane};
 
+/// The real control plane and the built binaries, as the integration tests
+/// have them.
+#[path = "../tests/it/support/mod.rs"]
+#[allow(
+    unused_imports,
+    reason = "re-exports the tests use and the benchmarks do not"
+)]
+mod support;
+
 const GROUP: &str = "apps.cozystack.io";
 const VERSION: &str = "v1alpha1";
 const PLURAL: &str = "postgreses";
@@ -59,11 +74,31 @@ const FLEET_CHUNK: usize = 5_000;
 /// HelmReleases created at once while populating.
 const IN_FLIGHT: usize = 16;
 
+/// Runs the benchmarks whose names contain the first argument that is not
+/// a flag (all of them without one), one after another.
+fn main() {
+    let filter = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_default();
+    let benchmarks: [(&str, fn()); 5] = [
+        ("list", list),
+        ("get", get),
+        ("create_update", create_update),
+        ("watch_fanout", watch_fanout),
+        ("memory", memory),
+    ];
+    for (name, run) in benchmarks {
+        if name.contains(filter.as_str()) {
+            println!("\n## benchmark {name}");
+            run();
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // list
 
-#[test]
-#[ignore = "benchmark: run with benches/server.sh"]
 fn list() {
     const ROUNDS: usize = 30;
     let plane = plane();
@@ -190,8 +225,6 @@ fn list() {
 // ---------------------------------------------------------------------------
 // get
 
-#[test]
-#[ignore = "benchmark: run with benches/server.sh"]
 fn get() {
     const ROUNDS: usize = 1_000;
     const SUBJECTS: usize = 7;
@@ -397,8 +430,6 @@ fn get() {
 // ---------------------------------------------------------------------------
 // create / update
 
-#[test]
-#[ignore = "benchmark: run with benches/server.sh"]
 fn create_update() {
     const ROUNDS: usize = 100;
     /// Rounds not counted: the first connections, the first writes.
@@ -599,8 +630,6 @@ struct WatchMeta {
 /// Which watcher received which resourceVersion when.
 type Receipt = (usize, u64, Instant);
 
-#[test]
-#[ignore = "benchmark: run with benches/server.sh"]
 fn watch_fanout() {
     let plane = plane();
     let rt = client_runtime();
@@ -857,8 +886,6 @@ async fn fanout(
 // ---------------------------------------------------------------------------
 // memory
 
-#[test]
-#[ignore = "benchmark: run with benches/server.sh"]
 fn memory() {
     const APPS: usize = 10_000;
     let plane = plane();
