@@ -2,7 +2,8 @@
 //! expect of it (see docs/aggregation-contract.md), over the kinds registry
 //! and the HelmRelease storage.
 //!
-//! - [`server`]: TLS, HTTP/1.1 and HTTP/2, limits, timeouts, graceful shutdown, routing
+//! - [`server`]: TLS, HTTP/1.1 and HTTP/2, limits, timeouts, graceful shutdown
+//! - [`routes`]: what each path answers
 //! - [`handlers`]: every verb of every served kind
 //! - [`negotiate`]: `Accept` and `Content-Type` negotiation
 //! - [`table`]: `Table` and `PartialObjectMetadata(List)` responses
@@ -32,6 +33,7 @@ pub(crate) mod openapi;
 pub mod patch;
 pub(crate) mod published;
 pub(crate) mod response;
+pub(crate) mod routes;
 pub mod server;
 pub mod standalone;
 pub(crate) mod table;
