@@ -492,8 +492,101 @@ fn store_error(err: StoreError, group_resource: &str, name: &str) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::apimachinery::fields::FieldSelector;
+    use crate::apimachinery::labels::LabelSelector;
+    use crate::kinds::registry::Snapshot;
+    use crate::storage::app_filter::WatchEventType;
+    use crate::storage::embedded_store::EmbeddedStore;
 
     const GR: &str = "postgreses.apps.cozystack.io";
+
+    fn postgres() -> Arc<ServedKind> {
+        let text = "kind: Postgres\nplural: postgreses\n\
+                    openAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
+                    release: {chart: {name: postgres, sourceRef: {kind: HelmRepository, name: r}}}\n";
+        let snapshot =
+            Snapshot::build(crate::kinds::load::load_text(text, "test").unwrap()).unwrap();
+        snapshot.kinds()[0].clone()
+    }
+
+    fn app(name: &str, team: &str) -> Value {
+        json!({
+            "apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+            "metadata": {"name": name, "namespace": "ns", "labels": {"team": team}},
+            "spec": {"size": "1Gi"},
+        })
+    }
+
+    /// Create, read back, update (and a stale one), select, watch and delete,
+    /// in apps only, over the embedded store.
+    #[tokio::test]
+    async fn apps_round_trip_through_the_cache_and_the_backend() {
+        let backend =
+            Backend::Embedded(EmbeddedStore::open(std::path::Path::new(":memory:")).unwrap());
+        let store = AppStore::new(WatchCache::start(backend.clone()), backend);
+        store.wait_ready().await;
+        let kind = postgres();
+        let apps = store.of(&kind);
+        let user = UserInfo::default();
+
+        let created = apps.create(app("db", "a"), false, &user).await.unwrap();
+        assert_eq!(created["metadata"]["name"], "db");
+        let rv = created["metadata"]["resourceVersion"].clone();
+        // Read your write: the cache has it as soon as create answers.
+        assert_eq!(apps.current("ns", "db").unwrap(), created);
+        assert_eq!(apps.get("ns", "nope").unwrap_err().code, 404);
+        let dry = apps.create(app("dry", "a"), true, &user).await.unwrap();
+        assert_eq!(dry["metadata"]["name"], "dry");
+        assert_eq!(apps.get("ns", "dry").unwrap_err().code, 404);
+
+        let from = apps.revision();
+        let (_, mut events) = apps.subscribe(from).unwrap();
+        let mut changed = app("db", "b");
+        changed["metadata"]["resourceVersion"] = rv.clone();
+        let updated = apps
+            .update(&created, changed.clone(), false, &user)
+            .await
+            .unwrap();
+        assert_eq!(updated["metadata"]["labels"]["team"], "b");
+        let stale = apps
+            .update(&created, changed, false, &user)
+            .await
+            .unwrap_err();
+        assert_eq!((stale.code, stale.reason), (409, "Conflict"));
+
+        // The change moved the app out of `team=a`: a DELETED to that watcher.
+        let team_a = AppFilter::new(
+            kind.clone(),
+            Some("ns".into()),
+            LabelSelector::parse("team=a").unwrap(),
+            FieldSelector::default(),
+        );
+        let event = events.recv().await.unwrap();
+        let (event_type, view) = team_a.watch_event(&event).unwrap();
+        assert_eq!(event_type, WatchEventType::Deleted);
+        assert_eq!(view.value()["metadata"]["labels"]["team"], "b");
+        let snapshot = apps.snapshot();
+        assert_eq!(snapshot.apps(&team_a, None).count(), 0);
+        let everyone = AppFilter::new(
+            kind.clone(),
+            None,
+            LabelSelector::default(),
+            FieldSelector::default(),
+        );
+        assert_eq!(snapshot.names(&everyone).collect::<Vec<_>>(), ["db"]);
+
+        let deleted = apps
+            .delete("ns", "db", &DeleteOptions::default(), &user)
+            .await
+            .unwrap();
+        assert_eq!(deleted["metadata"]["name"], "db");
+        assert_eq!(apps.get("ns", "db").unwrap_err().code, 404);
+        let gone = apps
+            .delete("ns", "db", &DeleteOptions::default(), &user)
+            .await
+            .unwrap_err();
+        assert_eq!(gone.code, 404);
+    }
 
     #[test]
     fn store_errors_map() {
