@@ -23,8 +23,9 @@ use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::Registry;
 use crate::register::credentials as standalone;
 use crate::register::manifests::{self, RbacOptions, RbacSubject};
+use crate::storage::app_store::AppStore;
 use crate::storage::cache::WatchCache;
-use crate::storage::{Backend, cluster::ClusterStore, embedded::EmbeddedStore};
+use crate::storage::{Backend, cluster_store::ClusterStore, embedded_store::EmbeddedStore};
 
 /// Arguments of `kubectl cozy serve`.
 #[derive(Debug, Args)]
@@ -166,11 +167,10 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         )
     };
 
-    let cache = WatchCache::start(backend.clone());
+    let apps = AppStore::new(WatchCache::start(backend.clone()), backend);
     let state = ApiState {
         registry: registry.clone(),
-        cache: cache.clone(),
-        backend,
+        apps: apps.clone(),
     };
     let config = match &config_for {
         Mode::Standalone { credentials, .. } => ServerConfig {
@@ -200,7 +200,7 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         .map_err(|e| CliError::other("start the API server", e))?;
     let url = format!("https://{}", running.local_addr);
     let spinner = crate::output::progress::spinner("waiting for the HelmRelease cache to sync");
-    cache.wait_ready().await;
+    apps.wait_ready().await;
     spinner.finish_and_clear();
 
     let snapshot = registry.snapshot();
