@@ -287,7 +287,7 @@ impl KindDefinition {
         if self.open_api_schema.get("type").and_then(Value::as_str) != Some("object") {
             problems.push("openAPISchema: the schema of spec must have type: object".to_owned());
         }
-        for issue in super::schema::validate_schema(&self.open_api_schema) {
+        for issue in super::schema::check_structural(&self.open_api_schema) {
             problems.push(format!("openAPISchema{}: {}", issue.pointer, issue.message));
         }
         let mut column_names = std::collections::BTreeSet::new();

@@ -4,14 +4,14 @@
 //! - [`definition`]: the format, defaults and checks
 //! - [`load`]: reading files and directories
 //! - [`cozystack`]: Cozystack formats in and out
-//! - [`cluster`]: ApplicationDefinitions read and watched in a cluster
+//! - [`application_definitions`]: ApplicationDefinitions read and watched in a cluster
 //! - [`schema`]: JSON Schema → structural schema, validation and defaulting, inference from values.yaml
 //! - [`chart`]: reading Helm charts (directory, .tgz, repository index) and naming kinds
 //! - [`scaffold`]: a chart turned into a definition
 //! - [`registry`]: immutable snapshots swapped atomically on change
 
+pub mod application_definitions;
 pub mod chart;
-pub mod cluster;
 pub mod cozystack;
 pub mod definition;
 pub mod load;

@@ -57,7 +57,7 @@ pub enum ScaffoldError {
         message: String,
     },
     /// The schema cannot be converted into a structural schema.
-    #[error("{origin}: values.schema.json cannot become a structural schema:\n  {}", problems.join("\n  "))]
+    #[error("{origin}: values.schema.json does not convert to a structural schema:\n  {}", problems.join("\n  "))]
     Schema {
         /// The chart.
         origin: String,

@@ -12,7 +12,7 @@ use std::io;
 #[derive(Debug, thiserror::Error)]
 pub enum ChartError {
     /// A file or directory could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("read {path}")]
     Io {
         /// The path that failed.
         path: String,
