@@ -3,20 +3,20 @@
 //!
 //! - [`definition`]: the format, defaults and checks
 //! - [`load`]: reading files and directories
-//! - [`cozystack`]: Cozystack formats in and out
+//! - `cozystack`: Cozystack formats in and out
 //! - [`application_definitions`]: ApplicationDefinitions read and watched in a cluster
 //! - [`schema`]: JSON Schema → structural schema, validation and defaulting, inference from values.yaml
-//! - [`chart`]: reading Helm charts (directory, .tgz, repository index) and naming kinds
-//! - [`scaffold`]: a chart turned into a definition
+//! - `chart`: reading Helm charts (directory, .tgz, repository index) and naming kinds
+//! - `scaffold`: a chart turned into a definition
 //! - [`registry`]: immutable snapshots swapped atomically on change
 
 pub mod application_definitions;
-pub mod chart;
-pub mod cozystack;
+pub(crate) mod chart;
+pub(crate) mod cozystack;
 pub mod definition;
 pub mod load;
 pub mod registry;
-pub mod scaffold;
+pub(crate) mod scaffold;
 pub mod schema;
 
 pub use definition::{KindDefinition, ResolvedKind};

@@ -372,8 +372,7 @@ async fn application_definitions_in_the_cluster_reload_live() {
     let mut changes = registry.subscribe();
     let task = application_definitions::watch(client.clone(), registry.clone());
 
-    let api: Api<DynamicObject> =
-        Api::all_with(client, &application_definitions::application_definition_resource());
+    let api: Api<DynamicObject> = Api::all_with(client, &application_definitions::api_resource());
     let appdef = |kind: &str, plural: &str| -> DynamicObject {
         serde_json::from_value(serde_json::json!({
             "apiVersion": "cozystack.io/v1alpha1", "kind": "ApplicationDefinition",

@@ -8,7 +8,7 @@ use std::fmt;
 /// JSON Schema, e.g. `/properties/storage/properties/size`; the empty pointer
 /// is the document root.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Issue {
+pub(crate) struct Issue {
     /// JSON pointer to the offending node or keyword.
     pub pointer: String,
     /// What is wrong, or what was lost or changed.
@@ -17,7 +17,7 @@ pub struct Issue {
 
 impl Issue {
     /// Builds an issue from a pointer and a message.
-    pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             pointer: pointer.into(),
             message: message.into(),

@@ -1,19 +1,19 @@
 //! Kind schemas: everything that turns a Helm chart's values schema into a
 //! Kubernetes *structural* OpenAPI v3 schema and applies it to objects.
 //!
-//! * [`from_json_schema`] turns a chart's `values.schema.json` (JSON Schema
+//! * `from_json_schema` turns a chart's `values.schema.json` (JSON Schema
 //!   draft-4 to 2020-12) into a structural schema, reporting what could not
-//!   be carried over as [`Issue`]s that point into the input.
-//! * [`infer`] builds a structural schema from a chart's `values.yaml` when
+//!   be carried over as `Issue`s that point into the input.
+//! * `infer` builds a structural schema from a chart's `values.yaml` when
 //!   the chart ships no schema, taking descriptions from Bitnami
 //!   readme-generator (`## @param`) and helm-docs (`# --`) comments.
-//! * [`structural_check`] checks that a schema loaded from a file is
+//! * `structural_check` checks that a schema loaded from a file is
 //!   structural.
-//! * [`validate`] compiles a structural schema once per kind and then prunes,
+//! * `validate` compiles a structural schema once per kind and then prunes,
 //!   defaults and validates objects the way kube-apiserver does for custom
 //!   resources, with kube-apiserver's field paths, causes and messages.
 //!
-//! Shared by them: [`Issue`] (`issue`), the type of a schema node
+//! Shared by them: `Issue` (`issue`), the type of a schema node
 //! (`node_type`), the formats Kubernetes checks (`formats`) and RE2-style
 //! patterns (`pattern`).
 //!
@@ -21,20 +21,20 @@
 //! in converted and inferred schemas follows the input, so output is
 //! deterministic.
 
-pub mod from_json_schema;
-pub mod infer;
-pub mod structural_check;
-pub mod validate;
+mod from_json_schema;
+mod infer;
+mod structural_check;
+mod validate;
 
 mod formats;
 mod issue;
 mod node_type;
 mod pattern;
 
-pub use self::from_json_schema::{Conversion, to_structural};
-pub use self::infer::{InferError, Inferred, infer_from_values};
-pub use self::issue::Issue;
-pub use self::structural_check::check_structural;
+pub(crate) use self::from_json_schema::to_structural;
+pub(crate) use self::infer::infer_from_values;
+pub(crate) use self::issue::Issue;
+pub(crate) use self::structural_check::check_structural;
 pub use self::validate::{CompiledSchema, FieldError, FieldErrorKind, Outcome, SchemaError};
 
 use self::issue::push_pointer;

@@ -60,7 +60,7 @@ const STRUCTURAL_KEYWORDS: &[&str] = &[
 /// structural part declares; extensions are consistent; patterns compile;
 /// defaults are valid and pruned. Returns every problem found (none when
 /// the schema is structural), with JSON pointers into `schema`.
-pub fn check_structural(schema: &Value) -> Vec<Issue> {
+pub(crate) fn check_structural(schema: &Value) -> Vec<Issue> {
     let mut issues = Vec::new();
     match schema {
         Value::Object(m) => {

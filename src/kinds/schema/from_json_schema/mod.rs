@@ -76,7 +76,7 @@ use self::collect::Acc;
 
 /// The result of [`to_structural`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct Conversion {
+pub(crate) struct Conversion {
     /// The structural schema (always produced, but only usable when
     /// `errors` is empty).
     pub schema: Value,
@@ -88,14 +88,14 @@ pub struct Conversion {
 
 impl Conversion {
     /// Whether the schema is usable (no errors).
-    pub fn is_ok(&self) -> bool {
+    pub(crate) fn is_ok(&self) -> bool {
         self.errors.is_empty()
     }
 }
 
 /// Converts a JSON Schema (a chart's `values.schema.json`) into a Kubernetes
 /// structural schema for a kind's `spec`; see the module documentation.
-pub fn to_structural(schema: &Value) -> Conversion {
+pub(crate) fn to_structural(schema: &Value) -> Conversion {
     let mut c = Converter {
         root: schema,
         root_id: schema.get("$id").and_then(Value::as_str),
@@ -457,7 +457,7 @@ pub(super) mod tests {
         let v = CompiledSchema::new(&back).expect("compiles");
         let mut obj = json!({});
         let errs = v.default_and_validate(&mut obj, "spec");
-        assert!(errs.is_valid(), "{:?}", errs.errors);
+        assert!(errs.errors.is_empty(), "{:?}", errs.errors);
         assert_eq!(obj["p0"], "no");
         assert_eq!(obj["p4"], "~");
         assert_eq!(obj["viaConst"], "off");

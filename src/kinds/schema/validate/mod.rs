@@ -73,13 +73,6 @@ pub struct Outcome {
     pub pruned: Vec<String>,
 }
 
-impl Outcome {
-    /// Whether the object is valid.
-    pub fn is_valid(&self) -> bool {
-        self.errors.is_empty()
-    }
-}
-
 /// A structural schema prepared for fast pruning, defaulting and
 /// validation. Build it once per kind with [`CompiledSchema::new`].
 #[derive(Debug)]
@@ -89,10 +82,10 @@ pub struct CompiledSchema {
 
 impl CompiledSchema {
     /// Compiles `schema` (a structural schema, e.g. the output of
-    /// [`super::to_structural`]). Patterns are compiled here; a pattern that
+    /// `to_structural`). Patterns are compiled here; a pattern that
     /// does not compile, or a keyword of the wrong JSON type, is an error
     /// pointing into `schema`. Unknown keywords are ignored; use
-    /// [`super::check_structural`] to check that a schema is structural.
+    /// `check_structural` to check that a schema is structural.
     pub fn new(schema: &Value) -> Result<CompiledSchema, SchemaError> {
         let mut c = CompiledSchema { nodes: Vec::new() };
         c.compile(schema, String::new())?;
@@ -114,7 +107,7 @@ impl CompiledSchema {
     /// Prunes unknown fields and non-nullable `null`s without defaults, and
     /// applies defaults, as kube-apiserver does when decoding a custom
     /// resource. Returns the paths of the pruned unknown fields.
-    pub fn apply_defaults(&self, value: &mut Value, root_field: &str) -> Vec<String> {
+    pub(crate) fn apply_defaults(&self, value: &mut Value, root_field: &str) -> Vec<String> {
         let mut path = String::with_capacity(64);
         path.push_str(root_field);
         let mut pruned = Vec::new();
