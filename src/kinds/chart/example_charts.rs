@@ -11,7 +11,6 @@ use sha2::{Digest, Sha256};
 
 use super::test_support::write_file;
 use super::{ChartSource, LoadedChart, derive_names, load};
-use crate::kinds::definition::dns1035_problem;
 
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/charts");
 
@@ -115,7 +114,6 @@ fn example_kind_names() {
     ] {
         let names = derive_names(&load_example(chart).metadata.name);
         assert_eq!((names.kind.as_str(), names.plural.as_str()), (kind, plural));
-        assert_eq!(dns1035_problem(&names.plural), None);
     }
 }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::error::ChartError;
-use super::files::{yaml_error, yaml_options};
+use super::yaml::{yaml_error, yaml_options};
 
 /// A chart's `Chart.yaml`, validated.
 ///

@@ -23,6 +23,7 @@ mod files;
 mod index;
 mod metadata;
 mod names;
+mod yaml;
 
 #[cfg(test)]
 mod example_charts;

@@ -33,8 +33,5 @@ mod pattern;
 
 pub(crate) use self::from_json_schema::to_structural;
 pub(crate) use self::infer::infer_from_values;
-pub(crate) use self::issue::Issue;
 pub(crate) use self::structural_check::check_structural;
 pub use self::validate::{CompiledSchema, FieldError, FieldErrorKind, Outcome, SchemaError};
-
-use self::issue::push_pointer;

@@ -5,9 +5,10 @@
 
 use serde_json::{Map, Value};
 
+use super::issue::{Issue, push_pointer};
 use super::node_type::TYPE_NAMES;
+use super::pattern;
 use super::validate::check_default;
-use super::{Issue, pattern, push_pointer};
 
 /// Keywords a structural schema node may carry.
 const STRUCTURAL_KEYWORDS: &[&str] = &[

@@ -7,9 +7,10 @@
 
 use serde_json::{Map, Number, Value};
 
+use super::super::issue::push_pointer;
 use super::super::node_type::NodeType;
 use super::super::validate::check_default;
-use super::super::{formats, pattern, push_pointer};
+use super::super::{formats, pattern};
 use super::collect::{Acc, insert_bound};
 use super::{Converter, preserve_map};
 
@@ -446,7 +447,7 @@ impl<'a> Converter<'a> {
             return;
         }
         let node = Value::Object(out.clone());
-        match check_default(&node, &d) {
+        let d = match check_default(&node, &d) {
             Ok((pruned, errors)) => {
                 let d = match pruned {
                     Some(p) => {
@@ -462,42 +463,31 @@ impl<'a> Converter<'a> {
                     let msgs: Vec<String> = errors.iter().map(ToString::to_string).collect();
                     self.error(dp, format!("invalid default: {}", msgs.join("; ")));
                 }
-                insert_after(
-                    out,
-                    "default",
-                    d,
-                    &[
-                        "enum",
-                        "format",
-                        "description",
-                        "title",
-                        "nullable",
-                        "x-kubernetes-int-or-string",
-                        "type",
-                    ],
-                );
+                d
             }
             Err(e) => {
                 self.warn(
                     dp,
                     format!("the default could not be checked ({e}); kept as is"),
                 );
-                insert_after(
-                    out,
-                    "default",
-                    d,
-                    &[
-                        "enum",
-                        "format",
-                        "description",
-                        "title",
-                        "nullable",
-                        "x-kubernetes-int-or-string",
-                        "type",
-                    ],
-                );
+                d
             }
-        }
+        };
+        // `default` follows the node's header keywords.
+        insert_after(
+            out,
+            "default",
+            d,
+            &[
+                "enum",
+                "format",
+                "description",
+                "title",
+                "nullable",
+                "x-kubernetes-int-or-string",
+                "type",
+            ],
+        );
     }
 }
 
@@ -542,7 +532,7 @@ fn integral_bound(n: &Number, excl: bool, lower: bool) -> (Number, bool) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::super::Issue;
+    use super::super::super::issue::Issue;
     use super::super::super::validate::CompiledSchema;
     use super::super::tests::{conv, has_warning, prop, spec};
     use serde_json::json;

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Number, Value};
 
-use super::super::push_pointer;
+use super::super::issue::push_pointer;
 use super::{Converter, Part};
 
 /// A lower or upper numeric bound: value and exclusiveness.

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::super::push_pointer;
+use super::super::issue::push_pointer;
 use super::collect::{Acc, Deferred, type_set};
 use super::{ANNOTATIONS, Converter, Expanded};
 

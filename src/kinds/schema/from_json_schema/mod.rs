@@ -69,8 +69,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
+use super::issue::{Issue, push_pointer};
 use super::node_type::json_type_of;
-use super::{Issue, push_pointer};
 
 use self::collect::Acc;
 
@@ -324,7 +324,7 @@ fn preserve_map() -> Map<String, Value> {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use super::super::check_structural;
+    use super::super::structural_check::check_structural;
     use super::super::validate::CompiledSchema;
     use super::*;
     use serde_json::json;

@@ -5,8 +5,8 @@
 
 use serde_json::Value;
 
+use super::super::issue::push_pointer;
 use super::super::node_type::json_type_of;
-use super::super::push_pointer;
 use super::{Converter, Expanded, Part};
 
 pub(super) const REF_KEYWORDS: &[&str] = &["$ref", "$recursiveRef", "$dynamicRef"];

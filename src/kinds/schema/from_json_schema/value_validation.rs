@@ -8,7 +8,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::super::{pattern, push_pointer};
+use super::super::issue::push_pointer;
+use super::super::pattern;
 use super::collect::{bounds_of, insert_bound, type_set};
 use super::refs::REF_KEYWORDS;
 use super::typing::join_types;

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::super::{Issue, push_pointer};
+use super::super::issue::{Issue, push_pointer};
 use super::comments::{Comments, Field, Seg, scan_comments};
 use super::free_form;
 

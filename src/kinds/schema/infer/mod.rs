@@ -41,8 +41,8 @@ mod descriptions;
 
 use serde_json::{Map, Value};
 
+use super::issue::{Issue, push_pointer};
 use super::node_type::json_type_of;
-use super::{Issue, push_pointer};
 
 /// The result of [`infer_from_values`].
 #[derive(Debug, Clone, PartialEq)]
@@ -365,7 +365,7 @@ fn merge(
 
 #[cfg(test)]
 pub(super) mod tests {
-    use super::super::check_structural;
+    use super::super::structural_check::check_structural;
     use super::super::validate::CompiledSchema;
     use super::*;
     use serde_json::json;

@@ -219,26 +219,7 @@ impl CompiledSchema {
             }
         }
         let size = items.len() as i64;
-        if let Some(min) = n.min_items
-            && size < min
-        {
-            errs.push(FieldError::new(
-                path,
-                FieldErrorKind::Invalid,
-                Some(Value::from(size)),
-                format!("{path} in body should have at least {min} items"),
-            ));
-        }
-        if let Some(max) = n.max_items
-            && size > max
-        {
-            errs.push(FieldError::new(
-                path,
-                FieldErrorKind::TooMany,
-                Some(Value::from(size)),
-                too_many_detail(max),
-            ));
-        }
+        check_size(path, size, n.min_items, n.max_items, "items", errs);
         match &n.list_type {
             ListType::Atomic => {}
             ListType::Set => {
@@ -331,27 +312,14 @@ impl CompiledSchema {
         path: &mut String,
         errs: &mut Vec<FieldError>,
     ) {
-        let size = obj.len() as i64;
-        if let Some(min) = n.min_properties
-            && size < min
-        {
-            errs.push(FieldError::new(
-                path,
-                FieldErrorKind::Invalid,
-                Some(Value::from(size)),
-                format!("{path} in body should have at least {min} properties"),
-            ));
-        }
-        if let Some(max) = n.max_properties
-            && size > max
-        {
-            errs.push(FieldError::new(
-                path,
-                FieldErrorKind::TooMany,
-                Some(Value::from(size)),
-                too_many_detail(max),
-            ));
-        }
+        check_size(
+            path,
+            obj.len() as i64,
+            n.min_properties,
+            n.max_properties,
+            "properties",
+            errs,
+        );
         let base = path.len();
         let mut seen_required = 0u64;
         for (k, child) in obj {
@@ -406,9 +374,38 @@ impl CompiledSchema {
     }
 }
 
-fn too_many_detail(max: i64) -> String {
-    let unit = if max == 1 { "item" } else { "items" };
-    format!("must have at most {max} {unit}")
+/// `minItems`/`maxItems` of a list, or `minProperties`/`maxProperties` of
+/// an object (`what`: `items` or `properties`), with kube-openapi's messages
+/// (a map's excess is counted in items too).
+fn check_size(
+    path: &str,
+    size: i64,
+    min: Option<i64>,
+    max: Option<i64>,
+    what: &str,
+    errs: &mut Vec<FieldError>,
+) {
+    if let Some(min) = min
+        && size < min
+    {
+        errs.push(FieldError::new(
+            path,
+            FieldErrorKind::Invalid,
+            Some(Value::from(size)),
+            format!("{path} in body should have at least {min} {what}"),
+        ));
+    }
+    if let Some(max) = max
+        && size > max
+    {
+        let unit = if max == 1 { "item" } else { "items" };
+        errs.push(FieldError::new(
+            path,
+            FieldErrorKind::TooMany,
+            Some(Value::from(size)),
+            format!("must have at most {max} {unit}"),
+        ));
+    }
 }
 
 /// kube-openapi's type check; returns the expected type name and the name of

@@ -10,8 +10,9 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use super::super::formats::{self, StringFormat};
+use super::super::issue::push_pointer;
 use super::super::node_type::NodeType;
-use super::super::{pattern, push_pointer};
+use super::super::pattern;
 use super::CompiledSchema;
 
 /// A schema that [`CompiledSchema::new`] cannot use.

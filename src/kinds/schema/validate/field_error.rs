@@ -10,8 +10,6 @@ use serde_json::Value;
 
 use crate::golang::{self, format_g as go_float, quote as go_quote};
 
-use super::numbers::Num;
-
 /// The cause of a [`FieldError`], as Kubernetes' `metav1.CauseType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FieldErrorKind {
@@ -207,9 +205,10 @@ fn go_value(v: &Value) -> String {
     match v {
         Value::Null => "null".to_string(),
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match Num::from(n) {
-            Num::I(i) => i.to_string(),
-            Num::F(f) => go_float(f),
+        // An int64 when it fits, else a float64, as Go decoded it.
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => go_float(n.as_f64().unwrap_or(f64::NAN)),
         },
         Value::String(s) => go_quote(s),
         other => golang::marshal(other),
