@@ -9,6 +9,12 @@
 //! - `chart`: reading Helm charts (directory, .tgz, repository index) and naming kinds
 //! - `scaffold`: a chart turned into a definition
 //! - [`registry`]: immutable snapshots swapped atomically on change
+//!
+//! Error messages here follow one style: an action that failed is named by a
+//! bare verb phrase that reads after "failed to" (`read ./chart/Chart.yaml`,
+//! `list ApplicationDefinitions`), its cause exposed only as `#[source]`; bad
+//! input is described where it is, as `{where}: {what is wrong}`. Neither
+//! starts with "cannot", "failed" or "error".
 
 pub mod application_definitions;
 pub(crate) mod chart;
