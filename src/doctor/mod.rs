@@ -363,7 +363,7 @@ fn attach_blocks(
             let id = format!(
                 "{}:{}",
                 findings::Code::ApiServiceUnavailable,
-                findings::subject_key(&apiservices::api_service_ref(name))
+                findings::subject_key(&findings::ObjectRef::api_service(name))
             );
             if let Some(ns) = by_id.get(&id) {
                 blocked.extend(ns.iter().cloned());

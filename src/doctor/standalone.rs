@@ -5,21 +5,9 @@
 //! says what it is talking to and checks what there is: that the server is
 //! ready (`/readyz`) and which kinds it serves (discovery).
 
-use serde::{Deserialize, Serialize};
-
 use super::discovery;
-use super::findings::Unchecked;
+use super::findings::{StandaloneServer, Unchecked};
 use super::requester::Requester;
-
-/// What doctor saw of a standalone server.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StandaloneServer {
-    /// `/readyz` answered 200.
-    pub ready: bool,
-    /// Served resources as `plural.group/version`.
-    pub resources: Vec<String>,
-}
 
 /// Checks a standalone server: readiness and discovery. Returns what was
 /// seen and what could not be checked.
