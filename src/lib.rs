@@ -10,6 +10,7 @@
 //! syntax all of them share ([`golang`]).
 
 pub mod allocator;
+pub mod apimachinery;
 pub mod apiserver;
 pub mod auth;
 pub mod cli;
@@ -24,3 +25,4 @@ pub mod pki;
 pub mod register;
 pub mod storage;
 pub mod tunnel;
+pub mod version;

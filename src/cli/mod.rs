@@ -162,7 +162,7 @@ pub fn global_options_help(name: &str) -> String {
 pub fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     if is_completer(args.first()) {
-        return crate::complete::main();
+        return crate::complete::main(command_named("kubectl cozy"));
     }
     let name = display_name(args.first());
     let matches = match command_named(&name).try_get_matches_from(&args) {

@@ -37,8 +37,9 @@ use crate::register::plan::{self, Plan, Route};
 use crate::register::registration::Registrar;
 use crate::register::teardown::{self, Teardown};
 use crate::register::{agent, certs, route, session};
+use crate::storage::app_store::AppStore;
 use crate::storage::cache::WatchCache;
-use crate::storage::{Backend, cluster::ClusterStore, embedded::EmbeddedStore};
+use crate::storage::{Backend, cluster_store::ClusterStore, embedded_store::EmbeddedStore};
 use crate::tunnel::{
     ClientConfig, PortForwardTransport, TcpUpstream, TunnelClient, TunnelState, TunnelStatus,
 };
@@ -377,7 +378,7 @@ async fn start_cluster_server(
     listen: SocketAddr,
     cert_pem: String,
     key_pem: String,
-) -> Result<(RunningServer, WatchCache), CliError> {
+) -> Result<(RunningServer, AppStore), CliError> {
     let auth = Auth::delegated(client.clone(), Default::default())
         .await
         .map_err(|e| CliError::other("configure delegated authentication", e))?;
@@ -390,7 +391,7 @@ async fn start_cluster_server(
     let backend = Backend::Cluster(Box::new(
         ClusterStore::new(client, &group).with_impersonation(args.impersonate),
     ));
-    let cache = WatchCache::start(backend.clone());
+    let apps = AppStore::new(WatchCache::start(backend.clone()), backend);
     let running = server::start(ServerConfig {
         listen,
         cert_pem,
@@ -398,13 +399,12 @@ async fn start_cluster_server(
         auth: Arc::new(auth),
         state: ApiState {
             registry,
-            cache: cache.clone(),
-            backend,
+            apps: apps.clone(),
         },
     })
     .await
     .map_err(|e| CliError::other("start the API server", e))?;
-    Ok((running, cache))
+    Ok((running, apps))
 }
 
 /// A cluster-mode session: register, serve, tear down.
@@ -453,7 +453,7 @@ async fn serve_session(
         RouteArg::ExternalName => SocketAddr::from(([0, 0, 0, 0], 0)),
         _ => SocketAddr::from(([127, 0, 0, 1], 0)),
     });
-    let (running, cache) = start_cluster_server(
+    let (running, apps) = start_cluster_server(
         args,
         registry.clone(),
         client.clone(),
@@ -636,7 +636,7 @@ async fn serve_session(
         .await;
         return Err(err);
     }
-    cache.wait_ready().await;
+    apps.wait_ready().await;
     let tunnel_at = tunnel_status
         .as_ref()
         .and_then(|s| match &s.borrow().state {
@@ -867,10 +867,10 @@ async fn serve_unregistered(
     let listen = args
         .listen
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 6443)));
-    let (running, cache) =
+    let (running, apps) =
         start_cluster_server(args, registry.clone(), client, listen, cert_pem, key_pem).await?;
     let spinner = crate::output::progress::spinner("waiting for the HelmRelease cache to sync");
-    cache.wait_ready().await;
+    apps.wait_ready().await;
     spinner.finish_and_clear();
     let snapshot = registry.snapshot();
     let kinds: Vec<&str> = snapshot
@@ -915,7 +915,7 @@ async fn serve_standalone(args: &ServeArgs, registry: Registry) -> Result<ExitSt
     let credentials = standalone::credentials(&state_dir, listen)
         .map_err(|e| CliError::other("prepare the standalone certificates", e))?;
     let backend = Backend::Embedded(store);
-    let cache = WatchCache::start(backend.clone());
+    let apps = AppStore::new(WatchCache::start(backend.clone()), backend);
     let running = server::start(ServerConfig {
         listen,
         cert_pem: format!("{}{}", credentials.serving.cert_pem, credentials.ca_pem),
@@ -926,15 +926,14 @@ async fn serve_standalone(args: &ServeArgs, registry: Registry) -> Result<ExitSt
         ),
         state: ApiState {
             registry: registry.clone(),
-            cache: cache.clone(),
-            backend,
+            apps: apps.clone(),
         },
     })
     .await
     .map_err(|e| CliError::other("start the API server", e))?;
     let url = format!("https://{}", running.local_addr);
     let spinner = crate::output::progress::spinner("waiting for the store's cache to load");
-    cache.wait_ready().await;
+    apps.wait_ready().await;
     spinner.finish_and_clear();
     let kubeconfig = args
         .write_kubeconfig

@@ -7,7 +7,6 @@
 
 mod api;
 mod auth;
-mod bench;
 mod cli;
 mod completion;
 mod consistency;
