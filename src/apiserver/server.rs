@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Response};
+use http::{Method, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -244,11 +244,60 @@ async fn accept_loop(
     }
 }
 
+/// One answered request, as an access log sees it (the status is that of
+/// the response head; a watch's latency is its time to first byte).
+#[derive(Debug)]
+pub struct Access<'a> {
+    /// The method.
+    pub method: &'a Method,
+    /// The path (no query).
+    pub path: &'a str,
+    /// The response status.
+    pub status: StatusCode,
+    /// From the request's arrival to its response head.
+    pub latency: Duration,
+    /// The authenticated user, when authentication succeeded.
+    pub user: Option<&'a str>,
+}
+
+/// Receives every answered request.
+pub type AccessLog = Box<dyn Fn(&Access<'_>) + Send + Sync>;
+
+static ACCESS_LOG: std::sync::OnceLock<AccessLog> = std::sync::OnceLock::new();
+
+/// Installs the process's access log (`serve` without `-q`); only the first
+/// call takes effect. Returns whether this one did.
+pub fn set_access_log(log: AccessLog) -> bool {
+    ACCESS_LOG.set(log).is_ok()
+}
+
 async fn serve(
     shared: &Shared,
     peer: &PeerCertificates,
     req: http::Request<Incoming>,
 ) -> Response<Body> {
+    let Some(log) = ACCESS_LOG.get() else {
+        return serve_request(shared, peer, req).await.0;
+    };
+    let started = std::time::Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let (response, user) = serve_request(shared, peer, req).await;
+    log(&Access {
+        method: &method,
+        path: &path,
+        status: response.status(),
+        latency: started.elapsed(),
+        user: user.as_deref().map(|u| u.name.as_str()),
+    });
+    response
+}
+
+async fn serve_request(
+    shared: &Shared,
+    peer: &PeerCertificates,
+    req: http::Request<Incoming>,
+) -> (Response<Body>, Option<Arc<UserInfo>>) {
     let (mut parts, body) = req.into_parts();
     let query = query::parse_query(parts.uri.query());
     let route = request_info::route(&parts.method, parts.uri.path(), &query);
@@ -265,11 +314,12 @@ async fn serve(
         .await
     {
         Ok(user) => user,
-        Err(e) => return response::error(&e),
+        Err(e) => return (response::error(&e), None),
     };
     shared.auth.strip_credentials(&mut parts.headers);
     tracing::debug!(user = %user.name, method = %parts.method, path = parts.uri.path(), "request");
-    serve_authorized(shared, &user, parts, body, route, query).await
+    let response = serve_authorized(shared, &user, parts, body, route, query).await;
+    (response, Some(user))
 }
 
 async fn serve_authorized(

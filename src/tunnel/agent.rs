@@ -28,8 +28,9 @@
 //! as a non-root user with a read-only root filesystem.
 //!
 //! Session end: [`Agent::run`]'s `stop` future is the hook for the session
-//! Lease watcher (`src/register/session.rs`): resolve it when the Lease
-//! expires, then clean up and exit.
+//! Lease watcher ([`crate::register::sentinel`], wired in
+//! `cmd/tunnel_agent.rs`): it resolves when the Lease expires, the agent
+//! stops serving, and the sentinel reaps the session.
 
 use std::future::Future;
 use std::net::SocketAddr;

@@ -15,6 +15,7 @@ mod go_text;
 mod informer;
 mod kinds;
 mod node;
+mod serve;
 mod server;
 mod smoke;
 mod support;
