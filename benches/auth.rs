@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use http::{HeaderMap, Method};
+use kubectl_cozy::apimachinery::{query, request_info};
 use kubectl_cozy::apiserver::handlers::ApiState;
-use kubectl_cozy::apiserver::request;
 use kubectl_cozy::apiserver::server::{self, ServerConfig};
 use kubectl_cozy::auth::review::{ReviewError, ReviewKind, Reviewer};
 use kubectl_cozy::auth::{
@@ -33,8 +33,9 @@ use kubectl_cozy::auth::{
 use kubectl_cozy::kinds::Registry;
 use kubectl_cozy::pki::{Ca, CertPair, LeafSpec};
 use kubectl_cozy::storage::Backend;
+use kubectl_cozy::storage::app_store::AppStore;
 use kubectl_cozy::storage::cache::WatchCache;
-use kubectl_cozy::storage::embedded::EmbeddedStore;
+use kubectl_cozy::storage::embedded_store::EmbeddedStore;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use serde_json::{Value, json};
@@ -98,8 +99,8 @@ fn micros(d: Duration) -> f64 {
 }
 
 async fn time_checks(auth: &Auth, peer: &PeerCertificates, headers: &HeaderMap) -> Vec<Duration> {
-    let query = request::parse_query(None);
-    let route = request::route(&Method::GET, PATH, &query);
+    let query = query::parse_query(None);
+    let route = request_info::route(&Method::GET, PATH, &query);
     let mut samples = Vec::with_capacity(CHECKS);
     for i in 0..CHECKS + 1000 {
         let started = Instant::now();
@@ -132,8 +133,7 @@ async fn start(auth: Auth, pki_dir: &std::path::Path, serving: &CertPair) -> ser
         auth: Arc::new(auth),
         state: ApiState {
             registry,
-            cache: cache.clone(),
-            backend,
+            apps: AppStore::new(cache.clone(), backend),
         },
     })
     .await

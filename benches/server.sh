@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks of the extension API server on the real local control plane
-# (tests/it/bench.rs): list, get, create/update, watch fan-out, memory. Each
+# (benches/server.rs): list, get, create/update, watch fan-out, memory. Each
 # reports its subject against a baseline measured in the same run, as ratios
 # and against the targets in docs/design.md; none of them asserts a time.
 #
@@ -13,7 +13,7 @@
 # most. Needs the control plane (tests/control-plane/build.sh, cached).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-filter="bench::${1:-}"
+filter="${1:-}"
 target="${CARGO_TARGET_DIR:-target}"
 log="$target/bench-server.log"
 mkdir -p "$target"
@@ -26,14 +26,14 @@ conditions() {
 }
 
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; } || true  # peak RSS of short runs
-cargo test --release --locked --test it --no-run
+cargo bench --locked --bench server --no-run
 {
   echo "## kubectl-cozy server benchmarks — $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo
   echo "machine at the start:"
   conditions
 } | tee "$log"
-cargo test --release --locked --test it "$filter" -- --ignored --nocapture --test-threads=1 2>&1 | tee -a "$log"
+cargo bench --locked --bench server -- "$filter" 2>&1 | tee -a "$log"
 {
   echo
   echo "machine at the end:"

@@ -10,6 +10,7 @@
 //! syntax all of them share ([`golang`]).
 
 pub mod allocator;
+pub mod apimachinery;
 pub mod apiserver;
 pub mod auth;
 pub mod cli;
@@ -23,3 +24,5 @@ pub mod output;
 pub mod pki;
 pub mod register;
 pub mod storage;
+pub mod tunnel;
+pub mod version;

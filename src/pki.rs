@@ -44,6 +44,9 @@ pub struct LeafSpec {
     pub server: bool,
     /// Usable as a TLS client certificate.
     pub client: bool,
+    /// Valid from yesterday for this many days; `None`: rcgen's default
+    /// (1975 to 4096, for throw-away test certificates).
+    pub valid_days: Option<u32>,
 }
 
 impl LeafSpec {
@@ -176,6 +179,22 @@ impl Ca {
                 .push(ExtendedKeyUsagePurpose::ClientAuth);
         }
         params.use_authority_key_identifier_extension = true;
+        if let Some(days) = spec.valid_days {
+            let day = |offset: i64| {
+                let date = jiff::tz::Offset::UTC
+                    .to_datetime(jiff::Timestamp::now())
+                    .date()
+                    .checked_add(jiff::Span::new().days(offset))
+                    .unwrap_or(jiff::civil::Date::MAX);
+                rcgen::date_time_ymd(
+                    i32::from(date.year()),
+                    u8::try_from(date.month()).unwrap_or(1),
+                    u8::try_from(date.day()).unwrap_or(1),
+                )
+            };
+            params.not_before = day(-1);
+            params.not_after = day(i64::from(days));
+        }
         let cert = params.signed_by(&key, &self.issuer).map_err(wrap)?;
         Ok(CertPair {
             cert_pem: cert.pem(),

@@ -26,11 +26,11 @@ use crate::kinds::registry::Snapshot;
 /// The `Content-Type` of an aggregated discovery response, exactly as
 /// kube-apiserver writes it (`generateMediaTypeWithGVK`: `g`, `v`, `as`);
 /// the aggregator only accepts v2 when the response carries these parameters.
-pub const AGGREGATED_CONTENT_TYPE: &str =
+pub(crate) const AGGREGATED_CONTENT_TYPE: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
 /// Verbs of every served resource.
-pub const RESOURCE_VERBS: [&str; 8] = [
+pub(crate) const RESOURCE_VERBS: [&str; 8] = [
     "create",
     "delete",
     "deletecollection",
@@ -42,7 +42,7 @@ pub const RESOURCE_VERBS: [&str; 8] = [
 ];
 
 /// Verbs of the `status` subresource.
-pub const STATUS_VERBS: [&str; 1] = ["get"];
+pub(crate) const STATUS_VERBS: [&str; 1] = ["get"];
 
 /// A Kubernetes-style version (`v1`, `v2beta3`, `v1alpha1`) as a sort key:
 /// (stability rank, major, minor); anything else ranks last.
@@ -82,7 +82,7 @@ fn compare_versions(a: &str, b: &str) -> Ordering {
 
 /// Groups in order of first appearance, each with its versions in priority
 /// order (the preferred version first).
-pub fn groups(snapshot: &Snapshot) -> Vec<(String, Vec<String>)> {
+pub(crate) fn groups(snapshot: &Snapshot) -> Vec<(String, Vec<String>)> {
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     for kind in snapshot.kinds() {
         let d = &kind.resolved.definition;
@@ -127,7 +127,7 @@ fn group_entry(group: &str, versions: &[String]) -> Value {
 }
 
 /// `GET /apis`: `{"kind":"APIGroupList","apiVersion":"v1","groups":[…]}`.
-pub fn api_group_list(snapshot: &Snapshot) -> Value {
+pub(crate) fn api_group_list(snapshot: &Snapshot) -> Value {
     let groups: Vec<Value> = groups(snapshot)
         .iter()
         .map(|(g, versions)| group_entry(g, versions))
@@ -136,7 +136,7 @@ pub fn api_group_list(snapshot: &Snapshot) -> Value {
 }
 
 /// `GET /apis/<group>`: the `APIGroup`, or `None` if no kind is in `group`.
-pub fn api_group(snapshot: &Snapshot, group: &str) -> Option<Value> {
+pub(crate) fn api_group(snapshot: &Snapshot, group: &str) -> Option<Value> {
     let (name, versions) = groups(snapshot).into_iter().find(|(g, _)| g == group)?;
     let mut out = Map::new();
     out.insert("kind".into(), "APIGroup".into());
@@ -161,7 +161,7 @@ fn kinds_in<'a>(
 
 /// `GET /apis/<group>/<version>`: the `APIResourceList` (each kind, then its
 /// `status` subresource), or `None` if nothing is served there.
-pub fn api_resource_list(snapshot: &Snapshot, group: &str, version: &str) -> Option<Value> {
+pub(crate) fn api_resource_list(snapshot: &Snapshot, group: &str, version: &str) -> Option<Value> {
     let mut resources = Vec::new();
     for d in kinds_in(snapshot, group, version) {
         let mut resource = Map::new();
@@ -198,7 +198,7 @@ pub fn api_resource_list(snapshot: &Snapshot, group: &str, version: &str) -> Opt
 
 /// `GET /apis` with `Accept: `[`AGGREGATED_CONTENT_TYPE`]: every group and
 /// version with its resources and subresources, versions in preference order.
-pub fn aggregated(snapshot: &Snapshot) -> Value {
+pub(crate) fn aggregated(snapshot: &Snapshot) -> Value {
     let items: Vec<Value> = groups(snapshot)
         .iter()
         .map(|(group, versions)| {
@@ -246,7 +246,7 @@ fn resource_discovery(d: &KindDefinition, group: &str, version: &str) -> Value {
 /// The aggregated-discovery `ETag`: a quoted upper-case hex SHA-512 of the
 /// snapshot hash and this build's version, so it changes whenever the served
 /// documents can.
-pub fn etag(snapshot: &Snapshot) -> String {
+pub(crate) fn etag(snapshot: &Snapshot) -> String {
     let mut hasher = Sha512::new();
     hasher.update(b"apidiscovery.k8s.io/v2\0");
     hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
@@ -264,7 +264,7 @@ pub fn etag(snapshot: &Snapshot) -> String {
 /// `q`, then order) that discovery can serve is `application/json` with
 /// `g=apidiscovery.k8s.io`, `v=v2`, `as=APIGroupDiscoveryList` (rather than
 /// plain JSON, `application/*` or `*/*`).
-pub fn wants_aggregated(accept: Option<&str>) -> bool {
+pub(crate) fn wants_aggregated(accept: Option<&str>) -> bool {
     let Some(accept) = accept else {
         return false;
     };
@@ -291,6 +291,7 @@ pub fn wants_aggregated(accept: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kinds::Registry;
     use crate::kinds::load;
 
     fn snapshot(text: &str) -> Snapshot {
@@ -422,6 +423,28 @@ release: {chart: {name: postgres, sourceRef: {kind: HelmRepository, name: r}}}
             })
         );
         assert_eq!(doc["items"][1]["metadata"]["name"], "apps.cozystack.io");
+    }
+
+    /// Every discovery document of the example kinds, member for member.
+    #[test]
+    fn documents_from_example_kinds() {
+        let s = Registry::from_path(std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/kinds"
+        )))
+        .unwrap()
+        .snapshot();
+        let text = |doc: &Value| serde_json::to_string_pretty(doc).unwrap();
+        insta::assert_snapshot!("apis", text(&api_group_list(&s)));
+        insta::assert_snapshot!(
+            "apis_apps_cozystack_io",
+            text(&api_group(&s, "apps.cozystack.io").unwrap())
+        );
+        insta::assert_snapshot!(
+            "apis_apps_cozystack_io_v1alpha1",
+            text(&api_resource_list(&s, "apps.cozystack.io", "v1alpha1").unwrap())
+        );
+        insta::assert_snapshot!("apis_aggregated", text(&aggregated(&s)));
     }
 
     #[test]

@@ -2,18 +2,20 @@
 //! expect of it (see docs/aggregation-contract.md), over the kinds registry
 //! and the HelmRelease storage.
 //!
-//! - [`server`]: TLS, HTTP/1.1 and HTTP/2, limits, timeouts, graceful shutdown, routing
-//! - [`request`]: request info (route, verb, namespace, resource, name)
+//! - [`server`]: TLS, HTTP/1.1 and HTTP/2, limits, timeouts, graceful shutdown
+//! - [`routes`]: what each path answers
 //! - [`handlers`]: every verb of every served kind
-//! - [`status`]: `metav1.Status` errors ([`status::ApiError`])
 //! - [`negotiate`]: `Accept` and `Content-Type` negotiation
-//! - [`selectors`]: `labelSelector` and `fieldSelector`
-//! - [`jsonpath`]: the JSONPath subset printer columns use
 //! - [`table`]: `Table` and `PartialObjectMetadata(List)` responses
 //! - [`discovery`]: `/apis`, `/apis/<g>`, `/apis/<g>/<v>` and aggregated discovery
 //! - [`openapi`]: `/openapi/v2` and `/openapi/v3`
+//! - [`published`]: discovery and OpenAPI, built once per registry snapshot
 //! - [`patch`]: JSON patch, merge patch, server-side apply, managedFields
 //! - [`response`]: HTTP response helpers
+//!
+//! The request vocabulary (request info, `Status`, selectors, JSONPath) is
+//! [`crate::apimachinery`]'s; reading and writing apps is
+//! [`crate::storage::app_store`]'s.
 
 // `ApiError` carries a `serde_json::Value` of details, so it is larger than
 // clippy likes in a `Result`; errors are the cold path of every handler here
@@ -23,15 +25,13 @@
     reason = "ApiError is the error type of every handler; see above"
 )]
 
-pub mod discovery;
+pub(crate) mod discovery;
 pub mod handlers;
-pub mod jsonpath;
-pub mod negotiate;
-pub mod openapi;
+pub(crate) mod negotiate;
+pub(crate) mod openapi;
 pub mod patch;
-pub mod request;
-pub mod response;
-pub mod selectors;
+pub(crate) mod published;
+pub(crate) mod response;
+pub(crate) mod routes;
 pub mod server;
-pub mod status;
-pub mod table;
+pub(crate) mod table;

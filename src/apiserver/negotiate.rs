@@ -19,11 +19,11 @@
 //! rather than answered with 406; and `v1beta1` transforms are answered in
 //! `meta.k8s.io/v1` (every client that asks for v1beta1 also accepts v1).
 
-use super::status::ApiError;
+use crate::apimachinery::status::ApiError;
 
 /// The body type of a successful response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Representation {
+pub(crate) enum Representation {
     /// The object or list itself.
     Json,
     /// A `meta.k8s.io/v1` `Table`; rows carry the object as asked.
@@ -39,7 +39,7 @@ pub enum Representation {
 
 /// The `includeObject` query parameter of table requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum IncludeObject {
+pub(crate) enum IncludeObject {
     /// `None`: rows carry no object (`"object": null`).
     None,
     /// `Metadata` (the default): rows carry `PartialObjectMetadata`.
@@ -51,7 +51,7 @@ pub enum IncludeObject {
 
 impl IncludeObject {
     /// Parses the query parameter; a missing or empty value means `Metadata`.
-    pub fn parse(param: Option<&str>) -> Result<IncludeObject, ApiError> {
+    pub(crate) fn parse(param: Option<&str>) -> Result<IncludeObject, ApiError> {
         match param.unwrap_or("") {
             "" | "Metadata" => Ok(IncludeObject::Metadata),
             "None" => Ok(IncludeObject::None),
@@ -66,7 +66,7 @@ impl IncludeObject {
 
 /// One parsed media range of an `Accept` header.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MediaRange {
+pub(crate) struct MediaRange {
     /// Lower-cased type (`application`, `*`).
     pub type_: String,
     /// Lower-cased subtype (`json`, `*`).
@@ -79,7 +79,7 @@ pub struct MediaRange {
 
 impl MediaRange {
     /// The value of parameter `name`.
-    pub fn param(&self, name: &str) -> Option<&str> {
+    pub(crate) fn param(&self, name: &str) -> Option<&str> {
         self.params
             .iter()
             .find(|(k, _)| k == name)
@@ -88,7 +88,7 @@ impl MediaRange {
 
     /// Whether the range accepts JSON: `*/*`, `application/*` or
     /// `application/json`.
-    pub fn accepts_json(&self) -> bool {
+    pub(crate) fn accepts_json(&self) -> bool {
         matches!(
             (self.type_.as_str(), self.subtype.as_str()),
             ("*", "*") | ("application", "*") | ("application", "json")
@@ -98,7 +98,7 @@ impl MediaRange {
 
 /// Parses an `Accept` header into media ranges, sorted by descending `q`
 /// (stable). Malformed ranges are dropped; a bare `*` means `*/*`.
-pub fn parse_accept(accept: &str) -> Vec<MediaRange> {
+pub(crate) fn parse_accept(accept: &str) -> Vec<MediaRange> {
     let mut ranges: Vec<MediaRange> = split_unquoted(accept, ',')
         .into_iter()
         .filter_map(parse_media_range)
@@ -230,7 +230,7 @@ fn representation_of(
 }
 
 /// The message of the 406 we answer when nothing in `Accept` is usable.
-pub const NOT_ACCEPTABLE_MESSAGE: &str =
+pub(crate) const NOT_ACCEPTABLE_MESSAGE: &str =
     "only the following media types are accepted: application/json";
 
 /// Picks the response representation for a request whose result is a list
@@ -239,7 +239,7 @@ pub const NOT_ACCEPTABLE_MESSAGE: &str =
 /// `include_object_param` is the `includeObject` query parameter; it is only
 /// checked when a table is chosen (400 for an unknown value). A missing or
 /// empty `Accept` means JSON; nothing usable means 406 NotAcceptable.
-pub fn negotiate(
+pub(crate) fn negotiate(
     accept: Option<&str>,
     include_object_param: Option<&str>,
     expect_list: bool,
@@ -259,7 +259,7 @@ pub fn negotiate(
 
 /// The exact `Content-Type` kube-apiserver sends for `repr`: always
 /// `application/json` (see the module docs).
-pub fn content_type_of(repr: Representation) -> &'static str {
+pub(crate) fn content_type_of(repr: Representation) -> &'static str {
     match repr {
         Representation::Json
         | Representation::Table { .. }
@@ -270,7 +270,7 @@ pub fn content_type_of(repr: Representation) -> &'static str {
 
 /// The type of a request body, from its `Content-Type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyType {
+pub(crate) enum BodyType {
     /// `application/json` (also assumed when the header is absent).
     Json,
     /// `application/yaml`.
@@ -280,37 +280,15 @@ pub enum BodyType {
     /// `application/merge-patch+json` (RFC 7386).
     MergePatch,
     /// `application/strategic-merge-patch+json`: recognized so PATCH can
-    /// refuse it with [`unsupported_patch_type`] (the garbage collector falls
-    /// back to a merge patch only on 415).
+    /// refuse it with 415 (the garbage collector falls back to a merge patch
+    /// only on 415).
     StrategicMergePatch,
     /// `application/apply-patch+yaml` (server-side apply).
     ApplyPatch,
 }
 
-impl BodyType {
-    /// The media type, without parameters.
-    pub fn media_type(self) -> &'static str {
-        match self {
-            BodyType::Json => "application/json",
-            BodyType::Yaml => "application/yaml",
-            BodyType::JsonPatch => "application/json-patch+json",
-            BodyType::MergePatch => "application/merge-patch+json",
-            BodyType::StrategicMergePatch => "application/strategic-merge-patch+json",
-            BodyType::ApplyPatch => "application/apply-patch+yaml",
-        }
-    }
-
-    /// Whether this is one of the patch types PATCH serves.
-    pub fn is_supported_patch(self) -> bool {
-        matches!(
-            self,
-            BodyType::JsonPatch | BodyType::MergePatch | BodyType::ApplyPatch
-        )
-    }
-}
-
 /// Patch media types PATCH accepts, as advertised in OpenAPI.
-pub const PATCH_TYPES: [&str; 3] = [
+pub(crate) const PATCH_TYPES: [&str; 3] = [
     "application/json-patch+json",
     "application/merge-patch+json",
     "application/apply-patch+yaml",
@@ -319,20 +297,11 @@ pub const PATCH_TYPES: [&str; 3] = [
 /// Media types accepted for a request body, as listed in the 415 message.
 const BODY_TYPES: &str = "application/json, application/yaml, application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml";
 
-/// The 415 kube-apiserver answers a PATCH whose type it does not serve
-/// (strategic merge patch here, or a missing/non-patch `Content-Type`).
-pub fn unsupported_patch_type() -> ApiError {
-    ApiError::unsupported_media_type(format!(
-        "the body of the request was in an unknown format - accepted media types include: {}",
-        PATCH_TYPES.join(", ")
-    ))
-}
-
 /// Classifies a request body's `Content-Type`. Parameters (`charset=utf-8`)
 /// are ignored; a missing or empty header means JSON, as kube-apiserver
-/// assumes for create and update (PATCH must insist on a patch type, see
-/// [`BodyType::is_supported_patch`]). Anything else is 415.
-pub fn body_type(content_type: Option<&str>) -> Result<BodyType, ApiError> {
+/// assumes for create and update (PATCH must insist on a patch type).
+/// Anything else is 415.
+pub(crate) fn body_type(content_type: Option<&str>) -> Result<BodyType, ApiError> {
     let raw = content_type.unwrap_or("");
     let media = raw
         .split(';')
@@ -358,6 +327,16 @@ pub fn body_type(content_type: Option<&str>) -> Result<BodyType, ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Request headers never panic the negotiation, whatever they are.
+    #[test]
+    fn garbage_never_panics() {
+        for input in crate::apimachinery::garbage_inputs(20_000) {
+            let _ = negotiate(Some(&input), Some(&input), true);
+            let _ = body_type(Some(&input));
+            let _ = super::super::discovery::wants_aggregated(Some(&input));
+        }
+    }
 
     const KUBECTL_GET: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
     const METADATA_LIST: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
@@ -554,11 +533,5 @@ mod tests {
                 "{header}"
             );
         }
-        assert!(!BodyType::StrategicMergePatch.is_supported_patch());
-        assert!(BodyType::ApplyPatch.is_supported_patch());
-        assert_eq!(
-            unsupported_patch_type().message,
-            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
-        );
     }
 }

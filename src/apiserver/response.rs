@@ -1,5 +1,9 @@
 //! Building HTTP responses: JSON bodies, `Status` errors, plain-text health
 //! answers, and streaming bodies for watches.
+//!
+//! [`error`] is where every error answer is written, so it is also where
+//! the hidden cause of an internal error is logged: the client gets the
+//! generic `Status`, the operator the cause.
 
 use std::convert::Infallible;
 
@@ -9,18 +13,18 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use serde_json::Value;
 
-use super::status::ApiError;
+use crate::apimachinery::status::ApiError;
 
 /// Every response body.
-pub type Body = BoxBody<Bytes, Infallible>;
+pub(crate) type Body = BoxBody<Bytes, Infallible>;
 
 /// A complete body.
-pub fn full(bytes: impl Into<Bytes>) -> Body {
+pub(crate) fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).boxed()
 }
 
 /// A JSON response with an explicit content type.
-pub fn json_with(code: StatusCode, value: &Value, content_type: &str) -> Response<Body> {
+pub(crate) fn json_with(code: StatusCode, value: &Value, content_type: &str) -> Response<Body> {
     encoded_json(
         code,
         serde_json::to_vec(value).unwrap_or_default(),
@@ -29,7 +33,11 @@ pub fn json_with(code: StatusCode, value: &Value, content_type: &str) -> Respons
 }
 
 /// A response whose body is already encoded JSON.
-pub fn encoded_json(code: StatusCode, bytes: Vec<u8>, content_type: &str) -> Response<Body> {
+pub(crate) fn encoded_json(
+    code: StatusCode,
+    bytes: impl Into<Bytes>,
+    content_type: &str,
+) -> Response<Body> {
     let mut response = Response::new(full(bytes));
     *response.status_mut() = code;
     response.headers_mut().insert(
@@ -40,12 +48,16 @@ pub fn encoded_json(code: StatusCode, bytes: Vec<u8>, content_type: &str) -> Res
 }
 
 /// A JSON response.
-pub fn json(code: StatusCode, value: &Value) -> Response<Body> {
+pub(crate) fn json(code: StatusCode, value: &Value) -> Response<Body> {
     json_with(code, value, "application/json")
 }
 
-/// A `Status` error response.
-pub fn error(err: &ApiError) -> Response<Body> {
+/// A `Status` error response; an internal error's hidden cause is logged
+/// here, never sent.
+pub(crate) fn error(err: &ApiError) -> Response<Body> {
+    if let Some(cause) = &err.hidden_cause {
+        tracing::error!(code = err.code, "internal error: {cause}");
+    }
     let mut response = json(
         StatusCode::from_u16(err.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
         &err.to_status(),
@@ -59,7 +71,7 @@ pub fn error(err: &ApiError) -> Response<Body> {
 }
 
 /// A plain-text response (health endpoints).
-pub fn text(code: StatusCode, body: String) -> Response<Body> {
+pub(crate) fn text(code: StatusCode, body: String) -> Response<Body> {
     let mut response = Response::new(full(body));
     *response.status_mut() = code;
     let headers = response.headers_mut();
@@ -75,7 +87,7 @@ pub fn text(code: StatusCode, body: String) -> Response<Body> {
 }
 
 /// A streaming response fed by `rx`: each message is sent as it arrives.
-pub fn stream(content_type: &str, rx: tokio::sync::mpsc::Receiver<Bytes>) -> Response<Body> {
+pub(crate) fn stream(content_type: &str, rx: tokio::sync::mpsc::Receiver<Bytes>) -> Response<Body> {
     let frames = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv()
             .await
@@ -91,4 +103,57 @@ pub fn stream(content_type: &str, rx: tokio::sync::mpsc::Receiver<Bytes>) -> Res
         HeaderValue::from_static("no-cache, private"),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use http_body_util::BodyExt;
+
+    use super::*;
+
+    /// A log sink for one test.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn an_internal_error_is_logged_and_answered_generically() {
+        let log = Captured::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer({
+                let log = log.clone();
+                move || log.clone()
+            })
+            .with_ansi(false)
+            .finish();
+        let cause = "UPDATE objects: database is locked (/var/lib/cozy/db.sqlite)";
+        let response = tracing::subscriber::with_default(subscriber, || {
+            error(&ApiError::internal_hidden(cause))
+        });
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        let status: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            status["message"],
+            "Internal error occurred: an error on the server has prevented the request from succeeding"
+        );
+        assert!(
+            !String::from_utf8_lossy(&body).contains("database"),
+            "{status}"
+        );
+        let logged = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+        assert!(logged.contains(cause), "{logged}");
+    }
 }

@@ -3,12 +3,8 @@
 //! kube-apiserver), header-read and request timeouts, and graceful shutdown
 //! with a drain timeout (watch streams are ended first).
 //!
-//! Endpoints: `/healthz`, `/livez`, `/readyz` (named checks, `?verbose`,
-//! `?exclude=`), `/version`, `/apis`, `/apis/<g>`, `/apis/<g>/<v>`
-//! (aggregated discovery v2 with ETag/304), `/openapi/v2`, `/openapi/v3`,
-//! `/openapi/v3/apis/<g>/<v>`, and every resource path of the served kinds.
-//!
-//! Every request goes through [`crate::auth::Auth`] before routing:
+//! What each path answers is [`super::routes`]'s. Every request goes
+//! through [`crate::auth::Auth`] before routing:
 //! delegated authentication (front proxy, x509, TokenReview) and
 //! authorization (SubjectAccessReview); health paths are anonymous. The
 //! handshake only requests a client certificate; chains are verified per
@@ -19,28 +15,23 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http::{Method, Response, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use super::handlers::{self, ApiState};
-use super::request::{self, Route};
+use super::handlers::ApiState;
 use super::response::{self, Body};
-use super::status::ApiError;
-use super::{discovery, openapi};
+use super::routes::{Request, Router};
+use crate::apimachinery::query::{self, Query};
+use crate::apimachinery::request_info::{self, Route, Verb};
+use crate::apimachinery::status::ApiError;
+use crate::apimachinery::user::UserInfo;
 use crate::auth::{Auth, PeerCertificates};
-
-/// The handlers honour `fieldValidation`, so the documents declare it (and
-/// kubectl validates on the server instead of fetching protobuf OpenAPI v2).
-const OPENAPI: openapi::OpenApiOptions = openapi::OpenApiOptions {
-    field_validation: true,
-};
 
 /// kube-apiserver's request body limit.
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
@@ -105,9 +96,8 @@ impl RunningServer {
 }
 
 struct Shared {
-    state: ApiState,
+    router: Router,
     auth: Arc<Auth>,
-    shutdown: watch::Receiver<bool>,
 }
 
 /// Binds and starts serving.
@@ -126,9 +116,8 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
     })?;
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let shared = Arc::new(Shared {
-        state: config.state,
+        router: Router::new(config.state, shutdown_rx.clone()),
         auth: config.auth,
-        shutdown: shutdown_rx.clone(),
     });
     let task = tokio::spawn(accept_loop(listener, acceptor, shared, shutdown_rx));
     Ok(RunningServer {
@@ -255,10 +244,63 @@ async fn accept_loop(
     }
 }
 
-async fn serve(shared: &Shared, peer: &PeerCertificates, req: Request<Incoming>) -> Response<Body> {
+/// One answered request, as an access log sees it (the status is that of
+/// the response head; a watch's latency is its time to first byte).
+#[derive(Debug)]
+pub struct Access<'a> {
+    /// The method.
+    pub method: &'a Method,
+    /// The path (no query).
+    pub path: &'a str,
+    /// The response status.
+    pub status: StatusCode,
+    /// From the request's arrival to its response head.
+    pub latency: Duration,
+    /// The authenticated user, when authentication succeeded.
+    pub user: Option<&'a str>,
+}
+
+/// Receives every answered request.
+pub type AccessLog = Box<dyn Fn(&Access<'_>) + Send + Sync>;
+
+static ACCESS_LOG: std::sync::OnceLock<AccessLog> = std::sync::OnceLock::new();
+
+/// Installs the process's access log (`serve` without `-q`); only the first
+/// call takes effect. Returns whether this one did.
+pub fn set_access_log(log: AccessLog) -> bool {
+    ACCESS_LOG.set(log).is_ok()
+}
+
+async fn serve(
+    shared: &Shared,
+    peer: &PeerCertificates,
+    req: http::Request<Incoming>,
+) -> Response<Body> {
+    let Some(log) = ACCESS_LOG.get() else {
+        return serve_request(shared, peer, req).await.0;
+    };
+    let started = std::time::Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let (response, user) = serve_request(shared, peer, req).await;
+    log(&Access {
+        method: &method,
+        path: &path,
+        status: response.status(),
+        latency: started.elapsed(),
+        user: user.as_deref().map(|u| u.name.as_str()),
+    });
+    response
+}
+
+async fn serve_request(
+    shared: &Shared,
+    peer: &PeerCertificates,
+    req: http::Request<Incoming>,
+) -> (Response<Body>, Option<Arc<UserInfo>>) {
     let (mut parts, body) = req.into_parts();
-    let query = request::parse_query(parts.uri.query());
-    let route = request::route(&parts.method, parts.uri.path(), &query);
+    let query = query::parse_query(parts.uri.query());
+    let route = request_info::route(&parts.method, parts.uri.path(), &query);
     let user = match shared
         .auth
         .check(
@@ -272,19 +314,21 @@ async fn serve(shared: &Shared, peer: &PeerCertificates, req: Request<Incoming>)
         .await
     {
         Ok(user) => user,
-        Err(e) => return response::error(&e),
+        Err(e) => return (response::error(&e), None),
     };
     shared.auth.strip_credentials(&mut parts.headers);
     tracing::debug!(user = %user.name, method = %parts.method, path = parts.uri.path(), "request");
-    crate::auth::with_user(user, serve_authorized(shared, parts, body, route, query)).await
+    let response = serve_authorized(shared, &user, parts, body, route, query).await;
+    (response, Some(user))
 }
 
 async fn serve_authorized(
     shared: &Shared,
+    user: &UserInfo,
     parts: http::request::Parts,
     body: Incoming,
     route: Route,
-    query: request::Query,
+    query: Query,
 ) -> Response<Body> {
     let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
@@ -302,8 +346,17 @@ async fn serve_authorized(
             )));
         }
     };
-    let is_watch = matches!(&route, Route::Resource(r) if r.verb == request::Verb::Watch);
-    let work = route_request(shared, route, &parts.method, &parts.headers, &query, body);
+    let is_watch = matches!(&route, Route::Resource(r) if r.verb == Verb::Watch);
+    let work = shared.router.route(
+        route,
+        Request {
+            method: &parts.method,
+            headers: &parts.headers,
+            query: &query,
+            body,
+            user,
+        },
+    );
     let mut response = if is_watch {
         work.await
     } else {
@@ -316,259 +369,4 @@ async fn serve_authorized(
         *response.body_mut() = response::full(Bytes::new());
     }
     response
-}
-
-async fn route_request(
-    shared: &Shared,
-    route: Route,
-    method: &Method,
-    headers: &http::HeaderMap,
-    query: &request::Query,
-    body: Bytes,
-) -> Response<Body> {
-    let state = &shared.state;
-    let snapshot = state.registry.snapshot();
-    let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
-    let get_only = |r: Response<Body>| {
-        if matches!(*method, Method::GET | Method::HEAD) {
-            r
-        } else {
-            response::error(&ApiError::method_not_allowed(format!(
-                "{method} is not allowed here"
-            )))
-        }
-    };
-    match route {
-        Route::Health { endpoint, check } => health(shared, &endpoint, check.as_deref(), query),
-        Route::Version => get_only(response::json(StatusCode::OK, &version_info())),
-        Route::Apis => {
-            if discovery::wants_aggregated(accept) {
-                let etag = discovery::etag(&snapshot);
-                let matches = headers
-                    .get(header::IF_NONE_MATCH)
-                    .and_then(|v| v.to_str().ok())
-                    == Some(etag.as_str());
-                let mut r = if matches {
-                    let mut r = response::text(StatusCode::NOT_MODIFIED, String::new());
-                    r.headers_mut().remove(header::CONTENT_TYPE);
-                    r
-                } else {
-                    response::json_with(
-                        StatusCode::OK,
-                        &discovery::aggregated(&snapshot),
-                        discovery::AGGREGATED_CONTENT_TYPE,
-                    )
-                };
-                if let Ok(v) = HeaderValue::from_str(&etag) {
-                    r.headers_mut().insert(header::ETAG, v);
-                }
-                r.headers_mut()
-                    .insert(header::VARY, HeaderValue::from_static("Accept"));
-                get_only(r)
-            } else {
-                get_only(response::json(
-                    StatusCode::OK,
-                    &discovery::api_group_list(&snapshot),
-                ))
-            }
-        }
-        Route::Group(group) => match discovery::api_group(&snapshot, &group) {
-            Some(doc) => get_only(response::json(StatusCode::OK, &doc)),
-            None => response::error(&not_found_path()),
-        },
-        Route::GroupVersion(group, version) => {
-            match discovery::api_resource_list(&snapshot, &group, &version) {
-                Some(doc) => get_only(response::json(StatusCode::OK, &doc)),
-                None => response::error(&not_found_path()),
-            }
-        }
-        Route::OpenApiV2 => get_only(openapi_response(
-            &openapi::v2_with(&snapshot, &OPENAPI),
-            headers,
-            None,
-        )),
-        Route::OpenApiV3Root => get_only(response::json(
-            StatusCode::OK,
-            &openapi::v3_root_with(&snapshot, &OPENAPI),
-        )),
-        Route::OpenApiV3(group, version) => {
-            match openapi::v3_group_version_with(&snapshot, &group, &version, &OPENAPI) {
-                Some(doc) => get_only(openapi_response(
-                    &doc,
-                    headers,
-                    query.get("hash").map(String::as_str),
-                )),
-                None => response::error(&not_found_path()),
-            }
-        }
-        Route::Resource(req) => {
-            handlers::handle(
-                state,
-                &req,
-                query,
-                headers,
-                method,
-                body,
-                shared.shutdown.clone(),
-            )
-            .await
-        }
-        Route::NotFound => response::error(&not_found_path()),
-    }
-}
-
-fn not_found_path() -> ApiError {
-    ApiError::not_found_route("the server could not find the requested resource")
-}
-
-/// OpenAPI documents with ETags; a matching `?hash=` is immutable. A
-/// mismatching hash gets the current document, never a redirect (the
-/// aggregator turns redirects into 502).
-fn openapi_response(doc: &Value, headers: &http::HeaderMap, hash: Option<&str>) -> Response<Body> {
-    let digest = openapi::hash_of(doc);
-    let etag = format!("\"{digest}\"");
-    if headers
-        .get(header::IF_NONE_MATCH)
-        .and_then(|v| v.to_str().ok())
-        == Some(etag.as_str())
-    {
-        let mut r = response::text(StatusCode::NOT_MODIFIED, String::new());
-        r.headers_mut().remove(header::CONTENT_TYPE);
-        if let Ok(v) = HeaderValue::from_str(&etag) {
-            r.headers_mut().insert(header::ETAG, v);
-        }
-        return r;
-    }
-    let mut r = response::json(StatusCode::OK, doc);
-    let h = r.headers_mut();
-    if let Ok(v) = HeaderValue::from_str(&etag) {
-        h.insert(header::ETAG, v);
-    }
-    h.insert(header::VARY, HeaderValue::from_static("Accept"));
-    if hash == Some(digest.as_str()) {
-        h.insert(
-            header::CACHE_CONTROL,
-            HeaderValue::from_static("public, immutable"),
-        );
-        h.insert(
-            header::EXPIRES,
-            HeaderValue::from_static("Fri, 01 Jan 2100 00:00:00 GMT"),
-        );
-    }
-    r
-}
-
-fn health(
-    shared: &Shared,
-    endpoint: &str,
-    only: Option<&str>,
-    query: &request::Query,
-) -> Response<Body> {
-    let state = &shared.state;
-    let snapshot = state.registry.snapshot();
-    let mut checks: Vec<(&str, Result<(), String>)> = vec![("ping", Ok(()))];
-    if endpoint == "readyz" {
-        checks.push((
-            "kinds-loaded",
-            if snapshot.kinds().is_empty() {
-                Err("no kinds loaded".to_owned())
-            } else {
-                Ok(())
-            },
-        ));
-        checks.push((
-            "watch-cache-sync",
-            if state.cache.ready() {
-                Ok(())
-            } else {
-                Err("the HelmRelease cache has not synced".to_owned())
-            },
-        ));
-        checks.push((
-            "shutdown",
-            if *shared.shutdown.borrow() {
-                Err("shutting down".to_owned())
-            } else {
-                Ok(())
-            },
-        ));
-    }
-    let excluded: Vec<&str> = query
-        .get("exclude")
-        .map(|e| e.split(',').collect())
-        .unwrap_or_default();
-    checks.retain(|(name, _)| !excluded.contains(name));
-    if let Some(only) = only {
-        return match checks.iter().find(|(name, _)| *name == only) {
-            Some((_, Ok(()))) => response::text(StatusCode::OK, "ok".to_owned()),
-            Some((_, Err(_))) => response::text(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("internal server error: {only} failed"),
-            ),
-            None => response::error(&not_found_path()),
-        };
-    }
-    let healthy = checks.iter().all(|(_, r)| r.is_ok());
-    let verbose = query.contains_key("verbose");
-    if healthy && !verbose {
-        return response::text(StatusCode::OK, "ok".to_owned());
-    }
-    let mut text = String::new();
-    for (name, result) in &checks {
-        match result {
-            Ok(()) => text.push_str(&format!("[+]{name} ok\n")),
-            Err(_) => text.push_str(&format!("[-]{name} failed: reason withheld\n")),
-        }
-    }
-    if healthy {
-        text.push_str(&format!("{endpoint} check passed\n"));
-        response::text(StatusCode::OK, text)
-    } else {
-        text.push_str(&format!("{endpoint} check failed\n"));
-        response::text(StatusCode::INTERNAL_SERVER_ERROR, text)
-    }
-}
-
-/// The Kubernetes minor version whose API semantics the server implements
-/// (the k8s-openapi feature this crate is built with, and the control plane
-/// the tests run against).
-pub const KUBERNETES_MINOR: u32 = 36;
-
-/// `/version`: the Kubernetes version whose API the server implements, so
-/// kubectl's version-skew check compares like with like; this tool's own
-/// version rides in the semver build metadata
-/// (`v1.36.0+kubectl-cozy.0.1.0`) and in `gitCommit`.
-fn version_info() -> Value {
-    let version = env!("CARGO_PKG_VERSION");
-    json!({
-        "major": "1",
-        "minor": KUBERNETES_MINOR.to_string(),
-        "gitVersion": format!("v1.{KUBERNETES_MINOR}.0+kubectl-cozy.{version}"),
-        "gitCommit": format!("kubectl-cozy v{version}"),
-        "gitTreeState": "clean",
-        "buildDate": "",
-        "goVersion": "",
-        "compiler": "rustc",
-        "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn version_names_the_kubernetes_minor_of_the_test_plane() {
-        let pinned = include_str!("../../tests/control-plane/versions.env")
-            .lines()
-            .find_map(|l| l.strip_prefix("K8S_VERSION="))
-            .expect("K8S_VERSION");
-        let minor = pinned.split('.').nth(1).expect("minor");
-        assert_eq!(minor, super::KUBERNETES_MINOR.to_string());
-        let info = super::version_info();
-        assert_eq!(info["major"], "1");
-        let git = info["gitVersion"].as_str().unwrap();
-        assert!(
-            git.starts_with(&format!("v1.{minor}.0+kubectl-cozy.")),
-            "{git}"
-        );
-    }
 }

@@ -26,18 +26,18 @@
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
-use super::jsonpath::{JsonPath, to_text};
 use super::negotiate::IncludeObject;
+use crate::apimachinery::jsonpath::{JsonPath, to_text};
 use crate::golang::{self, GoDuration};
 use crate::kinds::definition::{PrinterColumn, ResolvedKind};
 
 /// The description kube-apiserver gives the `Name` column (ObjectMeta's
 /// `name` documentation).
-pub const NAME_COLUMN_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+pub(crate) const NAME_COLUMN_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
 
 /// How to build a table beyond the objects themselves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TableOptions {
+pub(crate) struct TableOptions {
     /// What each row's `object` holds.
     pub include_object: IncludeObject,
     /// Whether columns with `priority > 0` are included. kube-apiserver always
@@ -66,7 +66,7 @@ impl Default for TableOptions {
 /// `metadata` (`resourceVersion`, `continue`, `remainingItemCount`, as the
 /// list carried them; `{}` or the object's `resourceVersion` for a single
 /// object).
-pub fn build_table(
+pub(crate) fn build_table(
     kind: &ResolvedKind,
     objects: &[&Value],
     include_object: IncludeObject,
@@ -86,7 +86,7 @@ pub fn build_table(
 }
 
 /// [`build_table`] with every option.
-pub fn build_table_with(
+pub(crate) fn build_table_with(
     kind: &ResolvedKind,
     objects: &[&Value],
     list_meta: Value,
@@ -156,7 +156,7 @@ pub fn build_table_with(
 }
 
 /// The `TableColumnDefinition` of a printer column.
-pub fn column_definition(column: &PrinterColumn) -> Value {
+pub(crate) fn column_definition(column: &PrinterColumn) -> Value {
     let description = if column.description.is_empty() {
         format!(
             "Custom resource definition column (in JSONPath format): {}",
@@ -234,7 +234,7 @@ fn human_readable_date(s: &str, now: Timestamp) -> String {
 
 /// `{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{…}}`
 /// with the object's whole `metadata`.
-pub fn partial_object_metadata(object: &Value) -> Value {
+pub(crate) fn partial_object_metadata(object: &Value) -> Value {
     let metadata = object
         .get("metadata")
         .filter(|m| m.is_object())
@@ -249,7 +249,7 @@ pub fn partial_object_metadata(object: &Value) -> Value {
 
 /// A `PartialObjectMetadataList` of `objects`; `list_meta` becomes its
 /// `metadata`; `items` is `[]` when empty.
-pub fn partial_object_metadata_list(objects: &[&Value], list_meta: Value) -> Value {
+pub(crate) fn partial_object_metadata_list(objects: &[&Value], list_meta: Value) -> Value {
     let items: Vec<Value> = objects.iter().map(|o| partial_object_metadata(o)).collect();
     json!({
         "kind": "PartialObjectMetadataList",

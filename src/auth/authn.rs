@@ -30,14 +30,14 @@ use http::HeaderMap;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::UserInfo;
 use super::config::{DynamicAuthConfig, RequestHeaderConfig};
 use super::review::{ReviewKind, Reviewer};
 use super::tls::{PeerCertificates, Trust};
 use super::ttl_cache::TtlCache;
+use crate::apimachinery::user::UserInfo;
 
 /// How long TokenReview answers are cached (upstream's default).
-pub const TOKEN_CACHE_TTL: Duration = Duration::from_secs(10);
+pub(crate) const TOKEN_CACHE_TTL: Duration = Duration::from_secs(10);
 /// At most this many cached token answers.
 const TOKEN_CACHE_MAX: usize = 4096;
 
@@ -210,7 +210,7 @@ fn path_unescape(s: &str) -> Option<String> {
 
 /// The token of `Authorization: Bearer <token>`, as upstream's bearer
 /// authenticator reads it.
-pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let value = headers
         .get(http::header::AUTHORIZATION)?
         .to_str()

@@ -26,21 +26,23 @@ use std::time::Duration;
 use http::Method;
 use serde_json::{Map, Value, json};
 
-use super::UserInfo;
 use super::review::{ReviewKind, Reviewer};
 use super::ttl_cache::TtlCache;
-use crate::apiserver::request::{Query, Route, Verb};
-use crate::apiserver::selectors::{FieldSelector, LabelSelector, Op, Operator};
-use crate::apiserver::status::ApiError;
+use crate::apimachinery::fields::{FieldSelector, Op};
+use crate::apimachinery::labels::{LabelSelector, Operator};
+use crate::apimachinery::query::Query;
+use crate::apimachinery::request_info::{Route, Verb};
+use crate::apimachinery::status::ApiError;
+use crate::apimachinery::user::UserInfo;
 use crate::golang::quote as go_quote;
 
 /// How long review answers are cached (allowed and denied alike).
-pub const DECISION_CACHE_TTL: Duration = Duration::from_secs(10);
+pub(crate) const DECISION_CACHE_TTL: Duration = Duration::from_secs(10);
 /// At most this many cached answers.
 const DECISION_CACHE_MAX: usize = 8192;
 
 /// Whether `path` is a health endpoint, open to everyone.
-pub fn is_always_allowed_path(path: &str) -> bool {
+pub(crate) fn is_always_allowed_path(path: &str) -> bool {
     ["/healthz", "/livez", "/readyz"].iter().any(|p| {
         path.strip_prefix(p)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
@@ -400,7 +402,8 @@ impl Authorizer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apiserver::request::{parse_query, route};
+    use crate::apimachinery::query::parse_query;
+    use crate::apimachinery::request_info::route;
     use crate::auth::review::ReviewError;
     use futures::future::BoxFuture;
     use std::sync::atomic::{AtomicUsize, Ordering};

@@ -18,97 +18,30 @@
 //!
 //! [`Auth`] ties them together for the server: one call per request that
 //! answers with the caller's [`UserInfo`] or the `Status` to send back.
-//! [`with_user`] and [`current_user`] carry the caller into backend calls
-//! (`serve --impersonate`) without threading it through every handler.
 //!
 //! Credentials are never logged: tokens are cached by SHA-256 digest, and
 //! log lines name users and certificate subjects only.
 
-pub mod authn;
-pub mod authz;
+pub(crate) mod authn;
+pub(crate) mod authz;
 pub mod config;
 pub mod review;
-pub mod tls;
+pub(crate) mod tls;
 mod ttl_cache;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use http::{HeaderMap, Method};
 
-use crate::apiserver::request::{Query, Route};
-use crate::apiserver::status::ApiError;
+use crate::apimachinery::query::Query;
+use crate::apimachinery::request_info::Route;
+use crate::apimachinery::status::ApiError;
+use crate::apimachinery::user::{ANONYMOUS_USER, MASTERS_GROUP, UserInfo};
 
 pub use authn::Authenticator;
 pub use authz::Authorizer;
 pub use config::{AuthConfig, DynamicAuthConfig};
 pub use tls::PeerCertificates;
-
-/// The group every authenticated user gets (`AS/pkg/authentication/group`).
-pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
-/// The group of unauthenticated callers.
-pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
-/// The anonymous user's name.
-pub const ANONYMOUS_USER: &str = "system:anonymous";
-/// The group that is always authorized without a SubjectAccessReview.
-pub const MASTERS_GROUP: &str = "system:masters";
-
-/// An authenticated caller (`user.Info`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct UserInfo {
-    /// User name.
-    pub name: String,
-    /// UID, if the authenticator knows one.
-    pub uid: String,
-    /// Groups, in the order the authenticator gave them.
-    pub groups: Vec<String>,
-    /// Extra attributes (keys lower-case for the front proxy).
-    pub extra: BTreeMap<String, Vec<String>>,
-}
-
-impl UserInfo {
-    /// The anonymous caller.
-    pub fn anonymous() -> UserInfo {
-        UserInfo {
-            name: ANONYMOUS_USER.to_owned(),
-            groups: vec![UNAUTHENTICATED_GROUP.to_owned()],
-            ..UserInfo::default()
-        }
-    }
-
-    /// Adds `system:authenticated` unless the user is anonymous or already
-    /// has it or `system:unauthenticated` (upstream `AuthenticatedGroupAdder`).
-    pub fn with_authenticated_group(mut self) -> UserInfo {
-        if self.name != ANONYMOUS_USER
-            && !self
-                .groups
-                .iter()
-                .any(|g| g == AUTHENTICATED_GROUP || g == UNAUTHENTICATED_GROUP)
-        {
-            self.groups.push(AUTHENTICATED_GROUP.to_owned());
-        }
-        self
-    }
-
-    /// Whether the user is in `system:masters`.
-    pub fn is_master(&self) -> bool {
-        self.groups.iter().any(|g| g == MASTERS_GROUP)
-    }
-}
-
-tokio::task_local! {
-    static REQUEST_USER: Arc<UserInfo>;
-}
-
-/// Runs `fut` with `user` as the requesting user seen by [`current_user`].
-pub async fn with_user<F: std::future::Future>(user: Arc<UserInfo>, fut: F) -> F::Output {
-    REQUEST_USER.scope(user, fut).await
-}
-
-/// The user of the request being served on this task, if any.
-pub fn current_user() -> Option<Arc<UserInfo>> {
-    REQUEST_USER.try_with(Arc::clone).ok()
-}
 
 /// Authentication plus authorization, as the server runs them per request.
 pub struct Auth {
@@ -290,37 +223,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn authenticated_group_rules() {
-        let u = |name: &str, groups: &[&str]| UserInfo {
-            name: name.into(),
-            groups: groups.iter().map(|g| (*g).to_owned()).collect(),
-            ..UserInfo::default()
-        };
-        assert_eq!(
-            u("alice", &["dev"]).with_authenticated_group().groups,
-            ["dev", AUTHENTICATED_GROUP]
-        );
-        assert_eq!(
-            u("alice", &[AUTHENTICATED_GROUP])
-                .with_authenticated_group()
-                .groups,
-            [AUTHENTICATED_GROUP]
-        );
-        assert_eq!(
-            u("x", &[UNAUTHENTICATED_GROUP])
-                .with_authenticated_group()
-                .groups,
-            [UNAUTHENTICATED_GROUP]
-        );
-        assert!(
-            u(ANONYMOUS_USER, &[])
-                .with_authenticated_group()
-                .groups
-                .is_empty()
-        );
-    }
-
-    #[test]
     fn credentials_are_stripped_before_routing() {
         let proxy = crate::pki::Ca::new("proxy").unwrap();
         let data = [
@@ -362,7 +264,7 @@ mod tests {
         let none = PeerCertificates::none();
         let check = |path: &'static str| {
             let query = Query::new();
-            let route = crate::apiserver::request::route(&Method::GET, path, &query);
+            let route = crate::apimachinery::request_info::route(&Method::GET, path, &query);
             let auth = &auth;
             let none = &none;
             async move {
@@ -378,16 +280,5 @@ mod tests {
         assert_eq!(check("/readyz/../apis").await, Err(401));
         assert_eq!(check("/healthz/a/b").await, Err(401));
         assert_eq!(check("/version").await, Err(401));
-    }
-
-    #[tokio::test]
-    async fn the_request_user_is_task_local() {
-        assert!(current_user().is_none());
-        let user = Arc::new(UserInfo {
-            name: "alice".into(),
-            ..UserInfo::default()
-        });
-        let seen = with_user(user, async { current_user().map(|u| u.name.clone()) }).await;
-        assert_eq!(seen.as_deref(), Some("alice"));
     }
 }

@@ -31,13 +31,13 @@ const VERDICT_TTL: Duration = Duration::from_secs(60);
 /// verification to the application layer; handshake signatures are verified
 /// here, so a presented certificate always belongs to the client.
 #[derive(Debug)]
-pub struct DeferredClientCertVerifier {
+pub(crate) struct DeferredClientCertVerifier {
     algorithms: WebPkiSupportedAlgorithms,
 }
 
 impl DeferredClientCertVerifier {
     /// A verifier using ring's signature algorithms.
-    pub fn new() -> DeferredClientCertVerifier {
+    pub(crate) fn new() -> DeferredClientCertVerifier {
         DeferredClientCertVerifier {
             algorithms: provider().signature_verification_algorithms,
         }

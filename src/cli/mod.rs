@@ -5,7 +5,6 @@
 mod ctx;
 mod error;
 mod global;
-pub mod image;
 pub mod man;
 
 use std::ffi::OsString;
@@ -80,6 +79,9 @@ pub enum Command {
     /// Print the list of flags inherited by all commands
     #[command(after_help = OPTIONS_EXAMPLES)]
     Options,
+    /// Run the in-cluster end of serve's reverse tunnel (used by the agent pod)
+    #[command(hide = true)]
+    TunnelAgent(cmd::tunnel_agent::TunnelAgentArgs),
 }
 
 const KINDS_EXAMPLES: &str = "\
@@ -184,7 +186,7 @@ pub fn global_options_help(name: &str) -> String {
 pub fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     if is_completer(args.first()) {
-        return crate::complete::main();
+        return crate::complete::main(command_named("kubectl cozy"));
     }
     let name = display_name(args.first());
     let matches = match command_named(&name).try_get_matches_from(&args) {
@@ -247,6 +249,7 @@ fn run(cli: Cli, name: &str) -> (Result<ExitStatus, CliError>, Option<String>) {
                     .map_err(|e| CliError::io("write the global options", e))
                     .map(|()| ExitStatus::Success)
             }
+            Command::TunnelAgent(args) => cmd::tunnel_agent::run(args, &ctx).await,
         }
     });
     (result, ctx.server_url())

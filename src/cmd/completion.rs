@@ -90,11 +90,50 @@ pub struct InstallArgs {
 pub fn script(shell: Shell) -> Vec<u8> {
     let mut cmd = crate::cli::command_named("kubectl-cozy");
     let mut buf = Vec::new();
+    let hidden: Vec<String> = cmd
+        .get_subcommands()
+        .filter(|s| s.is_hide_set())
+        .map(|s| s.get_name().to_owned())
+        .collect();
     clap_complete::generate(shell, &mut cmd, "kubectl-cozy", &mut buf);
     if shell == Shell::Bash {
         buf = fix_bash_function_names(&buf);
     }
-    buf
+    without_hidden_subcommands(shell, &buf, &hidden)
+}
+
+/// clap_complete offers hidden subcommands (`tunnel-agent`, which only the
+/// agent pod runs) like any other. Drops them from the candidates a shell
+/// offers: bash's word lists, and the lines that declare them in fish, zsh
+/// and PowerShell. What completes *after* such a subcommand stays (harmless,
+/// and never reached from a candidate).
+fn without_hidden_subcommands(shell: Shell, script: &[u8], hidden: &[String]) -> Vec<u8> {
+    if hidden.is_empty() {
+        return script.to_vec();
+    }
+    let text = String::from_utf8_lossy(script);
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let mut line = line.to_owned();
+        for name in hidden {
+            match shell {
+                Shell::Bash if line.trim_start().starts_with("opts=\"") => {
+                    line = line.replace(&format!(" {name}\""), "\"");
+                    line = line.replace(&format!(" {name} "), " ");
+                }
+                Shell::Fish if line.contains(&format!("-a \"{name}\"")) => line.clear(),
+                Shell::Zsh if line.trim_start().starts_with(&format!("'{name}:")) => line.clear(),
+                Shell::PowerShell
+                    if line.contains(&format!("[CompletionResult]::new('{name}'")) =>
+                {
+                    line.clear()
+                }
+                _ => {}
+            }
+        }
+        out.push_str(&line);
+    }
+    out.into_bytes()
 }
 
 /// clap_complete's bash generator names the dispatcher's states after the

@@ -5,4 +5,5 @@ pub mod completion;
 pub mod doctor;
 pub mod kinds;
 pub mod serve;
+pub mod tunnel_agent;
 pub mod version;

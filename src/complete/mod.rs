@@ -68,13 +68,15 @@ impl Completions {
     }
 }
 
-/// Entry point of `kubectl_complete-cozy`.
-pub fn main() -> ExitCode {
+/// Entry point of `kubectl_complete-cozy`: completes the process arguments
+/// against `root`, the command line's clap definition (passed in by
+/// [`crate::cli`], which owns it).
+pub fn main(root: clap::Command) -> ExitCode {
     let args: Vec<String> = std::env::args_os()
         .skip(1)
         .map(|a: OsString| a.to_string_lossy().into_owned())
         .collect();
-    let text = complete(&args).render();
+    let text = complete(root, &args).render();
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
@@ -99,14 +101,13 @@ struct Position {
     after_double_dash: bool,
 }
 
-/// Completes `args`: the words after `kubectl cozy`, the last being the word
-/// under the cursor (possibly empty).
-pub fn complete(args: &[String]) -> Completions {
+/// Completes `args` against `root`: the words after `kubectl cozy`, the last
+/// being the word under the cursor (possibly empty).
+pub fn complete(mut root: clap::Command, args: &[String]) -> Completions {
     let (typed, words) = match args.split_last() {
         Some((last, rest)) => (last.as_str(), rest),
         None => ("", &[][..]),
     };
-    let mut root = crate::cli::command_named("kubectl cozy");
     root.build();
     let pos = walk(root, words);
 
@@ -298,7 +299,7 @@ mod tests {
 
     fn values(args: &[&str]) -> (Vec<String>, u32) {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let c = complete(&args);
+        let c = complete(crate::cli::command_named("kubectl cozy"), &args);
         (
             c.candidates.into_iter().map(|(v, _)| v).collect(),
             c.directive,

@@ -38,16 +38,6 @@ pub struct Collected {
     pub unchecked: Vec<Unchecked>,
 }
 
-/// The APIService resource, for references and fix actions.
-pub fn api_service_ref(name: &str) -> ObjectRef {
-    ObjectRef::cluster(
-        "apiregistration.k8s.io/v1",
-        "APIService",
-        "apiservices",
-        name,
-    )
-}
-
 /// Lists every APIService and checks each one (in parallel, under the
 /// requester's limits).
 pub async fn collect(req: &Requester, probe_timeout: Duration, now: Timestamp) -> Collected {
@@ -343,7 +333,7 @@ pub fn findings(
     );
 
     for r in reports {
-        let subject = api_service_ref(&r.name);
+        let subject = ObjectRef::api_service(&r.name);
         let available = r.available.as_ref().map(|c| c.status.as_str());
         if let Some(status) = available
             && status != "True"

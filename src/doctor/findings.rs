@@ -53,6 +53,20 @@ pub struct Report {
     /// With `--fix`: the plan, what was applied, and the state afterwards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<FixReport>,
+    /// Set when the server is a kubectl-cozy standalone server, which has
+    /// none of what the other sections check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub standalone: Option<StandaloneServer>,
+}
+
+/// What doctor saw of a kubectl-cozy standalone server ([`super::standalone`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StandaloneServer {
+    /// `/readyz` answered 200.
+    pub ready: bool,
+    /// Served resources as `plural.group/version`.
+    pub resources: Vec<String>,
 }
 
 /// The namespaces a run examined.
@@ -415,6 +429,16 @@ pub struct ObjectRef {
 }
 
 impl ObjectRef {
+    /// An APIService, for references and fix actions.
+    pub fn api_service(name: &str) -> ObjectRef {
+        ObjectRef::cluster(
+            "apiregistration.k8s.io/v1",
+            "APIService",
+            "apiservices",
+            name,
+        )
+    }
+
     /// A cluster-scoped object.
     pub fn cluster(api_version: &str, kind: &str, resource: &str, name: &str) -> ObjectRef {
         ObjectRef {

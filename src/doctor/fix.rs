@@ -1098,6 +1098,7 @@ mod tests {
             findings,
             unchecked: Vec::new(),
             fix: None,
+            standalone: None,
         }
     }
 
@@ -1202,7 +1203,8 @@ mod tests {
 
     #[test]
     fn expired_sessions_are_reaped_and_cover_their_apiservices() {
-        let apiservice = crate::doctor::apiservices::api_service_ref("v1alpha1.apps.cozystack.io");
+        let apiservice =
+            crate::doctor::findings::ObjectRef::api_service("v1alpha1.apps.cozystack.io");
         let session = Finding::new(
             Code::ServeSessionExpired,
             Severity::Error,

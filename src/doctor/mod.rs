@@ -28,6 +28,7 @@ pub mod namespaces;
 pub mod render;
 pub mod requester;
 pub mod sessions;
+pub mod standalone;
 pub mod webhooks;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -108,6 +109,23 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
             None
         }
     };
+
+    if server_version
+        .as_deref()
+        .is_some_and(crate::version::is_kubectl_cozy_server)
+    {
+        return Ok(diagnose_standalone(
+            req,
+            cluster,
+            server_version,
+            opts,
+            now,
+            unchecked,
+            started,
+            requests_before,
+        )
+        .await);
+    }
 
     req.progress()
         .set_message("APIServices, sessions, namespaces, webhooks");
@@ -277,9 +295,45 @@ fn conclude(g: Gathered<'_>) -> Report {
         findings,
         unchecked,
         fix: None,
+        standalone: None,
     };
     report.summary = summarize(&report, content.objects.values().map(Vec::len).sum());
     report.summary.resource_types_listed = content.types_listed;
+    report
+}
+
+/// A standalone server: readiness and discovery only ([`standalone`]).
+#[allow(clippy::too_many_arguments, reason = "the run's state, passed once")]
+async fn diagnose_standalone(
+    req: &Requester,
+    cluster: &str,
+    server_version: Option<String>,
+    opts: &Options,
+    now: Timestamp,
+    mut unchecked: Vec<Unchecked>,
+    started: Instant,
+    requests_before: usize,
+) -> Report {
+    req.progress().set_message("standalone server");
+    let (server, more) = standalone::check(req).await;
+    unchecked.extend(more);
+    let mut report = conclude(Gathered {
+        cluster,
+        server_version,
+        now,
+        opts,
+        api_services: Vec::new(),
+        sessions: &[],
+        namespaces: &[],
+        content: &content::Content::default(),
+        discovered: &discovery::Discovered::default(),
+        crds: &BTreeMap::new(),
+        webhooks: Vec::new(),
+        unchecked,
+    });
+    report.standalone = Some(server);
+    report.summary.requests = req.requests() - requests_before;
+    report.duration_ms = started.elapsed().as_millis() as u64;
     report
 }
 
@@ -309,7 +363,7 @@ fn attach_blocks(
             let id = format!(
                 "{}:{}",
                 findings::Code::ApiServiceUnavailable,
-                findings::subject_key(&apiservices::api_service_ref(name))
+                findings::subject_key(&findings::ObjectRef::api_service(name))
             );
             if let Some(ns) = by_id.get(&id) {
                 blocked.extend(ns.iter().cloned());

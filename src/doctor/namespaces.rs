@@ -13,7 +13,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::jiff::Timestamp;
 
-use super::apiservices::api_service_ref;
 use super::content::{Content, is_terminating};
 use super::discovery::Discovered;
 use super::findings::{
@@ -175,7 +174,7 @@ fn failing_api_services(inputs: &Inputs<'_>) -> Vec<(ApiServiceReport, String)> 
             .api_findings
             .iter()
             .find(|f| {
-                f.subject == api_service_ref(&a.name)
+                f.subject == ObjectRef::api_service(&a.name)
                     && matches!(
                         f.code,
                         Code::ApiServiceUnavailable | Code::ApiServiceProbeFailed

@@ -138,6 +138,18 @@ fn service_cell(a: &ApiServiceReport) -> String {
 pub fn report(report: &Report, wide: bool) -> String {
     let now = now_of(report);
     let mut out = header(report);
+    if let Some(server) = &report.standalone {
+        out.push('\n');
+        out.push_str(&super::standalone::explain(server));
+        let unchecked = unchecked_section(report);
+        if !unchecked.is_empty() {
+            out.push('\n');
+            out.push_str(&unchecked);
+        }
+        out.push('\n');
+        let _ = writeln!(out, "{}", verdict(report.result, false));
+        return out;
+    }
     out.push('\n');
     out.push_str(&api_services_section(report, wide, now));
     out.push('\n');
@@ -166,6 +178,19 @@ pub fn report(report: &Report, wide: bool) -> String {
 /// The first line: which cluster, what was checked, how long it took.
 fn header(report: &Report) -> String {
     let s = &report.summary;
+    if report.standalone.is_some() {
+        return format!(
+            "Server {}{}: a standalone server, checked in {:.2}s ({} requests)\n",
+            report.cluster,
+            report
+                .server_version
+                .as_deref()
+                .map(|v| format!(" ({v})"))
+                .unwrap_or_default(),
+            report.duration_ms as f64 / 1000.0,
+            s.requests
+        );
+    }
     format!(
         "Cluster {}{}: {} APIService(s), {} namespace(s) in scope, {} webhook(s) checked in {:.2}s ({} requests)\n",
         report.cluster,
@@ -1030,6 +1055,7 @@ mod tests {
                     ),
                     started: Some("2026-09-01T09:30:00Z".parse().unwrap()),
                     saved_api_services: None,
+                    created_namespace: false,
                 },
                 api_services: vec!["v1alpha1.apps.cozystack.io".into()],
                 objects: vec![

@@ -15,7 +15,6 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 
-use super::apiservices::api_service_ref;
 use super::findings::{
     Code, Finding, ObjectRef, Remedy, SessionCheck, SessionReport, SessionState, Severity,
     Unchecked,
@@ -85,7 +84,7 @@ impl Session {
         let mut all: Vec<ObjectRef> = self
             .api_services
             .iter()
-            .map(|n| api_service_ref(n))
+            .map(|n| ObjectRef::api_service(n))
             .collect();
         all.extend(self.objects.iter().cloned());
         if self.lease_exists {

@@ -15,13 +15,13 @@ use super::definition::{ChartSpec, KindDefinition, ObjectRef, ReleaseSpec};
 use super::schema;
 
 /// Cozystack's per-kind install timeout annotation.
-pub const INSTALL_TIMEOUT_ANNOTATION: &str = "release.cozystack.io/helm-install-timeout";
+pub(crate) const INSTALL_TIMEOUT_ANNOTATION: &str = "release.cozystack.io/helm-install-timeout";
 /// Cozystack's per-kind upgrade timeout annotation.
-pub const UPGRADE_TIMEOUT_ANNOTATION: &str = "release.cozystack.io/helm-upgrade-timeout";
+pub(crate) const UPGRADE_TIMEOUT_ANNOTATION: &str = "release.cozystack.io/helm-upgrade-timeout";
 
 /// A definition converted from Cozystack's format.
 #[derive(Debug, Clone)]
-pub struct Converted {
+pub(crate) struct Converted {
     /// Our definition.
     pub definition: KindDefinition,
     /// What the schema conversion lost or changed.
@@ -31,7 +31,7 @@ pub struct Converted {
 }
 
 /// Converts one `ApplicationDefinition` object.
-pub fn from_application_definition(object: &Value) -> Result<Converted, String> {
+pub(crate) fn from_application_definition(object: &Value) -> Result<Converted, String> {
     let name = object
         .pointer("/metadata/name")
         .and_then(Value::as_str)
@@ -55,7 +55,7 @@ pub fn from_application_definition(object: &Value) -> Result<Converted, String> 
 }
 
 /// Converts Cozystack's legacy `config.yaml`.
-pub fn from_legacy_config(document: &Value) -> Result<Vec<Converted>, String> {
+pub(crate) fn from_legacy_config(document: &Value) -> Result<Vec<Converted>, String> {
     let resources = document
         .get("resources")
         .and_then(Value::as_array)
@@ -170,7 +170,7 @@ fn convert_entry(
 
 fn convert_schema(schema_in: &Value, warnings: &mut Vec<String>) -> Result<Value, String> {
     let conversion = schema::to_structural(schema_in);
-    if !conversion.errors.is_empty() {
+    if !conversion.is_ok() {
         let errors: Vec<String> = conversion
             .errors
             .iter()
@@ -189,7 +189,7 @@ fn convert_schema(schema_in: &Value, warnings: &mut Vec<String>) -> Result<Value
 
 /// Emits an `ApplicationDefinition` equivalent to `definition`, for
 /// `kinds scaffold --format cozystack`.
-pub fn to_application_definition(definition: &KindDefinition) -> Value {
+pub(crate) fn to_application_definition(definition: &KindDefinition) -> Value {
     let singular = if definition.singular.is_empty() {
         definition.kind.to_lowercase()
     } else {

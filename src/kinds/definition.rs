@@ -1,8 +1,8 @@
 //! The kind definition format: one document per served kind, naming the kind,
 //! its API group, the structural schema of its `spec`, its printer columns,
 //! and how its objects are stored as Flux HelmReleases. Defaults are applied by
-//! [`KindDefinition::resolve`], which also validates a single definition;
-//! [`validate_set`] checks a whole set for collisions.
+//! `KindDefinition::resolve`, which also validates a single definition;
+//! `validate_set` checks a whole set for collisions.
 //!
 //! ```yaml
 //! kind: Postgres
@@ -24,11 +24,11 @@ use serde_json::Value;
 use crate::golang;
 
 /// The group kinds are served in unless a definition says otherwise.
-pub const DEFAULT_GROUP: &str = "apps.cozystack.io";
+pub(crate) const DEFAULT_GROUP: &str = "apps.cozystack.io";
 /// The version kinds are served in unless a definition says otherwise.
-pub const DEFAULT_VERSION: &str = "v1alpha1";
+pub(crate) const DEFAULT_VERSION: &str = "v1alpha1";
 /// Helm's limit on release names; the HelmRelease name is `prefix + name`.
-pub const HELM_RELEASE_NAME_MAX: usize = 53;
+pub(crate) const HELM_RELEASE_NAME_MAX: usize = 53;
 
 /// One kind, as written in a definition file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -162,7 +162,7 @@ fn is_zero(v: &i32) -> bool {
 }
 
 /// The printer columns a kind gets when its definition names none.
-pub fn default_printer_columns() -> Vec<PrinterColumn> {
+pub(crate) fn default_printer_columns() -> Vec<PrinterColumn> {
     let col = |name: &str, type_: &str, path: &str, description: &str| PrinterColumn {
         name: name.to_owned(),
         type_: type_.to_owned(),
@@ -213,7 +213,7 @@ pub struct ResolvedKind {
 
 impl ResolvedKind {
     /// `<plural>.<group>`, as RBAC and error messages name the resource.
-    pub fn resource_group(&self) -> String {
+    pub(crate) fn resource_group(&self) -> String {
         format!("{}.{}", self.definition.plural, self.definition.group)
     }
 
@@ -226,7 +226,10 @@ impl ResolvedKind {
 impl KindDefinition {
     /// Applies defaults and validates this definition on its own; returns every
     /// problem found, each as a `field: problem` sentence.
-    pub fn resolve(mut self, source: impl Into<String>) -> Result<ResolvedKind, Vec<String>> {
+    pub(crate) fn resolve(
+        mut self,
+        source: impl Into<String>,
+    ) -> Result<ResolvedKind, Vec<String>> {
         let mut problems = Vec::new();
         if self.singular.is_empty() {
             self.singular = self.kind.to_lowercase();
@@ -287,7 +290,7 @@ impl KindDefinition {
         if self.open_api_schema.get("type").and_then(Value::as_str) != Some("object") {
             problems.push("openAPISchema: the schema of spec must have type: object".to_owned());
         }
-        for issue in super::schema::validate_schema(&self.open_api_schema) {
+        for issue in super::schema::check_structural(&self.open_api_schema) {
             problems.push(format!("openAPISchema{}: {}", issue.pointer, issue.message));
         }
         let mut column_names = std::collections::BTreeSet::new();
@@ -381,7 +384,7 @@ impl KindDefinition {
 
 /// Checks a set of resolved kinds for collisions: the same kind, plural,
 /// singular or short name twice in one group/version.
-pub fn validate_set(kinds: &[ResolvedKind]) -> Vec<String> {
+pub(crate) fn validate_set(kinds: &[ResolvedKind]) -> Vec<String> {
     let mut problems = Vec::new();
     let mut seen: BTreeMap<(String, String), &ResolvedKind> = BTreeMap::new();
     for kind in kinds {
@@ -425,7 +428,7 @@ fn is_kind_name(s: &str) -> bool {
 }
 
 /// Why `s` is not a DNS-1035 label, if it is not.
-pub fn dns1035_problem(s: &str) -> Option<&'static str> {
+pub(crate) fn dns1035_problem(s: &str) -> Option<&'static str> {
     if s.is_empty() || s.len() > 63 {
         return Some("must be 1 to 63 characters");
     }

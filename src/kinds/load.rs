@@ -14,7 +14,7 @@ use super::cozystack;
 use super::definition::{KindDefinition, ResolvedKind, validate_set};
 
 /// Largest definition file accepted (a chart schema is rarely over 1 MiB).
-pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Why a set of definitions could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -28,7 +28,7 @@ pub enum LoadError {
         #[source]
         source: std::io::Error,
     },
-    /// A file is larger than [`MAX_FILE_BYTES`].
+    /// A file is larger than `MAX_FILE_BYTES` (8 MiB).
     #[error("{path} is {size} bytes; definition files are limited to {MAX_FILE_BYTES} bytes")]
     TooLarge {
         /// The file.
@@ -71,7 +71,7 @@ pub struct Loaded {
 }
 
 /// Loads every definition under `path` and validates the whole set.
-pub fn load_path(path: &Path) -> Result<Loaded, LoadError> {
+pub(crate) fn load_path(path: &Path) -> Result<Loaded, LoadError> {
     let files = definition_files(path)?;
     let mut loaded = Loaded::default();
     let mut problems = Vec::new();
@@ -94,8 +94,10 @@ pub fn load_path(path: &Path) -> Result<Loaded, LoadError> {
 }
 
 /// Parses definitions from text (every supported format), naming `source` in
-/// messages, and validates the set.
-pub fn load_text(text: &str, source: &str) -> Result<Loaded, LoadError> {
+/// messages, and validates the set. Only tests (here and in the modules that
+/// consume definitions) load definitions from a string.
+#[cfg(test)]
+pub(crate) fn load_text(text: &str, source: &str) -> Result<Loaded, LoadError> {
     let mut loaded = Loaded::default();
     let mut problems = Vec::new();
     parse_text(text, source, &mut loaded, &mut problems)?;

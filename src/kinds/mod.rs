@@ -3,20 +3,26 @@
 //!
 //! - [`definition`]: the format, defaults and checks
 //! - [`load`]: reading files and directories
-//! - [`cozystack`]: Cozystack formats in and out
-//! - [`cluster`]: ApplicationDefinitions read and watched in a cluster
+//! - `cozystack`: Cozystack formats in and out
+//! - [`application_definitions`]: ApplicationDefinitions read and watched in a cluster
 //! - [`schema`]: JSON Schema → structural schema, validation and defaulting, inference from values.yaml
-//! - [`chart`]: reading Helm charts (directory, .tgz, repository index) and naming kinds
-//! - [`scaffold`]: a chart turned into a definition
+//! - `chart`: reading Helm charts (directory, .tgz, repository index) and naming kinds
+//! - `scaffold`: a chart turned into a definition
 //! - [`registry`]: immutable snapshots swapped atomically on change
+//!
+//! Error messages here follow one style: an action that failed is named by a
+//! bare verb phrase that reads after "failed to" (`read ./chart/Chart.yaml`,
+//! `list ApplicationDefinitions`), its cause exposed only as `#[source]`; bad
+//! input is described where it is, as `{where}: {what is wrong}`. Neither
+//! starts with "cannot", "failed" or "error".
 
-pub mod chart;
-pub mod cluster;
-pub mod cozystack;
+pub mod application_definitions;
+pub(crate) mod chart;
+pub(crate) mod cozystack;
 pub mod definition;
 pub mod load;
 pub mod registry;
-pub mod scaffold;
+pub(crate) mod scaffold;
 pub mod schema;
 
 pub use definition::{KindDefinition, ResolvedKind};

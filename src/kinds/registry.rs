@@ -31,7 +31,7 @@ pub struct ServedKind {
 
 impl ServedKind {
     /// Serves `resolved` with its compiled `schema`.
-    pub fn new(resolved: ResolvedKind, schema: CompiledSchema) -> ServedKind {
+    pub(crate) fn new(resolved: ResolvedKind, schema: CompiledSchema) -> ServedKind {
         static STAMPS: AtomicU64 = AtomicU64::new(1);
         ServedKind {
             resolved,
@@ -91,12 +91,12 @@ impl Snapshot {
     }
 
     /// SHA-256 (hex) of the definition set; ETags follow it.
-    pub fn hash(&self) -> &str {
+    pub(crate) fn hash(&self) -> &str {
         &self.hash
     }
 
     /// Non-fatal warnings from loading.
-    pub fn warnings(&self) -> &[String] {
+    pub(crate) fn warnings(&self) -> &[String] {
         &self.warnings
     }
 }
@@ -166,7 +166,7 @@ impl Registry {
 
     /// Tries to replace the snapshot with `next`. A failure is recorded and
     /// logged and the current snapshot stays.
-    pub fn apply(&self, next: Result<Loaded, LoadError>) -> bool {
+    pub(crate) fn apply(&self, next: Result<Loaded, LoadError>) -> bool {
         match next.and_then(Snapshot::build) {
             Ok(snapshot) => {
                 let changed = snapshot.hash != self.tx.borrow().hash;
@@ -194,7 +194,7 @@ impl Registry {
 
     /// Reloads from `path` whenever a file under it changes (debounced),
     /// until the returned watcher is dropped.
-    pub fn watch_path(&self, path: PathBuf) -> Result<FileWatch, notify::Error> {
+    pub(crate) fn watch_path(&self, path: PathBuf) -> Result<FileWatch, notify::Error> {
         use notify::{RecursiveMode, Watcher};
         let (events_tx, mut events_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
         let mut watcher =
@@ -230,7 +230,7 @@ impl Registry {
 }
 
 /// A running file watch; dropping it stops reloading.
-pub struct FileWatch {
+pub(crate) struct FileWatch {
     _watcher: notify::RecommendedWatcher,
     task: tokio::task::JoinHandle<()>,
 }

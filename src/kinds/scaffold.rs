@@ -9,7 +9,7 @@ use super::schema;
 
 /// What the user chose on the command line; `None` means derive it.
 #[derive(Debug, Clone, Default)]
-pub struct ScaffoldOptions {
+pub(crate) struct ScaffoldOptions {
     /// Kind override (`Postgres`).
     pub kind: Option<String>,
     /// Singular override.
@@ -34,7 +34,7 @@ pub struct ScaffoldOptions {
 
 /// The result: a definition and what was lost or assumed on the way.
 #[derive(Debug, Clone)]
-pub struct Scaffolded {
+pub(crate) struct Scaffolded {
     /// The definition (not yet resolved; the writer keeps it minimal).
     pub definition: KindDefinition,
     /// Warnings for stderr.
@@ -43,7 +43,7 @@ pub struct Scaffolded {
 
 /// Why a chart could not be scaffolded.
 #[derive(Debug, thiserror::Error)]
-pub enum ScaffoldError {
+pub(crate) enum ScaffoldError {
     /// `values.schema.json` is not JSON.
     #[error("{origin}: values.schema.json:{line}:{column}: {message}")]
     SchemaJson {
@@ -57,7 +57,7 @@ pub enum ScaffoldError {
         message: String,
     },
     /// The schema cannot be converted into a structural schema.
-    #[error("{origin}: values.schema.json cannot become a structural schema:\n  {}", problems.join("\n  "))]
+    #[error("{origin}: values.schema.json does not convert to a structural schema:\n  {}", problems.join("\n  "))]
     Schema {
         /// The chart.
         origin: String,
@@ -81,7 +81,7 @@ pub enum ScaffoldError {
 }
 
 /// Builds a kind definition for `chart`.
-pub fn scaffold(
+pub(crate) fn scaffold(
     loaded: &LoadedChart,
     options: &ScaffoldOptions,
 ) -> Result<Scaffolded, ScaffoldError> {
@@ -107,7 +107,7 @@ pub fn scaffold(
                 message: e.to_string(),
             })?;
         let conversion = schema::to_structural(&parsed);
-        if !conversion.errors.is_empty() {
+        if !conversion.is_ok() {
             return Err(ScaffoldError::Schema {
                 origin,
                 problems: conversion

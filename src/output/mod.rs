@@ -95,7 +95,8 @@ impl Rows {
 
 /// Writes a value as pretty JSON followed by a newline.
 pub fn write_json<T: Serialize + ?Sized>(w: &mut impl Write, value: &T) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *w, value).map_err(std::io::Error::other)?;
+    // `From` keeps the kind of an I/O error (a broken pipe stays one).
+    serde_json::to_writer_pretty(&mut *w, value).map_err(std::io::Error::from)?;
     w.write_all(b"\n")
 }
 

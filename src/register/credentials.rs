@@ -108,8 +108,16 @@ pub fn credentials(state_dir: &Path, listen: SocketAddr) -> Result<Credentials, 
     })
 }
 
+/// Writes `text` to `path` readable by the owner only, atomically: into a
+/// temporary file beside it, then renamed over it, so a reader (a kubectl
+/// started the moment `serve` says it is ready) never sees half a file.
 fn write_private(path: &Path, text: &str) -> Result<(), Error> {
     use std::io::Write;
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -117,8 +125,17 @@ fn write_private(path: &Path, text: &str) -> Result<(), Error> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let mut file = options.open(path).map_err(io("write", path))?;
-    file.write_all(text.as_bytes()).map_err(io("write", path))
+    let written = options
+        .open(&tmp)
+        .and_then(|mut file| {
+            file.write_all(text.as_bytes())
+                .and_then(|()| file.sync_all())
+        })
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.map_err(io("write", path))
 }
 
 /// Writes a kubeconfig (context `kubectl-cozy`) for `server` and returns its text.

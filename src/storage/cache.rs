@@ -23,7 +23,7 @@ use tokio::sync::{broadcast, watch};
 
 use crate::kinds::definition::ResolvedKind;
 
-use super::convert::{self, AppView};
+use super::helm_release::{self, AppView};
 use super::{
     Backend, ReadScope, StoreError, StoreEvent, UpstreamState, object_key, resource_version,
 };
@@ -73,7 +73,7 @@ impl Stored {
             resource_version: resource_version(object),
             kind_label: object
                 .pointer("/metadata/labels")
-                .and_then(|labels| labels.get(convert::KIND_LABEL))
+                .and_then(|labels| labels.get(helm_release::KIND_LABEL))
                 .and_then(Value::as_str)
                 .map(Into::into),
             app: Mutex::new(None),
@@ -89,7 +89,7 @@ impl Stored {
         {
             return memo.view.clone();
         }
-        let view = convert::app_view(kind, &self.value()).map(Arc::new);
+        let view = helm_release::app_view(kind, &self.value()).map(Arc::new);
         *memo = Some(AppMemo {
             stamp,
             view: view.clone(),
@@ -566,7 +566,7 @@ impl Sync {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::embedded::EmbeddedStore;
+    use crate::storage::embedded_store::EmbeddedStore;
     use serde_json::json;
 
     fn hr(name: &str) -> Value {
@@ -586,14 +586,14 @@ mod tests {
             "metadata": {"name": "db", "namespace": "ns", "labels": {"team": "a"}},
             "spec": {"size": "1Gi"},
         });
-        let mut release = convert::to_helm_release(&kind, &app, None).unwrap();
+        let mut release = helm_release::to_helm_release(&kind, &app, None).unwrap();
         release["metadata"]["resourceVersion"] = json!("7");
         let stored = Stored::new(&release);
 
         let view = stored.app_view(&kind, 1).expect("owned");
         assert_eq!(view.labels().get("team"), Some(&json!("a")));
         assert_eq!(view.value()["spec"], json!({"size": "1Gi"}));
-        assert_eq!(view.value(), convert::to_app(&kind, &release));
+        assert_eq!(view.value(), helm_release::to_app(&kind, &release));
         // Kept: the same view again for the same kind, a new one for a reloaded kind.
         assert!(Arc::ptr_eq(&view, &stored.app_view(&kind, 1).unwrap()));
         assert!(!Arc::ptr_eq(&view, &stored.app_view(&kind, 2).unwrap()));
@@ -644,7 +644,7 @@ mod tests {
 
     fn owned(name: &str, kind: &str) -> Value {
         json!({"metadata": {"name": name, "namespace": "ns",
-            "labels": {crate::storage::convert::KIND_LABEL: kind}}, "spec": {}})
+            "labels": {crate::storage::helm_release::KIND_LABEL: kind}}, "spec": {}})
     }
 
     #[tokio::test]

@@ -2,23 +2,36 @@
 //! store of `serve --standalone`. Both backends speak in HelmRelease objects
 //! (`serde_json::Value`) with Kubernetes semantics — monotonic
 //! resourceVersions, preconditions, finalizers, watch — so the server above
-//! them runs the same code either way.
+//! them runs the same code either way; the [`app_store`] on top speaks in
+//! apps.
 //!
-//! - [`convert`]: App ⇄ HelmRelease, pure functions
-//! - [`embedded`]: the SQLite-backed store for standalone mode
-//! - [`cluster`]: HelmReleases in a real cluster through kube-rs
+//! - [`app_store`]: apps of a served kind — get, list, watch, create,
+//!   update, delete — over the cache and a backend (sample-apiserver's REST
+//!   storage); what the handlers use
+//! - [`app_filter`]: which apps a list or watch selects, and what a change
+//!   is to a watcher
+//! - [`helm_release`]: App ⇄ HelmRelease, pure functions
 //! - [`cache`]: one shared watch per server serving every read and watch
+//! - [`embedded_store`]: the SQLite-backed backend for standalone mode
+//! - [`cluster_store`]: the backend of HelmReleases in a real cluster, through kube-rs
+//!
+//! Writes name the user they are made for, so that `serve --impersonate`
+//! can make them upstream as that user.
 
+pub(crate) mod app_filter;
+pub mod app_store;
 pub mod cache;
-pub mod cluster;
-pub mod convert;
-pub mod embedded;
+pub mod cluster_store;
+pub mod embedded_store;
+pub mod helm_release;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
 use serde_json::Value;
+
+use crate::apimachinery::user::UserInfo;
 
 /// A change to a stored HelmRelease.
 #[derive(Debug, Clone)]
@@ -138,9 +151,9 @@ pub type EventStream = BoxStream<'static, Result<StoreEvent, StoreError>>;
 #[derive(Clone)]
 pub enum Backend {
     /// The embedded SQLite store.
-    Embedded(embedded::EmbeddedStore),
+    Embedded(embedded_store::EmbeddedStore),
     /// A real cluster.
-    Cluster(Box<cluster::ClusterStore>),
+    Cluster(Box<cluster_store::ClusterStore>),
 }
 
 impl Backend {
@@ -160,32 +173,44 @@ impl Backend {
         }
     }
 
-    /// Creates a HelmRelease.
-    pub async fn create(&self, object: Value, dry_run: bool) -> Result<Value, StoreError> {
+    /// Creates a HelmRelease for `user`.
+    pub async fn create(
+        &self,
+        object: Value,
+        dry_run: bool,
+        user: &UserInfo,
+    ) -> Result<Value, StoreError> {
         match self {
             Backend::Embedded(s) => s.create(object, dry_run).await,
-            Backend::Cluster(s) => s.create(object, dry_run).await,
+            Backend::Cluster(s) => s.create(object, dry_run, user).await,
         }
     }
 
-    /// Replaces a HelmRelease; its `metadata.resourceVersion` is a precondition.
-    pub async fn update(&self, object: Value, dry_run: bool) -> Result<Value, StoreError> {
+    /// Replaces a HelmRelease for `user`; its `metadata.resourceVersion` is a
+    /// precondition.
+    pub async fn update(
+        &self,
+        object: Value,
+        dry_run: bool,
+        user: &UserInfo,
+    ) -> Result<Value, StoreError> {
         match self {
             Backend::Embedded(s) => s.update(object, dry_run).await,
-            Backend::Cluster(s) => s.update(object, dry_run).await,
+            Backend::Cluster(s) => s.update(object, dry_run, user).await,
         }
     }
 
-    /// Deletes a HelmRelease (or marks it, when finalizers remain).
+    /// Deletes a HelmRelease for `user` (or marks it, when finalizers remain).
     pub async fn delete(
         &self,
         namespace: &str,
         name: &str,
         options: &DeleteOptions,
+        user: &UserInfo,
     ) -> Result<Value, StoreError> {
         match self {
             Backend::Embedded(s) => s.delete(namespace, name, options).await,
-            Backend::Cluster(s) => s.delete(namespace, name, options).await,
+            Backend::Cluster(s) => s.delete(namespace, name, options, user).await,
         }
     }
 

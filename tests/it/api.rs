@@ -16,8 +16,9 @@ use kubectl_cozy::apiserver::server::{self, RunningServer, ServerConfig};
 use kubectl_cozy::kinds::Registry;
 use kubectl_cozy::register::credentials as standalone;
 use kubectl_cozy::storage::Backend;
+use kubectl_cozy::storage::app_store::AppStore;
 use kubectl_cozy::storage::cache::WatchCache;
-use kubectl_cozy::storage::embedded::EmbeddedStore;
+use kubectl_cozy::storage::embedded_store::EmbeddedStore;
 
 const PG: &str = "/apis/apps.cozystack.io/v1alpha1/namespaces/default/postgreses";
 
@@ -45,8 +46,7 @@ async fn local() -> Local {
         ),
         state: ApiState {
             registry,
-            cache: cache.clone(),
-            backend,
+            apps: AppStore::new(cache.clone(), backend),
         },
     })
     .await

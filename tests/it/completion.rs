@@ -157,6 +157,9 @@ fn bash_complete(words: &[&str]) -> Vec<String> {
 fn bash_script_completes_subcommands_and_flag_values() {
     let top = bash_complete(&["kubectl-cozy", "ki"]);
     assert_eq!(top, ["kinds"]);
+    let all = bash_complete(&["kubectl-cozy", ""]);
+    assert!(all.contains(&"serve".to_owned()), "{all:?}");
+    assert!(!all.contains(&"tunnel-agent".to_owned()), "hidden: {all:?}");
     let kinds = bash_complete(&["kubectl-cozy", "kinds", ""]);
     assert!(
         kinds.contains(&"list".to_owned()) && kinds.contains(&"scaffold".to_owned()),
@@ -219,6 +222,9 @@ fn fish_script_completes_subcommands_and_flag_values() {
     };
     let kinds = complete("kubectl-cozy kinds ");
     assert!(kinds.contains(&"scaffold".to_owned()), "{kinds:?}");
+    let top = complete("kubectl-cozy ");
+    assert!(top.contains(&"serve".to_owned()), "{top:?}");
+    assert!(!top.contains(&"tunnel-agent".to_owned()), "hidden: {top:?}");
     let output = complete("kubectl-cozy doctor -o ");
     assert!(output.contains(&"json".to_owned()), "{output:?}");
 }

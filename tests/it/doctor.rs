@@ -1047,6 +1047,7 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
         route: Some(format!("service {ns}/{service}:443")),
         started: Some(now),
         saved_api_services: None,
+        created_namespace: false,
     };
     kubectl_apply(&format!(
         "apiVersion: v1\nkind: Service\nmetadata: {{name: {service}, namespace: {ns}, labels: {{{SESSION_LABEL}: {id}}}}}\n\
@@ -1276,6 +1277,7 @@ async fn a_taken_over_apiservice_is_restored_byte_for_byte_when_its_session_is_r
         route: None,
         started: None,
         saved_api_services: Some(saved_name.clone()),
+        created_namespace: false,
     };
     let stale = k8s_openapi::jiff::Timestamp::now() - std::time::Duration::from_secs(2 * 3600);
     let lease: Lease =
@@ -1475,4 +1477,76 @@ async fn the_reaper_touches_only_what_is_still_the_sessions() {
             .success()
     );
     drop(cleanup);
+}
+
+/// Regression (issue 16 §18): doctor pointed at a standalone server exited 5
+/// ("could not run every check") without saying why. It now says what it is
+/// talking to, checks readiness and discovery, and exits 0.
+#[test]
+fn doctor_recognises_a_standalone_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("standalone.kubeconfig");
+    let kinds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
+    let mut serve = Command::new(bins::kubectl_cozy())
+        .args([
+            "serve",
+            "--standalone",
+            "--listen",
+            "127.0.0.1:0",
+            "--kinds",
+        ])
+        .arg(&kinds)
+        .arg("--data")
+        .arg(dir.path().join("store.sqlite"))
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .arg("--write-kubeconfig")
+        .arg(&kubeconfig)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start serve --standalone");
+    struct Kill<'a>(&'a mut std::process::Child);
+    impl Drop for Kill<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _guard = Kill(&mut serve);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !kubeconfig.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no kubeconfig written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+
+    let out = Command::new(bins::kubectl_cozy())
+        .args(["doctor", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run doctor");
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(stdout.contains("a standalone server"), "{stdout}");
+    assert!(stdout.contains("READY: yes"), "{stdout}");
+    assert!(
+        stdout.contains("postgreses.apps.cozystack.io/v1alpha1"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("NOT CHECKED"), "{stdout}");
+
+    let out = Command::new(bins::kubectl_cozy())
+        .args(["doctor", "-o", "json", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run doctor -o json");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
+    assert_eq!(report["result"], "Healthy");
+    assert_eq!(report["standalone"]["ready"], true);
 }

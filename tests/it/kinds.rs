@@ -361,7 +361,7 @@ fn scaffold_bad_input_writes_nothing() {
 
 #[tokio::test]
 async fn application_definitions_in_the_cluster_reload_live() {
-    use kubectl_cozy::kinds::{Registry, Snapshot, cluster, load};
+    use kubectl_cozy::kinds::{Registry, Snapshot, application_definitions, load};
     let plane = plane();
     let client = plane.client().await;
     install_application_definition_crd(plane);
@@ -370,10 +370,9 @@ async fn application_definitions_in_the_cluster_reload_live() {
         Snapshot::build(load::from_resolved(Vec::new(), Vec::new()).unwrap()).unwrap(),
     );
     let mut changes = registry.subscribe();
-    let task = cluster::watch(client.clone(), registry.clone());
+    let task = application_definitions::watch(client.clone(), registry.clone());
 
-    let api: Api<DynamicObject> =
-        Api::all_with(client, &cluster::application_definition_resource());
+    let api: Api<DynamicObject> = Api::all_with(client, &application_definitions::api_resource());
     let appdef = |kind: &str, plural: &str| -> DynamicObject {
         serde_json::from_value(serde_json::json!({
             "apiVersion": "cozystack.io/v1alpha1", "kind": "ApplicationDefinition",

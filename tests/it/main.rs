@@ -8,7 +8,6 @@
 
 mod api;
 mod auth;
-mod bench;
 mod cli;
 mod completion;
 mod consistency;
@@ -18,6 +17,8 @@ mod informer;
 mod kinds;
 mod node;
 mod release;
+mod serve;
 mod server;
 mod smoke;
 mod support;
+mod tunnel;

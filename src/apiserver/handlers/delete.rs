@@ -7,11 +7,10 @@
 use http::{Response, StatusCode};
 use serde_json::{Value, json};
 
-use super::read::{Filter, current_app};
-use super::{Call, READ_YOUR_WRITES};
+use super::Call;
+use crate::apimachinery::status::ApiError;
 use crate::apiserver::response::{self, Body};
-use crate::apiserver::status::ApiError;
-use crate::storage::{DeleteOptions, StoreError, convert, resource_version};
+use crate::storage::DeleteOptions;
 
 fn options(call: &Call<'_>) -> Result<DeleteOptions, ApiError> {
     let body: Value = if call.body.iter().all(u8::is_ascii_whitespace) {
@@ -81,68 +80,28 @@ fn options(call: &Call<'_>) -> Result<DeleteOptions, ApiError> {
     })
 }
 
-/// Deletes one app; `Ok(app)` is its last state (or its terminating state).
-async fn delete_one(
-    call: &Call<'_>,
-    namespace: &str,
-    name: &str,
-    options: &DeleteOptions,
-) -> Result<Value, ApiError> {
-    let resolved = &call.kind.resolved;
-    let current = current_app(call, namespace, name)?;
-    let release = convert::release_name(resolved, name);
-    let result = call
-        .state
-        .backend
-        .delete(namespace, &release, options)
-        .await
-        .map_err(|e| match e {
-            StoreError::Conflict(message) => {
-                ApiError::conflict(&call.group_resource(), name, &message)
-            }
-            other => crate::apiserver::status::from_store(&other, &call.group_resource(), name),
-        })?;
-    if !options.dry_run {
-        let rv = resource_version(&result);
-        if rv > 0 {
-            call.state
-                .cache
-                .wait_for_revision(rv, READ_YOUR_WRITES)
-                .await;
-        }
-    }
-    // A release deleted at once may come back as a bare Status; answer with the app we had.
-    if result.get("spec").is_some() {
-        Ok(convert::to_app(resolved, &result))
-    } else {
-        Ok(current)
-    }
-}
-
 /// delete.
 pub(super) async fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let options = options(call)?;
-    let namespace = call.req.namespace.clone().unwrap_or_default();
-    let name = call.req.name.clone().unwrap_or_default();
-    let app = delete_one(call, &namespace, &name, &options).await?;
+    let app = call
+        .apps()
+        .delete(call.namespace(), call.name(), &options, call.user)
+        .await?;
     Ok(response::json(StatusCode::OK, &app))
 }
 
 /// deletecollection: every matching app in the namespace.
 pub(super) async fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let options = options(call)?;
-    let filter = Filter::from_call(call)?;
-    let namespace = call.req.namespace.clone().unwrap_or_default();
-    let (objects, _) = call.state.cache.snapshot();
-    let names: Vec<String> = objects
-        .iter()
-        .filter(|(key, release)| filter.app(&call.kind, key, release).is_some())
-        .filter_map(|((_, release), _)| convert::app_name(&call.kind.resolved, release))
-        .map(str::to_owned)
-        .collect();
+    let filter = super::read::filter(call)?;
+    let apps = call.apps();
+    let names: Vec<String> = apps.snapshot().names(&filter).map(str::to_owned).collect();
     let mut deleted = Vec::new();
     for name in names {
-        match delete_one(call, &namespace, &name, &options).await {
+        match apps
+            .delete(call.namespace(), &name, &options, call.user)
+            .await
+        {
             Ok(app) => deleted.push(app),
             Err(e) if e.code == 404 => {} // gone meanwhile
             Err(e) => return Err(e),
@@ -152,7 +111,7 @@ pub(super) async fn delete_collection(call: &Call<'_>) -> Result<Response<Body>,
     let list = json!({
         "apiVersion": resolved.group_version(),
         "kind": format!("{}List", resolved.definition.kind),
-        "metadata": {"resourceVersion": call.state.cache.revision().to_string()},
+        "metadata": {"resourceVersion": apps.revision().to_string()},
         "items": deleted,
     });
     Ok(response::json(StatusCode::OK, &list))

@@ -1,5 +1,6 @@
-//! Resource handlers: every verb of every served kind, over the shared watch
-//! cache (reads and watches) and the backend (writes).
+//! Resource handlers: every verb of every served kind, in apps: the HTTP
+//! side of each request (options from the query and body, negotiation,
+//! encoding) over the [`AppStore`], which owns reading and writing them.
 //!
 //! - [`read`]: get, list (pagination, selectors, resourceVersion semantics)
 //! - [`watch`]: watch streams (resumption, bookmarks, initial events)
@@ -12,37 +13,31 @@ mod watch;
 mod write;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Response, header};
 use serde_json::Value;
 
-use super::request::{Query, ResourceRequest, Verb};
 use super::response::{self, Body};
-use super::status::ApiError;
+use crate::apimachinery::query::Query;
+use crate::apimachinery::request_info::{ResourceRequest, Verb};
+use crate::apimachinery::status::ApiError;
+use crate::apimachinery::user::UserInfo;
 use crate::kinds::Registry;
 use crate::kinds::registry::ServedKind;
-use crate::storage::Backend;
-use crate::storage::cache::WatchCache;
-
-/// How long a write waits for its own change to reach the cache, so that a
-/// read right after it sees it.
-const READ_YOUR_WRITES: Duration = Duration::from_secs(3);
+use crate::storage::app_store::{AppStore, Apps};
 
 /// What the handlers share.
 #[derive(Clone)]
 pub struct ApiState {
     /// Served kinds.
     pub registry: Registry,
-    /// The shared watch cache.
-    pub cache: WatchCache,
-    /// Where writes go.
-    pub backend: Backend,
+    /// The apps of every served kind.
+    pub apps: AppStore,
 }
 
 /// One resource request with everything the handlers need.
-pub struct Call<'a> {
+pub(crate) struct Call<'a> {
     /// Shared state.
     pub state: &'a ApiState,
     /// The served kind.
@@ -55,16 +50,31 @@ pub struct Call<'a> {
     pub headers: &'a HeaderMap,
     /// The request body (empty for reads).
     pub body: Bytes,
-    /// The HTTP method.
-    pub method: &'a Method,
+    /// Who is asking; writes are made for them.
+    pub user: &'a UserInfo,
     /// Turns true when the server shuts down (ends watches).
     pub shutdown: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Call<'_> {
     /// `<plural>.<group>`, as messages name the resource.
-    pub fn group_resource(&self) -> String {
+    pub(crate) fn group_resource(&self) -> String {
         self.kind.resolved.resource_group()
+    }
+
+    /// The apps of the requested kind.
+    pub(crate) fn apps(&self) -> Apps<'_> {
+        self.state.apps.of(&self.kind)
+    }
+
+    /// The namespace of the URL (empty for a request across namespaces).
+    fn namespace(&self) -> &str {
+        self.req.namespace.as_deref().unwrap_or_default()
+    }
+
+    /// The name of the URL (empty for a collection).
+    fn name(&self) -> &str {
+        self.req.name.as_deref().unwrap_or_default()
     }
 
     fn accept(&self) -> Option<&str> {
@@ -90,16 +100,36 @@ impl Call<'_> {
     }
 }
 
+/// A resource request as the server hands it over, the caller authorized.
+pub(crate) struct Incoming<'a> {
+    /// Route details.
+    pub req: &'a ResourceRequest,
+    /// Query parameters.
+    pub query: &'a Query,
+    /// Request headers.
+    pub headers: &'a HeaderMap,
+    /// The HTTP method.
+    pub method: &'a Method,
+    /// The request body (empty for reads).
+    pub body: Bytes,
+    /// Who is asking.
+    pub user: &'a UserInfo,
+}
+
 /// Serves a resource request.
-pub async fn handle(
+pub(crate) async fn handle(
     state: &ApiState,
-    req: &ResourceRequest,
-    query: &Query,
-    headers: &HeaderMap,
-    method: &Method,
-    body: Bytes,
+    incoming: Incoming<'_>,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Response<Body> {
+    let Incoming {
+        req,
+        query,
+        headers,
+        method,
+        body,
+        user,
+    } = incoming;
     let snapshot = state.registry.snapshot();
     let Some(kind) = snapshot
         .get(&req.group, &req.version, &req.resource)
@@ -130,8 +160,8 @@ pub async fn handle(
             req.resource
         )));
     }
-    if !state.cache.ready() {
-        state.cache.wait_ready().await;
+    if !state.apps.ready() {
+        state.apps.wait_ready().await;
     }
     let call = Call {
         state,
@@ -140,7 +170,7 @@ pub async fn handle(
         query,
         headers,
         body,
-        method,
+        user,
         shutdown,
     };
     let result = match req.verb {

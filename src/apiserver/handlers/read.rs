@@ -5,41 +5,38 @@
 //! representations kubectl and controllers ask for (JSON, Table,
 //! PartialObjectMetadata(List)).
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use base64::Engine as _;
 use http::{Response, StatusCode};
 use serde_json::{Value, json};
 
 use super::Call;
+use crate::apimachinery::fields::FieldSelector;
+use crate::apimachinery::labels::LabelSelector;
+use crate::apimachinery::status::ApiError;
 use crate::apiserver::negotiate::{self, Representation};
 use crate::apiserver::response::{self, Body};
-use crate::apiserver::selectors::{FieldSelector, LabelSelector};
-use crate::apiserver::status::{ApiError, from_store};
 use crate::apiserver::table;
-use crate::kinds::registry::ServedKind;
-use crate::storage::cache::{Key, Objects, Stored, snapshot_is_current};
-use crate::storage::convert::{self, AppView};
-use crate::storage::{ReadScope, UpstreamState};
+use crate::storage::app_filter::AppFilter;
+use crate::storage::app_store::{AppSnapshot, ReadAt};
+use crate::storage::cache::Key;
 
 /// get (also `/status`).
 pub(super) async fn get(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
-    let namespace = call.req.namespace.as_deref().unwrap_or_default();
-    let name = call.req.name.as_deref().unwrap_or_default();
     let repr = negotiate::negotiate(
         call.accept(),
         call.query.get("includeObject").map(String::as_str),
         false,
     )?;
+    let apps = call.apps();
     if call
         .query
         .get("resourceVersion")
         .is_none_or(|rv| rv.is_empty())
     {
-        ensure_current(call, Some(name)).await?;
+        apps.ensure_current(call.req.namespace.as_deref(), Some(call.name()))
+            .await?;
     }
-    let view = current_view(call, namespace, name)?;
+    let view = apps.get(call.namespace(), call.name())?;
     if repr == Representation::Json {
         return Ok(response::encoded_json(
             StatusCode::OK,
@@ -71,57 +68,6 @@ pub(super) async fn get(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     ))
 }
 
-/// How long a read with no resourceVersion waits for the cache to catch up
-/// with upstream (kube-apiserver waits as long for its own cache).
-const CONSISTENT_READ_WAIT: Duration = Duration::from_secs(3);
-
-/// Makes a read with no resourceVersion ("the most recent state") consistent:
-/// asks upstream where it is now within the request's scope, then waits for
-/// the cache to be there. `name` narrows the scope to one app.
-pub(super) async fn ensure_current(call: &Call<'_>, name: Option<&str>) -> Result<(), ApiError> {
-    let scope = read_scope(call, name);
-    let upstream = call
-        .state
-        .backend
-        .current_state(&scope)
-        .await
-        .map_err(|e| from_store(&e, &call.group_resource(), name.unwrap_or_default()))?;
-    wait_for_cache(call, &upstream, &scope).await
-}
-
-/// The HelmReleases a read of this request covers: its kind, its namespace
-/// (or all), and `name` (one app) if given.
-fn read_scope(call: &Call<'_>, name: Option<&str>) -> ReadScope {
-    let resolved = &call.kind.resolved;
-    ReadScope {
-        kind: resolved.definition.kind.clone(),
-        namespace: call.req.namespace.clone(),
-        release: name.map(|n| convert::release_name(resolved, n)),
-    }
-}
-
-/// Waits until the cache reflects `upstream` within `scope`; kube-apiserver's
-/// 504 when it does not in time.
-async fn wait_for_cache(
-    call: &Call<'_>,
-    upstream: &UpstreamState,
-    scope: &ReadScope,
-) -> Result<(), ApiError> {
-    let cache = &call.state.cache;
-    if cache
-        .wait_until_current(upstream, scope, CONSISTENT_READ_WAIT)
-        .await
-    {
-        Ok(())
-    } else {
-        Err(ApiError::timeout(format!(
-            "Too large resource version: {}, current: {}",
-            upstream.revision,
-            cache.revision()
-        )))
-    }
-}
-
 /// Whether a list asks for the most recent state (no resourceVersion, no
 /// continue token).
 fn is_most_recent(call: &Call<'_>) -> bool {
@@ -129,73 +75,30 @@ fn is_most_recent(call: &Call<'_>) -> bool {
     unset("resourceVersion") && unset("resourceVersionMatch") && unset("continue")
 }
 
-/// The app `name` as the cache holds it, or 404.
-pub(super) fn current_app(call: &Call<'_>, namespace: &str, name: &str) -> Result<Value, ApiError> {
-    current_view(call, namespace, name).map(|view| view.value())
-}
-
-/// [`current_app`], as the view kept with the cached object.
-fn current_view(call: &Call<'_>, namespace: &str, name: &str) -> Result<Arc<AppView>, ApiError> {
-    let kind = &call.kind;
-    call.state
-        .cache
-        .stored(namespace, &convert::release_name(&kind.resolved, name))
-        .and_then(|stored| stored.app_view(&kind.resolved, kind.stamp))
-        .ok_or_else(|| ApiError::not_found(&call.group_resource(), name))
-}
-
-/// Selectors and paging of a list or watch.
-pub(super) struct Filter {
-    pub(super) namespace: Option<String>,
-    pub(super) labels: LabelSelector,
-    pub(super) fields: FieldSelector,
-}
-
-impl Filter {
-    pub(super) fn from_call(call: &Call<'_>) -> Result<Filter, ApiError> {
-        let labels = LabelSelector::parse(
-            call.query
-                .get("labelSelector")
-                .map(String::as_str)
-                .unwrap_or(""),
-        )
-        .map_err(ApiError::bad_request)?;
-        let fields = FieldSelector::parse(
-            call.query
-                .get("fieldSelector")
-                .map(String::as_str)
-                .unwrap_or(""),
-        )
-        .map_err(ApiError::bad_request)?;
-        Ok(Filter {
-            namespace: call.req.namespace.clone(),
-            labels,
-            fields,
-        })
-    }
-
-    /// The app for `stored` (at `key`) if it is of this kind and matches;
-    /// HelmReleases of other kinds are skipped without parsing them, and the
-    /// app itself is the one kept with the cached object.
-    pub(super) fn app(
-        &self,
-        kind: &ServedKind,
-        (namespace, release): &Key,
-        stored: &Stored,
-    ) -> Option<Arc<AppView>> {
-        if stored.kind_label() != Some(kind.resolved.definition.kind.as_str()) {
-            return None;
-        }
-        if self.namespace.as_ref().is_some_and(|ns| ns != namespace) {
-            return None;
-        }
-        let name = convert::app_name(&kind.resolved, release)?;
-        if !self.fields.matches(name, namespace) {
-            return None;
-        }
-        let view = stored.app_view(&kind.resolved, kind.stamp)?;
-        (self.labels.is_empty() || self.labels.matches(Some(&view.labels()))).then_some(view)
-    }
+/// The apps a list, watch or deletecollection selects: its kind, its
+/// namespace (or all), and the `labelSelector` and `fieldSelector` of the
+/// query (400 when either does not parse).
+pub(super) fn filter(call: &Call<'_>) -> Result<AppFilter, ApiError> {
+    let labels = LabelSelector::parse(
+        call.query
+            .get("labelSelector")
+            .map(String::as_str)
+            .unwrap_or(""),
+    )
+    .map_err(ApiError::bad_request)?;
+    let fields = FieldSelector::parse(
+        call.query
+            .get("fieldSelector")
+            .map(String::as_str)
+            .unwrap_or(""),
+    )
+    .map_err(ApiError::bad_request)?;
+    Ok(AppFilter::new(
+        call.kind.clone(),
+        call.req.namespace.clone(),
+        labels,
+        fields,
+    ))
 }
 
 /// A `continue` token: the snapshot revision and the last key returned.
@@ -219,8 +122,10 @@ fn decode_continue(text: &str) -> Result<Continue, ApiError> {
         .ok_or_else(|| ApiError::bad_request(format!("continue key is not valid: {text}")))
 }
 
-/// The snapshot a list reads, honouring resourceVersion semantics.
-pub(super) async fn list_snapshot(call: &Call<'_>) -> Result<(Objects, u64), ApiError> {
+/// Which state a list or watch asks for: `resourceVersion` and
+/// `resourceVersionMatch` (400 for a version that is no number, 422 for a
+/// match that makes no sense).
+pub(super) fn read_at(call: &Call<'_>) -> Result<ReadAt, ApiError> {
     let rv = call
         .query
         .get("resourceVersion")
@@ -231,46 +136,19 @@ pub(super) async fn list_snapshot(call: &Call<'_>) -> Result<(Objects, u64), Api
         .get("resourceVersionMatch")
         .map(String::as_str)
         .unwrap_or("");
-    let cache = &call.state.cache;
+    let number = |rv: &str| {
+        rv.parse::<u64>()
+            .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))
+    };
     match (rv, rv_match) {
-        ("", "") => {
-            ensure_current(call, None).await?;
-            Ok(cache.snapshot())
-        }
-        ("0", "") | ("0", "NotOlderThan") => Ok(cache.snapshot()),
+        ("", "") => Ok(ReadAt::Latest),
+        ("0", "") | ("0", "NotOlderThan") => Ok(ReadAt::Cached),
         ("", _) => Err(ApiError::invalid_query(
             "resourceVersionMatch",
             "resourceVersionMatch is forbidden unless resourceVersion is provided",
         )),
-        (rv, "Exact") => {
-            let rv: u64 = rv
-                .parse()
-                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?;
-            if rv > cache.revision() && !cache.wait_for_revision(rv, Duration::from_secs(3)).await {
-                return Err(ApiError::timeout(format!(
-                    "Too large resource version: {rv}, current: {}",
-                    cache.revision()
-                )));
-            }
-            cache.snapshot_at(rv).map(|o| (o, rv)).ok_or_else(|| {
-                ApiError::expired(format!(
-                    "too old resource version: {rv} ({})",
-                    cache.revision()
-                ))
-            })
-        }
-        (rv, "" | "NotOlderThan") => {
-            let rv: u64 = rv
-                .parse()
-                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?;
-            if rv > cache.revision() && !cache.wait_for_revision(rv, Duration::from_secs(3)).await {
-                return Err(ApiError::timeout(format!(
-                    "Too large resource version: {rv}, current: {}",
-                    cache.revision()
-                )));
-            }
-            Ok(cache.snapshot())
-        }
+        (rv, "Exact") => Ok(ReadAt::Exact(number(rv)?)),
+        (rv, "" | "NotOlderThan") => Ok(ReadAt::NotOlderThan(number(rv)?)),
         (_, other) => Err(ApiError::invalid_query(
             "resourceVersionMatch",
             &format!(
@@ -287,18 +165,18 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         call.query.get("includeObject").map(String::as_str),
         true,
     )?;
-    let filter = Filter::from_call(call)?;
+    let filter = filter(call)?;
     let limit: usize = match call.query.get("limit").map(String::as_str) {
         None | Some("") | Some("0") => usize::MAX,
         Some(l) => l
             .parse()
             .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
     };
-    let (objects, revision, start_after) = match call
-        .query
-        .get("continue")
-        .filter(|c| !c.is_empty())
-    {
+    let apps = call.apps();
+    let page = |snapshot: &AppSnapshot, after: Option<&Key>| {
+        render_list(call, repr, &filter, limit, snapshot, after)
+    };
+    match call.query.get("continue").filter(|c| !c.is_empty()) {
         Some(token) => {
             if call
                 .query
@@ -311,65 +189,38 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                 ));
             }
             let token = decode_continue(token)?;
-            let objects = call.state.cache.snapshot_at(token.rv).ok_or_else(|| {
+            let snapshot = apps.kept_snapshot(token.rv).ok_or_else(|| {
                 ApiError::expired(
                     "The provided continue parameter is too old to display a consistent list result. You can start \
                      a new list without the continue parameter.",
                 )
             })?;
-            (objects, token.rv, Some((token.ns, token.name)))
+            page(&snapshot, Some(&(token.ns, token.name)))
         }
-        None if is_most_recent(call) => return consistent_list(call, repr, &filter, limit).await,
+        None if is_most_recent(call) => {
+            apps.render_latest(call.req.namespace.as_deref(), |snapshot| {
+                page(snapshot, None)
+            })
+            .await
+        }
         None => {
-            let (objects, revision) = list_snapshot(call).await?;
-            (objects, revision, None)
+            let snapshot = apps
+                .snapshot_at(call.req.namespace.as_deref(), read_at(call)?)
+                .await?;
+            page(&snapshot, None)
         }
-    };
-    render_list(call, repr, &filter, limit, &objects, revision, start_after)
-}
-
-/// A list with no resourceVersion, consistent with upstream: upstream is
-/// asked where it stands (a metadata-only list of the scope) while the list
-/// is rendered from the cache's current snapshot, so the check costs the
-/// longer of the two rather than their sum. When the snapshot turns out to be
-/// behind, the list waits for the cache and renders again.
-async fn consistent_list(
-    call: &Call<'_>,
-    repr: Representation,
-    filter: &Filter,
-    limit: usize,
-) -> Result<Response<Body>, ApiError> {
-    let scope = read_scope(call, None);
-    let probe = {
-        let backend = call.state.backend.clone();
-        let scope = scope.clone();
-        tokio::spawn(async move { backend.current_state(&scope).await })
-    };
-    let cache = &call.state.cache;
-    let (objects, revision) = cache.snapshot();
-    let rendered = render_list(call, repr, filter, limit, &objects, revision, None);
-    let upstream = probe
-        .await
-        .map_err(|e| ApiError::internal(format!("upstream state check: {e}")))?
-        .map_err(|e| from_store(&e, &call.group_resource(), ""))?;
-    if snapshot_is_current(&objects, revision, &upstream, &scope) {
-        return rendered;
     }
-    wait_for_cache(call, &upstream, &scope).await?;
-    let (objects, revision) = cache.snapshot();
-    render_list(call, repr, filter, limit, &objects, revision, None)
 }
 
-/// Renders one page of a list from `objects` (a snapshot at `revision`),
-/// after `start_after` when continuing.
+/// Renders one page of a list from `snapshot`, after the position `after`
+/// when continuing.
 fn render_list(
     call: &Call<'_>,
     repr: Representation,
-    filter: &Filter,
+    filter: &AppFilter,
     limit: usize,
-    objects: &Objects,
-    revision: u64,
-    start_after: Option<(String, String)>,
+    snapshot: &AppSnapshot,
+    after: Option<&Key>,
 ) -> Result<Response<Body>, ApiError> {
     // Plain JSON (the big lists: controllers, `kubectl get -o json`) is
     // encoded app by app as the scan goes, so a list of thousands never holds
@@ -380,37 +231,29 @@ fn render_list(
     let mut count = 0usize;
     let mut last_key = None;
     let mut more = false;
-    let range = match &start_after {
-        Some(key) => objects.range((
-            std::ops::Bound::Excluded(key.clone()),
-            std::ops::Bound::Unbounded,
-        )),
-        None => objects.range::<_, (String, String)>(..),
-    };
-    for (key, release) in range {
-        if let Some(app) = filter.app(&call.kind, key, release) {
-            if count == limit {
-                more = true;
-                break;
-            }
-            count += 1;
-            if streaming {
-                if count > 1 {
-                    encoded.push(b',');
-                }
-                encoded.extend_from_slice(app.json.as_bytes());
-            } else {
-                items.push(app.value());
-            }
-            last_key = Some(key.clone());
+    for (key, app) in snapshot.apps(filter, after) {
+        if count == limit {
+            more = true;
+            break;
         }
+        count += 1;
+        if streaming {
+            if count > 1 {
+                encoded.push(b',');
+            }
+            encoded.extend_from_slice(app.json.as_bytes());
+        } else {
+            items.push(app.value());
+        }
+        last_key = Some(key);
     }
+    let revision = snapshot.revision();
     let mut list_meta = json!({"resourceVersion": revision.to_string()});
     if more && let Some((ns, name)) = last_key {
         list_meta["continue"] = json!(encode_continue(&Continue {
             rv: revision,
-            ns,
-            name
+            ns: ns.clone(),
+            name: name.clone(),
         }));
     }
     let refs: Vec<&Value> = items.iter().collect();

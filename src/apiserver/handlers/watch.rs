@@ -15,14 +15,14 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 
 use super::Call;
-use super::read::Filter;
+use crate::apimachinery::query::flag;
+use crate::apimachinery::status::ApiError;
 use crate::apiserver::negotiate::{self, Representation};
 use crate::apiserver::response::{self, Body};
-use crate::apiserver::status::ApiError;
 use crate::apiserver::table;
-use crate::kinds::registry::ServedKind;
-use crate::storage::cache::{CacheEvent, EventType};
-use crate::storage::convert::AppView;
+use crate::storage::app_filter::{AppFilter, WatchEventType};
+use crate::storage::cache::CacheEvent;
+use crate::storage::helm_release::AppView;
 
 /// How often an idle watch with bookmarks gets one.
 const BOOKMARK_EVERY: Duration = Duration::from_secs(30);
@@ -37,7 +37,7 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         Representation::PartialObjectMetadataList => Representation::PartialObjectMetadata,
         other => other,
     };
-    let filter = Filter::from_call(call)?;
+    let filter = super::read::filter(call)?;
     let send_initial = match call.query.get("sendInitialEvents").map(String::as_str) {
         Some("true") => true,
         None | Some("false") | Some("") => false,
@@ -47,7 +47,7 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             )));
         }
     };
-    let bookmarks = super::super::request::flag(call.query, "allowWatchBookmarks");
+    let bookmarks = flag(call.query, "allowWatchBookmarks");
     let rv = call
         .query
         .get("resourceVersion")
@@ -75,48 +75,32 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         Some(t) if t > 0 => Duration::from_secs(t),
         _ => Duration::from_secs(1800 + u64::from(std::process::id() % 1800)),
     };
-    let cache = &call.state.cache;
+    let apps = call.apps();
 
     let (initial, from) = if rv.is_empty() || rv == "0" || send_initial {
         if rv.is_empty() {
-            super::read::ensure_current(call, None).await?;
+            apps.ensure_current(call.req.namespace.as_deref(), None)
+                .await?;
         }
         if !rv.is_empty() && rv != "0" {
             let wanted: u64 = rv
                 .parse()
                 .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?;
-            if !cache
-                .wait_for_revision(wanted, Duration::from_secs(3))
-                .await
-            {
-                return Err(ApiError::timeout(format!(
-                    "Too large resource version: {wanted}, current: {}",
-                    cache.revision()
-                )));
-            }
+            apps.wait_for_revision(wanted).await?;
         }
-        let (objects, revision) = cache.snapshot();
-        let apps: Vec<Arc<AppView>> = objects
-            .iter()
-            .filter_map(|(key, release)| filter.app(&call.kind, key, release))
-            .collect();
-        (apps, revision)
+        let snapshot = apps.snapshot();
+        let initial: Vec<Arc<AppView>> = snapshot.apps(&filter, None).map(|(_, app)| app).collect();
+        (initial, snapshot.revision())
     } else {
         let wanted: u64 = rv
             .parse()
             .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?;
         (Vec::new(), wanted)
     };
-    let (backlog, rx) = cache.subscribe(from).map_err(|e| {
-        ApiError::expired(format!(
-            "too old resource version: {} ({})",
-            e.requested, e.oldest
-        ))
-    })?;
+    let (backlog, rx) = apps.subscribe(from)?;
 
     let (tx, body_rx) = mpsc::channel::<Bytes>(64);
     let stream = Stream {
-        kind: call.kind.clone(),
         filter,
         repr,
         tx,
@@ -130,8 +114,7 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 }
 
 struct Stream {
-    kind: std::sync::Arc<ServedKind>,
-    filter: Filter,
+    filter: AppFilter,
     repr: Representation,
     tx: mpsc::Sender<Bytes>,
     sent_columns: bool,
@@ -150,7 +133,7 @@ impl Stream {
         timeout: Duration,
     ) {
         for app in &initial {
-            if !self.send("ADDED", app).await {
+            if !self.send(WatchEventType::Added, app).await {
                 return;
             }
         }
@@ -192,44 +175,19 @@ impl Stream {
         }
     }
 
-    /// Sends the client's view of one cache event; false when the client left.
-    /// The app views are the ones kept with the cached objects, so a thousand
-    /// watchers cost one conversion per event, not a thousand.
+    /// Sends the client's view of one cache event, if it has one; false
+    /// when the client left.
     async fn event(&mut self, event: &CacheEvent) -> bool {
         self.revision = event.revision;
-        let kind = &self.kind;
-        let before = event
-            .previous
-            .as_ref()
-            .and_then(|previous| self.filter.app(kind, &event.key, previous));
-        let after = match event.event_type {
-            EventType::Deleted => None,
-            _ => self.filter.app(kind, &event.key, &event.object),
-        };
-        match (before, after) {
-            (None, Some(app)) => self.send("ADDED", &app).await,
-            (Some(_), Some(app)) => self.send("MODIFIED", &app).await,
-            // Deleted, or no longer selected: its last state, if still an app of this kind.
-            (Some(old), None) => {
-                let last = event
-                    .object
-                    .app_view(&kind.resolved, kind.stamp)
-                    .unwrap_or(old);
-                self.send("DELETED", &last).await
-            }
-            (None, None) if event.event_type == EventType::Deleted && event.previous.is_none() => {
-                // A deletion seen only after a relist: no previous state known.
-                match self.filter.app(kind, &event.key, &event.object) {
-                    Some(app) => self.send("DELETED", &app).await,
-                    None => true,
-                }
-            }
-            (None, None) => true,
+        match self.filter.watch_event(event) {
+            Some((event_type, app)) => self.send(event_type, &app).await,
+            None => true,
         }
     }
 
     /// Sends one event. Plain JSON copies the app's kept encoding.
-    async fn send(&mut self, event_type: &str, app: &AppView) -> bool {
+    async fn send(&mut self, event_type: WatchEventType, app: &AppView) -> bool {
+        let event_type = event_type.as_str();
         let object = match self.repr {
             Representation::Json => return self.raw_line(event_type, app.json.as_bytes()).await,
             Representation::PartialObjectMetadata | Representation::PartialObjectMetadataList => {
@@ -237,7 +195,7 @@ impl Stream {
             }
             Representation::Table { include_object } => {
                 let mut t = table::build_table(
-                    &self.kind.resolved,
+                    &self.filter.kind().resolved,
                     &[&app.value()],
                     include_object,
                     json!({}),
@@ -260,7 +218,7 @@ impl Stream {
         if initial_events_end {
             metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
         }
-        let resolved = &self.kind.resolved;
+        let resolved = &self.filter.kind().resolved;
         let object = match self.repr {
             Representation::Json => {
                 json!({"apiVersion": resolved.group_version(), "kind": resolved.definition.kind, "metadata": metadata})

@@ -1,21 +1,20 @@
 //! create, update and patch. Every write: the body is decoded (JSON or YAML),
 //! checked against the URL (kind, namespace, name), the spec defaulted and
 //! validated against the kind's structural schema (422 with one cause per
-//! field), field ownership recorded in managedFields, then stored as a
-//! HelmRelease with the caller's resourceVersion as a precondition (409 when
-//! stale; never a silent overwrite). `dryRun=All` goes upstream too.
+//! field), field ownership recorded in managedFields, then stored through
+//! the app store with the caller's resourceVersion as a precondition (409
+//! when stale; never a silent overwrite). `dryRun=All` goes upstream too.
 
 use http::{Response, StatusCode, header};
 use serde_json::{Value, json};
 
-use super::read::current_app;
-use super::{Call, READ_YOUR_WRITES, parse_body};
+use super::{Call, parse_body};
+use crate::apimachinery::status::ApiError;
 use crate::apiserver::negotiate::{self, BodyType};
 use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
 use crate::apiserver::response::{self, Body};
-use crate::apiserver::status::ApiError;
 use crate::kinds::schema::{FieldError, FieldErrorKind};
-use crate::storage::{StoreError, convert, embedded::now, resource_version};
+use crate::storage::embedded_store::now;
 
 /// Server-set metadata a client may not choose on create.
 const SERVER_SET: [&str; 6] = [
@@ -56,9 +55,8 @@ pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
     let mut app = parse_body(&call.body, call.content_type())?;
     check_type_meta(call, &app)?;
     check_identity(call, &mut app)?;
-    let namespace = call.req.namespace.clone().unwrap_or_default();
-    let name = call.req.name.clone().unwrap_or_default();
-    let current = current_app(call, &namespace, &name)?;
+    let name = call.name().to_owned();
+    let current = call.apps().current(call.namespace(), &name)?;
     if app
         .pointer("/metadata/resourceVersion")
         .and_then(Value::as_str)
@@ -98,8 +96,8 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         BodyType::ApplyPatch => PatchKind::Apply,
         _ => return Err(unsupported_media_type(call.content_type())),
     };
-    let namespace = call.req.namespace.clone().unwrap_or_default();
-    let name = call.req.name.clone().unwrap_or_default();
+    let name = call.name().to_owned();
+    let apps = call.apps();
     let force = match call.query.get("force").map(String::as_str) {
         None => false,
         Some(f) if kind != PatchKind::Apply => {
@@ -124,7 +122,7 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                 "Required value: is required for apply patch",
             ));
         };
-        let current = current_app(call, &namespace, &name).ok();
+        let current = apps.current(call.namespace(), &name).ok();
         let schema = &call.kind.resolved.definition.open_api_schema;
         let timestamp = now();
         let applied = patch::server_side_apply(&ApplyRequest {
@@ -161,7 +159,7 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     // Without a resourceVersion in the patch, kube-apiserver retries on
     // conflict with the latest object; with one, a conflict is the answer.
     for _attempt in 0..5 {
-        let current = current_app(call, &namespace, &name)?;
+        let current = apps.current(call.namespace(), &name)?;
         let mut patched =
             patch::apply_patch(kind, &current, &call.body).map_err(from_patch_error)?;
         let explicit_rv = patched.pointer("/metadata/resourceVersion")
@@ -181,11 +179,7 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         );
         match store_update(call, &current, patched).await {
             Err(e) if e.code == 409 && !explicit_rv => {
-                let seen = resource_version(&current);
-                call.state
-                    .cache
-                    .wait_for_revision(seen + 1, READ_YOUR_WRITES)
-                    .await;
+                apps.wait_for_change_after(&current).await;
                 continue;
             }
             other => return other.map(|written| respond(StatusCode::OK, written)),
@@ -218,6 +212,7 @@ fn from_patch_error(e: patch::PatchError) -> ApiError {
         message: e.message,
         details: (!causes.is_empty()).then(|| json!({"causes": causes})),
         retry_after: None,
+        hidden_cause: None,
     }
 }
 
@@ -486,58 +481,11 @@ fn name_problem(name: &str) -> Option<&'static str> {
     )
 }
 
-fn store_error(call: &Call<'_>, name: &str, err: &StoreError) -> ApiError {
-    crate::apiserver::status::from_store(err, &call.group_resource(), name)
-}
-
 async fn store_create(call: &Call<'_>, mut app: Value) -> Result<Written, ApiError> {
     let warnings = validate(call, &mut app)?;
     let dry_run = call.dry_run()?;
-    let namespace = call.req.namespace.clone().unwrap_or_default();
-    let name = app
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let resolved = &call.kind.resolved;
-    let release = convert::to_helm_release(resolved, &app, None)
-        .map_err(|e| convert_error(call, &name, e))?;
-    // The namespace is checked by kube-apiserver's NamespaceLifecycle
-    // admission on the HelmRelease create itself (dry runs included); its
-    // refusals are reworded for the app.
-    let created = call
-        .state
-        .backend
-        .create(release, dry_run)
-        .await
-        .map_err(|e| match e {
-            StoreError::NotFound => ApiError::not_found("namespaces", &namespace),
-            StoreError::Upstream {
-                code: 403,
-                message,
-                ..
-            } if message.ends_with("because it is being terminated") => {
-                ApiError::namespace_terminating(
-                    &namespace,
-                    format!(
-                        "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} \
-                         because it is being terminated",
-                        call.group_resource()
-                    ),
-                )
-            }
-            other => store_error(call, &name, &other),
-        })?;
-    if !dry_run {
-        call.state
-            .cache
-            .wait_for_revision(resource_version(&created), READ_YOUR_WRITES)
-            .await;
-    }
-    Ok(Written {
-        app: convert::to_app(resolved, &created),
-        warnings,
-    })
+    let app = call.apps().create(app, dry_run, call.user).await?;
+    Ok(Written { app, warnings })
 }
 
 async fn store_update(
@@ -547,58 +495,6 @@ async fn store_update(
 ) -> Result<Written, ApiError> {
     let warnings = validate(call, &mut app)?;
     let dry_run = call.dry_run()?;
-    let namespace = call.req.namespace.clone().unwrap_or_default();
-    let name = call.req.name.clone().unwrap_or_default();
-    let resolved = &call.kind.resolved;
-    // The main resource ignores status changes, as for CRDs with a status subresource.
-    if let Some(status) = current.get("status") {
-        app["status"] = status.clone();
-    }
-    let stored = call
-        .state
-        .cache
-        .get(&namespace, &convert::release_name(resolved, &name))
-        .ok_or_else(|| ApiError::not_found(&call.group_resource(), &name))?;
-    let mut release = convert::to_helm_release(resolved, &app, Some(&stored))
-        .map_err(|e| convert_error(call, &name, e))?;
-    release["metadata"]["resourceVersion"] = app["metadata"]["resourceVersion"].clone();
-    let updated = call.state.backend.update(release, dry_run).await.map_err(|e| match e {
-        StoreError::Conflict(_) => ApiError::conflict(
-            &call.group_resource(),
-            &name,
-            "the object has been modified; please apply your changes to the latest version and try again",
-        ),
-        other => store_error(call, &name, &other),
-    })?;
-    if !dry_run {
-        call.state
-            .cache
-            .wait_for_revision(resource_version(&updated), READ_YOUR_WRITES)
-            .await;
-    }
-    Ok(Written {
-        app: convert::to_app(resolved, &updated),
-        warnings,
-    })
-}
-
-fn convert_error(call: &Call<'_>, name: &str, err: convert::ConvertError) -> ApiError {
-    let (field, detail, value) = match &err {
-        convert::ConvertError::NameTooLong { max, .. } => (
-            "metadata.name".to_owned(),
-            format!("must be no more than {max} characters"),
-            Some(json!(name)),
-        ),
-        convert::ConvertError::Invalid { field, message } => (field.clone(), message.clone(), None),
-    };
-    invalid(
-        call,
-        name,
-        vec![FieldError {
-            field,
-            kind: FieldErrorKind::Invalid,
-            bad_value: value,
-            detail,
-        }],
-    )
+    let app = call.apps().update(current, app, dry_run, call.user).await?;
+    Ok(Written { app, warnings })
 }

@@ -36,11 +36,11 @@ use serde_json::{Map, Value};
 
 use super::fieldpath::{PathDisplay, PathElement, Set};
 use super::managed_fields::{
-    BEFORE_FIRST_APPLY, Entry, Managed, Operation, decode, empty_like, encode, identifier,
-    strip_entry, update_managed,
+    BEFORE_FIRST_APPLY, Entry, Managed, Operation, decode, encode, identifier, strip_entry,
 };
 use super::merge::{compare, to_field_set, validate_config};
-use super::schema::Node;
+use super::merge_types::Node;
+use super::record_update::{empty_like, update_managed};
 use super::updater::{Conflicts, Updater};
 use super::{Cause, PatchError};
 use crate::golang::Dialect;

@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value};
 
 use super::fieldpath::{PathDisplay, PathElement, Set, values_equal};
-use super::schema::{ListInfo, ListType, MapType, Node};
+use super::merge_types::{ListInfo, ListType, MapType, Node};
 
 static NULL: Value = Value::Null;
 

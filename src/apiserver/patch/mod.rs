@@ -20,9 +20,10 @@
 //! validation against the schema, and `fieldManager` syntax checks.
 //!
 //! The port of structured-merge-diff lives in `fieldpath` (paths, sets and
-//! `FieldsV1`), `schema` (merge types from a structural schema), `merge`
-//! (the typed walks) and `updater` (ownership rules); `managed_fields` and
-//! `apply` stack kube-apiserver's field-manager layers on top, and
+//! `FieldsV1`), `merge_types` (merge types from a structural schema), `merge`
+//! (the typed walks) and `updater` (ownership rules); `managed_fields` (the
+//! entries), `record_update` (ownership of non-apply writes) and `apply`
+//! stack kube-apiserver's field-manager layers on top, and
 //! `json_patch` wraps the `json-patch` crate.
 
 mod apply;
@@ -30,14 +31,15 @@ mod fieldpath;
 mod json_patch;
 mod managed_fields;
 mod merge;
-mod schema;
+mod merge_types;
+mod record_update;
 mod updater;
 
 use std::fmt;
 
 pub use self::apply::{Applied, ApplyRequest, server_side_apply};
 pub use self::json_patch::apply_patch;
-pub use self::managed_fields::{record_update, record_update_with_schema};
+pub use self::record_update::{record_update, record_update_with_schema};
 
 /// The kind of a PATCH body, from its `Content-Type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

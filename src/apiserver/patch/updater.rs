@@ -26,7 +26,7 @@ use super::merge::{
     Comparison, compare, ensure_named_fields_are_members, merge, reconcile_with_schema,
     remove_items, to_field_set,
 };
-use super::schema::Node;
+use super::merge_types::Node;
 
 /// Fields that belong to other managers and changed, by manager
 /// identifier: how a message names the manager, and the fields. The

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::definition::{DEFAULT_GROUP, ResolvedKind};
-use crate::kinds::{cluster, load};
+use crate::kinds::{application_definitions, load};
 use crate::output::{self, OutputFormat, Rows};
 
 /// Arguments of `kubectl cozy kinds list`.
@@ -182,7 +182,7 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
         .list_api_group_resources(&group_version)
         .await
         .map_err(|e| CliError::other(format!("discover {group_version}"), e))?;
-    let definitions = cluster::read(client).await.ok();
+    let definitions = application_definitions::read(client).await.ok();
     let mut listed = Vec::new();
     for r in resources.resources.iter().filter(|r| !r.name.contains('/')) {
         let defined = definitions.as_ref().and_then(|d| {

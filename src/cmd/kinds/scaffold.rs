@@ -133,19 +133,8 @@ fn parse_ref(flag: &str, text: &str) -> Result<ObjectRef, CliError> {
 /// Runs `kinds scaffold`.
 pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let source = match (&args.chart, &args.repo_index, &args.chart_name) {
-        (Some(path), _, _) if path.is_dir() => ChartSource::Dir(path.clone()),
-        (Some(path), _, _) => ChartSource::Archive(path.clone()),
-        (None, Some(index), Some(spec)) => {
-            let (chart, version) = match spec.split_once('@') {
-                Some((c, v)) => (c.to_owned(), Some(v.to_owned())),
-                None => (spec.clone(), None),
-            };
-            ChartSource::RepoIndex {
-                index: index.clone(),
-                chart,
-                version,
-            }
-        }
+        (Some(path), _, _) => ChartSource::from_path(path),
+        (None, Some(index), Some(spec)) => ChartSource::repo_index(index, spec),
         _ => {
             return Err(CliError::Usage(
                 "give a chart path, or --repo-index with --chart".into(),

@@ -10,9 +10,9 @@ use std::io;
 /// Every message names the offending file: a path for chart directories, and
 /// `ARCHIVE!/ENTRY` for files inside a packaged chart.
 #[derive(Debug, thiserror::Error)]
-pub enum ChartError {
+pub(crate) enum ChartError {
     /// A file or directory could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("read {path}")]
     Io {
         /// The path that failed.
         path: String,

@@ -12,7 +12,8 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::error::ChartError;
-use super::files::{decode_utf8, io_error, read_limited, yaml_error, yaml_options};
+use super::files::{decode_utf8, io_error, read_limited};
+use super::yaml::{yaml_error, yaml_options};
 use super::{Limits, LoadedChart, archive};
 
 /// How many chart names an error lists before abridging.

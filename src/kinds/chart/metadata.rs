@@ -8,14 +8,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::error::ChartError;
-use super::files::{yaml_error, yaml_options};
+use super::yaml::{yaml_error, yaml_options};
 
 /// A chart's `Chart.yaml`, validated.
 ///
 /// Empty strings in the file are treated as absent, as Helm does.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ChartMetadata {
+pub(crate) struct ChartMetadata {
     /// `v1` (Helm 2 era) or `v2`.
     pub api_version: String,
     /// The chart name.
@@ -62,7 +62,7 @@ pub struct ChartMetadata {
 
 /// A chart maintainer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Maintainer {
+pub(crate) struct Maintainer {
     /// Name.
     #[serde(default)]
     pub name: Option<String>,
@@ -76,7 +76,7 @@ pub struct Maintainer {
 
 /// A subchart dependency.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ChartDependency {
+pub(crate) struct ChartDependency {
     /// The subchart's name.
     pub name: String,
     /// SemVer range of the subchart version.

@@ -8,7 +8,7 @@
 //!   an entry of a local Helm repository `index.yaml`.
 //! * [`ChartMetadata`] models `Chart.yaml` and is validated the way Helm
 //!   does (SemVer 2 versions, no library charts, …).
-//! * [`derive_names`], [`pluralize`] and [`validate_names`] turn a chart name
+//! * [`derive_names`] and [`pluralize`] turn a chart name
 //!   into the kind, singular and plural resource names of a Kubernetes kind.
 //!
 //! Only three files of a chart are ever read: `Chart.yaml`, `values.yaml` and
@@ -23,6 +23,7 @@ mod files;
 mod index;
 mod metadata;
 mod names;
+mod yaml;
 
 #[cfg(test)]
 mod example_charts;
@@ -32,13 +33,13 @@ mod test_support;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use self::error::ChartError;
-pub use self::metadata::{ChartDependency, ChartMetadata, Maintainer};
-pub use self::names::{Names, derive_names, pluralize, validate_names};
+pub(crate) use self::error::ChartError;
+pub(crate) use self::metadata::ChartMetadata;
+pub(crate) use self::names::{derive_names, pluralize};
 
 /// Where to read a chart from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ChartSource {
+pub(crate) enum ChartSource {
     /// An unpacked chart directory (holding `Chart.yaml`).
     Dir(PathBuf),
     /// A packaged chart, as made by `helm package` (`NAME-VERSION.tgz`).
@@ -57,7 +58,7 @@ pub enum ChartSource {
 impl ChartSource {
     /// A directory becomes [`ChartSource::Dir`], anything else
     /// [`ChartSource::Archive`] (a missing path is reported when loading).
-    pub fn from_path(path: impl Into<PathBuf>) -> Self {
+    pub(crate) fn from_path(path: impl Into<PathBuf>) -> Self {
         let path = path.into();
         if path.is_dir() {
             Self::Dir(path)
@@ -67,7 +68,7 @@ impl ChartSource {
     }
 
     /// A [`ChartSource::RepoIndex`] from `--repo-index INDEX --chart NAME[@VERSION]`.
-    pub fn repo_index(index: impl Into<PathBuf>, chart_ref: &str) -> Self {
+    pub(crate) fn repo_index(index: impl Into<PathBuf>, chart_ref: &str) -> Self {
         let (chart, version) = split_chart_ref(chart_ref);
         Self::RepoIndex {
             index: index.into(),
@@ -102,7 +103,7 @@ impl fmt::Display for ChartSource {
 
 /// Splits `NAME@VERSION` into its parts; `NAME` alone (or `NAME@`) has no
 /// version.
-pub fn split_chart_ref(chart_ref: &str) -> (String, Option<String>) {
+pub(crate) fn split_chart_ref(chart_ref: &str) -> (String, Option<String>) {
     match chart_ref.split_once('@') {
         Some((name, version)) if !version.trim().is_empty() => {
             (name.trim().to_owned(), Some(version.trim().to_owned()))
@@ -114,7 +115,7 @@ pub fn split_chart_ref(chart_ref: &str) -> (String, Option<String>) {
 
 /// A chart read into memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoadedChart {
+pub(crate) struct LoadedChart {
     /// The validated `Chart.yaml`.
     pub metadata: ChartMetadata,
     /// `values.yaml` verbatim (comments included), when the chart has one.
@@ -136,7 +137,7 @@ pub struct LoadedChart {
 
 /// Size limits that keep hostile or broken input from exhausting memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Each of `Chart.yaml`, `values.yaml` and `values.schema.json`.
     pub max_file_bytes: u64,
     /// Uncompressed bytes decoded from one archive, all entries included.
@@ -152,7 +153,7 @@ pub struct Limits {
 impl Limits {
     /// 4 MiB per chart file, 64 MiB uncompressed per archive, 10,000 archive
     /// entries, 64 MiB per archive file and per repository index.
-    pub const DEFAULT: Self = Self {
+    pub(crate) const DEFAULT: Self = Self {
         max_file_bytes: 4 * 1024 * 1024,
         max_total_bytes: 64 * 1024 * 1024,
         max_entries: 10_000,
@@ -168,12 +169,15 @@ impl Default for Limits {
 }
 
 /// Reads a chart with the default [`Limits`].
-pub fn load(source: &ChartSource) -> Result<LoadedChart, ChartError> {
+pub(crate) fn load(source: &ChartSource) -> Result<LoadedChart, ChartError> {
     load_with_limits(source, &Limits::DEFAULT)
 }
 
 /// Reads a chart, refusing input beyond `limits`.
-pub fn load_with_limits(source: &ChartSource, limits: &Limits) -> Result<LoadedChart, ChartError> {
+pub(crate) fn load_with_limits(
+    source: &ChartSource,
+    limits: &Limits,
+) -> Result<LoadedChart, ChartError> {
     match source {
         ChartSource::Dir(path) => dir::load_dir(path, limits),
         ChartSource::Archive(path) => load_archive(path, limits),

@@ -14,8 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use kubectl_cozy::cli::image;
-
 use super::{archive, describe, dist_dir, tag};
 use crate::support::plane;
 
@@ -132,7 +130,7 @@ fn skopeo_reads_entrypoint_user_labels_and_reference() {
     let index = read_index_from_archive(&image.archive);
     assert_eq!(
         index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"],
-        image::reference()
+        kubectl_cozy::version::IMAGE
     );
     let index: serde_json::Value = serde_json::from_slice(
         &std::fs::read(image.layout.join("index.json")).expect("layout index.json"),
@@ -140,7 +138,7 @@ fn skopeo_reads_entrypoint_user_labels_and_reference() {
     .expect("index JSON");
     assert_eq!(
         index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"],
-        image::reference()
+        kubectl_cozy::version::IMAGE
     );
 }
 
@@ -168,7 +166,11 @@ fn unpack(image: &Image, dir: &Path) -> PathBuf {
     }
     let out = cmd
         .arg("--image")
-        .arg(format!("{}:{}", image.layout.display(), image::reference()))
+        .arg(format!(
+            "{}:{}",
+            image.layout.display(),
+            kubectl_cozy::version::IMAGE
+        ))
         .arg(&bundle)
         .output()
         .expect("run umoci unpack");

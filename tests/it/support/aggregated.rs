@@ -21,8 +21,9 @@ use kubectl_cozy::apiserver::server::{self, ServerConfig};
 use kubectl_cozy::auth::Auth;
 use kubectl_cozy::kinds::Registry;
 use kubectl_cozy::pki::{Ca, LeafSpec};
+use kubectl_cozy::storage::app_store::AppStore;
 use kubectl_cozy::storage::cache::WatchCache;
-use kubectl_cozy::storage::{Backend, cluster::ClusterStore};
+use kubectl_cozy::storage::{Backend, cluster_store::ClusterStore};
 
 use super::plane::{Plane, plane};
 
@@ -120,8 +121,7 @@ pub async fn start_server(
         auth,
         state: ApiState {
             registry,
-            cache: cache.clone(),
-            backend,
+            apps: AppStore::new(cache.clone(), backend),
         },
     })
     .await

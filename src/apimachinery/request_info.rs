@@ -3,9 +3,9 @@
 //! (health, version, discovery, OpenAPI or a resource) and, for resources,
 //! group, version, namespace, resource, name, subresource and verb.
 
-use std::collections::HashMap;
-
 use http::Method;
+
+use super::query::{Query, flag};
 
 /// A parsed request target.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -91,50 +91,6 @@ pub struct ResourceRequest {
     pub subresource: Option<String>,
     /// The verb.
     pub verb: Verb,
-}
-
-/// Decoded query parameters (last value wins, as Go's `Query().Get`).
-pub type Query = HashMap<String, String>;
-
-/// Decodes a query string.
-pub fn parse_query(query: Option<&str>) -> Query {
-    let mut out = HashMap::new();
-    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        out.insert(percent_decode(k), percent_decode(v));
-    }
-    out
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3])
-                    .ok()
-                    .and_then(|h| u8::from_str_radix(h, 16).ok());
-                match hex {
-                    Some(b) => {
-                        out.push(b);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// Whether a query flag is true the way kube-apiserver reads it (`true`, `1`).
-pub fn flag(query: &Query, key: &str) -> bool {
-    matches!(query.get(key).map(String::as_str), Some("true" | "1"))
 }
 
 /// Routes a request.
@@ -226,6 +182,8 @@ fn resource_request(
 mod tests {
     use super::*;
 
+    use crate::apimachinery::query::parse_query;
+
     fn r(method: Method, path: &str, q: &str) -> Route {
         route(&method, path, &parse_query(Some(q)))
     }
@@ -277,15 +235,5 @@ mod tests {
                 check: Some("informer-sync".into())
             }
         );
-    }
-
-    #[test]
-    fn query_decoding() {
-        let q = parse_query(Some(
-            "labelSelector=app%3Dweb%2Ctier+in+%28a%29&limit=500&x",
-        ));
-        assert_eq!(q["labelSelector"], "app=web,tier in (a)");
-        assert_eq!(q["limit"], "500");
-        assert_eq!(q["x"], "");
     }
 }

@@ -9,8 +9,12 @@
 //! or just `<plural>` for the core group.
 //!
 //! Serialize an error with [`ApiError::to_status`]; a successful delete that
-//! answers with a `Status` uses [`success_status`]. Storage errors map through
-//! [`from_store`].
+//! answers with a `Status` uses [`success_status`].
+//!
+//! What went wrong inside the server never reaches the client: an
+//! [`ApiError::internal_hidden`] answers with a generic 500 and keeps the
+//! cause in [`ApiError::hidden_cause`], which the response writer logs
+//! (axum's error-handling pattern).
 
 use std::fmt;
 
@@ -18,7 +22,11 @@ use serde_json::{Map, Value, json};
 
 use crate::golang::quote as go_quote;
 use crate::kinds::schema::FieldError;
-use crate::storage::StoreError;
+
+/// The message of every [`ApiError::internal_hidden`]: what a client may
+/// know of a failure inside the server.
+pub const HIDDEN_INTERNAL_MESSAGE: &str =
+    "an error on the server has prevented the request from succeeding";
 
 /// An error answered as a `metav1.Status` with `status: Failure`.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +44,9 @@ pub struct ApiError {
     /// `details.retryAfterSeconds` and, by the response writer, as the
     /// `Retry-After` header.
     pub retry_after: Option<u64>,
+    /// What went wrong inside the server, for the log only: never sent
+    /// (see [`ApiError::internal_hidden`]).
+    pub hidden_cause: Option<String>,
 }
 
 /// Splits `postgreses.apps.cozystack.io` into (`postgreses`, `apps.cozystack.io`).
@@ -108,6 +119,7 @@ impl ApiError {
             message: message.into(),
             details: None,
             retry_after: None,
+            hidden_cause: None,
         }
     }
 
@@ -338,6 +350,17 @@ impl ApiError {
         }
     }
 
+    /// 500 InternalError for a failure inside the server (a database, a
+    /// transport, a task): the client gets [`HIDDEN_INTERNAL_MESSAGE`] and
+    /// `cause` stays in [`ApiError::hidden_cause`] for the response writer
+    /// to log.
+    pub fn internal_hidden(cause: impl fmt::Display) -> ApiError {
+        ApiError {
+            hidden_cause: Some(cause.to_string()),
+            ..ApiError::internal(HIDDEN_INTERNAL_MESSAGE)
+        }
+    }
+
     /// 503 ServiceUnavailable.
     pub fn service_unavailable(msg: impl Into<String>) -> ApiError {
         ApiError::new(503, "ServiceUnavailable", msg)
@@ -409,26 +432,6 @@ pub fn success_status(details: Value) -> Value {
         status.insert("details".into(), details);
     }
     Value::Object(status)
-}
-
-/// Maps a storage error about the object `name` of `group_resource`:
-/// NotFound → 404, AlreadyExists → 409 AlreadyExists, Conflict → 409
-/// Conflict with the store's message, Gone → 410 Expired (`too old resource
-/// version: …`), Upstream → its own code, reason (unknown reasons become
-/// `InternalError`) and message, Internal → 500.
-pub fn from_store(err: &StoreError, group_resource: &str, name: &str) -> ApiError {
-    match err {
-        StoreError::NotFound => ApiError::not_found(group_resource, name),
-        StoreError::AlreadyExists => ApiError::already_exists(group_resource, name),
-        StoreError::Conflict(msg) => ApiError::conflict(group_resource, name, msg),
-        StoreError::Gone(_) => ApiError::expired(err.to_string()),
-        StoreError::Upstream {
-            code,
-            reason,
-            message,
-        } => ApiError::new(*code, known_reason(reason), message.clone()),
-        StoreError::Internal(msg) => ApiError::internal(msg.clone()),
-    }
 }
 
 impl From<ApiError> for Value {
@@ -607,6 +610,14 @@ mod tests {
             ApiError::internal("boom").to_status()["details"],
             json!({"causes": [{"message": "boom"}]})
         );
+        let hidden = ApiError::internal_hidden("open /var/lib/db.sqlite: disk I/O error");
+        assert_eq!((hidden.code, hidden.reason), (500, "InternalError"));
+        let body = String::from_utf8(hidden.to_body()).unwrap();
+        assert!(!body.contains("db.sqlite"), "{body}");
+        assert_eq!(
+            hidden.hidden_cause.as_deref(),
+            Some("open /var/lib/db.sqlite: disk I/O error")
+        );
         let s = ApiError::too_many_requests("slow down", 3).to_status();
         assert_eq!(s["details"], json!({"retryAfterSeconds": 3}));
     }
@@ -621,46 +632,5 @@ mod tests {
             r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","details":{"name":"x","group":"apps.cozystack.io","kind":"postgreses","uid":"u"}}"#
         );
         assert!(success_status(Value::Null).get("details").is_none());
-    }
-
-    #[test]
-    fn store_errors_map() {
-        let e = from_store(&StoreError::NotFound, GR, "x");
-        assert_eq!((e.code, e.reason), (404, "NotFound"));
-        let e = from_store(&StoreError::AlreadyExists, GR, "x");
-        assert_eq!((e.code, e.reason), (409, "AlreadyExists"));
-        let e = from_store(&StoreError::Conflict("stale".into()), GR, "x");
-        assert_eq!((e.code, e.reason), (409, "Conflict"));
-        assert!(e.message.ends_with("\"x\": stale"));
-        let e = from_store(&StoreError::Gone("12".into()), GR, "x");
-        assert_eq!(
-            (e.code, e.reason, e.message.as_str()),
-            (410, "Expired", "too old resource version: 12")
-        );
-        let e = from_store(
-            &StoreError::Upstream {
-                code: 429,
-                reason: "TooManyRequests".into(),
-                message: "slow".into(),
-            },
-            GR,
-            "x",
-        );
-        assert_eq!(
-            (e.code, e.reason, e.message.as_str()),
-            (429, "TooManyRequests", "slow")
-        );
-        let e = from_store(
-            &StoreError::Upstream {
-                code: 500,
-                reason: "Weird".into(),
-                message: "m".into(),
-            },
-            GR,
-            "x",
-        );
-        assert_eq!(e.reason, "InternalError");
-        let e = from_store(&StoreError::Internal("db".into()), GR, "x");
-        assert_eq!((e.code, e.reason), (500, "InternalError"));
     }
 }

@@ -1,17 +1,10 @@
-//! `labelSelector` and `fieldSelector` query parameters.
-//!
-//! [`LabelSelector::parse`] is a port of k8s.io/apimachinery `labels.Parse`:
-//! the same lexer and recursive-descent parser (`a=b`, `a==b`, `a!=b`,
-//! `a in (x,y)`, `a notin (x)`, `a`, `!a`, `a>1`, `a<1`, comma-separated,
-//! whitespace tolerant), the same key/value validation and the same error
-//! texts, so a bad selector gets kube-apiserver's 400 message, e.g.
+//! `labelSelector`: [`LabelSelector::parse`] is a port of
+//! k8s.io/apimachinery `labels.Parse`: the same lexer and recursive-descent
+//! parser (`a=b`, `a==b`, `a!=b`, `a in (x,y)`, `a notin (x)`, `a`, `!a`,
+//! `a>1`, `a<1`, comma-separated, whitespace tolerant), the same key/value
+//! validation and the same error texts, so a bad selector gets
+//! kube-apiserver's 400 message, e.g.
 //! `unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt`.
-//!
-//! [`FieldSelector::parse`] follows `fields.ParseSelector` (terms split on
-//! unescaped commas, `=`, `==`, `!=`, `\,` `\=` `\\` escapes, no whitespace
-//! trimming) and then, like kube-apiserver's custom-resource converter,
-//! accepts only `metadata.name` and `metadata.namespace`
-//! (`field label not supported: spec.x`).
 
 use std::fmt;
 
@@ -21,7 +14,7 @@ use crate::golang::{go_syntax_list, quote as go_quote};
 
 /// A label selector operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operator {
+pub(crate) enum Operator {
     /// `in (…)`.
     In,
     /// `notin (…)`.
@@ -44,7 +37,7 @@ pub enum Operator {
 
 /// One requirement of a label selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Requirement {
+pub(crate) struct Requirement {
     /// The label key.
     pub key: String,
     /// The operator.
@@ -100,13 +93,13 @@ impl fmt::Display for Requirement {
 
 /// A parsed label selector: requirements ANDed, sorted by key.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct LabelSelector {
+pub(crate) struct LabelSelector {
     requirements: Vec<Requirement>,
 }
 
 impl LabelSelector {
     /// Parses `labelSelector` with kube-apiserver's grammar and messages.
-    pub fn parse(selector: &str) -> Result<LabelSelector, String> {
+    pub(crate) fn parse(selector: &str) -> Result<LabelSelector, String> {
         let tokens = lex_all(selector);
         let mut parser = Parser {
             tokens,
@@ -118,17 +111,17 @@ impl LabelSelector {
     }
 
     /// Whether the selector selects everything.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.requirements.is_empty()
     }
 
     /// Whether an object with `labels` (its `metadata.labels`) is selected.
-    pub fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
+    pub(crate) fn matches(&self, labels: Option<&Map<String, Value>>) -> bool {
         self.requirements.iter().all(|r| r.matches(labels))
     }
 
     /// The requirements, sorted by key (for authorization attributes).
-    pub fn requirements(&self) -> &[Requirement] {
+    pub(crate) fn requirements(&self) -> &[Requirement] {
         &self.requirements
     }
 }
@@ -636,170 +629,6 @@ fn validate_label_key(key: &str, path: &str) -> Option<String> {
     })
 }
 
-/// A field selector operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    /// `=` or `==`.
-    Eq,
-    /// `!=`.
-    NotEq,
-}
-
-impl Op {
-    fn matches(self, wanted: &str, actual: &str) -> bool {
-        match self {
-            Op::Eq => wanted == actual,
-            Op::NotEq => wanted != actual,
-        }
-    }
-}
-
-/// A parsed field selector over the fields every kind supports.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct FieldSelector {
-    /// The `metadata.name` requirement.
-    pub name: Option<(Op, String)>,
-    /// The `metadata.namespace` requirement.
-    pub namespace: Option<(Op, String)>,
-}
-
-/// `fields.UnescapeValue`.
-fn unescape_field_value(s: &str) -> Result<String, String> {
-    if !s.contains(['\\', ',', '=']) {
-        return Ok(s.to_owned());
-    }
-    let mut out = String::with_capacity(s.len());
-    let mut in_slash = false;
-    for c in s.chars() {
-        if in_slash {
-            match c {
-                '\\' | ',' | '=' => out.push(c),
-                other => {
-                    return Err(format!(
-                        "invalid field selector: invalid escape sequence: \\{other}"
-                    ));
-                }
-            }
-            in_slash = false;
-            continue;
-        }
-        match c {
-            '\\' => in_slash = true,
-            ',' | '=' => {
-                return Err(format!(
-                    "invalid field selector: unescaped character in value: {}",
-                    c as u32
-                ));
-            }
-            c => out.push(c),
-        }
-    }
-    if in_slash {
-        return Err("invalid field selector: invalid escape sequence: \\".to_owned());
-    }
-    Ok(out)
-}
-
-/// `fields.splitTerms`: commas not preceded by a backslash separate terms.
-fn split_terms(selector: &str) -> Vec<&str> {
-    if selector.is_empty() {
-        return Vec::new();
-    }
-    let mut terms = Vec::new();
-    let mut start = 0;
-    let mut in_slash = false;
-    for (i, c) in selector.char_indices() {
-        if in_slash {
-            in_slash = false;
-        } else if c == '\\' {
-            in_slash = true;
-        } else if c == ',' {
-            terms.push(&selector[start..i]);
-            start = i + 1;
-        }
-    }
-    terms.push(&selector[start..]);
-    terms
-}
-
-/// `fields.splitTerm`: the first `!=`, `==` or `=` splits the term.
-fn split_term(term: &str) -> Option<(&str, Op, &str)> {
-    for (i, _) in term.char_indices() {
-        let rest = &term[i..];
-        for (text, op) in [("!=", Op::NotEq), ("==", Op::Eq), ("=", Op::Eq)] {
-            if let Some(rhs) = rest.strip_prefix(text) {
-                return Some((&term[..i], op, rhs));
-            }
-        }
-    }
-    None
-}
-
-impl FieldSelector {
-    /// Parses `fieldSelector`. Only `metadata.name` and `metadata.namespace`
-    /// are known; anything else is `field label not supported: <field>`. Two
-    /// different requirements on the same field are refused (kube-apiserver
-    /// would AND them; nothing sends that).
-    pub fn parse(selector: &str) -> Result<FieldSelector, String> {
-        let mut parts = split_terms(selector);
-        parts.sort_unstable();
-        let mut terms = Vec::new();
-        for part in parts {
-            if part.is_empty() {
-                continue;
-            }
-            let Some((lhs, op, rhs)) = split_term(part) else {
-                return Err(format!(
-                    "invalid selector: '{selector}'; can't understand '{part}'"
-                ));
-            };
-            terms.push((lhs, op, unescape_field_value(rhs)?));
-        }
-        let mut out = FieldSelector::default();
-        for (lhs, op, value) in terms {
-            let slot = match lhs {
-                "metadata.name" => &mut out.name,
-                "metadata.namespace" => &mut out.namespace,
-                other => return Err(format!("field label not supported: {other}")),
-            };
-            match slot {
-                Some(existing) if *existing != (op, value.clone()) => {
-                    return Err(format!(
-                        "field selector: only one requirement per field is supported: {lhs}"
-                    ));
-                }
-                _ => *slot = Some((op, value)),
-            }
-        }
-        Ok(out)
-    }
-
-    /// Whether the selector selects everything.
-    pub fn is_empty(&self) -> bool {
-        self.name.is_none() && self.namespace.is_none()
-    }
-
-    /// Whether an object named `name` in `namespace` is selected.
-    pub fn matches(&self, name: &str, namespace: &str) -> bool {
-        self.name
-            .as_ref()
-            .is_none_or(|(op, wanted)| op.matches(wanted, name))
-            && self
-                .namespace
-                .as_ref()
-                .is_none_or(|(op, wanted)| op.matches(wanted, namespace))
-    }
-
-    /// The name an equality on `metadata.name` pins, which kube-apiserver puts
-    /// into the authorization attributes of a list or watch.
-    pub fn exact_name(&self) -> Option<&str> {
-        match &self.name {
-            Some((Op::Eq, name)) => Some(name),
-            _ => None,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -933,91 +762,5 @@ mod tests {
             err.starts_with("unable to parse requirement: [values[0][a]: Invalid value: \"-x\""),
             "{err}"
         );
-    }
-
-    #[test]
-    fn field_selectors() {
-        let f = FieldSelector::parse("metadata.name=pg1").unwrap();
-        assert_eq!(f.name, Some((Op::Eq, "pg1".into())));
-        assert_eq!(f.exact_name(), Some("pg1"));
-        assert!(f.matches("pg1", "ns"));
-        assert!(!f.matches("pg2", "ns"));
-
-        let f = FieldSelector::parse("metadata.namespace==ns1,metadata.name!=pg1").unwrap();
-        assert_eq!(f.exact_name(), None);
-        assert!(f.matches("pg2", "ns1"));
-        assert!(!f.matches("pg1", "ns1"));
-        assert!(!f.matches("pg2", "ns2"));
-
-        let f = FieldSelector::parse("").unwrap();
-        assert!(f.is_empty() && f.matches("a", "b"));
-        assert!(FieldSelector::parse(",,").unwrap().is_empty());
-
-        let f = FieldSelector::parse(r"metadata.name=a\,b\=c\\d").unwrap();
-        assert_eq!(f.exact_name(), Some(r"a,b=c\d"));
-        // The same requirement twice is fine.
-        assert!(FieldSelector::parse("metadata.name=a,metadata.name=a").is_ok());
-    }
-
-    /// Request input never panics the parsers, whatever it is.
-    #[test]
-    fn garbage_never_panics() {
-        let alphabet: Vec<char> = "ab=!(),<> \\\t'\"-./@[]?*:0é\u{1}".chars().collect();
-        let data = serde_json::json!({"a": [{"b": 1}], "b": {"a": null}});
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        for _ in 0..20_000 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            let len = (seed % 12) as usize;
-            let input: String = (0..len)
-                .map(|i| alphabet[((seed >> (i * 5)) % alphabet.len() as u64) as usize])
-                .collect();
-            let _ = LabelSelector::parse(&input).map(|s| s.matches(None));
-            let _ = FieldSelector::parse(&input);
-            let _ = crate::apiserver::jsonpath::JsonPath::parse(&input)
-                .map(|p| p.find(&data).map(|v| v.len()));
-            let _ = crate::apiserver::negotiate::negotiate(Some(&input), Some(&input), true);
-            let _ = crate::apiserver::negotiate::body_type(Some(&input));
-            let _ = crate::apiserver::discovery::wants_aggregated(Some(&input));
-        }
-    }
-
-    #[test]
-    fn field_selector_errors() {
-        let cases = [
-            ("spec.x=1", "field label not supported: spec.x"),
-            (
-                "metadata.name = x",
-                "field label not supported: metadata.name ",
-            ),
-            (
-                "status.phase=Running,metadata.name=a",
-                "field label not supported: status.phase",
-            ),
-            (
-                "metadata.name",
-                "invalid selector: 'metadata.name'; can't understand 'metadata.name'",
-            ),
-            (
-                r"metadata.name=a\x",
-                r"invalid field selector: invalid escape sequence: \x",
-            ),
-            (
-                r"metadata.name=a\",
-                r"invalid field selector: invalid escape sequence: \",
-            ),
-            (
-                "metadata.name=a=b",
-                "invalid field selector: unescaped character in value: 61",
-            ),
-            (
-                "metadata.name=a,metadata.name=b",
-                "field selector: only one requirement per field is supported: metadata.name",
-            ),
-        ];
-        for (s, expected) in cases {
-            assert_eq!(FieldSelector::parse(s).unwrap_err(), expected, "{s}");
-        }
     }
 }

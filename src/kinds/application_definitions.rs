@@ -15,7 +15,7 @@ use super::load::{self, LoadError, Loaded};
 use super::registry::Registry;
 
 /// The API resource of Cozystack's ApplicationDefinition.
-pub fn application_definition_resource() -> ApiResource {
+pub fn api_resource() -> ApiResource {
     ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("cozystack.io", "v1alpha1", "ApplicationDefinition"),
         "applicationdefinitions",
@@ -23,7 +23,7 @@ pub fn application_definition_resource() -> ApiResource {
 }
 
 /// Converts a set of ApplicationDefinition objects (by name) into definitions.
-pub fn convert_all<'a>(
+pub(crate) fn convert_all<'a>(
     objects: impl IntoIterator<Item = &'a DynamicObject>,
 ) -> Result<Loaded, LoadError> {
     let mut kinds = Vec::new();
@@ -59,8 +59,8 @@ pub fn convert_all<'a>(
 }
 
 /// Reads every ApplicationDefinition once.
-pub async fn read(client: kube::Client) -> Result<Loaded, ReadError> {
-    let api: Api<DynamicObject> = Api::all_with(client, &application_definition_resource());
+pub(crate) async fn read(client: kube::Client) -> Result<Loaded, ReadError> {
+    let api: Api<DynamicObject> = Api::all_with(client, &api_resource());
     let list = api
         .list(&ListParams::default())
         .await
@@ -70,7 +70,7 @@ pub async fn read(client: kube::Client) -> Result<Loaded, ReadError> {
 
 /// Reading ApplicationDefinitions failed.
 #[derive(Debug, thiserror::Error)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     /// The list call failed (no CRD, no access, no cluster).
     #[error("list ApplicationDefinitions (cozystack.io/v1alpha1)")]
     List(#[source] kube::Error),
@@ -84,7 +84,7 @@ pub enum ReadError {
 /// edits produces one swap; an invalid set is refused and logged.
 pub fn watch(client: kube::Client, registry: Registry) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let api: Api<DynamicObject> = Api::all_with(client, &application_definition_resource());
+        let api: Api<DynamicObject> = Api::all_with(client, &api_resource());
         let mut stream = watcher(api, watcher::Config::default()).boxed();
         let mut objects: BTreeMap<String, DynamicObject> = BTreeMap::new();
         let mut initial: Option<BTreeMap<String, DynamicObject>> = None;

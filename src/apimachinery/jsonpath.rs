@@ -24,7 +24,7 @@ use crate::golang;
 
 /// A parsed JSONPath expression.
 #[derive(Debug, Clone, PartialEq)]
-pub struct JsonPath {
+pub(crate) struct JsonPath {
     nodes: Vec<Node>,
 }
 
@@ -81,7 +81,7 @@ struct Filter {
 
 impl JsonPath {
     /// Parses an expression such as `.status.conditions[?(@.type=="Ready")].status`.
-    pub fn parse(expr: &str) -> Result<JsonPath, String> {
+    pub(crate) fn parse(expr: &str) -> Result<JsonPath, String> {
         let trimmed = expr.trim();
         let body = trimmed
             .strip_prefix('{')
@@ -96,7 +96,7 @@ impl JsonPath {
     /// Every value the expression selects in `data`, in order. An error means
     /// the expression cannot be evaluated on this data (an index out of
     /// range, indexing a non-array, …); kube-apiserver shows such cells empty.
-    pub fn find<'a>(&self, data: &'a Value) -> Result<Vec<&'a Value>, String> {
+    pub(crate) fn find<'a>(&self, data: &'a Value) -> Result<Vec<&'a Value>, String> {
         eval_list(&self.nodes, vec![data]).map_err(|(_, e)| e)
     }
 }
@@ -664,7 +664,7 @@ fn compare(op: FilterOp, a: &Operandi<'_>, b: &Operandi<'_>) -> bool {
 /// How client-go's `PrintResults` prints one value: strings raw, maps and
 /// arrays as JSON, numbers and booleans as Go's `fmt.Print`, null as
 /// `<no value>`.
-pub fn to_text(v: &Value) -> String {
+pub(crate) fn to_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => "<no value>".to_owned(),

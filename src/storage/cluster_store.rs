@@ -4,10 +4,10 @@
 //! upstream error Statuses passed through unchanged.
 //!
 //! Writes use the server's identity, or with [`ClusterStore::with_impersonation`]
-//! (`serve --impersonate`) the requesting user's: `Impersonate-User`, `-Uid`,
-//! `-Group` and `-Extra-*` headers from [`crate::auth::current_user`]. Reads
-//! and watches feed the shared cache and always use the server's identity;
-//! the SubjectAccessReview on the app itself governs them.
+//! (`serve --impersonate`) the identity of the user every write is made for:
+//! `Impersonate-User`, `-Uid`, `-Group` and `-Extra-*` headers. Reads and
+//! watches feed the shared cache and always use the server's identity; the
+//! SubjectAccessReview on the app itself governs them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -20,11 +20,12 @@ use kube::api::{
 use serde_json::Value;
 
 use super::cache::Stored;
-use super::convert::{GROUP_LABEL, KIND_LABEL};
+use super::helm_release::{GROUP_LABEL, KIND_LABEL};
 use super::{
     DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState,
     object_key,
 };
+use crate::apimachinery::user::UserInfo;
 
 /// Page size of the consistent-read check's metadata list: large enough that
 /// a 5,000-app scope takes 3 round trips, small enough that a page's parsed
@@ -92,8 +93,7 @@ impl ClusterStore {
         }
     }
 
-    /// Makes writes impersonate the requesting user; a write with no user in
-    /// scope is then refused rather than made with the server's identity.
+    /// Makes writes impersonate the user each is made for.
     pub fn with_impersonation(mut self, impersonate: bool) -> ClusterStore {
         self.impersonate = impersonate;
         self
@@ -106,14 +106,15 @@ impl ClusterStore {
         ))
     }
 
-    /// Sends a write as the requesting user.
+    /// Sends a delete as `user`.
     async fn send_impersonated(
         &self,
         request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+        user: &UserInfo,
     ) -> Result<either::Either<DynamicObject, kube::core::Status>, StoreError> {
         let mut request =
             request.map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
-        impersonate(&mut request)?;
+        impersonation_headers(user, request.headers_mut())?;
         self.client
             .request_status::<DynamicObject>(request)
             .await
@@ -226,16 +227,30 @@ impl ClusterStore {
             .boxed())
     }
 
-    /// Creates a HelmRelease.
-    pub async fn create(&self, object: Value, dry_run: bool) -> Result<Value, StoreError> {
+    /// Creates a HelmRelease for `user`.
+    pub async fn create(
+        &self,
+        object: Value,
+        dry_run: bool,
+        user: &UserInfo,
+    ) -> Result<Value, StoreError> {
         let namespace = namespace_of(&object);
         let body = encode(&object)?;
-        self.write(self.raw(&namespace).create(&write_params(dry_run), body))
-            .await
+        self.write(
+            self.raw(&namespace).create(&write_params(dry_run), body),
+            user,
+        )
+        .await
     }
 
-    /// Replaces a HelmRelease; `metadata.resourceVersion` is the precondition.
-    pub async fn update(&self, object: Value, dry_run: bool) -> Result<Value, StoreError> {
+    /// Replaces a HelmRelease for `user`; `metadata.resourceVersion` is the
+    /// precondition.
+    pub async fn update(
+        &self,
+        object: Value,
+        dry_run: bool,
+        user: &UserInfo,
+    ) -> Result<Value, StoreError> {
         let namespace = namespace_of(&object);
         let name = object
             .pointer("/metadata/name")
@@ -245,20 +260,22 @@ impl ClusterStore {
         self.write(
             self.raw(&namespace)
                 .replace(name, &write_params(dry_run), body),
+            user,
         )
         .await
     }
 
     /// Sends a create or update as JSON both ways (no typed round trip), as
-    /// the requesting user when impersonating.
+    /// `user` when impersonating.
     async fn write(
         &self,
         request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+        user: &UserInfo,
     ) -> Result<Value, StoreError> {
         let mut request =
             request.map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
         if self.impersonate {
-            impersonate(&mut request)?;
+            impersonation_headers(user, request.headers_mut())?;
         }
         self.client
             .request::<Value>(request)
@@ -266,12 +283,13 @@ impl ClusterStore {
             .map_err(upstream)
     }
 
-    /// Deletes a HelmRelease with preconditions and propagation.
+    /// Deletes a HelmRelease for `user`, with preconditions and propagation.
     pub async fn delete(
         &self,
         namespace: &str,
         name: &str,
         options: &DeleteOptions,
+        user: &UserInfo,
     ) -> Result<Value, StoreError> {
         let params = DeleteParams {
             dry_run: options.dry_run,
@@ -290,7 +308,7 @@ impl ClusterStore {
             ..DeleteParams::default()
         };
         let deleted = if self.impersonate {
-            self.send_impersonated(self.raw(namespace).delete(name, &params))
+            self.send_impersonated(self.raw(namespace).delete(name, &params), user)
                 .await?
         } else {
             self.namespaced(namespace)
@@ -319,21 +337,9 @@ fn encode(object: &Value) -> Result<Vec<u8>, StoreError> {
     serde_json::to_vec(object).map_err(|e| StoreError::Internal(format!("encode: {e}")))
 }
 
-/// Makes `request` act as the requesting user; refused when there is none in
-/// scope, rather than sent with the server's identity.
-fn impersonate(request: &mut http::Request<Vec<u8>>) -> Result<(), StoreError> {
-    let user = crate::auth::current_user().ok_or_else(|| {
-        StoreError::Internal("impersonation is on but the request has no user".to_owned())
-    })?;
-    impersonation_headers(&user, request.headers_mut())
-}
-
 /// client-go's impersonation headers for `user` (`transport/round_trippers.go`):
 /// extra keys are percent-escaped like `headerKeyEscape`.
-fn impersonation_headers(
-    user: &crate::auth::UserInfo,
-    headers: &mut http::HeaderMap,
-) -> Result<(), StoreError> {
+fn impersonation_headers(user: &UserInfo, headers: &mut http::HeaderMap) -> Result<(), StoreError> {
     use http::{HeaderName, HeaderValue};
     let value = |v: &str| {
         HeaderValue::from_str(v).map_err(|_| {
@@ -443,7 +449,7 @@ mod tests {
 
     #[test]
     fn impersonation_headers_like_client_go() {
-        let user = crate::auth::UserInfo {
+        let user = crate::apimachinery::user::UserInfo {
             name: "alice".into(),
             uid: "u1".into(),
             groups: vec!["dev".into(), "system:authenticated".into()],

@@ -6,7 +6,8 @@
 //! certificate, HTTP/1.1, one kept-alive connection. They print Markdown
 //! tables (absolute figures, ratios, whether each target of
 //! `docs/design.md` is met) and assert only correctness (counts), never
-//! times. They are `#[ignore]`d; run them with `benches/server.sh`.
+//! times. Run them with `benches/server.sh [NAME]` (it records the machine's
+//! load around the run), or `cargo bench --bench server -- [NAME]`.
 //!
 //! | benchmark | subject | baseline |
 //! |---|---|---|
@@ -25,6 +26,11 @@
 //! process (delegated authentication, as `serve` always has in cluster mode;
 //! `benches/auth.rs` measures what delegation costs per request).
 
+#![allow(
+    unreachable_pub,
+    reason = "the integration tests' helpers, shared here, have pub items"
+)]
+
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Mutex;
@@ -42,11 +48,23 @@ use kubectl_cozy::auth::Auth;
 use kubectl_cozy::kinds::Registry;
 use kubectl_cozy::kinds::registry::ServedKind;
 use kubectl_cozy::pki::{Ca, LeafSpec};
+use kubectl_cozy::storage::app_store::AppStore;
 use kubectl_cozy::storage::cache::WatchCache;
-use kubectl_cozy::storage::{Backend, ReadScope, cluster::ClusterStore, convert, embedded};
+use kubectl_cozy::storage::{
+    Backend, ReadScope, cluster_store::ClusterStore, embedded_store, helm_release,
+};
 
 use crate::support::bins;
 use crate::support::plane::{self, Plane, plane};
+
+/// The real control plane and the built binaries, as the integration tests
+/// have them.
+#[path = "../tests/it/support/mod.rs"]
+#[allow(
+    unused_imports,
+    reason = "re-exports the tests use and the benchmarks do not"
+)]
+mod support;
 
 const GROUP: &str = "apps.cozystack.io";
 const VERSION: &str = "v1alpha1";
@@ -56,11 +74,31 @@ const FLEET_CHUNK: usize = 5_000;
 /// HelmReleases created at once while populating.
 const IN_FLIGHT: usize = 16;
 
+/// Runs the benchmarks whose names contain the first argument that is not
+/// a flag (all of them without one), one after another.
+fn main() {
+    let filter = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .unwrap_or_default();
+    let benchmarks: [(&str, fn()); 5] = [
+        ("list", list),
+        ("get", get),
+        ("create_update", create_update),
+        ("watch_fanout", watch_fanout),
+        ("memory", memory),
+    ];
+    for (name, run) in benchmarks {
+        if name.contains(filter.as_str()) {
+            println!("\n## benchmark {name}");
+            run();
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // list
 
-#[test]
-#[ignore = "benchmark: run with benches/server.sh"]
 fn list() {
     const ROUNDS: usize = 30;
     let plane = plane();
@@ -187,8 +225,6 @@ fn list() {
 // ---------------------------------------------------------------------------
 // get
 
-#[test]
-#[ignore = "benchmark: run with benches/server.sh"]
 fn get() {
     const ROUNDS: usize = 1_000;
     const SUBJECTS: usize = 7;
@@ -206,11 +242,11 @@ fn get() {
         let mut samples: [Samples; SUBJECTS] = Default::default();
         for round in 0..ROUNDS + 20 {
             let name = &names[round % names.len()];
-            let release = convert::release_name(&kind.resolved, name);
+            let release = helm_release::release_name(&kind.resolved, name);
             let selector = format!(
                 "labelSelector={}%3D{GROUP},{}%3DPostgres&fieldSelector=metadata.name%3D{release}&limit=2000",
-                convert::GROUP_LABEL,
-                convert::KIND_LABEL
+                helm_release::GROUP_LABEL,
+                helm_release::KIND_LABEL
             );
             let paths: [String; SUBJECTS] = [
                 hr_path(&ns, Some(&release)),
@@ -250,7 +286,7 @@ fn get() {
         let mut to_app = Samples::default();
         let mut encode = Samples::default();
         for i in 0..IN_PROCESS {
-            let release = convert::release_name(resolved, &names[i % names.len()]);
+            let release = helm_release::release_name(resolved, &names[i % names.len()]);
             let t0 = Instant::now();
             let view = server
                 .cache
@@ -265,10 +301,10 @@ fn get() {
             let hr = server
                 .cache
                 .get(&ns, &release)
-                .filter(|hr| convert::owned_by(resolved, hr))
+                .filter(|hr| helm_release::owned_by(resolved, hr))
                 .expect("cached");
             let t1 = Instant::now();
-            let app = convert::to_app(resolved, &hr);
+            let app = helm_release::to_app(resolved, &hr);
             let t2 = Instant::now();
             let bytes = serde_json::to_vec(&app).expect("encode");
             let t3 = Instant::now();
@@ -280,7 +316,7 @@ fn get() {
         }
         let hr = server
             .cache
-            .get(&ns, &convert::release_name(resolved, &names[0]))
+            .get(&ns, &helm_release::release_name(resolved, &names[0]))
             .expect("cached");
         let size = |v: &Value| serde_json::to_vec(v).map_or(0, |b| b.len());
         println!(
@@ -288,8 +324,8 @@ fn get() {
              server) {} B and the app's managed-fields annotation {} B; the app {} B",
             size(&hr),
             size(&hr["metadata"]["managedFields"]),
-            size(&hr["metadata"]["annotations"][convert::MANAGED_FIELDS_ANNOTATION]),
-            size(&convert::to_app(resolved, &hr)),
+            size(&hr["metadata"]["annotations"][helm_release::MANAGED_FIELDS_ANNOTATION]),
+            size(&helm_release::to_app(resolved, &hr)),
         );
 
         let [
@@ -354,7 +390,7 @@ fn get() {
                     &lookup,
                     String::new(),
                 ),
-                ("  of which: convert::to_app", &to_app, String::new()),
+                ("  of which: helm_release::to_app", &to_app, String::new()),
                 ("  of which: JSON encode", &encode, String::new()),
             ],
         );
@@ -394,8 +430,6 @@ fn get() {
 // ---------------------------------------------------------------------------
 // create / update
 
-#[test]
-#[ignore = "benchmark: run with benches/server.sh"]
 fn create_update() {
     const ROUNDS: usize = 100;
     /// Rounds not counted: the first connections, the first writes.
@@ -596,8 +630,6 @@ struct WatchMeta {
 /// Which watcher received which resourceVersion when.
 type Receipt = (usize, u64, Instant);
 
-#[test]
-#[ignore = "benchmark: run with benches/server.sh"]
 fn watch_fanout() {
     let plane = plane();
     let rt = client_runtime();
@@ -658,7 +690,7 @@ async fn fanout(
     let through = server.client().await;
     let kind = postgres(&server.registry);
     let name = "fan";
-    let release_name = convert::release_name(&kind.resolved, name);
+    let release_name = helm_release::release_name(&kind.resolved, name);
     let release = stored_release(&kind, &ns, name, 0);
     request(
         &direct,
@@ -746,7 +778,7 @@ async fn fanout(
             (
                 &direct,
                 hr_path(&ns, Some(&release_name)),
-                json!({"metadata": {"labels": {format!("{}seq", convert::USER_KEY_PREFIX): seq.to_string()}}}),
+                json!({"metadata": {"labels": {format!("{}seq", helm_release::USER_KEY_PREFIX): seq.to_string()}}}),
             )
         };
         let requested = Instant::now();
@@ -854,8 +886,6 @@ async fn fanout(
 // ---------------------------------------------------------------------------
 // memory
 
-#[test]
-#[ignore = "benchmark: run with benches/server.sh"]
 fn memory() {
     const APPS: usize = 10_000;
     let plane = plane();
@@ -1210,8 +1240,7 @@ impl InProcess {
                 auth: std::sync::Arc::new(Auth::standalone(ca.cert_pem()).expect("auth")),
                 state: ApiState {
                     registry: registry.clone(),
-                    cache: cache.clone(),
-                    backend,
+                    apps: AppStore::new(cache.clone(), backend),
                 },
             })
             .await
@@ -1330,11 +1359,11 @@ fn stored_release(kind: &ServedKind, ns: &str, name: &str, i: usize) -> Value {
         None,
         &mut app,
         "kubectl-client-side-apply",
-        &embedded::now(),
+        &embedded_store::now(),
         &kind.resolved.group_version(),
         &kind.resolved.definition.open_api_schema,
     );
-    convert::to_helm_release(&kind.resolved, &app, None).expect("convert")
+    helm_release::to_helm_release(&kind.resolved, &app, None).expect("convert")
 }
 
 /// Namespaces of [`FLEET_CHUNK`] Postgres apps each, created once per run

@@ -1,0 +1,255 @@
+//! The documents the server publishes about its kinds — discovery
+//! ([`super::discovery`]) and OpenAPI ([`super::openapi`]) — built once per
+//! registry snapshot and kept encoded with their ETags, so that serving one
+//! costs a copy of its bytes, not a build, an encoding and a SHA-512 each
+//! time. Kinds are data: a reloaded definition set is a new snapshot, and
+//! the first request after it builds the new documents.
+//!
+//! Discovery is small and built with the snapshot's entry; the OpenAPI
+//! documents are built on their first request (v2 alone, v3 all
+//! group-versions at once, since the v3 root carries every document's hash).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bytes::Bytes;
+
+use super::discovery;
+use super::openapi::{self, OpenApiOptions};
+use crate::kinds::registry::Snapshot;
+
+/// One encoded document and its ETag value (quoted).
+#[derive(Debug, Clone)]
+pub(crate) struct Document {
+    /// The JSON body.
+    pub body: Bytes,
+    /// The `ETag` header value, quotes included.
+    pub etag: String,
+}
+
+/// An OpenAPI v3 document and its hash (the `?hash=` clients pin).
+#[derive(Debug, Clone)]
+pub(crate) struct HashedDocument {
+    /// The JSON body.
+    pub body: Bytes,
+    /// Upper-case hex SHA-512 of the body.
+    pub hash: String,
+}
+
+impl HashedDocument {
+    fn of(doc: &serde_json::Value) -> HashedDocument {
+        HashedDocument {
+            body: encode(doc),
+            hash: openapi::hash_of(doc),
+        }
+    }
+}
+
+/// Every document served for one snapshot.
+#[derive(Debug)]
+pub(crate) struct Published {
+    snapshot: Arc<Snapshot>,
+    options: OpenApiOptions,
+    /// `/apis` (`APIGroupList`).
+    pub group_list: Bytes,
+    /// `/apis` as aggregated discovery, with its ETag.
+    pub aggregated: Document,
+    groups: HashMap<String, Bytes>,
+    resource_lists: HashMap<(String, String), Bytes>,
+    v2: OnceLock<HashedDocument>,
+    v3: OnceLock<OpenApiV3>,
+}
+
+/// The v3 root and every group-version's document.
+#[derive(Debug)]
+struct OpenApiV3 {
+    root: Bytes,
+    documents: HashMap<(String, String), HashedDocument>,
+}
+
+fn encode(doc: &serde_json::Value) -> Bytes {
+    Bytes::from(serde_json::to_vec(doc).unwrap_or_default())
+}
+
+impl Published {
+    /// The documents of `snapshot`; discovery is built now.
+    pub(crate) fn new(snapshot: Arc<Snapshot>, options: OpenApiOptions) -> Published {
+        let mut groups = HashMap::new();
+        let mut resource_lists = HashMap::new();
+        for (group, versions) in discovery::groups(&snapshot) {
+            if let Some(doc) = discovery::api_group(&snapshot, &group) {
+                groups.insert(group.clone(), encode(&doc));
+            }
+            for version in versions {
+                if let Some(doc) = discovery::api_resource_list(&snapshot, &group, &version) {
+                    resource_lists.insert((group.clone(), version), encode(&doc));
+                }
+            }
+        }
+        Published {
+            group_list: encode(&discovery::api_group_list(&snapshot)),
+            aggregated: Document {
+                body: encode(&discovery::aggregated(&snapshot)),
+                etag: discovery::etag(&snapshot),
+            },
+            groups,
+            resource_lists,
+            v2: OnceLock::new(),
+            v3: OnceLock::new(),
+            snapshot,
+            options,
+        }
+    }
+
+    /// The snapshot these documents describe.
+    pub(crate) fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snapshot
+    }
+
+    /// `/apis/<group>` (`APIGroup`), if the group is served.
+    pub(crate) fn group(&self, group: &str) -> Option<&Bytes> {
+        self.groups.get(group)
+    }
+
+    /// `/apis/<group>/<version>` (`APIResourceList`), if served.
+    pub(crate) fn resource_list(&self, group: &str, version: &str) -> Option<&Bytes> {
+        self.resource_lists
+            .get(&(group.to_owned(), version.to_owned()))
+    }
+
+    /// `/openapi/v2`, built on first use.
+    pub(crate) fn openapi_v2(&self) -> &HashedDocument {
+        self.v2
+            .get_or_init(|| HashedDocument::of(&openapi::v2(&self.snapshot, &self.options)))
+    }
+
+    fn openapi_v3(&self) -> &OpenApiV3 {
+        self.v3.get_or_init(|| {
+            let mut documents = HashMap::new();
+            for (group, versions) in discovery::groups(&self.snapshot) {
+                for version in versions {
+                    if let Some(doc) =
+                        openapi::v3_group_version(&self.snapshot, &group, &version, &self.options)
+                    {
+                        documents.insert((group.clone(), version), HashedDocument::of(&doc));
+                    }
+                }
+            }
+            let root = openapi::v3_root_from(discovery::groups(&self.snapshot).iter().flat_map(
+                |(group, versions)| {
+                    versions.iter().filter_map(|version| {
+                        documents
+                            .get(&(group.clone(), version.clone()))
+                            .map(|doc| (group.as_str(), version.as_str(), doc.hash.as_str()))
+                    })
+                },
+            ));
+            OpenApiV3 {
+                root: encode(&root),
+                documents,
+            }
+        })
+    }
+
+    /// `/openapi/v3`, built (with every group-version's document) on first use.
+    pub(crate) fn openapi_v3_root(&self) -> &Bytes {
+        &self.openapi_v3().root
+    }
+
+    /// `/openapi/v3/apis/<group>/<version>`, if served.
+    pub(crate) fn openapi_v3_group_version(
+        &self,
+        group: &str,
+        version: &str,
+    ) -> Option<&HashedDocument> {
+        self.openapi_v3()
+            .documents
+            .get(&(group.to_owned(), version.to_owned()))
+    }
+}
+
+/// The documents of the registry's current snapshot, kept until the next
+/// snapshot asks for its own.
+#[derive(Debug)]
+pub(crate) struct PublishedCache {
+    options: OpenApiOptions,
+    current: Mutex<Option<Arc<Published>>>,
+}
+
+impl PublishedCache {
+    /// An empty cache; OpenAPI documents are built with `options`.
+    pub(crate) fn new(options: OpenApiOptions) -> PublishedCache {
+        PublishedCache {
+            options,
+            current: Mutex::new(None),
+        }
+    }
+
+    /// The documents of `snapshot`: the kept ones when they are its, else
+    /// new ones, which are kept instead.
+    pub(crate) fn of(&self, snapshot: &Arc<Snapshot>) -> Arc<Published> {
+        let mut current = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(published) = current.as_ref()
+            && Arc::ptr_eq(published.snapshot(), snapshot)
+        {
+            return published.clone();
+        }
+        let published = Arc::new(Published::new(snapshot.clone(), self.options));
+        *current = Some(published.clone());
+        published
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds::load;
+
+    fn snapshot(text: &str) -> Arc<Snapshot> {
+        Arc::new(Snapshot::build(load::load_text(text, "test.yaml").unwrap()).unwrap())
+    }
+
+    const PG: &str = "kind: Postgres\nplural: postgreses\nopenAPISchema: {type: object}\n\
+                      release: {chart: {name: postgres, sourceRef: {kind: HelmRepository, name: r}}}\n";
+
+    #[test]
+    fn documents_are_the_builders_own_and_kept_per_snapshot() {
+        let options = OpenApiOptions {
+            field_validation: true,
+        };
+        let a = snapshot(PG);
+        let cache = PublishedCache::new(options);
+        let published = cache.of(&a);
+        assert!(Arc::ptr_eq(&published, &cache.of(&a)), "kept");
+
+        assert_eq!(published.group_list, encode(&discovery::api_group_list(&a)));
+        assert_eq!(published.aggregated.etag, discovery::etag(&a));
+        assert_eq!(
+            published.resource_list("apps.cozystack.io", "v1alpha1"),
+            discovery::api_resource_list(&a, "apps.cozystack.io", "v1alpha1")
+                .map(|d| encode(&d))
+                .as_ref()
+        );
+        assert!(published.group("example.com").is_none());
+
+        let v2 = openapi::v2(&a, &options);
+        assert_eq!(published.openapi_v2().body, encode(&v2));
+        assert_eq!(published.openapi_v2().hash, openapi::hash_of(&v2));
+        let v3 = openapi::v3_group_version(&a, "apps.cozystack.io", "v1alpha1", &options).unwrap();
+        let doc = published
+            .openapi_v3_group_version("apps.cozystack.io", "v1alpha1")
+            .unwrap();
+        assert_eq!(
+            (&doc.body, &doc.hash),
+            (&encode(&v3), &openapi::hash_of(&v3))
+        );
+        assert_eq!(
+            published.openapi_v3_root(),
+            &encode(&openapi::v3_root(&a, &options))
+        );
+
+        // A new snapshot (a reload, even of the same text) gets its own.
+        let b = snapshot(PG);
+        assert!(!Arc::ptr_eq(&published, &cache.of(&b)));
+    }
+}

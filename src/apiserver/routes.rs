@@ -1,0 +1,294 @@
+//! What each path answers, once the caller is authorized: `/healthz`,
+//! `/livez`, `/readyz` (named checks, `?verbose`, `?exclude=`), `/version`,
+//! `/apis`, `/apis/<g>`, `/apis/<g>/<v>` (aggregated discovery v2 with
+//! ETag/304), `/openapi/v2`, `/openapi/v3`, `/openapi/v3/apis/<g>/<v>`
+//! (from the documents [`super::published`] keeps per kinds snapshot), and
+//! every resource path of the served kinds ([`super::handlers`]).
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, header};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use super::handlers::{self, ApiState};
+use super::published::{HashedDocument, PublishedCache};
+use super::response::{self, Body};
+use super::{discovery, openapi};
+use crate::apimachinery::query::Query;
+use crate::apimachinery::request_info::Route;
+use crate::apimachinery::status::ApiError;
+use crate::apimachinery::user::UserInfo;
+
+/// The handlers honour `fieldValidation`, so the documents declare it (and
+/// kubectl validates on the server instead of fetching protobuf OpenAPI v2).
+const OPENAPI: openapi::OpenApiOptions = openapi::OpenApiOptions {
+    field_validation: true,
+};
+
+/// An authorized request, its body read, as the router takes it.
+pub(crate) struct Request<'a> {
+    /// The HTTP method.
+    pub(crate) method: &'a Method,
+    /// Request headers (credentials stripped).
+    pub(crate) headers: &'a HeaderMap,
+    /// Query parameters.
+    pub(crate) query: &'a Query,
+    /// The request body.
+    pub(crate) body: Bytes,
+    /// Who is asking.
+    pub(crate) user: &'a UserInfo,
+}
+
+/// Answers authorized requests by route.
+pub(crate) struct Router {
+    state: ApiState,
+    published: PublishedCache,
+    shutdown: watch::Receiver<bool>,
+}
+
+impl Router {
+    /// A router over the handlers' `state`; `shutdown` turns true when the
+    /// server stops (readiness fails, watches end).
+    pub(crate) fn new(state: ApiState, shutdown: watch::Receiver<bool>) -> Router {
+        Router {
+            state,
+            published: PublishedCache::new(OPENAPI),
+            shutdown,
+        }
+    }
+
+    /// The answer to `request` at `route`.
+    pub(crate) async fn route(&self, route: Route, request: Request<'_>) -> Response<Body> {
+        let Request {
+            method,
+            headers,
+            query,
+            body,
+            user,
+        } = request;
+        let state = &self.state;
+        let published = self.published.of(&state.registry.snapshot());
+        let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+        let get_only = |r: Response<Body>| {
+            if matches!(*method, Method::GET | Method::HEAD) {
+                r
+            } else {
+                response::error(&ApiError::method_not_allowed(format!(
+                    "{method} is not allowed here"
+                )))
+            }
+        };
+        let json =
+            |body: &Bytes| response::encoded_json(StatusCode::OK, body.clone(), "application/json");
+        match route {
+            Route::Health { endpoint, check } => health(self, &endpoint, check.as_deref(), query),
+            Route::Version => get_only(response::json(StatusCode::OK, &version_info())),
+            Route::Apis => {
+                if discovery::wants_aggregated(accept) {
+                    let aggregated = &published.aggregated;
+                    let etag = aggregated.etag.as_str();
+                    let matches = headers
+                        .get(header::IF_NONE_MATCH)
+                        .and_then(|v| v.to_str().ok())
+                        == Some(etag);
+                    let mut r = if matches {
+                        let mut r = response::text(StatusCode::NOT_MODIFIED, String::new());
+                        r.headers_mut().remove(header::CONTENT_TYPE);
+                        r
+                    } else {
+                        response::encoded_json(
+                            StatusCode::OK,
+                            aggregated.body.clone(),
+                            discovery::AGGREGATED_CONTENT_TYPE,
+                        )
+                    };
+                    if let Ok(v) = HeaderValue::from_str(etag) {
+                        r.headers_mut().insert(header::ETAG, v);
+                    }
+                    r.headers_mut()
+                        .insert(header::VARY, HeaderValue::from_static("Accept"));
+                    get_only(r)
+                } else {
+                    get_only(json(&published.group_list))
+                }
+            }
+            Route::Group(group) => match published.group(&group) {
+                Some(doc) => get_only(json(doc)),
+                None => response::error(&not_found_path()),
+            },
+            Route::GroupVersion(group, version) => {
+                match published.resource_list(&group, &version) {
+                    Some(doc) => get_only(json(doc)),
+                    None => response::error(&not_found_path()),
+                }
+            }
+            Route::OpenApiV2 => get_only(openapi_response(published.openapi_v2(), headers, None)),
+            Route::OpenApiV3Root => get_only(json(published.openapi_v3_root())),
+            Route::OpenApiV3(group, version) => {
+                match published.openapi_v3_group_version(&group, &version) {
+                    Some(doc) => get_only(openapi_response(
+                        doc,
+                        headers,
+                        query.get("hash").map(String::as_str),
+                    )),
+                    None => response::error(&not_found_path()),
+                }
+            }
+            Route::Resource(req) => {
+                let incoming = handlers::Incoming {
+                    req: &req,
+                    query,
+                    headers,
+                    method,
+                    body,
+                    user,
+                };
+                handlers::handle(state, incoming, self.shutdown.clone()).await
+            }
+            Route::NotFound => response::error(&not_found_path()),
+        }
+    }
+}
+
+fn not_found_path() -> ApiError {
+    ApiError::not_found_route("the server could not find the requested resource")
+}
+
+/// OpenAPI documents with ETags; a matching `?hash=` is immutable. A
+/// mismatching hash gets the current document, never a redirect (the
+/// aggregator turns redirects into 502).
+fn openapi_response(
+    doc: &HashedDocument,
+    headers: &http::HeaderMap,
+    hash: Option<&str>,
+) -> Response<Body> {
+    let digest = doc.hash.as_str();
+    let etag = format!("\"{digest}\"");
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        == Some(etag.as_str())
+    {
+        let mut r = response::text(StatusCode::NOT_MODIFIED, String::new());
+        r.headers_mut().remove(header::CONTENT_TYPE);
+        if let Ok(v) = HeaderValue::from_str(&etag) {
+            r.headers_mut().insert(header::ETAG, v);
+        }
+        return r;
+    }
+    let mut r = response::encoded_json(StatusCode::OK, doc.body.clone(), "application/json");
+    let h = r.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        h.insert(header::ETAG, v);
+    }
+    h.insert(header::VARY, HeaderValue::from_static("Accept"));
+    if hash == Some(digest) {
+        h.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, immutable"),
+        );
+        h.insert(
+            header::EXPIRES,
+            HeaderValue::from_static("Fri, 01 Jan 2100 00:00:00 GMT"),
+        );
+    }
+    r
+}
+
+/// `/healthz`, `/livez`, `/readyz`: `ping`, and for readiness the loaded
+/// kinds, the synced cache and not shutting down.
+fn health(router: &Router, endpoint: &str, only: Option<&str>, query: &Query) -> Response<Body> {
+    let state = &router.state;
+    let snapshot = state.registry.snapshot();
+    let mut checks: Vec<(&str, Result<(), String>)> = vec![("ping", Ok(()))];
+    if endpoint == "readyz" {
+        checks.push((
+            "kinds-loaded",
+            if snapshot.kinds().is_empty() {
+                Err("no kinds loaded".to_owned())
+            } else {
+                Ok(())
+            },
+        ));
+        checks.push((
+            "watch-cache-sync",
+            if state.apps.ready() {
+                Ok(())
+            } else {
+                Err("the HelmRelease cache has not synced".to_owned())
+            },
+        ));
+        checks.push((
+            "shutdown",
+            if *router.shutdown.borrow() {
+                Err("shutting down".to_owned())
+            } else {
+                Ok(())
+            },
+        ));
+    }
+    let excluded: Vec<&str> = query
+        .get("exclude")
+        .map(|e| e.split(',').collect())
+        .unwrap_or_default();
+    checks.retain(|(name, _)| !excluded.contains(name));
+    if let Some(only) = only {
+        return match checks.iter().find(|(name, _)| *name == only) {
+            Some((_, Ok(()))) => response::text(StatusCode::OK, "ok".to_owned()),
+            Some((_, Err(_))) => response::text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("internal server error: {only} failed"),
+            ),
+            None => response::error(&not_found_path()),
+        };
+    }
+    let healthy = checks.iter().all(|(_, r)| r.is_ok());
+    let verbose = query.contains_key("verbose");
+    if healthy && !verbose {
+        return response::text(StatusCode::OK, "ok".to_owned());
+    }
+    let mut text = String::new();
+    for (name, result) in &checks {
+        match result {
+            Ok(()) => text.push_str(&format!("[+]{name} ok\n")),
+            Err(_) => text.push_str(&format!("[-]{name} failed: reason withheld\n")),
+        }
+    }
+    if healthy {
+        text.push_str(&format!("{endpoint} check passed\n"));
+        response::text(StatusCode::OK, text)
+    } else {
+        text.push_str(&format!("{endpoint} check failed\n"));
+        response::text(StatusCode::INTERNAL_SERVER_ERROR, text)
+    }
+}
+
+/// `/version`: the Kubernetes version whose API the server implements, so
+/// kubectl's version-skew check compares like with like; this tool's own
+/// version rides in the semver build metadata ([`crate::version`]) and in
+/// `gitCommit`.
+fn version_info() -> Value {
+    json!({
+        "major": "1",
+        "minor": crate::version::KUBERNETES_MINOR.to_string(),
+        "gitVersion": crate::version::server_git_version(),
+        "gitCommit": format!("kubectl-cozy v{}", crate::version::VERSION),
+        "gitTreeState": "clean",
+        "buildDate": "",
+        "goVersion": "",
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn version_reports_the_kubernetes_version_it_implements() {
+        let info = super::version_info();
+        assert_eq!(info["major"], "1");
+        assert_eq!(info["minor"], crate::version::KUBERNETES_MINOR.to_string());
+        let git = info["gitVersion"].as_str().unwrap();
+        assert!(crate::version::is_kubectl_cozy_server(git), "{git}");
+    }
+}

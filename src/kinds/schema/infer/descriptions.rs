@@ -1,0 +1,368 @@
+//! Descriptions attached to an inferred schema from the comments that
+//! `super::comments` found: `@param` wins over helm-docs, readme-generator
+//! modifiers refine a `null` value's schema, and cozyvalues-gen types
+//! describe the fields below a key. A `@param` for a key that `values.yaml`
+//! does not define, or a repeated one, becomes a warning.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::super::issue::{Issue, push_pointer};
+use super::comments::{Comments, Field, Seg, scan_comments};
+use super::free_form;
+
+/// Describes the keys of `schema` from the comments of `src`.
+pub(super) fn apply(src: &str, schema: &mut Map<String, Value>, warnings: &mut Vec<Issue>) {
+    let Comments {
+        params,
+        helm_docs,
+        typedefs,
+        ..
+    } = scan_comments(src);
+    let mut done: HashMap<Vec<Seg>, usize> = HashMap::new();
+    for (path, doc) in params {
+        if let Some(prev) = done.get(&path) {
+            warnings.push(Issue::new(
+                display_pointer(&path),
+                format!(
+                    "line {}: @param repeats the description from line {prev}; ignored",
+                    doc.line
+                ),
+            ));
+            continue;
+        }
+        match lookup(schema, &path) {
+            Some(node) => {
+                apply_modifiers(node, &doc.modifiers);
+                if !doc.text.is_empty() {
+                    set_description(node, &doc.text);
+                }
+                if let Some(t) = &doc.type_name {
+                    describe_fields(node, t, &typedefs, 0);
+                }
+                done.insert(path, doc.line);
+            }
+            None => warnings.push(Issue::new(
+                display_pointer(&path),
+                format!(
+                    "line {}: @param names a key that values.yaml does not define",
+                    doc.line
+                ),
+            )),
+        }
+    }
+    for (path, doc) in helm_docs {
+        if done.contains_key(&path) || doc.text.is_empty() {
+            continue;
+        }
+        if let Some(node) = lookup(schema, &path) {
+            set_description(node, &doc.text);
+        }
+    }
+}
+
+/// Describes the children of `node` from the cozyvalues-gen type `t`:
+/// a `@typedef` name, `map[string]T` (every entry) or `[]T` (the items).
+fn describe_fields(
+    node: &mut Map<String, Value>,
+    t: &str,
+    typedefs: &HashMap<String, Vec<Field>>,
+    depth: usize,
+) {
+    if depth > 16 {
+        return;
+    }
+    let t = t.trim_start_matches('*');
+    if let Some(inner) = t.strip_prefix("map[string]") {
+        if let Some(Value::Object(props)) = node.get_mut("properties") {
+            for v in props.values_mut() {
+                if let Value::Object(child) = v {
+                    describe_fields(child, inner, typedefs, depth + 1);
+                }
+            }
+        }
+        if let Some(Value::Object(child)) = node.get_mut("additionalProperties") {
+            describe_fields(child, inner, typedefs, depth + 1);
+        }
+        return;
+    }
+    if let Some(inner) = t.strip_prefix("[]") {
+        if let Some(Value::Object(child)) = node.get_mut("items") {
+            describe_fields(child, inner, typedefs, depth + 1);
+        }
+        return;
+    }
+    let Some(fields) = typedefs.get(t) else {
+        return;
+    };
+    for f in fields {
+        let Some(Value::Object(child)) =
+            node.get_mut("properties").and_then(|p| p.get_mut(&f.name))
+        else {
+            continue;
+        };
+        if !f.text.is_empty() && !child.contains_key("description") {
+            set_description(child, &f.text);
+        }
+        describe_fields(child, &f.type_name, typedefs, depth + 1);
+    }
+}
+
+fn display_pointer(path: &[Seg]) -> String {
+    let mut p = String::new();
+    for s in path {
+        p = match s {
+            Seg::Key(k) => push_pointer(&p, k),
+            Seg::Items => push_pointer(&p, "0"),
+        };
+    }
+    p
+}
+
+fn lookup<'m>(
+    root: &'m mut Map<String, Value>,
+    path: &[Seg],
+) -> Option<&'m mut Map<String, Value>> {
+    let mut node = root;
+    for seg in path {
+        let next = match seg {
+            Seg::Key(k) => node.get_mut("properties")?.as_object_mut()?.get_mut(k)?,
+            Seg::Items => node.get_mut("items")?,
+        };
+        node = next.as_object_mut()?;
+    }
+    Some(node)
+}
+
+fn set_description(node: &mut Map<String, Value>, text: &str) {
+    let mut out = Map::new();
+    let mut placed = false;
+    for (k, v) in std::mem::take(node) {
+        let after_header = matches!(
+            k.as_str(),
+            "type" | "nullable" | "x-kubernetes-int-or-string"
+        );
+        if !after_header && !placed && k != "description" {
+            out.insert("description".into(), text.into());
+            placed = true;
+        }
+        if k != "description" {
+            out.insert(k, v);
+        }
+    }
+    if !placed {
+        out.insert("description".into(), text.into());
+    }
+    *node = out;
+}
+
+fn apply_modifiers(node: &mut Map<String, Value>, modifiers: &[String]) {
+    let is_null_node =
+        node.get("nullable") == Some(&Value::Bool(true)) && !node.contains_key("type");
+    for m in modifiers {
+        match m.as_str() {
+            "nullable" if !node.contains_key("nullable") => {
+                let mut out = Map::new();
+                for (k, v) in std::mem::take(node) {
+                    let is_type = k == "type";
+                    out.insert(k, v);
+                    if is_type {
+                        out.insert("nullable".into(), true.into());
+                    }
+                }
+                out.entry("nullable").or_insert(Value::Bool(true));
+                *node = out;
+            }
+            "string" | "object" | "array" if is_null_node => {
+                let mut out = Map::new();
+                out.insert("type".into(), m.as_str().into());
+                out.insert("nullable".into(), true.into());
+                match m.as_str() {
+                    "object" => {
+                        out.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
+                    }
+                    "array" => {
+                        out.insert("items".into(), Value::Object(free_form()));
+                    }
+                    _ => {}
+                }
+                *node = out;
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::infer;
+    use serde_json::json;
+
+    #[test]
+    fn bitnami_params_describe_keys() {
+        let out = infer(
+            r#"
+## @section Global parameters
+## @param global.imageRegistry Global Docker image registry
+## @param global.storageClass [nullable] Global StorageClass
+## @skip global.internal
+global:
+  imageRegistry: ""
+  storageClass: ""
+  internal: x
+## @param auth.existingSecret [string, nullable] Name of an existing secret
+## @param users[0].name Name of the first user
+## @param users[].roles Roles of each user
+## @param missing.key This key does not exist
+## @param replicaCount
+auth:
+  existingSecret:
+users:
+  - name: admin
+    roles: [a]
+replicaCount: 1
+"#,
+        );
+        let p = &out.schema["properties"];
+        assert_eq!(
+            p["global"]["properties"]["imageRegistry"],
+            json!({"type": "string", "description": "Global Docker image registry", "default": ""})
+        );
+        assert_eq!(
+            p["global"]["properties"]["storageClass"],
+            json!({"type": "string", "nullable": true, "description": "Global StorageClass", "default": ""})
+        );
+        assert!(
+            p["global"]["properties"]["internal"]
+                .get("description")
+                .is_none()
+        );
+        assert_eq!(
+            p["auth"]["properties"]["existingSecret"],
+            json!({"type": "string", "nullable": true, "description": "Name of an existing secret"})
+        );
+        assert_eq!(
+            p["users"]["items"]["properties"]["name"]["description"],
+            "Name of the first user"
+        );
+        assert_eq!(
+            p["users"]["items"]["properties"]["roles"]["description"],
+            "Roles of each user"
+        );
+        assert!(p["replicaCount"].get("description").is_none());
+        assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+        assert_eq!(out.warnings[0].pointer, "/missing/key");
+        assert!(
+            out.warnings[0]
+                .message
+                .starts_with("line 13: @param names a key"),
+            "{:?}",
+            out.warnings
+        );
+    }
+
+    #[test]
+    fn helm_docs_comments_describe_the_key_below() {
+        let out = infer(
+            r#"
+# -- Number of replicas
+replicaCount: 1
+image:
+  # -- Image repository
+  # (without the registry)
+  repository: nginx
+  # A plain comment is not a description
+  tag: latest
+
+  # -- Separated by a blank line: ignored
+  # @default -- annotations are skipped
+
+pullPolicy: Always
+script: |
+  # -- not a comment, part of the block
+  key: value
+list:
+- # -- item name
+  name: a
+  # -- item value
+  value: 1
+# -- After a block scalar
+after: true
+"#,
+        );
+        let p = &out.schema["properties"];
+        assert_eq!(p["replicaCount"]["description"], "Number of replicas");
+        assert_eq!(
+            p["image"]["properties"]["repository"]["description"],
+            "Image repository (without the registry)"
+        );
+        assert!(p["image"]["properties"]["tag"].get("description").is_none());
+        assert!(p["pullPolicy"].get("description").is_none());
+        assert!(p["script"].get("description").is_none());
+        assert_eq!(
+            p["script"]["default"],
+            "# -- not a comment, part of the block\nkey: value\n"
+        );
+        assert_eq!(
+            p["list"]["items"]["properties"]["name"]["description"],
+            "item name"
+        );
+        assert_eq!(
+            p["list"]["items"]["properties"]["value"]["description"],
+            "item value"
+        );
+        assert_eq!(p["after"]["description"], "After a block scalar");
+        // @param wins over helm-docs.
+        let both = infer("## @param a From param\n# -- From helm-docs\na: 1\n");
+        assert_eq!(both.schema["properties"]["a"]["description"], "From param");
+    }
+
+    #[test]
+    fn cozyvalues_gen_comments_describe_keys_and_typedef_fields() {
+        let out = infer(
+            r#"
+## @typedef {struct} Resources - Explicit CPU and memory configuration.
+## @field {quantity} [cpu] - CPU available.
+## @field {quantity} [memory] - Memory (RAM) available.
+
+## @typedef {struct} User - A user.
+## @field {string} [password] - Password for the user.
+## @field {Resources} [resources]="{}" - Per-user resources.
+
+## @enum {string} Preset - Sizing preset.
+## @value small
+
+## @param {int} replicas - Number of replicas.
+replicas: 2
+## @param {Resources} [resources] - Resources of each replica.
+resources:
+  cpu: 1
+## @param {Preset} preset="small" - Sizing preset.
+preset: small
+## @param {map[string]User} users - Users configuration map.
+users:
+  alice:
+    password: x
+    resources:
+      memory: 1Gi
+"#,
+        );
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        let p = &out.schema["properties"];
+        assert_eq!(p["replicas"]["description"], "Number of replicas.");
+        assert_eq!(p["resources"]["description"], "Resources of each replica.");
+        assert_eq!(
+            p["resources"]["properties"]["cpu"]["description"],
+            "CPU available."
+        );
+        assert_eq!(p["preset"]["description"], "Sizing preset.");
+        let alice = &p["users"]["properties"]["alice"]["properties"];
+        assert_eq!(alice["password"]["description"], "Password for the user.");
+        assert_eq!(alice["resources"]["description"], "Per-user resources.");
+        assert_eq!(
+            alice["resources"]["properties"]["memory"]["description"],
+            "Memory (RAM) available."
+        );
+    }
+}

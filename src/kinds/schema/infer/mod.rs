@@ -1,0 +1,595 @@
+//! Inference of a structural schema from a chart's `values.yaml`, for charts
+//! that ship no `values.schema.json`.
+//!
+//! Types and defaults come from the values as serde-saphyr reads them.
+//! serde-saphyr follows YAML 1.1 for plain (unquoted) scalars the way Helm
+//! does (Helm reads values with go-yaml through sigs.k8s.io/yaml): `yes`,
+//! `no`, `on`, `off`, `y`, `n` (any case) become booleans, `~` and `null`
+//! become null, `1.0` a number. Quoted scalars always stay strings. The
+//! inferred type is whatever serde-saphyr produced.
+//!
+//! * a mapping becomes `type: object` with its keys as properties and
+//!   `default: {}` (so that Kubernetes defaulting recreates the nested
+//!   defaults when the parent is omitted); an empty mapping becomes a
+//!   free-form object (`x-kubernetes-preserve-unknown-fields`);
+//! * a scalar becomes its type with the value as `default`;
+//! * `null` becomes `nullable: true` + `x-kubernetes-preserve-unknown-fields`
+//!   (no type: the chart did not say);
+//! * a list becomes `type: array` whose `items` are inferred from the
+//!   elements (object elements merged: properties unioned; integer and
+//!   string mixed become int-or-string; other mixes become free-form), with
+//!   the list as default; an empty list has free-form items. Nothing inside
+//!   `items` has a default.
+//!
+//! Descriptions come from Bitnami readme-generator comments, `## @param
+//! path.to.key [modifiers] Description` (anywhere in the file; `list[0].key`
+//! and `list[].key` address list items; the `nullable`, `string`, `object`
+//! and `array` modifiers refine a `null` value's schema), and from helm-docs
+//! comments, `# -- Description` (continued on following `#` lines) directly
+//! above a key. Cozystack's cozyvalues-gen form, `## @param {type} name -
+//! Description`, is understood too, and the `## @field` lines of a `##
+//! @typedef` named by a parameter's type (also through `map[string]T` and
+//! `[]T`) describe its children. `@param` wins when both describe a key.
+//! `@skip`, `@section`, `@extra`, `@enum` and `@value` lines are ignored.
+//!
+//! This file infers types and defaults from the parsed values; the
+//! descriptions come from the comments of the same text, which `comments`
+//! finds and `descriptions` attaches to the inferred schema.
+
+mod comments;
+mod descriptions;
+
+use serde_json::{Map, Value};
+
+use super::issue::{Issue, push_pointer};
+use super::node_type::json_type_of;
+
+/// The result of [`infer_from_values`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Inferred {
+    /// The structural schema for the kind's `spec`.
+    pub schema: Value,
+    /// Things worth a look, with JSON pointers into the values document
+    /// (e.g. a `## @param` naming a key that does not exist).
+    pub warnings: Vec<Issue>,
+}
+
+/// Why [`infer_from_values`] could not read `values.yaml`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum InferError {
+    /// The YAML is malformed. `line` and `column` are 1-based (0 when the
+    /// parser did not know the location).
+    #[error("values.yaml:{line}:{column}: {message}")]
+    Yaml {
+        /// 1-based line of the problem.
+        line: u64,
+        /// 1-based column of the problem.
+        column: u64,
+        /// The parser's explanation.
+        message: String,
+    },
+    /// The document is not a mapping (e.g. a list or a scalar).
+    #[error("values.yaml: the top level must be a mapping of values, not {found}")]
+    NotAMapping {
+        /// The JSON type found instead.
+        found: &'static str,
+    },
+}
+
+/// Infers a structural schema (with defaults and descriptions) from the text
+/// of a chart's `values.yaml`; see the module documentation.
+pub(crate) fn infer_from_values(values_yaml: &str) -> Result<Inferred, InferError> {
+    let mut warnings = Vec::new();
+    let values: Value = if is_blank_yaml(values_yaml) {
+        Value::Null
+    } else {
+        parse(values_yaml, &mut warnings)?
+    };
+    let mut schema = match &values {
+        Value::Object(m) if !m.is_empty() => {
+            let mut out = Map::new();
+            out.insert("type".into(), "object".into());
+            let mut props = Map::new();
+            for (k, v) in m {
+                let node = infer_node(v, &push_pointer("", k), false, &mut warnings);
+                props.insert(k.clone(), Value::Object(node));
+            }
+            out.insert("properties".into(), Value::Object(props));
+            out
+        }
+        Value::Object(_) | Value::Null => {
+            warnings.push(Issue::new(
+                "",
+                "values.yaml defines no values; the spec accepts any fields (x-kubernetes-preserve-unknown-fields)",
+            ));
+            let mut out = Map::new();
+            out.insert("type".into(), "object".into());
+            out.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
+            out
+        }
+        other => {
+            return Err(InferError::NotAMapping {
+                found: json_type_of(other),
+            });
+        }
+    };
+    descriptions::apply(values_yaml, &mut schema, &mut warnings);
+    Ok(Inferred {
+        schema: Value::Object(schema),
+        warnings,
+    })
+}
+
+fn is_blank_yaml(s: &str) -> bool {
+    s.lines().all(|l| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#') || t == "---" || t == "..."
+    })
+}
+
+fn parse_options(duplicate_keys: serde_saphyr::DuplicateKeyPolicy) -> serde_saphyr::Options {
+    let mut options = serde_saphyr::Options::default();
+    // Comments are read from the text by `scan_comments`; asking the parser
+    // for them only trips its look-ahead budget on heavily commented files.
+    options.emit_comments = false;
+    options.duplicate_keys = duplicate_keys;
+    options
+}
+
+/// Parses strictly; a document that only fails because of repeated keys is
+/// read again with the last value winning, as Helm (go-yaml) does, and the
+/// repetition becomes a warning.
+fn parse(src: &str, warnings: &mut Vec<Issue>) -> Result<Value, InferError> {
+    use serde_saphyr::DuplicateKeyPolicy;
+    match serde_saphyr::from_str_with_options(src, parse_options(DuplicateKeyPolicy::Error)) {
+        Ok(v) => Ok(v),
+        Err(strict) => {
+            let strict = yaml_error(strict);
+            match serde_saphyr::from_str_with_options(
+                src,
+                parse_options(DuplicateKeyPolicy::LastWins),
+            ) {
+                Ok(v) => {
+                    if let InferError::Yaml {
+                        line,
+                        column,
+                        message,
+                    } = &strict
+                    {
+                        warnings.push(Issue::new(
+                            "",
+                            format!(
+                                "line {line}:{column}: {message}; the last value wins, as in Helm"
+                            ),
+                        ));
+                    }
+                    Ok(v)
+                }
+                Err(_) => Err(strict),
+            }
+        }
+    }
+}
+
+fn yaml_error(e: serde_saphyr::Error) -> InferError {
+    use serde_saphyr::MessageFormatter as _;
+    let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
+    let inner = e.without_snippet();
+    let raw = serde_saphyr::DefaultMessageFormatter.format_message(inner);
+    let message: String = raw
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    InferError::Yaml {
+        line,
+        column,
+        message,
+    }
+}
+
+fn scalar(ty: &str, default: Option<&Value>) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("type".into(), ty.into());
+    if let Some(d) = default {
+        m.insert("default".into(), d.clone());
+    }
+    m
+}
+
+fn free_form() -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
+    m
+}
+
+fn infer_node(
+    v: &Value,
+    ptr: &str,
+    in_items: bool,
+    warnings: &mut Vec<Issue>,
+) -> Map<String, Value> {
+    let default = (!in_items).then_some(v);
+    match v {
+        Value::Null => {
+            let mut m = Map::new();
+            m.insert("nullable".into(), true.into());
+            m.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
+            m
+        }
+        Value::Bool(_) => scalar("boolean", default),
+        Value::Number(n) if n.is_i64() || n.is_u64() => scalar("integer", default),
+        Value::Number(_) => scalar("number", default),
+        Value::String(_) => scalar("string", default),
+        Value::Array(items) => {
+            let mut item_schema: Option<Map<String, Value>> = None;
+            for (i, item) in items.iter().enumerate() {
+                let s = infer_node(item, &push_pointer(ptr, &i.to_string()), true, warnings);
+                item_schema = Some(match item_schema {
+                    None => s,
+                    Some(prev) => merge(prev, s, ptr, warnings),
+                });
+            }
+            let mut m = scalar("array", None);
+            m.insert(
+                "items".into(),
+                Value::Object(item_schema.unwrap_or_else(free_form)),
+            );
+            if let Some(d) = default {
+                m.insert("default".into(), d.clone());
+            }
+            m
+        }
+        Value::Object(obj) => {
+            let mut m = scalar("object", None);
+            if obj.is_empty() {
+                m.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
+            } else {
+                let mut props = Map::new();
+                for (k, child) in obj {
+                    let node = infer_node(child, &push_pointer(ptr, k), in_items, warnings);
+                    props.insert(k.clone(), Value::Object(node));
+                }
+                m.insert("properties".into(), Value::Object(props));
+            }
+            if !in_items {
+                m.insert("default".into(), Value::Object(Map::new()));
+            }
+            m
+        }
+    }
+}
+
+fn type_of(m: &Map<String, Value>) -> &str {
+    if m.contains_key("x-kubernetes-int-or-string") {
+        return "int-or-string";
+    }
+    m.get("type").and_then(Value::as_str).unwrap_or("")
+}
+
+/// Merges the schemas of two list elements.
+fn merge(
+    mut a: Map<String, Value>,
+    b: Map<String, Value>,
+    ptr: &str,
+    warnings: &mut Vec<Issue>,
+) -> Map<String, Value> {
+    let nullable = |m: &Map<String, Value>| m.get("nullable") == Some(&Value::Bool(true));
+    let untyped_null = |m: &Map<String, Value>| nullable(m) && type_of(m).is_empty();
+    if untyped_null(&b) {
+        a.insert("nullable".into(), true.into());
+        return a;
+    }
+    if untyped_null(&a) {
+        let mut b = b;
+        b.insert("nullable".into(), true.into());
+        return b;
+    }
+    let (ta, tb) = (type_of(&a).to_string(), type_of(&b).to_string());
+    let either_nullable = nullable(&a) || nullable(&b);
+    let mut out = match (ta.as_str(), tb.as_str()) {
+        (x, y) if x == y && x == "object" => {
+            let mut props = match a.remove("properties") {
+                Some(Value::Object(p)) => p,
+                _ => Map::new(),
+            };
+            if let Some(Value::Object(bp)) = b.get("properties") {
+                for (k, v) in bp {
+                    let Value::Object(vm) = v else { continue };
+                    let merged = match props.remove(k) {
+                        Some(Value::Object(existing)) => {
+                            merge(existing, vm.clone(), &push_pointer(ptr, k), warnings)
+                        }
+                        _ => vm.clone(),
+                    };
+                    props.insert(k.clone(), Value::Object(merged));
+                }
+            }
+            let free = a.contains_key("x-kubernetes-preserve-unknown-fields")
+                || b.contains_key("x-kubernetes-preserve-unknown-fields");
+            let mut m = scalar("object", None);
+            if !props.is_empty() {
+                m.insert("properties".into(), Value::Object(props));
+            }
+            if free && m.get("properties").is_none() {
+                m.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
+            }
+            m
+        }
+        (x, y) if x == y && x == "array" => {
+            let ia = match a.remove("items") {
+                Some(Value::Object(i)) => i,
+                _ => free_form(),
+            };
+            let ib = match b.get("items") {
+                Some(Value::Object(i)) => i.clone(),
+                _ => free_form(),
+            };
+            let mut m = scalar("array", None);
+            m.insert("items".into(), Value::Object(merge(ia, ib, ptr, warnings)));
+            m
+        }
+        (x, y) if x == y => a.clone(),
+        ("integer", "number") | ("number", "integer") => scalar("number", None),
+        ("integer", "string")
+        | ("string", "integer")
+        | ("int-or-string", "integer" | "string")
+        | ("integer" | "string", "int-or-string") => {
+            let mut m = Map::new();
+            m.insert("x-kubernetes-int-or-string".into(), true.into());
+            m
+        }
+        ("", _) | (_, "") => free_form(),
+        _ => {
+            warnings.push(Issue::new(
+                ptr,
+                format!("list elements mix {ta} and {tb}; their items accept any value"),
+            ));
+            free_form()
+        }
+    };
+    if either_nullable {
+        let mut m = Map::new();
+        for (k, v) in std::mem::take(&mut out) {
+            m.insert(k.clone(), v);
+            if k == "type" || k == "x-kubernetes-int-or-string" {
+                m.insert("nullable".into(), true.into());
+            }
+        }
+        if !m.contains_key("nullable") {
+            m.insert("nullable".into(), true.into());
+        }
+        out = m;
+    }
+    out
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::super::structural_check::check_structural;
+    use super::super::validate::CompiledSchema;
+    use super::*;
+    use serde_json::json;
+
+    pub(super) fn infer(src: &str) -> Inferred {
+        let out = infer_from_values(src).expect("infers");
+        assert_eq!(
+            check_structural(&out.schema),
+            Vec::<Issue>::new(),
+            "not structural: {:#}",
+            out.schema
+        );
+        out
+    }
+
+    #[test]
+    fn types_and_defaults() {
+        let out = infer(
+            r#"
+replicaCount: 1
+ratio: 0.5
+name: app
+enabled: false
+nothing: null
+empty: {}
+list: []
+image:
+  repository: nginx
+  tag: "1.25"
+ports: [80, 443]
+"#,
+        );
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        assert_eq!(
+            out.schema,
+            json!({"type": "object", "properties": {
+                "replicaCount": {"type": "integer", "default": 1},
+                "ratio": {"type": "number", "default": 0.5},
+                "name": {"type": "string", "default": "app"},
+                "enabled": {"type": "boolean", "default": false},
+                "nothing": {"nullable": true, "x-kubernetes-preserve-unknown-fields": true},
+                "empty": {"type": "object", "x-kubernetes-preserve-unknown-fields": true, "default": {}},
+                "list": {"type": "array", "items": {"x-kubernetes-preserve-unknown-fields": true}, "default": []},
+                "image": {"type": "object", "properties": {
+                    "repository": {"type": "string", "default": "nginx"},
+                    "tag": {"type": "string", "default": "1.25"}
+                }, "default": {}},
+                "ports": {"type": "array", "items": {"type": "integer"}, "default": [80, 443]}
+            }})
+        );
+    }
+
+    #[test]
+    fn defaults_recreate_the_values() {
+        let src = "a:\n  b:\n    c: 1\n    d: [x]\n  e: \"no\"\nf: true\n";
+        let out = infer(src);
+        let compiled = CompiledSchema::new(&out.schema).expect("compiles");
+        let mut spec = json!({});
+        let res = compiled.default_and_validate(&mut spec, "spec");
+        assert!(res.errors.is_empty(), "{:?}", res.errors);
+        let values: Value = serde_saphyr::from_str(src).expect("parses");
+        assert_eq!(spec, values);
+    }
+
+    #[test]
+    fn yaml_scalars_follow_serde_saphyr_and_quotes_keep_strings() {
+        // Plain yes/no/on/off/y/n are YAML 1.1 booleans, as in Helm; `~` is
+        // null; quoted scalars stay strings.
+        let out = infer(
+            r#"
+plainYes: yes
+plainNo: no
+plainOn: on
+plainOff: off
+plainY: y
+tilde: ~
+plainFloat: 1.0
+quotedYes: "yes"
+quotedNo: 'no'
+quotedOn: "on"
+quotedOff: "off"
+quotedTilde: "~"
+quotedNull: "null"
+quotedFloat: "1.0"
+"#,
+        );
+        let p = &out.schema["properties"];
+        for k in ["plainYes", "plainOn", "plainY"] {
+            assert_eq!(p[k], json!({"type": "boolean", "default": true}), "{k}");
+        }
+        for k in ["plainNo", "plainOff"] {
+            assert_eq!(p[k], json!({"type": "boolean", "default": false}), "{k}");
+        }
+        assert_eq!(
+            p["tilde"],
+            json!({"nullable": true, "x-kubernetes-preserve-unknown-fields": true})
+        );
+        assert_eq!(p["plainFloat"], json!({"type": "number", "default": 1.0}));
+        for (k, v) in [
+            ("quotedYes", "yes"),
+            ("quotedNo", "no"),
+            ("quotedOn", "on"),
+            ("quotedOff", "off"),
+            ("quotedTilde", "~"),
+            ("quotedNull", "null"),
+            ("quotedFloat", "1.0"),
+        ] {
+            assert_eq!(p[k], json!({"type": "string", "default": v}), "{k}");
+        }
+        // And they survive a YAML round trip of the schema.
+        let yaml = serde_saphyr::to_string(&out.schema).expect("serializes");
+        let back: Value = serde_saphyr::from_str(&yaml).expect("parses");
+        assert_eq!(back, out.schema);
+    }
+
+    #[test]
+    fn lists_merge_their_elements() {
+        let out = infer(
+            r#"
+users:
+  - name: alice
+    admin: true
+  - name: bob
+    email: bob@example.com
+ports: [80, "http"]
+mixed: [1, {a: 1}]
+nullable: [a, null]
+nested: [[1], [2, 3]]
+"#,
+        );
+        let p = &out.schema["properties"];
+        assert_eq!(
+            p["users"]["items"],
+            json!({"type": "object", "properties": {
+                "name": {"type": "string"},
+                "admin": {"type": "boolean"},
+                "email": {"type": "string"}
+            }})
+        );
+        assert_eq!(p["users"]["default"][1]["name"], "bob");
+        assert_eq!(
+            p["ports"]["items"],
+            json!({"x-kubernetes-int-or-string": true})
+        );
+        assert_eq!(
+            p["mixed"]["items"],
+            json!({"x-kubernetes-preserve-unknown-fields": true})
+        );
+        assert_eq!(
+            p["nullable"]["items"],
+            json!({"type": "string", "nullable": true})
+        );
+        assert_eq!(
+            p["nested"]["items"],
+            json!({"type": "array", "items": {"type": "integer"}})
+        );
+        assert_eq!(
+            out.warnings,
+            [Issue::new(
+                "/mixed",
+                "list elements mix integer and object; their items accept any value"
+            )]
+        );
+    }
+
+    #[test]
+    fn malformed_yaml_reports_line_and_column() {
+        let err = infer_from_values("a: 1\nb: [1, 2\nc: 3\n").unwrap_err();
+        let InferError::Yaml {
+            line,
+            column,
+            message,
+        } = &err
+        else {
+            panic!("unexpected {err:?}");
+        };
+        assert_eq!((*line, *column), (3, 2));
+        assert!(!message.is_empty());
+        assert!(!message.contains('\n'));
+        assert!(err.to_string().starts_with("values.yaml:3:2: "), "{err}");
+        let err = infer_from_values("a: b\n  c: d\n").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                InferError::Yaml {
+                    line: 2,
+                    column: 4,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        // Repeated keys are accepted with the last value winning, as in
+        // Helm, with a warning.
+        let dup = infer("a: 1\nb: x\na: 2\n");
+        assert_eq!(dup.schema["properties"]["a"]["default"], 2);
+        assert_eq!(dup.warnings.len(), 1);
+        assert!(
+            dup.warnings[0]
+                .message
+                .starts_with("line 3:1: duplicate mapping key"),
+            "{:?}",
+            dup.warnings
+        );
+    }
+
+    #[test]
+    fn top_level_must_be_a_mapping() {
+        assert_eq!(
+            infer_from_values("- a\n- b\n").unwrap_err(),
+            InferError::NotAMapping { found: "array" }
+        );
+        assert_eq!(
+            infer_from_values("just text").unwrap_err().to_string(),
+            "values.yaml: the top level must be a mapping of values, not string"
+        );
+        for empty in ["", "# only comments\n", "---\n", "{}"] {
+            let out = infer(empty);
+            assert_eq!(
+                out.schema,
+                json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+                "{empty:?}"
+            );
+            assert_eq!(out.warnings.len(), 1);
+        }
+    }
+}

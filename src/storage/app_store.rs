@@ -1,0 +1,649 @@
+//! Apps, as the handlers read and write them (sample-apiserver's REST
+//! storage): [`AppStore`] owns the round trip every request makes between
+//! the cache, the conversion and the backend — read the cache, convert to
+//! the app; convert to the HelmRelease, write it upstream, wait for the
+//! cache to see it, convert back — so a handler speaks apps only.
+//!
+//! Reads are served from the shared watch cache, with the app views kept
+//! with each cached object ([`Stored::app_view`]): a get or list of an
+//! unchanged app copies its kept JSON. Consistency follows kube-apiserver's
+//! resourceVersion semantics ([`ReadAt`]); a consistent read asks upstream
+//! where it stands and waits for the cache to be there.
+//!
+//! Errors are the `Status` the client gets, named after the app
+//! (`postgreses.apps.cozystack.io "db" not found`); a failure inside the
+//! store is a generic 500 whose cause is only logged.
+
+// The errors are the `ApiError` a handler answers with (see
+// `crate::apimachinery`): larger than clippy likes in a `Result`, and the
+// cold path of every call here.
+#![allow(
+    clippy::result_large_err,
+    reason = "ApiError is the error type of every request path"
+)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::app_filter::AppFilter;
+use super::cache::{Key, Objects, Subscription, WatchCache, snapshot_is_current};
+use super::helm_release::{self, AppView, ConvertError};
+use super::{Backend, DeleteOptions, ReadScope, StoreError, UpstreamState, resource_version};
+use crate::apimachinery::status::{ApiError, known_reason};
+use crate::apimachinery::user::UserInfo;
+use crate::kinds::registry::ServedKind;
+use crate::kinds::schema::{FieldError, FieldErrorKind};
+
+/// How long a write waits for its own change to reach the cache, so that a
+/// read right after it sees it.
+const READ_YOUR_WRITES: Duration = Duration::from_secs(3);
+/// How long a read waits for the cache to reach upstream's state or a
+/// resourceVersion it asked for (kube-apiserver waits as long for its own
+/// cache).
+const CACHE_CATCH_UP: Duration = Duration::from_secs(3);
+
+/// Where the apps of every served kind are read and written.
+#[derive(Clone)]
+pub struct AppStore {
+    cache: WatchCache,
+    backend: Backend,
+}
+
+/// Which state a list or watch reads (`resourceVersion` and
+/// `resourceVersionMatch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadAt {
+    /// Unset: upstream's current state.
+    Latest,
+    /// `0`: whatever the cache holds.
+    Cached,
+    /// `NotOlderThan` (the default match): the cache once it has reached it.
+    NotOlderThan(u64),
+    /// `Exact`: the snapshot at exactly this revision, while it is kept.
+    Exact(u64),
+}
+
+/// The objects of the cache at one revision, to read apps from.
+pub(crate) struct AppSnapshot {
+    objects: Objects,
+    revision: u64,
+}
+
+impl AppSnapshot {
+    /// The revision of the snapshot (a list's resourceVersion).
+    pub(crate) fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// The apps `filter` selects, in `(namespace, name)` order, each with
+    /// its position; after `after` when continuing a paginated list.
+    pub(crate) fn apps<'a>(
+        &'a self,
+        filter: &'a AppFilter,
+        after: Option<&Key>,
+    ) -> impl Iterator<Item = (&'a Key, Arc<AppView>)> + 'a {
+        let range = match after {
+            Some(key) => self.objects.range((
+                std::ops::Bound::Excluded(key.clone()),
+                std::ops::Bound::Unbounded,
+            )),
+            None => self.objects.range::<_, Key>(..),
+        };
+        range.filter_map(|(key, stored)| filter.app(key, stored).map(|app| (key, app)))
+    }
+
+    /// The names of the apps `filter` selects, in `(namespace, name)` order.
+    pub(crate) fn names<'a>(&'a self, filter: &'a AppFilter) -> impl Iterator<Item = &'a str> + 'a {
+        let kind = &filter.kind().resolved;
+        self.apps(filter, None)
+            .filter_map(move |((_, release), _)| helm_release::app_name(kind, release))
+    }
+}
+
+impl AppStore {
+    /// Apps over `cache` (fed by `backend`), written through `backend`.
+    pub fn new(cache: WatchCache, backend: Backend) -> AppStore {
+        AppStore { cache, backend }
+    }
+
+    /// Whether the cache has made its first list.
+    pub fn ready(&self) -> bool {
+        self.cache.ready()
+    }
+
+    /// Waits until the cache has made its first list.
+    pub async fn wait_ready(&self) {
+        self.cache.wait_ready().await;
+    }
+
+    /// The apps of `kind`.
+    pub(crate) fn of<'a>(&'a self, kind: &'a ServedKind) -> Apps<'a> {
+        Apps { store: self, kind }
+    }
+}
+
+/// The apps of one served kind.
+pub(crate) struct Apps<'a> {
+    store: &'a AppStore,
+    kind: &'a ServedKind,
+}
+
+impl Apps<'_> {
+    /// `<plural>.<group>`, as messages name the resource.
+    pub(crate) fn group_resource(&self) -> String {
+        self.kind.resolved.resource_group()
+    }
+
+    fn cache(&self) -> &WatchCache {
+        &self.store.cache
+    }
+
+    /// The revision the cache has reached.
+    pub(crate) fn revision(&self) -> u64 {
+        self.cache().revision()
+    }
+
+    /// The HelmReleases a read covers: this kind's, in `namespace` (or
+    /// all), and the app `name` if given.
+    fn scope(&self, namespace: Option<&str>, name: Option<&str>) -> ReadScope {
+        let resolved = &self.kind.resolved;
+        ReadScope {
+            kind: resolved.definition.kind.clone(),
+            namespace: namespace.map(str::to_owned),
+            release: name.map(|n| helm_release::release_name(resolved, n)),
+        }
+    }
+
+    /// Makes a read of "the most recent state" consistent: asks upstream
+    /// where it is now within the read's scope (`namespace`, and the app
+    /// `name` if given), then waits for the cache to be there.
+    pub(crate) async fn ensure_current(
+        &self,
+        namespace: Option<&str>,
+        name: Option<&str>,
+    ) -> Result<(), ApiError> {
+        let scope = self.scope(namespace, name);
+        let upstream = self
+            .store
+            .backend
+            .current_state(&scope)
+            .await
+            .map_err(|e| self.store_error(e, name.unwrap_or_default()))?;
+        self.wait_until_current(&upstream, &scope).await
+    }
+
+    /// Waits until the cache reflects `upstream` within `scope`;
+    /// kube-apiserver's 504 when it does not in time.
+    async fn wait_until_current(
+        &self,
+        upstream: &UpstreamState,
+        scope: &ReadScope,
+    ) -> Result<(), ApiError> {
+        let cache = self.cache();
+        if cache
+            .wait_until_current(upstream, scope, CACHE_CATCH_UP)
+            .await
+        {
+            Ok(())
+        } else {
+            Err(ApiError::timeout(format!(
+                "Too large resource version: {}, current: {}",
+                upstream.revision,
+                cache.revision()
+            )))
+        }
+    }
+
+    /// Waits until the cache has reached `revision`; 504 when it does not in time.
+    pub(crate) async fn wait_for_revision(&self, revision: u64) -> Result<(), ApiError> {
+        let cache = self.cache();
+        if revision > cache.revision() && !cache.wait_for_revision(revision, CACHE_CATCH_UP).await {
+            return Err(ApiError::timeout(format!(
+                "Too large resource version: {revision}, current: {}",
+                cache.revision()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The app `namespace/name` as the cache holds it (its kept view), or 404.
+    pub(crate) fn get(&self, namespace: &str, name: &str) -> Result<Arc<AppView>, ApiError> {
+        let kind = self.kind;
+        self.cache()
+            .stored(namespace, &helm_release::release_name(&kind.resolved, name))
+            .and_then(|stored| stored.app_view(&kind.resolved, kind.stamp))
+            .ok_or_else(|| ApiError::not_found(&self.group_resource(), name))
+    }
+
+    /// [`Apps::get`], parsed: the app a write starts from.
+    pub(crate) fn current(&self, namespace: &str, name: &str) -> Result<Value, ApiError> {
+        self.get(namespace, name).map(|view| view.value())
+    }
+
+    /// The cache's current snapshot, as it is.
+    pub(crate) fn snapshot(&self) -> AppSnapshot {
+        let (objects, revision) = self.cache().snapshot();
+        AppSnapshot { objects, revision }
+    }
+
+    /// The snapshot a list or watch in `namespace` reads at `at`: 504 when
+    /// the cache does not reach a version in time, 410 Expired when an exact
+    /// one is no longer kept.
+    pub(crate) async fn snapshot_at(
+        &self,
+        namespace: Option<&str>,
+        at: ReadAt,
+    ) -> Result<AppSnapshot, ApiError> {
+        match at {
+            ReadAt::Latest => {
+                self.ensure_current(namespace, None).await?;
+                Ok(self.snapshot())
+            }
+            ReadAt::Cached => Ok(self.snapshot()),
+            ReadAt::NotOlderThan(revision) => {
+                self.wait_for_revision(revision).await?;
+                Ok(self.snapshot())
+            }
+            ReadAt::Exact(revision) => {
+                self.wait_for_revision(revision).await?;
+                self.kept_snapshot(revision).ok_or_else(|| {
+                    ApiError::expired(format!(
+                        "too old resource version: {revision} ({})",
+                        self.revision()
+                    ))
+                })
+            }
+        }
+    }
+
+    /// The snapshot at `revision`, if it is still kept (a `continue` token's).
+    pub(crate) fn kept_snapshot(&self, revision: u64) -> Option<AppSnapshot> {
+        self.cache()
+            .snapshot_at(revision)
+            .map(|objects| AppSnapshot { objects, revision })
+    }
+
+    /// Renders a read of upstream's current state in `namespace`: upstream
+    /// is asked where it stands (a metadata-only list of the scope) while
+    /// `render` reads the cache's current snapshot, so the check costs the
+    /// longer of the two rather than their sum. When the snapshot turns out
+    /// to be behind, the read waits for the cache and renders again.
+    pub(crate) async fn render_latest<T>(
+        &self,
+        namespace: Option<&str>,
+        render: impl Fn(&AppSnapshot) -> Result<T, ApiError>,
+    ) -> Result<T, ApiError> {
+        let scope = self.scope(namespace, None);
+        let probe = {
+            let backend = self.store.backend.clone();
+            let scope = scope.clone();
+            tokio::spawn(async move { backend.current_state(&scope).await })
+        };
+        let snapshot = self.snapshot();
+        let rendered = render(&snapshot);
+        let upstream = probe
+            .await
+            .map_err(|e| ApiError::internal_hidden(format!("upstream state check: {e}")))?
+            .map_err(|e| self.store_error(e, ""))?;
+        if snapshot_is_current(&snapshot.objects, snapshot.revision, &upstream, &scope) {
+            return rendered;
+        }
+        self.wait_until_current(&upstream, &scope).await?;
+        render(&self.snapshot())
+    }
+
+    /// Changes after `revision` (from the kept history) and a receiver for
+    /// later ones, without gap or overlap; 410 Expired when `revision` is
+    /// older than the history.
+    pub(crate) fn subscribe(&self, revision: u64) -> Result<Subscription, ApiError> {
+        self.cache().subscribe(revision).map_err(|e| {
+            ApiError::expired(format!(
+                "too old resource version: {} ({})",
+                e.requested, e.oldest
+            ))
+        })
+    }
+
+    /// Stores a new app (validated and defaulted) for `user`; answers with
+    /// the app as stored. The namespace is checked by kube-apiserver's
+    /// NamespaceLifecycle admission on the HelmRelease create itself (dry
+    /// runs included); its refusals are reworded for the app.
+    pub(crate) async fn create(
+        &self,
+        app: Value,
+        dry_run: bool,
+        user: &UserInfo,
+    ) -> Result<Value, ApiError> {
+        let resolved = &self.kind.resolved;
+        let (namespace, name) = super::object_key(&app);
+        let release = helm_release::to_helm_release(resolved, &app, None)
+            .map_err(|e| self.convert_error(&name, e))?;
+        let created = self
+            .store
+            .backend
+            .create(release, dry_run, user)
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound => ApiError::not_found("namespaces", &namespace),
+                StoreError::Upstream {
+                    code: 403,
+                    message,
+                    ..
+                } if message.ends_with("because it is being terminated") => {
+                    ApiError::namespace_terminating(
+                        &namespace,
+                        format!(
+                            "{} \"{name}\" is forbidden: unable to create new content in namespace {namespace} \
+                             because it is being terminated",
+                            self.group_resource()
+                        ),
+                    )
+                }
+                other => self.store_error(other, &name),
+            })?;
+        if !dry_run {
+            self.read_your_write(&created).await;
+        }
+        Ok(helm_release::to_app(resolved, &created))
+    }
+
+    /// Replaces the app `current` with `app` (validated and defaulted; its
+    /// `metadata.resourceVersion` is the precondition: 409 when stale) for
+    /// `user`. The main resource ignores status changes, as for CRDs with a
+    /// status subresource.
+    pub(crate) async fn update(
+        &self,
+        current: &Value,
+        mut app: Value,
+        dry_run: bool,
+        user: &UserInfo,
+    ) -> Result<Value, ApiError> {
+        let resolved = &self.kind.resolved;
+        let (namespace, name) = super::object_key(&app);
+        if let Some(status) = current.get("status") {
+            app["status"] = status.clone();
+        }
+        let stored = self
+            .cache()
+            .get(&namespace, &helm_release::release_name(resolved, &name))
+            .ok_or_else(|| ApiError::not_found(&self.group_resource(), &name))?;
+        let mut release = helm_release::to_helm_release(resolved, &app, Some(&stored))
+            .map_err(|e| self.convert_error(&name, e))?;
+        release["metadata"]["resourceVersion"] = app["metadata"]["resourceVersion"].clone();
+        let updated = self
+            .store
+            .backend
+            .update(release, dry_run, user)
+            .await
+            .map_err(|e| match e {
+                StoreError::Conflict(_) => ApiError::conflict(
+                    &self.group_resource(),
+                    &name,
+                    "the object has been modified; please apply your changes to the latest version and try again",
+                ),
+                other => self.store_error(other, &name),
+            })?;
+        if !dry_run {
+            self.read_your_write(&updated).await;
+        }
+        Ok(helm_release::to_app(resolved, &updated))
+    }
+
+    /// Deletes the app `namespace/name` for `user`; answers with its last
+    /// state, or its terminating state while finalizers hold it.
+    pub(crate) async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        options: &DeleteOptions,
+        user: &UserInfo,
+    ) -> Result<Value, ApiError> {
+        let resolved = &self.kind.resolved;
+        let current = self.current(namespace, name)?;
+        let release = helm_release::release_name(resolved, name);
+        let result = self
+            .store
+            .backend
+            .delete(namespace, &release, options, user)
+            .await
+            .map_err(|e| self.store_error(e, name))?;
+        if !options.dry_run && resource_version(&result) > 0 {
+            self.read_your_write(&result).await;
+        }
+        // A release deleted at once may come back as a bare Status; answer with the app we had.
+        if result.get("spec").is_some() {
+            Ok(helm_release::to_app(resolved, &result))
+        } else {
+            Ok(current)
+        }
+    }
+
+    /// Waits (a bounded time) until the cache has seen a change after the
+    /// app `seen`: a write that lost a race retries from the newer state.
+    pub(crate) async fn wait_for_change_after(&self, seen: &Value) {
+        self.cache()
+            .wait_for_revision(resource_version(seen) + 1, READ_YOUR_WRITES)
+            .await;
+    }
+
+    /// Waits (a bounded time) until the cache has seen `written`, so that a
+    /// read right after the write sees it.
+    async fn read_your_write(&self, written: &Value) {
+        self.cache()
+            .wait_for_revision(resource_version(written), READ_YOUR_WRITES)
+            .await;
+    }
+
+    /// The 422 of an app that cannot be stored as a HelmRelease.
+    fn convert_error(&self, name: &str, err: ConvertError) -> ApiError {
+        let (field, detail, value) = match &err {
+            ConvertError::NameTooLong { max, .. } => (
+                "metadata.name".to_owned(),
+                format!("must be no more than {max} characters"),
+                Some(json!(name)),
+            ),
+            ConvertError::Invalid { field, message } => (field.clone(), message.clone(), None),
+        };
+        let d = &self.kind.resolved.definition;
+        ApiError::invalid(
+            &d.kind,
+            &d.group,
+            name,
+            &[FieldError {
+                field,
+                kind: FieldErrorKind::Invalid,
+                bad_value: value,
+                detail,
+            }],
+        )
+    }
+
+    /// The `Status` of a store error about the app `name`.
+    fn store_error(&self, err: StoreError, name: &str) -> ApiError {
+        store_error(err, &self.group_resource(), name)
+    }
+}
+
+/// Maps a store error about the object `name` of `group_resource`:
+/// NotFound → 404, AlreadyExists → 409 AlreadyExists, Conflict → 409
+/// Conflict with the store's message, Gone → 410 Expired (`too old resource
+/// version: …`), Upstream → its own code, reason (unknown reasons become
+/// `InternalError`) and message, Internal → a generic 500 whose cause is
+/// only logged.
+fn store_error(err: StoreError, group_resource: &str, name: &str) -> ApiError {
+    match err {
+        StoreError::NotFound => ApiError::not_found(group_resource, name),
+        StoreError::AlreadyExists => ApiError::already_exists(group_resource, name),
+        StoreError::Conflict(msg) => ApiError::conflict(group_resource, name, msg),
+        StoreError::Gone(_) => ApiError::expired(err.to_string()),
+        StoreError::Upstream {
+            code,
+            reason,
+            message,
+        } => ApiError::new(code, known_reason(&reason), message),
+        StoreError::Internal(cause) => {
+            ApiError::internal_hidden(format!("storage of {group_resource} {name:?}: {cause}"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apimachinery::fields::FieldSelector;
+    use crate::apimachinery::labels::LabelSelector;
+    use crate::kinds::registry::Snapshot;
+    use crate::storage::app_filter::WatchEventType;
+    use crate::storage::embedded_store::EmbeddedStore;
+
+    const GR: &str = "postgreses.apps.cozystack.io";
+
+    fn postgres() -> Arc<ServedKind> {
+        let text = "kind: Postgres\nplural: postgreses\n\
+                    openAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
+                    release: {chart: {name: postgres, sourceRef: {kind: HelmRepository, name: r}}}\n";
+        let snapshot =
+            Snapshot::build(crate::kinds::load::load_text(text, "test").unwrap()).unwrap();
+        snapshot.kinds()[0].clone()
+    }
+
+    fn app(name: &str, team: &str) -> Value {
+        json!({
+            "apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+            "metadata": {"name": name, "namespace": "ns", "labels": {"team": team}},
+            "spec": {"size": "1Gi"},
+        })
+    }
+
+    /// Create, read back, update (and a stale one), select, watch and delete,
+    /// in apps only, over the embedded store.
+    #[tokio::test]
+    async fn apps_round_trip_through_the_cache_and_the_backend() {
+        let backend =
+            Backend::Embedded(EmbeddedStore::open(std::path::Path::new(":memory:")).unwrap());
+        let store = AppStore::new(WatchCache::start(backend.clone()), backend);
+        store.wait_ready().await;
+        let kind = postgres();
+        let apps = store.of(&kind);
+        let user = UserInfo::default();
+
+        let created = apps.create(app("db", "a"), false, &user).await.unwrap();
+        assert_eq!(created["metadata"]["name"], "db");
+        let rv = created["metadata"]["resourceVersion"].clone();
+        // Read your write: the cache has it as soon as create answers.
+        assert_eq!(apps.current("ns", "db").unwrap(), created);
+        assert_eq!(apps.get("ns", "nope").unwrap_err().code, 404);
+        let dry = apps.create(app("dry", "a"), true, &user).await.unwrap();
+        assert_eq!(dry["metadata"]["name"], "dry");
+        assert_eq!(apps.get("ns", "dry").unwrap_err().code, 404);
+
+        let from = apps.revision();
+        let (_, mut events) = apps.subscribe(from).unwrap();
+        let mut changed = app("db", "b");
+        changed["metadata"]["resourceVersion"] = rv.clone();
+        let updated = apps
+            .update(&created, changed.clone(), false, &user)
+            .await
+            .unwrap();
+        assert_eq!(updated["metadata"]["labels"]["team"], "b");
+        let stale = apps
+            .update(&created, changed, false, &user)
+            .await
+            .unwrap_err();
+        assert_eq!((stale.code, stale.reason), (409, "Conflict"));
+
+        // The change moved the app out of `team=a`: a DELETED to that watcher.
+        let team_a = AppFilter::new(
+            kind.clone(),
+            Some("ns".into()),
+            LabelSelector::parse("team=a").unwrap(),
+            FieldSelector::default(),
+        );
+        let event = events.recv().await.unwrap();
+        let (event_type, view) = team_a.watch_event(&event).unwrap();
+        assert_eq!(event_type, WatchEventType::Deleted);
+        assert_eq!(view.value()["metadata"]["labels"]["team"], "b");
+        let snapshot = apps.snapshot();
+        assert_eq!(snapshot.apps(&team_a, None).count(), 0);
+        let everyone = AppFilter::new(
+            kind.clone(),
+            None,
+            LabelSelector::default(),
+            FieldSelector::default(),
+        );
+        assert_eq!(snapshot.names(&everyone).collect::<Vec<_>>(), ["db"]);
+
+        let deleted = apps
+            .delete("ns", "db", &DeleteOptions::default(), &user)
+            .await
+            .unwrap();
+        assert_eq!(deleted["metadata"]["name"], "db");
+        assert_eq!(apps.get("ns", "db").unwrap_err().code, 404);
+        let gone = apps
+            .delete("ns", "db", &DeleteOptions::default(), &user)
+            .await
+            .unwrap_err();
+        assert_eq!(gone.code, 404);
+    }
+
+    #[test]
+    fn store_errors_map() {
+        let e = store_error(StoreError::NotFound, GR, "x");
+        assert_eq!((e.code, e.reason), (404, "NotFound"));
+        let e = store_error(StoreError::AlreadyExists, GR, "x");
+        assert_eq!((e.code, e.reason), (409, "AlreadyExists"));
+        let e = store_error(StoreError::Conflict("stale".into()), GR, "x");
+        assert_eq!((e.code, e.reason), (409, "Conflict"));
+        assert!(e.message.ends_with("\"x\": stale"));
+        let e = store_error(StoreError::Gone("12".into()), GR, "x");
+        assert_eq!(
+            (e.code, e.reason, e.message.as_str()),
+            (410, "Expired", "too old resource version: 12")
+        );
+        let e = store_error(
+            StoreError::Upstream {
+                code: 429,
+                reason: "TooManyRequests".into(),
+                message: "slow".into(),
+            },
+            GR,
+            "x",
+        );
+        assert_eq!(
+            (e.code, e.reason, e.message.as_str()),
+            (429, "TooManyRequests", "slow")
+        );
+        let e = store_error(
+            StoreError::Upstream {
+                code: 500,
+                reason: "Weird".into(),
+                message: "m".into(),
+            },
+            GR,
+            "x",
+        );
+        assert_eq!(e.reason, "InternalError");
+    }
+
+    /// Regression: a store failure used to be copied into the 500 body.
+    #[test]
+    fn a_store_failure_is_a_generic_500_with_the_cause_kept_for_the_log() {
+        let e = store_error(
+            StoreError::Internal("database is locked (/var/lib/cozy/db.sqlite)".into()),
+            GR,
+            "x",
+        );
+        assert_eq!((e.code, e.reason), (500, "InternalError"));
+        let body = String::from_utf8(e.to_body()).unwrap();
+        assert!(!body.contains("database"), "{body}");
+        assert!(!body.contains("sqlite"), "{body}");
+        assert_eq!(
+            e.hidden_cause.as_deref(),
+            Some(
+                "storage of postgreses.apps.cozystack.io \"x\": database is locked (/var/lib/cozy/db.sqlite)"
+            )
+        );
+    }
+}
