@@ -44,12 +44,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use super::session::{self, object_name};
 use crate::tunnel::agent::{DEFAULT_CONTROL_PORT, DEFAULT_DATA_PORT, DEFAULT_HEALTH_PORT};
 
-/// The image of this very version (built and published by the release
-/// pipeline; its entrypoint is the `kubectl-cozy` binary).
-pub const DEFAULT_IMAGE: &str = concat!(
-    "ghcr.io/kubectl-cozy/kubectl-cozy:v",
-    env!("CARGO_PKG_VERSION")
-);
+/// The agent's default image: this very version's release image.
+pub const DEFAULT_IMAGE: &str = crate::version::IMAGE;
 /// The agent pods' `app.kubernetes.io/name`.
 pub const APP_NAME: &str = "kubectl-cozy-tunnel-agent";
 /// The container's name.
