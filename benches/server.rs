@@ -11,9 +11,9 @@
 //!
 //! | benchmark | subject | baseline |
 //! |---|---|---|
-//! | `list` | list 5,000 apps through the server | list the 5,000 HelmReleases from kube-apiserver |
+//! | `list` | list 5,000 apps through the server (JSON and Table, consistent and `resourceVersion=0`), and the 50 of another namespace | the same lists of HelmReleases from kube-apiserver |
 //! | `get` | get one app through the server, consistent and `resourceVersion=0` | the handler's own work in-process (cache lookup, the kept app view); the same gets of the HelmRelease from kube-apiserver |
-//! | `create_update` | create / update an app through the server | create / update the same HelmRelease at kube-apiserver |
+//! | `writes` | create / update / merge-patch / delete an app through the server | the same writes of the HelmRelease at kube-apiserver |
 //! | `watch_fanout` | 1,000 watches on the server, events delivered | one watch straight on kube-apiserver |
 //! | `memory` | RSS of a `kubectl-cozy serve` process, idle and with 10,000 apps | RSS of `kubectl-cozy --version` / `kinds list` |
 //!
@@ -84,7 +84,7 @@ fn main() {
     let benchmarks: [(&str, fn()); 5] = [
         ("list", list),
         ("get", get),
-        ("create_update", create_update),
+        ("writes", writes),
         ("watch_fanout", watch_fanout),
         ("memory", memory),
     ];
@@ -101,43 +101,49 @@ fn main() {
 
 fn list() {
     const ROUNDS: usize = 30;
+    /// Apps of the small namespace (the common case: one team's apps).
+    const SMALL: usize = 50;
+    const SUBJECTS: usize = 12;
     let plane = plane();
     let rt = client_runtime();
     let ns = rt.block_on(fleet(plane, FLEET_CHUNK)).remove(0);
+    let small = rt.block_on(small_namespace(plane, SMALL));
     let server = InProcess::start(plane);
     let load_before = loadavg();
     rt.block_on(async {
         let direct = plane.client().await;
         let through = server.client().await;
-        let hr_list = format!("/apis/helm.toolkit.fluxcd.io/v2/namespaces/{ns}/helmreleases");
-        let hr_list_rv0 = format!("{hr_list}?resourceVersion=0");
-        let app_list = app_path(&ns, None);
-        let app_list_rv0 = format!("{app_list}?resourceVersion=0");
-        let subjects: [(&kube::Client, &str); 4] = [
-            (&direct, &hr_list),
-            (&direct, &hr_list_rv0),
-            (&through, &app_list),
-            (&through, &app_list_rv0),
+        let hr = |ns: &str| format!("/apis/helm.toolkit.fluxcd.io/v2/namespaces/{ns}/helmreleases");
+        let rv0 = |path: String| format!("{path}?resourceVersion=0");
+        // (client, path, Accept, what, expected count)
+        let subjects: [(&kube::Client, String, Option<&str>, String, usize); SUBJECTS] = [
+            (&direct, hr(&ns), None, format!("kube-apiserver: list {FLEET_CHUNK} HelmReleases, JSON (consistent)"), FLEET_CHUNK),
+            (&through, app_path(&ns, None), None, format!("server: list {FLEET_CHUNK} apps, JSON (consistent: checks upstream)"), FLEET_CHUNK),
+            (&direct, hr(&ns), Some(TABLE), format!("kube-apiserver: list {FLEET_CHUNK} HelmReleases, Table (consistent)"), FLEET_CHUNK),
+            (&through, app_path(&ns, None), Some(TABLE), format!("server: list {FLEET_CHUNK} apps, Table (consistent)"), FLEET_CHUNK),
+            (&direct, rv0(hr(&ns)), None, "kube-apiserver: the same, JSON, resourceVersion=0".to_owned(), FLEET_CHUNK),
+            (&through, rv0(app_path(&ns, None)), None, "server: the same, JSON, resourceVersion=0".to_owned(), FLEET_CHUNK),
+            (&direct, rv0(hr(&ns)), Some(TABLE), "kube-apiserver: the same, Table, resourceVersion=0".to_owned(), FLEET_CHUNK),
+            (&through, rv0(app_path(&ns, None)), Some(TABLE), "server: the same, Table, resourceVersion=0".to_owned(), FLEET_CHUNK),
+            (&direct, hr(&small), None, format!("kube-apiserver: list the {SMALL} HelmReleases of one namespace, JSON (consistent)"), SMALL),
+            (&through, app_path(&small, None), None, format!("server: list the {SMALL} apps of one namespace, JSON (consistent)"), SMALL),
+            (&direct, hr(&small), Some(TABLE), format!("kube-apiserver: list the {SMALL} HelmReleases of one namespace, Table (consistent)"), SMALL),
+            (&through, app_path(&small, None), Some(TABLE), format!("server: list the {SMALL} apps of one namespace, Table (consistent)"), SMALL),
         ];
-        let mut samples: [Samples; 4] = Default::default();
-        let mut bodies = [0usize; 4];
-        let mut counts = [0usize; 4];
+        let mut samples: [Samples; SUBJECTS] = Default::default();
+        let mut bodies = [0usize; SUBJECTS];
         for round in 0..ROUNDS + 2 {
-            for k in rotation(round, 4) {
-                let (client, path) = subjects[k];
-                let (took, text) = request(client, Method::GET, path, None).await;
+            for k in rotation(round, SUBJECTS) {
+                let (client, path, accept, _, want) = &subjects[k];
+                let (took, text) = request_as(client, path, *accept).await;
                 if round >= 2 {
                     samples[k].push(took);
                 } else {
                     bodies[k] = text.len();
-                    counts[k] = item_count(&text);
+                    assert_eq!(item_count(&text), *want, "{path} {accept:?}: every app of the namespace");
                 }
             }
         }
-        assert_eq!(
-            counts, [FLEET_CHUNK; 4],
-            "every list returns the whole namespace"
-        );
 
         // What the handler does in-process: scan the cache snapshot and copy
         // the kept app views; and the consistency check it runs meanwhile
@@ -162,64 +168,70 @@ fn list() {
             assert_eq!(state.versions.map(|v| v.len()), Some(FLEET_CHUNK));
         }
 
-        let [direct_s, direct_rv0, server_s, server_rv0] = &samples;
+        let mut rows: Vec<(&str, &Samples, String)> = subjects
+            .iter()
+            .zip(&samples)
+            .zip(bodies)
+            .map(|(((_, _, _, what, _), s), body)| (what.as_str(), s, kib(body)))
+            .collect();
+        rows.push((
+            "in-process: cache scan + kept app views copied (no HTTP)",
+            &in_process,
+            String::new(),
+        ));
+        rows.push((
+            "in-process: the consistency check alone (upstream metadata list)",
+            &check,
+            String::new(),
+        ));
         print_samples(
-            &format!("list: {FLEET_CHUNK} apps in one namespace ({ROUNDS} rounds, interleaved)"),
-            &[
-                (
-                    "kube-apiserver: list HelmReleases (consistent read)",
-                    direct_s,
-                    kib(bodies[0]),
-                ),
-                (
-                    "kube-apiserver: list HelmReleases, resourceVersion=0",
-                    direct_rv0,
-                    kib(bodies[1]),
-                ),
-                (
-                    "server: list Postgres apps (consistent: checks upstream)",
-                    server_s,
-                    kib(bodies[2]),
-                ),
-                (
-                    "server: list Postgres apps, resourceVersion=0",
-                    server_rv0,
-                    kib(bodies[3]),
-                ),
-                (
-                    "in-process: cache scan + kept app views copied (no HTTP)",
-                    &in_process,
-                    String::new(),
-                ),
-                (
-                    "in-process: the consistency check alone (upstream metadata list)",
-                    &check,
-                    String::new(),
-                ),
-            ],
+            &format!("list: {FLEET_CHUNK} apps in one namespace, and {SMALL} in another ({ROUNDS} rounds, interleaved)"),
+            &rows,
         );
-        let ratio = server_s.p50() / direct_s.p50();
+        let ratio = |server: usize, direct: usize| samples[server].p50() / samples[direct].p50();
         print_targets(&[
-            Target::at_most(
-                "list p50 ratio server / kube-apiserver (consistent)",
-                ratio,
-                1.0,
-                "x",
-            ),
-            Target::info(
-                "list p50 ratio server / kube-apiserver (both resourceVersion=0)",
-                server_rv0.p50() / direct_rv0.p50(),
-                "x",
-            ),
+            Target::at_most("list p50 ratio server / kube-apiserver, JSON (consistent)", ratio(1, 0), 0.6, "x"),
+            Target::at_most("list p50 ratio server / kube-apiserver, Table (consistent)", ratio(3, 2), 0.8, "x"),
+            Target::info("list p50 ratio, JSON, both resourceVersion=0", ratio(5, 4), "x"),
+            Target::info("list p50 ratio, Table, both resourceVersion=0", ratio(7, 6), "x"),
+            Target::info(&format!("list of {SMALL} p50 ratio, JSON (consistent)"), ratio(9, 8), "x"),
+            Target::info(&format!("list of {SMALL} p50 ratio, Table (consistent)"), ratio(11, 10), "x"),
             Target::info(
                 "list: share of server p50 spent in-process (scan, copy)",
-                in_process.p50() / server_s.p50() * 100.0,
+                in_process.p50() / samples[1].p50() * 100.0,
                 "%",
             ),
         ]);
     });
     print_load(load_before);
     drop(server);
+}
+
+/// `Accept` of a Table, as kubectl sends it (without its fallbacks).
+const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
+
+/// A namespace of `apps` Postgres apps (created once per run, like the
+/// fleet), besides the fleet's.
+async fn small_namespace(plane: &Plane, apps: usize) -> String {
+    let ns = plane.namespace("bench-small").await;
+    let kind = postgres(&examples_registry());
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        plane.client().await,
+        &ns,
+        &ApiResource::from_gvk(&GroupVersionKind::gvk(
+            "helm.toolkit.fluxcd.io",
+            "v2",
+            "HelmRelease",
+        )),
+    );
+    for i in 0..apps {
+        let object: DynamicObject =
+            serde_json::from_value(stored_release(&kind, &ns, &fleet_app(i), i)).expect("object");
+        api.create(&PostParams::default(), &object)
+            .await
+            .expect("create HelmRelease");
+    }
+    ns
 }
 
 // ---------------------------------------------------------------------------
@@ -430,7 +442,7 @@ fn get() {
 // ---------------------------------------------------------------------------
 // create / update
 
-fn create_update() {
+fn writes() {
     const ROUNDS: usize = 100;
     /// Rounds not counted: the first connections, the first writes.
     const WARMUP: usize = 5;
@@ -540,6 +552,46 @@ fn create_update() {
                 }
             }
         }
+        // patch: a merge patch of spec.replicas (no resourceVersion: the
+        // server reads the current app from its cache).
+        let mut patch: [Samples; 2] = Default::default();
+        let merge = |v: &Value| {
+            Some((
+                "application/merge-patch+json",
+                serde_json::to_vec(v).unwrap(),
+            ))
+        };
+        for round in 0..WARMUP + ROUNDS {
+            let replicas = 1 + (round + 7) % 9;
+            for k in rotation(round, 2) {
+                let (client, path, body) = if k == 0 {
+                    let name = server_apps[round]["metadata"]["name"].as_str().unwrap();
+                    (
+                        &through,
+                        app_path(&ns, Some(name)),
+                        json!({"spec": {"replicas": replicas}}),
+                    )
+                } else {
+                    let name = direct_releases[round]["metadata"]["name"].as_str().unwrap();
+                    (
+                        &direct,
+                        hr_path(&ns, Some(name)),
+                        json!({"spec": {"values": {"replicas": replicas}}}),
+                    )
+                };
+                let (took, text) = request(client, Method::PATCH, &path, merge(&body)).await;
+                if round >= WARMUP {
+                    patch[k].push(took);
+                }
+                let patched: Value = serde_json::from_str(&text).unwrap();
+                let got = if k == 0 {
+                    &patched["spec"]["replicas"]
+                } else {
+                    &patched["spec"]["values"]["replicas"]
+                };
+                assert_eq!(got, &json!(replicas), "{text}");
+            }
+        }
         let (_, listed) = request(&through, Method::GET, &app_path(&ns, None), None).await;
         assert_eq!(
             item_count(&listed),
@@ -547,10 +599,37 @@ fn create_update() {
             "the server sees every app, whichever way it was written"
         );
 
+        // delete: every object created above.
+        let mut delete: [Samples; 2] = Default::default();
+        for round in 0..WARMUP + ROUNDS {
+            for k in rotation(round, 2) {
+                let path = if k == 0 {
+                    app_path(&ns, server_apps[round]["metadata"]["name"].as_str())
+                } else {
+                    hr_path(&ns, direct_releases[round]["metadata"]["name"].as_str())
+                };
+                let (took, _) = request(
+                    if k == 0 { &through } else { &direct },
+                    Method::DELETE,
+                    &path,
+                    None,
+                )
+                .await;
+                if round >= WARMUP {
+                    delete[k].push(took);
+                }
+            }
+        }
+        // Read-your-writes: gone at once for the server's reads.
+        let (_, listed) = request(&through, Method::GET, &app_path(&ns, None), None).await;
+        assert_eq!(item_count(&listed), 0, "every app deleted");
+
         let [server_create, direct_create] = &create;
         let [server_update, direct_update] = &update;
+        let [server_patch, direct_patch] = &patch;
+        let [server_delete, direct_delete] = &delete;
         print_samples(
-            &format!("create / update ({ROUNDS} of each, interleaved)"),
+            &format!("writes: create / update / patch / delete ({ROUNDS} of each, interleaved)"),
             &[
                 (
                     "kube-apiserver: create HelmRelease",
@@ -569,36 +648,54 @@ fn create_update() {
                     String::new(),
                 ),
                 (
-                    "part of server writes: upstream response -> watch cache has it",
+                    "kube-apiserver: merge patch HelmRelease",
+                    direct_patch,
+                    String::new(),
+                ),
+                (
+                    "server: merge patch Postgres app",
+                    server_patch,
+                    String::new(),
+                ),
+                (
+                    "kube-apiserver: delete HelmRelease",
+                    direct_delete,
+                    String::new(),
+                ),
+                ("server: delete Postgres app", server_delete, String::new()),
+                (
+                    "upstream response -> the watch cache has it (writes no longer wait for it)",
                     &watch_lag,
                     String::new(),
                 ),
             ],
         );
-        print_targets(&[
-            Target::at_most(
-                "create p50 ratio server / kube-apiserver",
-                server_create.p50() / direct_create.p50(),
-                1.2,
+        let mut targets = Vec::new();
+        for (verb, server_s, direct_s) in [
+            ("create", server_create, direct_create),
+            ("update", server_update, direct_update),
+            ("patch", server_patch, direct_patch),
+            ("delete", server_delete, direct_delete),
+        ] {
+            targets.push(Target::at_most(
+                &format!("{verb} p50 ratio server / kube-apiserver"),
+                server_s.p50() / direct_s.p50(),
+                1.1,
                 "x",
-            ),
-            Target::at_most(
-                "update p50 ratio server / kube-apiserver",
-                server_update.p50() / direct_update.p50(),
-                1.2,
+            ));
+            targets.push(Target::at_most(
+                &format!("{verb} p99 ratio server / kube-apiserver"),
+                server_s.p99() / direct_s.p99(),
+                1.1,
                 "x",
-            ),
-            Target::info(
-                "create p50 added (server - kube-apiserver)",
-                server_create.p50() - direct_create.p50(),
+            ));
+            targets.push(Target::info(
+                &format!("{verb} p50 added (server - kube-apiserver)"),
+                server_s.p50() - direct_s.p50(),
                 "ms",
-            ),
-            Target::info(
-                "update p50 added (server - kube-apiserver)",
-                server_update.p50() - direct_update.p50(),
-                "ms",
-            ),
-        ]);
+            ));
+        }
+        print_targets(&targets);
     });
     print_load(load_before);
     drop(server);
@@ -1494,9 +1591,15 @@ fn rotation(round: usize, n: usize) -> impl Iterator<Item = usize> {
     (0..n).map(move |k| (k + round) % n)
 }
 
+/// The items of a list, or the rows of a Table.
 fn item_count(list: &str) -> usize {
     let value: Value = serde_json::from_str(list).expect("list JSON");
-    value["items"].as_array().map_or(0, Vec::len)
+    let items = if value["kind"] == "Table" {
+        &value["rows"]
+    } else {
+        &value["items"]
+    };
+    items.as_array().map_or(0, Vec::len)
 }
 
 fn kib(bytes: usize) -> String {

@@ -69,6 +69,11 @@ impl AppFilter {
         &self.kind
     }
 
+    /// The namespace selected, if only one.
+    pub(crate) fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
     /// The app `stored` (at `key`) is, if it is selected.
     pub(crate) fn app(&self, (namespace, release): &Key, stored: &Stored) -> Option<Arc<AppView>> {
         let kind = &self.kind;

@@ -1,8 +1,14 @@
 //! Apps, as the handlers read and write them (sample-apiserver's REST
 //! storage): [`AppStore`] owns the round trip every request makes between
 //! the cache, the conversion and the backend — read the cache, convert to
-//! the app; convert to the HelmRelease, write it upstream, wait for the
-//! cache to see it, convert back — so a handler speaks apps only.
+//! the app; convert to the HelmRelease, write it upstream, hand upstream's
+//! answer to the cache, convert back — so a handler speaks apps only.
+//!
+//! A write does not wait for its watch event: the cache takes upstream's
+//! answer at once ([`WatchCache::take_write`]), so a read right after the
+//! write sees it (read-your-writes) while lists and watches still follow
+//! the watch. Each stage is a `debug` tracing span (`convert`, `upstream`,
+//! `cache`), free when debug logging is off.
 //!
 //! Reads are served from the shared watch cache, with the app views kept
 //! with each cached object ([`Stored::app_view`]): a get or list of an
@@ -26,6 +32,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use tracing::Instrument as _;
 
 use super::app_filter::AppFilter;
 use super::cache::{Key, Objects, Subscription, WatchCache, snapshot_is_current};
@@ -36,9 +43,9 @@ use crate::apimachinery::user::UserInfo;
 use crate::kinds::registry::ServedKind;
 use crate::kinds::schema::{FieldError, FieldErrorKind};
 
-/// How long a write waits for its own change to reach the cache, so that a
-/// read right after it sees it.
-const READ_YOUR_WRITES: Duration = Duration::from_secs(3);
+/// How long a patch that lost a race waits for the newer state to reach
+/// the cache before it retries.
+const RETRY_WAIT: Duration = Duration::from_secs(3);
 /// How long a read waits for the cache to reach upstream's state or a
 /// resourceVersion it asked for (kube-apiserver waits as long for its own
 /// cache).
@@ -84,14 +91,22 @@ impl AppSnapshot {
         filter: &'a AppFilter,
         after: Option<&Key>,
     ) -> impl Iterator<Item = (&'a Key, Arc<AppView>)> + 'a {
-        let range = match after {
-            Some(key) => self.objects.range((
-                std::ops::Bound::Excluded(key.clone()),
-                std::ops::Bound::Unbounded,
-            )),
-            None => self.objects.range::<_, Key>(..),
+        use std::ops::Bound;
+        // A namespace's objects are one range of the ordered map: the scan
+        // reads only those (50 apps of a namespace among 5,000 cost 50).
+        let namespace = filter.namespace();
+        let start = match (after, namespace) {
+            (Some(key), Some(ns)) if key.0.as_str() < ns => {
+                Bound::Included((ns.to_owned(), String::new()))
+            }
+            (Some(key), _) => Bound::Excluded(key.clone()),
+            (None, Some(ns)) => Bound::Included((ns.to_owned(), String::new())),
+            (None, None) => Bound::Unbounded,
         };
-        range.filter_map(|(key, stored)| filter.app(key, stored).map(|app| (key, app)))
+        self.objects
+            .range((start, Bound::Unbounded))
+            .take_while(move |((ns, _), _)| namespace.is_none_or(|want| want == ns))
+            .filter_map(|(key, stored)| filter.app(key, stored).map(|app| (key, app)))
     }
 
     /// The names of the apps `filter` selects, in `(namespace, name)` order.
@@ -318,12 +333,14 @@ impl Apps<'_> {
     ) -> Result<Value, ApiError> {
         let resolved = &self.kind.resolved;
         let (namespace, name) = super::object_key(&app);
-        let release = helm_release::to_helm_release(resolved, &app, None)
+        let release = tracing::debug_span!("convert", to = "HelmRelease")
+            .in_scope(|| helm_release::to_helm_release(resolved, &app, None))
             .map_err(|e| self.convert_error(&name, e))?;
         let created = self
             .store
             .backend
             .create(release, dry_run, user)
+            .instrument(tracing::debug_span!("upstream", verb = "create"))
             .await
             .map_err(|e| match e {
                 StoreError::NotFound => ApiError::not_found("namespaces", &namespace),
@@ -344,8 +361,9 @@ impl Apps<'_> {
                 other => self.store_error(other, &name),
             })?;
         if !dry_run {
-            self.read_your_write(&created).await;
+            self.read_your_write(&created, true);
         }
+        let _span = tracing::debug_span!("convert", to = "app").entered();
         Ok(helm_release::to_app(resolved, &created))
     }
 
@@ -365,6 +383,7 @@ impl Apps<'_> {
         if let Some(status) = current.get("status") {
             app["status"] = status.clone();
         }
+        let convert = tracing::debug_span!("convert", to = "HelmRelease").entered();
         let stored = self
             .cache()
             .get(&namespace, &helm_release::release_name(resolved, &name))
@@ -372,10 +391,12 @@ impl Apps<'_> {
         let mut release = helm_release::to_helm_release(resolved, &app, Some(&stored))
             .map_err(|e| self.convert_error(&name, e))?;
         release["metadata"]["resourceVersion"] = app["metadata"]["resourceVersion"].clone();
+        drop(convert);
         let updated = self
             .store
             .backend
             .update(release, dry_run, user)
+            .instrument(tracing::debug_span!("upstream", verb = "update"))
             .await
             .map_err(|e| match e {
                 StoreError::Conflict(_) => ApiError::conflict(
@@ -386,8 +407,9 @@ impl Apps<'_> {
                 other => self.store_error(other, &name),
             })?;
         if !dry_run {
-            self.read_your_write(&updated).await;
+            self.read_your_write(&updated, true);
         }
+        let _span = tracing::debug_span!("convert", to = "app").entered();
         Ok(helm_release::to_app(resolved, &updated))
     }
 
@@ -407,10 +429,16 @@ impl Apps<'_> {
             .store
             .backend
             .delete(namespace, &release, options, user)
+            .instrument(tracing::debug_span!("upstream", verb = "delete"))
             .await
             .map_err(|e| self.store_error(e, name))?;
         if !options.dry_run && resource_version(&result) > 0 {
-            self.read_your_write(&result).await;
+            // Still there while finalizers hold it (marked for deletion).
+            let held = result
+                .pointer("/metadata/finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(|f| !f.is_empty());
+            self.read_your_write(&result, held);
         }
         // A release deleted at once may come back as a bare Status; answer with the app we had.
         if result.get("spec").is_some() {
@@ -424,16 +452,16 @@ impl Apps<'_> {
     /// app `seen`: a write that lost a race retries from the newer state.
     pub(crate) async fn wait_for_change_after(&self, seen: &Value) {
         self.cache()
-            .wait_for_revision(resource_version(seen) + 1, READ_YOUR_WRITES)
+            .wait_for_revision(resource_version(seen) + 1, RETRY_WAIT)
             .await;
     }
 
-    /// Waits (a bounded time) until the cache has seen `written`, so that a
-    /// read right after the write sees it.
-    async fn read_your_write(&self, written: &Value) {
-        self.cache()
-            .wait_for_revision(resource_version(written), READ_YOUR_WRITES)
-            .await;
+    /// Hands upstream's answer to a write to the cache, so that a read right
+    /// after the write sees it: `written` as stored, or gone when `exists`
+    /// is false.
+    fn read_your_write(&self, written: &Value, exists: bool) {
+        let _span = tracing::debug_span!("cache").entered();
+        self.cache().take_write(written, exists);
     }
 
     /// The 422 of an app that cannot be stored as a HelmRelease.
@@ -539,6 +567,10 @@ mod tests {
         assert_eq!(dry["metadata"]["name"], "dry");
         assert_eq!(apps.get("ns", "dry").unwrap_err().code, 404);
 
+        // The create answered before its watch event: watch from after it.
+        apps.wait_for_revision(resource_version(&created))
+            .await
+            .unwrap();
         let from = apps.revision();
         let (_, mut events) = apps.subscribe(from).unwrap();
         let mut changed = app("db", "b");

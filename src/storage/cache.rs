@@ -10,8 +10,16 @@
 //! - Upstream reconnects resume from the last seen revision; when upstream
 //!   says 410, the cache re-lists and emits the difference as events, so no
 //!   client event is lost or duplicated.
+//! - Writes ahead of the watch: a write made through the server hands
+//!   upstream's answer to the cache at once ([`WatchCache::take_write`]), so
+//!   it does not wait for its own watch event to read its write. The object
+//!   is kept aside, keyed by its resourceVersion, and read by single-object
+//!   reads only; snapshots, lists and watches keep exactly the watch's state.
+//!   The watch event of the same version later confirms it (reusing the kept
+//!   object, app view included); a newer event or write always wins, and an
+//!   older one never replaces it.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -149,6 +157,59 @@ struct State {
     /// Watches may resume from this revision or later.
     oldest: u64,
     snapshots: VecDeque<(u64, Objects)>,
+    /// Writes upstream has answered and the watch has not yet delivered,
+    /// each newer than `revision` (dropped once the watch reaches it).
+    ahead: HashMap<Key, Ahead>,
+}
+
+/// A write's result taken before its watch event: the object as upstream
+/// answered (`None` when the write deleted it) at `resource_version`.
+#[derive(Debug, Clone)]
+struct Ahead {
+    resource_version: u64,
+    object: Option<Arc<Stored>>,
+}
+
+impl State {
+    /// The object under `key` as single-object reads see it: a write taken
+    /// ahead of the watch, else the watch's state.
+    fn current(&self, key: &Key) -> Option<Arc<Stored>> {
+        match self.ahead.get(key) {
+            Some(ahead) => ahead.object.clone(),
+            None => self.objects.get(key).cloned(),
+        }
+    }
+
+    /// Takes a write upstream answered at `resource_version` unless the
+    /// cache already knows that version or a newer one of the object.
+    fn take_write(&mut self, key: Key, resource_version: u64, object: Option<Arc<Stored>>) -> bool {
+        if resource_version == 0 || resource_version <= self.revision {
+            return false; // the watch has delivered it (or something newer)
+        }
+        if self
+            .ahead
+            .get(&key)
+            .is_some_and(|a| a.resource_version >= resource_version)
+        {
+            return false; // a newer write was taken first
+        }
+        self.ahead.insert(
+            key,
+            Ahead {
+                resource_version,
+                object,
+            },
+        );
+        true
+    }
+
+    /// Drops the writes the watch has now delivered.
+    fn confirm_writes(&mut self) {
+        if !self.ahead.is_empty() {
+            let revision = self.revision;
+            self.ahead.retain(|_, a| a.resource_version > revision);
+        }
+    }
 }
 
 /// The shared cache.
@@ -181,6 +242,7 @@ impl WatchCache {
             history: VecDeque::new(),
             oldest: 0,
             snapshots: VecDeque::new(),
+            ahead: HashMap::new(),
         }));
         let (events, _) = broadcast::channel(4096);
         let (revision_tx, _) = watch::channel(0);
@@ -261,7 +323,38 @@ impl WatchCache {
 
     fn is_current(&self, upstream: &UpstreamState, scope: &ReadScope) -> bool {
         let state = self.read();
+        // One object's read also sees a write taken ahead of the watch.
+        if let (Some(ns), Some(name), Some(versions)) =
+            (&scope.namespace, &scope.release, &upstream.versions)
+        {
+            let key = (ns.clone(), name.clone());
+            if let Some(ahead) = state.ahead.get(&key) {
+                if state.revision >= upstream.revision {
+                    return true;
+                }
+                return match &ahead.object {
+                    Some(o) if scope.contains(&key, o.kind_label()) => {
+                        versions.len() == 1 && versions.get(&key) == Some(&ahead.resource_version)
+                    }
+                    _ => versions.is_empty(),
+                };
+            }
+        }
         snapshot_is_current(&state.objects, state.revision, upstream, scope)
+    }
+
+    /// Takes upstream's answer to a write made through the server at once,
+    /// so that reads of the object see it before its watch event arrives:
+    /// `written` as stored, or, when `exists` is false, gone. Ignored when
+    /// the cache already has that version or a newer one of the object (a
+    /// concurrent newer event or write wins) or `written` has no
+    /// resourceVersion. Returns whether it was taken.
+    pub fn take_write(&self, written: &Value, exists: bool) -> bool {
+        let key = object_key(written);
+        let rv = resource_version(written);
+        let object = exists.then(|| Arc::new(Stored::new(written)));
+        let mut state = self.state.write().unwrap_or_else(|p| p.into_inner());
+        state.take_write(key, rv, object)
     }
 
     /// How many upstream watches have been opened (1 while healthy).
@@ -294,12 +387,11 @@ impl WatchCache {
         Some(Arc::new(self.stored(namespace, name)?.value()))
     }
 
-    /// The HelmRelease `namespace/name` as it is kept, unparsed.
+    /// The HelmRelease `namespace/name` as it is kept, unparsed (a write
+    /// taken ahead of the watch included).
     pub fn stored(&self, namespace: &str, name: &str) -> Option<Arc<Stored>> {
         self.read()
-            .objects
-            .get(&(namespace.to_owned(), name.to_owned()))
-            .cloned()
+            .current(&(namespace.to_owned(), name.to_owned()))
     }
 
     /// Events after `revision` (from history) and a receiver for later ones,
@@ -450,6 +542,7 @@ impl Sync {
             StoreEvent::Bookmark(rv) => {
                 if rv > state.revision {
                     state.revision = rv;
+                    state.confirm_writes();
                     drop(state);
                     self.revision_tx.send_replace(rv);
                 }
@@ -457,7 +550,14 @@ impl Sync {
             }
             StoreEvent::Added(o) | StoreEvent::Modified(o) => {
                 let key = object_key(&o);
-                let o = Arc::new(Stored::new(&o));
+                // The event of a write taken ahead: keep the object (and its app view).
+                let o = match state.ahead.get(&key) {
+                    Some(Ahead {
+                        resource_version,
+                        object: Some(taken),
+                    }) if *resource_version == revision => taken.clone(),
+                    _ => Arc::new(Stored::new(&o)),
+                };
                 let previous = state.objects.insert(key.clone(), o.clone());
                 let event_type = if previous.is_some() {
                     EventType::Modified
@@ -544,6 +644,7 @@ impl Sync {
 
     fn record(&self, state: &mut State, events: Vec<Arc<CacheEvent>>, revision: u64) {
         state.revision = state.revision.max(revision);
+        state.confirm_writes();
         let snapshot = (state.revision, state.objects.clone());
         state.snapshots.push_back(snapshot);
         if state.snapshots.len() > SNAPSHOTS {
@@ -640,6 +741,172 @@ mod tests {
         );
         assert!(cache.subscribe(0).is_err());
         assert_eq!(cache.upstream_watches(), 1);
+    }
+
+    /// A cache whose upstream events the test applies itself, in the order
+    /// it chooses, starting from an empty list at revision 10.
+    fn driven() -> (WatchCache, Sync) {
+        let cache = WatchCache {
+            state: Arc::new(RwLock::new(State {
+                objects: OrdMap::new(),
+                revision: 0,
+                history: VecDeque::new(),
+                oldest: 0,
+                snapshots: VecDeque::new(),
+                ahead: HashMap::new(),
+            })),
+            events: broadcast::channel(64).0,
+            revision_tx: Arc::new(watch::channel(0).0),
+            ready_tx: Arc::new(watch::channel(false).0),
+            upstream_watches: Arc::new(AtomicU64::new(0)),
+            task: Arc::new(tokio::spawn(async {})),
+        };
+        let sync = Sync {
+            state: cache.state.clone(),
+            events: cache.events.clone(),
+            revision_tx: cache.revision_tx.clone(),
+            ready_tx: cache.ready_tx.clone(),
+            upstream_watches: cache.upstream_watches.clone(),
+        };
+        sync.replace(Vec::new(), 10);
+        (cache, sync)
+    }
+
+    fn at(name: &str, rv: u64, x: i64) -> Value {
+        json!({"metadata": {"name": name, "namespace": "ns", "resourceVersion": rv.to_string(),
+            "labels": {crate::storage::helm_release::KIND_LABEL: "Postgres"}}, "spec": {"x": x}})
+    }
+
+    fn x_of(cache: &WatchCache, name: &str) -> Option<i64> {
+        cache
+            .get("ns", name)
+            .map(|o| o["spec"]["x"].as_i64().unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_write_is_read_before_its_watch_event_and_confirmed_by_it() {
+        let (cache, sync) = driven();
+        let (_, mut rx) = cache.subscribe(10).unwrap();
+        assert!(cache.take_write(&at("a", 11, 1), true));
+        // Single-object reads see it; the revision, snapshots and watchers do not yet.
+        assert_eq!(x_of(&cache, "a"), Some(1));
+        assert_eq!(cache.revision(), 10);
+        assert!(cache.snapshot().0.is_empty());
+        assert!(rx.try_recv().is_err());
+        let taken = cache.stored("ns", "a").unwrap();
+
+        // Its watch event: delivered to watchers as usual, with the object taken.
+        sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))));
+        let event = rx.try_recv().unwrap();
+        assert_eq!((event.event_type, event.revision), (EventType::Added, 11));
+        assert!(Arc::ptr_eq(&event.object, &taken));
+        assert!(Arc::ptr_eq(&cache.stored("ns", "a").unwrap(), &taken));
+        assert!(cache.read().ahead.is_empty());
+        assert_eq!(cache.snapshot().0.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn never_backwards_a_newer_event_or_write_wins() {
+        let (cache, sync) = driven();
+        // Another client's newer change reached the watch before our answer: ours is old.
+        sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))));
+        sync.apply(StoreEvent::Modified(Arc::new(at("a", 12, 2))));
+        assert!(!cache.take_write(&at("a", 11, 1), true));
+        assert!(!cache.take_write(&at("a", 12, 2), true));
+        assert_eq!(x_of(&cache, "a"), Some(2));
+
+        // Two writes answered out of order: the newer one stays.
+        assert!(cache.take_write(&at("a", 14, 4), true));
+        assert!(!cache.take_write(&at("a", 13, 3), true));
+        assert_eq!(x_of(&cache, "a"), Some(4));
+        // The watch delivers 13 first: watchers get it, reads keep 14.
+        let (_, mut rx) = cache.subscribe(12).unwrap();
+        sync.apply(StoreEvent::Modified(Arc::new(at("a", 13, 3))));
+        assert_eq!(rx.try_recv().unwrap().revision, 13);
+        assert_eq!(x_of(&cache, "a"), Some(4));
+        // Then 14: confirmed, with the previous state for watchers.
+        sync.apply(StoreEvent::Modified(Arc::new(at("a", 14, 4))));
+        let event = rx.try_recv().unwrap();
+        assert_eq!(event.previous.as_ref().unwrap().resource_version(), 13);
+        assert_eq!(x_of(&cache, "a"), Some(4));
+        assert!(cache.read().ahead.is_empty());
+
+        // Without a resourceVersion there is nothing to order by: ignored.
+        let mut bare = at("a", 0, 9);
+        bare["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("resourceVersion");
+        assert!(!cache.take_write(&bare, true));
+        assert_eq!(x_of(&cache, "a"), Some(4));
+    }
+
+    #[tokio::test]
+    async fn a_delete_is_read_as_gone_at_once_and_revisions_confirm_writes() {
+        let (cache, sync) = driven();
+        sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))));
+        assert!(cache.take_write(&at("a", 12, 1), false));
+        assert_eq!(x_of(&cache, "a"), None);
+        assert_eq!(cache.snapshot().0.len(), 1, "lists follow the watch");
+        // A re-create answered before the delete's event: it is back.
+        assert!(cache.take_write(&at("a", 13, 3), true));
+        assert_eq!(x_of(&cache, "a"), Some(3));
+        // The delete's event does not undo the newer re-create; the create's confirms it.
+        sync.apply(StoreEvent::Deleted(Arc::new(at("a", 12, 1))));
+        assert_eq!(x_of(&cache, "a"), Some(3));
+        sync.apply(StoreEvent::Added(Arc::new(at("a", 13, 3))));
+        assert!(cache.read().ahead.is_empty());
+        assert_eq!(x_of(&cache, "a"), Some(3));
+        // Whatever brings the revision past a taken write drops it (here a bookmark).
+        assert!(cache.take_write(&at("a", 15, 5), true));
+        sync.apply(StoreEvent::Bookmark(15));
+        assert!(cache.read().ahead.is_empty());
+        assert_eq!(x_of(&cache, "a"), Some(3), "the watch's state");
+    }
+
+    #[tokio::test]
+    async fn a_single_object_read_is_current_with_a_write_taken_ahead() {
+        let (cache, _sync) = driven();
+        assert!(cache.take_write(&at("pg-a", 11, 1), true));
+        let one = ReadScope {
+            kind: "Postgres".into(),
+            namespace: Some("ns".into()),
+            release: Some("pg-a".into()),
+        };
+        let upstream = |versions: &[u64]| UpstreamState {
+            revision: 20,
+            versions: Some(
+                versions
+                    .iter()
+                    .map(|rv| (("ns".to_owned(), "pg-a".to_owned()), *rv))
+                    .collect(),
+            ),
+        };
+        let quick = Duration::from_millis(20);
+        assert!(
+            cache
+                .wait_until_current(&upstream(&[11]), &one, quick)
+                .await
+        );
+        assert!(
+            !cache
+                .wait_until_current(&upstream(&[15]), &one, quick)
+                .await
+        );
+        assert!(!cache.wait_until_current(&upstream(&[]), &one, quick).await);
+        // A list of the namespace follows the watch, which has not seen it yet.
+        let all = ReadScope {
+            release: None,
+            ..one.clone()
+        };
+        assert!(
+            !cache
+                .wait_until_current(&upstream(&[11]), &all, quick)
+                .await
+        );
+        // A delete taken ahead is current when upstream has no such object.
+        assert!(cache.take_write(&at("pg-a", 12, 1), false));
+        assert!(cache.wait_until_current(&upstream(&[]), &one, quick).await);
     }
 
     fn owned(name: &str, kind: &str) -> Value {

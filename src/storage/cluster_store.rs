@@ -265,8 +265,9 @@ impl ClusterStore {
         .await
     }
 
-    /// Sends a create or update as JSON both ways (no typed round trip), as
-    /// `user` when impersonating.
+    /// Sends a create or update, as `user` when impersonating; answers with
+    /// the object as the watch cache keeps it ([`cached`]), since the cache
+    /// takes it before the watch delivers it.
     async fn write(
         &self,
         request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
@@ -278,8 +279,9 @@ impl ClusterStore {
             impersonation_headers(user, request.headers_mut())?;
         }
         self.client
-            .request::<Value>(request)
+            .request::<DynamicObject>(request)
             .await
+            .map(cached)
             .map_err(upstream)
     }
 
@@ -317,7 +319,7 @@ impl ClusterStore {
                 .map_err(upstream)?
         };
         match deleted {
-            either::Either::Left(object) => Ok(to_value(object)),
+            either::Either::Left(object) => Ok(cached(object)),
             either::Either::Right(_status) => {
                 // Deleted at once; report the last state we can know.
                 Ok(serde_json::json!({"metadata": {"name": name, "namespace": namespace}}))

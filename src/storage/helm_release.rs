@@ -108,10 +108,14 @@ pub fn owned_by(kind: &ResolvedKind, release: &Value) -> bool {
 /// [`crate::storage::cache::Stored::app_view`]). Only the JSON is kept (its
 /// name is the HelmRelease's less the prefix; labels are read from it when a
 /// selector asks), so that keeping views costs about the size of the app.
+/// Its `kubectl get` Table row is made on the first Table read and kept
+/// too ([`crate::apiserver::table::kept_row`]).
 #[derive(Debug)]
 pub struct AppView {
     /// The app, encoded.
     pub json: Box<str>,
+    /// The app's Table row, once a Table read has asked for it.
+    pub(crate) table_row: std::sync::OnceLock<crate::apiserver::table::KeptRow>,
 }
 
 impl AppView {
@@ -147,7 +151,10 @@ pub fn app_view(kind: &ResolvedKind, release: &Value) -> Option<AppView> {
     let json = serde_json::to_string(&to_app(kind, release))
         .ok()?
         .into_boxed_str();
-    Some(AppView { json })
+    Some(AppView {
+        json,
+        table_row: std::sync::OnceLock::new(),
+    })
 }
 
 /// Converts an app (already validated and defaulted) into its HelmRelease.

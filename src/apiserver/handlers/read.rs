@@ -222,10 +222,12 @@ fn render_list(
     snapshot: &AppSnapshot,
     after: Option<&Key>,
 ) -> Result<Response<Body>, ApiError> {
-    // Plain JSON (the big lists: controllers, `kubectl get -o json`) is
-    // encoded app by app as the scan goes, so a list of thousands never holds
-    // every converted app at once; tables and metadata lists collect them.
-    let streaming = matches!(repr, Representation::Json);
+    // Plain JSON (the big lists: controllers, `kubectl get -o json`) and
+    // Tables (`kubectl get`) are encoded app by app as the scan goes, from
+    // the app's kept JSON and Table row, so a list of thousands never holds
+    // every converted app at once; metadata lists collect them.
+    let resolved = &call.kind.resolved;
+    let now = jiff::Timestamp::now();
     let mut encoded = Vec::new();
     let mut items = Vec::new();
     let mut count = 0usize;
@@ -237,13 +239,23 @@ fn render_list(
             break;
         }
         count += 1;
-        if streaming {
-            if count > 1 {
+        match repr {
+            Representation::Json | Representation::Table { .. } if count > 1 => {
                 encoded.push(b',');
             }
-            encoded.extend_from_slice(app.json.as_bytes());
-        } else {
-            items.push(app.value());
+            _ => {}
+        }
+        match repr {
+            Representation::Json => encoded.extend_from_slice(app.json.as_bytes()),
+            Representation::Table { include_object } => {
+                table::kept_row(&app, resolved).render(
+                    &app.json,
+                    include_object,
+                    now,
+                    &mut encoded,
+                );
+            }
+            _ => items.push(app.value()),
         }
         last_key = Some(key);
     }
@@ -258,8 +270,16 @@ fn render_list(
     }
     let refs: Vec<&Value> = items.iter().collect();
     let body = match repr {
-        Representation::Table { include_object } => {
-            table::build_table(&call.kind.resolved, &refs, include_object, list_meta, true)
+        Representation::Table { .. } => {
+            let mut bytes = table::table_head(resolved, list_meta);
+            bytes.reserve(encoded.len() + 2);
+            bytes.extend_from_slice(&encoded);
+            bytes.extend_from_slice(b"]}");
+            return Ok(response::encoded_json(
+                StatusCode::OK,
+                bytes,
+                negotiate::content_type_of(repr),
+            ));
         }
         Representation::PartialObjectMetadataList | Representation::PartialObjectMetadata => {
             table::partial_object_metadata_list(&refs, list_meta)
