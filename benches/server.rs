@@ -15,7 +15,7 @@
 //! | `get` | get one app through the server, consistent and `resourceVersion=0` | the handler's own work in-process (cache lookup, the kept app view); the same gets of the HelmRelease from kube-apiserver |
 //! | `writes` | create / update / merge-patch / delete an app through the server | the same writes of the HelmRelease at kube-apiserver |
 //! | `watch_fanout` | 1,000 watches on the server, events delivered | one watch straight on kube-apiserver |
-//! | `memory` | RSS of a `kubectl-cozy serve` process, idle and with 10,000 apps | RSS of `kubectl-cozy --version` / `kinds list` |
+//! | `memory` | VmRSS and VmHWM of a `kubectl-cozy serve` process: idle, with 5,000 and 10,000 apps cached, after a list of them and with 1,000 watches open | RSS of `kubectl-cozy --version` / `kinds list` |
 //!
 //! The server under test runs in-process on its own 2-worker runtime
 //! (`Auth::standalone` with its own CA, the client certificate's user in
@@ -985,6 +985,8 @@ async fn fanout(
 
 fn memory() {
     const APPS: usize = 10_000;
+    /// Watches open while measuring.
+    const WATCHERS: usize = 1_000;
     let plane = plane();
     let rt = client_runtime();
     let load_before = loadavg();
@@ -1031,27 +1033,56 @@ fn memory() {
     let standalone_rss = standalone.settled_rss();
     drop(standalone);
 
-    // 10,000 apps (and whatever other benchmarks of this run added).
-    rt.block_on(fleet(plane, APPS));
-    let loaded = Serve::start(plane, dir.path(), &examples, "loaded");
-    let loaded_rss = loaded.settled_rss();
-    let (cached, list_took) = rt.block_on(async {
-        let client = loaded.client(plane).await;
-        let (took, text) = request(
-            &client,
-            Method::GET,
-            &format!("/apis/{GROUP}/{VERSION}/{PLURAL}"),
-            None,
-        )
-        .await;
-        (item_count(&text), took)
-    });
-    assert!(
-        cached >= APPS,
-        "the server serves every app: {cached} < {APPS}"
-    );
-    let after_list = loaded.settled_rss();
-    drop(loaded);
+    // 5,000 apps, then 10,000 (and whatever other benchmarks of this run
+    // added): cached, after one list of them all, then with 1,000 watches open.
+    let loaded: Vec<Loaded> = [FLEET_CHUNK, APPS]
+        .into_iter()
+        .map(|apps| {
+            rt.block_on(fleet(plane, apps));
+            let server = Serve::start(plane, dir.path(), &examples, &format!("loaded-{apps}"));
+            let cached_rss = server.settled_rss();
+            let (cached, list_took, watching) = rt.block_on(async {
+                let client = server.client(plane).await;
+                let (took, text) = request(
+                    &client,
+                    Method::GET,
+                    &format!("/apis/{GROUP}/{VERSION}/{PLURAL}"),
+                    None,
+                )
+                .await;
+                let cached = item_count(&text);
+                drop(text);
+                // Watches of an empty namespace: what 1,000 idle watchers hold.
+                let ns = plane.namespace("bench-mem-watch").await;
+                let path = format!("{}?watch=true", app_path(&ns, None));
+                let opened = futures::stream::iter(0..WATCHERS)
+                    .map(|_| {
+                        let client = client.clone();
+                        let path = path.clone();
+                        async move {
+                            let req = Request::get(&path).body(Vec::new()).expect("request");
+                            client.request_stream(req).await.expect("open watch")
+                        }
+                    })
+                    .buffer_unordered(50)
+                    .collect::<Vec<_>>()
+                    .await;
+                (cached, took, opened)
+            });
+            assert!(
+                cached >= apps,
+                "the server serves every app: {cached} < {apps}"
+            );
+            let after_list = server.settled_rss();
+            drop(watching);
+            Loaded {
+                apps: cached,
+                list_took,
+                cached_rss,
+                after_list,
+            }
+        })
+        .collect();
 
     let mib = |kib: u64| kib as f64 / 1024.0;
     println!("\n### memory: `kubectl-cozy serve` as a separate process (VmRSS after settling)\n");
@@ -1080,32 +1111,66 @@ fn memory() {
         mib(idle_rss.rss),
         mib(idle_rss.hwm)
     );
-    println!(
-        "| `serve` (cluster), {cached} apps cached | {:.1} | {:.1} |",
-        mib(loaded_rss.rss),
-        mib(loaded_rss.hwm)
-    );
-    println!(
-        "| same, after one list of all {cached} apps ({:.0} ms) | {:.1} | {:.1} |",
-        list_took.as_secs_f64() * 1e3,
-        mib(after_list.rss),
-        mib(after_list.hwm)
-    );
+    for l in &loaded {
+        println!(
+            "| `serve` (cluster), {} apps cached | {:.1} | {:.1} |",
+            l.apps,
+            mib(l.cached_rss.rss),
+            mib(l.cached_rss.hwm)
+        );
+        println!(
+            "| same, after one list of all {} apps ({:.0} ms) and with {WATCHERS} watches open | {:.1} | {:.1} |",
+            l.apps,
+            l.list_took.as_secs_f64() * 1e3,
+            mib(l.after_list.rss),
+            mib(l.after_list.hwm)
+        );
+    }
+    let [five, ten] = &loaded[..] else {
+        unreachable!("two fleets")
+    };
     print_targets(&[
-        Target::at_most("server RSS idle", mib(idle_rss.rss), 30.0, "MiB"),
+        Target::info("server RSS idle, 0 apps", mib(idle_rss.rss), "MiB"),
         Target::at_most(
-            &format!("server RSS with {cached} apps cached"),
-            mib(loaded_rss.rss),
+            &format!("server RSS with {} apps cached", five.apps),
+            mib(five.cached_rss.rss),
+            30.0,
+            "MiB",
+        ),
+        Target::at_most(
+            &format!(
+                "server RSS after a list of {} + {WATCHERS} watchers",
+                five.apps
+            ),
+            mib(five.after_list.rss),
+            60.0,
+            "MiB",
+        ),
+        Target::at_most(
+            &format!(
+                "server RSS after a list of {} + {WATCHERS} watchers",
+                ten.apps
+            ),
+            mib(ten.after_list.rss),
             80.0,
             "MiB",
         ),
         Target::info(
-            "cache cost per app (loaded - idle)",
-            (loaded_rss.rss.saturating_sub(idle_rss.rss) * 1024) as f64 / cached as f64,
+            "cache cost per app (10,000 cached - 5,000 cached)",
+            (ten.cached_rss.rss.saturating_sub(five.cached_rss.rss) * 1024) as f64
+                / (ten.apps.saturating_sub(five.apps)).max(1) as f64,
             "bytes",
         ),
     ]);
     print_load(load_before);
+}
+
+/// What one loaded `serve` process held.
+struct Loaded {
+    apps: usize,
+    list_took: Duration,
+    cached_rss: Rss,
+    after_list: Rss,
 }
 
 use std::process::{Child, Command, Stdio};

@@ -480,6 +480,8 @@ impl Sync {
                 match backend.list().await {
                     Ok(listing) => {
                         self.replace(listing.items, listing.resource_version);
+                        // The pages parsed for the list are freed between the kept objects.
+                        crate::allocator::release_free_memory();
                         self.ready_tx.send_replace(true);
                         need_list = false;
                         backoff = Duration::from_millis(200);
