@@ -23,7 +23,7 @@
 //! Rows carry `object` per `includeObject`: `PartialObjectMetadata` by
 //! default, the whole object, or `null`.
 //!
-//! A list renders each app's row from its [`KeptRow`], made on the app's
+//! A list renders each app's row from its kept [`TableRow`], made on the app's
 //! first Table read and kept with its app view: the cells encoded once,
 //! `date` cells kept as their time and aged per request, the row's
 //! `PartialObjectMetadata` copied from the app's kept JSON. A Table list of
@@ -39,7 +39,7 @@ use super::negotiate::IncludeObject;
 use crate::apimachinery::jsonpath::{JsonPath, to_text};
 use crate::golang::{self, GoDuration};
 use crate::kinds::definition::{PrinterColumn, ResolvedKind};
-use crate::storage::helm_release::AppView;
+use crate::storage::helm_release::{AppView, TableCell, TableRow};
 
 /// The description kube-apiserver gives the `Name` column (ObjectMeta's
 /// `name` documentation).
@@ -165,103 +165,84 @@ pub(crate) fn build_table_with(
     Value::Object(table)
 }
 
-/// One app's Table row, kept with its app view (see the module doc): what
-/// [`build_table`] would give for it with every column, less what depends
-/// on the request (the time, `includeObject`).
-#[derive(Debug)]
-pub(crate) struct KeptRow {
-    cells: Vec<KeptCell>,
-    /// Where the app's `metadata` object sits in its JSON.
-    metadata: Option<Range<usize>>,
+/// The Table row of `view`, an app of `kind`, with every printer column:
+/// made on the first call, kept with the view after (see the module doc).
+pub(crate) fn kept_row<'v>(view: &'v AppView, kind: &ResolvedKind) -> &'v TableRow {
+    view.table_row.get_or_init(|| new_row(kind, &view.json))
 }
 
-#[derive(Debug)]
-enum KeptCell {
-    /// The cell, encoded.
-    Encoded(Box<str>),
-    /// A `date` cell: rendered as its age at the time of the request.
-    Age(Timestamp),
-}
-
-/// The Table row of `view`, an app of `kind`: made on the first call, kept
-/// with the view after.
-pub(crate) fn kept_row<'v>(view: &'v AppView, kind: &ResolvedKind) -> &'v KeptRow {
-    view.table_row
-        .get_or_init(|| KeptRow::new(kind, &view.json))
-}
-
-impl KeptRow {
-    /// The row of the app encoded as `json`, with every printer column of `kind`.
-    fn new(kind: &ResolvedKind, json: &str) -> KeptRow {
-        let object: Value = serde_json::from_str(json).unwrap_or(Value::Null);
-        let encode = |v: &Value| KeptCell::Encoded(v.to_string().into_boxed_str());
-        let name = object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let mut cells = vec![encode(&Value::String(name.to_owned()))];
-        for column in &kind.definition.printer_columns {
-            let first = JsonPath::parse(&column.json_path)
-                .ok()
-                .and_then(|p| p.find(&object).ok().and_then(|v| v.first().copied()));
-            cells.push(match first {
-                None => encode(&Value::Null),
-                Some(Value::String(s)) if column.type_ == "date" => {
-                    match (s.as_str(), s.parse::<Timestamp>()) {
-                        ("" | "null", _) => encode(&Value::String("<unknown>".to_owned())),
-                        (_, Ok(t)) => KeptCell::Age(t),
-                        (_, Err(_)) => encode(&Value::String("<invalid>".to_owned())),
-                    }
-                }
-                // Not a string: not a date, whatever the time.
-                Some(v) => encode(&cell_for(&column.type_, v, Timestamp::UNIX_EPOCH)),
-            });
-        }
-        KeptRow {
-            cells,
-            metadata: metadata_range(json),
-        }
-    }
-
-    /// Appends the row as [`build_table`] encodes it, ages as of `now`, its
-    /// `object` per `include` (`json` is the app's JSON the row was made from).
-    pub(crate) fn render(
-        &self,
-        json: &str,
-        include: IncludeObject,
-        now: Timestamp,
-        out: &mut Vec<u8>,
-    ) {
-        out.extend_from_slice(b"{\"cells\":[");
-        for (i, cell) in self.cells.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            match cell {
-                KeptCell::Encoded(text) => out.extend_from_slice(text.as_bytes()),
-                KeptCell::Age(t) => {
-                    let age = golang::human_duration(GoDuration::from_nanos_saturating(
-                        now.as_nanosecond() - t.as_nanosecond(),
-                    ));
-                    out.extend_from_slice(Value::String(age).to_string().as_bytes());
+/// The row of the app encoded as `json`: what [`build_table`] would give
+/// for it with every column, less what depends on the request (the time,
+/// `includeObject`).
+fn new_row(kind: &ResolvedKind, json: &str) -> TableRow {
+    let object: Value = serde_json::from_str(json).unwrap_or(Value::Null);
+    let encode = |v: &Value| TableCell::Encoded(v.to_string().into_boxed_str());
+    let name = object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let mut cells = vec![encode(&Value::String(name.to_owned()))];
+    for column in &kind.definition.printer_columns {
+        let first = JsonPath::parse(&column.json_path)
+            .ok()
+            .and_then(|p| p.find(&object).ok().and_then(|v| v.first().copied()));
+        cells.push(match first {
+            None => encode(&Value::Null),
+            Some(Value::String(s)) if column.type_ == "date" => {
+                match (s.as_str(), s.parse::<Timestamp>()) {
+                    ("" | "null", _) => encode(&Value::String("<unknown>".to_owned())),
+                    (_, Ok(t)) => TableCell::Age(t),
+                    (_, Err(_)) => encode(&Value::String("<invalid>".to_owned())),
                 }
             }
+            // Not a string: not a date, whatever the time.
+            Some(v) => encode(&cell_for(&column.type_, v, Timestamp::UNIX_EPOCH)),
+        });
+    }
+    TableRow {
+        cells,
+        metadata: metadata_range(json),
+    }
+}
+
+/// Appends `row` as [`build_table`] encodes a row, ages as of `now`, its
+/// `object` per `include` (`json` is the app's JSON the row was made from).
+pub(crate) fn render_row(
+    row: &TableRow,
+    json: &str,
+    include: IncludeObject,
+    now: Timestamp,
+    out: &mut Vec<u8>,
+) {
+    out.extend_from_slice(b"{\"cells\":[");
+    for (i, cell) in row.cells.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
         }
-        out.extend_from_slice(b"],\"object\":");
-        match include {
-            IncludeObject::None => out.extend_from_slice(b"null"),
-            IncludeObject::Object => out.extend_from_slice(json.as_bytes()),
-            IncludeObject::Metadata => {
-                out.extend_from_slice(
-                    b"{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":",
-                );
-                let metadata = self.metadata.clone().and_then(|r| json.get(r));
-                out.extend_from_slice(metadata.unwrap_or("{}").as_bytes());
-                out.push(b'}');
+        match cell {
+            TableCell::Encoded(text) => out.extend_from_slice(text.as_bytes()),
+            TableCell::Age(t) => {
+                let age = golang::human_duration(GoDuration::from_nanos_saturating(
+                    now.as_nanosecond() - t.as_nanosecond(),
+                ));
+                out.extend_from_slice(Value::String(age).to_string().as_bytes());
             }
         }
-        out.push(b'}');
     }
+    out.extend_from_slice(b"],\"object\":");
+    match include {
+        IncludeObject::None => out.extend_from_slice(b"null"),
+        IncludeObject::Object => out.extend_from_slice(json.as_bytes()),
+        IncludeObject::Metadata => {
+            out.extend_from_slice(
+                b"{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":",
+            );
+            let metadata = row.metadata.clone().and_then(|r| json.get(r));
+            out.extend_from_slice(metadata.unwrap_or("{}").as_bytes());
+            out.push(b'}');
+        }
+    }
+    out.push(b'}');
 }
 
 /// The byte range of the top-level `metadata` object in the JSON object
@@ -281,7 +262,7 @@ fn metadata_range(json: &str) -> Option<Range<usize>> {
 }
 
 /// The encoded Table of a list up to its first row: `{"kind":"Table", …,
-/// "rows":[`, with every column; rows follow ([`KeptRow::render`]), then `]}`.
+/// "rows":[`, with every column; rows follow ([`render_row`]), then `]}`.
 pub(crate) fn table_head(kind: &ResolvedKind, list_meta: Value) -> Vec<u8> {
     let empty = build_table(kind, &[], IncludeObject::None, list_meta, true);
     let mut bytes = serde_json::to_vec(&empty).unwrap_or_default();
@@ -546,7 +527,7 @@ mod tests {
                     if i > 0 {
                         bytes.push(b',');
                     }
-                    kept_row(view, &k).render(&view.json, include, at, &mut bytes);
+                    render_row(kept_row(view, &k), &view.json, include, at, &mut bytes);
                 }
                 bytes.extend_from_slice(b"]}");
                 let refs: Vec<&Value> = apps.iter().collect();

@@ -109,13 +109,35 @@ pub fn owned_by(kind: &ResolvedKind, release: &Value) -> bool {
 /// name is the HelmRelease's less the prefix; labels are read from it when a
 /// selector asks), so that keeping views costs about the size of the app.
 /// Its `kubectl get` Table row is made on the first Table read and kept
-/// too ([`crate::apiserver::table::kept_row`]).
+/// too (the server's Table printing makes and reads it).
 #[derive(Debug)]
 pub struct AppView {
     /// The app, encoded.
     pub json: Box<str>,
     /// The app's Table row, once a Table read has asked for it.
-    pub(crate) table_row: std::sync::OnceLock<crate::apiserver::table::KeptRow>,
+    pub(crate) table_row: std::sync::OnceLock<TableRow>,
+}
+
+/// An app's Table row as it is kept with its [`AppView`]: every cell of
+/// the kind's printer columns encoded once, except the time-dependent ones,
+/// and where the app's `metadata` sits in the view's JSON (for the row's
+/// `PartialObjectMetadata`). Plain data: the Table printing above makes and
+/// renders it.
+#[derive(Debug)]
+pub(crate) struct TableRow {
+    /// The cells, `Name` first.
+    pub(crate) cells: Vec<TableCell>,
+    /// The byte range of the app's `metadata` object in its JSON.
+    pub(crate) metadata: Option<std::ops::Range<usize>>,
+}
+
+/// One cell of a kept [`TableRow`].
+#[derive(Debug)]
+pub(crate) enum TableCell {
+    /// The cell, encoded.
+    Encoded(Box<str>),
+    /// A `date` cell: rendered as its age at the time of each request.
+    Age(jiff::Timestamp),
 }
 
 impl AppView {

@@ -248,12 +248,8 @@ fn render_list(
         match repr {
             Representation::Json => encoded.extend_from_slice(app.json.as_bytes()),
             Representation::Table { include_object } => {
-                table::kept_row(&app, resolved).render(
-                    &app.json,
-                    include_object,
-                    now,
-                    &mut encoded,
-                );
+                let row = table::kept_row(&app, resolved);
+                table::render_row(row, &app.json, include_object, now, &mut encoded);
             }
             _ => items.push(app.value()),
         }
