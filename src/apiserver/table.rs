@@ -200,8 +200,8 @@ fn new_row(kind: &ResolvedKind, json: &str) -> TableRow {
         });
     }
     TableRow {
+        metadata: metadata_range(&object, json),
         cells,
-        metadata: metadata_range(json),
     }
 }
 
@@ -237,28 +237,34 @@ pub(crate) fn render_row(
             out.extend_from_slice(
                 b"{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":",
             );
-            let metadata = row.metadata.clone().and_then(|r| json.get(r));
-            out.extend_from_slice(metadata.unwrap_or("{}").as_bytes());
+            match row.metadata.clone().and_then(|r| json.get(r)) {
+                Some(metadata) => out.extend_from_slice(metadata.as_bytes()),
+                None => {
+                    let object: Value = serde_json::from_str(json).unwrap_or(Value::Null);
+                    let metadata = object.get("metadata").filter(|m| m.is_object());
+                    match metadata {
+                        Some(m) => out.extend_from_slice(m.to_string().as_bytes()),
+                        None => out.extend_from_slice(b"{}"),
+                    }
+                }
+            }
             out.push(b'}');
         }
     }
     out.push(b'}');
 }
 
-/// The byte range of the top-level `metadata` object in the JSON object
-/// `json`, if it has one.
-fn metadata_range(json: &str) -> Option<Range<usize>> {
-    #[derive(serde::Deserialize)]
-    struct Top<'a> {
-        #[serde(borrow, default)]
-        metadata: Option<&'a serde_json::value::RawValue>,
-    }
-    let raw = serde_json::from_str::<Top<'_>>(json).ok()?.metadata?.get();
-    if !raw.starts_with('{') {
-        return None;
-    }
-    let start = raw.as_ptr() as usize - json.as_ptr() as usize;
-    Some(start..start + raw.len())
+/// The byte range of the top-level `metadata` object of `object` within
+/// `json`, its compact encoding (as app views are kept): where the metadata,
+/// encoded again, sits after `"metadata":` outside any string (a string
+/// holding it would have its quotes escaped). The first such place is the
+/// top-level one, since an app's `metadata` precedes its `spec`; `None` when
+/// not found, and the row's metadata is then encoded per request.
+fn metadata_range(object: &Value, json: &str) -> Option<Range<usize>> {
+    let metadata = object.get("metadata").filter(|m| m.is_object())?;
+    let needle = format!("\"metadata\":{metadata}");
+    let start = json.find(&needle)? + "\"metadata\":".len();
+    Some(start..start + needle.len() - "\"metadata\":".len())
 }
 
 /// The encoded Table of a list up to its first row: `{"kind":"Table", …,
@@ -553,6 +559,15 @@ mod tests {
             kept_row(&views[0], &k),
             kept_row(&views[0], &k)
         ));
+
+        // JSON not in the kept (compact) form: the metadata is encoded per request.
+        let pretty = serde_json::to_string_pretty(&apps[0]).unwrap();
+        let row = new_row(&k, &pretty);
+        assert!(row.metadata.is_none());
+        let mut bytes = Vec::new();
+        render_row(&row, &pretty, IncludeObject::Metadata, now(), &mut bytes);
+        let rendered: Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(rendered["object"]["metadata"], apps[0]["metadata"]);
     }
 
     #[test]
