@@ -52,6 +52,7 @@ impl<S: Shape> Sizes for Bounds<S> {
     fn size(&self) -> u64 {
         match self {
             Bounds::Fixed(n) => *n,
+            Bounds::Node(Some(s)) if s.is_scalar() => 1,
             Bounds::Node(Some(s)) => s.max_size().unwrap_or_else(|| {
                 if s.is_string() {
                     MAX_REQUEST_BYTES
@@ -202,7 +203,7 @@ fn cost<'e, Z: Sizes>(e: &'e IdedExpr, root: &Z, scope: &mut Vec<(&'e str, Z)>) 
                 .iter()
                 .map(|x| cost(x, root, scope).0)
                 .fold(10u64, u64::saturating_add);
-            (c, root.unknown())
+            (c, root.fixed(l.elements.len() as u64))
         }
         Expr::Map(m) => {
             let mut c = 30u64;
@@ -215,7 +216,7 @@ fn cost<'e, Z: Sizes>(e: &'e IdedExpr, root: &Z, scope: &mut Vec<(&'e str, Z)>) 
                     c = c.saturating_add(cost(&f.value, root, scope).0);
                 }
             }
-            (c, root.unknown())
+            (c, root.fixed(m.entries.len() as u64))
         }
         Expr::Struct(_) => (40, root.unknown()),
         Expr::Comprehension(c) => {

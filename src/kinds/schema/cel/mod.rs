@@ -238,3 +238,6 @@ fn message_from_expression(p: &cel::Program, ctx: &Context<'_, '_>) -> Option<St
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests;

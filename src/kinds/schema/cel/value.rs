@@ -33,6 +33,8 @@ pub(crate) trait Shape: Copy {
     fn max_size(self) -> Option<u64>;
     /// Whether the node is a string.
     fn is_string(self) -> bool;
+    /// Whether the node is a number or a boolean.
+    fn is_scalar(self) -> bool;
     /// The schema's `type` (`object`, `string`, ...; empty if none), as
     /// errors show it.
     fn type_name(self) -> &'static str;

@@ -68,6 +68,13 @@ impl Shape for NodeRef<'_> {
         )
     }
 
+    fn is_scalar(self) -> bool {
+        matches!(
+            self.schema.node(self.id).ty,
+            NodeType::Integer | NodeType::Number | NodeType::Boolean
+        )
+    }
+
     fn type_name(self) -> &'static str {
         self.schema.node(self.id).ty.name().unwrap_or("")
     }
