@@ -401,9 +401,14 @@ fn field_validation(call: &Call<'_>) -> Result<FieldValidation, ApiError> {
     }
 }
 
-/// Checks the name, defaults and validates the spec; every problem becomes a
+/// Checks the name, defaults and validates the spec (CEL transition rules
+/// against `old`, the stored object, on update); every problem becomes a
 /// cause. Returns warnings about unknown (pruned) fields.
-fn validate(call: &Call<'_>, app: &mut Value) -> Result<Vec<String>, ApiError> {
+fn validate(
+    call: &Call<'_>,
+    app: &mut Value,
+    old: Option<&Value>,
+) -> Result<Vec<String>, ApiError> {
     let mode = field_validation(call)?;
     let name = app
         .pointer("/metadata/name")
@@ -434,7 +439,11 @@ fn validate(call: &Call<'_>, app: &mut Value) -> Result<Vec<String>, ApiError> {
     let mut pruned = Vec::new();
     if errors.is_empty() {
         let spec = app.get_mut("spec").expect("spec is an object");
-        let outcome = call.kind.schema.default_and_validate(spec, "spec");
+        let old_spec = old.and_then(|o| o.get("spec"));
+        let outcome = call
+            .kind
+            .schema
+            .default_and_validate_update(spec, old_spec, "spec");
         errors.extend(outcome.errors);
         pruned = outcome.pruned;
     }
@@ -482,7 +491,7 @@ fn name_problem(name: &str) -> Option<&'static str> {
 }
 
 async fn store_create(call: &Call<'_>, mut app: Value) -> Result<Written, ApiError> {
-    let warnings = validate(call, &mut app)?;
+    let warnings = validate(call, &mut app, None)?;
     let dry_run = call.dry_run()?;
     let app = call.apps().create(app, dry_run, call.user).await?;
     Ok(Written { app, warnings })
@@ -493,7 +502,7 @@ async fn store_update(
     current: &Value,
     mut app: Value,
 ) -> Result<Written, ApiError> {
-    let warnings = validate(call, &mut app)?;
+    let warnings = validate(call, &mut app, Some(current))?;
     let dry_run = call.dry_run()?;
     let app = call.apps().update(current, app, dry_run, call.user).await?;
     Ok(Written { app, warnings })

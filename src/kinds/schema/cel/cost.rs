@@ -154,7 +154,12 @@ fn weight(v: &Value) -> u64 {
     match v {
         Value::String(s) => s.len() as u64,
         Value::Array(a) => a.len() as u64 + a.iter().map(weight).sum::<u64>(),
-        Value::Object(m) => m.len() as u64 + m.iter().map(|(k, v)| k.len() as u64 + weight(v)).sum::<u64>(),
+        Value::Object(m) => {
+            m.len() as u64
+                + m.iter()
+                    .map(|(k, v)| k.len() as u64 + weight(v))
+                    .sum::<u64>()
+        }
         _ => 1,
     }
 }
@@ -264,9 +269,7 @@ fn cost<'e, Z: Sizes>(e: &'e IdedExpr, root: &Z, scope: &mut Vec<(&'e str, Z)>) 
                     tenth(size(0))
                 }
                 // Regular expressions: characters times the pattern's.
-                "matches" | "find" | "findAll" => {
-                    tenth(size(0)).saturating_mul(1 + tenth(size(1)))
-                }
+                "matches" | "find" | "findAll" => tenth(size(0)).saturating_mul(1 + tenth(size(1))),
                 "sum" | "min" | "max" | "isSorted" | "join" => size(0),
                 "@in" => size(1),
                 "_==_" | "_!=_" | "_+_" | "_<_" | "_<=_" | "_>_" | "_>=_" => {

@@ -4,15 +4,18 @@
 
 use std::cmp::Ordering;
 
-use cel::common::types::{CelBool, CelDouble, CelInt, CelUInt, LIST_TYPE, DYN_TYPE};
 use cel::common::traits::Iterable;
+use cel::common::types::{CelBool, CelDouble, CelInt, CelUInt, DYN_TYPE, LIST_TYPE};
 use cel::common::value::{CowVal, Val};
 use cel::{DeclarationError, Env, ExecutionError};
 
 type Args<'b, 'v> = Vec<CowVal<'b, 'v>>;
 type Ret<'b, 'v> = Result<CowVal<'b, 'v>, ExecutionError>;
 
-fn items<'b, 'v>(function: &str, list: &'b (dyn Val + 'v)) -> Result<Vec<&'b (dyn Val + 'v)>, ExecutionError> {
+fn items<'b, 'v>(
+    function: &str,
+    list: &'b (dyn Val + 'v),
+) -> Result<Vec<&'b (dyn Val + 'v)>, ExecutionError> {
     let it: &'b (dyn Iterable + 'v) = list
         .as_iterable()
         .ok_or_else(|| ExecutionError::function_error(function, "receiver is not a list"))?;
@@ -148,7 +151,13 @@ pub(super) fn library(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_member_overload("sum", "list_sum", LIST_TYPE, vec![], sum)?;
     env.add_member_overload("min", "list_min", LIST_TYPE, vec![], min)?;
     env.add_member_overload("max", "list_max", LIST_TYPE, vec![], max)?;
-    env.add_member_overload("indexOf", "list_index_of", LIST_TYPE, vec![DYN_TYPE], index_of)?;
+    env.add_member_overload(
+        "indexOf",
+        "list_index_of",
+        LIST_TYPE,
+        vec![DYN_TYPE],
+        index_of,
+    )?;
     env.add_member_overload(
         "lastIndexOf",
         "list_last_index_of",

@@ -233,7 +233,8 @@ fn message_from_expression(p: &cel::Program, ctx: &Context<'_, '_>) -> Option<St
     match p.execute(ctx) {
         Ok(cel::Value::String(s)) => {
             let s = s.trim();
-            (!s.is_empty() && !s.contains('\n') && s.len() <= MAX_MESSAGE_LEN).then(|| s.to_string())
+            (!s.is_empty() && !s.contains('\n') && s.len() <= MAX_MESSAGE_LEN)
+                .then(|| s.to_string())
         }
         _ => None,
     }

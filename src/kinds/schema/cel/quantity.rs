@@ -52,7 +52,9 @@ impl Quantity {
     /// `G`, `T`, `P`, `E`) or an exponent (`e3`, `E-2`).
     pub(crate) fn parse(s: &str) -> Result<Quantity, &'static str> {
         if s.is_empty() {
-            return Err("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+            return Err(
+                "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+            );
         }
         let bad = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
         let (negative, rest) = match s.as_bytes()[0] {
@@ -98,7 +100,11 @@ impl Quantity {
                 if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                     return Err(bad);
                 }
-                (exp.parse::<i32>().map_err(|_| "quantity exponent is too large")?, 0)
+                (
+                    exp.parse::<i32>()
+                        .map_err(|_| "quantity exponent is too large")?,
+                    0,
+                )
             }
         };
         let too_large = "quantity is too large";

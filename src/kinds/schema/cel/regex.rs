@@ -38,7 +38,10 @@ fn find_all_n(
     Ok(CelList::from(found))
 }
 
-fn find_all(s: &CelString<'_>, pattern: &CelString<'_>) -> Result<CelList<'static>, ExecutionError> {
+fn find_all(
+    s: &CelString<'_>,
+    pattern: &CelString<'_>,
+) -> Result<CelList<'static>, ExecutionError> {
     find_all_n(s, pattern, &CelInt::from(-1i64))
 }
 

@@ -76,13 +76,22 @@ pub(super) fn compile<S: Shape>(entry: &Value, ptr: &str, shape: S) -> Result<Ru
         Some(msg) => {
             let msg = msg.trim();
             if msg.is_empty() {
-                return Err(err("message", "Required value: message must be non-empty if specified".into()));
+                return Err(err(
+                    "message",
+                    "Required value: message must be non-empty if specified".into(),
+                ));
             }
             if msg.contains('\n') {
-                return Err(err("message", "Invalid value: message must not contain line breaks".into()));
+                return Err(err(
+                    "message",
+                    "Invalid value: message must not contain line breaks".into(),
+                ));
             }
             if msg.len() > MAX_MESSAGE_LEN {
-                return Err(err("message", format!("Too long: may not be more than {MAX_MESSAGE_LEN} bytes")));
+                return Err(err(
+                    "message",
+                    format!("Too long: may not be more than {MAX_MESSAGE_LEN} bytes"),
+                ));
             }
             Some(Box::<str>::from(msg))
         }
@@ -134,7 +143,10 @@ pub(super) fn compile<S: Shape>(entry: &Value, ptr: &str, shape: S) -> Result<Ru
         }
         Some(src) => {
             let p = parse(src).map_err(|e| {
-                err("messageExpression", format!("messageExpression compilation failed: {e}"))
+                err(
+                    "messageExpression",
+                    format!("messageExpression compilation failed: {e}"),
+                )
             })?;
             Some((p, Box::<str>::from(src)))
         }
@@ -197,8 +209,14 @@ fn check<'e>(e: &'e IdedExpr, scope: &mut Vec<&'e str>, p: &Program, problems: &
     match &e.expr {
         Expr::Unspecified | Expr::Literal(_) => {}
         Expr::Ident(name) => {
-            if !name.starts_with('@') && !scope.contains(&name.as_str()) && !TYPE_NAMES.contains(&name.as_str()) {
-                report(e.id, &format!("undeclared reference to '{name}' (in container '')"));
+            if !name.starts_with('@')
+                && !scope.contains(&name.as_str())
+                && !TYPE_NAMES.contains(&name.as_str())
+            {
+                report(
+                    e.id,
+                    &format!("undeclared reference to '{name}' (in container '')"),
+                );
             }
         }
         Expr::Call(call) => {
@@ -206,7 +224,10 @@ fn check<'e>(e: &'e IdedExpr, scope: &mut Vec<&'e str>, p: &Program, problems: &
             let is_operator = name.starts_with(['_', '@', '!', '-']);
             let mut target = call.target.as_deref();
             let mut full = name.to_string();
-            if let Some(IdedExpr { expr: Expr::Ident(ns), .. }) = target
+            if let Some(IdedExpr {
+                expr: Expr::Ident(ns),
+                ..
+            }) = target
                 && NAMESPACES.contains(&ns.as_str())
                 && !scope.contains(&ns.as_str())
             {
@@ -214,7 +235,10 @@ fn check<'e>(e: &'e IdedExpr, scope: &mut Vec<&'e str>, p: &Program, problems: &
                 target = None;
             }
             if !is_operator && !FUNCTIONS.contains(&full.as_str()) {
-                report(e.id, &format!("undeclared reference to '{full}' (in container '')"));
+                report(
+                    e.id,
+                    &format!("undeclared reference to '{full}' (in container '')"),
+                );
             }
             if let Some(t) = target {
                 check(t, scope, p, problems);
@@ -255,7 +279,13 @@ fn check<'e>(e: &'e IdedExpr, scope: &mut Vec<&'e str>, p: &Program, problems: &
         }
         Expr::Select(s) => check(&s.operand, scope, p, problems),
         Expr::Struct(s) => {
-            report(e.id, &format!("undeclared reference to '{}' (in container '')", s.type_name));
+            report(
+                e.id,
+                &format!(
+                    "undeclared reference to '{}' (in container '')",
+                    s.type_name
+                ),
+            );
         }
     }
 }
@@ -306,7 +336,9 @@ fn parse_field_path<S: Shape>(path: &str, shape: S) -> Result<String, String> {
         }
         let child = node.and_then(|n| n.field(&name));
         if child.is_none() {
-            return Err(format!("does not refer to a valid field: {name:?} is not in the schema"));
+            return Err(format!(
+                "does not refer to a valid field: {name:?} is not in the schema"
+            ));
         }
         node = child;
         if !out.is_empty() {

@@ -43,8 +43,10 @@ fn bounded_schema(v: &Value) -> Value {
         Value::Array(a) => json!({"type": "array", "maxItems": 16,
             "items": a.first().map_or(json!({"type": "string", "maxLength": 64}), bounded_schema)}),
         Value::Object(m) => {
-            let props: serde_json::Map<String, Value> =
-                m.iter().map(|(k, v)| (k.clone(), bounded_schema(v))).collect();
+            let props: serde_json::Map<String, Value> = m
+                .iter()
+                .map(|(k, v)| (k.clone(), bounded_schema(v)))
+                .collect();
             json!({"type": "object", "properties": props})
         }
         Value::Null => json!({}),
@@ -89,9 +91,20 @@ fn transition_rule_needs_an_old_value() {
     // Create: no old value, the rule is skipped.
     assert!(run(&s, json!({"storageClass": "fast"}), None).is_empty());
     // Update: unchanged passes, changed fails.
-    assert!(run(&s, json!({"storageClass": "fast"}), Some(json!({"storageClass": "fast"}))).is_empty());
+    assert!(
+        run(
+            &s,
+            json!({"storageClass": "fast"}),
+            Some(json!({"storageClass": "fast"}))
+        )
+        .is_empty()
+    );
     assert_eq!(
-        run(&s, json!({"storageClass": "slow"}), Some(json!({"storageClass": "fast"}))),
+        run(
+            &s,
+            json!({"storageClass": "slow"}),
+            Some(json!({"storageClass": "fast"}))
+        ),
         ["spec.storageClass: Invalid value: \"slow\": storageClass is immutable"]
     );
     // Set for the first time on update: no old value for the field.
@@ -150,16 +163,24 @@ fn message_expression_failure_falls_back_to_message() {
     );
     assert_eq!(
         run(&s, json!({}), None),
-        ["spec: Invalid value: plain", "spec: Invalid value: failed rule: false"]
+        [
+            "spec: Invalid value: plain",
+            "spec: Invalid value: failed rule: false"
+        ]
     );
 }
 
 #[test]
 fn evaluation_errors_are_reported_with_the_rule() {
-    let s = schema_with(json!([{"rule": "self.missing == 1"}]), json!({"missing": {"type": "integer"}}));
+    let s = schema_with(
+        json!([{"rule": "self.missing == 1"}]),
+        json!({"missing": {"type": "integer"}}),
+    );
     assert_eq!(
         run(&s, json!({}), None),
-        ["spec: Invalid value: \"object\": no such key: missing evaluating rule: self.missing == 1"]
+        [
+            "spec: Invalid value: \"object\": no such key: missing evaluating rule: self.missing == 1"
+        ]
     );
     let s = json!({"type": "object", "properties": {"port": {"x-kubernetes-int-or-string": true,
         "x-kubernetes-validations": [{"rule": "self > 0"}]}}});
@@ -173,7 +194,10 @@ fn evaluation_errors_are_reported_with_the_rule() {
 
 #[test]
 fn rules_run_only_on_schema_valid_objects() {
-    let s = schema_with(json!([{"rule": "self.n > 0"}]), json!({"n": {"type": "integer"}}));
+    let s = schema_with(
+        json!([{"rule": "self.n > 0"}]),
+        json!({"n": {"type": "integer"}}),
+    );
     assert_eq!(
         run(&s, json!({"n": "x"}), None),
         [
@@ -194,8 +218,12 @@ fn rules_on_items_and_map_values_get_their_paths_and_old_values() {
     }});
     let old = json!({"users": [{"name": "a", "role": "dev"}, {"name": "b", "role": "dev"}]});
     assert_eq!(
-        run(&s, json!({"users": [{"name": "b", "role": "admin"}, {"name": "a", "role": "dev"}],
-                        "limits": {"cpu": "1", "memory": "lots"}}), Some(old)),
+        run(
+            &s,
+            json!({"users": [{"name": "b", "role": "admin"}, {"name": "a", "role": "dev"}],
+                        "limits": {"cpu": "1", "memory": "lots"}}),
+            Some(old)
+        ),
         [
             "spec.users[0]: Invalid value: role is immutable",
             "spec.limits[memory]: Invalid value: \"lots\": not a quantity",
@@ -264,7 +292,11 @@ fn lists_library() {
     ] {
         assert_eq!(holds(rule, v.clone()), Ok(true), "{rule}");
     }
-    assert!(holds("[].min() == 0", v).unwrap_err().contains("evaluating rule"));
+    assert!(
+        holds("[].min() == 0", v)
+            .unwrap_err()
+            .contains("evaluating rule")
+    );
 }
 
 #[test]
@@ -297,7 +329,13 @@ fn quantity_library() {
     ] {
         assert_eq!(holds(rule, v.clone()), Ok(true), "{rule}");
     }
-    assert_eq!(holds("quantity(self.size).isGreaterThan(quantity('20Gi'))", v.clone()), Ok(false));
+    assert_eq!(
+        holds(
+            "quantity(self.size).isGreaterThan(quantity('20Gi'))",
+            v.clone()
+        ),
+        Ok(false)
+    );
     assert!(holds("quantity('ten') == quantity('10')", v).is_err());
 }
 
@@ -320,24 +358,37 @@ fn url_library() {
 #[test]
 fn uncompilable_rules_fail_at_compile_time() {
     let bad = |rule: Value| {
-        compile_error(&json!({"type": "object", "properties": {"a": {"type": "string",
-            "x-kubernetes-validations": [rule]}}}))
+        compile_error(
+            &json!({"type": "object", "properties": {"a": {"type": "string",
+            "x-kubernetes-validations": [rule]}}}),
+        )
     };
     let e = bad(json!({"rule": "self ==="}));
     assert!(
-        e.starts_with("/properties/a/x-kubernetes-validations/0/rule: compilation failed: ERROR: <input>:1:"),
+        e.starts_with(
+            "/properties/a/x-kubernetes-validations/0/rule: compilation failed: ERROR: <input>:1:"
+        ),
         "{e}"
     );
     assert_eq!(
         bad(json!({"rule": "self == other"})),
         "/properties/a/x-kubernetes-validations/0/rule: compilation failed: ERROR: <input>:1:9: undeclared reference to 'other' (in container '')"
     );
-    assert!(bad(json!({"rule": "self.frobnicate()"})).contains("undeclared reference to 'frobnicate'"));
+    assert!(
+        bad(json!({"rule": "self.frobnicate()"})).contains("undeclared reference to 'frobnicate'")
+    );
     assert!(bad(json!({"rule": ""})).contains("rule: Required value"));
-    assert!(bad(json!({"rule": "true", "reason": "Bad"})).contains("reason: Unsupported value: \"Bad\""));
+    assert!(
+        bad(json!({"rule": "true", "reason": "Bad"}))
+            .contains("reason: Unsupported value: \"Bad\"")
+    );
     assert!(bad(json!({"rule": "true", "optionalOldSelf": true})).contains("optionalOldSelf"));
-    assert!(bad(json!({"rule": "true", "fieldPath": ".nope"})).contains("fieldPath: Invalid value"));
-    assert!(bad(json!({"rule": "true", "messageExpression": "self +"})).contains("messageExpression"));
+    assert!(
+        bad(json!({"rule": "true", "fieldPath": ".nope"})).contains("fieldPath: Invalid value")
+    );
+    assert!(
+        bad(json!({"rule": "true", "messageExpression": "self +"})).contains("messageExpression")
+    );
     assert!(bad(json!({"rule": "true", "message": "a\nb"})).contains("line breaks"));
     // Comprehension variables are in scope in their body only.
     assert!(bad(json!({"rule": "[1].all(x, x > 0) && x > 0"})).contains("'x'"));
@@ -346,7 +397,10 @@ fn uncompilable_rules_fail_at_compile_time() {
 #[test]
 fn static_cost_limit_refuses_unbounded_nested_loops() {
     let rule = json!([{"rule": "self.xs.all(x, self.xs.all(y, x.matches(y)))"}]);
-    let unbounded = schema_with(rule.clone(), json!({"xs": {"type": "array", "items": {"type": "string"}}}));
+    let unbounded = schema_with(
+        rule.clone(),
+        json!({"xs": {"type": "array", "items": {"type": "string"}}}),
+    );
     assert!(compile_error(&unbounded).contains("estimated rule cost exceeds budget by factor of"));
     let bounded = schema_with(
         rule,
@@ -368,6 +422,8 @@ fn runtime_cost_limits_stop_expensive_rules() {
     let large: Vec<i64> = (0..500).collect();
     let errs = run(&s, json!({"xs": large}), None);
     assert_eq!(errs.len(), 1);
-    assert!(errs[0].contains("call cost exceeds limit for rule"), "{errs:?}");
+    assert!(
+        errs[0].contains("call cost exceeds limit for rule"),
+        "{errs:?}"
+    );
 }
-

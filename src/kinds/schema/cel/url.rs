@@ -206,7 +206,11 @@ fn get_query(u: &Url) -> CelMap<'static> {
     // Go's url.ParseQuery: `&`-separated pairs; pairs with `;` or bad
     // escapes are skipped.
     let mut map: HashMap<String, Vec<String>> = HashMap::new();
-    for pair in u.query.split('&').filter(|p| !p.is_empty() && !p.contains(';')) {
+    for pair in u
+        .query
+        .split('&')
+        .filter(|p| !p.is_empty() && !p.contains(';'))
+    {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         if let (Some(k), Some(v)) = (query_unescape(k), query_unescape(v)) {
             map.entry(k).or_default().push(v);
@@ -260,7 +264,14 @@ mod tests {
         assert_eq!(v6.port(), "80");
         assert_eq!(Url::parse("/just/a/path").unwrap().path, "/just/a/path");
         assert_eq!(Url::parse("mailto:a@b").unwrap().scheme, "mailto");
-        for bad in ["", "example.com", ":x", "http://h:port/", "http://[::1/", "a b"] {
+        for bad in [
+            "",
+            "example.com",
+            ":x",
+            "http://h:port/",
+            "http://[::1/",
+            "a b",
+        ] {
             assert!(Url::parse(bad).is_err(), "{bad}");
         }
     }

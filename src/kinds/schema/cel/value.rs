@@ -6,7 +6,9 @@
 
 use std::collections::HashMap;
 
-use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt};
+use cel::common::types::{
+    CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
+};
 use cel::common::value::Val;
 use serde_json::Value;
 
@@ -60,7 +62,8 @@ pub(crate) fn to_val<'v, S: Shape>(v: &'v Value, shape: Option<S>) -> Box<dyn Va
         Value::String(s) => Box::new(CelString::from(s.as_str())),
         Value::Array(items) => {
             let item_shape = shape.and_then(Shape::items);
-            let list: Vec<Box<dyn Val + 'v>> = items.iter().map(|i| to_val(i, item_shape)).collect();
+            let list: Vec<Box<dyn Val + 'v>> =
+                items.iter().map(|i| to_val(i, item_shape)).collect();
             Box::new(CelList::from(list))
         }
         Value::Object(m) => {

@@ -417,12 +417,13 @@ impl CompiledSchema {
             Some(Value::Array(a)) if a.is_empty() => None,
             Some(v) => {
                 let shape = NodeRef { schema: self, id };
-                let rules = Rules::compile(v, &kw("x-kubernetes-validations"), shape).map_err(
-                    |e| SchemaError::InvalidRule {
-                        pointer: e.pointer,
-                        message: e.message,
-                    },
-                )?;
+                let rules =
+                    Rules::compile(v, &kw("x-kubernetes-validations"), shape).map_err(|e| {
+                        SchemaError::InvalidRule {
+                            pointer: e.pointer,
+                            message: e.message,
+                        }
+                    })?;
                 Some(Box::new(rules))
             }
         };
