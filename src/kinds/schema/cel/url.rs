@@ -57,7 +57,7 @@ impl Url {
         if raw.bytes().any(|b| b < 0x20 || b == 0x7f) {
             return Err(fail("net/url: invalid control character in URL"));
         }
-        let (scheme, rest) = split_scheme(raw).map_err(|e| fail(e))?;
+        let (scheme, rest) = split_scheme(raw).map_err(&fail)?;
         let (rest, query) = match rest.split_once('?') {
             Some((r, q)) => (r, q.to_string()),
             None => (rest, String::new()),
