@@ -7,6 +7,7 @@
 
 mod api;
 mod auth;
+mod cel;
 mod cli;
 mod completion;
 mod consistency;
