@@ -125,7 +125,8 @@ pub(super) fn compile<S: Shape>(entry: &Value, ptr: &str, shape: S) -> Result<Ru
         Some(_) => return Err(err("optionalOldSelf", "must be a boolean".into())),
     };
 
-    let program = parse(source).map_err(|e| err("rule", format!("compilation failed: {e}")))?;
+    let program =
+        parse(source, shape).map_err(|e| err("rule", format!("compilation failed: {e}")))?;
     let uses_old_self = program.references().has_variable("oldSelf");
     if optional_old_self && !uses_old_self {
         return Err(err(
@@ -142,7 +143,7 @@ pub(super) fn compile<S: Shape>(entry: &Value, ptr: &str, shape: S) -> Result<Ru
             ));
         }
         Some(src) => {
-            let p = parse(src).map_err(|e| {
+            let p = parse(src, shape).map_err(|e| {
                 err(
                     "messageExpression",
                     format!("messageExpression compilation failed: {e}"),
@@ -178,7 +179,7 @@ pub(super) fn compile<S: Shape>(entry: &Value, ptr: &str, shape: S) -> Result<Ru
 }
 
 /// Parses and checks one expression.
-fn parse(src: &str) -> Result<Program, String> {
+fn parse<S: Shape>(src: &str, shape: S) -> Result<Program, String> {
     let program = env().compile(src).map_err(|e| {
         e.to_string()
             .lines()
@@ -187,105 +188,138 @@ fn parse(src: &str) -> Result<Program, String> {
             .join("; ")
     })?;
     let mut scope = vec!["self", "oldSelf"];
-    let mut problems = Vec::new();
-    check(program.expression(), &mut scope, &program, &mut problems);
-    if problems.is_empty() {
+    let mut checker = Checker {
+        program: &program,
+        root: shape,
+        problems: Vec::new(),
+    };
+    checker.check(program.expression(), &mut scope);
+    if checker.problems.is_empty() {
         Ok(program)
     } else {
-        Err(problems.join("; "))
+        Err(checker.problems.join("; "))
     }
 }
 
-/// Finds identifiers and functions the environment does not declare.
-fn check<'e>(e: &'e IdedExpr, scope: &mut Vec<&'e str>, p: &Program, problems: &mut Vec<String>) {
-    let mut report = |id: u64, what: &str| {
-        let at = p
-            .source_info()
+/// Finds identifiers and functions the environment does not declare, and
+/// fields of `self` (and `oldSelf`) that the schema does not declare.
+struct Checker<'p, S> {
+    program: &'p Program,
+    root: S,
+    problems: Vec<String>,
+}
+
+impl<S: Shape> Checker<'_, S> {
+    fn report(&mut self, id: u64, what: &str) {
+        let info = self.program.source_info();
+        let at = info
             .offset_for(id)
-            .map(|(start, _)| position(&p.source_info().source, start))
+            .map(|(start, _)| position(&info.source, start))
             .unwrap_or((1, 1));
-        problems.push(format!("ERROR: <input>:{}:{}: {what}", at.0, at.1));
-    };
-    match &e.expr {
-        Expr::Unspecified | Expr::Literal(_) => {}
-        Expr::Ident(name) => {
-            if !name.starts_with('@')
-                && !scope.contains(&name.as_str())
-                && !TYPE_NAMES.contains(&name.as_str())
-            {
-                report(
-                    e.id,
-                    &format!("undeclared reference to '{name}' (in container '')"),
-                );
+        self.problems
+            .push(format!("ERROR: <input>:{}:{}: {what}", at.0, at.1));
+    }
+
+    /// Checks `e`; returns its schema node when it is a path from `self`.
+    fn check<'e>(&mut self, e: &'e IdedExpr, scope: &mut Vec<&'e str>) -> Option<S> {
+        match &e.expr {
+            Expr::Unspecified | Expr::Literal(_) => None,
+            Expr::Ident(name) => {
+                let name = name.as_str();
+                let shadowed = scope[2..].contains(&name);
+                if (name == "self" || name == "oldSelf") && !shadowed {
+                    return Some(self.root);
+                }
+                if !name.starts_with('@') && !scope.contains(&name) && !TYPE_NAMES.contains(&name) {
+                    self.report(
+                        e.id,
+                        &format!("undeclared reference to '{name}' (in container '')"),
+                    );
+                }
+                None
             }
-        }
-        Expr::Call(call) => {
-            let name = call.func_name.as_str();
-            let is_operator = name.starts_with(['_', '@', '!', '-']);
-            let mut target = call.target.as_deref();
-            let mut full = name.to_string();
-            if let Some(IdedExpr {
-                expr: Expr::Ident(ns),
-                ..
-            }) = target
-                && NAMESPACES.contains(&ns.as_str())
-                && !scope.contains(&ns.as_str())
-            {
-                full = format!("{ns}.{name}");
-                target = None;
+            Expr::Call(call) => {
+                let name = call.func_name.as_str();
+                let is_operator = name.starts_with(['_', '@', '!', '-']);
+                let mut target = call.target.as_deref();
+                let mut full = name.to_string();
+                if let Some(IdedExpr {
+                    expr: Expr::Ident(ns),
+                    ..
+                }) = target
+                    && NAMESPACES.contains(&ns.as_str())
+                    && !scope.contains(&ns.as_str())
+                {
+                    full = format!("{ns}.{name}");
+                    target = None;
+                }
+                if !is_operator && !FUNCTIONS.contains(&full.as_str()) {
+                    self.report(
+                        e.id,
+                        &format!("undeclared reference to '{full}' (in container '')"),
+                    );
+                }
+                if let Some(t) = target {
+                    self.check(t, scope);
+                }
+                for a in &call.args {
+                    self.check(a, scope);
+                }
+                None
             }
-            if !is_operator && !FUNCTIONS.contains(&full.as_str()) {
-                report(
-                    e.id,
-                    &format!("undeclared reference to '{full}' (in container '')"),
-                );
+            Expr::Comprehension(c) => {
+                self.check(&c.iter_range, scope);
+                self.check(&c.accu_init, scope);
+                let depth = scope.len();
+                scope.push(&c.iter_var);
+                if let Some(v2) = &c.iter_var2 {
+                    scope.push(v2);
+                }
+                scope.push(&c.accu_var);
+                self.check(&c.loop_cond, scope);
+                self.check(&c.loop_step, scope);
+                self.check(&c.result, scope);
+                scope.truncate(depth);
+                None
             }
-            if let Some(t) = target {
-                check(t, scope, p, problems);
+            Expr::List(l) => {
+                for x in &l.elements {
+                    self.check(x, scope);
+                }
+                None
             }
-            for a in &call.args {
-                check(a, scope, p, problems);
-            }
-        }
-        Expr::Comprehension(c) => {
-            check(&c.iter_range, scope, p, problems);
-            check(&c.accu_init, scope, p, problems);
-            let depth = scope.len();
-            scope.push(&c.iter_var);
-            if let Some(v2) = &c.iter_var2 {
-                scope.push(v2);
-            }
-            scope.push(&c.accu_var);
-            check(&c.loop_cond, scope, p, problems);
-            check(&c.loop_step, scope, p, problems);
-            check(&c.result, scope, p, problems);
-            scope.truncate(depth);
-        }
-        Expr::List(l) => {
-            for x in &l.elements {
-                check(x, scope, p, problems);
-            }
-        }
-        Expr::Map(m) => {
-            for entry in &m.entries {
-                match &entry.expr {
-                    EntryExpr::StructField(f) => check(&f.value, scope, p, problems),
-                    EntryExpr::MapEntry(me) => {
-                        check(&me.key, scope, p, problems);
-                        check(&me.value, scope, p, problems);
+            Expr::Map(m) => {
+                for entry in &m.entries {
+                    match &entry.expr {
+                        EntryExpr::StructField(f) => {
+                            self.check(&f.value, scope);
+                        }
+                        EntryExpr::MapEntry(me) => {
+                            self.check(&me.key, scope);
+                            self.check(&me.value, scope);
+                        }
                     }
                 }
+                None
             }
-        }
-        Expr::Select(s) => check(&s.operand, scope, p, problems),
-        Expr::Struct(s) => {
-            report(
-                e.id,
-                &format!(
-                    "undeclared reference to '{}' (in container '')",
-                    s.type_name
-                ),
-            );
+            Expr::Select(sel) => {
+                let node = self.check(&sel.operand, scope)?;
+                let field = node.field(&sel.field);
+                if field.is_none() && node.is_closed_object() {
+                    self.report(e.id, &format!("undefined field '{}'", sel.field));
+                }
+                field
+            }
+            Expr::Struct(st) => {
+                self.report(
+                    e.id,
+                    &format!(
+                        "undeclared reference to '{}' (in container '')",
+                        st.type_name
+                    ),
+                );
+                None
+            }
         }
     }
 }

@@ -159,7 +159,7 @@ fn message_expression_failure_falls_back_to_message() {
     let s = schema_with(
         json!([{"rule": "false", "messageExpression": "self.missing", "message": "plain"},
                {"rule": "false", "messageExpression": "42"}]),
-        json!({}),
+        json!({"missing": {"type": "string"}}),
     );
     assert_eq!(
         run(&s, json!({}), None),
@@ -249,14 +249,14 @@ fn standard_macros_and_functions() {
         "self.xs.exists_one(x, x == 3)",
         "self.xs.map(x, x * 2) == [2, 4, 6]",
         "self.xs.filter(x, x > 1).size() == 2",
-        "has(self.name) && !has(self.other)",
+        "has(self.name) && has(self.m.a)",
         "size(self.name) == 5 && self.name.size() == 5",
         "self.name.startsWith('web') && self.name.endsWith('-1') && self.name.contains('b-')",
         "self.name.matches('^[a-z]+-[0-9]+$')",
         "'a' in self.m && !('b' in self.m)",
         "2 in self.xs",
         "int('5') == 5 && string(5) == '5' && double(1) == 1.0",
-        "self.?missing.orValue('d') == 'd'",
+        "self.m.?a.orValue(0) == 1",
     ] {
         assert_eq!(holds(rule, v.clone()), Ok(true), "{rule}");
     }
@@ -390,6 +390,20 @@ fn uncompilable_rules_fail_at_compile_time() {
         bad(json!({"rule": "true", "messageExpression": "self +"})).contains("messageExpression")
     );
     assert!(bad(json!({"rule": "true", "message": "a\nb"})).contains("line breaks"));
+    // Fields the schema does not declare.
+    let typo = compile_error(&schema_with(
+        json!([{"rule": "self.replicas > 0 && has(self.spec.replica)"}]),
+        json!({"replicas": {"type": "integer"}, "spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}}}),
+    ));
+    assert!(typo.ends_with("undefined field 'replica'"), "{typo}");
+    let open = json!({"type": "object", "x-kubernetes-validations": [{"rule": "has(self.anything) && self.m.k == 'v'"}],
+        "properties": {"m": {"type": "object", "additionalProperties": {"type": "string"}},
+                       "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}});
+    assert!(CompiledSchema::new(&open).is_err());
+    let open = json!({"type": "object", "x-kubernetes-validations": [{"rule": "has(self.m.k) && has(self.free.x)"}],
+        "properties": {"m": {"type": "object", "additionalProperties": {"type": "string"}},
+                       "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}});
+    assert!(CompiledSchema::new(&open).is_ok());
     // Comprehension variables are in scope in their body only.
     assert!(bad(json!({"rule": "[1].all(x, x > 0) && x > 0"})).contains("'x'"));
 }

@@ -35,6 +35,10 @@ pub(crate) trait Shape: Copy {
     fn max_size(self) -> Option<u64>;
     /// Whether the node is a string.
     fn is_string(self) -> bool;
+    /// Whether the node is an object whose fields are all declared (no
+    /// `additionalProperties`, unknown fields not preserved): selecting
+    /// another field is a compile error.
+    fn is_closed_object(self) -> bool;
     /// Whether the node is a number or a boolean.
     fn is_scalar(self) -> bool;
     /// The schema's `type` (`object`, `string`, ...; empty if none), as

@@ -68,6 +68,14 @@ impl Shape for NodeRef<'_> {
         )
     }
 
+    fn is_closed_object(self) -> bool {
+        let n = self.schema.node(self.id);
+        n.ty == NodeType::Object
+            && !n.preserve_unknown
+            && !n.embedded
+            && matches!(n.additional, Additional::Absent | Additional::Deny)
+    }
+
     fn is_scalar(self) -> bool {
         matches!(
             self.schema.node(self.id).ty,
