@@ -188,7 +188,7 @@ fn cost<'e, Z: Sizes>(e: &'e IdedExpr, root: &Z, scope: &mut Vec<(&'e str, Z)>) 
     match &e.expr {
         Expr::Unspecified => (0, root.unknown()),
         Expr::Literal(LiteralValue::String(s)) => (0, root.fixed(s.len() as u64)),
-        Expr::Literal(_) => (0, root.unknown()),
+        Expr::Literal(_) => (0, root.fixed(1)),
         Expr::Ident(name) => {
             if let Some((_, z)) = scope.iter().rev().find(|(n, _)| *n == name) {
                 return (1, z.clone());
@@ -272,12 +272,13 @@ fn cost<'e, Z: Sizes>(e: &'e IdedExpr, root: &Z, scope: &mut Vec<(&'e str, Z)>) 
                 "matches" | "find" | "findAll" => tenth(size(0)).saturating_mul(1 + tenth(size(1))),
                 "sum" | "min" | "max" | "isSorted" | "join" => size(0),
                 "@in" => size(1),
-                "_==_" | "_!=_" | "_+_" | "_<_" | "_<=_" | "_>_" | "_>=_" => {
-                    tenth(size(0).min(size(1)))
-                }
+                "_==_" | "_!=_" | "_<_" | "_<=_" | "_>_" | "_>=_" => tenth(size(0).min(size(1))),
+                "_+_" => tenth(size(0).saturating_add(size(1))),
                 _ => 0,
             };
             let result = match name {
+                // Concatenation: as long as both together.
+                "_+_" => root.fixed(size(0).saturating_add(size(1))),
                 "_[_]" => match call.args.get(1).map(|a| &a.expr) {
                     Some(Expr::Literal(LiteralValue::String(k))) => sizes[0].field(k),
                     _ => sizes.first().map_or_else(|| root.unknown(), Sizes::items),

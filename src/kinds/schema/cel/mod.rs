@@ -157,7 +157,7 @@ impl Rules {
             match result {
                 Ok(cel::Value::Bool(true)) => {}
                 Ok(cel::Value::Bool(false)) => {
-                    errs.push(self.failure(rule, &ctx, value, shape, path));
+                    errs.push(failure(rule, &ctx, value, path));
                 }
                 Ok(other) => errs.push(invalid(format!(
                     "rule evaluated to {}, not a bool, evaluating rule: {}",
@@ -181,49 +181,41 @@ impl Rules {
         }
         true
     }
+}
 
-    /// The error for `rule` having evaluated to false.
-    fn failure<S: Shape>(
-        &self,
-        rule: &Rule,
-        ctx: &Context<'_, '_>,
-        value: &Value,
-        shape: S,
-        path: &str,
-    ) -> FieldError {
-        let mut field = path.to_string();
-        if let Some(fp) = &rule.field_path {
-            if !field.is_empty() {
-                field.push('.');
-            }
-            field.push_str(fp);
+/// The error for `rule` having evaluated to false on `value` at `path`.
+fn failure(rule: &Rule, ctx: &Context<'_, '_>, value: &Value, path: &str) -> FieldError {
+    let mut field = path.to_string();
+    if let Some(fp) = &rule.field_path {
+        if !field.is_empty() {
+            field.push('.');
         }
-        let detail = rule
-            .message_expression
-            .as_ref()
-            .and_then(|(p, _)| message_from_expression(p, ctx))
-            .unwrap_or_else(|| match &rule.message {
-                Some(m) => m.to_string(),
-                None => format!("failed rule: {}", rule.source),
-            });
-        // Objects and lists are not shown, scalars are.
-        let shown = match value {
-            Value::Object(_) | Value::Array(_) => None,
-            v => Some(v.clone()),
-        };
-        let _ = shape;
-        let (kind, bad_value, detail) = match rule.reason {
-            None | Some(Reason::Invalid) => (FieldErrorKind::Invalid, shown, detail),
-            Some(Reason::Forbidden) => (FieldErrorKind::Forbidden, None, detail),
-            Some(Reason::Required) => (FieldErrorKind::Required, None, detail),
-            Some(Reason::Duplicate) => (FieldErrorKind::Duplicate, shown, String::new()),
-        };
-        FieldError {
-            field,
-            kind,
-            bad_value,
-            detail,
-        }
+        field.push_str(fp);
+    }
+    let detail = rule
+        .message_expression
+        .as_ref()
+        .and_then(|(p, _)| message_from_expression(p, ctx))
+        .unwrap_or_else(|| match &rule.message {
+            Some(m) => m.to_string(),
+            None => format!("failed rule: {}", rule.source),
+        });
+    // Objects and lists are not shown, scalars are.
+    let shown = match value {
+        Value::Object(_) | Value::Array(_) => None,
+        v => Some(v.clone()),
+    };
+    let (kind, bad_value, detail) = match rule.reason {
+        None | Some(Reason::Invalid) => (FieldErrorKind::Invalid, shown, detail),
+        Some(Reason::Forbidden) => (FieldErrorKind::Forbidden, None, detail),
+        Some(Reason::Required) => (FieldErrorKind::Required, None, detail),
+        Some(Reason::Duplicate) => (FieldErrorKind::Duplicate, shown, String::new()),
+    };
+    FieldError {
+        field,
+        kind,
+        bad_value,
+        detail,
     }
 }
 

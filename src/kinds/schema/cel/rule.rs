@@ -162,18 +162,24 @@ pub(super) fn compile<S: Shape>(entry: &Value, ptr: &str, shape: S) -> Result<Ru
         uses_old_self,
         optional_old_self,
     };
-    // kube-apiserver refuses a rule whose estimated cost, for the largest
-    // object the schema allows, exceeds the per-rule limit.
-    let estimate = cost::estimate_static(&rule.program, shape);
-    if estimate > STATIC_COST_LIMIT {
-        let factor = estimate as f64 / STATIC_COST_LIMIT as f64;
-        return Err(err(
-            "rule",
-            format!(
-                "Forbidden: estimated rule cost exceeds budget by factor of {}x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
-                crate::golang::format_g(factor)
-            ),
-        ));
+    // kube-apiserver refuses a rule (or message expression) whose estimated
+    // cost, for the largest object the schema allows, exceeds the limit.
+    let mut programs = vec![("rule", "rule", &rule.program)];
+    if let Some((p, _)) = &rule.message_expression {
+        programs.push(("messageExpression", "messageExpression", p));
+    }
+    for (key, what, program) in programs {
+        let estimate = cost::estimate_static(program, shape);
+        if estimate > STATIC_COST_LIMIT {
+            let factor = estimate as f64 / STATIC_COST_LIMIT as f64;
+            return Err(err(
+                key,
+                format!(
+                    "Forbidden: estimated {what} cost exceeds budget by factor of {}x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)",
+                    crate::golang::format_g(factor)
+                ),
+            ));
+        }
     }
     Ok(rule)
 }

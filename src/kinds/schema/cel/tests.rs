@@ -441,3 +441,16 @@ fn runtime_cost_limits_stop_expensive_rules() {
         "{errs:?}"
     );
 }
+
+#[test]
+fn message_expressions_have_a_static_cost_limit_too() {
+    let s = schema_with(
+        json!([{"rule": "true", "messageExpression": "self.xs.map(x, self.xs.map(y, x + y)).join(',')"}]),
+        json!({"xs": {"type": "array", "items": {"type": "string"}}}),
+    );
+    let e = compile_error(&s);
+    assert!(
+        e.starts_with("/x-kubernetes-validations/0/messageExpression: Forbidden: estimated messageExpression cost exceeds budget"),
+        "{e}"
+    );
+}
