@@ -455,8 +455,22 @@ fn answers_match_kube_apiserver_for_a_crd_with_the_same_schema() {
     let both = |args: &[&str], name: &str, spec: Option<&str>| {
         let ours_in = spec.map(|s| volume("apps.cozystack.io/v1alpha1", "Volume", name, s));
         let theirs_in = spec.map(|s| volume("celtest.cozystack.io/v1", "Volume", name, s));
-        let a = outcome(&run(&ours, args, ours_in.as_deref()));
-        let b = outcome(&run(&theirs, args, theirs_in.as_deref()));
+        // Fully qualified: other tests serve Volumes of other groups.
+        let with = |resource: &'static str| -> Vec<&str> {
+            args.iter()
+                .map(|a| if *a == "RESOURCE" { resource } else { *a })
+                .collect()
+        };
+        let a = outcome(&run(
+            &ours,
+            &with("volumes.apps.cozystack.io"),
+            ours_in.as_deref(),
+        ));
+        let b = outcome(&run(
+            &theirs,
+            &with("volumes.celtest.cozystack.io"),
+            theirs_in.as_deref(),
+        ));
         assert_eq!(
             a, b,
             "kubectl {args:?} on {name} with {spec:?}: ours (left) differs from kube-apiserver"
@@ -512,7 +526,7 @@ fn answers_match_kube_apiserver_for_a_crd_with_the_same_schema() {
         r#"{"spec":{"legacy":true}}"#,
     ] {
         let _ = both(
-            &["patch", "volume", "c0", "--type", "merge", "-p", patch],
+            &["patch", "RESOURCE", "c0", "--type", "merge", "-p", patch],
             "c0",
             None,
         );
