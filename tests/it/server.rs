@@ -27,16 +27,16 @@ struct Standalone {
 
 impl Standalone {
     fn start() -> Standalone {
+        Standalone::serving("--kinds", &examples())
+    }
+
+    /// Serves `source_flag path` (`--kinds DIR` or `--charts DIR`).
+    fn serving(source_flag: &str, path: &Path) -> Standalone {
         let dir = tempfile::tempdir().expect("tempdir");
         let child = Command::new(bins::kubectl_cozy())
-            .args([
-                "serve",
-                "--standalone",
-                "--listen",
-                "127.0.0.1:0",
-                "--kinds",
-            ])
-            .arg(examples())
+            .args(["serve", "--standalone", "--listen", "127.0.0.1:0"])
+            .arg(source_flag)
+            .arg(path)
             .arg("--data")
             .arg(dir.path().join("store.sqlite"))
             .arg("--write-kubeconfig")
@@ -66,6 +66,10 @@ impl Standalone {
 
     fn kubectl(&self, args: &[&str]) -> Output {
         kubectl_with(&self.kubeconfig(), args, None)
+    }
+
+    fn kubectl_stdin(&self, args: &[&str], input: &str) -> Output {
+        kubectl_with(&self.kubeconfig(), args, Some(input))
     }
 }
 
@@ -184,6 +188,74 @@ fn standalone_server_works_with_kubectl() {
             .trim()
             .is_empty()
     );
+}
+
+#[test]
+fn charts_are_served_as_kinds_and_rescaffolded_when_they_change() {
+    // The chart author's loop: serve a directory of charts, edit a chart's
+    // values, and kubectl sees the new field without a restart.
+    let charts = tempfile::tempdir().expect("tempdir");
+    let chart = charts.path().join("cache");
+    std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: cache\nversion: 0.1.0\ndescription: An in-memory cache\n",
+    )
+    .expect("write");
+    std::fs::write(
+        chart.join("values.yaml"),
+        "## @param size Memory per replica\nsize: 512Mi\n",
+    )
+    .expect("write");
+    let server = Standalone::serving("--charts", charts.path());
+    let resources = ok(&server.kubectl(&[
+        "api-resources",
+        "--api-group",
+        "apps.cozystack.io",
+        "-o",
+        "name",
+    ]));
+    assert_eq!(resources.trim(), "caches.apps.cozystack.io");
+    let explain = ok(&server.kubectl(&["explain", "cache.spec"]));
+    assert!(
+        explain.contains("size") && !explain.contains("replicas"),
+        "{explain}"
+    );
+
+    std::fs::write(
+        chart.join("values.yaml"),
+        "## @param size Memory per replica\nsize: 512Mi\n## @param replicas Number of replicas\nreplicas: 2\n",
+    )
+    .expect("write");
+    // kubectl caches discovery and OpenAPI per server under HOME; a new
+    // field shows once the server swapped its snapshot.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = server.kubectl(&["explain", "cache.spec.replicas"]);
+        if out.status.success() {
+            assert!(text(&out.stdout).contains("Number of replicas"));
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new value never showed: {}",
+            text(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let created = server.kubectl_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: apps.cozystack.io/v1alpha1\nkind: Cache\nmetadata: {name: c1}\nspec: {replicas: 3}\n",
+    );
+    ok(&created);
+    let got = ok(&server.kubectl(&[
+        "get",
+        "cache",
+        "c1",
+        "-o",
+        "jsonpath={.spec.size}/{.spec.replicas}",
+    ]));
+    assert_eq!(got, "512Mi/3");
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum, ValueHint};
 
 use crate::cli::CliError;
+use crate::kinds::KindSource;
 use crate::register::manifests::RbacSubject;
 use crate::register::{agent, route, session};
 
@@ -35,6 +36,9 @@ Examples:
   # Take over a group another server (or session) serves; it is given back on exit
   kubectl cozy serve --kinds ./kinds --takeover
 
+  # A chart author's inner loop: serve charts as kinds, re-scaffolded when they change
+  kubectl cozy serve --charts ./charts
+
   # Show every object a session would create, create nothing
   kubectl cozy serve --kinds ./kinds --dry-run
 
@@ -50,8 +54,12 @@ pub struct ServeArgs {
     pub standalone: bool,
 
     /// Kind definitions: a file or a directory of YAML files (reloaded on change)
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath, required = true)]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath, required_unless_present = "charts", conflicts_with = "charts")]
     pub kinds: Option<PathBuf>,
+
+    /// Serve Helm charts as kinds, scaffolded in memory: a chart directory, or a directory of charts and .tgz files (re-scaffolded on change)
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub charts: Option<PathBuf>,
 
     /// Address to listen on (default: 127.0.0.1:6443 standalone, 127.0.0.1:<any> with the tunnel, 0.0.0.0:<any> for external-name)
     #[arg(long, value_name = "ADDR")]
@@ -136,6 +144,17 @@ pub struct ServeArgs {
     /// Time to let requests finish on shutdown
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_request_timeout)]
     pub drain_timeout: Duration,
+}
+
+/// Where the kinds come from: `--kinds` or `--charts`.
+pub(super) fn kind_source(args: &ServeArgs) -> Result<KindSource, CliError> {
+    match (&args.kinds, &args.charts) {
+        (Some(path), None) => Ok(KindSource::Definitions(path.clone())),
+        (None, Some(dir)) => Ok(KindSource::Charts(dir.clone())),
+        _ => Err(CliError::Usage(
+            "give one of --kinds (definitions) and --charts (Helm charts)".into(),
+        )),
+    }
 }
 
 /// The route asked for, checked against the other flags.

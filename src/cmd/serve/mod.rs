@@ -20,6 +20,7 @@
 mod args;
 mod cluster_server;
 mod console;
+mod kinds_follow;
 mod plan;
 mod rbac;
 mod session;
@@ -31,17 +32,19 @@ mod unregistered;
 pub use args::{RouteArg, ServeArgs};
 
 use crate::cli::{CliError, Ctx, ExitStatus};
-use crate::kinds::Registry;
-use args::route_of;
+use crate::kinds::{KindSource, Registry};
+use args::{kind_source, route_of};
 
 /// Runs `serve`.
 pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
-    let kinds_path = args
-        .kinds
-        .clone()
-        .ok_or_else(|| CliError::Usage("--kinds is required".into()))?;
-    let registry = Registry::from_path(&kinds_path)
-        .map_err(|e| CliError::other("load kind definitions", e))?;
+    let source = kind_source(&args)?;
+    let registry = Registry::from_source(&source).map_err(|e| {
+        let what = match &source {
+            KindSource::Definitions(_) => "load kind definitions",
+            KindSource::Charts(_) => "scaffold kinds from the charts",
+        };
+        CliError::other(what, e)
+    })?;
     if args.print_rbac {
         return rbac::print_rbac(&args, &registry, ctx);
     }
@@ -54,8 +57,8 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         tracing::warn!("{warning}");
     }
     let _file_watch = registry
-        .watch_path(kinds_path.clone())
-        .map_err(|e| CliError::other(format!("watch {}", kinds_path.display()), e))?;
+        .watch_source(source.clone())
+        .map_err(|e| CliError::other(format!("watch {}", source.path().display()), e))?;
     if args.standalone {
         return standalone::serve_standalone(&args, registry).await;
     }

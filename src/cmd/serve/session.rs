@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use super::args::{RouteArg, ServeArgs};
 use super::cluster_server::start_cluster_server;
 use super::console::Log;
+use super::kinds_follow;
 use super::plan::{external_host, plan, served};
 use super::signals::Signals;
 use super::stop::end;
@@ -266,6 +267,13 @@ pub(super) async fn serve_session(
             TunnelState::Connected { since, .. } => Some(since.duration_since(started)),
             _ => None,
         });
+    let _kinds_follow = KindsFollow(kinds_follow::spawn(
+        client.clone(),
+        registry.clone(),
+        plan.api_service_names(),
+        plan.served.clone(),
+        log.clone(),
+    ));
     print_ready(
         &registry,
         &plan,
@@ -376,4 +384,13 @@ fn print_ready(
         session::lease_name(&plan.id),
         plan.holder,
     );
+}
+
+/// Stops following the kinds when the session ends.
+struct KindsFollow(tokio::task::JoinHandle<()>);
+
+impl Drop for KindsFollow {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
