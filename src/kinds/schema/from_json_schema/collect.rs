@@ -69,6 +69,18 @@ pub(super) struct Acc<'a> {
     pub(super) union_types: Vec<(BTreeSet<String>, String)>,
 }
 
+impl Acc<'_> {
+    /// Tightens the numeric bounds with another lower and upper bound.
+    pub(super) fn tighten_bounds(&mut self, lower: Option<Bound>, upper: Option<Bound>) {
+        if let Some(b) = lower {
+            self.lower = Some(stricter(self.lower.take(), b, true));
+        }
+        if let Some(b) = upper {
+            self.upper = Some(stricter(self.upper.take(), b, false));
+        }
+    }
+}
+
 impl<'a> Converter<'a> {
     pub(super) fn collect(
         &mut self,
@@ -80,12 +92,7 @@ impl<'a> Converter<'a> {
         let kw = |k: &str| push_pointer(&part.ptr, k);
         // Numeric bounds need sibling keywords (draft-4 booleans).
         let (lower, upper) = bounds_of(m);
-        if let Some(b) = lower {
-            acc.lower = Some(stricter(acc.lower.take(), b, true));
-        }
-        if let Some(b) = upper {
-            acc.upper = Some(stricter(acc.upper.take(), b, false));
-        }
+        acc.tighten_bounds(lower, upper);
         for (k, v) in m {
             match k.as_str() {
                 "$schema" | "$id" | "id" | "$comment" | "$anchor" | "$dynamicAnchor"

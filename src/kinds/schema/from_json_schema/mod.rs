@@ -24,7 +24,10 @@
 //!   `$anchor`s) is inlined; `allOf` is merged into the node (properties and
 //!   `required` unioned, bounds tightened, conflicts warned);
 //! * `anyOf`/`oneOf` of constants collapse into one `enum`; a `null` branch
-//!   becomes `nullable`; branches that are only types become a type union;
+//!   becomes `nullable`; branches that are only types become a type union,
+//!   and validations that apply to one branch's type only (`pattern` on the
+//!   string branch of a quantity, `minimum` on its integer branch) move onto
+//!   the node, where they leave the other types' values alone;
 //!   branches that are pure value validations (e.g. `required` variants) are
 //!   kept as Kubernetes allows them; properties that only appear in branches
 //!   are lifted into the node; anything else is dropped with a warning;
