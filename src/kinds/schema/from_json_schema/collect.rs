@@ -468,6 +468,7 @@ mod tests {
         ));
         assert!(has_warning(&c, "/properties/f", "\"f\" is forbidden"));
         assert!(c.schema["properties"].get("f").is_none());
-        assert_eq!(c.warnings.len(), 6, "{:#?}", c.warnings);
+        assert!(has_warning(&c, "/properties/keys", "without properties"));
+        assert_eq!(c.warnings.len(), 7, "{:#?}", c.warnings);
     }
 }

@@ -16,7 +16,8 @@
 //!   when that narrows what JSON Schema accepted); a node that may be
 //!   anything becomes `{"x-kubernetes-preserve-unknown-fields": true}`
 //!   (Kubernetes allows that without a type; warning), an object without
-//!   declared fields `type: object` + preserve-unknown-fields;
+//!   declared fields `type: object` + preserve-unknown-fields (warning unless
+//!   the input asked for preserve-unknown-fields itself);
 //! * `type: [x, "null"]` becomes `nullable: true`; `[integer, string]`
 //!   becomes `x-kubernetes-int-or-string: true`; other unions become a
 //!   typeless preserve-unknown-fields node (warning);
@@ -491,6 +492,7 @@ pub(super) mod tests {
                 "/$defs/resources/additionalProperties: additionalProperties: false dropped: structural schemas prune unknown fields (reported as warnings) instead of rejecting them",
                 "/properties/service/properties/annotations/patternProperties/^[a-z0-9.~1-]+$: patternProperties became additionalProperties: the key pattern \"^[a-z0-9./-]+$\" is not enforced",
                 "/properties/extraEnv/uniqueItems: uniqueItems: true is forbidden in Kubernetes; converted to x-kubernetes-list-type: set (duplicates are rejected as FieldValueDuplicate)",
+                "/properties/metrics: type object without properties: its keys and values are kept but not checked (x-kubernetes-preserve-unknown-fields)",
             ]
         );
         // The output, key order included, is deterministic.
