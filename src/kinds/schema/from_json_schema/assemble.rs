@@ -74,8 +74,20 @@ impl<'a> Converter<'a> {
         if let Some(t) = acc.title.take() {
             out.insert("title".into(), t);
         }
-        if let Some(d) = acc.description.take() {
-            out.insert("description".into(), d);
+        let description = acc.description.take();
+        match (description, acc.option_source.take()) {
+            (d, Some(source)) => {
+                let hint = format!("Choices: the Cozystack dashboard's {source:?} options.");
+                let text = match d.as_ref().and_then(Value::as_str) {
+                    Some(d) if !d.is_empty() => format!("{} {hint}", d.trim_end()),
+                    _ => hint,
+                };
+                out.insert("description".into(), text.into());
+            }
+            (Some(d), None) => {
+                out.insert("description".into(), d);
+            }
+            (None, None) => {}
         }
         if let Some((f, fp)) = acc.format.take() {
             let keep = match ty {

@@ -36,6 +36,9 @@ pub(super) struct Acc<'a> {
     pub(super) nullable: bool,
     pub(super) title: Option<Value>,
     pub(super) description: Option<Value>,
+    /// The `source` of Cozystack's `x-cozystack-options` (a dashboard
+    /// dropdown filled at run time from the cluster's `Option` objects).
+    pub(super) option_source: Option<String>,
     pub(super) default: Option<(Value, String)>,
     pub(super) example: Option<Value>,
     pub(super) enums: Vec<(Vec<Value>, String)>,
@@ -304,6 +307,15 @@ impl<'a> Converter<'a> {
                         acc.embedded = true;
                     }
                 }
+                // Cozystack's dashboard hint: `{source: storageclass}` names
+                // a list of choices the cluster computes at run time. Not a
+                // validation (the choices change), so it becomes a line of
+                // documentation, quietly.
+                "x-cozystack-options" => {
+                    if let Some(source) = v.get("source").and_then(Value::as_str) {
+                        acc.option_source.get_or_insert_with(|| source.to_string());
+                    }
+                }
                 "x-kubernetes-list-type"
                 | "x-kubernetes-list-map-keys"
                 | "x-kubernetes-map-type"
@@ -427,6 +439,29 @@ mod tests {
             errs[0].to_string(),
             "spec.d6: Invalid value: 5: spec.d6 in body should be greater than 5"
         );
+    }
+
+    /// Cozystack's `x-cozystack-options` names a dashboard dropdown's source:
+    /// kept as documentation, without a warning.
+    #[test]
+    fn cozystack_options_become_documentation_quietly() {
+        let c = conv(spec(json!({
+            "storageClass": {"type": "string", "description": "StorageClass used to store the data.",
+                              "x-cozystack-options": {"source": "storageclass"}},
+            "gpu": {"type": "string", "x-cozystack-options": {"source": "gpu"}},
+            "odd": {"type": "string", "x-cozystack-options": "whatever"}
+        })));
+        assert!(c.is_ok(), "{:?}", c.errors);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert_eq!(
+            prop(&c, "storageClass"),
+            json!({"type": "string", "description": "StorageClass used to store the data. Choices: the Cozystack dashboard's \"storageclass\" options."})
+        );
+        assert_eq!(
+            prop(&c, "gpu"),
+            json!({"type": "string", "description": "Choices: the Cozystack dashboard's \"gpu\" options."})
+        );
+        assert_eq!(prop(&c, "odd"), json!({"type": "string"}));
     }
 
     #[test]
