@@ -252,6 +252,108 @@ fn scaffold_from_packaged_chart_and_repo_index() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+/// Charts shaped like Cozystack's own apps: cozyvalues-gen annotations in
+/// `values.yaml` (`http-cache`) and a JSON schema with quantities behind a
+/// `$ref`, `x-cozystack-options` and a free-form object (`clickhouse`).
+#[test]
+fn scaffold_cozystack_shaped_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().to_str().unwrap();
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "examples/charts/http-cache",
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("note: kind HTTPCache (capitals as Chart.yaml's description writes the name); choose another with --kind"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("x-cozystack-options"), "{stderr}");
+    let def: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(def["kind"], "HTTPCache");
+    assert_eq!(def["plural"], "httpcaches");
+    let p = &def["openAPISchema"]["properties"];
+    assert_eq!(p["size"]["x-kubernetes-int-or-string"], true);
+    assert_eq!(
+        p["resourcesPreset"]["enum"],
+        serde_json::json!(["nano", "micro", "small", "medium"])
+    );
+    assert_eq!(p["compression"]["enum"][0], "off");
+    assert_eq!(
+        p["endpoints"]["items"]["required"],
+        serde_json::json!(["host"])
+    );
+    assert_eq!(
+        p["perZone"]["additionalProperties"]["properties"]["cpu"]["x-kubernetes-int-or-string"],
+        true
+    );
+
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "examples/charts/clickhouse",
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("note: kind ClickHouse ("), "{stderr}");
+    assert!(!stderr.contains("x-cozystack-options"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: values.schema.json /properties/settings: type object without properties"
+        ),
+        "{stderr}"
+    );
+    // Only the free-form object is worth a warning.
+    assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
+    let def: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &def["openAPISchema"]["properties"];
+    assert_eq!(p["size"]["x-kubernetes-int-or-string"], true);
+    assert_eq!(p["size"]["default"], "10Gi");
+    assert!(p["size"]["pattern"].is_string(), "{}", p["size"]);
+    assert_eq!(
+        p["resources"]["properties"]["cpu"]["pattern"],
+        p["size"]["pattern"]
+    );
+
+    // --kind overrides the proposal, and both load as definitions.
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "examples/charts/clickhouse",
+        "--kind",
+        "Clickhouse",
+        "--out",
+        out_dir,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("note: kind"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "examples/charts/http-cache",
+        "--out",
+        out_dir,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cozy(&["kinds", "list", "--kinds", out_dir, "-o", "name"]);
+    assert_eq!(
+        text(&out.stdout),
+        "clickhouses.apps.cozystack.io\nhttpcaches.apps.cozystack.io\n",
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn scaffold_bad_input_writes_nothing() {
     let out_dir = tempfile::tempdir().unwrap();
