@@ -280,15 +280,7 @@ fn syntax_error(source: &str, err: &serde_saphyr::Error, line_offset: usize) -> 
         ),
         None => source.to_owned(),
     };
-    // serde-saphyr's Display repeats the location and draws a snippet; keep the first line's message.
-    let full = err.to_string();
-    let first = full.lines().next().unwrap_or(&full);
-    let message = first
-        .trim_start_matches("error: ")
-        .split_once(": ")
-        .filter(|(head, _)| head.starts_with("line "))
-        .map(|(_, rest)| rest.to_owned())
-        .unwrap_or_else(|| first.trim_start_matches("error: ").to_owned());
+    let message = super::yaml_message::yaml_message(err);
     LoadError::Syntax { location, message }
 }
 

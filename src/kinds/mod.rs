@@ -9,6 +9,7 @@
 //! - `chart`: reading Helm charts (directory, .tgz, repository index) and naming kinds
 //! - `scaffold`: a chart turned into a definition
 //! - [`registry`]: immutable snapshots swapped atomically on change
+//! - `yaml_message`: YAML parse errors in the user's terms
 //!
 //! Error messages here follow one style: an action that failed is named by a
 //! bare verb phrase that reads after "failed to" (`read ./chart/Chart.yaml`,
@@ -24,6 +25,7 @@ pub mod load;
 pub mod registry;
 pub(crate) mod scaffold;
 pub mod schema;
+mod yaml_message;
 
 pub use definition::{KindDefinition, ResolvedKind};
 pub use registry::{Registry, Snapshot};

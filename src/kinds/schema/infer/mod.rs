@@ -178,14 +178,8 @@ fn parse(src: &str, warnings: &mut Vec<Issue>) -> Result<Value, InferError> {
 }
 
 fn yaml_error(e: serde_saphyr::Error) -> InferError {
-    use serde_saphyr::MessageFormatter as _;
     let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
-    let inner = e.without_snippet();
-    let raw = serde_saphyr::DefaultMessageFormatter.format_message(inner);
-    let message: String = raw
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let message = crate::kinds::yaml_message::yaml_message(&e);
     InferError::Yaml {
         line,
         column,
@@ -569,12 +563,9 @@ nested: [[1], [2, 3]]
         let dup = infer("a: 1\nb: x\na: 2\n");
         assert_eq!(dup.schema["properties"]["a"]["default"], 2);
         assert_eq!(dup.warnings.len(), 1);
-        assert!(
-            dup.warnings[0]
-                .message
-                .starts_with("line 3:1: duplicate mapping key"),
-            "{:?}",
-            dup.warnings
+        assert_eq!(
+            dup.warnings[0].message,
+            "line 3:1: the key `a` appears twice in the same mapping; the last value wins, as in Helm"
         );
     }
 
