@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::cozystack;
-use super::definition::{KindDefinition, ResolvedKind, validate_set};
+use super::definition::{KindDefinition, ResolvedKind, release_name_overlaps, validate_set};
 
 /// Largest definition file accepted (a chart schema is rarely over 1 MiB).
 pub(crate) const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
@@ -117,8 +117,10 @@ pub fn from_resolved(kinds: Vec<ResolvedKind>, warnings: Vec<String>) -> Result<
     )
 }
 
-fn finish(loaded: Loaded, mut problems: Vec<String>) -> Result<Loaded, LoadError> {
+fn finish(mut loaded: Loaded, mut problems: Vec<String>) -> Result<Loaded, LoadError> {
     problems.extend(validate_set(&loaded.kinds));
+    let overlaps = release_name_overlaps(&loaded.kinds);
+    loaded.warnings.extend(overlaps);
     if problems.is_empty() {
         Ok(loaded)
     } else {
