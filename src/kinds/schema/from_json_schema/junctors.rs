@@ -208,11 +208,67 @@ impl<'a> Converter<'a> {
             acc.union_types.push((set, jp));
             return;
         }
+        // Branches that each name one scalar type still give the node its
+        // type (a union of them), whatever else they constrain.
+        let scalar_types: Option<Vec<String>> =
+            rest.iter().map(|(b, _)| self.scalar_type_of(b)).collect();
+        if let Some(types) = scalar_types {
+            let mut set: BTreeSet<String> = types.iter().cloned().collect();
+            if set.len() == 1 {
+                // One type: the branches' other keywords are value
+                // validations of that type, kept as such.
+                acc.union_types.push((set, jp.clone()));
+                acc.deferred.push(Deferred::Union {
+                    one_of,
+                    branches: rest,
+                    ptr: jp,
+                });
+                return;
+            }
+            let distinct = checked_types_are_distinct(&kinds);
+            for ((_, bp), k) in rest.iter().zip(kinds) {
+                match k {
+                    Branch::Checked(t, part) if distinct => {
+                        self.hoist_branch_checks(&t, &part, acc);
+                    }
+                    Branch::Types(_) => {}
+                    _ => self.warn(
+                        bp,
+                        "this branch's constraints cannot be expressed next to the other branches' types (they \
+                         would apply to every value); dropped, the type is kept",
+                    ),
+                }
+            }
+            if saw_null {
+                set.insert("null".to_string());
+            }
+            acc.union_types.push((set, jp));
+            return;
+        }
         acc.deferred.push(Deferred::Union {
             one_of,
             branches: rest,
             ptr: jp,
         });
+    }
+
+    /// The one scalar type (`string`, `integer`, `number`, `boolean`) a
+    /// branch declares, following plain `$ref`s.
+    fn scalar_type_of(&self, b: &'a Value) -> Option<String> {
+        let mut m = b.as_object()?;
+        for _ in 0..8 {
+            match m.get("$ref").and_then(Value::as_str) {
+                Some(r) if !m.contains_key("type") => {
+                    m = self.resolve(r).ok()?.1.as_object()?;
+                }
+                _ => break,
+            }
+        }
+        let set = type_set(m.get("type")?)?;
+        let mut declared = set.into_iter().filter(|t| t != "null");
+        let only = declared.next()?;
+        let scalar = matches!(only.as_str(), "string" | "integer" | "number" | "boolean");
+        (scalar && declared.next().is_none()).then_some(only)
     }
 
     /// Moves the type-specific validations of a [`Branch::Checked`] branch
@@ -595,20 +651,24 @@ mod tests {
             prop(&c, "nodeLevel"),
             json!({"x-kubernetes-int-or-string": true, "pattern": q})
         );
-        // Nothing was lost on these three, so nothing is reported.
-        for p in ["cpu", "memory", "nodeLevel"] {
-            assert!(
-                !c.warnings
-                    .iter()
-                    .any(|w| w.pointer.contains(p) || w.pointer.contains("$defs")),
-                "{p}: {:?}",
-                c.warnings
-            );
-        }
-        // Two patterns for one type would become an "and": not hoisted.
-        assert!(prop(&c, "twoPatterns").get("pattern").is_none());
-        // An enum on one branch would refuse the other's values: not hoisted.
-        assert!(prop(&c, "withEnum").get("enum").is_none());
+        // Two patterns for one type would become an "and": they stay an
+        // "or" of value validations on a string.
+        assert_eq!(
+            prop(&c, "twoPatterns"),
+            json!({"type": "string", "anyOf": [{"pattern": "^a"}, {"pattern": "^b"}]})
+        );
+        // An enum on one branch would refuse the other's values: the type
+        // stays int-or-string and only the enum is lost, with a warning.
+        assert_eq!(
+            prop(&c, "withEnum"),
+            json!({"x-kubernetes-int-or-string": true})
+        );
+        assert!(has_warning(
+            &c,
+            "/properties/withEnum/anyOf/1",
+            "this branch's constraints cannot be expressed next to the other branches' types"
+        ));
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
         let v = CompiledSchema::new(&c.schema).expect("compiles");
         for ok in [
             json!({"cpu": 2}),
