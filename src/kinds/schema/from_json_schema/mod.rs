@@ -28,7 +28,11 @@
 //!   becomes `nullable`; branches that are only types become a type union,
 //!   and validations that apply to one branch's type only (`pattern` on the
 //!   string branch of a quantity, `minimum` on its integer branch) move onto
-//!   the node, where they leave the other types' values alone;
+//!   the node, where they leave the other types' values alone; branches
+//!   that each declare one scalar type give the node the union of those
+//!   types (one type: the rest stays an `anyOf` of value validations;
+//!   several: constraints that cannot move onto the node are dropped with a
+//!   warning on their branch);
 //!   branches that are pure value validations (e.g. `required` variants) are
 //!   kept as Kubernetes allows them; properties that only appear in branches
 //!   are lifted into the node; anything else is dropped with a warning;
