@@ -471,6 +471,30 @@ mod tests {
             loaded.kinds[1].source
         );
 
+        // The same List as `kubectl get -o json` prints it.
+        let value: serde_json::Value = serde_saphyr::from_str(&ok).unwrap();
+        let json = serde_json::to_string_pretty(&value).unwrap();
+        let loaded = load_text(&json, "list.json").unwrap();
+        let second_item = json
+            .lines()
+            .position(|l| l.contains("\"beta\""))
+            .and_then(|named| {
+                json.lines()
+                    .take(named)
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .rposition(|l| l.trim() == "{")
+            })
+            .map(|i| i + 1)
+            .unwrap();
+        assert!(
+            loaded.kinds[1]
+                .source
+                .starts_with(&format!("list.json:{second_item} (items[1])")),
+            "{} vs line {second_item}",
+            loaded.kinds[1].source
+        );
+
         let legacy = "resources:\n- application:\n    kind: Alpha\n    plural: alphas\n    singular: alpha\n  release:\n    prefix: alpha-\n    chart: {name: alpha, sourceRef: {kind: HelmRepository, name: apps, namespace: cozy-public}}\n- application:\n    kind: beta\n    plural: betas\n    singular: beta\n  release:\n    prefix: beta-\n    chart: {name: beta, sourceRef: {kind: HelmRepository, name: apps, namespace: cozy-public}}\n";
         let err = load_text(legacy, "config.yaml").unwrap_err().to_string();
         assert!(err.contains("config.yaml:9 (beta): kind:"), "{err}");
