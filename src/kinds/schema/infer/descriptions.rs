@@ -50,15 +50,10 @@ pub(super) fn apply(
             Some(node) => {
                 if let Some(t) = &doc.type_name {
                     let ptr = display_pointer(&path);
-                    let value = value_at(values, &path);
-                    let annotated = match (value, &doc.default) {
-                        (None | Some(Value::Null), Some(d)) => Some(Value::String(d.clone())),
-                        _ => None,
-                    };
-                    let value = match (&annotated, value) {
-                        (Some(Value::String(a)), _) => Some(types.read_default(t, a)),
-                        (Some(_), _) => None,
-                        (None, v) => v.cloned(),
+                    // The value in values.yaml, else the `name=default`.
+                    let value = match (value_at(values, &path), &doc.default) {
+                        (None | Some(Value::Null), Some(d)) => Some(types.read_default(t, d)),
+                        (v, _) => v.cloned(),
                     };
                     match typed_schema(&types, t, value.as_ref(), &ptr) {
                         Ok((typed, mut typed_warnings)) => {

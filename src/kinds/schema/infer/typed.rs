@@ -92,7 +92,13 @@ impl TypeDefs<'_> {
 
     /// A `name=default` annotation read for type `t`.
     pub(super) fn read_default(&self, t: &str, raw: &str) -> Value {
-        read_literal(raw, &base_type_name(t))
+        let name = t.trim().trim_start_matches(['*', '?']).trim();
+        let base = match self.enums.get(name) {
+            // An enum's values are read as its base type: `off` stays text.
+            Some(e) => base_type_name(&e.base),
+            None => base_type_name(t),
+        };
+        read_literal(raw, &base)
     }
 
     fn node(
@@ -246,7 +252,7 @@ impl TypeDefs<'_> {
             let from_values = given.and_then(|g| g.get(&f.name)).filter(|v| !v.is_null());
             let from_annotation = match (from_values, &f.default) {
                 (None, Some(d)) if given.is_some() || value.is_none() => {
-                    Some(read_literal(d, &base_type_name(&f.type_name)))
+                    Some(self.read_default(&f.type_name, d))
                 }
                 _ => None,
             };
@@ -443,6 +449,10 @@ mod tests {
 ## @value small
 ## @value no
 
+## @enum {int} Port - A port.
+## @value 80
+## @value 443
+
 ## @enum {string} Switch - A word YAML 1.1 would read as a boolean.
 ## @value on
 ## @value off
@@ -470,6 +480,8 @@ resources: {}
 resourcesPreset: small
 ## @param {Switch} [mode]=off - Mode.
 mode:
+## @param {Port} [port]=443 - Port.
+port:
 ## @param {map[string]User} users - Users configuration map.
 users: {}
 ## @param {[]string} extensions - Extensions.
@@ -518,6 +530,10 @@ unknown: {x: 1}
         // `off` from the annotation stays a string (no YAML 1.1 boolean).
         assert_eq!(p["mode"]["enum"], json!(["on", "off"]));
         assert_eq!(p["mode"]["default"], "off");
+        assert_eq!(
+            p["port"],
+            json!({"type": "integer", "description": "Port.", "enum": [80, 443], "default": 443})
+        );
         let user = &p["users"]["additionalProperties"];
         assert_eq!(p["users"]["type"], "object");
         assert_eq!(p["users"]["default"], json!({}));
@@ -556,7 +572,7 @@ unknown: {x: 1}
             messages,
             [
                 "/wrongDefault: the value \"3\" does not fit the @param type \"int\"; not used as the default",
-                "/unknown: line 48: @param type \"Nowhere\" not used: unknown type \"Nowhere\" (no @typedef or @enum); the schema is inferred from the value",
+                "/unknown: line 54: @param type \"Nowhere\" not used: unknown type \"Nowhere\" (no @typedef or @enum); the schema is inferred from the value",
             ]
         );
 
