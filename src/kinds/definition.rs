@@ -444,8 +444,8 @@ pub(crate) fn release_name_overlaps(kinds: &[ResolvedKind]) -> Vec<String> {
         if let [first, second, ..] = sharing.as_slice() {
             warnings.push(format!(
                 "release prefix {prefix:?} is shared by {}: apps of these kinds with the same name in one namespace \
-                 map to the same HelmRelease, and the second one created is refused (e.g. a {} and a {} both named \
-                 \"demo\" are HelmRelease {prefix}demo); give each kind its own prefix",
+                 map to the same HelmRelease, and the second one created is refused (e.g. {} \"demo\" and {} \
+                 \"demo\" are both HelmRelease {prefix}demo); give each kind its own prefix",
                 sharing.iter().map(|k| name(k)).collect::<Vec<_>>().join(", "),
                 first.definition.kind,
                 second.definition.kind,
@@ -728,8 +728,8 @@ mod tests {
         assert_eq!(
             warnings[0],
             "release prefix \"\" is shared by Tenant (a.yaml), Etcd (b.yaml): apps of these kinds with the same \
-             name in one namespace map to the same HelmRelease, and the second one created is refused (e.g. a Tenant \
-             and a Etcd both named \"demo\" are HelmRelease demo); give each kind its own prefix"
+             name in one namespace map to the same HelmRelease, and the second one created is refused (e.g. Tenant \
+             \"demo\" and Etcd \"demo\" are both HelmRelease demo); give each kind its own prefix"
         );
         assert!(
             warnings[1].starts_with(

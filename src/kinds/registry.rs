@@ -177,8 +177,9 @@ impl Registry {
                     .unwrap_or(false);
                 if recovered {
                     // Also when the fix restores exactly what was served:
-                    // the user needs to hear that the error is gone.
-                    tracing::info!(
+                    // the user needs to hear that the error is gone, at the
+                    // level that showed the error (info is hidden by default).
+                    tracing::warn!(
                         kinds = snapshot.kinds.len(),
                         "kind definitions are valid again and accepted{}",
                         if changed {
