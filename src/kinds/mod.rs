@@ -10,6 +10,7 @@
 //! - `scaffold`: a chart turned into a definition
 //! - `from_charts`: every chart of a directory scaffolded in memory (`serve --charts`)
 //! - [`registry`]: immutable snapshots swapped atomically on change
+//! - `yaml_message`: YAML parse errors in the user's terms
 //!
 //! Error messages here follow one style: an action that failed is named by a
 //! bare verb phrase that reads after "failed to" (`read ./chart/Chart.yaml`,
@@ -26,6 +27,7 @@ pub mod load;
 pub mod registry;
 pub(crate) mod scaffold;
 pub mod schema;
+mod yaml_message;
 
 pub use definition::{KindDefinition, ResolvedKind};
 pub use registry::{KindSource, Registry, Snapshot};

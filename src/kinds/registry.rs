@@ -203,8 +203,24 @@ impl Registry {
         match next.and_then(Snapshot::build) {
             Ok(snapshot) => {
                 let changed = snapshot.hash != self.tx.borrow().hash;
-                if let Ok(mut e) = self.last_error.lock() {
-                    *e = None;
+                let recovered = self
+                    .last_error
+                    .lock()
+                    .map(|mut e| e.take().is_some())
+                    .unwrap_or(false);
+                if recovered {
+                    // Also when the fix restores exactly what was served:
+                    // the user needs to hear that the error is gone, at the
+                    // level that showed the error (info is hidden by default).
+                    tracing::warn!(
+                        kinds = snapshot.kinds.len(),
+                        "kind definitions are valid again and accepted{}",
+                        if changed {
+                            ""
+                        } else {
+                            "; the kinds served are unchanged"
+                        }
+                    );
                 }
                 if changed {
                     tracing::info!(kinds = snapshot.kinds.len(), hash = %&snapshot.hash[..12], "kind definitions reloaded");
@@ -215,7 +231,7 @@ impl Registry {
             Err(err) => {
                 let text = err.to_string();
                 tracing::error!(
-                    "kind definitions change refused, still serving the previous set: {text}"
+                    "kind definitions change refused, still serving the previous set until the files are fixed: {text}"
                 );
                 if let Ok(mut e) = self.last_error.lock() {
                     *e = Some(text);
@@ -311,6 +327,54 @@ mod tests {
         assert!(registry.apply(load::load_text(&format!("{PG}---\n{REDIS}"), "good")));
         assert_eq!(registry.snapshot().kinds().len(), 2);
         assert!(registry.last_error().is_none());
+    }
+
+    /// A log sink for one test.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if let Ok(mut b) = self.0.lock() {
+                b.extend_from_slice(buf);
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn recovery_is_logged_even_when_nothing_changes() {
+        let logs = Captured::default();
+        let sink = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || sink.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let registry =
+                Registry::new(Snapshot::build(load::load_text(PG, "a").unwrap()).unwrap());
+            assert!(!registry.apply(load::load_text("kind: A\nkind: B\n", "dup.yaml")));
+            // The fix restores what was served: no swap, but a word.
+            assert!(!registry.apply(load::load_text(PG, "a")));
+            assert!(registry.last_error().is_none());
+        });
+        let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].contains("still serving the previous set until the files are fixed: dup.yaml:2:1: the key `kind` appears twice in the same mapping"),
+            "{text}"
+        );
+        assert!(!text.contains("DuplicateKeyPolicy"), "{text}");
+        assert!(
+            lines[1].contains(
+                "kind definitions are valid again and accepted; the kinds served are unchanged"
+            ),
+            "{text}"
+        );
     }
 
     #[tokio::test]
