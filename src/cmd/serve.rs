@@ -25,7 +25,10 @@ use crate::register::credentials as standalone;
 use crate::register::manifests::{self, RbacOptions, RbacSubject};
 use crate::storage::app_store::AppStore;
 use crate::storage::cache::WatchCache;
-use crate::storage::{Backend, cluster_store::ClusterStore, embedded_store::EmbeddedStore};
+use crate::storage::store_lock::StoreLock;
+use crate::storage::{
+    Backend, cluster_store::ClusterStore, embedded_store::EmbeddedStore, private_files,
+};
 
 /// Arguments of `kubectl cozy serve`.
 #[derive(Debug, Args)]
@@ -109,7 +112,7 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         .watch_path(kinds_path.clone())
         .map_err(|e| CliError::other(format!("watch {}", kinds_path.display()), e))?;
 
-    let (backend, config_for) = if args.standalone {
+    let (backend, mut config_for) = if args.standalone {
         let state_dir = args
             .state_dir
             .clone()
@@ -119,16 +122,22 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
             .clone()
             .unwrap_or_else(|| state_dir.join("standalone.sqlite"));
         if let Some(parent) = data.parent() {
-            std::fs::create_dir_all(parent)
+            private_files::create_dir(parent)
                 .map_err(|e| CliError::io(format!("create {}", parent.display()), e))?;
         }
+        let lock = StoreLock::acquire(&data, &standalone::server_url(args.listen))
+            .map_err(|e| CliError::other("lock the store", e))?;
         let store = EmbeddedStore::open(&data)
             .map_err(|e| CliError::other(format!("open {}", data.display()), e))?;
         let credentials = standalone::credentials(&state_dir, args.listen)
             .map_err(|e| CliError::other("prepare the standalone certificates", e))?;
         (
             Backend::Embedded(store),
-            Mode::Standalone { credentials, data },
+            Mode::Standalone {
+                credentials,
+                data,
+                lock,
+            },
         )
     } else {
         let client = ctx.client().await?;
@@ -198,7 +207,7 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let running = server::start(config)
         .await
         .map_err(|e| CliError::other("start the API server", e))?;
-    let url = format!("https://{}", running.local_addr);
+    let url = standalone::server_url(running.local_addr);
     let spinner = crate::output::progress::spinner("waiting for the HelmRelease cache to sync");
     apps.wait_ready().await;
     spinner.finish_and_clear();
@@ -211,8 +220,14 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         .collect();
     let mut stderr = std::io::stderr().lock();
     use std::io::Write as _;
-    match &config_for {
-        Mode::Standalone { credentials, data } => {
+    match &mut config_for {
+        Mode::Standalone {
+            credentials,
+            data,
+            lock,
+        } => {
+            lock.record(&url)
+                .map_err(|e| CliError::other("lock the store", e))?;
             let kubeconfig = args
                 .write_kubeconfig
                 .clone()
@@ -254,6 +269,8 @@ enum Mode {
     Standalone {
         credentials: standalone::Credentials,
         data: PathBuf,
+        /// Held while serving: one server per store.
+        lock: StoreLock,
     },
     Cluster {
         cert_pem: String,

@@ -42,7 +42,14 @@ fn internal(e: impl std::fmt::Display) -> StoreError {
 
 impl EmbeddedStore {
     /// Opens (creating if needed) the store at `path`; `:memory:` keeps it in memory.
+    ///
+    /// A file store is owner-only: its directory is created 0700, the file
+    /// 0600, and SQLite gives its `-wal` and `-shm` the file's permissions
+    /// (existing ones are narrowed too), as they hold app specs.
     pub fn open(path: &Path) -> Result<EmbeddedStore, StoreError> {
+        if path != Path::new(":memory:") {
+            secure(path).map_err(|e| internal(format!("secure {}: {e}", path.display())))?;
+        }
         let conn = Connection::open(path)
             .map_err(|e| internal(format!("open {}: {e}", path.display())))?;
         conn.execute_batch(
@@ -303,6 +310,20 @@ impl EmbeddedStore {
     }
 }
 
+/// Makes the store's directory, file and SQLite side files owner-only.
+fn secure(path: &Path) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        super::private_files::create_dir(parent)?;
+    }
+    super::private_files::open(path)?;
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        super::private_files::restrict_path(Path::new(&side))?;
+    }
+    Ok(())
+}
+
 fn metadata_mut(object: &mut Value) -> &mut serde_json::Map<String, Value> {
     if !object.get("metadata").is_some_and(Value::is_object) {
         object["metadata"] = json!({});
@@ -377,6 +398,8 @@ pub fn now() -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     fn hr(name: &str) -> Value {
@@ -427,6 +450,29 @@ mod tests {
         drop(store);
         let store = EmbeddedStore::open(&dir.path().join("db.sqlite")).unwrap();
         assert_eq!(store.list().await.unwrap().resource_version, 5);
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn store_directory_and_files_are_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("state");
+        let file = dir.join("db.sqlite");
+        let store = EmbeddedStore::open(&file).unwrap();
+        store.create(hr("secret"), false).await.unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        for suffix in ["", "-wal", "-shm"] {
+            let path = PathBuf::from(format!("{}{suffix}", file.display()));
+            assert!(path.exists(), "{} missing", path.display());
+            assert_eq!(mode(&path), 0o600, "{}", path.display());
+        }
+        // A store left world-readable by an older version is narrowed.
+        drop(store);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        EmbeddedStore::open(&file).unwrap();
+        assert_eq!(mode(&file), 0o600);
     }
 
     #[tokio::test]
