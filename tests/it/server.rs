@@ -27,15 +27,13 @@ struct Standalone {
 
 impl Standalone {
     fn start() -> Standalone {
+        Standalone::start_on("127.0.0.1:0")
+    }
+
+    fn start_on(listen: &str) -> Standalone {
         let dir = tempfile::tempdir().expect("tempdir");
         let child = Command::new(bins::kubectl_cozy())
-            .args([
-                "serve",
-                "--standalone",
-                "--listen",
-                "127.0.0.1:0",
-                "--kinds",
-            ])
+            .args(["serve", "--standalone", "--listen", listen, "--kinds"])
             .arg(examples())
             .arg("--data")
             .arg(dir.path().join("store.sqlite"))
@@ -228,6 +226,88 @@ fn standalone_keeps_data_across_restarts() {
         ok(&server.kubectl(&["get", "postgreses", "-o", "name"])).trim(),
         "postgres.apps.cozystack.io/kept"
     );
+}
+
+#[test]
+fn a_second_standalone_server_on_the_same_store_is_refused() {
+    let server = Standalone::start();
+    let dir = server.dir.path();
+    let out = Command::new(bins::kubectl_cozy())
+        .args([
+            "serve",
+            "--standalone",
+            "--listen",
+            "127.0.0.1:0",
+            "--kinds",
+        ])
+        .arg(examples())
+        .arg("--data")
+        .arg(dir.join("store.sqlite"))
+        .arg("--write-kubeconfig")
+        .arg(dir.join("kubeconfig2"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("second serve");
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "a second server started: {stderr}");
+    let kubeconfig = std::fs::read_to_string(server.kubeconfig()).unwrap();
+    let url = kubeconfig
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: "))
+        .expect("server in kubeconfig");
+    assert!(
+        stderr.contains("in use by another server")
+            && stderr.contains(&format!("PID {}", server.child.id()))
+            && stderr.contains(url),
+        "{stderr}"
+    );
+    assert!(!dir.join("kubeconfig2").exists());
+    // The first server is unharmed.
+    ok(&server.kubectl(&["get", "postgreses"]));
+}
+
+#[cfg(unix)]
+#[test]
+fn standalone_store_and_state_are_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Standalone::start();
+    ok(&kubectl_with(
+        &server.kubeconfig(),
+        &["apply", "-f", "-"],
+        Some(&postgres("secret")),
+    ));
+    let dir = server.dir.path();
+    for file in [
+        "store.sqlite",
+        "store.sqlite-wal",
+        "store.sqlite-shm",
+        "state/ca.key",
+    ] {
+        let mode = std::fs::metadata(dir.join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "{file} is {mode:o}");
+    }
+    let mode = std::fs::metadata(dir.join("state"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o077, 0, "state dir is {mode:o}");
+}
+
+#[test]
+fn standalone_on_a_wildcard_address_writes_a_usable_kubeconfig() {
+    let server = Standalone::start_on("0.0.0.0:0");
+    let kubeconfig = std::fs::read_to_string(server.kubeconfig()).unwrap();
+    assert!(
+        kubeconfig.contains("server: https://127.0.0.1:") && !kubeconfig.contains("0.0.0.0"),
+        "{kubeconfig}"
+    );
+    // kubectl verifies the serving certificate against the kubeconfig's CA.
+    ok(&server.kubectl(&["get", "postgreses"]));
 }
 
 #[test]
