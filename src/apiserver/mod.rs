@@ -12,6 +12,7 @@
 //! - [`published`]: discovery and OpenAPI, built once per registry snapshot
 //! - [`patch`]: JSON patch, merge patch, server-side apply, managedFields
 //! - [`response`]: HTTP response helpers
+//! - [`request_body`]: reading a body within the size limit and deadline
 //!
 //! The request vocabulary (request info, `Status`, selectors, JSONPath) is
 //! [`crate::apimachinery`]'s; reading and writing apps is
@@ -31,6 +32,7 @@ pub(crate) mod negotiate;
 pub(crate) mod openapi;
 pub mod patch;
 pub(crate) mod published;
+pub(crate) mod request_body;
 pub(crate) mod response;
 pub(crate) mod routes;
 pub mod server;

@@ -613,3 +613,19 @@ async fn deletion_finalizers_and_collections() {
         StatusCode::NOT_FOUND
     );
 }
+
+#[tokio::test]
+async fn an_oversized_body_closes_the_connection_and_the_next_request_works() {
+    let s = local().await;
+    let big = vec![b' '; 4 * 1024 * 1024];
+    let r = s.raw(Method::POST, PG, &[], big).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", r.body);
+    assert_eq!(r.body["reason"], "RequestEntityTooLarge", "{}", r.body);
+    assert_eq!(
+        r.headers.get("connection").map(|v| v.to_str().unwrap()),
+        Some("close"),
+        "the unread body leaves the connection unusable; say so"
+    );
+    let r = s.call(Method::GET, PG, &[], None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+}
