@@ -629,3 +629,126 @@ async fn an_oversized_body_closes_the_connection_and_the_next_request_works() {
     let r = s.call(Method::GET, PG, &[], None).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
 }
+
+#[tokio::test]
+async fn invalid_object_metadata_is_refused_like_kube_apiserver() {
+    let s = local().await;
+    let with_meta = |meta: Value| {
+        let mut m = json!({"name": "meta"});
+        m.as_object_mut()
+            .unwrap()
+            .extend(meta.as_object().unwrap().clone());
+        json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres", "metadata": m, "spec": {}})
+    };
+    let cases: Vec<(Value, u16, &str)> = vec![
+        (
+            json!({"labels": {"k": "v".repeat(64)}}),
+            422,
+            "metadata.labels: Invalid value",
+        ),
+        (
+            json!({"labels": {"k": "a\u{0}b"}}),
+            422,
+            "metadata.labels: Invalid value",
+        ),
+        (
+            json!({"labels": {"k": "x".repeat(1 << 20)}}),
+            422,
+            "must be no more than 63 bytes",
+        ),
+        (
+            json!({"labels": {"bad key": "v"}}),
+            422,
+            "metadata.labels: Invalid value: \"bad key\"",
+        ),
+        (
+            json!({"annotations": {"a": "x".repeat(300 * 1024)}}),
+            422,
+            "metadata.annotations: Too long: must have at most 262144 bytes",
+        ),
+        (json!({"finalizers": "zz"}), 400, "metadata.finalizers"),
+        (
+            json!({"finalizers": ["not valid"]}),
+            422,
+            "metadata.finalizers: Invalid value",
+        ),
+        (
+            json!({"ownerReferences": [{"apiVersion": "", "kind": "X"}]}),
+            422,
+            "metadata.ownerReferences.apiVersion: Invalid value: \"\": version must not be empty",
+        ),
+        (
+            json!({"ownerReferences": "garbage"}),
+            400,
+            "metadata.ownerReferences",
+        ),
+        (
+            json!({"name": "", "generateName": "Bad_"}),
+            422,
+            "metadata.generateName: Invalid value: \"Bad_\"",
+        ),
+    ];
+    for (meta, code, want) in cases {
+        let r = s
+            .call(Method::POST, PG, &[], Some(with_meta(meta.clone())))
+            .await;
+        let shown: String = meta.to_string().chars().take(80).collect();
+        assert_eq!(r.status.as_u16(), code, "{shown}: {}", r.body);
+        let message = r.body["message"].as_str().unwrap_or_default();
+        assert!(message.contains(want), "{shown}: {message}");
+    }
+    // A namespace that is no RFC 1123 label, too long or not.
+    for ns in ["Bad_NS", &"a".repeat(300)] {
+        let path = format!("/apis/apps.cozystack.io/v1alpha1/namespaces/{ns}/postgreses");
+        let r = s
+            .call(Method::POST, &path, &[], Some(with_meta(json!({}))))
+            .await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+        assert!(
+            r.body["message"]
+                .as_str()
+                .unwrap()
+                .contains("metadata.namespace: Invalid value"),
+            "{}",
+            r.body
+        );
+    }
+    let r = s.call(Method::GET, PG, &[], None).await;
+    assert_eq!(
+        r.body["items"],
+        json!([]),
+        "a refused write stored something"
+    );
+}
+
+#[tokio::test]
+async fn patching_metadata_uid_is_refused_as_immutable() {
+    let s = local().await;
+    let created = s.create("uid1", json!({}), json!({})).await;
+    let r = s
+        .call(
+            Method::PATCH,
+            &format!("{PG}/uid1"),
+            &[("content-type", "application/merge-patch+json")],
+            Some(json!({"metadata": {"uid": "00000000-0000-0000-0000-000000000000"}})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("metadata.uid: Invalid value: \"00000000-0000-0000-0000-000000000000\": field is immutable"),
+        "{}",
+        r.body
+    );
+    // Leaving the uid out of an update keeps it.
+    let mut update = created.clone();
+    update["metadata"].as_object_mut().unwrap().remove("uid");
+    update["spec"]["replicas"] = json!(2);
+    let r = s
+        .call(Method::PUT, &format!("{PG}/uid1"), &[], Some(update))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.body["metadata"]["uid"], created["metadata"]["uid"]);
+}
