@@ -33,6 +33,8 @@ pub enum Route {
     OpenApiV3(String, String),
     /// A resource request.
     Resource(ResourceRequest),
+    /// A resource path with a method no resource takes (OPTIONS, TRACE, …).
+    MethodNotAllowed,
     /// Anything else.
     NotFound,
 }
@@ -119,8 +121,13 @@ pub fn route(method: &Method, path: &str, query: &Query) -> Route {
             Route::OpenApiV3((*group).to_owned(), (*version).to_owned())
         }
         ["apis", group, version, rest @ ..] => {
-            resource_request(method, group, version, rest, query)
-                .map_or(Route::NotFound, Route::Resource)
+            match resource_request(method, group, version, rest, query) {
+                Some(req) => Route::Resource(req),
+                None if resource_request(&Method::GET, group, version, rest, query).is_some() => {
+                    Route::MethodNotAllowed
+                }
+                None => Route::NotFound,
+            }
         }
         _ => Route::NotFound,
     }

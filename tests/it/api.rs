@@ -752,3 +752,36 @@ async fn patching_metadata_uid_is_refused_as_immutable() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(r.body["metadata"]["uid"], created["metadata"]["uid"]);
 }
+
+#[tokio::test]
+async fn unsupported_methods_are_405_like_kube_apiserver() {
+    let s = local().await;
+    s.create("m1", json!({}), json!({})).await;
+    let item = format!("{PG}/m1");
+    for (method, path) in [
+        (Method::PUT, PG),
+        (Method::PATCH, PG),
+        (Method::POST, item.as_str()),
+        (Method::OPTIONS, PG),
+        (Method::TRACE, item.as_str()),
+    ] {
+        let r = s.call(method.clone(), path, &[], Some(json!({}))).await;
+        assert_eq!(
+            r.status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}: {}",
+            r.body
+        );
+        assert_eq!(r.body["reason"], "MethodNotAllowed", "{}", r.body);
+    }
+    // An unknown resource stays 404 whatever the method.
+    let r = s
+        .call(
+            Method::PUT,
+            "/apis/apps.cozystack.io/v1alpha1/namespaces/default/nothings",
+            &[],
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+}

@@ -140,6 +140,13 @@ pub(crate) async fn handle(
             method, req.group, req.version, req.resource
         )));
     };
+    // A collection takes no update or patch, an object no create.
+    let collection = req.name.is_none();
+    if (collection && matches!(req.verb, Verb::Update | Verb::Patch))
+        || (!collection && req.subresource.is_none() && req.verb == Verb::Create)
+    {
+        return response::error(&crate::apiserver::routes::method_not_allowed());
+    }
     if let Some(sub) = &req.subresource
         && (sub != "status" || req.verb != Verb::Get)
     {
