@@ -5,6 +5,7 @@
 //! - [`server`]: TLS, HTTP/1.1 and HTTP/2, limits, timeouts, graceful shutdown
 //! - [`routes`]: what each path answers
 //! - [`handlers`]: every verb of every served kind
+//! - [`duplicate_fields`]: repeated keys in a JSON body (`fieldValidation`)
 //! - [`negotiate`]: `Accept` and `Content-Type` negotiation
 //! - [`table`]: `Table` and `PartialObjectMetadata(List)` responses
 //! - [`discovery`]: `/apis`, `/apis/<g>`, `/apis/<g>/<v>` and aggregated discovery
@@ -27,6 +28,7 @@
 )]
 
 pub(crate) mod discovery;
+pub(crate) mod duplicate_fields;
 pub mod handlers;
 pub(crate) mod negotiate;
 pub(crate) mod openapi;

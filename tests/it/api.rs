@@ -785,3 +785,53 @@ async fn unsupported_methods_are_405_like_kube_apiserver() {
         .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
 }
+
+#[tokio::test]
+async fn duplicate_json_fields_are_refused_under_strict_and_warned_under_warn() {
+    let s = local().await;
+    let body = |name: &str| {
+        format!(
+            r#"{{"apiVersion":"apps.cozystack.io/v1alpha1","kind":"Postgres","metadata":{{"name":"{name}"}},"spec":{{"replicas":1,"replicas":2}}}}"#
+        )
+        .into_bytes()
+    };
+    let r = s
+        .raw(
+            Method::POST,
+            &format!("{PG}?fieldValidation=Strict"),
+            &[],
+            body("dup1"),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert_eq!(
+        r.body["message"], "strict decoding error: duplicate field \"spec.replicas\"",
+        "{}",
+        r.body
+    );
+    let r = s.raw(Method::POST, PG, &[], body("dup2")).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    assert_eq!(r.body["spec"]["replicas"], 2, "the last value wins");
+    let warnings: Vec<&str> = r
+        .headers
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("duplicate field \\\"spec.replicas\\\"")),
+        "{warnings:?}"
+    );
+    let r = s
+        .raw(
+            Method::POST,
+            &format!("{PG}?fieldValidation=Ignore"),
+            &[],
+            body("dup3"),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    assert!(r.headers.get("warning").is_none());
+}

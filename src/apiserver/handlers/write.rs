@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::{Call, parse_body};
 use crate::apimachinery::object_meta;
 use crate::apimachinery::status::ApiError;
+use crate::apiserver::duplicate_fields;
 use crate::apiserver::negotiate::{self, BodyType};
 use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
 use crate::apiserver::response::{self, Body};
@@ -383,8 +384,9 @@ fn respond(code: StatusCode, written: Written) -> Response<Body> {
     response
 }
 
-/// How unknown fields are treated (`fieldValidation`): Strict refuses them,
-/// Warn (the default) and Ignore drop them, Warn with a warning.
+/// How unknown and duplicate fields are treated (`fieldValidation`): Strict
+/// refuses them, Warn (the default) and Ignore drop them (the last of
+/// duplicates wins), Warn with a warning.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum FieldValidation {
     Strict,
@@ -454,22 +456,28 @@ fn validate(
     if !errors.is_empty() {
         return Err(invalid(call, &name, errors));
     }
+    if mode == FieldValidation::Ignore {
+        return Ok(Vec::new());
+    }
+    let problems: Vec<String> = duplicates_in_body(call)
+        .iter()
+        .map(|p| format!("duplicate field \"{p}\""))
+        .chain(pruned.iter().map(|p| format!("unknown field \"{p}\"")))
+        .collect();
     match mode {
-        FieldValidation::Strict if !pruned.is_empty() => {
-            let fields: Vec<String> = pruned
-                .iter()
-                .map(|p| format!("unknown field \"{p}\""))
-                .collect();
-            Err(ApiError::bad_request(format!(
-                "strict decoding error: {}",
-                fields.join(", ")
-            )))
-        }
-        FieldValidation::Warn => Ok(pruned
-            .iter()
-            .map(|p| format!("unknown field \"{p}\""))
-            .collect()),
-        _ => Ok(Vec::new()),
+        FieldValidation::Strict if !problems.is_empty() => Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            problems.join(", ")
+        ))),
+        _ => Ok(problems),
+    }
+}
+
+/// Keys that repeat in a JSON request body (the last value was kept).
+fn duplicates_in_body(call: &Call<'_>) -> Vec<String> {
+    match negotiate::body_type(call.content_type()) {
+        Ok(BodyType::Json | BodyType::MergePatch) => duplicate_fields::find(&call.body),
+        _ => Vec::new(),
     }
 }
 
