@@ -105,6 +105,7 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         return print_rbac(&args, &registry, ctx);
     }
     crate::allocator::tune_for_server();
+    crate::allocator::spawn_trimmer();
     for warning in registry.snapshot().warnings() {
         tracing::warn!("{warning}");
     }

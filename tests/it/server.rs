@@ -687,3 +687,91 @@ fn creates_in_missing_or_terminating_namespaces_are_refused_like_kube_apiserver(
         None,
     ));
 }
+
+/// `VmRSS` and `VmHWM` of a process, in KiB.
+fn rss_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Issue 16 §19: 10 rounds of creating and deleting 1,000 apps must not
+/// leave the server holding the memory of the work once it is idle again.
+/// Ignored (about a minute); run with `--ignored --nocapture` for figures.
+#[test]
+#[ignore = "a minute of churn; run on purpose"]
+fn memory_is_returned_after_churn() {
+    use futures::StreamExt;
+    let server = Standalone::start();
+    let pid = server.child.id();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = runtime.block_on(async {
+        let kc = kube::config::Kubeconfig::read_from(server.kubeconfig()).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
+        kube::Client::try_from(config).unwrap()
+    });
+    let path = "/apis/apps.cozystack.io/v1alpha1/namespaces/default/postgreses";
+    let send = |method: http::Method, uri: String, body: Vec<u8>| {
+        let client = client.clone();
+        async move {
+            let req = http::Request::builder()
+                .method(method)
+                .uri(uri)
+                .header("content-type", "application/json")
+                .body(kube::client::Body::from(body))
+                .unwrap();
+            let resp = client.send(req).await.expect("request");
+            assert!(resp.status().is_success(), "{}", resp.status());
+        }
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    let fresh = rss_kib(pid);
+    for _round in 0..10 {
+        runtime.block_on(async {
+            futures::stream::iter(0..1000)
+                .map(|i| {
+                    let body = serde_json::to_vec(&serde_json::json!({
+                        "apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+                        "metadata": {"name": format!("churn-{i}")}, "spec": {"replicas": 1}}))
+                    .unwrap();
+                    send(http::Method::POST, path.to_owned(), body)
+                })
+                .buffer_unordered(16)
+                .collect::<Vec<()>>()
+                .await;
+            futures::stream::iter(0..1000)
+                .map(|i| {
+                    send(
+                        http::Method::DELETE,
+                        format!("{path}/churn-{i}"),
+                        Vec::new(),
+                    )
+                })
+                .buffer_unordered(16)
+                .collect::<Vec<()>>()
+                .await;
+        });
+    }
+    let busy = rss_kib(pid);
+    // The server gives memory back once idle (a few seconds).
+    std::thread::sleep(Duration::from_secs(15));
+    let idle = rss_kib(pid);
+    eprintln!(
+        "RSS KiB: fresh {} | right after churn {} (peak {}) | idle 15 s later {}",
+        fresh.0, busy.0, busy.1, idle.0
+    );
+    assert!(
+        idle.0 < fresh.0 + 32 * 1024,
+        "the server kept {} KiB after the churn (fresh {} KiB)",
+        idle.0,
+        fresh.0
+    );
+}
