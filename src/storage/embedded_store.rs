@@ -2,7 +2,9 @@
 //! SQLite file (the way k3s's kine keeps Kubernetes objects in SQLite), with
 //! what kube-apiserver would do for them — monotonic resourceVersions, uid,
 //! creationTimestamp and generation, optimistic concurrency, graceful deletion
-//! with finalizers — and a watch fed by an in-memory event log.
+//! with finalizers — and a watch fed by an in-memory event log, kept by
+//! count and, past the minimum, for [`super::cache::FRESH`] (so a burst of
+//! writes is not held in memory once it is over).
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -12,6 +14,7 @@ use futures::StreamExt;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
+use tokio::time::Instant;
 
 use super::cache::Stored;
 use super::{
@@ -20,14 +23,44 @@ use super::{
 
 /// Events kept in memory for watch resumption.
 const EVENT_LOG: usize = 4096;
+/// Events kept however old they are.
+const EVENT_LOG_MIN: usize = 100;
 
 struct Inner {
     conn: Connection,
     revision: u64,
-    log: VecDeque<StoreEvent>,
+    /// Events, with when they were committed.
+    log: VecDeque<(Instant, StoreEvent)>,
     /// The oldest revision a watch may resume from.
     compacted: u64,
     tx: broadcast::Sender<StoreEvent>,
+}
+
+impl Inner {
+    /// Drops events past [`EVENT_LOG`], and those older than
+    /// [`super::cache::FRESH`] beyond [`EVENT_LOG_MIN`].
+    fn prune(&mut self, now: Instant) {
+        let stale = |at: &Instant| now.saturating_duration_since(*at) > super::cache::FRESH;
+        while self.log.len() > EVENT_LOG
+            || (self.log.len() > EVENT_LOG_MIN && self.log.front().is_some_and(|(at, _)| stale(at)))
+        {
+            if let Some((_, old)) = self.log.pop_front() {
+                self.compacted = old.resource_version();
+            }
+        }
+    }
+}
+
+/// Drops old events every few seconds until the store is gone.
+async fn prune_while_alive(inner: std::sync::Weak<Mutex<Inner>>) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(inner) = inner.upgrade() else { return };
+        let mut inner = inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner.prune(Instant::now());
+    }
 }
 
 /// A SQLite-backed HelmRelease store.
@@ -68,15 +101,17 @@ impl EmbeddedStore {
             .map_err(internal)?
             .map_or(0, |v| v as u64);
         let (tx, _) = broadcast::channel(1024);
-        Ok(EmbeddedStore {
-            inner: Arc::new(Mutex::new(Inner {
-                conn,
-                revision,
-                log: VecDeque::new(),
-                compacted: revision,
-                tx,
-            })),
-        })
+        let inner = Arc::new(Mutex::new(Inner {
+            conn,
+            revision,
+            log: VecDeque::new(),
+            compacted: revision,
+            tx,
+        }));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(prune_while_alive(Arc::downgrade(&inner)));
+        }
+        Ok(EmbeddedStore { inner })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -128,6 +163,7 @@ impl EmbeddedStore {
         let backlog: Vec<StoreEvent> = inner
             .log
             .iter()
+            .map(|(_, e)| e)
             .filter(|e| e.resource_version() > from)
             .cloned()
             .collect();
@@ -379,12 +415,9 @@ fn commit(
     .map_err(internal)?;
     tx.commit().map_err(internal)?;
     inner.revision = revision;
-    inner.log.push_back(event.clone());
-    if inner.log.len() > EVENT_LOG
-        && let Some(old) = inner.log.pop_front()
-    {
-        inner.compacted = old.resource_version();
-    }
+    let now = Instant::now();
+    inner.log.push_back((now, event.clone()));
+    inner.prune(now);
     let _ = inner.tx.send(event);
     Ok(())
 }
