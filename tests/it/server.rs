@@ -769,10 +769,13 @@ fn memory_is_returned_after_churn() {
         "RSS KiB: fresh {} | right after churn {} (peak {}) | idle 90 s later {}",
         fresh.0, busy.0, busy.1, idle.0
     );
+    // Measured (debug build): fresh 37.5 MiB, 119 MiB after the churn,
+    // 119 MiB still 90 s later before the fix, 67 MiB after it.
     assert!(
-        idle.0 < fresh.0 + 32 * 1024,
-        "the server kept {} KiB after the churn (fresh {} KiB)",
+        idle.0.saturating_sub(fresh.0) < busy.0.saturating_sub(fresh.0) / 2,
+        "the server kept {} KiB after the churn (fresh {} KiB, busy {} KiB)",
         idle.0,
-        fresh.0
+        fresh.0,
+        busy.0
     );
 }
