@@ -104,6 +104,33 @@ pub fn validate(meta: &Map<String, Value>) -> Vec<FieldError> {
     errors
 }
 
+/// `ValidateObjectMetaAccessor` for a Namespace (cluster-scoped, its name
+/// an RFC 1123 label). An empty name is left to the caller.
+pub fn validate_namespace(meta: &Map<String, Value>) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let name = meta.get("name").and_then(Value::as_str).unwrap_or_default();
+    if !name.is_empty() {
+        for msg in dns1123_label_problems(name) {
+            errors.push(invalid("metadata.name", json!(name), msg));
+        }
+    }
+    if meta
+        .get("namespace")
+        .and_then(Value::as_str)
+        .is_some_and(|ns| !ns.is_empty())
+    {
+        errors.push(error(
+            "metadata.namespace",
+            FieldErrorKind::Forbidden,
+            None,
+            "not allowed on this type",
+        ));
+    }
+    errors.extend(validate_labels(strings(meta.get("labels"))));
+    errors.extend(validate_annotations(strings(meta.get("annotations"))));
+    errors
+}
+
 /// `ValidateObjectMetaAccessorUpdate`: what an update may not change of
 /// `old`. `new` has been through [`prepare_update`].
 pub fn validate_update(new: &Map<String, Value>, old: &Map<String, Value>) -> Vec<FieldError> {

@@ -26,8 +26,8 @@ const EVENT_LOG: usize = 4096;
 /// Events kept however old they are.
 const EVENT_LOG_MIN: usize = 100;
 
-struct Inner {
-    conn: Connection,
+pub(super) struct Inner {
+    pub(super) conn: Connection,
     revision: u64,
     /// Events, with when they were committed.
     log: VecDeque<(Instant, StoreEvent)>,
@@ -69,7 +69,7 @@ pub struct EmbeddedStore {
     inner: Arc<Mutex<Inner>>,
 }
 
-fn internal(e: impl std::fmt::Display) -> StoreError {
+pub(super) fn internal(e: impl std::fmt::Display) -> StoreError {
     StoreError::Internal(e.to_string())
 }
 
@@ -93,6 +93,7 @@ impl EmbeddedStore {
              CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);",
         )
         .map_err(internal)?;
+        super::namespace_store::prepare(&conn)?;
         let revision: u64 = conn
             .query_row("SELECT value FROM meta WHERE key = 'revision'", [], |r| {
                 r.get::<_, i64>(0)
@@ -114,7 +115,7 @@ impl EmbeddedStore {
         Ok(EmbeddedStore { inner })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 

@@ -483,6 +483,9 @@ fn duplicates_in_body(call: &Call<'_>) -> Vec<String> {
 
 async fn store_create(call: &Call<'_>, mut app: Value) -> Result<Written, ApiError> {
     let warnings = validate(call, &mut app, None)?;
+    if let Some(store) = call.state.apps.embedded() {
+        super::namespaces::admit_create(store, call.namespace())?;
+    }
     let dry_run = call.dry_run()?;
     let app = call.apps().create(app, dry_run, call.user).await?;
     Ok(Written { app, warnings })
