@@ -779,3 +779,71 @@ fn memory_is_returned_after_churn() {
         busy.0
     );
 }
+
+#[test]
+fn standalone_serves_namespaces_to_kubectl() {
+    let server = Standalone::start();
+    let kc = server.kubeconfig();
+    ok(&server.kubectl(&["create", "namespace", "team-a"]));
+    let table = ok(&server.kubectl(&["get", "ns"]));
+    assert!(
+        table.lines().next().unwrap_or_default().contains("STATUS"),
+        "{table}"
+    );
+    assert!(
+        table.contains("default") && table.contains("team-a"),
+        "{table}"
+    );
+    assert!(table.contains("Active"), "{table}");
+    ok(&kubectl_with(
+        &kc,
+        &["apply", "-n", "team-a", "-f", "-"],
+        Some(&postgres("db-a")),
+    ));
+    ok(&kubectl_with(
+        &kc,
+        &["apply", "-f", "-"],
+        Some(&postgres("db-default")),
+    ));
+    let all = ok(&server.kubectl(&["get", "pg", "-A", "-o", "name"]));
+    assert!(all.contains("db-a") && all.contains("db-default"), "{all}");
+
+    // Objects go only into namespaces that exist, as with kube-apiserver.
+    let out = kubectl_with(
+        &kc,
+        &["apply", "-n", "nope", "-f", "-"],
+        Some(&postgres("db-x")),
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("namespaces \"nope\" not found"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = server.kubectl(&["create", "namespace", "Bad_Name"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("metadata.name: Invalid value"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = server.kubectl(&["create", "namespace", "team-a"]);
+    assert!(
+        text(&out.stderr).contains("already exists"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Deleting a namespace deletes its apps and finishes.
+    ok(&server.kubectl(&["delete", "namespace", "team-a", "--timeout=30s"]));
+    let left = ok(&server.kubectl(&["get", "ns", "-o", "name"]));
+    assert_eq!(left.trim(), "namespace/default");
+    let all = ok(&server.kubectl(&["get", "pg", "-A", "-o", "name"]));
+    assert_eq!(all.trim(), "postgres.apps.cozystack.io/db-default");
+    let out = server.kubectl(&["get", "ns", "team-a"]);
+    assert!(
+        text(&out.stderr).contains("not found"),
+        "{}",
+        text(&out.stderr)
+    );
+}

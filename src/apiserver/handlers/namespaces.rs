@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use crate::apimachinery::fields::FieldSelector;
 use crate::apimachinery::object_meta;
+use crate::apimachinery::protobuf_meta;
 use crate::apimachinery::query::Query;
 use crate::apimachinery::request_info::{ResourceRequest, Verb};
 use crate::apimachinery::status::ApiError;
@@ -150,7 +151,11 @@ fn create(
     let content_type = headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
-    let object = super::parse_body(body, content_type)?;
+    let object = if content_type.is_some_and(|c| c.starts_with(protobuf_meta::CONTENT_TYPE)) {
+        protobuf_meta::decode(body).map_err(ApiError::bad_request)?
+    } else {
+        super::parse_body(body, content_type)?
+    };
     if let Some(kind) = object.get("kind").and_then(Value::as_str)
         && kind != "Namespace"
     {
