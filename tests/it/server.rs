@@ -847,3 +847,58 @@ fn standalone_serves_namespaces_to_kubectl() {
         text(&out.stderr)
     );
 }
+
+/// Issue 14 §4: a storm of 2,000 unauthenticated keep-alive connections
+/// (each one TLS handshake and one refused request) must not leave the
+/// server's memory on a plateau once they are gone. Ignored (half a minute);
+/// run with `--ignored --nocapture` for figures.
+#[test]
+#[ignore = "a storm of 2,000 connections; run on purpose"]
+fn memory_is_returned_after_an_unauthenticated_connection_storm() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = Standalone::start();
+    let pid = server.child.id();
+    let ca = std::fs::read_to_string(server.dir.path().join("state/ca.crt")).unwrap();
+    let kubeconfig = std::fs::read_to_string(server.kubeconfig()).unwrap();
+    let addr: std::net::SocketAddr = kubeconfig
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: https://"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let fresh = rss_kib(pid);
+    let connector = tokio_rustls::TlsConnector::from(crate::auth::client_config(&ca));
+    let held = runtime.block_on(async {
+        let mut held = Vec::new();
+        for _ in 0..2000 {
+            let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+            let mut tls = connector.connect(name, tcp).await.unwrap();
+            tls.write_all(b"GET /apis HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                .await
+                .unwrap();
+            let mut buf = [0u8; 512];
+            let n = tls.read(&mut buf).await.unwrap();
+            assert!(buf[..n].starts_with(b"HTTP/1.1 401"), "{}", text(&buf[..n]));
+            held.push(tls);
+        }
+        held
+    });
+    let storm = rss_kib(pid);
+    drop(held);
+    std::thread::sleep(Duration::from_secs(15));
+    let after = rss_kib(pid);
+    eprintln!(
+        "RSS KiB: fresh {} | 2,000 connections open {} | 15 s after they closed {}",
+        fresh.0, storm.0, after.0
+    );
+    assert!(
+        after.0.saturating_sub(fresh.0) < storm.0.saturating_sub(fresh.0) / 2,
+        "the server kept {} KiB after the storm (fresh {} KiB, storm {} KiB)",
+        after.0,
+        fresh.0,
+        storm.0
+    );
+}
