@@ -108,6 +108,14 @@ impl AppStore {
         AppStore { cache, backend }
     }
 
+    /// The embedded store, in standalone mode (its namespaces).
+    pub fn embedded(&self) -> Option<&super::embedded_store::EmbeddedStore> {
+        match &self.backend {
+            Backend::Embedded(store) => Some(store),
+            Backend::Cluster(_) => None,
+        }
+    }
+
     /// Whether the cache has made its first list.
     pub fn ready(&self) -> bool {
         self.cache.ready()

@@ -53,6 +53,7 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         return plan::dry_run(&args, &registry, route, ctx).await;
     }
     crate::allocator::tune_for_server();
+    crate::allocator::spawn_trimmer();
     for warning in registry.snapshot().warnings() {
         tracing::warn!("{warning}");
     }

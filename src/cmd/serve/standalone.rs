@@ -14,7 +14,8 @@ use crate::kinds::Registry;
 use crate::register::credentials as standalone;
 use crate::storage::app_store::AppStore;
 use crate::storage::cache::WatchCache;
-use crate::storage::{Backend, embedded_store::EmbeddedStore};
+use crate::storage::store_lock::StoreLock;
+use crate::storage::{Backend, embedded_store::EmbeddedStore, private_files};
 
 /// `--standalone`: the embedded store and a kubeconfig.
 pub(super) async fn serve_standalone(
@@ -30,14 +31,17 @@ pub(super) async fn serve_standalone(
         .clone()
         .unwrap_or_else(|| state_dir.join("standalone.sqlite"));
     if let Some(parent) = data.parent() {
-        std::fs::create_dir_all(parent)
+        private_files::create_dir(parent)
             .map_err(|e| CliError::io(format!("create {}", parent.display()), e))?;
     }
-    let store = EmbeddedStore::open(&data)
-        .map_err(|e| CliError::other(format!("open {}", data.display()), e))?;
     let listen = args
         .listen
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 6443)));
+    // One server per store: held until the process ends.
+    let mut lock = StoreLock::acquire(&data, &standalone::server_url(listen))
+        .map_err(|e| CliError::other("lock the store", e))?;
+    let store = EmbeddedStore::open(&data)
+        .map_err(|e| CliError::other(format!("open {}", data.display()), e))?;
     let credentials = standalone::credentials(&state_dir, listen)
         .map_err(|e| CliError::other("prepare the standalone certificates", e))?;
     let backend = Backend::Embedded(store);
@@ -57,7 +61,9 @@ pub(super) async fn serve_standalone(
     })
     .await
     .map_err(|e| CliError::other("start the API server", e))?;
-    let url = format!("https://{}", running.local_addr);
+    let url = standalone::server_url(running.local_addr);
+    lock.record(&url)
+        .map_err(|e| CliError::other("lock the store", e))?;
     let spinner = crate::output::progress::spinner("waiting for the store's cache to load");
     apps.wait_ready().await;
     spinner.finish_and_clear();
