@@ -46,12 +46,22 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "completio
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "version" -d 'Print the client version and, when a cluster is reachable, the server version'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "options" -d 'Print the list of flags inherited by all commands'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l kinds -d 'Kind definitions: a file or a directory of YAML files (reloaded on change)' -r -F
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l listen -d 'Address to listen on' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l charts -d 'Serve Helm charts as kinds, scaffolded in memory: a chart directory, or a directory of charts and .tgz files (re-scaffolded on change)' -r -f -a "(__fish_complete_directories)"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l listen -d 'Address to listen on (default: 127.0.0.1:6443 standalone, 127.0.0.1:<any> with the tunnel, 0.0.0.0:<any> for external-name)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l route -d 'How kube-apiserver reaches this server (default: tunnel; none with --tls-cert-file)' -r -f -a "tunnel\t'An agent pod and a reverse tunnel over pods/portforward (any cluster)'
+external-name\t'An ExternalName Service to a host name the cluster resolves to this machine (kind, minikube, k3d)'
+none\t'Register nothing: serve only (needs --tls-cert-file and --tls-key-file)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l host -d 'The host the cluster reaches this machine by (external-name; default: detected for kind, minikube, k3d)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l session-namespace -d 'Namespace of the session\'s objects (created if missing, and then removed at the end)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l agent-image -d 'Image of the tunnel agent' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l timeout -d 'How long to wait for the APIServices to become Available' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l lease-duration -d 'Duration of the session Lease (renewed every third of it)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l agent-service-external-name -d 'Test seam: make the Service an ExternalName to HOST and the APIService port PORT (the test plane cannot route to pods)' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l data -d 'Embedded store file (standalone; default: <state dir>/standalone.sqlite)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l write-kubeconfig -d 'Where to write the kubeconfig (standalone; default: ~/.config/kubectl-cozy/standalone.kubeconfig)' -r -F
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l state-dir -d 'Directory for the standalone CA (default: ~/.local/state/kubectl-cozy)' -r -f -a "(__fish_complete_directories)"
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l tls-cert-file -d 'Serving certificate (cluster mode), PEM' -r -F
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l tls-key-file -d 'Serving key (cluster mode), PEM' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l state-dir -d 'Directory for CAs and certificates (default: ~/.local/state/kubectl-cozy)' -r -f -a "(__fish_complete_directories)"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l tls-cert-file -d 'Serving certificate (--route none), PEM' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l tls-key-file -d 'Serving key (--route none), PEM' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l rbac-subject -d 'The server\'s identity in --print-rbac: NAMESPACE/NAME (a ServiceAccount) or user:NAME' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l drain-timeout -d 'Time to let requests finish on shutdown' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
@@ -67,6 +77,10 @@ yaml\t'YAML'
 name\t'Only resource names, as kind/name'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l standalone -d 'Serve without any cluster, over an embedded store, and write a kubeconfig for it'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l takeover -d 'Take over group/versions another server or session serves; restored byte for byte on exit'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s q -l quiet -d 'No access log on stderr'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l exit-on-disconnect -d 'Exit (after cleaning up) when the tunnel drops instead of reconnecting'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l dry-run -d 'Print every object the session would create (YAML) and create nothing'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l impersonate -d 'Write HelmReleases as the requesting user (impersonation), so users need HelmRelease rights too'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l print-rbac -d 'Print the RBAC objects the server and its users need (YAML) and exit'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -292,6 +306,9 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" 
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l control-listen -d 'Where serve connects through pods/portforward (keep it on localhost)' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l health-listen -d 'Where probes connect: GET /livez, GET /readyz (ready while serve is connected)' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l hold -d 'How long an aggregator connection waits for serve before it is reset' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l session-namespace -d 'The session namespace: watch the session\'s Lease there and reap the session once it expires' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l lease-grace -d 'Added to the Lease\'s duration before the session counts as dead' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l lease-poll -d 'Time between reads of the session Lease' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l keepalive-interval -d 'Time between keepalive pings to serve' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l keepalive-timeout -d 'How long a keepalive ping may go unanswered before serve\'s connection is dropped' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F

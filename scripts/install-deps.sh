@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing kubectl-cozy needs, skipping what is
-# already there: a Rust toolchain with rustfmt and clippy, and Go (>= 1.26)
-# for building the test control plane from Go modules.
+# already there: a Rust toolchain with rustfmt and clippy, Go (>= 1.26) for
+# building the test control plane and test tools from Go modules, and the
+# Debian packages below.
 set -euo pipefail
 
 if ! command -v cargo >/dev/null; then
@@ -26,17 +27,21 @@ fi
 echo "rust: $(rustc --version); go: $(go env GOVERSION)"
 
 # Debian packages the tests use: fish and zsh run the committed completion
-# scripts (tests/it/completion.rs). Installed when missing and apt is usable.
+# scripts (tests/it/completion.rs); umoci and skopeo assemble and inspect the
+# container image (scripts/image.sh, tests/it/release/image.rs), file checks
+# the static binary (scripts/release.sh), ca-certificates is the image's CA
+# bundle. Installed when missing and apt is usable.
 missing=()
-for pkg in fish zsh; do
+for pkg in fish zsh umoci skopeo file; do
   command -v "$pkg" >/dev/null || missing+=("$pkg")
 done
+[[ -s /etc/ssl/certs/ca-certificates.crt ]] || missing+=(ca-certificates)
 if ((${#missing[@]})); then
   if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
     echo "installing Debian packages: ${missing[*]}"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null \
       || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null; }
   else
-    echo "warning: ${missing[*]} not installed (needed by the completion tests); install them with your package manager" >&2
+    echo "warning: ${missing[*]} not installed (needed by the completion and release tests); install them with your package manager" >&2
   fi
 fi

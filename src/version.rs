@@ -1,10 +1,23 @@
 //! What this build says about itself: its own version, the Kubernetes minor
-//! version whose API semantics it implements, and the `gitVersion` a
-//! standalone server reports — one place, because the server writes that
-//! text and `doctor` recognises a standalone server by it.
+//! version whose API semantics it implements, the `gitVersion` a standalone
+//! server reports (one place, because the server writes that text and
+//! `doctor` recognises a standalone server by it), and the container image
+//! this version is published as (`scripts/image.sh` builds it; `serve`'s
+//! tunnel agent and the in-cluster manifests default to it, so agent, server
+//! and client always run the same version).
 
 /// This build's version (`Cargo.toml`).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The repository the release pipeline pushes the image to.
+pub const IMAGE_REPOSITORY: &str = "ghcr.io/kubectl-cozy/kubectl-cozy";
+
+/// The image of this very version: `IMAGE_REPOSITORY:v<version>` (its
+/// entrypoint is the `kubectl-cozy` binary).
+pub const IMAGE: &str = concat!(
+    "ghcr.io/kubectl-cozy/kubectl-cozy:v",
+    env!("CARGO_PKG_VERSION")
+);
 
 /// The Kubernetes minor version whose API semantics the server implements
 /// (the k8s-openapi feature this crate is built with, and the control plane
@@ -31,6 +44,11 @@ pub fn is_kubectl_cozy_server(git_version: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_image_is_the_repository_at_this_version() {
+        assert_eq!(IMAGE, format!("{IMAGE_REPOSITORY}:v{VERSION}"));
+    }
 
     #[test]
     fn the_minor_is_the_test_planes() {

@@ -1,6 +1,7 @@
 //! The HTTPS server: rustls (TLS 1.2+; client certificates requested, not
 //! required), HTTP/1.1 and HTTP/2, a 3 MiB request body limit (413, as
-//! kube-apiserver), header-read and request timeouts, and graceful shutdown
+//! kube-apiserver, closing the connection), header-read and request timeouts
+//! (the body, too, must arrive within the latter), and graceful shutdown
 //! with a drain timeout (watch streams are ended first).
 //!
 //! What each path answers is [`super::routes`]'s. Every request goes
@@ -15,8 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Response};
-use http_body_util::{BodyExt, Limited};
+use http::{Method, Response, StatusCode};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use rustls::pki_types::pem::PemObject;
@@ -25,6 +25,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::handlers::ApiState;
+use super::request_body;
 use super::response::{self, Body};
 use super::routes::{Request, Router};
 use crate::apimachinery::query::{self, Query};
@@ -244,11 +245,60 @@ async fn accept_loop(
     }
 }
 
+/// One answered request, as an access log sees it (the status is that of
+/// the response head; a watch's latency is its time to first byte).
+#[derive(Debug)]
+pub struct Access<'a> {
+    /// The method.
+    pub method: &'a Method,
+    /// The path (no query).
+    pub path: &'a str,
+    /// The response status.
+    pub status: StatusCode,
+    /// From the request's arrival to its response head.
+    pub latency: Duration,
+    /// The authenticated user, when authentication succeeded.
+    pub user: Option<&'a str>,
+}
+
+/// Receives every answered request.
+pub type AccessLog = Box<dyn Fn(&Access<'_>) + Send + Sync>;
+
+static ACCESS_LOG: std::sync::OnceLock<AccessLog> = std::sync::OnceLock::new();
+
+/// Installs the process's access log (`serve` without `-q`); only the first
+/// call takes effect. Returns whether this one did.
+pub fn set_access_log(log: AccessLog) -> bool {
+    ACCESS_LOG.set(log).is_ok()
+}
+
 async fn serve(
     shared: &Shared,
     peer: &PeerCertificates,
     req: http::Request<Incoming>,
 ) -> Response<Body> {
+    let Some(log) = ACCESS_LOG.get() else {
+        return serve_request(shared, peer, req).await.0;
+    };
+    let started = std::time::Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let (response, user) = serve_request(shared, peer, req).await;
+    log(&Access {
+        method: &method,
+        path: &path,
+        status: response.status(),
+        latency: started.elapsed(),
+        user: user.as_deref().map(|u| u.name.as_str()),
+    });
+    response
+}
+
+async fn serve_request(
+    shared: &Shared,
+    peer: &PeerCertificates,
+    req: http::Request<Incoming>,
+) -> (Response<Body>, Option<Arc<UserInfo>>) {
     let (mut parts, body) = req.into_parts();
     let query = query::parse_query(parts.uri.query());
     let route = request_info::route(&parts.method, parts.uri.path(), &query);
@@ -265,11 +315,12 @@ async fn serve(
         .await
     {
         Ok(user) => user,
-        Err(e) => return response::error(&e),
+        Err(e) => return (response::error(&e), None),
     };
     shared.auth.strip_credentials(&mut parts.headers);
     tracing::debug!(user = %user.name, method = %parts.method, path = parts.uri.path(), "request");
-    serve_authorized(shared, &user, parts, body, route, query).await
+    let response = serve_authorized(shared, &user, parts, body, route, query).await;
+    (response, Some(user))
 }
 
 async fn serve_authorized(
@@ -280,21 +331,11 @@ async fn serve_authorized(
     route: Route,
     query: Query,
 ) -> Response<Body> {
-    let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            return response::error(&ApiError::too_large(format!(
-                "the request body is larger than the {MAX_BODY_BYTES}-byte limit"
-            )));
-        }
-        Err(e) => {
-            return response::error(&ApiError::bad_request(format!(
-                "reading the request body: {e}"
-            )));
-        }
+    // The body is read within the request timeout; watches send none worth
+    // waiting for either.
+    let body = match request_body::read(body, MAX_BODY_BYTES, REQUEST_TIMEOUT).await {
+        Ok(body) => body,
+        Err(e) => return request_body::refusal(&e, parts.version),
     };
     let is_watch = matches!(&route, Route::Resource(r) if r.verb == Verb::Watch);
     let work = shared.router.route(

@@ -5,6 +5,7 @@
 mod ctx;
 mod error;
 mod global;
+pub mod man;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -68,18 +69,41 @@ pub enum Command {
     /// Diagnose APIService health and namespaces stuck in Terminating
     Doctor(cmd::doctor::DoctorArgs),
     /// List served kinds and scaffold kind definitions from Helm charts
-    #[command(subcommand)]
+    #[command(subcommand, after_help = KINDS_EXAMPLES)]
     Kinds(Box<cmd::kinds::KindsCommand>),
     /// Print shell completion scripts, or install kubectl's plugin completer
     Completion(cmd::completion::CompletionArgs),
     /// Print the client version and, when a cluster is reachable, the server version
+    #[command(after_help = VERSION_EXAMPLES)]
     Version(cmd::version::VersionArgs),
     /// Print the list of flags inherited by all commands
+    #[command(after_help = OPTIONS_EXAMPLES)]
     Options,
     /// Run the in-cluster end of serve's reverse tunnel (used by the agent pod)
     #[command(hide = true)]
     TunnelAgent(cmd::tunnel_agent::TunnelAgentArgs),
 }
+
+const KINDS_EXAMPLES: &str = "\
+Examples:
+  # The kinds the live cluster serves through kubectl-cozy
+  kubectl cozy kinds list
+
+  # Turn a Helm chart into a kind definition
+  kubectl cozy kinds scaffold ./charts/postgres";
+
+const VERSION_EXAMPLES: &str = "\
+Examples:
+  # Client and server versions
+  kubectl cozy version
+
+  # This binary's version only, without contacting a cluster
+  kubectl cozy version --client -o json";
+
+const OPTIONS_EXAMPLES: &str = "\
+Examples:
+  # The flags every command accepts
+  kubectl cozy options";
 
 /// The name under which help and usage present the program: `kubectl cozy`
 /// when the binary is named `kubectl-cozy` (as kubectl runs plugins), else the

@@ -35,15 +35,43 @@ pub struct CompletionArgs {
 #[derive(Debug, Subcommand)]
 pub enum CompletionAction {
     /// Print the bash completion script
+    #[command(after_help = "\
+Examples:
+  # For the current shell
+  source <(kubectl cozy completion bash)
+
+  # For every new shell (bash-completion)
+  kubectl cozy completion bash > ~/.local/share/bash-completion/completions/kubectl-cozy")]
     Bash,
     /// Print the zsh completion script
+    #[command(after_help = "\
+Examples:
+  # Into the first directory of fpath, for every new shell
+  kubectl cozy completion zsh > \"${fpath[1]}/_kubectl-cozy\"")]
     Zsh,
     /// Print the fish completion script
+    #[command(after_help = "\
+Examples:
+  # For every new shell
+  kubectl cozy completion fish > ~/.config/fish/completions/kubectl-cozy.fish")]
     Fish,
     /// Print the PowerShell completion script
-    #[command(name = "powershell")]
+    #[command(
+        name = "powershell",
+        after_help = "\
+Examples:
+  # For the current session
+  kubectl cozy completion powershell | Out-String | Invoke-Expression"
+    )]
     PowerShell,
     /// Install kubectl_complete-cozy next to the plugin binary, for `kubectl cozy <TAB>`
+    #[command(after_help = "\
+Examples:
+  # Next to the plugin on PATH (under krew: $KREW_ROOT/bin)
+  kubectl cozy completion install
+
+  # Into a chosen directory on PATH
+  kubectl cozy completion install --dir ~/.local/bin")]
     Install(InstallArgs),
 }
 

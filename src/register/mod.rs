@@ -1,24 +1,32 @@
 //! What `kubectl cozy serve` leaves in a cluster, and how it is found and
 //! taken away again.
 //!
-//! - [`session`]: the session contract — the label, the session namespace,
-//!   the Lease (name, holder, liveness, the annotations a reaper reads), the
-//!   saved originals of taken-over APIServices, the kinds a session creates.
-//!   `doctor` reads sessions through it and nothing else.
-//! - [`reap`]: reaping a session whose Lease is missing or expired (restore or
-//!   delete its APIServices first, then everything else it labelled), used by
-//!   `doctor --fix` now and by `serve` and its agent later.
-//! - [`manifests`]: typed manifests of what `serve` needs in a cluster (the
-//!   RBAC `serve --print-rbac` prints).
-//! - [`credentials`]: standalone mode's local CA, certificates and kubeconfig.
-//!
-//! Registration itself joins these as `apiservice` (the Service and one
-//! APIService per served group/version, with `--takeover` saving what was
-//! there), `certs` (the serving certificate kube-apiserver trusts through
-//! `caBundle`) and `lease` (creating and renewing the session Lease), each
-//! written against [`session`].
+//! | file | owns |
+//! |---|---|
+//! | [`session`] | the session contract: label, namespace, Lease and its record, saved originals, the kinds and their reap order; `doctor` reads sessions through it |
+//! | [`plan`] | every object a session will create, decided up front (pure; `--dry-run`) |
+//! | [`certs`] | the CA (`caBundle`) and serving certificate for `<svc>.<ns>.svc`, kept per cluster and groups |
+//! | [`apiservice`] | APIService and Service manifests, who serves a group/version now, the wait for `Available` |
+//! | [`agent`] | the tunnel agent's manifests: RBAC scoped by `resourceNames`, a PSA-restricted Deployment |
+//! | [`route`] | the external-name host of local clusters (kind, minikube, k3d) |
+//! | [`lease`] | creating the Lease and renewing it every third of its duration |
+//! | [`registration`] | creating the objects in a leak-proof order, remembering them |
+//! | [`reap`] | reaping a dead session (APIServices first, restored or deleted), shared by `doctor --fix`, `serve` and the agent |
+//! | [`teardown`] | serve's own teardown, in two phases (a second Ctrl-C stops after the APIServices) |
+//! | [`sentinel`] | the agent's Lease watch (expiry on its own clock) and reap |
+//! | [`manifests`] | the RBAC `serve --print-rbac` prints |
+//! | [`credentials`] | standalone mode's local CA, certificates and kubeconfig |
 
+pub mod agent;
+pub mod apiservice;
+pub mod certs;
 pub mod credentials;
+pub mod lease;
 pub mod manifests;
+pub mod plan;
 pub mod reap;
+pub mod registration;
+pub mod route;
+pub mod sentinel;
 pub mod session;
+pub mod teardown;

@@ -3,16 +3,26 @@
 //! before them.
 //!
 //! [`reap`] re-reads the Lease right before acting (a session that renewed it
-//! meanwhile is left alone), then handles the session's APIServices **first**
+//! meanwhile is left alone: judged by the clock for `doctor` and `serve`, by
+//! an unchanged `resourceVersion` for the agent, which watched the Lease go
+//! unrenewed on its own clock — see [`Judge`]), then handles the session's APIServices **first**
 //! — restoring the ones it took over from their saved originals
 //! ([`SavedApiService`]), byte for byte, and deleting the others (uid
 //! precondition) — because an APIService whose server is gone stalls
 //! discovery and namespace deletion cluster-wide. Then it deletes the other
-//! labelled objects in [`SESSION_KINDS`] order, the saved originals and the
-//! Lease last: if an APIService could not be restored, those two are kept so
-//! a later reap can finish. Objects that no longer carry the session's label
-//! belong to someone else now and are not touched. Every object is re-read
-//! afterwards.
+//! objects in [`SESSION_KINDS`] order, the saved originals and the Lease
+//! last of the namespaced ones: if an APIService could not be restored, those
+//! two and the session namespace are kept so a later reap can finish (the
+//! agent, with [`ReapOptions::stop_on_unrestored`], touches nothing else then
+//! and retries). The session namespace goes only when the session created it
+//! (it carries the session's label) and no other session's Lease lives in it;
+//! if one does, the namespace is handed over to that session (relabelled).
+//! Objects that no longer carry the session's label belong to someone else now
+//! and are not touched. Every object is re-read afterwards.
+//!
+//! Doctor finds a session's objects by label ([`Target::objects`]); the
+//! agent, whose rights are scoped by `resourceNames` and so cannot list, by
+//! name ([`super::session::named_objects`]). Both go through [`reap_with`].
 //!
 //! [`SESSION_KINDS`]: super::session::SESSION_KINDS
 
@@ -22,14 +32,50 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, PostParams, Preconditions};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
+    Preconditions,
+};
 
 use super::session::{
-    API_SERVICE, CONFIG_MAP, LEASE, Liveness, SAVED_API_SERVICES_ANNOTATION, SESSION_LABEL,
-    SavedApiService, SessionObject, judge, lease_name, reap_rank, saved_api_services_name,
+    API_SERVICE, CONFIG_MAP, LEASE, Liveness, NAMESPACE, SAVED_API_SERVICES_ANNOTATION,
+    SESSION_LABEL, SavedApiService, SessionObject, judge, lease_name, reap_rank,
+    saved_api_services_name,
 };
+
+/// How a reaper decides, on its last re-read of the Lease, that the session
+/// is still dead.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Judge {
+    /// `renewTime + leaseDurationSeconds` is in the past by this machine's
+    /// clock (`doctor`, `serve`: the same clock that renewed it, or near).
+    #[default]
+    Clock,
+    /// The Lease is gone or still at this `resourceVersion`: the caller saw
+    /// it unrenewed for longer than its duration on its own monotonic clock
+    /// (the agent, whose clock need not agree with serve's).
+    Unchanged {
+        /// The `resourceVersion` the caller watched expire.
+        resource_version: Option<String>,
+    },
+    /// The caller holds the Lease and is ending its own session (`serve`'s
+    /// teardown): no liveness check.
+    Holder,
+}
+
+/// How to reap.
+#[derive(Debug, Clone, Default)]
+pub struct ReapOptions {
+    /// How the session is judged dead on the last re-read.
+    pub judge: Judge,
+    /// When an APIService could not be restored, touch nothing after the
+    /// APIService step (the agent retries; deleting its own Deployment or
+    /// rights would leave nobody to).
+    pub stop_on_unrestored: bool,
+}
 
 /// A session to reap: its id, its namespace (where its Lease is) and the
 /// labelled objects found for it.
@@ -202,154 +248,271 @@ fn object(
 /// why it cannot be (then the APIService is neither restored nor deleted).
 type Saved = BTreeMap<String, Result<SavedApiService, String>>;
 
-/// Reaps `target`, each request limited to `limit`.
+/// Reaps `target`, judged by the clock, each request limited to `limit`.
 pub async fn reap(client: &Client, target: &Target, limit: Duration) -> Result<Reaped, ReapError> {
-    let id = &target.id;
-    let namespace = &target.namespace;
-    let lease_name = lease_name(id);
-    let leases: Api<Lease> = Api::namespaced(client.clone(), namespace);
-    let lease = call(limit, leases.get_opt(&lease_name))
-        .await
-        .map_err(|source| ReapError::ReadLease {
-            namespace: namespace.clone(),
-            name: lease_name.clone(),
-            source,
-        })?;
-    if let Liveness::Alive { .. } = judge(lease.as_ref(), Timestamp::now()) {
-        return Ok(Reaped::Alive {
-            holder: lease.and_then(|l| l.spec).and_then(|s| s.holder_identity),
-        });
-    }
+    reap_with(client, target, &ReapOptions::default(), limit).await
+}
 
-    let mut objects = target.objects.clone();
-    // Where the originals are: the Lease says so; without a Lease, a labelled
-    // ConfigMap of the conventional name.
-    let referenced = lease
-        .as_ref()
-        .and_then(|l| l.metadata.annotations.as_ref())
-        .and_then(|a| a.get(SAVED_API_SERVICES_ANNOTATION))
-        .filter(|n| !n.is_empty())
-        .cloned();
-    let conventional = object(&CONFIG_MAP, Some(namespace), &saved_api_services_name(id));
-    let saved_ref = match referenced {
-        Some(name) => Some(object(&CONFIG_MAP, Some(namespace), &name)),
-        None => objects.contains(&conventional).then_some(conventional),
+/// Reaps `target` as `options` say, each request limited to `limit`.
+pub async fn reap_with(
+    client: &Client,
+    target: &Target,
+    options: &ReapOptions,
+    limit: Duration,
+) -> Result<Reaped, ReapError> {
+    let mut reaping = match Reaping::begin(client, target, options, limit).await? {
+        Begun::Alive { holder } => return Ok(Reaped::Alive { holder }),
+        Begun::Reaping(reaping) => reaping,
     };
-    let saved = match &saved_ref {
-        Some(r) => Some(read_saved(client, r, limit).await?),
-        None => None,
-    };
-    if let Some(r) = &saved_ref
-        && saved.as_ref().is_some_and(|s| s.is_some())
-        && !objects.contains(r)
-    {
-        objects.push(r.clone());
-    }
-    let lease_object = object(&LEASE, Some(namespace), &lease_name);
-    if lease.is_some() && !objects.contains(&lease_object) {
-        objects.push(lease_object.clone());
-    }
-    objects.sort_by_key(|o| reap_rank(&o.api_version, &o.kind));
+    reaping.api_services(client, limit).await;
+    reaping.rest(client, limit).await;
+    Ok(Reaped::Reaped(reaping.verify(client, limit).await))
+}
 
-    let mut report = ReapReport::default();
-    // The saved originals were referenced but are gone: which APIServices were
-    // taken over is unknown, so none is deleted.
-    let originals_lost = saved_ref.is_some() && matches!(saved, Some(None));
-    let saved: Saved = saved.flatten().unwrap_or_default();
-    let mut keep_record = false;
-    for o in objects.iter().filter(|o| o.kind == API_SERVICE.kind) {
-        if originals_lost {
-            keep_record = true;
-            report.left.push((
-                o.clone(),
-                format!(
-                    "its session took over APIServices but their saved originals ({}) are gone; not deleted",
-                    saved_ref.as_ref().map(SessionObject::describe).unwrap_or_default()
-                ),
-            ));
-            continue;
+/// How [`Reaping::begin`] went.
+#[derive(Debug)]
+pub enum Begun {
+    /// The session renewed its Lease: nothing to do.
+    Alive {
+        /// `spec.holderIdentity` of the Lease.
+        holder: Option<String>,
+    },
+    /// The session is dead (or its holder is tearing it down): reap it.
+    Reaping(Box<Reaping>),
+}
+
+/// A reap in phases: [`Reaping::api_services`] first, then
+/// [`Reaping::rest`], then [`Reaping::verify`]. `serve`'s teardown runs them
+/// one by one (a second Ctrl-C stops after the APIServices); [`reap_with`]
+/// runs all three.
+#[derive(Debug)]
+pub struct Reaping {
+    id: String,
+    objects: Vec<SessionObject>,
+    saved_ref: Option<SessionObject>,
+    saved: Saved,
+    originals_lost: bool,
+    lease_object: SessionObject,
+    keep_record: bool,
+    stop_on_unrestored: bool,
+    report: ReapReport,
+}
+
+impl Reaping {
+    /// Re-reads the Lease (and the saved originals) and decides.
+    pub async fn begin(
+        client: &Client,
+        target: &Target,
+        options: &ReapOptions,
+        limit: Duration,
+    ) -> Result<Begun, ReapError> {
+        let id = &target.id;
+        let namespace = &target.namespace;
+        let lease_name = lease_name(id);
+        let leases: Api<Lease> = Api::namespaced(client.clone(), namespace);
+        let lease = call(limit, leases.get_opt(&lease_name))
+            .await
+            .map_err(|source| ReapError::ReadLease {
+                namespace: namespace.clone(),
+                name: lease_name.clone(),
+                source,
+            })?;
+        let alive = match &options.judge {
+            Judge::Clock => matches!(
+                judge(lease.as_ref(), Timestamp::now()),
+                Liveness::Alive { .. }
+            ),
+            Judge::Unchanged { resource_version } => lease
+                .as_ref()
+                .is_some_and(|l| l.metadata.resource_version != *resource_version),
+            Judge::Holder => false,
+        };
+        if alive {
+            return Ok(Begun::Alive {
+                holder: lease.and_then(|l| l.spec).and_then(|s| s.holder_identity),
+            });
         }
-        match saved.get(&o.name) {
-            Some(Ok(original)) => match restore(client, o, id, original, limit).await {
-                Step::Done => report.restored.push(o.name.clone()),
-                Step::Gone => report.deleted.push(o.clone()),
-                Step::Left(why) => report.left.push((o.clone(), why)),
-                Step::Failed(why) => {
-                    keep_record = true;
-                    report.failed.push((o.clone(), why));
-                }
-            },
-            Some(Err(why)) => {
-                keep_record = true;
+
+        let mut objects = target.objects.clone();
+        // Where the originals are: the Lease says so; without a Lease, a
+        // labelled ConfigMap of the conventional name.
+        let referenced = lease
+            .as_ref()
+            .and_then(|l| l.metadata.annotations.as_ref())
+            .and_then(|a| a.get(SAVED_API_SERVICES_ANNOTATION))
+            .filter(|n| !n.is_empty())
+            .cloned();
+        let conventional = object(&CONFIG_MAP, Some(namespace), &saved_api_services_name(id));
+        let saved_ref = match referenced {
+            Some(name) => Some(object(&CONFIG_MAP, Some(namespace), &name)),
+            None => objects.contains(&conventional).then_some(conventional),
+        };
+        let saved = match &saved_ref {
+            Some(r) => Some(read_saved(client, r, limit).await?),
+            None => None,
+        };
+        if let Some(r) = &saved_ref
+            && saved.as_ref().is_some_and(|s| s.is_some())
+            && !objects.contains(r)
+        {
+            objects.push(r.clone());
+        }
+        let lease_object = object(&LEASE, Some(namespace), &lease_name);
+        if lease.is_some() && !objects.contains(&lease_object) {
+            objects.push(lease_object.clone());
+        }
+        objects.sort_by_key(|o| reap_rank(&o.api_version, &o.kind));
+        // The saved originals were referenced but are gone: which APIServices
+        // were taken over is unknown, so none is deleted.
+        let originals_lost = saved_ref.is_some() && matches!(saved, Some(None));
+        Ok(Begun::Reaping(Box::new(Reaping {
+            id: id.clone(),
+            objects,
+            saved_ref,
+            saved: saved.flatten().unwrap_or_default(),
+            originals_lost,
+            lease_object,
+            keep_record: false,
+            stop_on_unrestored: options.stop_on_unrestored,
+            report: ReapReport::default(),
+        })))
+    }
+
+    /// Whether an APIService could not be restored (the record is kept).
+    pub fn unrestored(&self) -> bool {
+        self.keep_record
+    }
+
+    /// Restores or deletes the session's APIServices.
+    pub async fn api_services(&mut self, client: &Client, limit: Duration) {
+        let id = self.id.clone();
+        let report = &mut self.report;
+        for o in self.objects.iter().filter(|o| o.kind == API_SERVICE.kind) {
+            if self.originals_lost {
+                self.keep_record = true;
                 report.left.push((
                     o.clone(),
-                    format!("its saved original does not parse ({why}); not deleted"),
+                    format!(
+                        "its session took over APIServices but their saved originals ({}) are gone; not deleted",
+                        self.saved_ref
+                            .as_ref()
+                            .map(SessionObject::describe)
+                            .unwrap_or_default()
+                    ),
                 ));
+                continue;
             }
-            None => match delete_api_service(client, o, id, limit).await {
-                Step::Done | Step::Gone => report.deleted.push(o.clone()),
-                Step::Left(why) => report.left.push((o.clone(), why)),
-                Step::Failed(why) => report.failed.push((o.clone(), why)),
-            },
-        }
-    }
-    for o in objects.iter().filter(|o| o.kind != API_SERVICE.kind) {
-        let is_record = *o == lease_object || saved_ref.as_ref() == Some(o);
-        if is_record && keep_record {
-            report.left.push((
-                o.clone(),
-                "kept until every taken-over APIService is restored".to_owned(),
-            ));
-            continue;
-        }
-        match call(
-            limit,
-            dynamic(client, o).delete(&o.name, &DeleteParams::background()),
-        )
-        .await
-        {
-            Ok(_) => report.deleted.push(o.clone()),
-            Err(err) if err.is_not_found() => report.deleted.push(o.clone()),
-            Err(err) => report.failed.push((o.clone(), err.to_string())),
+            match self.saved.get(&o.name) {
+                Some(Ok(original)) => match restore(client, o, &id, original, limit).await {
+                    Step::Done => report.restored.push(o.name.clone()),
+                    Step::Gone => report.deleted.push(o.clone()),
+                    Step::Left(why) => report.left.push((o.clone(), why)),
+                    Step::Failed(why) => {
+                        self.keep_record = true;
+                        report.failed.push((o.clone(), why));
+                    }
+                },
+                Some(Err(why)) => {
+                    self.keep_record = true;
+                    report.left.push((
+                        o.clone(),
+                        format!("its saved original does not parse ({why}); not deleted"),
+                    ));
+                }
+                None => match delete_api_service(client, o, &id, limit).await {
+                    Step::Done | Step::Gone => report.deleted.push(o.clone()),
+                    Step::Left(why) => report.left.push((o.clone(), why)),
+                    Step::Failed(why) => report.failed.push((o.clone(), why)),
+                },
+            }
         }
     }
 
-    // Re-read everything acted on.
-    for name in &report.restored {
-        let o = object(&API_SERVICE, None, name);
-        let Some(Ok(original)) = saved.get(name) else {
-            continue;
-        };
-        match call(limit, dynamic(client, &o).get_opt(name)).await {
-            Ok(Some(now)) => {
-                let value = serde_json::to_value(&now).unwrap_or_default();
-                if !original.matches(&value) {
-                    report
-                        .unverified
-                        .push((o, "it differs from its saved original".to_owned()));
-                }
+    /// Deletes everything else, in reap order.
+    pub async fn rest(&mut self, client: &Client, limit: Duration) {
+        let report = &mut self.report;
+        for o in self.objects.iter().filter(|o| o.kind != API_SERVICE.kind) {
+            let is_namespace = o.kind == NAMESPACE.kind && o.api_version == NAMESPACE.api_version;
+            let is_record =
+                *o == self.lease_object || self.saved_ref.as_ref() == Some(o) || is_namespace;
+            if self.keep_record && (is_record || self.stop_on_unrestored) {
+                report.left.push((
+                    o.clone(),
+                    "kept until every taken-over APIService is restored".to_owned(),
+                ));
+                continue;
             }
-            Ok(None) => report
-                .unverified
-                .push((o, "it is gone after the restore".to_owned())),
-            Err(err) => report
-                .unverified
-                .push((o, format!("re-read failed: {err}"))),
+            if is_namespace {
+                match reap_namespace(client, &o.name, &self.id, limit).await {
+                    Step::Done | Step::Gone => report.deleted.push(o.clone()),
+                    Step::Left(why) => report.left.push((o.clone(), why)),
+                    Step::Failed(why) => report.failed.push((o.clone(), why)),
+                }
+                continue;
+            }
+            match call(
+                limit,
+                dynamic(client, o).delete(&o.name, &DeleteParams::background()),
+            )
+            .await
+            {
+                Ok(_) => report.deleted.push(o.clone()),
+                Err(err) if err.is_not_found() => report.deleted.push(o.clone()),
+                Err(err) => report.failed.push((o.clone(), err.to_string())),
+            }
         }
     }
-    for o in &report.deleted {
-        match call(limit, dynamic(client, o).get_metadata_opt(&o.name)).await {
-            Ok(None) => {}
-            Ok(Some(m)) if m.metadata.deletion_timestamp.is_some() => {}
-            Ok(Some(_)) => report
-                .unverified
-                .push((o.clone(), "it still exists".to_owned())),
-            Err(err) => report
-                .unverified
-                .push((o.clone(), format!("re-read failed: {err}"))),
+
+    /// Re-reads everything acted on and returns the report.
+    pub async fn verify(mut self, client: &Client, limit: Duration) -> ReapReport {
+        let report = &mut self.report;
+        for name in &report.restored {
+            let o = object(&API_SERVICE, None, name);
+            let Some(Ok(original)) = self.saved.get(name) else {
+                continue;
+            };
+            match call(limit, dynamic(client, &o).get_opt(name)).await {
+                Ok(Some(now)) => {
+                    let value = serde_json::to_value(&now).unwrap_or_default();
+                    if !original.matches(&value) {
+                        report
+                            .unverified
+                            .push((o, "it differs from its saved original".to_owned()));
+                    }
+                }
+                Ok(None) => report
+                    .unverified
+                    .push((o, "it is gone after the restore".to_owned())),
+                Err(err) => report
+                    .unverified
+                    .push((o, format!("re-read failed: {err}"))),
+            }
         }
+        for o in &report.deleted {
+            match call(limit, dynamic(client, o).get_metadata_opt(&o.name)).await {
+                Ok(None) => {}
+                Ok(Some(m)) if m.metadata.deletion_timestamp.is_some() => {}
+                Ok(Some(_)) => report
+                    .unverified
+                    .push((o.clone(), "it still exists".to_owned())),
+                Err(err) => report
+                    .unverified
+                    .push((o.clone(), format!("re-read failed: {err}"))),
+            }
+        }
+        self.report
     }
-    Ok(Reaped::Reaped(report))
+
+    /// The report so far (without verification).
+    pub fn report(&self) -> &ReapReport {
+        &self.report
+    }
+
+    /// The report, without re-reading: for the agent, whose rights end with
+    /// its ClusterRole, the last object it deletes.
+    pub fn finish(self) -> ReapReport {
+        self.report
+    }
 }
 
 /// Reads the saved originals: `None` when the ConfigMap is gone.
@@ -487,6 +650,92 @@ async fn delete_api_service(client: &Client, o: &SessionObject, id: &str, limit:
         ..DeleteParams::background()
     };
     match call(limit, api.delete(&o.name, &params)).await {
+        Ok(_) => Step::Done,
+        Err(err) if err.is_not_found() => Step::Gone,
+        Err(err) => Step::Failed(err.to_string()),
+    }
+}
+
+/// Deletes the session namespace `name` if session `id` created it (it
+/// carries the label) and no other session's Lease lives in it; hands it over
+/// to such a session (relabels it) otherwise, so the last one out removes it.
+async fn reap_namespace(client: &Client, name: &str, id: &str, limit: Duration) -> Step {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let current = match call(limit, namespaces.get_opt(name)).await {
+        Ok(Some(ns)) => ns,
+        Ok(None) => return Step::Gone,
+        Err(err) => return Step::Failed(format!("re-read failed: {err}")),
+    };
+    if current.metadata.deletion_timestamp.is_some() {
+        return Step::Gone;
+    }
+    let owner = current
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(SESSION_LABEL))
+        .cloned();
+    match owner {
+        Some(owner) if owner == *id => {}
+        Some(other) => {
+            return Step::Left(format!(
+                "it now belongs to serve session {other}; not touched"
+            ));
+        }
+        None => {
+            return Step::Left(
+                "the session did not create it (no session label); not deleted".to_owned(),
+            );
+        }
+    }
+    let leases: Api<Lease> = Api::namespaced(client.clone(), name);
+    let others = match call(
+        limit,
+        leases.list_metadata(&ListParams::default().labels(SESSION_LABEL)),
+    )
+    .await
+    {
+        Ok(list) => list
+            .items
+            .into_iter()
+            .filter(|l| l.metadata.deletion_timestamp.is_none())
+            .filter_map(|l| l.metadata.labels?.get(SESSION_LABEL).cloned())
+            .filter(|other| other != id)
+            .collect::<Vec<_>>(),
+        Err(err) => {
+            return Step::Failed(format!(
+                "list the session Leases in it (to spare other sessions): {err}"
+            ));
+        }
+    };
+    if let Some(heir) = others.iter().min() {
+        let patch = serde_json::json!({
+            "metadata": {
+                "resourceVersion": current.metadata.resource_version,
+                "labels": {SESSION_LABEL: heir},
+            }
+        });
+        return match call(
+            limit,
+            namespaces.patch(name, &PatchParams::default(), &Patch::Merge(&patch)),
+        )
+        .await
+        {
+            Ok(_) => Step::Left(format!(
+                "serve session {heir} also lives in it; handed over to that session"
+            )),
+            Err(err) if err.is_not_found() => Step::Gone,
+            Err(err) => Step::Failed(format!("hand it over to serve session {heir}: {err}")),
+        };
+    }
+    let params = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: current.metadata.uid.clone(),
+            resource_version: None,
+        }),
+        ..DeleteParams::background()
+    };
+    match call(limit, namespaces.delete(name, &params)).await {
         Ok(_) => Step::Done,
         Err(err) if err.is_not_found() => Step::Gone,
         Err(err) => Step::Failed(err.to_string()),

@@ -6,10 +6,15 @@
 //! A session has a short random id ([`generate_id`]: DNS-label safe). Every
 //! object it creates carries the label [`SESSION_LABEL`]`=<id>`; it creates
 //! them in a session namespace ([`DEFAULT_NAMESPACE`] unless told otherwise,
-//! shared by sessions and never deleted by a reaper), except the cluster-scoped
-//! ones (APIServices, ClusterRoles), which carry the annotation
-//! [`NAMESPACE_ANNOTATION`] naming it so a reader can go from them to the
-//! Lease.
+//! shared by sessions), except the cluster-scoped ones (APIServices,
+//! ClusterRoles), which carry the annotation [`NAMESPACE_ANNOTATION`] naming
+//! it so a reader can go from them to the Lease. A session that had to create
+//! its namespace labels it too and says so on its Lease
+//! ([`CREATED_NAMESPACE_ANNOTATION`]); a reaper deletes such a namespace only
+//! while no other session's Lease lives in it. Every per-session object is
+//! named [`object_name`]`(id)` (`kubectl-cozy-<id>`), so a reaper that may not
+//! list (the tunnel agent, whose rights are scoped by `resourceNames`) finds
+//! them by name ([`named_objects`]).
 //!
 //! The Lease [`lease_name`]`(id)` in the session namespace proves the session
 //! alive: `spec.holderIdentity` says who and where ([`holder_identity`]),
@@ -53,6 +58,17 @@ pub const STARTED_ANNOTATION: &str = "kubectl-cozy.io/started";
 /// Lease annotation: the ConfigMap in the session namespace that keeps the
 /// originals of APIServices the session took over (`--takeover`).
 pub const SAVED_API_SERVICES_ANNOTATION: &str = "kubectl-cozy.io/saved-apiservices";
+/// Lease annotation: `"true"` when the session created its namespace (and a
+/// reaper may delete it once no other session lives there).
+pub const CREATED_NAMESPACE_ANNOTATION: &str = "kubectl-cozy.io/created-namespace";
+/// On a session's APIServices and Service: who registered it, where and when
+/// (`alice@laptop, pid 4242, since 2026-09-01T12:00:00Z`).
+pub const REGISTERED_BY_ANNOTATION: &str = "kubectl-cozy.io/registered-by";
+
+/// On a session's APIServices: the hash of the kinds serve serves now.
+/// Serve updates it when the kinds change, so that kube-apiserver re-reads
+/// discovery at once instead of at its next one-minute poll.
+pub const KINDS_HASH_ANNOTATION: &str = "kubectl-cozy.io/kinds-hash";
 
 /// Longest session id accepted (ids `serve` makes have [`ID_LENGTH`]).
 pub const MAX_ID_LENGTH: usize = 40;
@@ -141,6 +157,13 @@ pub fn lease_name(id: &str) -> String {
     format!("{NAME_PREFIX}{id}")
 }
 
+/// The name of every other per-session object (Service, agent Deployment,
+/// ServiceAccount, Role, RoleBinding, ClusterRole, ClusterRoleBinding): the
+/// same as the Lease's.
+pub fn object_name(id: &str) -> String {
+    lease_name(id)
+}
+
 /// The name of the ConfigMap that keeps the originals of the APIServices
 /// session `id` took over.
 pub fn saved_api_services_name(id: &str) -> String {
@@ -212,6 +235,8 @@ pub struct SessionRecord {
     /// The ConfigMap (in the session namespace) keeping the originals of the
     /// APIServices it took over.
     pub saved_api_services: Option<String>,
+    /// Whether the session created its namespace.
+    pub created_namespace: bool,
 }
 
 fn split_list(text: &str) -> Vec<String> {
@@ -244,6 +269,9 @@ impl SessionRecord {
         if let Some(saved) = &self.saved_api_services {
             out.insert(SAVED_API_SERVICES_ANNOTATION.to_owned(), saved.clone());
         }
+        if self.created_namespace {
+            out.insert(CREATED_NAMESPACE_ANNOTATION.to_owned(), "true".to_owned());
+        }
         out
     }
 
@@ -262,6 +290,7 @@ impl SessionRecord {
             .unwrap_or_default();
         record.route = get(ROUTE_ANNOTATION).map(str::to_owned);
         record.saved_api_services = get(SAVED_API_SERVICES_ANNOTATION).map(str::to_owned);
+        record.created_namespace = get(CREATED_NAMESPACE_ANNOTATION) == Some("true");
         if let Some(text) = get(STARTED_ANNOTATION) {
             record.started =
                 Some(
@@ -407,36 +436,58 @@ pub const LEASE: SessionKind = kind("coordination.k8s.io/v1", "Lease", "leases",
 /// The ConfigMap kind (the saved originals of taken-over APIServices).
 pub const CONFIG_MAP: SessionKind = kind("v1", "ConfigMap", "configmaps", true);
 
+/// The Namespace kind (the session namespace, when the session created it).
+pub const NAMESPACE: SessionKind = kind("v1", "Namespace", "namespaces", false);
+/// The ClusterRole kind (the tunnel agent's cluster-wide rights).
+pub const CLUSTER_ROLE: SessionKind = kind(
+    "rbac.authorization.k8s.io/v1",
+    "ClusterRole",
+    "clusterroles",
+    false,
+);
+/// The Service kind (what the APIServices point at).
+pub const SERVICE: SessionKind = kind("v1", "Service", "services", true);
+
 /// What a session may create, in reap order: APIServices first (restored or
-/// deleted), then what serves them, the saved originals and the Lease last.
+/// deleted), then what serves them, the saved originals, the Lease (whose
+/// dependents the garbage collector removes), the session namespace when the
+/// session created it, and the cluster-wide RBAC last — the tunnel agent
+/// reaps with those rights, so they must outlive every other step.
 pub const SESSION_KINDS: &[SessionKind] = &[
     API_SERVICE,
-    kind("v1", "Service", "services", true),
-    kind("apps/v1", "Deployment", "deployments", true),
+    SERVICE,
+    DEPLOYMENT,
     kind("v1", "Secret", "secrets", true),
-    kind("v1", "ServiceAccount", "serviceaccounts", true),
-    kind(
-        "rbac.authorization.k8s.io/v1",
-        "RoleBinding",
-        "rolebindings",
-        true,
-    ),
-    kind("rbac.authorization.k8s.io/v1", "Role", "roles", true),
-    kind(
-        "rbac.authorization.k8s.io/v1",
-        "ClusterRoleBinding",
-        "clusterrolebindings",
-        false,
-    ),
-    kind(
-        "rbac.authorization.k8s.io/v1",
-        "ClusterRole",
-        "clusterroles",
-        false,
-    ),
+    SERVICE_ACCOUNT,
+    ROLE_BINDING,
+    ROLE,
     CONFIG_MAP,
     LEASE,
+    NAMESPACE,
+    CLUSTER_ROLE_BINDING,
+    CLUSTER_ROLE,
 ];
+
+/// The Deployment kind (the tunnel agent).
+pub const DEPLOYMENT: SessionKind = kind("apps/v1", "Deployment", "deployments", true);
+/// The ServiceAccount kind (the tunnel agent's identity).
+pub const SERVICE_ACCOUNT: SessionKind = kind("v1", "ServiceAccount", "serviceaccounts", true);
+/// The RoleBinding kind.
+pub const ROLE_BINDING: SessionKind = kind(
+    "rbac.authorization.k8s.io/v1",
+    "RoleBinding",
+    "rolebindings",
+    true,
+);
+/// The Role kind.
+pub const ROLE: SessionKind = kind("rbac.authorization.k8s.io/v1", "Role", "roles", true);
+/// The ClusterRoleBinding kind.
+pub const CLUSTER_ROLE_BINDING: SessionKind = kind(
+    "rbac.authorization.k8s.io/v1",
+    "ClusterRoleBinding",
+    "clusterrolebindings",
+    false,
+);
 
 /// One object of a session.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -486,14 +537,20 @@ pub fn session_kind(api_version: &str, kind: &str) -> Option<&'static SessionKin
 }
 
 /// Where an object sits in the reap order ([`SESSION_KINDS`]); unknown kinds
-/// go just before the saved originals and the Lease.
+/// go just before the saved originals.
 pub fn reap_rank(api_version: &str, kind: &str) -> usize {
     match SESSION_KINDS
         .iter()
         .position(|k| k.api_version == api_version && k.kind == kind)
     {
         Some(position) => 2 * position,
-        None => 2 * (SESSION_KINDS.len() - 2) - 1,
+        None => {
+            let saved = SESSION_KINDS
+                .iter()
+                .position(|k| *k == CONFIG_MAP)
+                .unwrap_or(SESSION_KINDS.len());
+            (2 * saved).saturating_sub(1)
+        }
     }
 }
 
@@ -519,6 +576,32 @@ pub fn reap_command(id: &str, namespace: &str) -> String {
         cluster.join(","),
         lease_name(id)
     )
+}
+
+/// Session `id`'s objects found by name rather than by label, for a reaper
+/// that may not list (the tunnel agent): its APIServices and saved originals
+/// as its Lease `record` names them, its Service, the Lease, its namespace if
+/// it created it, and its ClusterRole. The other per-session objects are
+/// owned by the Lease (the ClusterRoleBinding by the ClusterRole), so the
+/// garbage collector removes them. In reap order.
+pub fn named_objects(id: &str, namespace: &str, record: &SessionRecord) -> Vec<SessionObject> {
+    let name = object_name(id);
+    let mut out: Vec<SessionObject> = record
+        .api_services
+        .iter()
+        .map(|n| SessionObject::of(&API_SERVICE, None, n))
+        .collect();
+    out.push(SessionObject::of(&SERVICE, Some(namespace), &name));
+    if let Some(saved) = &record.saved_api_services {
+        out.push(SessionObject::of(&CONFIG_MAP, Some(namespace), saved));
+    }
+    out.push(SessionObject::of(&LEASE, Some(namespace), &lease_name(id)));
+    if record.created_namespace {
+        out.push(SessionObject::of(&NAMESPACE, None, namespace));
+    }
+    out.push(SessionObject::of(&CLUSTER_ROLE, None, &name));
+    out.sort_by_key(|o| reap_rank(&o.api_version, &o.kind));
+    out
 }
 
 /// An APIService as it was before a session took it over: exactly the JSON
@@ -737,6 +820,7 @@ mod tests {
             route: Some("service kubectl-cozy-system/kubectl-cozy-3f2a:443".into()),
             started: Some(now()),
             saved_api_services: Some(saved_api_services_name("3f2a")),
+            created_namespace: true,
         };
         let lease = lease_object(
             "3f2a",
@@ -814,9 +898,19 @@ mod tests {
     #[test]
     fn kinds_are_in_reap_order() {
         assert_eq!(SESSION_KINDS[0], API_SERVICE);
-        assert_eq!(*SESSION_KINDS.last().unwrap(), LEASE);
+        assert_eq!(*SESSION_KINDS.last().unwrap(), CLUSTER_ROLE);
+        // The Lease after everything it owns, the namespace after the Lease,
+        // the agent's cluster rights after both.
+        let rank = |k: &SessionKind| reap_rank(k.api_version, k.kind);
+        assert!(rank(&CONFIG_MAP) < rank(&LEASE));
+        assert!(rank(&LEASE) < rank(&NAMESPACE));
+        assert!(rank(&NAMESPACE) < rank(&CLUSTER_ROLE));
         assert!(reap_rank("apiregistration.k8s.io/v1", "APIService") < reap_rank("v1", "Service"));
         assert!(reap_rank("example.com/v1", "Widget") < reap_rank("v1", "ConfigMap"));
+        assert!(
+            reap_rank("example.com/v1", "Widget")
+                > reap_rank("rbac.authorization.k8s.io/v1", "Role")
+        );
         assert_eq!(
             session_kind("apps/v1", "Deployment").unwrap().group(),
             "apps"
@@ -833,6 +927,40 @@ mod tests {
         assert!(command.ends_with(
             "kubectl delete lease -n kubectl-cozy-system kubectl-cozy-3f2a --ignore-not-found"
         ));
+    }
+
+    #[test]
+    fn named_objects_follow_the_record_in_reap_order() {
+        let record = SessionRecord {
+            api_services: vec!["v1.a.example.com".into(), "v2.a.example.com".into()],
+            saved_api_services: Some(saved_api_services_name("3f2a")),
+            created_namespace: true,
+            ..SessionRecord::default()
+        };
+        let names: Vec<String> = named_objects("3f2a", "team", &record)
+            .iter()
+            .map(SessionObject::describe)
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "apiservices.apiregistration.k8s.io/v1.a.example.com",
+                "apiservices.apiregistration.k8s.io/v2.a.example.com",
+                "services/kubectl-cozy-3f2a -n team",
+                "configmaps/kubectl-cozy-3f2a-originals -n team",
+                "leases.coordination.k8s.io/kubectl-cozy-3f2a -n team",
+                "namespaces/team",
+                "clusterroles.rbac.authorization.k8s.io/kubectl-cozy-3f2a",
+            ]
+        );
+        // A namespace the session found is never its to delete; no takeover,
+        // no saved originals.
+        let plain = named_objects("3f2a", "team", &SessionRecord::default());
+        assert!(
+            plain
+                .iter()
+                .all(|o| o.kind != "Namespace" && o.kind != "ConfigMap")
+        );
     }
 
     fn original() -> Value {

@@ -28,8 +28,9 @@
 //! as a non-root user with a read-only root filesystem.
 //!
 //! Session end: [`Agent::run`]'s `stop` future is the hook for the session
-//! Lease watcher (`src/register/session.rs`): resolve it when the Lease
-//! expires, then clean up and exit.
+//! Lease watcher ([`crate::register::sentinel`], wired in
+//! `cmd/tunnel_agent.rs`): it resolves when the Lease expires, the agent
+//! stops serving, and the sentinel reaps the session.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -154,6 +155,12 @@ struct HubInner {
     tuning: Tuning,
     current: watch::Sender<Option<Active>>,
     next_id: AtomicU64,
+}
+
+impl super::health::Readiness for Hub {
+    fn connected_session(&self) -> Option<String> {
+        self.is_connected().then(|| self.session().to_owned())
+    }
 }
 
 impl Hub {

@@ -1047,6 +1047,7 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
         route: Some(format!("service {ns}/{service}:443")),
         started: Some(now),
         saved_api_services: None,
+        created_namespace: false,
     };
     kubectl_apply(&format!(
         "apiVersion: v1\nkind: Service\nmetadata: {{name: {service}, namespace: {ns}, labels: {{{SESSION_LABEL}: {id}}}}}\n\
@@ -1276,6 +1277,7 @@ async fn a_taken_over_apiservice_is_restored_byte_for_byte_when_its_session_is_r
         route: None,
         started: None,
         saved_api_services: Some(saved_name.clone()),
+        created_namespace: false,
     };
     let stale = k8s_openapi::jiff::Timestamp::now() - std::time::Duration::from_secs(2 * 3600);
     let lease: Lease =

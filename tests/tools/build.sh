@@ -5,6 +5,9 @@
 #   kwok      sigs.k8s.io/kwok's kubelet simulator (the node of the test plane,
 #             tests/it/support/node.rs), with the Stage objects and the
 #             ClusterPortForward CRD taken from the same module
+#   krew      sigs.k8s.io/krew v0.4.3: krew itself (as kubectl-krew, the name
+#             kubectl runs for `kubectl krew`) and its manifest validator
+#             validate-krew-manifest, used by tests/it/release.rs
 #
 # Output goes to the same machine-wide cache as tests/control-plane/build.sh,
 # in a directory keyed by the tools' go.mod, go.sum and sources, so a second
@@ -19,11 +22,13 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-tools=(informer kwok)
-# The package each tool directory builds: its own main package, or the tool
-# its go.mod names.
-declare -A package=([informer]=. [kwok]=sigs.k8s.io/kwok/cmd/kwok)
-files=(informer kwok kwok-stages.yaml kwok-clusterportforwards.crd.yaml)
+tools=(informer kwok krew)
+# The packages each tool directory builds: its own main package, or the tools
+# its go.mod names. A directory with one package builds a binary named after
+# the directory; one with several, binaries named after the packages.
+declare -A package=([informer]=. [kwok]=sigs.k8s.io/kwok/cmd/kwok
+  [krew]="sigs.k8s.io/krew/cmd/krew sigs.k8s.io/krew/cmd/validate-krew-manifest")
+files=(informer kwok kwok-stages.yaml kwok-clusterportforwards.crd.yaml kubectl-krew validate-krew-manifest)
 
 if [[ -n "${COZY_TEST_TOOLS_DIR:-}" ]]; then
   for f in "${files[@]}"; do
@@ -62,8 +67,15 @@ log() { printf '[test-tools] %s\n' "$*" >&2; }
 start=$SECONDS
 for t in "${tools[@]}"; do
   log "building $t (${package[$t]}; a cold build takes a few minutes)"
-  (cd "$here/$t" && go build -trimpath -ldflags "-s -w" -o "$tmp/$t" "${package[$t]}")
+  read -r -a pkgs <<<"${package[$t]}"
+  if ((${#pkgs[@]} == 1)); then
+    (cd "$here/$t" && go build -trimpath -ldflags "-s -w" -o "$tmp/$t" "${pkgs[0]}")
+  else
+    (cd "$here/$t" && go build -trimpath -ldflags "-s -w" -o "$tmp/" "${pkgs[@]}")
+  fi
 done
+# kubectl runs `kubectl krew` as the plugin kubectl-krew.
+mv "$tmp/krew" "$tmp/kubectl-krew"
 
 # kwok's own "fast" stages (kustomize/stage/fast: nodes become Ready, pods
 # Running and Ready at once, deleted pods go away) and its ClusterPortForward

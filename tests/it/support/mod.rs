@@ -1,15 +1,18 @@
 //! Shared helpers of the integration tests: the real control plane and its
 //! simulated node, the built `kubectl-cozy` binaries, the lock that
-//! serializes tests which change cluster-wide state, the Go test tools, and a
-//! local echo server that stands in for a pod's container.
+//! serializes tests which change cluster-wide state, the Go test tools, a
+//! local echo server that stands in for a pod's container, `serve` as a
+//! process, and the container runtime of its tunnel agent.
 
 #![allow(dead_code, reason = "helpers for tests of later features")]
 
+pub mod agent;
 pub mod aggregated;
 pub mod bins;
 pub mod echo;
 pub mod node;
 pub mod plane;
+pub mod serve;
 pub mod tools;
 
 pub use plane::plane;

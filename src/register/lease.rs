@@ -1,0 +1,211 @@
+//! The session Lease from `serve`'s side: created first (every namespaced
+//! object of the session is owned by it), renewed every third of its duration
+//! until serve stops, never renewed again after that — so once serve is gone,
+//! however it went, the Lease expires and the agent (or the next `serve`, or
+//! `doctor --fix`) reaps the session.
+//!
+//! [`Renewer`] reports its state through a watch channel: renewed, failing
+//! (with the error, retried every second), or lost (the Lease is gone: the
+//! session was reaped while serve could not renew it).
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use k8s_openapi::jiff::Timestamp;
+use kube::Client;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use tokio::sync::watch;
+
+use super::session::{self, SessionRecord};
+
+/// The Lease's duration unless told otherwise.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(15);
+/// How soon a failed renewal is retried.
+const RETRY: Duration = Duration::from_secs(1);
+/// Limit of one renewal request.
+const REQUEST_LIMIT: Duration = Duration::from_secs(4);
+
+/// Failures creating the Lease.
+#[derive(Debug, thiserror::Error)]
+pub enum LeaseError {
+    /// The create request failed.
+    #[error("create the session Lease {namespace}/{name}")]
+    Create {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// Why.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+/// Who holds the Lease: `user@host, pid N` of this process.
+pub fn holder() -> String {
+    let user = ["USER", "LOGNAME", "USERNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
+        .unwrap_or_else(|| "unknown".to_owned());
+    session::holder_identity(&user, &hostname(), std::process::id())
+}
+
+fn hostname() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| {
+            ["/proc/sys/kernel/hostname", "/etc/hostname"]
+                .iter()
+                .find_map(|p| std::fs::read_to_string(p).ok())
+                .map(|h| h.trim().to_owned())
+                .filter(|h| !h.is_empty())
+        })
+        .unwrap_or_else(|| "unknown-host".to_owned())
+}
+
+/// The renewal period for a Lease of `duration`: a third of it.
+pub fn renew_every(duration: Duration) -> Duration {
+    duration / 3
+}
+
+/// Creates session `id`'s Lease in `namespace`, held by `holder`, carrying
+/// `record`.
+pub async fn create(
+    client: &Client,
+    namespace: &str,
+    id: &str,
+    holder: &str,
+    duration: Duration,
+    record: &SessionRecord,
+) -> Result<Lease, LeaseError> {
+    let seconds = i32::try_from(duration.as_secs().max(1)).unwrap_or(i32::MAX);
+    let lease = session::lease_object(id, namespace, holder, seconds, Timestamp::now(), record);
+    Api::<Lease>::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &lease)
+        .await
+        .map_err(|source| LeaseError::Create {
+            namespace: namespace.to_owned(),
+            name: session::lease_name(id),
+            source,
+        })
+}
+
+/// What the renewer is doing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenewState {
+    /// The last renewal succeeded.
+    Renewed {
+        /// When.
+        at: Instant,
+    },
+    /// Renewals fail since `since` (last success, or start); retried.
+    Failing {
+        /// The last successful renewal (or the Lease's creation).
+        since: Instant,
+        /// The last error.
+        error: String,
+    },
+    /// The Lease is gone: the session was reaped. Renewal stopped.
+    Lost,
+    /// Stopped on request.
+    Stopped,
+}
+
+/// Renews a Lease in the background until stopped.
+pub struct Renewer {
+    state: watch::Receiver<RenewState>,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Renewer {
+    /// Starts renewing Lease `name` in `namespace` every `every`.
+    pub fn start(client: Client, namespace: &str, name: &str, every: Duration) -> Renewer {
+        let (state_tx, state) = watch::channel(RenewState::Renewed { at: Instant::now() });
+        let (stop, mut stop_rx) = watch::channel(false);
+        let api: Api<Lease> = Api::namespaced(client, namespace);
+        let name = name.to_owned();
+        let task = tokio::spawn(async move {
+            let mut last_ok = Instant::now();
+            let mut delay = every;
+            loop {
+                tokio::select! {
+                    () = tokio::time::sleep(delay) => {}
+                    _ = stop_rx.wait_for(|s| *s) => break,
+                }
+                match renew(&api, &name).await {
+                    Ok(()) => {
+                        last_ok = Instant::now();
+                        delay = every;
+                        let _ = state_tx.send(RenewState::Renewed { at: last_ok });
+                    }
+                    Err(Renewal::Gone) => {
+                        let _ = state_tx.send(RenewState::Lost);
+                        return;
+                    }
+                    Err(Renewal::Failed(error)) => {
+                        tracing::warn!(lease = %name, %error, "renew the session Lease");
+                        delay = RETRY.min(every);
+                        let _ = state_tx.send(RenewState::Failing {
+                            since: last_ok,
+                            error,
+                        });
+                    }
+                }
+            }
+            let _ = state_tx.send(RenewState::Stopped);
+        });
+        Renewer { state, stop, task }
+    }
+
+    /// The renewer's state, updated on every attempt.
+    pub fn state(&self) -> watch::Receiver<RenewState> {
+        self.state.clone()
+    }
+
+    /// Stops renewing (the Lease then expires unless deleted).
+    pub async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+enum Renewal {
+    Gone,
+    Failed(String),
+}
+
+async fn renew(api: &Api<Lease>, name: &str) -> Result<(), Renewal> {
+    let patch = serde_json::json!({"spec": {"renewTime": MicroTime(Timestamp::now())}});
+    match tokio::time::timeout(
+        REQUEST_LIMIT,
+        api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)),
+    )
+    .await
+    {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(kube::Error::Api(status))) if status.code == 404 => Err(Renewal::Gone),
+        Ok(Err(err)) => Err(Renewal::Failed(err.to_string())),
+        Err(_) => Err(Renewal::Failed(format!(
+            "no answer within {REQUEST_LIMIT:?}"
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renewal_is_a_third_of_the_duration_and_the_holder_names_this_process() {
+        assert_eq!(renew_every(DEFAULT_DURATION), Duration::from_secs(5));
+        let holder = holder();
+        assert!(holder.contains('@'), "{holder}");
+        assert!(
+            holder.ends_with(&format!(", pid {}", std::process::id())),
+            "{holder}"
+        );
+    }
+}

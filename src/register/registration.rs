@@ -1,0 +1,507 @@
+//! Creating a session's objects ([`Registrar::register`]), in an order that
+//! leaves nothing behind if any step fails or the process dies between
+//! steps:
+//!
+//! 1. the session namespace, if missing (labelled as the session's);
+//! 2. sessions whose Lease expired over a minute ago are reaped in passing
+//!    ([`SWEEP_MARGIN`]); then who serves each group/version now: refuse (nothing created yet but the
+//!    namespace) unless free, held by an expired session (reaped first) or
+//!    `--takeover`;
+//! 3. the Lease, recording everything that follows, so a reaper knows it all
+//!    from the first moment;
+//! 4. the saved originals of APIServices about to be taken over;
+//! 5. the Service, and for the tunnel route the agent's ServiceAccount, Role,
+//!    RoleBinding, Deployment (all owned by the Lease), ClusterRole and
+//!    ClusterRoleBinding (owned by the ClusterRole);
+//! 6. the APIServices last: created, or replaced when taken over (with the
+//!    `resourceVersion` saved, so a change in between fails the replace).
+//!
+//! Every created object is remembered ([`Registrar::created`]) for the
+//! teardown, which the caller runs on failure too.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Service, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use k8s_openapi::jiff::Timestamp;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::agent;
+use super::apiservice::{self, Occupant};
+use super::lease;
+use super::plan::Plan;
+use super::reap::{self, Reaped, Target};
+use super::session::{self, Liveness, SavedApiService, SessionObject, SessionRecord};
+
+/// How long past its expiry a session's Lease must be before `serve` reaps
+/// it in passing (clocks of different machines disagree).
+pub const SWEEP_MARGIN: Duration = Duration::from_secs(60);
+
+/// Why registration failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RegisterError {
+    /// RBAC refused a request.
+    #[error(
+        "{what}: forbidden ({message}); serve creates cluster-wide objects (APIServices, ClusterRoles) and needs cluster-admin-like rights"
+    )]
+    Forbidden {
+        /// The request, as `create apiservices.apiregistration.k8s.io`.
+        what: String,
+        /// The server's message.
+        message: String,
+    },
+    /// Another request failed.
+    #[error("{what}")]
+    Api {
+        /// The request.
+        what: String,
+        /// Why.
+        #[source]
+        source: kube::Error,
+    },
+    /// A group/version is served by someone else (the text names them).
+    #[error("{0}")]
+    Taken(String),
+    /// The session namespace is being deleted.
+    #[error(
+        "namespace {0} is being deleted; wait until it is gone or choose another with --session-namespace"
+    )]
+    NamespaceTerminating(String),
+    /// An object did not convert to or from JSON.
+    #[error("{what}: encode the object")]
+    Encode {
+        /// The request.
+        what: String,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// An expired session holding a group/version could not be reaped.
+    #[error("reap expired serve session {id} first")]
+    Reap {
+        /// Its id.
+        id: String,
+        /// Why.
+        #[source]
+        source: reap::ReapError,
+    },
+}
+
+fn api_error(what: impl Into<String>, source: kube::Error) -> RegisterError {
+    match source {
+        kube::Error::Api(status) if status.code == 403 => RegisterError::Forbidden {
+            what: what.into(),
+            message: status.message,
+        },
+        source => RegisterError::Api {
+            what: what.into(),
+            source,
+        },
+    }
+}
+
+/// What registration did.
+#[derive(Debug, Clone, Default)]
+pub struct Registered {
+    /// Whether the session created its namespace.
+    pub created_namespace: bool,
+    /// APIServices taken over (their originals saved).
+    pub took_over: Vec<String>,
+    /// Expired sessions reaped on the way.
+    pub reaped: Vec<String>,
+}
+
+/// Creates a session's objects and remembers them.
+pub struct Registrar {
+    client: Client,
+    limit: Duration,
+    created: Vec<SessionObject>,
+}
+
+impl Registrar {
+    /// A registrar over `client`, each request limited to `limit`.
+    pub fn new(client: Client, limit: Duration) -> Self {
+        Registrar {
+            client,
+            limit,
+            created: Vec::new(),
+        }
+    }
+
+    /// Everything created so far, in creation order.
+    pub fn created(&self) -> &[SessionObject] {
+        &self.created
+    }
+
+    async fn timed<T>(
+        &self,
+        what: &str,
+        request: impl Future<Output = Result<T, kube::Error>>,
+    ) -> Result<T, RegisterError> {
+        match tokio::time::timeout(self.limit, request).await {
+            Ok(result) => result.map_err(|e| api_error(what, e)),
+            Err(_) => Err(RegisterError::Api {
+                what: what.to_owned(),
+                source: kube::Error::Service(format!("no answer within {:?}", self.limit).into()),
+            }),
+        }
+    }
+
+    async fn create<K>(
+        &mut self,
+        kind: &session::SessionKind,
+        namespace: Option<&str>,
+        object: &K,
+    ) -> Result<K, RegisterError>
+    where
+        K: kube::Resource + Serialize + DeserializeOwned,
+    {
+        let name = object.meta().name.clone().unwrap_or_default();
+        let resource = ApiResource {
+            group: kind.group().to_owned(),
+            version: kind.version().to_owned(),
+            api_version: kind.api_version.to_owned(),
+            kind: kind.kind.to_owned(),
+            plural: kind.plural.to_owned(),
+        };
+        let api: Api<DynamicObject> = match namespace {
+            Some(ns) => Api::namespaced_with(self.client.clone(), ns, &resource),
+            None => Api::all_with(self.client.clone(), &resource),
+        };
+        let what = format!(
+            "create {}",
+            SessionObject::of(kind, namespace, &name).describe()
+        );
+        let encode = |source| RegisterError::Encode {
+            what: what.clone(),
+            source,
+        };
+        let dynamic: DynamicObject =
+            serde_json::from_value(serde_json::to_value(object).map_err(encode)?)
+                .map_err(encode)?;
+        let created = self
+            .timed(&what, api.create(&PostParams::default(), &dynamic))
+            .await?;
+        self.created.push(SessionObject::of(kind, namespace, &name));
+        serde_json::from_value(serde_json::to_value(created).map_err(encode)?).map_err(encode)
+    }
+
+    /// Registers `plan` in the cluster (see the module doc for the order).
+    pub async fn register(
+        &mut self,
+        plan: &Plan,
+        takeover: bool,
+        mut step: impl FnMut(&str),
+    ) -> Result<Registered, RegisterError> {
+        let mut done = Registered::default();
+        let ns = plan.namespace.as_str();
+
+        step("namespace");
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        let existing = self
+            .timed(&format!("get namespace {ns}"), namespaces.get_opt(ns))
+            .await?;
+        match existing {
+            Some(n) if n.metadata.deletion_timestamp.is_some() => {
+                return Err(RegisterError::NamespaceTerminating(ns.to_owned()));
+            }
+            Some(_) => {}
+            None => {
+                self.create(&session::NAMESPACE, None, &plan.namespace_object())
+                    .await?;
+                done.created_namespace = true;
+            }
+        }
+
+        step("expired sessions");
+        self.sweep(&plan.id, &mut done).await;
+
+        step("APIServices in place");
+        let mut originals: BTreeMap<String, Value> = BTreeMap::new();
+        let mut refusals = Vec::new();
+        for gv in &plan.served {
+            let name = gv.api_service_name();
+            let mut occupant = self
+                .timed(
+                    &format!("get apiservices.apiregistration.k8s.io/{name}"),
+                    apiservice::occupant(&self.client, &name),
+                )
+                .await?;
+            if let Occupant::Session {
+                id,
+                namespace,
+                alive: false,
+                record,
+                ..
+            } = &occupant
+            {
+                self.reap_expired(id, namespace, record, &name).await?;
+                done.reaped.push(id.clone());
+                occupant = self
+                    .timed(
+                        &format!("get apiservices.apiregistration.k8s.io/{name}"),
+                        apiservice::occupant(&self.client, &name),
+                    )
+                    .await?;
+            }
+            if let Some(refusal) = occupant.refusal(gv, takeover) {
+                refusals.push(refusal);
+            } else if let Some(object) = occupant.object() {
+                originals.insert(name, object.clone());
+            }
+        }
+        if !refusals.is_empty() {
+            return Err(RegisterError::Taken(refusals.join("\n")));
+        }
+        done.took_over = originals.keys().cloned().collect();
+        let saved = !originals.is_empty();
+
+        step("Lease");
+        let record = plan.record(done.created_namespace, saved);
+        let lease = lease::create(
+            &self.client,
+            ns,
+            &plan.id,
+            &plan.holder,
+            plan.lease_duration,
+            &record,
+        )
+        .await
+        .map_err(|e| match e {
+            lease::LeaseError::Create { source, .. } => api_error(
+                format!(
+                    "create leases.coordination.k8s.io/{} -n {ns}",
+                    session::lease_name(&plan.id)
+                ),
+                source,
+            ),
+        })?;
+        self.created.push(SessionObject::of(
+            &session::LEASE,
+            Some(ns),
+            &session::lease_name(&plan.id),
+        ));
+        let owner = agent::owner(
+            "coordination.k8s.io/v1",
+            "Lease",
+            &session::lease_name(&plan.id),
+            lease.metadata.uid.as_deref().unwrap_or_default(),
+        );
+
+        if saved {
+            step("saved originals");
+            let mut data = BTreeMap::new();
+            for (name, object) in &originals {
+                let kept = SavedApiService::from_object(object).map_err(|e| {
+                    RegisterError::Taken(format!("APIService {name} cannot be saved: {e}"))
+                })?;
+                data.insert(name.clone(), kept.to_json());
+            }
+            let mut metadata = owned(&session::saved_api_services_name(&plan.id), ns, &owner);
+            session::mark(&mut metadata, &plan.id, ns);
+            let cm = ConfigMap {
+                metadata,
+                data: Some(data),
+                ..ConfigMap::default()
+            };
+            self.create(&session::CONFIG_MAP, Some(ns), &cm).await?;
+        }
+
+        step("Service");
+        let mut service: Service =
+            apiservice::service(&plan.id, ns, &plan.backend(), &plan.registered_by());
+        service.metadata.owner_references = Some(vec![owner.clone()]);
+        self.create(&session::SERVICE, Some(ns), &service).await?;
+
+        if let Some(spec) = plan.agent(done.created_namespace, saved) {
+            step("tunnel agent");
+            let mut sa: ServiceAccount = agent::service_account(&spec);
+            sa.metadata.owner_references = Some(vec![owner.clone()]);
+            self.create(&session::SERVICE_ACCOUNT, Some(ns), &sa)
+                .await?;
+            let mut role: Role = agent::role(&spec);
+            role.metadata.owner_references = Some(vec![owner.clone()]);
+            self.create(&session::ROLE, Some(ns), &role).await?;
+            let mut binding: RoleBinding = agent::role_binding(&spec);
+            binding.metadata.owner_references = Some(vec![owner.clone()]);
+            self.create(&session::ROLE_BINDING, Some(ns), &binding)
+                .await?;
+            let cluster_role: ClusterRole = self
+                .create(&session::CLUSTER_ROLE, None, &agent::cluster_role(&spec))
+                .await?;
+            let mut cluster_binding: ClusterRoleBinding = agent::cluster_role_binding(&spec);
+            cluster_binding.metadata.owner_references = Some(vec![agent::owner(
+                "rbac.authorization.k8s.io/v1",
+                "ClusterRole",
+                &session::object_name(&plan.id),
+                cluster_role.metadata.uid.as_deref().unwrap_or_default(),
+            )]);
+            self.create(&session::CLUSTER_ROLE_BINDING, None, &cluster_binding)
+                .await?;
+            let mut deployment = agent::deployment(&spec);
+            deployment.metadata.owner_references = Some(vec![owner.clone()]);
+            self.create(&session::DEPLOYMENT, Some(ns), &deployment)
+                .await?;
+        }
+
+        step("APIServices");
+        let registration = plan.registration();
+        let api: Api<APIService> = Api::all(self.client.clone());
+        for gv in &plan.served {
+            let name = gv.api_service_name();
+            match originals.get(&name) {
+                None => {
+                    let object =
+                        apiservice::api_service(&registration, gv, apiservice::priorities_of(None));
+                    self.create(&session::API_SERVICE, None, &object).await?;
+                }
+                Some(original) => {
+                    let ours = apiservice::api_service(
+                        &registration,
+                        gv,
+                        apiservice::priorities_of(Some(original)),
+                    );
+                    let taken: APIService =
+                        serde_json::from_value(apiservice::take_over(original, &ours)).map_err(
+                            |e| RegisterError::Taken(format!("take over APIService {name}: {e}")),
+                        )?;
+                    self.timed(
+                        &format!("take over apiservices.apiregistration.k8s.io/{name}"),
+                        api.replace(&name, &PostParams::default(), &taken),
+                    )
+                    .await?;
+                    self.created
+                        .push(SessionObject::of(&session::API_SERVICE, None, &name));
+                }
+            }
+        }
+        Ok(done)
+    }
+
+    /// Reaps every session whose Lease expired more than [`SWEEP_MARGIN`]
+    /// ago (by this machine's clock; the margin allows for another machine's
+    /// clock running late). Best effort: a failure is logged, not fatal.
+    async fn sweep(&self, own: &str, done: &mut Registered) {
+        let leases: Api<Lease> = Api::all(self.client.clone());
+        let params = ListParams::default().labels(session::SESSION_LABEL);
+        let list = match tokio::time::timeout(self.limit, leases.list(&params)).await {
+            Ok(Ok(list)) => list,
+            Ok(Err(err)) => {
+                tracing::info!(%err, "list session Leases (sweeping expired sessions)");
+                return;
+            }
+            Err(_) => return,
+        };
+        let now = Timestamp::now();
+        for lease in list.items {
+            let Some((id, namespace)) = session::session_of(
+                lease.metadata.labels.as_ref(),
+                None,
+                lease.metadata.namespace.as_deref(),
+            ) else {
+                continue;
+            };
+            if id == own || lease.metadata.name.as_deref() != Some(&session::lease_name(&id)) {
+                continue;
+            }
+            let Liveness::Expired { since: Some(since) } = session::judge(Some(&lease), now) else {
+                continue;
+            };
+            if now.as_second() - since.as_second() < SWEEP_MARGIN.as_secs() as i64 {
+                continue;
+            }
+            let record = SessionRecord::from_annotations(lease.metadata.annotations.as_ref())
+                .unwrap_or_default();
+            let target = Target {
+                id: id.clone(),
+                namespace: namespace.clone(),
+                objects: session::named_objects(&id, &namespace, &record),
+            };
+            match reap::reap(&self.client, &target, self.limit).await {
+                Ok(Reaped::Reaped(_)) => done.reaped.push(id),
+                Ok(Reaped::Alive { .. }) => {}
+                Err(err) => {
+                    tracing::info!(session = %id, error = %crate::tunnel::client::chain(&err), "reap an expired session")
+                }
+            }
+        }
+    }
+
+    /// Reaps the expired session `id` that holds APIService `name`.
+    async fn reap_expired(
+        &self,
+        id: &str,
+        namespace: &str,
+        record: &session::SessionRecord,
+        name: &str,
+    ) -> Result<(), RegisterError> {
+        let mut objects = session::named_objects(id, namespace, record);
+        let held = SessionObject::of(&session::API_SERVICE, None, name);
+        if !objects.contains(&held) {
+            objects.insert(0, held);
+        }
+        let target = Target {
+            id: id.to_owned(),
+            namespace: namespace.to_owned(),
+            objects,
+        };
+        match reap::reap(&self.client, &target, self.limit).await {
+            Ok(Reaped::Reaped(report)) => {
+                tracing::info!(session = %id, deleted = report.deleted.len(), restored = report.restored.len(), "reaped an expired serve session");
+                Ok(())
+            }
+            Ok(Reaped::Alive { holder }) => Err(RegisterError::Taken(format!(
+                "APIService {name} belongs to serve session {id} ({}), which renewed its Lease just now",
+                holder.as_deref().unwrap_or("holder unknown")
+            ))),
+            Err(source) => Err(RegisterError::Reap {
+                id: id.to_owned(),
+                source,
+            }),
+        }
+    }
+}
+
+fn owned(name: &str, namespace: &str, owner: &OwnerReference) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.to_owned()),
+        namespace: Some(namespace.to_owned()),
+        owner_references: Some(vec![owner.clone()]),
+        ..ObjectMeta::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forbidden_names_the_request_and_the_rights_needed() {
+        let status = kube::core::Status {
+            code: 403,
+            message: "apiservices.apiregistration.k8s.io is forbidden: User \"dev\" cannot create resource".into(),
+            reason: "Forbidden".into(),
+            ..Default::default()
+        };
+        let err = api_error(
+            "create apiservices.apiregistration.k8s.io/v1.a.example.com",
+            kube::Error::Api(Box::new(status)),
+        );
+        let text = err.to_string();
+        assert!(
+            text.starts_with(
+                "create apiservices.apiregistration.k8s.io/v1.a.example.com: forbidden (apiservices"
+            ),
+            "{text}"
+        );
+        assert!(text.ends_with("needs cluster-admin-like rights"), "{text}");
+    }
+}

@@ -1,0 +1,313 @@
+//! The tunnel agent's side of the session contract: it watches its session's
+//! Lease and, once serve stops renewing it, reaps the session with the rights
+//! it holds for exactly that ([`super::agent`]), then exits.
+//!
+//! **Expiry on the agent's own clock.** Serve's clock (a laptop) and the
+//! cluster's need not agree, so the agent does not compare `renewTime` with
+//! its clock. Like client-go's leader election (`observedTime`), it reads the
+//! Lease every [`SentinelConfig::poll`] and notes, on its monotonic clock,
+//! when the Lease last changed (`resourceVersion`); the session is dead once
+//! the Lease went unchanged for `leaseDurationSeconds` plus
+//! [`SentinelConfig::grace`], or is gone (two reads in a row: serve's own
+//! teardown deletes it). Polling rather than a watch: expiry is the absence
+//! of events, which a watch does not report, and one GET a second is cheap.
+//! The reap then re-reads the Lease and goes ahead only if it is still at the
+//! `resourceVersion` seen expiring ([`Judge::Unchanged`]).
+//!
+//! **Reap.** By name, not by label (`list` cannot be scoped to the session's
+//! objects): [`super::session::named_objects`] from the Lease's record —
+//! APIServices first (restored or deleted), the Service, the saved originals,
+//! the Lease, the namespace if the session created it, the agent's
+//! ClusterRole last. The garbage collector removes the rest (owned by the
+//! Lease or the ClusterRole), the agent's own Deployment included. If an
+//! APIService cannot be restored, nothing else is touched and the reap is
+//! retried every [`SentinelConfig::retry`].
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Client;
+use kube::api::Api;
+
+use super::reap::{Begun, Judge, ReapOptions, ReapReport, Reaping, Target};
+use super::session::{self, SessionRecord};
+
+/// How the sentinel behaves.
+#[derive(Debug, Clone)]
+pub struct SentinelConfig {
+    /// The session id.
+    pub id: String,
+    /// The session namespace.
+    pub namespace: String,
+    /// Time between reads of the Lease.
+    pub poll: Duration,
+    /// Added to the Lease's duration before it counts as expired.
+    pub grace: Duration,
+    /// Time between reap attempts when an APIService could not be restored.
+    pub retry: Duration,
+    /// Limit of each request.
+    pub limit: Duration,
+}
+
+impl SentinelConfig {
+    /// Defaults for session `id` in `namespace`: poll every second, 2 s
+    /// grace, retry every 5 s, 5 s per request.
+    pub fn new(id: &str, namespace: &str) -> Self {
+        SentinelConfig {
+            id: id.to_owned(),
+            namespace: namespace.to_owned(),
+            poll: Duration::from_secs(1),
+            grace: Duration::from_secs(2),
+            retry: Duration::from_secs(5),
+            limit: Duration::from_secs(5),
+        }
+    }
+}
+
+/// A Lease seen dead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expired {
+    /// The `resourceVersion` that stayed unchanged (`None`: the Lease is gone).
+    pub resource_version: Option<String>,
+    /// What the Lease recorded (its last reading).
+    pub record: SessionRecord,
+}
+
+/// What the sentinel knows of the Lease between reads.
+#[derive(Debug, Clone)]
+pub struct Observer {
+    grace: Duration,
+    last: Option<Observed>,
+    missing: u32,
+}
+
+#[derive(Debug, Clone)]
+struct Observed {
+    resource_version: Option<String>,
+    changed_at: Instant,
+    duration: Duration,
+    record: SessionRecord,
+}
+
+impl Observer {
+    /// An observer adding `grace` to the Lease's duration.
+    pub fn new(grace: Duration) -> Self {
+        Observer {
+            grace,
+            last: None,
+            missing: 0,
+        }
+    }
+
+    /// Takes one reading of the Lease at `now`; returns the expiry once seen.
+    pub fn observe(&mut self, lease: Option<&Lease>, now: Instant) -> Option<Expired> {
+        let Some(lease) = lease else {
+            self.missing += 1;
+            return (self.missing >= 2).then(|| Expired {
+                resource_version: None,
+                record: self
+                    .last
+                    .as_ref()
+                    .map(|o| o.record.clone())
+                    .unwrap_or_default(),
+            });
+        };
+        self.missing = 0;
+        let rv = lease.metadata.resource_version.clone();
+        let duration = Duration::from_secs(
+            lease
+                .spec
+                .as_ref()
+                .and_then(|s| s.lease_duration_seconds)
+                .and_then(|d| u64::try_from(d).ok())
+                .unwrap_or(0),
+        );
+        let record = SessionRecord::from_annotations(lease.metadata.annotations.as_ref())
+            .unwrap_or_else(|err| {
+                tracing::warn!(%err, "read the session Lease's annotations");
+                self.last
+                    .as_ref()
+                    .map(|o| o.record.clone())
+                    .unwrap_or_default()
+            });
+        match &mut self.last {
+            Some(o) if o.resource_version == rv => {
+                o.duration = duration;
+                o.record = record;
+            }
+            _ => {
+                self.last = Some(Observed {
+                    resource_version: rv,
+                    changed_at: now,
+                    duration,
+                    record,
+                });
+            }
+        }
+        let o = self.last.as_ref()?;
+        (now.duration_since(o.changed_at) > o.duration + self.grace).then(|| Expired {
+            resource_version: o.resource_version.clone(),
+            record: o.record.clone(),
+        })
+    }
+}
+
+/// Reads the Lease until the session is dead.
+pub async fn watch(client: &Client, config: &SentinelConfig) -> Expired {
+    let leases: Api<Lease> = Api::namespaced(client.clone(), &config.namespace);
+    let name = session::lease_name(&config.id);
+    let mut observer = Observer::new(config.grace);
+    let mut failing_since: Option<Instant> = None;
+    loop {
+        match tokio::time::timeout(config.limit, leases.get_opt(&name)).await {
+            Ok(Ok(lease)) => {
+                if failing_since.take().is_some() {
+                    tracing::info!(lease = %name, "reading the session Lease works again");
+                }
+                if let Some(expired) = observer.observe(lease.as_ref(), Instant::now()) {
+                    return expired;
+                }
+            }
+            failed => {
+                let error = match failed {
+                    Ok(Err(err)) => err.to_string(),
+                    _ => format!("no answer within {:?}", config.limit),
+                };
+                if failing_since.is_none() {
+                    failing_since = Some(Instant::now());
+                    tracing::warn!(lease = %name, %error, "read the session Lease");
+                }
+            }
+        }
+        tokio::time::sleep(config.poll).await;
+    }
+}
+
+/// How a reap attempt ended.
+#[derive(Debug)]
+pub enum Attempt {
+    /// The session was reaped.
+    Reaped(ReapReport),
+    /// The Lease changed since it was seen expiring: serve is back.
+    Renewed,
+    /// An APIService could not be restored (nothing else touched), or the
+    /// Lease could not be re-read; try again.
+    Retry(String),
+}
+
+/// One reap of the session seen `expired`.
+pub async fn reap(client: &Client, config: &SentinelConfig, expired: &Expired) -> Attempt {
+    let target = Target {
+        id: config.id.clone(),
+        namespace: config.namespace.clone(),
+        objects: session::named_objects(&config.id, &config.namespace, &expired.record),
+    };
+    let options = ReapOptions {
+        judge: Judge::Unchanged {
+            resource_version: expired.resource_version.clone(),
+        },
+        stop_on_unrestored: true,
+    };
+    let mut reaping = match Reaping::begin(client, &target, &options, config.limit).await {
+        Ok(Begun::Reaping(r)) => r,
+        Ok(Begun::Alive { .. }) => return Attempt::Renewed,
+        Err(err) => return Attempt::Retry(crate::tunnel::client::chain(&err)),
+    };
+    reaping.api_services(client, config.limit).await;
+    if reaping.unrestored() {
+        let why = super::teardown::problems(reaping.report()).join("; ");
+        return Attempt::Retry(why);
+    }
+    reaping.rest(client, config.limit).await;
+    // No re-read: the agent's rights went with its ClusterRole, the last
+    // object deleted.
+    Attempt::Reaped(reaping.finish())
+}
+
+/// Watches the Lease, reaps the session once it is dead (retrying as
+/// needed), and returns the report. `on_expired` runs once when the Lease is
+/// first seen dead (the agent stops serving then).
+pub async fn run(
+    client: &Client,
+    config: &SentinelConfig,
+    mut on_expired: impl FnMut(&Expired),
+) -> ReapReport {
+    loop {
+        let expired = watch(client, config).await;
+        tracing::info!(
+            session = %config.id,
+            lease_gone = expired.resource_version.is_none(),
+            "the session Lease is no longer renewed; reaping the session"
+        );
+        on_expired(&expired);
+        loop {
+            match reap(client, config, &expired).await {
+                Attempt::Reaped(report) => return report,
+                Attempt::Renewed => {
+                    tracing::info!(session = %config.id, "the session Lease was renewed; serve is back");
+                    break;
+                }
+                Attempt::Retry(why) => {
+                    tracing::warn!(session = %config.id, %why, retry_in = ?config.retry, "reap incomplete");
+                    tokio::time::sleep(config.retry).await;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::coordination::v1::LeaseSpec;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    fn lease(rv: &str, secs: i32) -> Lease {
+        Lease {
+            metadata: ObjectMeta {
+                resource_version: Some(rv.into()),
+                annotations: Some(
+                    SessionRecord {
+                        api_services: vec!["v1.a.example.com".into()],
+                        ..SessionRecord::default()
+                    }
+                    .to_annotations(),
+                ),
+                ..ObjectMeta::default()
+            },
+            spec: Some(LeaseSpec {
+                lease_duration_seconds: Some(secs),
+                ..LeaseSpec::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn a_lease_expires_after_its_duration_unchanged_on_the_observers_clock() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut o = Observer::new(Duration::from_secs(2));
+        assert_eq!(o.observe(Some(&lease("1", 15)), at(0)), None);
+        assert_eq!(o.observe(Some(&lease("1", 15)), at(10)), None);
+        // Renewed at 12: the clock starts again.
+        assert_eq!(o.observe(Some(&lease("2", 15)), at(12)), None);
+        assert_eq!(o.observe(Some(&lease("2", 15)), at(29)), None);
+        let expired = o.observe(Some(&lease("2", 15)), at(30)).unwrap();
+        assert_eq!(expired.resource_version.as_deref(), Some("2"));
+        assert_eq!(expired.record.api_services, ["v1.a.example.com"]);
+    }
+
+    #[test]
+    fn a_missing_lease_counts_after_two_reads_and_keeps_the_last_record() {
+        let t0 = Instant::now();
+        let mut o = Observer::new(Duration::from_secs(2));
+        assert_eq!(o.observe(Some(&lease("1", 15)), t0), None);
+        assert_eq!(o.observe(None, t0), None);
+        // It came back (a read glitch): the count restarts.
+        assert_eq!(o.observe(Some(&lease("1", 15)), t0), None);
+        assert_eq!(o.observe(None, t0), None);
+        let gone = o.observe(None, t0).unwrap();
+        assert_eq!(gone.resource_version, None);
+        assert_eq!(gone.record.api_services, ["v1.a.example.com"]);
+    }
+}

@@ -1,0 +1,1159 @@
+//! `kubectl cozy serve` registering itself in the test plane: the real binary,
+//! the real kubectl through kube-apiserver's aggregator, the tunnel over the
+//! real pods/portforward path (kube-apiserver → kwok's kubelet API → the
+//! agent's control port), the agent as a local process started by
+//! `support::agent` from the pod's own spec with the pod's ServiceAccount's
+//! token (so its RBAC is the real one).
+//!
+//! The seam (`support::agent`, docs/serve.md): the plane has no kube-proxy
+//! and kwok pod IPs are not dialable, so serve is started with the hidden
+//! `--agent-service-external-name localhost:<port>`: the Service is an
+//! ExternalName and the aggregator dials the agent's data port directly.
+//!
+//! Every test registers APIServices that are unavailable for a while (at
+//! start, or after a SIGKILL), which stalls namespace deletion and doctor's
+//! "healthy" checks cluster-wide: every test holds [`CLUSTER_LOCK`]. Each
+//! uses its own API group and session namespace. Timeouts are hang guards;
+//! durations are printed, never asserted.
+
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::api::{Api, DeleteParams};
+
+use crate::support::agent::AgentRuntime;
+use crate::support::plane::{Plane, plane};
+use crate::support::serve::{
+    KindsDir, ServeProcess, group, kinds_dir, session_objects, wait_session_gone,
+};
+use crate::support::{CLUSTER_LOCK, bins};
+
+/// Hang guard of a start (plane, node, agent, Available).
+const START: Duration = Duration::from_secs(180);
+/// Hang guard of a teardown or a reap.
+const END: Duration = Duration::from_secs(90);
+
+fn kubectl(plane: &Plane, args: &[&str]) -> Output {
+    plane
+        .kubectl()
+        .arg("--request-timeout=30s")
+        .args(args)
+        .output()
+        .expect("run kubectl")
+}
+
+fn kubectl_ok(plane: &Plane, args: &[&str]) -> String {
+    let out = kubectl(plane, args);
+    assert!(
+        out.status.success(),
+        "kubectl {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn kubectl_stdin(plane: &Plane, args: &[&str], input: &str) -> String {
+    use std::io::Write;
+    let mut child = plane
+        .kubectl()
+        .arg("--request-timeout=30s")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("kubectl");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A unique session namespace (serve creates it).
+fn session_namespace(name: &str) -> String {
+    format!("serve-{name}-{}", std::process::id())
+}
+
+/// Waits until namespace `name` no longer exists.
+async fn namespace_gone(
+    client: &kube::Client,
+    name: &str,
+    limit: Duration,
+) -> Result<Duration, String> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let started = Instant::now();
+    loop {
+        match api.get_opt(name).await {
+            Ok(None) => return Ok(started.elapsed()),
+            Ok(Some(ns)) if started.elapsed() > limit => {
+                return Err(format!(
+                    "namespace {name} still there after {limit:?}: {:?}",
+                    ns.status
+                ));
+            }
+            Ok(Some(_)) => {}
+            Err(e) => return Err(format!("get namespace {name}: {e}")),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// A tunnel-route session: the agent runtime for its namespace and serve.
+struct TunnelSession {
+    runtime: AgentRuntime,
+    serve: ServeProcess,
+    kinds: KindsDir,
+    namespace: String,
+}
+
+impl TunnelSession {
+    async fn start(client: &kube::Client, name: &str, extra: &[&str]) -> TunnelSession {
+        let plane = plane();
+        let namespace = session_namespace(name);
+        let mut runtime = AgentRuntime::prepare(plane, client, &namespace).await;
+        runtime.start(plane, client.clone());
+        let kinds = kinds_dir(&group(name));
+        let seam = runtime.seam();
+        let mut args = vec![
+            "--session-namespace",
+            &namespace,
+            "--agent-service-external-name",
+            &seam,
+            "--timeout",
+            "150s",
+        ];
+        args.extend_from_slice(extra);
+        let serve = ServeProcess::start(plane, &kinds, &args);
+        TunnelSession {
+            runtime,
+            serve,
+            kinds,
+            namespace,
+        }
+    }
+
+    async fn ready(&mut self) -> crate::support::serve::Ready {
+        match self.serve.ready(START).await {
+            Ok(ready) => ready,
+            Err(e) => panic!("{e}\n--- agents ---\n{}", self.runtime.logs()),
+        }
+    }
+
+    fn resource(&self, plural: &str) -> String {
+        format!("{plural}.{}", self.kinds.group)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tunnel_route_end_to_end_then_nothing_of_the_session_remains() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut s = TunnelSession::start(&client, "tunnel", &["--lease-duration", "6s"]).await;
+    let started = Instant::now();
+    let ready = s.ready().await;
+    eprintln!(
+        "[serve] tunnel route ready after {:.1}s: {}",
+        started.elapsed().as_secs_f64(),
+        ready.line
+    );
+    assert!(
+        s.serve.output().contains("Tunnel: connected to pod/"),
+        "{}",
+        s.serve.output()
+    );
+
+    // kubectl through kube-apiserver, the aggregator, the agent, the tunnel.
+    let apps = plane.namespace("serve-apps").await;
+    let pg = s.resource("postgreses");
+    let manifest = format!(
+        "apiVersion: {}/v1alpha1\nkind: Postgres\nmetadata: {{name: db1, namespace: {apps}}}\nspec: {{replicas: 3}}\n",
+        s.kinds.group
+    );
+    kubectl_stdin(plane, &["apply", "-f", "-"], &manifest);
+    let got = kubectl_ok(
+        plane,
+        &[
+            "get",
+            &pg,
+            "db1",
+            "-n",
+            &apps,
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ],
+    );
+    assert_eq!(got, "3");
+    let listed = kubectl_ok(plane, &["get", &pg, "-A", "-o", "name"]);
+    assert!(listed.contains("db1"), "{listed}");
+    // A watch sees a change made while it runs.
+    let mut watch = plane
+        .kubectl()
+        .args([
+            "get",
+            &pg,
+            "-n",
+            &apps,
+            "--watch",
+            "-o",
+            "name",
+            "--request-timeout=60s",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("kubectl get --watch");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let second = manifest.replace("db1", "db2");
+    kubectl_stdin(plane, &["apply", "-f", "-"], &second);
+    let stdout = watch.stdout.take().expect("watch stdout");
+    let seen = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let mut seen = Vec::new();
+        while let Some(Ok(line)) = lines.next() {
+            seen.push(line.clone());
+            if line.contains("db2") {
+                break;
+            }
+        }
+        seen
+    });
+    let seen = tokio::time::timeout(Duration::from_secs(60), seen)
+        .await
+        .expect("the watch saw db2 in time")
+        .expect("watch reader");
+    let _ = watch.kill();
+    let _ = watch.wait();
+    assert!(seen.iter().any(|l| l.contains("db2")), "{seen:?}");
+    kubectl_ok(plane, &["delete", &pg, "db1", "db2", "-n", &apps]);
+    let after = kubectl_ok(plane, &["get", &pg, "-n", &apps, "-o", "name"]);
+    assert!(after.trim().is_empty(), "{after}");
+    let log = s.serve.output();
+    assert!(
+        log.contains(&format!("GET /apis/{}/v1alpha1", s.kinds.group)),
+        "no access log:\n{log}"
+    );
+
+    // A namespace deletion started during the session.
+    let doomed = plane.namespace("serve-doomed").await;
+    kubectl_stdin(
+        plane,
+        &["apply", "-f", "-"],
+        &manifest.replace(&apps, &doomed),
+    );
+    Api::<Namespace>::all(client.clone())
+        .delete(&doomed, &DeleteParams::default())
+        .await
+        .expect("delete namespace");
+
+    // Ctrl-C: everything goes.
+    let stopping = Instant::now();
+    s.serve.signal("-INT");
+    let status = s.serve.exit(END).await.expect("serve exits");
+    eprintln!(
+        "[serve] SIGINT to exit: {:.2}s; {}",
+        stopping.elapsed().as_secs_f64(),
+        s.serve
+            .output()
+            .lines()
+            .filter(|l| l.starts_with("Removed"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    assert!(status.success(), "{status}\n{}", s.serve.output());
+    match wait_session_gone(&client, &ready.id, END).await {
+        Ok(d) => eprintln!(
+            "[serve] labelled objects gone {:.2}s after exit",
+            d.as_secs_f64()
+        ),
+        Err(left) => panic!("left behind: {left:?}\n{}", s.serve.output()),
+    }
+    let api: Api<APIService> = Api::all(client.clone());
+    for version in ["v1alpha1"] {
+        let name = format!("{version}.{}", s.kinds.group);
+        assert!(
+            api.get_opt(&name).await.expect("get").is_none(),
+            "{name} remains"
+        );
+    }
+    namespace_gone(&client, &s.namespace, END)
+        .await
+        .expect("the session namespace serve created is gone");
+    namespace_gone(&client, &doomed, END)
+        .await
+        .expect("the namespace deleted during the session is gone");
+    s.runtime.shutdown(&client).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_prints_every_object_and_creates_nothing() {
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("dry-run"));
+    let ns = session_namespace("dry-run");
+    let state = tempfile::tempdir().expect("state");
+    let out = std::process::Command::new(bins::kubectl_cozy())
+        .arg("serve")
+        .arg("--kubeconfig")
+        .arg(&plane.kubeconfig)
+        .arg("--kinds")
+        .arg(kinds.dir.path())
+        .arg("--state-dir")
+        .arg(state.path())
+        .args(["--dry-run", "--session-namespace", &ns])
+        .output()
+        .expect("serve --dry-run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    for kind in [
+        "kind: Namespace",
+        "kind: Lease",
+        "kind: Service",
+        "kind: ServiceAccount",
+        "kind: Role",
+        "kind: RoleBinding",
+        "kind: ClusterRole",
+        "kind: ClusterRoleBinding",
+        "kind: Deployment",
+        "kind: APIService",
+    ] {
+        assert!(text.contains(kind), "no {kind}:\n{text}");
+    }
+    // kubectl reads it as objects (client-side, no cluster change).
+    let parsed = kubectl_stdin(
+        plane,
+        &["create", "--dry-run=client", "-o", "name", "-f", "-"],
+        &text,
+    );
+    assert!(
+        parsed.contains(&format!(
+            "apiservice.apiregistration.k8s.io/v1alpha1.{}",
+            kinds.group
+        )),
+        "{parsed}"
+    );
+    // Nothing in the cluster, nothing in the state directory.
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    assert!(namespaces.get_opt(&ns).await.expect("get").is_none());
+    let api: Api<APIService> = Api::all(client.clone());
+    assert!(
+        api.get_opt(&format!("v1alpha1.{}", kinds.group))
+            .await
+            .expect("get")
+            .is_none()
+    );
+    assert_eq!(std::fs::read_dir(state.path()).expect("state").count(), 0);
+    let id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# kubectl cozy serve --dry-run: what session "))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("session id in the header");
+    assert!(session_objects(&client, id).await.is_empty());
+}
+
+/// The APIService's `spec`, labels and annotations, exactly as JSON text.
+async fn exact(client: &kube::Client, name: &str) -> Option<String> {
+    let api: Api<APIService> = Api::all(client.clone());
+    let a = api.get_opt(name).await.expect("get APIService")?;
+    let v = serde_json::to_value(&a).expect("json");
+    Some(format!(
+        "{}|{}|{}",
+        v["spec"], v["metadata"]["labels"], v["metadata"]["annotations"]
+    ))
+}
+
+/// Waits until APIService `name` reads as `want` (or is gone when `None`).
+async fn apiservice_becomes(
+    client: &kube::Client,
+    name: &str,
+    want: Option<&str>,
+    limit: Duration,
+) -> Result<Duration, String> {
+    let started = Instant::now();
+    loop {
+        let now = exact(client, name).await;
+        if now.as_deref() == want {
+            return Ok(started.elapsed());
+        }
+        if started.elapsed() > limit {
+            return Err(format!("APIService {name} is {now:?}, not {want:?}"));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// An APIService someone else registered for `group` (its Service does not
+/// exist: it is unavailable, as a real one would be with its server down).
+async fn foreign_apiservice(plane: &Plane, group: &str) -> String {
+    let name = format!("v1alpha1.{group}");
+    kubectl_stdin(
+        plane,
+        &["apply", "--server-side", "-f", "-"],
+        &format!(
+            "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: {name}\n  \
+             labels: {{team: platform, app.kubernetes.io/name: cozystack-api}}\n  \
+             annotations: {{note: \"the real one, 100% original\"}}\nspec:\n  group: {group}\n  version: v1alpha1\n  \
+             service: {{namespace: cozy-system, name: cozystack-api, port: 443}}\n  insecureSkipTLSVerify: true\n  \
+             groupPriorityMinimum: 900\n  versionPriority: 12\n"
+        ),
+    );
+    name
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_of_serve_is_reaped_by_the_agent_within_the_lease_ttl() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut s = TunnelSession::start(&client, "sigkill", &["--lease-duration", "6s"]).await;
+    let ready = s.ready().await;
+    let killed = Instant::now();
+    s.serve.signal("-KILL");
+    s.serve.exit(END).await.expect("serve killed");
+    let reaped = match wait_session_gone(&client, &ready.id, END).await {
+        Ok(_) => killed.elapsed(),
+        Err(left) => panic!("not reaped: {left:?}\n--- agents ---\n{}", s.runtime.logs()),
+    };
+    eprintln!(
+        "[serve] SIGKILL → every labelled object gone after {:.1}s (Lease 6s, renewed every 2s; agent grace 2s, poll 1s)",
+        reaped.as_secs_f64()
+    );
+    let line = s
+        .runtime
+        .wait_line(&format!("tunnel-agent reaped session {}", ready.id), END)
+        .await
+        .unwrap_or_else(|| panic!("the agent did not reap:\n{}", s.runtime.logs()));
+    assert!(!line.contains("not done"), "{line}\n{}", s.runtime.logs());
+    assert_eq!(
+        exact(&client, &format!("v1alpha1.{}", s.kinds.group)).await,
+        None
+    );
+    namespace_gone(&client, &s.namespace, END)
+        .await
+        .expect("the agent deleted the namespace serve created");
+    s.runtime.shutdown(&client).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_serve_is_reaped_and_says_so_when_it_wakes() {
+    // The laptop lid closes (SIGSTOP): no Lease renewal, no tunnel traffic;
+    // the port-forward and the Lease both go silent, as with a lost network.
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut s = TunnelSession::start(&client, "frozen", &["--lease-duration", "6s"]).await;
+    let ready = s.ready().await;
+    let frozen = Instant::now();
+    s.serve.signal("-STOP");
+    let gone = wait_session_gone(&client, &ready.id, END).await;
+    let reaped = frozen.elapsed();
+    s.serve.signal("-CONT");
+    if let Err(left) = gone {
+        panic!("not reaped: {left:?}\n{}", s.runtime.logs());
+    }
+    eprintln!(
+        "[serve] SIGSTOP → reaped by the agent after {:.1}s",
+        reaped.as_secs_f64()
+    );
+    let status = s.serve.exit(END).await.expect("serve exits once awake");
+    assert!(!status.success(), "{}", s.serve.output());
+    assert!(
+        s.serve.output().contains("the session was reaped"),
+        "{}",
+        s.serve.output()
+    );
+    assert!(session_objects(&client, &ready.id).await.is_empty());
+    s.runtime.shutdown(&client).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_taken_over_apiservice_is_restored_byte_for_byte_on_sigint_and_on_sigkill() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    for (round, signal) in [(0, "-INT"), (1, "-KILL")] {
+        let name_prefix = format!("takeover{round}");
+        let name = foreign_apiservice(plane, &group(&name_prefix)).await;
+        let before = exact(&client, &name).await.expect("the original");
+        let mut s = TunnelSession::start(
+            &client,
+            &name_prefix,
+            &["--lease-duration", "6s", "--takeover"],
+        )
+        .await;
+        let ready = s.ready().await;
+        assert!(
+            s.serve
+                .output()
+                .contains(&format!("Took over APIService {name}")),
+            "{}",
+            s.serve.output()
+        );
+        let during = exact(&client, &name).await.expect("taken over");
+        assert_ne!(during, before);
+        assert!(during.contains(&ready.id), "{during}");
+        let pg = s.resource("postgreses");
+        kubectl_ok(plane, &["get", &pg, "-A"]);
+
+        let stopped = Instant::now();
+        s.serve.signal(signal);
+        let _ = s.serve.exit(END).await.expect("serve exits");
+        match apiservice_becomes(&client, &name, Some(&before), END).await {
+            Ok(_) => eprintln!(
+                "[serve] takeover, {signal}: original restored after {:.1}s",
+                stopped.elapsed().as_secs_f64()
+            ),
+            Err(e) => panic!(
+                "{e}\n{}\n--- agents ---\n{}",
+                s.serve.output(),
+                s.runtime.logs()
+            ),
+        }
+        if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
+            panic!("left behind: {left:?}\n{}", s.runtime.logs());
+        }
+        s.runtime.shutdown(&client).await;
+        let api: Api<APIService> = Api::all(client.clone());
+        let _ = api.delete(&name, &DeleteParams::default()).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_serve_for_the_same_group_is_refused_and_takeover_takes_it() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut first = TunnelSession::start(&client, "shared", &["--lease-duration", "6s"]).await;
+    let first_ready = first.ready().await;
+    let name = format!("v1alpha1.{}", first.kinds.group);
+    let original = exact(&client, &name).await.expect("the first session's");
+
+    // Without --takeover: refused, naming who, where and since when.
+    let second_ns = session_namespace("shared-2");
+    let refused = std::process::Command::new(bins::kubectl_cozy())
+        .arg("serve")
+        .arg("--kubeconfig")
+        .arg(&plane.kubeconfig)
+        .arg("--kinds")
+        .arg(first.kinds.dir.path())
+        .args([
+            "--session-namespace",
+            &second_ns,
+            "--agent-service-external-name",
+            "localhost:1",
+        ])
+        .output()
+        .expect("second serve");
+    let text = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(&format!("kubectl cozy serve session {} (", first_ready.id))
+            && text.contains(", pid ")
+            && text.contains("since ")
+            && text.contains("--takeover"),
+        "{text}"
+    );
+    // It left nothing: not even the namespace it had to create.
+    namespace_gone(&client, &second_ns, END)
+        .await
+        .expect("no namespace left by the refused serve");
+    assert_eq!(
+        exact(&client, &name).await.as_deref(),
+        Some(original.as_str())
+    );
+
+    // With --takeover: it serves, and gives the group back when it ends.
+    let plane_ref = plane;
+    let mut second_runtime = AgentRuntime::prepare(plane_ref, &client, &second_ns).await;
+    second_runtime.start(plane_ref, client.clone());
+    let seam = second_runtime.seam();
+    let mut second = ServeProcess::start(
+        plane,
+        &first.kinds,
+        &[
+            "--session-namespace",
+            &second_ns,
+            "--agent-service-external-name",
+            &seam,
+            "--timeout",
+            "150s",
+            "--lease-duration",
+            "6s",
+            "--takeover",
+        ],
+    );
+    let second_ready = match second.ready(START).await {
+        Ok(r) => r,
+        Err(e) => panic!("{e}\n{}", second_runtime.logs()),
+    };
+    let during = exact(&client, &name).await.expect("taken over");
+    assert!(during.contains(&second_ready.id), "{during}");
+    kubectl_ok(plane, &["get", &first.resource("postgreses"), "-A"]);
+    second.signal("-INT");
+    assert!(
+        second.exit(END).await.expect("exit").success(),
+        "{}",
+        second.output()
+    );
+    apiservice_becomes(&client, &name, Some(&original), END)
+        .await
+        .expect("given back to the first session, byte for byte");
+    if let Err(left) = wait_session_gone(&client, &second_ready.id, END).await {
+        panic!("left by the second session: {left:?}");
+    }
+    second_runtime.shutdown(&client).await;
+
+    first.serve.signal("-INT");
+    assert!(first.serve.exit(END).await.expect("exit").success());
+    if let Err(left) = wait_session_gone(&client, &first_ready.id, END).await {
+        panic!("left by the first session: {left:?}");
+    }
+    first.runtime.shutdown(&client).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_restart_and_port_forward_drop_under_load_fail_visibly_and_recover() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut s = TunnelSession::start(&client, "load", &["--lease-duration", "15s"]).await;
+    let ready = s.ready().await;
+    let apps = plane.namespace("serve-load").await;
+    let path = format!(
+        "/apis/{}/v1alpha1/namespaces/{apps}/postgreses",
+        s.kinds.group
+    );
+
+    // A bounded loop of requests through kube-apiserver, each with a limit.
+    const LIMIT: Duration = Duration::from_secs(20);
+    let load = {
+        let client = client.clone();
+        let path = path.clone();
+        tokio::spawn(async move {
+            let mut outcomes: Vec<(Duration, Result<(), String>)> = Vec::new();
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(40) {
+                let t = Instant::now();
+                let request = http::Request::get(&path).body(Vec::new()).expect("request");
+                let result = tokio::time::timeout(LIMIT, client.request_text(request)).await;
+                let outcome = match result {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(e)) => Err(e.to_string()),
+                    Err(_) => Err("HUNG".to_owned()),
+                };
+                outcomes.push((t.elapsed(), outcome));
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            outcomes
+        })
+    };
+    // 1. The agent's process dies (its control listener with it): the
+    //    port-forward drops; the kubelet (here the runtime) restarts it.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let crashed = s.runtime.crash().await.expect("an agent process to crash");
+    eprintln!("[serve] crashed the agent of {crashed}");
+    // 2. The agent pod is deleted: the Deployment makes a new one.
+    tokio::time::sleep(Duration::from_secs(12)).await;
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), &s.namespace);
+    pods.delete(&crashed, &DeleteParams::default())
+        .await
+        .expect("delete the agent pod");
+    eprintln!("[serve] deleted pod {crashed}");
+
+    let outcomes = load.await.expect("load");
+    let hung = outcomes
+        .iter()
+        .filter(|(_, o)| matches!(o, Err(e) if e == "HUNG"))
+        .count();
+    let failed: Vec<&String> = outcomes
+        .iter()
+        .filter_map(|(_, o)| o.as_ref().err())
+        .collect();
+    let slowest = outcomes.iter().map(|(d, _)| *d).max().unwrap_or_default();
+    eprintln!(
+        "[serve] {} requests: {} ok, {} failed visibly, {hung} hung; slowest {:.2}s; first errors: {:?}",
+        outcomes.len(),
+        outcomes.len() - failed.len(),
+        failed.len(),
+        slowest.as_secs_f64(),
+        failed.iter().take(3).collect::<Vec<_>>()
+    );
+    assert_eq!(hung, 0, "requests hung past {LIMIT:?}");
+    assert!(outcomes.iter().any(|(_, o)| o.is_ok()));
+    // Service resumes by itself: a request succeeds again.
+    let resumed = Instant::now();
+    loop {
+        let request = http::Request::get(&path).body(Vec::new()).expect("request");
+        if let Ok(Ok(_)) = tokio::time::timeout(LIMIT, client.request_text(request)).await {
+            break;
+        }
+        assert!(
+            resumed.elapsed() < Duration::from_secs(90),
+            "no recovery:\n{}\n{}",
+            s.serve.output(),
+            s.runtime.logs()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let journal = s.runtime.journal();
+    assert!(journal.started.len() >= 3, "{journal:?}");
+    let reconnects = s.serve.output().matches("Tunnel: connected").count();
+    assert!(reconnects >= 3, "{}", s.serve.output());
+    s.serve.signal("-INT");
+    assert!(s.serve.exit(END).await.expect("exit").success());
+    if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
+        panic!("left behind: {left:?}");
+    }
+    s.runtime.shutdown(&client).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("external"));
+    let ns = session_namespace("external");
+    let mut serve = ServeProcess::start(
+        plane,
+        &kinds,
+        &[
+            "--route",
+            "external-name",
+            "--host",
+            "localhost",
+            "--listen",
+            "127.0.0.1:0",
+            "--session-namespace",
+            &ns,
+            "--timeout",
+            "150s",
+        ],
+    );
+    let ready = serve.ready(START).await.expect("ready");
+    eprintln!("[serve] external-name route: {}", ready.line);
+    let objects = session_objects(&client, &ready.id).await;
+    assert!(
+        objects
+            .iter()
+            .all(|o| !o.starts_with("Deployment") && !o.starts_with("ClusterRole")),
+        "no agent on this route: {objects:?}"
+    );
+    let svc = kubectl_ok(
+        plane,
+        &[
+            "get",
+            "service",
+            "-n",
+            &ns,
+            &format!("kubectl-cozy-{}", ready.id),
+            "-o",
+            "jsonpath={.spec.type} {.spec.externalName}",
+        ],
+    );
+    assert_eq!(svc, "ExternalName localhost");
+    let pg = format!("postgreses.{}", kinds.group);
+    let apps = plane.namespace("serve-external-apps").await;
+    kubectl_stdin(
+        plane,
+        &["apply", "-f", "-"],
+        &format!(
+            "apiVersion: {}/v1alpha1\nkind: Postgres\nmetadata: {{name: db1, namespace: {apps}}}\nspec: {{}}\n",
+            kinds.group
+        ),
+    );
+    assert!(kubectl_ok(plane, &["get", &pg, "-n", &apps, "-o", "name"]).contains("db1"));
+
+    // doctor sees the live session as healthy.
+    let out = std::process::Command::new(bins::kubectl_cozy())
+        .args(["doctor", "-o", "json", "--kubeconfig"])
+        .arg(&plane.kubeconfig)
+        .output()
+        .expect("doctor");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let sessions = report["serveSessions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let live = sessions
+        .iter()
+        .find(|s| s["id"] == ready.id.as_str())
+        .unwrap_or_else(|| panic!("doctor does not list session {}: {report:#}", ready.id));
+    assert_eq!(live["state"], "alive", "{live:#}");
+    let api = report["apiServices"]
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .find(|a| a["name"] == format!("v1alpha1.{}", kinds.group).as_str())
+                .cloned()
+        })
+        .expect("the APIService in doctor's report");
+    assert_eq!(api["healthy"], true, "{api:#}");
+    assert_eq!(api["session"]["state"], "alive", "{api:#}");
+    assert!(
+        report["findings"]
+            .as_array()
+            .map(|f| f.iter().all(|f| !f.to_string().contains(&ready.id)))
+            .unwrap_or(true),
+        "{report:#}"
+    );
+
+    // A kind added while serving reaches kubectl through kube-apiserver at
+    // once: serve nudges its APIService so the aggregator re-reads
+    // discovery instead of waiting for its one-minute poll.
+    std::fs::write(
+        kinds.dir.path().join("cache.yaml"),
+        format!(
+            "kind: Cache\ngroup: {}\nrelease: {{chartRef: {{kind: ExternalArtifact, name: cache}}}}\n",
+            kinds.group
+        ),
+    )
+    .expect("write a new kind");
+    let added = Instant::now();
+    serve
+        .wait_line("Kinds: reloaded", Duration::from_secs(20))
+        .await
+        .unwrap_or_else(|| panic!("no reload: {}", serve.output()));
+    let caches = format!("caches.{}", kinds.group);
+    loop {
+        let out = kubectl(plane, &["get", &caches, "-n", &apps, "-o", "name"]);
+        if out.status.success() {
+            break;
+        }
+        assert!(
+            added.elapsed() < Duration::from_secs(30),
+            "the new kind never reached discovery: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            serve.output()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    eprintln!(
+        "[serve] a new kind was usable through kube-apiserver {:.2}s after its file was written",
+        added.elapsed().as_secs_f64()
+    );
+
+    kubectl_ok(plane, &["delete", &pg, "db1", "-n", &apps]);
+    serve.signal("-TERM");
+    assert!(
+        serve.exit(END).await.expect("exit").success(),
+        "{}",
+        serve.output()
+    );
+    if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
+        panic!("left behind: {left:?}\n{}", serve.output());
+    }
+    namespace_gone(&client, &ns, END)
+        .await
+        .expect("namespace gone");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_on_disconnect_cleans_up_and_exits_when_the_tunnel_drops() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut s = TunnelSession::start(
+        &client,
+        "exit-on-disconnect",
+        &["--lease-duration", "6s", "--exit-on-disconnect"],
+    )
+    .await;
+    let ready = s.ready().await;
+    // The agent's process dies with its control listener: the port-forward
+    // drops, and serve gives up instead of reconnecting.
+    s.runtime.crash().await.expect("an agent process");
+    let status = s.serve.exit(END).await.expect("serve exits by itself");
+    assert_eq!(status.code(), Some(1), "{}", s.serve.output());
+    assert!(
+        s.serve.output().contains("--exit-on-disconnect is set"),
+        "{}",
+        s.serve.output()
+    );
+    if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
+        panic!("left behind: {left:?}\n{}", s.serve.output());
+    }
+    s.runtime.shutdown(&client).await;
+}
+
+/// Benchmarks (`benches/serve.sh`): start → Available and its split, get and
+/// list latency through the tunnel vs the external-name route vs straight to
+/// serve, and the reap time after SIGKILL. Ratios and differences within one
+/// run; nothing asserted about time.
+mod bench {
+    use std::time::{Duration, Instant};
+
+    use kube::api::{Api, PostParams};
+
+    use super::*;
+
+    fn percentile(sorted: &[f64], p: f64) -> f64 {
+        if sorted.is_empty() {
+            return f64::NAN;
+        }
+        let rank = ((p / 100.0) * (sorted.len() - 1) as f64).round() as usize;
+        sorted[rank.min(sorted.len() - 1)]
+    }
+
+    fn summary(mut ms: Vec<f64>) -> (f64, f64) {
+        ms.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        (percentile(&ms, 50.0), percentile(&ms, 99.0))
+    }
+
+    /// The "Ready in" split: (total, certificates, objects, tunnel, available).
+    fn split(line: &str) -> Vec<f64> {
+        line.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|t| t.contains('.') && t.len() > 1)
+            .filter_map(|t| t.trim_end_matches('.').parse().ok())
+            .collect()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "benchmark: run with benches/serve.sh"]
+    async fn bench_start_to_available_and_reap_after_sigkill() {
+        let _serial = CLUSTER_LOCK.lock().await;
+        let plane = plane();
+        let client = plane.client().await;
+        println!("## serve start → Available (tunnel route, default Lease 15s)");
+        println!(
+            "| run | total s | certificates | objects | tunnel connected | Available | SIGINT → exit s |"
+        );
+        println!("|---|---|---|---|---|---|---|");
+        for run in 0..5 {
+            let mut s = TunnelSession::start(&client, &format!("bench-start{run}"), &[]).await;
+            let ready = s.ready().await;
+            let t = split(&ready.line);
+            let stop = Instant::now();
+            s.serve.signal("-INT");
+            s.serve.exit(END).await.expect("exit");
+            println!(
+                "| {run} | {} | {} | {} | {} | {} | {:.2} |",
+                t.first().copied().unwrap_or(f64::NAN),
+                t.get(1).copied().unwrap_or(f64::NAN),
+                t.get(2).copied().unwrap_or(f64::NAN),
+                t.get(3).copied().unwrap_or(f64::NAN),
+                t.get(4).copied().unwrap_or(f64::NAN),
+                stop.elapsed().as_secs_f64()
+            );
+            let _ = wait_session_gone(&client, &ready.id, END).await;
+            s.runtime.shutdown(&client).await;
+        }
+        println!();
+        println!(
+            "## reap after SIGKILL (default Lease 15s, renewed every 5s; agent: poll 1s, grace 2s)"
+        );
+        println!("| run | SIGKILL → every labelled object gone, s | agent's reap line |");
+        println!("|---|---|---|");
+        for run in 0..3 {
+            let mut s = TunnelSession::start(&client, &format!("bench-reap{run}"), &[]).await;
+            let ready = s.ready().await;
+            // Renewals come every 5 s: kill at a random point of the period.
+            tokio::time::sleep(Duration::from_millis(1700 * run as u64)).await;
+            let killed = Instant::now();
+            s.serve.signal("-KILL");
+            let _ = s.serve.exit(END).await;
+            let gone = wait_session_gone(&client, &ready.id, END).await;
+            let line = s
+                .runtime
+                .wait_line("tunnel-agent reaped", Duration::from_secs(5))
+                .await
+                .unwrap_or_default();
+            println!(
+                "| {run} | {} | {} |",
+                match gone {
+                    Ok(_) => format!("{:.1}", killed.elapsed().as_secs_f64()),
+                    Err(left) => format!("not reaped: {left:?}"),
+                },
+                line
+            );
+            s.runtime.shutdown(&client).await;
+        }
+    }
+
+    /// Timed GETs of `path` with `client`.
+    async fn gets(client: &kube::Client, path: &str, n: usize) -> Vec<f64> {
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let request = http::Request::get(path).body(Vec::new()).expect("request");
+            let t = Instant::now();
+            client.request_text(request).await.expect("GET");
+            out.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        out
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[ignore = "benchmark: run with benches/serve.sh"]
+    async fn bench_get_and_list_through_tunnel_external_name_and_direct() {
+        let _serial = CLUSTER_LOCK.lock().await;
+        let plane = plane();
+        let client = plane.client().await;
+        let mut tunnel = TunnelSession::start(&client, "bench-path", &["-q"]).await;
+        let ready = tunnel.ready().await;
+        let group = tunnel.kinds.group.clone();
+        let port: u16 = tunnel
+            .serve
+            .wait_line("Serving ", Duration::from_secs(5))
+            .await
+            .and_then(|l| {
+                l.split("https://127.0.0.1:")
+                    .nth(1)
+                    .and_then(|r| r.split_whitespace().next().map(str::to_owned))
+            })
+            .and_then(|p| p.parse().ok())
+            .expect("serve's port");
+        // Straight to serve: the admin's client certificate, serve's port.
+        let mut config = kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(&plane.kubeconfig).expect("kubeconfig"),
+            &Default::default(),
+        )
+        .await
+        .expect("config");
+        config.cluster_url = format!("https://127.0.0.1:{port}").parse().expect("url");
+        config.accept_invalid_certs = true;
+        config.root_cert = None;
+        let direct = kube::Client::try_from(config).expect("direct client");
+
+        // 5,000 apps in one namespace, created through serve (16 at a time).
+        let apps = plane.namespace("serve-bench").await;
+        let resource = kube::api::ApiResource {
+            group: group.clone(),
+            version: "v1alpha1".into(),
+            api_version: format!("{group}/v1alpha1"),
+            kind: "Postgres".into(),
+            plural: "postgreses".into(),
+        };
+        let api: Api<kube::api::DynamicObject> =
+            Api::namespaced_with(direct.clone(), &apps, &resource);
+        let created = Instant::now();
+        let names: Vec<String> = (0..5000).map(|i| format!("db{i:05}")).collect();
+        for chunk in names.chunks(16) {
+            let mut set = tokio::task::JoinSet::new();
+            for name in chunk {
+                let api = api.clone();
+                let object: kube::api::DynamicObject = serde_json::from_value(serde_json::json!({
+                    "apiVersion": format!("{group}/v1alpha1"), "kind": "Postgres",
+                    "metadata": {"name": name}, "spec": {}
+                }))
+                .expect("object");
+                set.spawn(async move { api.create(&PostParams::default(), &object).await });
+            }
+            while let Some(r) = set.join_next().await {
+                r.expect("join").expect("create");
+            }
+        }
+        eprintln!(
+            "[bench] 5,000 apps created in {:.1}s",
+            created.elapsed().as_secs_f64()
+        );
+        let get = format!(
+            "/apis/{group}/v1alpha1/namespaces/{apps}/postgreses/db02500?resourceVersion=0"
+        );
+        let list = format!("/apis/{group}/v1alpha1/namespaces/{apps}/postgreses?resourceVersion=0");
+
+        let measure = |via: &'static str, c: kube::Client| {
+            let get = get.clone();
+            let list = list.clone();
+            async move {
+                let _ = gets(&c, &get, 50).await; // warm
+                let mut g = Vec::new();
+                let mut l = Vec::new();
+                for _ in 0..5 {
+                    g.extend(gets(&c, &get, 100).await);
+                    l.extend(gets(&c, &list, 1).await);
+                }
+                (via, summary(g), summary(l))
+            }
+        };
+        // Interleaved: direct and tunnel in the same rounds.
+        let mut rows = Vec::new();
+        for _ in 0..2 {
+            rows.push(measure("direct (straight to serve)", direct.clone()).await);
+            rows.push(
+                measure(
+                    "tunnel (kube-apiserver → agent → port-forward)",
+                    client.clone(),
+                )
+                .await,
+            );
+        }
+        // The external-name route: a second session takes the group over.
+        let ns = session_namespace("bench-path-ext");
+        let mut external = ServeProcess::start(
+            plane,
+            &tunnel.kinds,
+            &[
+                "--route",
+                "external-name",
+                "--host",
+                "localhost",
+                "--listen",
+                "127.0.0.1:0",
+                "--session-namespace",
+                &ns,
+                "--takeover",
+                "-q",
+                "--timeout",
+                "150s",
+            ],
+        );
+        let ext_ready = external.ready(START).await.expect("external-name ready");
+        for _ in 0..2 {
+            rows.push(measure("external-name (kube-apiserver → serve)", client.clone()).await);
+            rows.push(measure("direct (straight to serve)", direct.clone()).await);
+        }
+        external.signal("-INT");
+        external.exit(END).await.expect("exit");
+        let _ = wait_session_gone(&client, &ext_ready.id, END).await;
+        for _ in 0..2 {
+            rows.push(
+                measure(
+                    "tunnel (kube-apiserver → agent → port-forward)",
+                    client.clone(),
+                )
+                .await,
+            );
+        }
+        println!("## get and list latency by path (same server, 5,000 apps, resourceVersion=0)");
+        println!("| path | get p50 ms | get p99 ms | list 5,000 p50 ms |");
+        println!("|---|---|---|---|");
+        for (via, (g50, g99), (l50, _)) in &rows {
+            println!("| {via} | {g50:.2} | {g99:.2} | {l50:.0} |");
+        }
+        let p50 = |name: &str| {
+            let v: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.0.starts_with(name))
+                .map(|r| r.1.0)
+                .collect();
+            v.iter().sum::<f64>() / v.len().max(1) as f64
+        };
+        println!(
+            "tunnel − external-name, get p50: {:+.2} ms (target ≤ 2 ms); external-name − direct: {:+.2} ms (the aggregator hop)",
+            p50("tunnel") - p50("external-name"),
+            p50("external-name") - p50("direct")
+        );
+        tunnel.serve.signal("-INT");
+        tunnel.serve.exit(END).await.expect("exit");
+        let _ = wait_session_gone(&client, &ready.id, END).await;
+        tunnel.runtime.shutdown(&client).await;
+    }
+}
