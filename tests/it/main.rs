@@ -8,6 +8,7 @@
 
 mod api;
 mod auth;
+mod cel;
 mod cli;
 mod completion;
 mod consistency;

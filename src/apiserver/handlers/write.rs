@@ -406,9 +406,10 @@ fn field_validation(call: &Call<'_>) -> Result<FieldValidation, ApiError> {
 }
 
 /// Checks the metadata (as kube-apiserver's `ValidateObjectMeta`, and on an
-/// update what may not change of `current`), defaults and validates the
-/// spec; every problem becomes a cause. Returns warnings about unknown
-/// (pruned) fields.
+/// update what may not change of `current`, the stored object), defaults and
+/// validates the spec (CEL transition rules against `current` on update);
+/// every problem becomes a cause. Returns warnings about unknown (pruned)
+/// fields.
 fn validate(
     call: &Call<'_>,
     app: &mut Value,
@@ -449,7 +450,11 @@ fn validate(
     let mut pruned = Vec::new();
     if errors.is_empty() {
         let spec = app.get_mut("spec").expect("spec is an object");
-        let outcome = call.kind.schema.default_and_validate(spec, "spec");
+        let old_spec = current.and_then(|o| o.get("spec"));
+        let outcome = call
+            .kind
+            .schema
+            .default_and_validate_update(spec, old_spec, "spec");
         errors.extend(outcome.errors);
         pruned = outcome.pruned;
     }

@@ -34,9 +34,9 @@
 //! * `field_error`: the errors, their field paths and kube-apiserver's
 //!   message text.
 //!
-//! A further pass (CEL rules with `oldSelf`, say) belongs in a file of its
-//! own: it adds what it needs to each node in `compile`, walks the tree like
-//! `check` does, and reports [`FieldError`]s.
+//! * `rules`: the CEL rules (`x-kubernetes-validations`, compiled in
+//!   `compile` by `schema::cel`), run on the object and, on update, its old
+//!   version.
 //!
 //! Deviations from kube-apiserver, all deliberate: errors of
 //! `allOf`/`anyOf`/`oneOf`/`not` are reported at the node's path (Kubernetes
@@ -46,13 +46,16 @@
 //! truncates the bound to an integer first, accepting `0` for `minimum: 0.5`
 //! and rejecting every integer for `multipleOf: 0.25`); the `metadata` of
 //! `x-kubernetes-embedded-resource` objects is kept but not checked; CEL
-//! rules (`x-kubernetes-validations`) are not evaluated.
+//! rules see no `apiVersion`/`kind`/`metadata` of embedded resources, and
+//! errors of unchanged fields are not ratcheted to warnings on update
+//! (kube-apiserver's `CRDValidationRatcheting`).
 
 mod check;
 mod compile;
 mod defaults;
 mod field_error;
 mod numbers;
+mod rules;
 
 use serde_json::Value;
 
@@ -97,10 +100,50 @@ impl CompiledSchema {
     }
 
     /// Prunes, defaults, then validates `value`, which sits at `root_field`
-    /// (e.g. `"spec"`) in the object; see the module documentation.
+    /// (e.g. `"spec"`) in the object, as on create; see the module
+    /// documentation.
     pub fn default_and_validate(&self, value: &mut Value, root_field: &str) -> Outcome {
+        self.default_and_validate_update(value, None, root_field)
+    }
+
+    /// [`CompiledSchema::default_and_validate`] for an update from `old`
+    /// (the stored value at `root_field`; `None` on create): transition
+    /// rules compare with it.
+    ///
+    /// Like kube-apiserver, the CEL rules only run when the schema checks
+    /// found nothing that makes them meaningless (a wrong type, an
+    /// unsupported value, a missing field, too long or too many); otherwise
+    /// one error at `<nil>` says they were not checked.
+    pub fn default_and_validate_update(
+        &self,
+        value: &mut Value,
+        old: Option<&Value>,
+        root_field: &str,
+    ) -> Outcome {
         let pruned = self.apply_defaults(value, root_field);
-        let errors = self.validate(value, root_field);
+        let mut errors = self.validate(value, root_field);
+        if self.has_rules() {
+            let blocking = errors.iter().any(|e| {
+                matches!(
+                    e.kind,
+                    FieldErrorKind::NotSupported
+                        | FieldErrorKind::Required
+                        | FieldErrorKind::TooLong
+                        | FieldErrorKind::TooMany
+                        | FieldErrorKind::TypeInvalid
+                )
+            });
+            if blocking {
+                errors.push(FieldError {
+                    field: "<nil>".into(),
+                    kind: FieldErrorKind::Invalid,
+                    bad_value: Some(Value::Null),
+                    detail: "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".into(),
+                });
+            } else {
+                errors.extend(self.run_rules(value, old, root_field));
+            }
+        }
         Outcome { errors, pruned }
     }
 
