@@ -12,8 +12,12 @@
 //!   ExternalName Service to a host the cluster reaches this machine by;
 //!   `--route none`: serve only (`--tls-cert-file`/`--tls-key-file`), the
 //!   APIService is the caller's.
+//! - `--in-cluster` ([`in_cluster`]): the server `kubectl cozy install`
+//!   deploys, registered by the install, not by itself.
 //! - `--dry-run` prints every object a session would create and creates
 //!   nothing; `--print-rbac` prints the RBAC of an in-cluster server.
+
+mod in_cluster;
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -174,6 +178,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SUBJECT", default_value = "cozy-system/kubectl-cozy", value_parser = parse_rbac_subject)]
     pub rbac_subject: String,
 
+    /// Run as the in-cluster server `kubectl cozy install` deploys: in-cluster config, --tls-cert-file/--tls-key-file, no registration
+    #[arg(long, requires = "tls_cert_file", conflicts_with_all = ["standalone", "route", "dry_run", "takeover", "print_rbac"])]
+    pub in_cluster: bool,
+
     /// Time to let requests finish on shutdown
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_request_timeout)]
     pub drain_timeout: Duration,
@@ -203,6 +211,9 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         .map_err(|e| CliError::other(format!("watch {}", kinds_path.display()), e))?;
     if args.standalone {
         return serve_standalone(&args, registry).await;
+    }
+    if args.in_cluster {
+        return in_cluster::serve(&args, registry, ctx).await;
     }
     match route {
         RouteArg::None => serve_unregistered(&args, registry, ctx).await,
