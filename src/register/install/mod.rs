@@ -87,6 +87,17 @@ impl InstallSpec {
         out
     }
 
+    /// The prefix of the cluster-wide RBAC objects: [`NAME`] in the default
+    /// namespace, `kubectl-cozy-<namespace>` elsewhere (two installs never
+    /// share a ClusterRoleBinding).
+    pub fn rbac_prefix(&self) -> String {
+        if self.namespace == DEFAULT_NAMESPACE {
+            NAME.to_owned()
+        } else {
+            format!("{NAME}-{}", self.namespace)
+        }
+    }
+
     /// The server's identity.
     pub fn subject(&self) -> RbacSubject {
         RbacSubject::ServiceAccount {
@@ -162,7 +173,7 @@ pub fn manifests(spec: &InstallSpec) -> Vec<Value> {
         value(&workload::service_account(spec)),
     ];
     let rbac = RbacOptions {
-        prefix: NAME.to_owned(),
+        prefix: spec.rbac_prefix(),
         subject: spec.subject(),
         impersonate: spec.impersonate,
     };
@@ -234,6 +245,14 @@ pub(crate) mod tests {
         assert!(position("Service") < position("APIService"));
         assert_eq!(*kinds.last().unwrap(), "APIService");
         assert!(kinds.contains(&"PodDisruptionBudget"));
+        let names: Vec<&str> = objects
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap())
+            .collect();
+        assert!(
+            names.contains(&"kubectl-cozy-cozy-test:server"),
+            "{names:?}"
+        );
         for o in &objects {
             assert!(o["apiVersion"].is_string(), "{o}");
             assert_eq!(
