@@ -225,6 +225,9 @@ impl Balancer {
                     for i in 0..backends.len() {
                         let target = backends[(first + i) % backends.len()];
                         if let Ok(mut outbound) = TcpStream::connect(target).await {
+                            // As kube-proxy's kernel path: no Nagle delay added.
+                            let _ = inbound.set_nodelay(true);
+                            let _ = outbound.set_nodelay(true);
                             let _ =
                                 tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
                             return;
