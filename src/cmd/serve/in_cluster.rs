@@ -87,3 +87,51 @@ pub(super) async fn serve(
     running.shutdown(args.drain_timeout).await;
     Ok(ExitStatus::Success)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::ServeArgs;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn parse(line: &[&str]) -> Result<ServeArgs, String> {
+        let mut argv = vec!["serve", "--kinds", "k", "--in-cluster"];
+        argv.extend_from_slice(line);
+        Cli::try_parse_from(argv)
+            .map(|c| c.serve)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn in_cluster_needs_the_mounted_certificate_and_registers_nothing() {
+        let tls = ["--tls-cert-file", "c", "--tls-key-file", "k"];
+        assert!(parse(&tls).unwrap().in_cluster);
+        assert!(parse(&[]).unwrap_err().contains("--tls-cert-file"));
+        for other in [
+            &["--standalone"][..],
+            &["--dry-run"],
+            &["--takeover"],
+            &["--print-rbac"],
+            &["--route", "tunnel"],
+        ] {
+            let mut line = tls.to_vec();
+            line.extend_from_slice(other);
+            let err = parse(&line).unwrap_err();
+            assert!(err.contains("cannot be used with"), "{other:?}: {err}");
+        }
+        // The Deployment's own args parse.
+        let spec =
+            crate::register::install::tests::spec(crate::register::install::tests::generated());
+        let args = crate::register::install::workload::args(&spec);
+        let parsed = Cli::try_parse_from(&args)
+            .map_err(|e| e.to_string())
+            .unwrap();
+        assert!(parsed.serve.in_cluster);
+        assert_eq!(parsed.serve.listen.unwrap().port(), 8443);
+    }
+}
