@@ -137,6 +137,18 @@ async fn the_whole_install_passes_kube_apiservers_server_side_dry_run() {
         ),
         "install -o json",
     );
+    // As the docs say to apply it: server-side (a client-side apply would
+    // copy the Secrets' keys into the last-applied annotation).
+    let out = kubectl_stdin(
+        plane,
+        &["apply", "--server-side", "--dry-run=server", "-f", "-"],
+        &yaml,
+    );
+    assert!(
+        out.status.success(),
+        "kubectl apply --server-side --dry-run=server refused the install:\n{}",
+        text(&out.stderr)
+    );
     let list: serde_json::Value = serde_json::from_str(&json).expect("a JSON List");
     assert_eq!(list["kind"], "List");
     let out = kubectl_stdin(plane, &["apply", "--dry-run=server", "-f", "-"], &json);
