@@ -177,13 +177,22 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     match (args.apply, client) {
         (true, Some(client)) => apply_objects(&args, &client, &objects, &spec).await,
         (false, Some(client)) if args.dry_run == Some(DryRun::Server) => {
-            let checked = apply::apply(&client, &objects, &args.field_manager, true)
+            let checked = apply::preview(&client, &objects, &args.field_manager)
                 .await
                 .map_err(|e| CliError::other("server dry run", e))?;
             print(ctx, format, &objects)?;
+            let unchecked = checked.iter().filter(|c| c.unchecked).count();
             eprintln!(
-                "The server accepted all {} objects (dry run: nothing stored)",
-                checked.len()
+                "The server accepted {} objects (dry run: nothing stored){}",
+                checked.len() - unchecked,
+                if unchecked > 0 {
+                    format!(
+                        "; {unchecked} not checked: namespace {} does not exist yet",
+                        spec.namespace
+                    )
+                } else {
+                    String::new()
+                }
             );
             Ok(ExitStatus::Success)
         }

@@ -171,6 +171,25 @@ async fn the_whole_install_passes_kube_apiservers_server_side_dry_run() {
     );
     assert!(diff.contains("+kind: Deployment"), "{diff}");
     assert!(stderr.contains("nothing was stored"), "{stderr}");
+    // Printing with the server's check, into a namespace that does not exist:
+    // the cluster-wide objects are checked, the namespaced ones said to wait.
+    let missing = format!("install-missing-{}", std::process::id());
+    let (printed, stderr) = ok(
+        install(
+            plane,
+            &["--kinds", &kinds_path, "-n", &missing, "--dry-run=server"],
+        ),
+        "install --dry-run=server",
+    );
+    assert!(printed.contains("kind: Deployment"), "{printed}");
+    assert!(
+        stderr.contains(&format!(
+            "not checked: namespace {missing} does not exist yet"
+        )),
+        "{stderr}"
+    );
+    let namespaces: Api<Namespace> = Api::all(plane.client().await);
+    assert!(namespaces.get_opt(&missing).await.unwrap().is_none());
     let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
         Api::namespaced(plane.client().await, &ns);
     assert!(deployments.get_opt("kubectl-cozy").await.unwrap().is_none());
