@@ -153,8 +153,8 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
             jiff::Timestamp::now(),
         )
         .map_err(|e| CliError::other("prepare the serving certificate", e))?;
-        for note in &generated.notes {
-            if client.is_some() {
+        if client.is_some() {
+            for note in &generated.notes {
                 eprintln!("Certificates: {note}");
             }
         }

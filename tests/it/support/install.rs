@@ -85,6 +85,19 @@ impl Replica {
         }
     }
 
+    /// SIGTERM (a pod being deleted), then waits (up to `limit`) for the exit.
+    pub async fn terminate(&mut self, limit: Duration) -> Result<std::process::ExitStatus, String> {
+        if let Some(pid) = self.child.id() {
+            let _ = std::process::Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status();
+        }
+        match tokio::time::timeout(limit, self.child.wait()).await {
+            Ok(status) => status.map_err(|e| e.to_string()),
+            Err(_) => Err(format!("still running {limit:?} after SIGTERM")),
+        }
+    }
+
     /// SIGKILL (a crashed pod).
     pub async fn kill(&mut self) {
         let _ = self.child.kill().await;
@@ -134,12 +147,14 @@ async fn mounts(
     Ok((kinds_dir, serving_dir))
 }
 
-/// Starts the server of running pod `pod` as a local process.
+/// Starts the server of running pod `pod` as a local process, on `port`
+/// (a restart keeps its container's port) or a free one.
 pub async fn start(
     plane: &Plane,
     client: &kube::Client,
     pod: &Pod,
     dir: &std::path::Path,
+    port: Option<u16>,
 ) -> Result<Replica, String> {
     let name = pod.metadata.name.clone().unwrap_or_default();
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
@@ -148,7 +163,10 @@ pub async fn start(
     let (kinds, serving) = mounts(client, &namespace, pod, &dir).await?;
     let spec = pod.spec.as_ref().ok_or("pod without spec")?;
     let container = spec.containers.first().ok_or("pod without containers")?;
-    let port = plane::free_port()?;
+    let port = match port {
+        Some(p) => p,
+        None => plane::free_port()?,
+    };
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
     let args = override_listen(
         container.args.clone().unwrap_or_default(),
