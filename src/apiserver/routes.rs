@@ -83,6 +83,14 @@ impl Router {
         match route {
             Route::Health { endpoint, check } => health(self, &endpoint, check.as_deref(), query),
             Route::Version => get_only(response::json(StatusCode::OK, &version_info())),
+            // The core group: only a standalone server has one (namespaces).
+            Route::CoreApi if state.apps.embedded().is_some() => {
+                get_only(handlers::namespaces::api_versions())
+            }
+            Route::CoreV1 if state.apps.embedded().is_some() => {
+                get_only(handlers::namespaces::api_resource_list())
+            }
+            Route::CoreApi | Route::CoreV1 => response::error(&not_found_path()),
             Route::Apis => {
                 if discovery::wants_aggregated(accept) {
                     let aggregated = &published.aggregated;
@@ -145,9 +153,15 @@ impl Router {
                 };
                 handlers::handle(state, incoming, self.shutdown.clone()).await
             }
+            Route::MethodNotAllowed => response::error(&method_not_allowed()),
             Route::NotFound => response::error(&not_found_path()),
         }
     }
+}
+
+/// kube-apiserver's answer to a method a path does not take.
+pub(crate) fn method_not_allowed() -> ApiError {
+    ApiError::method_not_allowed("the server does not allow this method on the requested resource")
 }
 
 fn not_found_path() -> ApiError {

@@ -816,6 +816,41 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
         "{report:#}"
     );
 
+    // A kind added while serving reaches kubectl through kube-apiserver at
+    // once: serve nudges its APIService so the aggregator re-reads
+    // discovery instead of waiting for its one-minute poll.
+    std::fs::write(
+        kinds.dir.path().join("cache.yaml"),
+        format!(
+            "kind: Cache\ngroup: {}\nrelease: {{chartRef: {{kind: ExternalArtifact, name: cache}}}}\n",
+            kinds.group
+        ),
+    )
+    .expect("write a new kind");
+    let added = Instant::now();
+    serve
+        .wait_line("Kinds: reloaded", Duration::from_secs(20))
+        .await
+        .unwrap_or_else(|| panic!("no reload: {}", serve.output()));
+    let caches = format!("caches.{}", kinds.group);
+    loop {
+        let out = kubectl(plane, &["get", &caches, "-n", &apps, "-o", "name"]);
+        if out.status.success() {
+            break;
+        }
+        assert!(
+            added.elapsed() < Duration::from_secs(30),
+            "the new kind never reached discovery: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            serve.output()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    eprintln!(
+        "[serve] a new kind was usable through kube-apiserver {:.2}s after its file was written",
+        added.elapsed().as_secs_f64()
+    );
+
     kubectl_ok(plane, &["delete", &pg, "db1", "-n", &apps]);
     serve.signal("-TERM");
     assert!(

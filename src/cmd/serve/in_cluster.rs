@@ -11,7 +11,10 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
-use super::{Log, ServeArgs, Signals, start_cluster_server};
+use super::args::ServeArgs;
+use super::cluster_server::start_cluster_server;
+use super::console::Log;
+use super::signals::Signals;
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::Registry;
 
@@ -90,7 +93,7 @@ pub(super) async fn serve(
 
 #[cfg(test)]
 mod tests {
-    use super::super::ServeArgs;
+    use super::super::args::ServeArgs;
     use clap::Parser;
 
     #[derive(Parser)]
