@@ -315,7 +315,9 @@ fn is_document_marker(line: &str) -> bool {
     line == "---" || line.starts_with("--- ") || line.starts_with("---\t")
 }
 
-fn definition_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
+/// The definition files under `path` (itself, when a file), sorted; hidden
+/// entries (ConfigMap volumes' `..data`) skipped.
+pub fn definition_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
     let meta = std::fs::metadata(path).map_err(|source| LoadError::Read {
         path: path.to_owned(),
         source,

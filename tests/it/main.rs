@@ -15,6 +15,7 @@ mod consistency;
 mod doctor;
 mod go_text;
 mod informer;
+mod install;
 mod kinds;
 mod node;
 mod release;

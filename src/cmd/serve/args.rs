@@ -141,6 +141,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SUBJECT", default_value = "cozy-system/kubectl-cozy", value_parser = parse_rbac_subject)]
     pub rbac_subject: String,
 
+    /// Run as the in-cluster server `kubectl cozy install` deploys: in-cluster config, --tls-cert-file/--tls-key-file, no registration
+    #[arg(long, requires = "tls_cert_file", conflicts_with_all = ["standalone", "route", "dry_run", "takeover", "print_rbac"])]
+    pub in_cluster: bool,
+
     /// Time to let requests finish on shutdown
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_request_timeout)]
     pub drain_timeout: Duration,

@@ -14,11 +14,14 @@
 //!   ExternalName Service to a host the cluster reaches this machine by;
 //!   `--route none`: serve only (`--tls-cert-file`/`--tls-key-file`), the
 //!   APIService is the caller's.
+//! - `--in-cluster` ([`in_cluster`]): the server `kubectl cozy install`
+//!   deploys, registered by the install, not by itself.
 //! - `--dry-run` prints every object a session would create and creates
 //!   nothing; `--print-rbac` prints the RBAC of an in-cluster server.
 
 mod args;
 mod cluster_server;
+mod in_cluster;
 mod console;
 mod kinds_follow;
 mod plan;
@@ -62,6 +65,9 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         .map_err(|e| CliError::other(format!("watch {}", source.path().display()), e))?;
     if args.standalone {
         return standalone::serve_standalone(&args, registry).await;
+    }
+    if args.in_cluster {
+        return in_cluster::serve(&args, registry, ctx).await;
     }
     match route {
         RouteArg::None => unregistered::serve_unregistered(&args, registry, ctx).await,
