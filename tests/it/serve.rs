@@ -520,19 +520,32 @@ async fn a_taken_over_apiservice_is_restored_byte_for_byte_on_sigint_and_on_sigk
                 "[serve] takeover, {signal}: original restored after {:.1}s",
                 stopped.elapsed().as_secs_f64()
             ),
-            Err(e) => panic!(
-                "{e}\n{}\n--- agents ---\n{}",
-                s.serve.output(),
-                s.runtime.logs()
-            ),
+            Err(e) => {
+                delete_apiservice(&client, &name).await;
+                panic!(
+                    "{e}\n{}\n--- agents ---\n{}",
+                    s.serve.output(),
+                    s.runtime.logs()
+                )
+            }
         }
+        // The restored original points at a backend that does not exist, so
+        // kube-apiserver marks it unavailable — and an unavailable
+        // APIService blocks every namespace deletion, the session's
+        // namespace included (and every later test's). It was restored byte
+        // for byte; now it goes, before the session's namespace is awaited.
+        delete_apiservice(&client, &name).await;
         if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
             panic!("left behind: {left:?}\n{}", s.runtime.logs());
         }
         s.runtime.shutdown(&client).await;
-        let api: Api<APIService> = Api::all(client.clone());
-        let _ = api.delete(&name, &DeleteParams::default()).await;
     }
+}
+
+/// Deletes the foreign APIService a test made (gone already is fine).
+async fn delete_apiservice(client: &kube::Client, name: &str) {
+    let api: Api<APIService> = Api::all(client.clone());
+    let _ = api.delete(name, &DeleteParams::default()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
