@@ -447,6 +447,9 @@ fn answers_match_kube_apiserver_for_a_crd_with_the_same_schema() {
     let server = Server::start(kinds.path(), tempfile::tempdir().unwrap()).expect("server starts");
     let ours = server.kubeconfig();
     let theirs = plane.kubeconfig.clone();
+    // The standalone server has namespaces of its own, like a cluster.
+    let created = kubectl(&ours, &["create", "namespace", ns.as_str()], None);
+    assert!(created.status.success(), "{}", text(&created.stderr));
     let run = |kc: &Path, args: &[&str], stdin: Option<&str>| {
         let mut all = vec!["-n", ns.as_str()];
         all.extend_from_slice(args);
