@@ -153,17 +153,13 @@ impl Router {
                 };
                 handlers::handle(state, incoming, self.shutdown.clone()).await
             }
-            Route::MethodNotAllowed => response::error(&method_not_allowed()),
+            Route::MethodNotAllowed => response::error(&response::method_not_allowed()),
             Route::NotFound => response::error(&not_found_path()),
         }
     }
 }
 
 /// kube-apiserver's answer to a method a path does not take.
-pub(crate) fn method_not_allowed() -> ApiError {
-    ApiError::method_not_allowed("the server does not allow this method on the requested resource")
-}
-
 fn not_found_path() -> ApiError {
     ApiError::not_found_route("the server could not find the requested resource")
 }

@@ -154,7 +154,7 @@ pub(crate) async fn handle(
     if (collection && matches!(req.verb, Verb::Update | Verb::Patch))
         || (!collection && req.subresource.is_none() && req.verb == Verb::Create)
     {
-        return response::error(&crate::apiserver::routes::method_not_allowed());
+        return response::error(&crate::apiserver::response::method_not_allowed());
     }
     if let Some(sub) = &req.subresource
         && (sub != "status" || req.verb != Verb::Get)

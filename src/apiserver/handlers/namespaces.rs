@@ -138,7 +138,7 @@ pub(crate) async fn handle(
         (Verb::Watch, _) => Err(ApiError::method_not_allowed(
             "watching namespaces is not served by a standalone server",
         )),
-        _ => Err(crate::apiserver::routes::method_not_allowed()),
+        _ => Err(crate::apiserver::response::method_not_allowed()),
     }
 }
 

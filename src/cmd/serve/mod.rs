@@ -21,8 +21,8 @@
 
 mod args;
 mod cluster_server;
-mod in_cluster;
 mod console;
+mod in_cluster;
 mod kinds_follow;
 mod plan;
 mod rbac;

@@ -38,7 +38,7 @@ use cel::Context;
 use cel::common::types::CelOptional;
 use serde_json::Value;
 
-use super::validate::{FieldError, FieldErrorKind};
+use super::validate::field_error::{FieldError, FieldErrorKind};
 
 use self::rule::{Reason, Rule};
 pub(crate) use self::value::{Shape, ShapeKind};

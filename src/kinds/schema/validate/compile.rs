@@ -14,8 +14,7 @@ use super::super::issue::push_pointer;
 use super::super::node_type::NodeType;
 use super::super::pattern;
 use super::CompiledSchema;
-use super::rules::NodeRef;
-use crate::kinds::schema::cel::Rules;
+use crate::kinds::schema::cel::{Rules, Shape, ShapeKind};
 
 /// A schema that [`CompiledSchema::new`] cannot use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -431,6 +430,80 @@ impl CompiledSchema {
         node.rules_below = rules.is_some() || children_have_rules;
         node.rules = rules;
         Ok(id)
+    }
+}
+
+/// A node of a compiled schema, as CEL sees it.
+#[derive(Clone, Copy)]
+pub(super) struct NodeRef<'a> {
+    pub(super) schema: &'a CompiledSchema,
+    pub(super) id: u32,
+}
+
+impl Shape for NodeRef<'_> {
+    fn kind(self) -> ShapeKind {
+        match self.schema.node(self.id).ty {
+            NodeType::Integer => ShapeKind::Integer,
+            NodeType::Number => ShapeKind::Number,
+            _ => ShapeKind::Other,
+        }
+    }
+
+    fn field(self, name: &str) -> Option<Self> {
+        let n = self.schema.node(self.id);
+        let id = match n.prop(name) {
+            Some(p) => p.id,
+            None => match n.additional {
+                Additional::Schema(id) => id,
+                _ => return None,
+            },
+        };
+        Some(NodeRef { id, ..self })
+    }
+
+    fn items(self) -> Option<Self> {
+        let n = self.schema.node(self.id);
+        match (n.items, n.additional) {
+            (Some(id), _) | (None, Additional::Schema(id)) => Some(NodeRef { id, ..self }),
+            _ => None,
+        }
+    }
+
+    fn max_size(self) -> Option<u64> {
+        let n = self.schema.node(self.id);
+        let m = match n.ty {
+            NodeType::String => n.max_length,
+            NodeType::Array => n.max_items,
+            NodeType::Object => n.max_properties,
+            _ => None,
+        };
+        m.and_then(|m| u64::try_from(m).ok())
+    }
+
+    fn is_string(self) -> bool {
+        matches!(
+            self.schema.node(self.id).ty,
+            NodeType::String | NodeType::IntOrString | NodeType::Any
+        )
+    }
+
+    fn is_closed_object(self) -> bool {
+        let n = self.schema.node(self.id);
+        n.ty == NodeType::Object
+            && !n.preserve_unknown
+            && !n.embedded
+            && matches!(n.additional, Additional::Absent | Additional::Deny)
+    }
+
+    fn is_scalar(self) -> bool {
+        matches!(
+            self.schema.node(self.id).ty,
+            NodeType::Integer | NodeType::Number | NodeType::Boolean
+        )
+    }
+
+    fn type_name(self) -> &'static str {
+        self.schema.node(self.id).ty.name().unwrap_or("")
     }
 }
 

@@ -53,7 +53,7 @@
 mod check;
 mod compile;
 mod defaults;
-mod field_error;
+pub(crate) mod field_error;
 mod numbers;
 mod rules;
 
