@@ -22,6 +22,9 @@ _kubectl__cozy() {
             kubectl__cozy,doctor)
                 cmd="kubectl__cozy__subcmd__doctor"
                 ;;
+            kubectl__cozy,install)
+                cmd="kubectl__cozy__subcmd__install"
+                ;;
             kubectl__cozy,kinds)
                 cmd="kubectl__cozy__subcmd__kinds"
                 ;;
@@ -65,7 +68,7 @@ _kubectl__cozy() {
 
     case "${cmd}" in
         kubectl__cozy)
-            opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version serve doctor kinds completion version options"
+            opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version serve install doctor kinds completion version options"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -643,6 +646,95 @@ _kubectl__cozy() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kubectl__cozy__subcmd__install)
+            opts="-y -n -o -v -h -V --kinds --replicas --image --cert-manager --impersonate --apply --dry-run --yes --field-manager --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kinds)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --replicas)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --image)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dry-run)
+                    COMPREPLY=($(compgen -W "client server" -- "${cur}"))
+                    return 0
+                    ;;
+                --field-manager)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kubectl__cozy__subcmd__kinds)
             opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version list scaffold"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -994,7 +1086,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__serve)
-            opts="-q -n -o -v -h -V --standalone --kinds --listen --route --host --session-namespace --agent-image --takeover --timeout --quiet --exit-on-disconnect --dry-run --lease-duration --agent-service-external-name --data --write-kubeconfig --state-dir --tls-cert-file --tls-key-file --impersonate --print-rbac --rbac-subject --drain-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
+            opts="-q -n -o -v -h -V --standalone --kinds --charts --listen --route --host --session-namespace --agent-image --takeover --timeout --quiet --exit-on-disconnect --dry-run --lease-duration --agent-service-external-name --data --write-kubeconfig --state-dir --tls-cert-file --tls-key-file --impersonate --print-rbac --rbac-subject --in-cluster --drain-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1002,6 +1094,13 @@ _kubectl__cozy() {
             case "${prev}" in
                 --kinds)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --charts)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --listen)

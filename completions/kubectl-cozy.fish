@@ -40,12 +40,14 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l no-color -d '
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s V -l version -d 'Print version'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "serve" -d 'Run the extension API server locally and register it with the cluster'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "install" -d 'Install the server in the cluster: a Deployment, its Service, certificate and APIServices'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "doctor" -d 'Diagnose APIService health and namespaces stuck in Terminating'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "kinds" -d 'List served kinds and scaffold kind definitions from Helm charts'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "completion" -d 'Print shell completion scripts, or install kubectl\'s plugin completer'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "version" -d 'Print the client version and, when a cluster is reachable, the server version'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "options" -d 'Print the list of flags inherited by all commands'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l kinds -d 'Kind definitions: a file or a directory of YAML files (reloaded on change)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l charts -d 'Serve Helm charts as kinds, scaffolded in memory: a chart directory, or a directory of charts and .tgz files (re-scaffolded on change)' -r -f -a "(__fish_complete_directories)"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l listen -d 'Address to listen on (default: 127.0.0.1:6443 standalone, 127.0.0.1:<any> with the tunnel, 0.0.0.0:<any> for external-name)' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l route -d 'How kube-apiserver reaches this server (default: tunnel; none with --tls-cert-file)' -r -f -a "tunnel\t'An agent pod and a reverse tunnel over pods/portforward (any cluster)'
 external-name\t'An ExternalName Service to a host name the cluster resolves to this machine (kind, minikube, k3d)'
@@ -82,9 +84,35 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l exit
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l dry-run -d 'Print every object the session would create (YAML) and create nothing'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l impersonate -d 'Write HelmReleases as the requesting user (impersonation), so users need HelmRelease rights too'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l print-rbac -d 'Print the RBAC objects the server and its users need (YAML) and exit'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l in-cluster -d 'Run as the in-cluster server `kubectl cozy install` deploys: in-cluster config, --tls-cert-file/--tls-key-file, no registration'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s V -l version -d 'Print version'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l kinds -d 'Kind definitions: a file or a directory of YAML files (shipped as a ConfigMap)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l replicas -d 'Number of server replicas (each keeps one HelmRelease watch)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l image -d 'The server\'s image' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l dry-run -d 'client: print without contacting the cluster; server: the server checks, nothing is stored' -r -f -a "client\t'Print the objects; contact no cluster (certificates are new)'
+server\t'Send everything to the server as a dry run (with --apply: the diff, then a checked apply that stores nothing)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l field-manager -d 'Field manager of the server-side apply' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l context -d 'The kubeconfig context to use' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l cluster -d 'The kubeconfig cluster to use' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l user -d 'The kubeconfig user to use' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s o -l output -d 'Output format' -r -f -a "table\t'A table, as `kubectl get` prints'
+wide\t'A table with additional columns'
+json\t'JSON'
+yaml\t'YAML'
+name\t'Only resource names, as kind/name'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l cert-manager -d 'Take the serving certificate from cert-manager (Issuers and Certificates; caBundle injected)'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l impersonate -d 'Write HelmReleases as the requesting user (impersonation rights are granted)'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l apply -d 'Server-side apply the objects (after showing the diff and asking)'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s y -l yes -d 'Apply without asking'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s V -l version -d 'Print version'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l probe-timeout -d 'Time limit for each APIService probe' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l wait -d 'How long --fix waits for unblocked namespaces to finish deleting' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l stuck-after -d 'Deletion older than this counts as stuck rather than in progress' -r

@@ -1,13 +1,26 @@
 //! Certificates made in-process with rcgen: certificate authorities and the
 //! serving and client certificates they sign (ECDSA P-256, PEM). Used for the
 //! extension server's own TLS and, in tests, for a whole local control plane.
+//!
+//! Lifetimes are bounded as kubeadm bounds them: a CA for ten years, a leaf
+//! for one year and never past its CA; both start a few minutes in the past
+//! to forgive clock skew.
 
 use std::net::IpAddr;
+
+use time::{Duration, OffsetDateTime};
 
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
     Issuer, KeyPair, KeyUsagePurpose, SanType,
 };
+
+/// How long a new CA is valid.
+pub const CA_LIFETIME: Duration = Duration::days(3650);
+/// How long a new leaf certificate is valid (at most; never past its CA).
+pub const LEAF_LIFETIME: Duration = Duration::days(365);
+/// How far in the past validity starts, for clients whose clock is behind.
+const BACKDATE: Duration = Duration::minutes(5);
 
 /// Certificate generation failed.
 #[derive(Debug, thiserror::Error)]
@@ -77,6 +90,7 @@ impl LeafSpec {
 pub struct Ca {
     pem: CertPair,
     issuer: Issuer<'static, KeyPair>,
+    not_after: OffsetDateTime,
 }
 
 impl std::fmt::Debug for Ca {
@@ -96,6 +110,10 @@ impl Ca {
         };
         let key = KeyPair::generate().map_err(wrap)?;
         let mut params = CertificateParams::new(Vec::<String>::new()).map_err(wrap)?;
+        let now = OffsetDateTime::now_utc();
+        params.not_before = now - BACKDATE;
+        params.not_after = now + CA_LIFETIME;
+        let not_after = params.not_after;
         params.distinguished_name = dn(common_name, &[]);
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params.key_usages = vec![
@@ -111,6 +129,7 @@ impl Ca {
         Ok(Ca {
             pem,
             issuer: Issuer::new(params, key),
+            not_after,
         })
     }
 
@@ -122,13 +141,20 @@ impl Ca {
         };
         let key = KeyPair::from_pem(key_pem).map_err(wrap)?;
         let issuer = Issuer::from_ca_cert_pem(cert_pem, key).map_err(wrap)?;
+        let not_after = not_after(cert_pem).map_err(|e| wrap(rcgen::Error::X509(e)))?;
         Ok(Ca {
             pem: CertPair {
                 cert_pem: cert_pem.to_owned(),
                 key_pem: key_pem.to_owned(),
             },
             issuer,
+            not_after,
         })
+    }
+
+    /// When the CA certificate expires.
+    pub fn not_after(&self) -> OffsetDateTime {
+        self.not_after
     }
 
     /// The CA certificate, PEM.
@@ -155,6 +181,9 @@ impl Ca {
         }
         let key = KeyPair::generate().map_err(wrap)?;
         let mut params = CertificateParams::new(Vec::<String>::new()).map_err(wrap)?;
+        let now = OffsetDateTime::now_utc();
+        params.not_before = now - BACKDATE;
+        params.not_after = (now + LEAF_LIFETIME).min(self.not_after);
         params.distinguished_name = dn(&spec.common_name, &spec.organizations);
         for name in &spec.dns_names {
             params
@@ -213,6 +242,14 @@ pub fn key_pair() -> Result<(String, String), Error> {
     Ok((key.serialize_pem(), key.public_key_pem()))
 }
 
+/// When the (first) certificate in `cert_pem` expires.
+pub fn not_after(cert_pem: &str) -> Result<OffsetDateTime, String> {
+    let (_, pem) =
+        x509_parser::pem::parse_x509_pem(cert_pem.as_bytes()).map_err(|e| e.to_string())?;
+    let cert = pem.parse_x509().map_err(|e| e.to_string())?;
+    Ok(cert.validity().not_after.to_datetime())
+}
+
 fn dn(common_name: &str, organizations: &[String]) -> DistinguishedName {
     let mut dn = DistinguishedName::new();
     for org in organizations {
@@ -248,6 +285,25 @@ mod tests {
         }
         let (private, public) = key_pair().unwrap();
         assert!(private.contains("PRIVATE KEY") && public.contains("PUBLIC KEY"));
+    }
+
+    #[test]
+    fn certificates_have_bounded_lifetimes() {
+        let ca = Ca::new("test-ca").unwrap();
+        let now = OffsetDateTime::now_utc();
+        let ca_end = not_after(ca.cert_pem()).unwrap();
+        assert!(ca_end > now + CA_LIFETIME - Duration::days(1) && ca_end <= now + CA_LIFETIME);
+        let leaf = ca.issue(&LeafSpec::client("admin", &[])).unwrap();
+        let leaf_end = not_after(&leaf.cert_pem).unwrap();
+        assert!(
+            leaf_end > now + LEAF_LIFETIME - Duration::days(1) && leaf_end <= now + LEAF_LIFETIME
+        );
+        // A stored CA keeps its end, and no leaf outlives it.
+        let reloaded = Ca::from_pem(ca.cert_pem(), &ca.pair().key_pem).unwrap();
+        assert_eq!(
+            reloaded.not_after().unix_timestamp(),
+            ca_end.unix_timestamp()
+        );
     }
 
     #[test]

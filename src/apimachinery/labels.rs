@@ -491,12 +491,12 @@ const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 const LABEL_KEY_ERR: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const LABEL_VALUE_ERR: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
-const DNS1123_SUBDOMAIN_FMT: &str =
+pub(crate) const DNS1123_SUBDOMAIN_FMT: &str =
     "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
-const DNS1123_SUBDOMAIN_ERR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+pub(crate) const DNS1123_SUBDOMAIN_ERR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 
 /// apimachinery's `RegexError`.
-fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
+pub(crate) fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     let mut out = format!("{msg} (e.g. ");
     for (i, e) in examples.iter().enumerate() {
         if i > 0 {
@@ -512,12 +512,12 @@ fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
     out
 }
 
-fn max_len_error(n: usize) -> String {
+pub(crate) fn max_len_error(n: usize) -> String {
     format!("must be no more than {n} bytes")
 }
 
 /// `^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`
-fn is_qualified_name(s: &str) -> bool {
+pub(crate) fn is_qualified_name(s: &str) -> bool {
     let b = s.as_bytes();
     let alnum = |c: u8| c.is_ascii_alphanumeric();
     match b {
@@ -534,7 +534,7 @@ fn is_qualified_name(s: &str) -> bool {
 }
 
 /// `^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
-fn is_dns1123_subdomain(s: &str) -> bool {
+pub(crate) fn is_dns1123_subdomain(s: &str) -> bool {
     !s.is_empty()
         && s.split('.').all(|label| {
             let b = label.as_bytes();
@@ -550,7 +550,7 @@ fn is_dns1123_subdomain(s: &str) -> bool {
 }
 
 /// `content.IsLabelKey`.
-fn label_key_problems(value: &str) -> Vec<String> {
+pub(crate) fn label_key_problems(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     let parts: Vec<&str> = value.split('/').collect();
     let name = match parts.as_slice() {
@@ -602,7 +602,7 @@ fn label_key_problems(value: &str) -> Vec<String> {
 }
 
 /// `content.IsLabelValue`.
-fn label_value_problems(value: &str) -> Vec<String> {
+pub(crate) fn label_value_problems(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
     if value.len() > 63 {
         errs.push(max_len_error(63));

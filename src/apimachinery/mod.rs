@@ -9,6 +9,8 @@
 //! - [`status`]: `metav1.Status` errors ([`status::ApiError`])
 //! - [`labels`], [`fields`]: `labelSelector` and `fieldSelector`
 //! - [`jsonpath`]: the JSONPath subset printer columns use
+//! - [`object_meta`]: `ObjectMeta` validation on create and update
+//! - [`protobuf_meta`]: the metadata of a protobuf-encoded object
 //!
 //! Nothing here does I/O or knows a served kind; every file is a port of
 //! the upstream package it names, down to its error texts.
@@ -24,6 +26,8 @@
 pub(crate) mod fields;
 pub(crate) mod jsonpath;
 pub(crate) mod labels;
+pub mod object_meta;
+pub mod protobuf_meta;
 pub mod query;
 pub mod request_info;
 pub mod status;

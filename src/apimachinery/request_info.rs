@@ -17,6 +17,10 @@ pub enum Route {
         /// A single named check, if asked for.
         check: Option<String>,
     },
+    /// `/api` (the core group's versions).
+    CoreApi,
+    /// `/api/v1` (the core group's resources).
+    CoreV1,
     /// `/version`.
     Version,
     /// `/apis`.
@@ -33,6 +37,8 @@ pub enum Route {
     OpenApiV3(String, String),
     /// A resource request.
     Resource(ResourceRequest),
+    /// A resource path with a method no resource takes (OPTIONS, TRACE, …).
+    MethodNotAllowed,
     /// Anything else.
     NotFound,
 }
@@ -110,6 +116,12 @@ pub fn route(method: &Method, path: &str, query: &Query) -> Route {
             check: Some((*check).to_owned()),
         },
         ["version"] => Route::Version,
+        ["api"] => Route::CoreApi,
+        ["api", "v1"] => Route::CoreV1,
+        ["api", "v1", rest @ ..] => match resource_request(method, "", "v1", rest, query) {
+            Some(req) => Route::Resource(req),
+            None => Route::NotFound,
+        },
         ["apis"] => Route::Apis,
         ["apis", group] => Route::Group((*group).to_owned()),
         ["apis", group, version] => Route::GroupVersion((*group).to_owned(), (*version).to_owned()),
@@ -119,8 +131,13 @@ pub fn route(method: &Method, path: &str, query: &Query) -> Route {
             Route::OpenApiV3((*group).to_owned(), (*version).to_owned())
         }
         ["apis", group, version, rest @ ..] => {
-            resource_request(method, group, version, rest, query)
-                .map_or(Route::NotFound, Route::Resource)
+            match resource_request(method, group, version, rest, query) {
+                Some(req) => Route::Resource(req),
+                None if resource_request(&Method::GET, group, version, rest, query).is_some() => {
+                    Route::MethodNotAllowed
+                }
+                None => Route::NotFound,
+            }
         }
         _ => Route::NotFound,
     }

@@ -5,6 +5,7 @@
 //! - [`server`]: TLS, HTTP/1.1 and HTTP/2, limits, timeouts, graceful shutdown
 //! - [`routes`]: what each path answers
 //! - [`handlers`]: every verb of every served kind
+//! - [`duplicate_fields`]: repeated keys in a JSON body (`fieldValidation`)
 //! - [`negotiate`]: `Accept` and `Content-Type` negotiation
 //! - [`table`]: `Table` and `PartialObjectMetadata(List)` responses
 //! - [`discovery`]: `/apis`, `/apis/<g>`, `/apis/<g>/<v>` and aggregated discovery
@@ -12,6 +13,7 @@
 //! - [`published`]: discovery and OpenAPI, built once per registry snapshot
 //! - [`patch`]: JSON patch, merge patch, server-side apply, managedFields
 //! - [`response`]: HTTP response helpers
+//! - [`request_body`]: reading a body within the size limit and deadline
 //!
 //! The request vocabulary (request info, `Status`, selectors, JSONPath) is
 //! [`crate::apimachinery`]'s; reading and writing apps is
@@ -26,11 +28,13 @@
 )]
 
 pub(crate) mod discovery;
+pub(crate) mod duplicate_fields;
 pub mod handlers;
 pub(crate) mod negotiate;
 pub(crate) mod openapi;
 pub mod patch;
 pub(crate) mod published;
+pub(crate) mod request_body;
 pub(crate) mod response;
 pub(crate) mod routes;
 pub mod server;

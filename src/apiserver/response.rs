@@ -105,6 +105,11 @@ pub(crate) fn stream(content_type: &str, rx: tokio::sync::mpsc::Receiver<Bytes>)
     response
 }
 
+/// kube-apiserver's 405 for a method the path does not take.
+pub(crate) fn method_not_allowed() -> ApiError {
+    ApiError::method_not_allowed("the server does not allow this method on the requested resource")
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Write;

@@ -83,6 +83,14 @@ impl Router {
         match route {
             Route::Health { endpoint, check } => health(self, &endpoint, check.as_deref(), query),
             Route::Version => get_only(response::json(StatusCode::OK, &version_info())),
+            // The core group: only a standalone server has one (namespaces).
+            Route::CoreApi if state.apps.embedded().is_some() => {
+                get_only(handlers::namespaces::api_versions())
+            }
+            Route::CoreV1 if state.apps.embedded().is_some() => {
+                get_only(handlers::namespaces::api_resource_list())
+            }
+            Route::CoreApi | Route::CoreV1 => response::error(&not_found_path()),
             Route::Apis => {
                 if discovery::wants_aggregated(accept) {
                     let aggregated = &published.aggregated;
@@ -145,11 +153,13 @@ impl Router {
                 };
                 handlers::handle(state, incoming, self.shutdown.clone()).await
             }
+            Route::MethodNotAllowed => response::error(&response::method_not_allowed()),
             Route::NotFound => response::error(&not_found_path()),
         }
     }
 }
 
+/// kube-apiserver's answer to a method a path does not take.
 fn not_found_path() -> ApiError {
     ApiError::not_found_route("the server could not find the requested resource")
 }

@@ -1,6 +1,7 @@
 //! The HTTPS server: rustls (TLS 1.2+; client certificates requested, not
 //! required), HTTP/1.1 and HTTP/2, a 3 MiB request body limit (413, as
-//! kube-apiserver), header-read and request timeouts, and graceful shutdown
+//! kube-apiserver, closing the connection), header-read and request timeouts
+//! (the body, too, must arrive within the latter), and graceful shutdown
 //! with a drain timeout (watch streams are ended first).
 //!
 //! What each path answers is [`super::routes`]'s. Every request goes
@@ -16,7 +17,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Method, Response, StatusCode};
-use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use rustls::pki_types::pem::PemObject;
@@ -25,6 +25,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::handlers::ApiState;
+use super::request_body;
 use super::response::{self, Body};
 use super::routes::{Request, Router};
 use crate::apimachinery::query::{self, Query};
@@ -330,21 +331,11 @@ async fn serve_authorized(
     route: Route,
     query: Query,
 ) -> Response<Body> {
-    let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            return response::error(&ApiError::too_large(format!(
-                "the request body is larger than the {MAX_BODY_BYTES}-byte limit"
-            )));
-        }
-        Err(e) => {
-            return response::error(&ApiError::bad_request(format!(
-                "reading the request body: {e}"
-            )));
-        }
+    // The body is read within the request timeout; watches send none worth
+    // waiting for either.
+    let body = match request_body::read(body, MAX_BODY_BYTES, REQUEST_TIMEOUT).await {
+        Ok(body) => body,
+        Err(e) => return request_body::refusal(&e, parts.version),
     };
     let is_watch = matches!(&route, Route::Resource(r) if r.verb == Verb::Watch);
     let work = shared.router.route(

@@ -342,7 +342,7 @@ fn cell_for(type_: &str, value: &Value, now: Timestamp) -> Value {
 }
 
 /// upstream `ConvertToHumanReadableDateType` of an RFC 3339 string.
-fn human_readable_date(s: &str, now: Timestamp) -> String {
+pub(crate) fn human_readable_date(s: &str, now: Timestamp) -> String {
     if s.is_empty() || s == "null" {
         return "<unknown>".to_owned();
     }

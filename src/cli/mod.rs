@@ -66,6 +66,8 @@ pub struct Cli {
 pub enum Command {
     /// Run the extension API server locally and register it with the cluster
     Serve(cmd::serve::ServeArgs),
+    /// Install the server in the cluster: a Deployment, its Service, certificate and APIServices
+    Install(Box<cmd::install::InstallArgs>),
     /// Diagnose APIService health and namespaces stuck in Terminating
     Doctor(cmd::doctor::DoctorArgs),
     /// List served kinds and scaffold kind definitions from Helm charts
@@ -239,6 +241,7 @@ fn run(cli: Cli, name: &str) -> (Result<ExitStatus, CliError>, Option<String>) {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => cmd::serve::run(args, &ctx).await,
+            Command::Install(args) => cmd::install::run(*args, &ctx).await,
             Command::Doctor(args) => cmd::doctor::run(args, &ctx).await,
             Command::Kinds(kinds) => cmd::kinds::run(*kinds, &ctx).await,
             Command::Completion(args) => cmd::completion::run(args, &ctx).await,

@@ -3,6 +3,7 @@
 
 pub mod completion;
 pub mod doctor;
+pub mod install;
 pub mod kinds;
 pub mod serve;
 pub mod tunnel_agent;

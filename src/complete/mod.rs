@@ -313,6 +313,7 @@ mod tests {
             v,
             [
                 "serve",
+                "install",
                 "doctor",
                 "kinds",
                 "completion",
@@ -355,6 +356,7 @@ mod tests {
             values(&["-n", "kinds", ""]).0,
             [
                 "serve",
+                "install",
                 "doctor",
                 "kinds",
                 "completion",

@@ -420,6 +420,62 @@ pub(crate) fn validate_set(kinds: &[ResolvedKind]) -> Vec<String> {
     problems
 }
 
+/// Warns about kinds whose apps can map to the same HelmRelease. The
+/// HelmRelease of an app is named `prefix + name` in the app's namespace,
+/// so two kinds with the same prefix collide on every shared app name, and
+/// a prefix that starts another (`""` and `postgres-`) collides on names
+/// that begin with the rest. The second app created is then refused with
+/// 409 AlreadyExists. Versions of one kind share their HelmReleases on
+/// purpose and are not reported.
+pub(crate) fn release_name_overlaps(kinds: &[ResolvedKind]) -> Vec<String> {
+    let mut by_prefix: BTreeMap<&str, Vec<&ResolvedKind>> = BTreeMap::new();
+    for kind in kinds {
+        let same = by_prefix.entry(kind.release_prefix.as_str()).or_default();
+        let another_version = same.iter().any(|k| {
+            k.definition.kind == kind.definition.kind && k.definition.group == kind.definition.group
+        });
+        if !another_version {
+            same.push(kind);
+        }
+    }
+    let name = |k: &ResolvedKind| format!("{} ({})", k.definition.kind, k.source);
+    let mut warnings = Vec::new();
+    for (prefix, sharing) in &by_prefix {
+        if let [first, second, ..] = sharing.as_slice() {
+            warnings.push(format!(
+                "release prefix {prefix:?} is shared by {}: apps of these kinds with the same name in one namespace \
+                 map to the same HelmRelease, and the second one created is refused (e.g. {} \"demo\" and {} \
+                 \"demo\" are both HelmRelease {prefix}demo); give each kind its own prefix",
+                sharing.iter().map(|k| name(k)).collect::<Vec<_>>().join(", "),
+                first.definition.kind,
+                second.definition.kind,
+            ));
+        }
+        let longer: Vec<(&str, &ResolvedKind)> = by_prefix
+            .iter()
+            .filter(|(other, _)| other.len() > prefix.len() && other.starts_with(prefix))
+            .flat_map(|(other, ks)| ks.iter().map(move |k| (*other, *k)))
+            .collect();
+        if let (Some(short), Some((other, long))) = (sharing.first(), longer.first()) {
+            let rest = &other[prefix.len()..];
+            warnings.push(format!(
+                "release prefix {prefix:?} of {} starts the prefix of {}: an app of the first named \
+                 \"{rest}<name>\" and an app of the other named \"<name>\" in one namespace map to the same \
+                 HelmRelease (e.g. {} \"{rest}demo\" and {} \"demo\" are both HelmRelease {other}demo)",
+                sharing.iter().map(|k| name(k)).collect::<Vec<_>>().join(", "),
+                longer
+                    .iter()
+                    .map(|(p, k)| format!("{} ({p:?})", name(k)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                short.definition.kind,
+                long.definition.kind,
+            ));
+        }
+    }
+    warnings
+}
+
 fn is_kind_name(s: &str) -> bool {
     let mut chars = s.chars();
     chars.next().is_some_and(|c| c.is_ascii_uppercase())
@@ -648,6 +704,46 @@ mod tests {
                 .any(|p| p.contains("defined twice: a.yaml and c.yaml")),
             "{problems:?}"
         );
+    }
+
+    #[test]
+    fn shared_release_prefixes_are_warned_about() {
+        let with_prefix = |kind: &str, prefix: &str, source: &str| {
+            let mut d = minimal(kind);
+            d.release.prefix = Some(prefix.into());
+            d.resolve(source).unwrap()
+        };
+        let mut v2 = minimal("Tenant");
+        v2.release.prefix = Some(String::new());
+        v2.version = "v1beta1".into();
+        let kinds = [
+            with_prefix("Tenant", "", "a.yaml"),
+            v2.resolve("a.yaml").unwrap(),
+            with_prefix("Etcd", "", "b.yaml"),
+            with_prefix("Postgres", "postgres-", "c.yaml"),
+            with_prefix("Redis", "redis-", "d.yaml"),
+        ];
+        let warnings = release_name_overlaps(&kinds);
+        assert_eq!(warnings.len(), 2, "{warnings:#?}");
+        assert_eq!(
+            warnings[0],
+            "release prefix \"\" is shared by Tenant (a.yaml), Etcd (b.yaml): apps of these kinds with the same \
+             name in one namespace map to the same HelmRelease, and the second one created is refused (e.g. Tenant \
+             \"demo\" and Etcd \"demo\" are both HelmRelease demo); give each kind its own prefix"
+        );
+        assert!(
+            warnings[1].starts_with(
+                "release prefix \"\" of Tenant (a.yaml), Etcd (b.yaml) starts the prefix of Postgres (c.yaml) (\"postgres-\"), Redis (d.yaml) (\"redis-\")"
+            ),
+            "{}",
+            warnings[1]
+        );
+        // Kinds with their own prefixes are quiet.
+        let own = [
+            with_prefix("Postgres", "postgres-", "c.yaml"),
+            with_prefix("Redis", "redis-", "d.yaml"),
+        ];
+        assert!(release_name_overlaps(&own).is_empty());
     }
 
     #[test]

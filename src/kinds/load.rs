@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::cozystack;
-use super::definition::{KindDefinition, ResolvedKind, validate_set};
+use super::definition::{KindDefinition, ResolvedKind, release_name_overlaps, validate_set};
 
 /// Largest definition file accepted (a chart schema is rarely over 1 MiB).
 pub(crate) const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
@@ -117,8 +117,10 @@ pub fn from_resolved(kinds: Vec<ResolvedKind>, warnings: Vec<String>) -> Result<
     )
 }
 
-fn finish(loaded: Loaded, mut problems: Vec<String>) -> Result<Loaded, LoadError> {
+fn finish(mut loaded: Loaded, mut problems: Vec<String>) -> Result<Loaded, LoadError> {
     problems.extend(validate_set(&loaded.kinds));
+    let overlaps = release_name_overlaps(&loaded.kinds);
+    loaded.warnings.extend(overlaps);
     if problems.is_empty() {
         Ok(loaded)
     } else {
@@ -147,13 +149,15 @@ fn parse_text(
                 }
             }
             Format::List => {
+                let lines = item_lines(doc_text, start_line, "items");
                 for (i, item) in document["items"]
                     .as_array()
                     .into_iter()
                     .flatten()
                     .enumerate()
                 {
-                    let here = format!("{here} (items[{i}])");
+                    let line = lines.get(i).copied().unwrap_or(start_line);
+                    let here = format!("{source}:{line} (items[{i}])");
                     match cozystack::from_application_definition(item) {
                         Ok(converted) => accept(converted, &here, loaded, problems),
                         Err(why) => problems.push(format!("{here}: {why}")),
@@ -162,8 +166,10 @@ fn parse_text(
             }
             Format::LegacyConfig => match cozystack::from_legacy_config(&document) {
                 Ok(converted) => {
-                    for one in converted {
-                        accept(one, &here, loaded, problems);
+                    let lines = item_lines(doc_text, start_line, "resources");
+                    for (i, one) in converted.into_iter().enumerate() {
+                        let line = lines.get(i).copied().unwrap_or(start_line);
+                        accept(one, &format!("{source}:{line}"), loaded, problems);
                     }
                 }
                 Err(why) => problems.push(format!("{here}: {why}")),
@@ -210,6 +216,32 @@ fn accept(
     }
 }
 
+/// The line (in the whole file) where each element of the top-level list
+/// `key` of a document starts; empty when it cannot be told.
+fn item_lines(doc_text: &str, start_line: usize, key: &str) -> Vec<usize> {
+    use serde::de::IgnoredAny;
+    use serde_saphyr::Spanned;
+    /// Where the elements of the lists that hold definitions start.
+    #[derive(serde::Deserialize)]
+    struct Lines {
+        #[serde(default)]
+        items: Vec<Spanned<IgnoredAny>>,
+        #[serde(default)]
+        resources: Vec<Spanned<IgnoredAny>>,
+    }
+    let Ok(lines) = serde_saphyr::from_str::<Lines>(doc_text) else {
+        return Vec::new();
+    };
+    let list = if key == "items" {
+        lines.items
+    } else {
+        lines.resources
+    };
+    list.iter()
+        .map(|item| item.referenced.line() as usize + start_line - 1)
+        .collect()
+}
+
 enum Format {
     Own,
     ApplicationDefinition,
@@ -250,15 +282,7 @@ fn syntax_error(source: &str, err: &serde_saphyr::Error, line_offset: usize) -> 
         ),
         None => source.to_owned(),
     };
-    // serde-saphyr's Display repeats the location and draws a snippet; keep the first line's message.
-    let full = err.to_string();
-    let first = full.lines().next().unwrap_or(&full);
-    let message = first
-        .trim_start_matches("error: ")
-        .split_once(": ")
-        .filter(|(head, _)| head.starts_with("line "))
-        .map(|(_, rest)| rest.to_owned())
-        .unwrap_or_else(|| first.trim_start_matches("error: ").to_owned());
+    let message = super::yaml_message::yaml_message(err);
     LoadError::Syntax { location, message }
 }
 
@@ -291,7 +315,9 @@ fn is_document_marker(line: &str) -> bool {
     line == "---" || line.starts_with("--- ") || line.starts_with("---\t")
 }
 
-fn definition_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
+/// The definition files under `path` (itself, when a file), sorted; hidden
+/// entries (ConfigMap volumes' `..data`) skipped.
+pub fn definition_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
     let meta = std::fs::metadata(path).map_err(|source| LoadError::Read {
         path: path.to_owned(),
         source,
@@ -412,6 +438,68 @@ mod tests {
             load_path(empty.path()),
             Err(LoadError::Empty { .. })
         ));
+    }
+
+    #[test]
+    fn list_items_and_legacy_entries_report_their_own_line() {
+        let item = |name: &str, kind: &str| {
+            format!(
+                "- apiVersion: cozystack.io/v1alpha1\n  kind: ApplicationDefinition\n  metadata:\n    name: {name}\n  spec:\n    application:\n      kind: {kind}\n      plural: {name}s\n      singular: {name}\n    release:\n      prefix: {name}-\n      chartRef: {{kind: ExternalArtifact, name: {name}}}\n"
+            )
+        };
+        let list = format!(
+            "# a List as kubectl prints it\n---\napiVersion: v1\nkind: List\nitems:\n{}{}",
+            item("alpha", "Alpha"),
+            item("beta", "bad kind")
+        );
+        let err = load_text(&list, "list.yaml").unwrap_err().to_string();
+        // items[1] starts on line 18 (the first item spans lines 6-17).
+        assert!(
+            err.contains("list.yaml:18 (items[1]) (bad kind): kind:"),
+            "{err}"
+        );
+        let ok = list.replace("bad kind", "Beta");
+        let loaded = load_text(&ok, "list.yaml").unwrap();
+        assert!(
+            loaded.kinds[0].source.starts_with("list.yaml:6 (items[0])"),
+            "{}",
+            loaded.kinds[0].source
+        );
+        assert!(
+            loaded.kinds[1]
+                .source
+                .starts_with("list.yaml:18 (items[1])"),
+            "{}",
+            loaded.kinds[1].source
+        );
+
+        // The same List as `kubectl get -o json` prints it.
+        let value: serde_json::Value = serde_saphyr::from_str(&ok).unwrap();
+        let json = serde_json::to_string_pretty(&value).unwrap();
+        let loaded = load_text(&json, "list.json").unwrap();
+        let second_item = json
+            .lines()
+            .position(|l| l.contains("\"beta\""))
+            .and_then(|named| {
+                json.lines()
+                    .take(named)
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .rposition(|l| l.trim() == "{")
+            })
+            .map(|i| i + 1)
+            .unwrap();
+        assert!(
+            loaded.kinds[1]
+                .source
+                .starts_with(&format!("list.json:{second_item} (items[1])")),
+            "{} vs line {second_item}",
+            loaded.kinds[1].source
+        );
+
+        let legacy = "resources:\n- application:\n    kind: Alpha\n    plural: alphas\n    singular: alpha\n  release:\n    prefix: alpha-\n    chart: {name: alpha, sourceRef: {kind: HelmRepository, name: apps, namespace: cozy-public}}\n- application:\n    kind: beta\n    plural: betas\n    singular: beta\n  release:\n    prefix: beta-\n    chart: {name: beta, sourceRef: {kind: HelmRepository, name: apps, namespace: cozy-public}}\n";
+        let err = load_text(legacy, "config.yaml").unwrap_err().to_string();
+        assert!(err.contains("config.yaml:9 (beta): kind:"), "{err}");
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! - [`schema`]: JSON Schema → structural schema, validation and defaulting, inference from values.yaml
 //! - `chart`: reading Helm charts (directory, .tgz, repository index) and naming kinds
 //! - `scaffold`: a chart turned into a definition
+//! - `from_charts`: every chart of a directory scaffolded in memory (`serve --charts`)
 //! - [`registry`]: immutable snapshots swapped atomically on change
+//! - `yaml_message`: YAML parse errors in the user's terms
 //!
 //! Error messages here follow one style: an action that failed is named by a
 //! bare verb phrase that reads after "failed to" (`read ./chart/Chart.yaml`,
@@ -20,10 +22,12 @@ pub mod application_definitions;
 pub(crate) mod chart;
 pub(crate) mod cozystack;
 pub mod definition;
+pub(crate) mod from_charts;
 pub mod load;
 pub mod registry;
 pub(crate) mod scaffold;
 pub mod schema;
+mod yaml_message;
 
 pub use definition::{KindDefinition, ResolvedKind};
-pub use registry::{Registry, Snapshot};
+pub use registry::{KindSource, Registry, Snapshot};

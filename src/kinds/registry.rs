@@ -1,6 +1,7 @@
 //! The kinds registry: an immutable [`Snapshot`] of the loaded definitions
 //! (with compiled schemas and a content hash), swapped atomically when the
-//! definition files or a cluster's ApplicationDefinitions change. A broken
+//! definition files, the charts they are scaffolded from ([`KindSource`]) or
+//! a cluster's ApplicationDefinitions change. A broken
 //! change is refused with a clear error and the last good snapshot keeps
 //! serving; readers never see a half-applied set.
 
@@ -127,6 +128,33 @@ fn content_hash<'a>(kinds: impl Iterator<Item = &'a ResolvedKind>) -> String {
         .collect()
 }
 
+/// Where kinds on disk come from: definition files, or Helm charts
+/// scaffolded in memory (`serve --charts`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KindSource {
+    /// A definition file or a directory of them.
+    Definitions(PathBuf),
+    /// A chart directory, or a directory of charts and packaged charts.
+    Charts(PathBuf),
+}
+
+impl KindSource {
+    /// The file or directory to read (and watch).
+    pub fn path(&self) -> &Path {
+        match self {
+            KindSource::Definitions(p) | KindSource::Charts(p) => p,
+        }
+    }
+
+    /// Reads and validates every kind of this source.
+    pub(crate) fn load(&self) -> Result<Loaded, LoadError> {
+        match self {
+            KindSource::Definitions(path) => load::load_path(path),
+            KindSource::Charts(dir) => super::from_charts::load_charts(dir),
+        }
+    }
+}
+
 /// Holds the current snapshot and publishes replacements.
 #[derive(Debug, Clone)]
 pub struct Registry {
@@ -146,7 +174,12 @@ impl Registry {
 
     /// Loads `path` into a new registry; fails if the definitions are invalid.
     pub fn from_path(path: &Path) -> Result<Registry, LoadError> {
-        Ok(Registry::new(Snapshot::build(load::load_path(path)?)?))
+        Registry::from_source(&KindSource::Definitions(path.to_owned()))
+    }
+
+    /// Loads `source` into a new registry; fails if any kind is invalid.
+    pub fn from_source(source: &KindSource) -> Result<Registry, LoadError> {
+        Ok(Registry::new(Snapshot::build(source.load()?)?))
     }
 
     /// The current snapshot (cheap: an `Arc` clone).
@@ -170,8 +203,24 @@ impl Registry {
         match next.and_then(Snapshot::build) {
             Ok(snapshot) => {
                 let changed = snapshot.hash != self.tx.borrow().hash;
-                if let Ok(mut e) = self.last_error.lock() {
-                    *e = None;
+                let recovered = self
+                    .last_error
+                    .lock()
+                    .map(|mut e| e.take().is_some())
+                    .unwrap_or(false);
+                if recovered {
+                    // Also when the fix restores exactly what was served:
+                    // the user needs to hear that the error is gone, at the
+                    // level that showed the error (info is hidden by default).
+                    tracing::warn!(
+                        kinds = snapshot.kinds.len(),
+                        "kind definitions are valid again and accepted{}",
+                        if changed {
+                            ""
+                        } else {
+                            "; the kinds served are unchanged"
+                        }
+                    );
                 }
                 if changed {
                     tracing::info!(kinds = snapshot.kinds.len(), hash = %&snapshot.hash[..12], "kind definitions reloaded");
@@ -182,7 +231,7 @@ impl Registry {
             Err(err) => {
                 let text = err.to_string();
                 tracing::error!(
-                    "kind definitions change refused, still serving the previous set: {text}"
+                    "kind definitions change refused, still serving the previous set until the files are fixed: {text}"
                 );
                 if let Ok(mut e) = self.last_error.lock() {
                     *e = Some(text);
@@ -192,9 +241,9 @@ impl Registry {
         }
     }
 
-    /// Reloads from `path` whenever a file under it changes (debounced),
-    /// until the returned watcher is dropped.
-    pub(crate) fn watch_path(&self, path: PathBuf) -> Result<FileWatch, notify::Error> {
+    /// Reloads from `source` whenever a file under its path changes
+    /// (debounced), until the returned watcher is dropped.
+    pub(crate) fn watch_source(&self, source: KindSource) -> Result<FileWatch, notify::Error> {
         use notify::{RecursiveMode, Watcher};
         let (events_tx, mut events_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
         let mut watcher =
@@ -203,7 +252,7 @@ impl Registry {
                     let _ = events_tx.send(());
                 }
             })?;
-        watcher.watch(&path, RecursiveMode::Recursive)?;
+        watcher.watch(source.path(), RecursiveMode::Recursive)?;
         let registry = self.clone();
         let task = tokio::spawn(async move {
             while events_rx.recv().await.is_some() {
@@ -215,8 +264,8 @@ impl Registry {
                         Err(_) => break,
                     }
                 }
-                let path = path.clone();
-                let loaded = tokio::task::spawn_blocking(move || load::load_path(&path)).await;
+                let source = source.clone();
+                let loaded = tokio::task::spawn_blocking(move || source.load()).await;
                 if let Ok(loaded) = loaded {
                     registry.apply(loaded);
                 }
@@ -280,13 +329,63 @@ mod tests {
         assert!(registry.last_error().is_none());
     }
 
+    /// A log sink for one test.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if let Ok(mut b) = self.0.lock() {
+                b.extend_from_slice(buf);
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn recovery_is_logged_even_when_nothing_changes() {
+        let logs = Captured::default();
+        let sink = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || sink.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let registry =
+                Registry::new(Snapshot::build(load::load_text(PG, "a").unwrap()).unwrap());
+            assert!(!registry.apply(load::load_text("kind: A\nkind: B\n", "dup.yaml")));
+            // The fix restores what was served: no swap, but a word.
+            assert!(!registry.apply(load::load_text(PG, "a")));
+            assert!(registry.last_error().is_none());
+        });
+        let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].contains("still serving the previous set until the files are fixed: dup.yaml:2:1: the key `kind` appears twice in the same mapping"),
+            "{text}"
+        );
+        assert!(!text.contains("DuplicateKeyPolicy"), "{text}");
+        assert!(
+            lines[1].contains(
+                "kind definitions are valid again and accepted; the kinds served are unchanged"
+            ),
+            "{text}"
+        );
+    }
+
     #[tokio::test]
     async fn file_changes_reload_without_restart() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("pg.yaml"), PG).unwrap();
         let registry = Registry::from_path(dir.path()).unwrap();
         let mut changes = registry.subscribe();
-        let _watch = registry.watch_path(dir.path().to_owned()).unwrap();
+        let _watch = registry
+            .watch_source(KindSource::Definitions(dir.path().to_owned()))
+            .unwrap();
 
         std::fs::write(dir.path().join("redis.yaml"), REDIS).unwrap();
         tokio::time::timeout(Duration::from_secs(10), changes.changed())
@@ -307,5 +406,61 @@ mod tests {
             registry.last_error()
         );
         assert_eq!(registry.snapshot().kinds().len(), 2);
+    }
+
+    #[tokio::test]
+    async fn chart_changes_are_rescaffolded_without_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let chart = dir.path().join("cache");
+        std::fs::create_dir_all(&chart).unwrap();
+        std::fs::write(
+            chart.join("Chart.yaml"),
+            "apiVersion: v2\nname: cache\nversion: 0.1.0\n",
+        )
+        .unwrap();
+        std::fs::write(
+            chart.join("values.yaml"),
+            "## @param size Volume size\nsize: 1Gi\n",
+        )
+        .unwrap();
+        let source = KindSource::Charts(dir.path().to_owned());
+        let registry = Registry::from_source(&source).unwrap();
+        let field = |registry: &Registry, name: &str| {
+            registry.snapshot().kinds()[0]
+                .resolved
+                .definition
+                .open_api_schema["properties"]
+                .get(name)
+                .is_some()
+        };
+        assert!(field(&registry, "size") && !field(&registry, "replicas"));
+        let mut changes = registry.subscribe();
+        let _watch = registry.watch_source(source).unwrap();
+
+        // The chart author adds a value: the kind follows.
+        std::fs::write(
+            chart.join("values.yaml"),
+            "## @param size Volume size\nsize: 1Gi\n## @param replicas Replicas\nreplicas: 2\n",
+        )
+        .unwrap();
+        tokio::time::timeout(Duration::from_secs(10), changes.changed())
+            .await
+            .expect("re-scaffold")
+            .unwrap();
+        assert!(field(&registry, "replicas"));
+
+        // A schema that does not parse is refused, naming the chart; the
+        // kind keeps serving.
+        std::fs::write(chart.join("values.schema.json"), "{\"type\": ").unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while registry.last_error().is_none() && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let error = registry.last_error().expect("the broken chart is refused");
+        assert!(
+            error.contains("cache") && error.contains("values.schema.json"),
+            "{error}"
+        );
+        assert!(field(&registry, "replicas"));
     }
 }

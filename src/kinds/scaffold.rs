@@ -39,6 +39,8 @@ pub(crate) struct Scaffolded {
     pub definition: KindDefinition,
     /// Warnings for stderr.
     pub warnings: Vec<String>,
+    /// What was chosen for the user and how to choose otherwise, for stderr.
+    pub notes: Vec<String>,
 }
 
 /// Why a chart could not be scaffolded.
@@ -87,8 +89,22 @@ pub(crate) fn scaffold(
 ) -> Result<Scaffolded, ScaffoldError> {
     let origin = loaded.origin.clone();
     let mut warnings = Vec::new();
-    let names = chart::derive_names(&loaded.metadata.name);
-    let kind = options.kind.clone().unwrap_or(names.kind);
+    let mut notes = Vec::new();
+    let kind = match &options.kind {
+        Some(kind) => kind.clone(),
+        None => {
+            let (kind, source) = chart::propose_kind(
+                &loaded.metadata.name,
+                loaded.metadata.description.as_deref(),
+                &loaded.metadata.annotations,
+            );
+            notes.push(format!(
+                "kind {kind} ({source}); choose another with --kind, or set the {} annotation in Chart.yaml",
+                chart::KIND_ANNOTATION
+            ));
+            kind
+        }
+    };
     let singular = options
         .singular
         .clone()
@@ -192,6 +208,7 @@ pub(crate) fn scaffold(
     Ok(Scaffolded {
         definition,
         warnings,
+        notes,
     })
 }
 

@@ -265,7 +265,39 @@ fn probe(path: &str, period: i32) -> Probe {
     }
 }
 
-fn quantities(cpu: &str, memory: &str) -> BTreeMap<String, Quantity> {
+/// The pod security context of PSA `restricted`: non-root ([`RUN_AS_USER`],
+/// the image's `nonroot`), seccomp `RuntimeDefault`. Shared with the
+/// in-cluster server's Deployment (`register::install`).
+pub fn restricted_pod() -> PodSecurityContext {
+    PodSecurityContext {
+        run_as_non_root: Some(true),
+        run_as_user: Some(RUN_AS_USER),
+        run_as_group: Some(RUN_AS_USER),
+        seccomp_profile: Some(SeccompProfile {
+            type_: "RuntimeDefault".to_owned(),
+            ..SeccompProfile::default()
+        }),
+        ..PodSecurityContext::default()
+    }
+}
+
+/// The container security context of PSA `restricted`: no privilege
+/// escalation, read-only root filesystem, non-root, every capability dropped.
+pub fn restricted_container() -> SecurityContext {
+    SecurityContext {
+        allow_privilege_escalation: Some(false),
+        read_only_root_filesystem: Some(true),
+        run_as_non_root: Some(true),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".to_owned()]),
+            ..Capabilities::default()
+        }),
+        ..SecurityContext::default()
+    }
+}
+
+/// `cpu` and `memory` quantities, for requests and limits.
+pub fn quantities(cpu: &str, memory: &str) -> BTreeMap<String, Quantity> {
     BTreeMap::from([
         ("cpu".to_owned(), Quantity(cpu.to_owned())),
         ("memory".to_owned(), Quantity(memory.to_owned())),
@@ -299,16 +331,7 @@ pub fn deployment(spec: &AgentSpec) -> Deployment {
             limits: Some(quantities("200m", "64Mi")),
             ..ResourceRequirements::default()
         }),
-        security_context: Some(SecurityContext {
-            allow_privilege_escalation: Some(false),
-            read_only_root_filesystem: Some(true),
-            run_as_non_root: Some(true),
-            capabilities: Some(Capabilities {
-                drop: Some(vec!["ALL".to_owned()]),
-                ..Capabilities::default()
-            }),
-            ..SecurityContext::default()
-        }),
+        security_context: Some(restricted_container()),
         ..Container::default()
     };
     Deployment {
@@ -333,16 +356,7 @@ pub fn deployment(spec: &AgentSpec) -> Deployment {
                     automount_service_account_token: Some(true),
                     enable_service_links: Some(false),
                     termination_grace_period_seconds: Some(30),
-                    security_context: Some(PodSecurityContext {
-                        run_as_non_root: Some(true),
-                        run_as_user: Some(RUN_AS_USER),
-                        run_as_group: Some(RUN_AS_USER),
-                        seccomp_profile: Some(SeccompProfile {
-                            type_: "RuntimeDefault".to_owned(),
-                            ..SeccompProfile::default()
-                        }),
-                        ..PodSecurityContext::default()
-                    }),
+                    security_context: Some(restricted_pod()),
                     containers: vec![container],
                     ..PodSpec::default()
                 }),

@@ -182,7 +182,8 @@ pub fn ephemeral(service: &str, namespace: &str) -> Result<ServingCerts, CertsEr
     })
 }
 
-fn issue(ca: &Ca, dns: &[String], ips: &[IpAddr]) -> Result<CertPair, CertsError> {
+/// A serving certificate for `dns` and `ips` from `ca`, valid [`SERVING_DAYS`].
+pub fn issue(ca: &Ca, dns: &[String], ips: &[IpAddr]) -> Result<CertPair, CertsError> {
     let names: Vec<&str> = dns.iter().map(String::as_str).collect();
     let mut spec = LeafSpec::server("kubectl-cozy serve", &names, ips);
     spec.valid_days = Some(SERVING_DAYS);
@@ -219,6 +220,12 @@ pub fn reusable(
         && issuer == Some(ca_key_id)
         && want_dns == have_dns
         && want_ips == have_ips
+}
+
+/// When the first certificate in `cert_pem` expires (Unix seconds), if it
+/// parses.
+pub fn not_after(cert_pem: &str) -> Option<i64> {
+    inspect(cert_pem).map(|(_, not_after, ..)| not_after)
 }
 
 type Inspected = (i64, i64, Option<Vec<u8>>, Vec<String>, Vec<IpAddr>);

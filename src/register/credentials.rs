@@ -2,13 +2,20 @@
 //! kubeconfigs stay valid across restarts), a serving certificate for the
 //! listen address, an admin client certificate, and the kubeconfig that
 //! makes `kubectl --kubeconfig … get postgreses` work at once.
+//!
+//! Every start issues fresh leaf certificates (one year at most) and renews
+//! the CA when it has less than a year left or was made without a bound (by
+//! versions that issued certificates valid until 4096). The serving
+//! certificate names loopback, `localhost`, the host name, and the listen
+//! address — every address of the host's interfaces when it is a wildcard —
+//! and the kubeconfig points at an address it names.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
-use crate::pki::{Ca, CertPair, LeafSpec};
+use crate::pki::{CA_LIFETIME, Ca, CertPair, LEAF_LIFETIME, LeafSpec};
 
 /// Credentials of a standalone server.
 pub struct Credentials {
@@ -77,35 +84,97 @@ fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Error +
     move |source| Error::Io { what, path, source }
 }
 
-/// Loads (or creates) the CA in `state_dir` and issues fresh serving and client certificates.
+/// Loads (or creates, or renews) the CA in `state_dir` and issues fresh
+/// serving and client certificates.
 pub fn credentials(state_dir: &Path, listen: SocketAddr) -> Result<Credentials, Error> {
-    std::fs::create_dir_all(state_dir).map_err(io("create", state_dir))?;
+    crate::storage::private_files::create_dir(state_dir).map_err(io("create", state_dir))?;
     let ca_cert = state_dir.join("ca.crt");
     let ca_key = state_dir.join("ca.key");
-    let ca = if ca_cert.exists() && ca_key.exists() {
+    let stored = if ca_cert.exists() && ca_key.exists() {
         let cert = std::fs::read_to_string(&ca_cert).map_err(io("read", &ca_cert))?;
         let key = std::fs::read_to_string(&ca_key).map_err(io("read", &ca_key))?;
-        Ca::from_pem(&cert, &key).map_err(|e| Error::BadCa {
+        let ca = Ca::from_pem(&cert, &key).map_err(|e| Error::BadCa {
             path: state_dir.to_owned(),
             message: e.to_string(),
-        })?
+        })?;
+        Some(ca).filter(|ca| ca_is_current(ca.not_after(), time::OffsetDateTime::now_utc()))
     } else {
-        let ca = Ca::new("kubectl-cozy standalone CA")?;
-        write_private(&ca_key, &ca.pair().key_pem)?;
-        std::fs::write(&ca_cert, ca.cert_pem()).map_err(io("write", &ca_cert))?;
-        ca
+        None
     };
-    let mut ips = vec!["127.0.0.1".parse().expect("ip"), "::1".parse().expect("ip")];
-    if !listen.ip().is_unspecified() && !ips.contains(&listen.ip()) {
-        ips.push(listen.ip());
+    let ca = match stored {
+        Some(ca) => ca,
+        None => {
+            let ca = Ca::new("kubectl-cozy standalone CA")?;
+            write_private(&ca_key, &ca.pair().key_pem)?;
+            std::fs::write(&ca_cert, ca.cert_pem()).map_err(io("write", &ca_cert))?;
+            ca
+        }
+    };
+    let ips = serving_ips(listen.ip(), &host_ips());
+    let mut dns = vec!["localhost".to_owned()];
+    if let Some(host) = hostname::get().ok().and_then(|h| h.into_string().ok())
+        && !host.is_empty()
+        && host != "localhost"
+        && rcgen::string::Ia5String::try_from(host.as_str()).is_ok()
+    {
+        dns.push(host);
     }
-    let serving = ca.issue(&LeafSpec::server("kubectl-cozy", &["localhost"], &ips))?;
+    let dns: Vec<&str> = dns.iter().map(String::as_str).collect();
+    let serving = ca.issue(&LeafSpec::server("kubectl-cozy", &dns, &ips))?;
     let client = ca.issue(&LeafSpec::client("kubectl-cozy-admin", &["system:masters"]))?;
     Ok(Credentials {
         ca_pem: ca.cert_pem().to_owned(),
         serving,
         client,
     })
+}
+
+/// Whether a stored CA ending at `not_after` is kept: it has at least a
+/// leaf's lifetime left and was made with a bounded lifetime.
+fn ca_is_current(not_after: time::OffsetDateTime, now: time::OffsetDateTime) -> bool {
+    not_after > now + LEAF_LIFETIME && not_after <= now + CA_LIFETIME + time::Duration::days(1)
+}
+
+/// The addresses of the host's interfaces (none when they cannot be read).
+fn host_ips() -> Vec<IpAddr> {
+    match if_addrs::get_if_addrs() {
+        Ok(interfaces) => interfaces.into_iter().map(|i| i.ip()).collect(),
+        Err(e) => {
+            tracing::warn!("list network interfaces for the serving certificate: {e}");
+            Vec::new()
+        }
+    }
+}
+
+/// The IP SANs of the serving certificate: loopback, and the listen address
+/// or, for a wildcard, every host address of its family (both for `::`,
+/// which takes IPv4 too on most hosts).
+fn serving_ips(listen: IpAddr, host: &[IpAddr]) -> Vec<IpAddr> {
+    let mut ips: Vec<IpAddr> = vec![Ipv4Addr::LOCALHOST.into(), Ipv6Addr::LOCALHOST.into()];
+    let wanted: Vec<IpAddr> = match listen {
+        IpAddr::V4(v4) if v4.is_unspecified() => {
+            host.iter().filter(|ip| ip.is_ipv4()).copied().collect()
+        }
+        IpAddr::V6(v6) if v6.is_unspecified() => host.to_vec(),
+        other => vec![other],
+    };
+    for ip in wanted {
+        if !ips.contains(&ip) {
+            ips.push(ip);
+        }
+    }
+    ips
+}
+
+/// The URL a client uses to reach a server bound to `bound`: a wildcard
+/// address is no destination, so loopback of its family stands for it.
+pub fn server_url(bound: SocketAddr) -> String {
+    let ip: IpAddr = match bound.ip() {
+        IpAddr::V4(v4) if v4.is_unspecified() => Ipv4Addr::LOCALHOST.into(),
+        IpAddr::V6(v6) if v6.is_unspecified() => Ipv6Addr::LOCALHOST.into(),
+        other => other,
+    };
+    format!("https://{}", SocketAddr::new(ip, bound.port()))
 }
 
 /// Writes `text` to `path` readable by the owner only, atomically: into a
@@ -154,4 +223,72 @@ pub fn write_kubeconfig(path: &Path, server: &str, credentials: &Credentials) ->
         std::fs::create_dir_all(parent).map_err(io("create", parent))?;
     }
     write_private(path, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use time::{Duration, OffsetDateTime};
+
+    use super::*;
+
+    #[test]
+    fn kubeconfig_server_for_a_wildcard_listen_is_loopback() {
+        assert_eq!(
+            server_url("0.0.0.0:7443".parse().unwrap()),
+            "https://127.0.0.1:7443"
+        );
+        assert_eq!(
+            server_url("[::]:7443".parse().unwrap()),
+            "https://[::1]:7443"
+        );
+        assert_eq!(
+            server_url("10.1.2.3:7443".parse().unwrap()),
+            "https://10.1.2.3:7443"
+        );
+    }
+
+    #[test]
+    fn serving_certificate_names_the_real_addresses_of_a_wildcard() {
+        let host: Vec<IpAddr> = vec![
+            "127.0.0.1".parse().unwrap(),
+            "10.1.2.3".parse().unwrap(),
+            "fd00::5".parse().unwrap(),
+        ];
+        let v4 = serving_ips("0.0.0.0".parse().unwrap(), &host);
+        assert!(v4.contains(&"10.1.2.3".parse().unwrap()), "{v4:?}");
+        assert!(!v4.contains(&"fd00::5".parse().unwrap()), "{v4:?}");
+        assert!(!v4.iter().any(IpAddr::is_unspecified), "{v4:?}");
+        let v6 = serving_ips("::".parse().unwrap(), &host);
+        assert!(
+            v6.contains(&"fd00::5".parse().unwrap()) && v6.contains(&"10.1.2.3".parse().unwrap())
+        );
+        let one = serving_ips("192.168.0.9".parse().unwrap(), &host);
+        assert_eq!(one.len(), 3, "{one:?}");
+        assert!(one.contains(&"192.168.0.9".parse().unwrap()));
+    }
+
+    #[test]
+    fn unbounded_or_expiring_cas_are_renewed_on_start() {
+        let now = OffsetDateTime::now_utc();
+        assert!(ca_is_current(now + CA_LIFETIME, now));
+        assert!(ca_is_current(now + Duration::days(400), now));
+        assert!(!ca_is_current(now + Duration::days(100), now), "expiring");
+        let year_4096 = OffsetDateTime::new_utc(
+            time::Date::from_calendar_date(4096, time::Month::January, 1).unwrap(),
+            time::Time::MIDNIGHT,
+        );
+        assert!(!ca_is_current(year_4096, now), "unbounded");
+    }
+
+    #[test]
+    fn a_stored_ca_is_kept_across_starts_and_leaves_are_fresh() {
+        let tmp = tempfile::tempdir().unwrap();
+        let listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let first = credentials(tmp.path(), listen).unwrap();
+        let second = credentials(tmp.path(), listen).unwrap();
+        assert_eq!(first.ca_pem, second.ca_pem);
+        assert_ne!(first.serving.cert_pem, second.serving.cert_pem);
+        let end = crate::pki::not_after(&second.serving.cert_pem).unwrap();
+        assert!(end <= OffsetDateTime::now_utc() + LEAF_LIFETIME);
+    }
 }

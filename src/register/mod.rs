@@ -15,12 +15,14 @@
 //! | [`teardown`] | serve's own teardown, in two phases (a second Ctrl-C stops after the APIServices) |
 //! | [`sentinel`] | the agent's Lease watch (expiry on its own clock) and reap |
 //! | [`manifests`] | the RBAC `serve --print-rbac` prints |
+//! | [`install`] | a production install (`kubectl cozy install`): the Deployment running `serve --in-cluster`, its Secret, Service, APIServices; diff and server-side apply |
 //! | [`credentials`] | standalone mode's local CA, certificates and kubeconfig |
 
 pub mod agent;
 pub mod apiservice;
 pub mod certs;
 pub mod credentials;
+pub mod install;
 pub mod lease;
 pub mod manifests;
 pub mod plan;

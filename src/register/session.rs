@@ -65,6 +65,11 @@ pub const CREATED_NAMESPACE_ANNOTATION: &str = "kubectl-cozy.io/created-namespac
 /// (`alice@laptop, pid 4242, since 2026-09-01T12:00:00Z`).
 pub const REGISTERED_BY_ANNOTATION: &str = "kubectl-cozy.io/registered-by";
 
+/// On a session's APIServices: the hash of the kinds serve serves now.
+/// Serve updates it when the kinds change, so that kube-apiserver re-reads
+/// discovery at once instead of at its next one-minute poll.
+pub const KINDS_HASH_ANNOTATION: &str = "kubectl-cozy.io/kinds-hash";
+
 /// Longest session id accepted (ids `serve` makes have [`ID_LENGTH`]).
 pub const MAX_ID_LENGTH: usize = 40;
 /// Length of the ids [`generate_id`] makes.

@@ -123,6 +123,14 @@ impl AppStore {
         AppStore { cache, backend }
     }
 
+    /// The embedded store, in standalone mode (its namespaces).
+    pub fn embedded(&self) -> Option<&super::embedded_store::EmbeddedStore> {
+        match &self.backend {
+            Backend::Embedded(store) => Some(store),
+            Backend::Cluster(_) => None,
+        }
+    }
+
     /// Whether the cache has made its first list.
     pub fn ready(&self) -> bool {
         self.cache.ready()
@@ -344,6 +352,7 @@ impl Apps<'_> {
             .await
             .map_err(|e| match e {
                 StoreError::NotFound => ApiError::not_found("namespaces", &namespace),
+                StoreError::AlreadyExists => self.already_exists(&namespace, &name),
                 StoreError::Upstream {
                     code: 403,
                     message,
@@ -488,6 +497,45 @@ impl Apps<'_> {
         )
     }
 
+    /// 409 AlreadyExists for a create whose HelmRelease name is taken. When
+    /// the HelmRelease belongs to an app of another kind (kinds that share a
+    /// release prefix), the message names that app, since `kubectl get` of
+    /// this kind finds nothing under the name.
+    fn already_exists(&self, namespace: &str, name: &str) -> ApiError {
+        let release = helm_release::release_name(&self.kind.resolved, name);
+        let plain = ApiError::already_exists(&self.group_resource(), name);
+        let Some(existing) = self.cache().get(namespace, &release) else {
+            return plain;
+        };
+        let label = |key: &str| {
+            existing
+                .pointer("/metadata/labels")
+                .and_then(|l| l.get(key))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let (Some(kind), Some(group)) = (
+            label(helm_release::KIND_LABEL),
+            label(helm_release::GROUP_LABEL),
+        ) else {
+            return plain;
+        };
+        let d = &self.kind.resolved.definition;
+        if kind == d.kind && group == d.group {
+            return plain;
+        }
+        let owner = label(helm_release::NAME_LABEL).unwrap_or_default();
+        ApiError {
+            message: format!(
+                "{} \"{name}\" cannot be created: its HelmRelease {namespace}/{release} already belongs to \
+                 {kind}.{group} \"{owner}\" (the two kinds share the release prefix {:?})",
+                self.group_resource(),
+                self.kind.resolved.release_prefix,
+            ),
+            ..plain
+        }
+    }
+
     /// The `Status` of a store error about the app `name`.
     fn store_error(&self, err: StoreError, name: &str) -> ApiError {
         store_error(err, &self.group_resource(), name)
@@ -543,6 +591,54 @@ mod tests {
             "metadata": {"name": name, "namespace": "ns", "labels": {"team": team}},
             "spec": {"size": "1Gi"},
         })
+    }
+
+    /// Kinds with the same release prefix: the second app named alike is
+    /// refused with a message naming the app that owns the HelmRelease.
+    #[tokio::test]
+    async fn a_taken_release_name_names_its_owner() {
+        let text = "kind: Tenant\nopenAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
+                    release: {prefix: \"\", chart: {name: tenant, sourceRef: {kind: HelmRepository, name: r}}}\n---\n\
+                    kind: Etcd\nopenAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
+                    release: {prefix: \"\", chart: {name: etcd, sourceRef: {kind: HelmRepository, name: r}}}\n";
+        let snapshot =
+            Snapshot::build(crate::kinds::load::load_text(text, "test").unwrap()).unwrap();
+        let (tenant, etcd) = (snapshot.kinds()[0].clone(), snapshot.kinds()[1].clone());
+        let backend =
+            Backend::Embedded(EmbeddedStore::open(std::path::Path::new(":memory:")).unwrap());
+        let store = AppStore::new(WatchCache::start(backend.clone()), backend);
+        store.wait_ready().await;
+        let user = UserInfo::default();
+        let object = |kind: &str| {
+            json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": kind,
+                   "metadata": {"name": "demo", "namespace": "ns"}, "spec": {}})
+        };
+        store
+            .of(&tenant)
+            .create(object("Tenant"), false, &user)
+            .await
+            .unwrap();
+        let err = store
+            .of(&etcd)
+            .create(object("Etcd"), false, &user)
+            .await
+            .unwrap_err();
+        assert_eq!((err.code, err.reason), (409, "AlreadyExists"));
+        assert_eq!(
+            err.message,
+            "etcds.apps.cozystack.io \"demo\" cannot be created: its HelmRelease ns/demo already belongs to \
+             Tenant.apps.cozystack.io \"demo\" (the two kinds share the release prefix \"\")"
+        );
+        // The same kind twice keeps Kubernetes' own message.
+        let again = store
+            .of(&tenant)
+            .create(object("Tenant"), false, &user)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            again.message,
+            "tenants.apps.cozystack.io \"demo\" already exists"
+        );
     }
 
     /// Create, read back, update (and a stale one), select, watch and delete,

@@ -7,6 +7,10 @@
 //!   (a `continue` token older than them gets 410 Expired).
 //! - A bounded event history lets client watches resume from a
 //!   resourceVersion; older ones get 410 Expired.
+//! - History and snapshots are kept by count and by age: past
+//!   [`FRESH`] (kube-apiserver's watch-cache event freshness, 75 s) only
+//!   the newest [`HISTORY_MIN`] events and the newest snapshot stay, so a
+//!   burst of writes does not hold its objects in memory once it is over.
 //! - Upstream reconnects resume from the last seen revision; when upstream
 //!   says 410, the cache re-lists and emits the difference as events, so no
 //!   client event is lost or duplicated.
@@ -28,6 +32,7 @@ use futures::StreamExt;
 use imbl::OrdMap;
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
+use tokio::time::Instant;
 
 use crate::kinds::definition::ResolvedKind;
 
@@ -40,6 +45,12 @@ use super::{
 pub const HISTORY: usize = 10_000;
 /// Snapshots kept for paginated lists.
 const SNAPSHOTS: usize = 256;
+/// How long events and snapshots are kept beyond the minimum.
+pub const FRESH: Duration = Duration::from_secs(75);
+/// Events kept however old they are.
+pub const HISTORY_MIN: usize = 100;
+/// How often old history is dropped when no write comes to do it.
+const PRUNE_EVERY: Duration = Duration::from_secs(5);
 
 /// `(namespace, name)`.
 pub type Key = (String, String);
@@ -153,10 +164,12 @@ pub struct CacheEvent {
 struct State {
     objects: Objects,
     revision: u64,
-    history: VecDeque<Arc<CacheEvent>>,
+    /// Events, with when they were recorded.
+    history: VecDeque<(Instant, Arc<CacheEvent>)>,
     /// Watches may resume from this revision or later.
     oldest: u64,
-    snapshots: VecDeque<(u64, Objects)>,
+    /// Snapshots `(revision, objects)`, with when they were taken.
+    snapshots: VecDeque<(Instant, u64, Objects)>,
     /// Writes upstream has answered and the watch has not yet delivered,
     /// each newer than `revision` (dropped once the watch reaches it).
     ahead: HashMap<Key, Ahead>,
@@ -210,6 +223,26 @@ impl State {
             self.ahead.retain(|_, a| a.resource_version > revision);
         }
     }
+
+    /// Drops what is past its keep: beyond the count limits, and older
+    /// than [`FRESH`] beyond [`HISTORY_MIN`] events and one snapshot.
+    fn prune(&mut self, now: Instant) {
+        let stale = |at: &Instant| now.saturating_duration_since(*at) > FRESH;
+        while self.history.len() > HISTORY
+            || (self.history.len() > HISTORY_MIN
+                && self.history.front().is_some_and(|(at, _)| stale(at)))
+        {
+            if let Some((_, old)) = self.history.pop_front() {
+                self.oldest = old.revision;
+            }
+        }
+        while self.snapshots.len() > SNAPSHOTS
+            || (self.snapshots.len() > 1
+                && self.snapshots.front().is_some_and(|(at, ..)| stale(at)))
+        {
+            self.snapshots.pop_front();
+        }
+    }
 }
 
 /// The shared cache.
@@ -258,6 +291,7 @@ impl WatchCache {
             upstream_watches: upstream_watches.clone(),
         };
         let task = tokio::spawn(sync.run(backend));
+        tokio::spawn(prune_while_alive(Arc::downgrade(&state)));
         WatchCache {
             state,
             events,
@@ -378,8 +412,8 @@ impl WatchCache {
             .snapshots
             .iter()
             .rev()
-            .find(|(r, _)| *r == revision)
-            .map(|(_, o)| o.clone())
+            .find(|(_, r, _)| *r == revision)
+            .map(|(_, _, o)| o.clone())
     }
 
     /// One object.
@@ -407,10 +441,23 @@ impl WatchCache {
         let backlog = state
             .history
             .iter()
+            .map(|(_, e)| e)
             .filter(|e| e.revision > revision)
             .cloned()
             .collect();
         Ok((backlog, self.events.subscribe()))
+    }
+}
+
+/// Drops old history every [`PRUNE_EVERY`] until the cache is gone.
+async fn prune_while_alive(state: std::sync::Weak<RwLock<State>>) {
+    let mut tick = tokio::time::interval(PRUNE_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(state) = state.upgrade() else { return };
+        let mut state = state.write().unwrap_or_else(|p| p.into_inner());
+        state.prune(Instant::now());
     }
 }
 
@@ -481,7 +528,7 @@ impl Sync {
                     Ok(listing) => {
                         self.replace(listing.items, listing.resource_version);
                         // The pages parsed for the list are freed between the kept objects.
-                        crate::allocator::release_free_memory();
+                        crate::allocator::trim();
                         self.ready_tx.send_replace(true);
                         need_list = false;
                         backoff = Duration::from_millis(200);
@@ -647,21 +694,15 @@ impl Sync {
     fn record(&self, state: &mut State, events: Vec<Arc<CacheEvent>>, revision: u64) {
         state.revision = state.revision.max(revision);
         state.confirm_writes();
-        let snapshot = (state.revision, state.objects.clone());
+        let now = Instant::now();
+        let snapshot = (now, state.revision, state.objects.clone());
         state.snapshots.push_back(snapshot);
-        if state.snapshots.len() > SNAPSHOTS {
-            state.snapshots.pop_front();
-        }
         for event in events {
-            state.history.push_back(event.clone());
-            if state.history.len() > HISTORY
-                && let Some(old) = state.history.pop_front()
-            {
-                state.oldest = old.revision;
-            }
+            state.history.push_back((now, event.clone()));
             // Sent under the write lock: subscribers see history and live events without a gap.
             let _ = self.events.send(event);
         }
+        state.prune(now);
         self.revision_tx.send_replace(state.revision);
     }
 }
@@ -909,6 +950,41 @@ mod tests {
         // A delete taken ahead is current when upstream has no such object.
         assert!(cache.take_write(&at("pg-a", 12, 1), false));
         assert!(cache.wait_until_current(&upstream(&[]), &one, quick).await);
+    }
+
+    #[test]
+    fn old_history_and_snapshots_are_dropped_after_a_burst() {
+        let start = Instant::now();
+        let mut state = State {
+            objects: OrdMap::new(),
+            revision: 0,
+            history: VecDeque::new(),
+            oldest: 0,
+            snapshots: VecDeque::new(),
+            ahead: HashMap::new(),
+        };
+        let stored = Arc::new(Stored::new(&hr("a")));
+        for revision in 1..=1000u64 {
+            let event = CacheEvent {
+                event_type: EventType::Modified,
+                object: stored.clone(),
+                previous: None,
+                revision,
+                key: ("ns".into(), "a".into()),
+            };
+            state.history.push_back((start, Arc::new(event)));
+            state.snapshots.push_back((start, revision, OrdMap::new()));
+        }
+        state.prune(start + Duration::from_secs(1));
+        assert_eq!(state.history.len(), 1000, "fresh history is kept");
+        assert_eq!(state.snapshots.len(), SNAPSHOTS);
+        state.prune(start + FRESH + Duration::from_secs(1));
+        assert_eq!(state.history.len(), HISTORY_MIN);
+        assert_eq!(state.snapshots.len(), 1);
+        assert_eq!(state.snapshots[0].1, 1000, "the newest snapshot stays");
+        // Watches may resume only from what is kept.
+        assert_eq!(state.oldest, 1000 - HISTORY_MIN as u64);
+        assert_eq!(state.history.front().unwrap().1.revision, state.oldest + 1);
     }
 
     fn owned(name: &str, kind: &str) -> Value {

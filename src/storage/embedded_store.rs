@@ -2,7 +2,9 @@
 //! SQLite file (the way k3s's kine keeps Kubernetes objects in SQLite), with
 //! what kube-apiserver would do for them — monotonic resourceVersions, uid,
 //! creationTimestamp and generation, optimistic concurrency, graceful deletion
-//! with finalizers — and a watch fed by an in-memory event log.
+//! with finalizers — and a watch fed by an in-memory event log, kept by
+//! count and, past the minimum, for [`super::cache::FRESH`] (so a burst of
+//! writes is not held in memory once it is over).
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -12,6 +14,7 @@ use futures::StreamExt;
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
+use tokio::time::Instant;
 
 use super::cache::Stored;
 use super::{
@@ -20,14 +23,44 @@ use super::{
 
 /// Events kept in memory for watch resumption.
 const EVENT_LOG: usize = 4096;
+/// Events kept however old they are.
+const EVENT_LOG_MIN: usize = 100;
 
-struct Inner {
-    conn: Connection,
+pub(super) struct Inner {
+    pub(super) conn: Connection,
     revision: u64,
-    log: VecDeque<StoreEvent>,
+    /// Events, with when they were committed.
+    log: VecDeque<(Instant, StoreEvent)>,
     /// The oldest revision a watch may resume from.
     compacted: u64,
     tx: broadcast::Sender<StoreEvent>,
+}
+
+impl Inner {
+    /// Drops events past [`EVENT_LOG`], and those older than
+    /// [`super::cache::FRESH`] beyond [`EVENT_LOG_MIN`].
+    fn prune(&mut self, now: Instant) {
+        let stale = |at: &Instant| now.saturating_duration_since(*at) > super::cache::FRESH;
+        while self.log.len() > EVENT_LOG
+            || (self.log.len() > EVENT_LOG_MIN && self.log.front().is_some_and(|(at, _)| stale(at)))
+        {
+            if let Some((_, old)) = self.log.pop_front() {
+                self.compacted = old.resource_version();
+            }
+        }
+    }
+}
+
+/// Drops old events every few seconds until the store is gone.
+async fn prune_while_alive(inner: std::sync::Weak<Mutex<Inner>>) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(inner) = inner.upgrade() else { return };
+        let mut inner = inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner.prune(Instant::now());
+    }
 }
 
 /// A SQLite-backed HelmRelease store.
@@ -36,13 +69,20 @@ pub struct EmbeddedStore {
     inner: Arc<Mutex<Inner>>,
 }
 
-fn internal(e: impl std::fmt::Display) -> StoreError {
+pub(super) fn internal(e: impl std::fmt::Display) -> StoreError {
     StoreError::Internal(e.to_string())
 }
 
 impl EmbeddedStore {
     /// Opens (creating if needed) the store at `path`; `:memory:` keeps it in memory.
+    ///
+    /// A file store is owner-only: its directory is created 0700, the file
+    /// 0600, and SQLite gives its `-wal` and `-shm` the file's permissions
+    /// (existing ones are narrowed too), as they hold app specs.
     pub fn open(path: &Path) -> Result<EmbeddedStore, StoreError> {
+        if path != Path::new(":memory:") {
+            secure(path).map_err(|e| internal(format!("secure {}: {e}", path.display())))?;
+        }
         let conn = Connection::open(path)
             .map_err(|e| internal(format!("open {}: {e}", path.display())))?;
         conn.execute_batch(
@@ -53,6 +93,7 @@ impl EmbeddedStore {
              CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);",
         )
         .map_err(internal)?;
+        super::namespace_store::prepare(&conn)?;
         let revision: u64 = conn
             .query_row("SELECT value FROM meta WHERE key = 'revision'", [], |r| {
                 r.get::<_, i64>(0)
@@ -61,18 +102,20 @@ impl EmbeddedStore {
             .map_err(internal)?
             .map_or(0, |v| v as u64);
         let (tx, _) = broadcast::channel(1024);
-        Ok(EmbeddedStore {
-            inner: Arc::new(Mutex::new(Inner {
-                conn,
-                revision,
-                log: VecDeque::new(),
-                compacted: revision,
-                tx,
-            })),
-        })
+        let inner = Arc::new(Mutex::new(Inner {
+            conn,
+            revision,
+            log: VecDeque::new(),
+            compacted: revision,
+            tx,
+        }));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(prune_while_alive(Arc::downgrade(&inner)));
+        }
+        Ok(EmbeddedStore { inner })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -121,6 +164,7 @@ impl EmbeddedStore {
         let backlog: Vec<StoreEvent> = inner
             .log
             .iter()
+            .map(|(_, e)| e)
             .filter(|e| e.resource_version() > from)
             .cloned()
             .collect();
@@ -303,6 +347,20 @@ impl EmbeddedStore {
     }
 }
 
+/// Makes the store's directory, file and SQLite side files owner-only.
+fn secure(path: &Path) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        super::private_files::create_dir(parent)?;
+    }
+    super::private_files::open(path)?;
+    for suffix in ["-wal", "-shm", "-journal"] {
+        let mut side = path.as_os_str().to_owned();
+        side.push(suffix);
+        super::private_files::restrict_path(Path::new(&side))?;
+    }
+    Ok(())
+}
+
 fn metadata_mut(object: &mut Value) -> &mut serde_json::Map<String, Value> {
     if !object.get("metadata").is_some_and(Value::is_object) {
         object["metadata"] = json!({});
@@ -358,12 +416,9 @@ fn commit(
     .map_err(internal)?;
     tx.commit().map_err(internal)?;
     inner.revision = revision;
-    inner.log.push_back(event.clone());
-    if inner.log.len() > EVENT_LOG
-        && let Some(old) = inner.log.pop_front()
-    {
-        inner.compacted = old.resource_version();
-    }
+    let now = Instant::now();
+    inner.log.push_back((now, event.clone()));
+    inner.prune(now);
     let _ = inner.tx.send(event);
     Ok(())
 }
@@ -377,6 +432,8 @@ pub fn now() -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     fn hr(name: &str) -> Value {
@@ -427,6 +484,29 @@ mod tests {
         drop(store);
         let store = EmbeddedStore::open(&dir.path().join("db.sqlite")).unwrap();
         assert_eq!(store.list().await.unwrap().resource_version, 5);
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn store_directory_and_files_are_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("state");
+        let file = dir.join("db.sqlite");
+        let store = EmbeddedStore::open(&file).unwrap();
+        store.create(hr("secret"), false).await.unwrap();
+        assert_eq!(mode(&dir), 0o700);
+        for suffix in ["", "-wal", "-shm"] {
+            let path = PathBuf::from(format!("{}{suffix}", file.display()));
+            assert!(path.exists(), "{} missing", path.display());
+            assert_eq!(mode(&path), 0o600, "{}", path.display());
+        }
+        // A store left world-readable by an older version is narrowed.
+        drop(store);
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        EmbeddedStore::open(&file).unwrap();
+        assert_eq!(mode(&file), 0o600);
     }
 
     #[tokio::test]

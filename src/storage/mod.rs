@@ -14,6 +14,9 @@
 //! - [`cache`]: one shared watch per server serving every read and watch
 //! - [`embedded_store`]: the SQLite-backed backend for standalone mode
 //! - [`cluster_store`]: the backend of HelmReleases in a real cluster, through kube-rs
+//! - [`namespace_store`]: the namespaces of standalone mode
+//! - [`store_lock`]: the one-server-per-store lock of standalone mode
+//! - [`private_files`]: owner-only files and directories for the store
 //!
 //! Writes name the user they are made for, so that `serve --impersonate`
 //! can make them upstream as that user.
@@ -24,6 +27,9 @@ pub mod cache;
 pub mod cluster_store;
 pub mod embedded_store;
 pub mod helm_release;
+pub mod namespace_store;
+pub mod private_files;
+pub mod store_lock;
 
 use std::collections::HashMap;
 use std::sync::Arc;

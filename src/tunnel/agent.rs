@@ -157,6 +157,12 @@ struct HubInner {
     next_id: AtomicU64,
 }
 
+impl super::health::Readiness for Hub {
+    fn connected_session(&self) -> Option<String> {
+        self.is_connected().then(|| self.session().to_owned())
+    }
+}
+
 impl Hub {
     /// A hub for `config`'s session (listen addresses are ignored).
     pub fn new(config: &AgentConfig) -> Self {

@@ -14,10 +14,15 @@ use http_body_util::Full;
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
-use super::agent::Hub;
+/// What readiness reads: the serve session connected right now, if any
+/// (the agent's hub implements it; tests use a fake).
+pub(crate) trait Readiness: Clone + Send + Sync + 'static {
+    /// The id of the connected serve session, or `None`.
+    fn connected_session(&self) -> Option<String>;
+}
 
 /// Serves probes on `listener` forever.
-pub(crate) async fn serve(listener: TcpListener, hub: Hub) {
+pub(crate) async fn serve<R: Readiness>(listener: TcpListener, hub: R) {
     loop {
         let (sock, _) = match listener.accept().await {
             Ok(s) => s,
@@ -40,17 +45,19 @@ pub(crate) async fn serve(listener: TcpListener, hub: Hub) {
     }
 }
 
-fn answer<B>(req: &Request<B>, hub: &Hub) -> Response<Full<Bytes>> {
+fn answer<B>(req: &Request<B>, hub: &impl Readiness) -> Response<Full<Bytes>> {
     let (status, text) = match (req.method(), req.uri().path()) {
         (&Method::GET | &Method::HEAD, "/livez") => (StatusCode::OK, "ok\n".to_owned()),
-        (&Method::GET | &Method::HEAD, "/readyz") if hub.is_connected() => (
-            StatusCode::OK,
-            format!("serve session {} connected\n", hub.session()),
-        ),
-        (&Method::GET | &Method::HEAD, "/readyz") => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "no serve session connected\n".to_owned(),
-        ),
+        (&Method::GET | &Method::HEAD, "/readyz") => match hub.connected_session() {
+            Some(session) => (
+                StatusCode::OK,
+                format!("serve session {session} connected\n"),
+            ),
+            None => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "no serve session connected\n".to_owned(),
+            ),
+        },
         _ => (StatusCode::NOT_FOUND, "not found\n".to_owned()),
     };
     let mut response = Response::new(Full::new(Bytes::from(text)));
@@ -61,17 +68,27 @@ fn answer<B>(req: &Request<B>, hub: &Hub) -> Response<Full<Bytes>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tunnel::agent::AgentConfig;
+
+    #[derive(Clone)]
+    struct Fake(Option<&'static str>);
+
+    impl Readiness for Fake {
+        fn connected_session(&self) -> Option<String> {
+            self.0.map(str::to_owned)
+        }
+    }
 
     #[test]
     fn readiness_follows_the_session() {
-        let hub = Hub::new(&AgentConfig::new("s"));
         let get = |path: &str| Request::get(path).body(()).unwrap();
-        assert_eq!(answer(&get("/livez"), &hub).status(), StatusCode::OK);
+        let alone = Fake(None);
+        assert_eq!(answer(&get("/livez"), &alone).status(), StatusCode::OK);
         assert_eq!(
-            answer(&get("/readyz"), &hub).status(),
+            answer(&get("/readyz"), &alone).status(),
             StatusCode::SERVICE_UNAVAILABLE
         );
-        assert_eq!(answer(&get("/x"), &hub).status(), StatusCode::NOT_FOUND);
+        assert_eq!(answer(&get("/x"), &alone).status(), StatusCode::NOT_FOUND);
+        let connected = answer(&get("/readyz"), &Fake(Some("s1")));
+        assert_eq!(connected.status(), StatusCode::OK);
     }
 }

@@ -613,3 +613,225 @@ async fn deletion_finalizers_and_collections() {
         StatusCode::NOT_FOUND
     );
 }
+
+#[tokio::test]
+async fn an_oversized_body_closes_the_connection_and_the_next_request_works() {
+    let s = local().await;
+    let big = vec![b' '; 4 * 1024 * 1024];
+    let r = s.raw(Method::POST, PG, &[], big).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", r.body);
+    assert_eq!(r.body["reason"], "RequestEntityTooLarge", "{}", r.body);
+    assert_eq!(
+        r.headers.get("connection").map(|v| v.to_str().unwrap()),
+        Some("close"),
+        "the unread body leaves the connection unusable; say so"
+    );
+    let r = s.call(Method::GET, PG, &[], None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+}
+
+#[tokio::test]
+async fn invalid_object_metadata_is_refused_like_kube_apiserver() {
+    let s = local().await;
+    let with_meta = |meta: Value| {
+        let mut m = json!({"name": "meta"});
+        m.as_object_mut()
+            .unwrap()
+            .extend(meta.as_object().unwrap().clone());
+        json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres", "metadata": m, "spec": {}})
+    };
+    let cases: Vec<(Value, u16, &str)> = vec![
+        (
+            json!({"labels": {"k": "v".repeat(64)}}),
+            422,
+            "metadata.labels: Invalid value",
+        ),
+        (
+            json!({"labels": {"k": "a\u{0}b"}}),
+            422,
+            "metadata.labels: Invalid value",
+        ),
+        (
+            json!({"labels": {"k": "x".repeat(1 << 20)}}),
+            422,
+            "must be no more than 63 bytes",
+        ),
+        (
+            json!({"labels": {"bad key": "v"}}),
+            422,
+            "metadata.labels: Invalid value: \"bad key\"",
+        ),
+        (
+            json!({"annotations": {"a": "x".repeat(300 * 1024)}}),
+            422,
+            "metadata.annotations: Too long: must have at most 262144 bytes",
+        ),
+        (json!({"finalizers": "zz"}), 400, "metadata.finalizers"),
+        (
+            json!({"finalizers": ["not valid"]}),
+            422,
+            "metadata.finalizers: Invalid value",
+        ),
+        (
+            json!({"ownerReferences": [{"apiVersion": "", "kind": "X"}]}),
+            422,
+            "metadata.ownerReferences.apiVersion: Invalid value: \"\": version must not be empty",
+        ),
+        (
+            json!({"ownerReferences": "garbage"}),
+            400,
+            "metadata.ownerReferences",
+        ),
+        (
+            json!({"name": "", "generateName": "Bad_"}),
+            422,
+            "metadata.generateName: Invalid value: \"Bad_\"",
+        ),
+    ];
+    for (meta, code, want) in cases {
+        let r = s
+            .call(Method::POST, PG, &[], Some(with_meta(meta.clone())))
+            .await;
+        let shown: String = meta.to_string().chars().take(80).collect();
+        assert_eq!(r.status.as_u16(), code, "{shown}: {}", r.body);
+        let message = r.body["message"].as_str().unwrap_or_default();
+        assert!(message.contains(want), "{shown}: {message}");
+    }
+    // A namespace that is no RFC 1123 label, too long or not.
+    for ns in ["Bad_NS", &"a".repeat(300)] {
+        let path = format!("/apis/apps.cozystack.io/v1alpha1/namespaces/{ns}/postgreses");
+        let r = s
+            .call(Method::POST, &path, &[], Some(with_meta(json!({}))))
+            .await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+        assert!(
+            r.body["message"]
+                .as_str()
+                .unwrap()
+                .contains("metadata.namespace: Invalid value"),
+            "{}",
+            r.body
+        );
+    }
+    let r = s.call(Method::GET, PG, &[], None).await;
+    assert_eq!(
+        r.body["items"],
+        json!([]),
+        "a refused write stored something"
+    );
+}
+
+#[tokio::test]
+async fn patching_metadata_uid_is_refused_as_immutable() {
+    let s = local().await;
+    let created = s.create("uid1", json!({}), json!({})).await;
+    let r = s
+        .call(
+            Method::PATCH,
+            &format!("{PG}/uid1"),
+            &[("content-type", "application/merge-patch+json")],
+            Some(json!({"metadata": {"uid": "00000000-0000-0000-0000-000000000000"}})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(
+        r.body["message"]
+            .as_str()
+            .unwrap()
+            .contains("metadata.uid: Invalid value: \"00000000-0000-0000-0000-000000000000\": field is immutable"),
+        "{}",
+        r.body
+    );
+    // Leaving the uid out of an update keeps it.
+    let mut update = created.clone();
+    update["metadata"].as_object_mut().unwrap().remove("uid");
+    update["spec"]["replicas"] = json!(2);
+    let r = s
+        .call(Method::PUT, &format!("{PG}/uid1"), &[], Some(update))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.body["metadata"]["uid"], created["metadata"]["uid"]);
+}
+
+#[tokio::test]
+async fn unsupported_methods_are_405_like_kube_apiserver() {
+    let s = local().await;
+    s.create("m1", json!({}), json!({})).await;
+    let item = format!("{PG}/m1");
+    for (method, path) in [
+        (Method::PUT, PG),
+        (Method::PATCH, PG),
+        (Method::POST, item.as_str()),
+        (Method::OPTIONS, PG),
+        (Method::TRACE, item.as_str()),
+    ] {
+        let r = s.call(method.clone(), path, &[], Some(json!({}))).await;
+        assert_eq!(
+            r.status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}: {}",
+            r.body
+        );
+        assert_eq!(r.body["reason"], "MethodNotAllowed", "{}", r.body);
+    }
+    // An unknown resource stays 404 whatever the method.
+    let r = s
+        .call(
+            Method::PUT,
+            "/apis/apps.cozystack.io/v1alpha1/namespaces/default/nothings",
+            &[],
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+}
+
+#[tokio::test]
+async fn duplicate_json_fields_are_refused_under_strict_and_warned_under_warn() {
+    let s = local().await;
+    let body = |name: &str| {
+        format!(
+            r#"{{"apiVersion":"apps.cozystack.io/v1alpha1","kind":"Postgres","metadata":{{"name":"{name}"}},"spec":{{"replicas":1,"replicas":2}}}}"#
+        )
+        .into_bytes()
+    };
+    let r = s
+        .raw(
+            Method::POST,
+            &format!("{PG}?fieldValidation=Strict"),
+            &[],
+            body("dup1"),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert_eq!(
+        r.body["message"], "strict decoding error: duplicate field \"spec.replicas\"",
+        "{}",
+        r.body
+    );
+    let r = s.raw(Method::POST, PG, &[], body("dup2")).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    assert_eq!(r.body["spec"]["replicas"], 2, "the last value wins");
+    let warnings: Vec<&str> = r
+        .headers
+        .get_all("warning")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("duplicate field \\\"spec.replicas\\\"")),
+        "{warnings:?}"
+    );
+    let r = s
+        .raw(
+            Method::POST,
+            &format!("{PG}?fieldValidation=Ignore"),
+            &[],
+            body("dup3"),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    assert!(r.headers.get("warning").is_none());
+}

@@ -72,7 +72,7 @@ where
 }
 
 /// A client TLS config trusting `ca_pem`, without a client certificate.
-fn client_config(ca_pem: &str) -> Arc<rustls::ClientConfig> {
+pub(crate) fn client_config(ca_pem: &str) -> Arc<rustls::ClientConfig> {
     let mut roots = rustls::RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
         roots.add(cert.expect("CA PEM")).expect("CA");

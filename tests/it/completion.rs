@@ -60,6 +60,7 @@ fn completer_speaks_kubectls_protocol() {
         values,
         [
             "serve",
+            "install",
             "doctor",
             "kinds",
             "completion",

@@ -252,6 +252,108 @@ fn scaffold_from_packaged_chart_and_repo_index() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+/// Charts shaped like Cozystack's own apps: cozyvalues-gen annotations in
+/// `values.yaml` (`http-cache`) and a JSON schema with quantities behind a
+/// `$ref`, `x-cozystack-options` and a free-form object (`clickhouse`).
+#[test]
+fn scaffold_cozystack_shaped_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().to_str().unwrap();
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "examples/charts/http-cache",
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("note: kind HTTPCache (capitals as Chart.yaml's description writes the name); choose another with --kind"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("x-cozystack-options"), "{stderr}");
+    let def: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(def["kind"], "HTTPCache");
+    assert_eq!(def["plural"], "httpcaches");
+    let p = &def["openAPISchema"]["properties"];
+    assert_eq!(p["size"]["x-kubernetes-int-or-string"], true);
+    assert_eq!(
+        p["resourcesPreset"]["enum"],
+        serde_json::json!(["nano", "micro", "small", "medium"])
+    );
+    assert_eq!(p["compression"]["enum"][0], "off");
+    assert_eq!(
+        p["endpoints"]["items"]["required"],
+        serde_json::json!(["host"])
+    );
+    assert_eq!(
+        p["perZone"]["additionalProperties"]["properties"]["cpu"]["x-kubernetes-int-or-string"],
+        true
+    );
+
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "examples/charts/clickhouse",
+        "-o",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("note: kind ClickHouse ("), "{stderr}");
+    assert!(!stderr.contains("x-cozystack-options"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: values.schema.json /properties/settings: type object without properties"
+        ),
+        "{stderr}"
+    );
+    // Only the free-form object is worth a warning.
+    assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
+    let def: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &def["openAPISchema"]["properties"];
+    assert_eq!(p["size"]["x-kubernetes-int-or-string"], true);
+    assert_eq!(p["size"]["default"], "10Gi");
+    assert!(p["size"]["pattern"].is_string(), "{}", p["size"]);
+    assert_eq!(
+        p["resources"]["properties"]["cpu"]["pattern"],
+        p["size"]["pattern"]
+    );
+
+    // --kind overrides the proposal, and both load as definitions.
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "examples/charts/clickhouse",
+        "--kind",
+        "Clickhouse",
+        "--out",
+        out_dir,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("note: kind"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "examples/charts/http-cache",
+        "--out",
+        out_dir,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cozy(&["kinds", "list", "--kinds", out_dir, "-o", "name"]);
+    assert_eq!(
+        text(&out.stdout),
+        "clickhouses.apps.cozystack.io\nhttpcaches.apps.cozystack.io\n",
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn scaffold_bad_input_writes_nothing() {
     let out_dir = tempfile::tempdir().unwrap();
@@ -578,4 +680,183 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// A `serve --standalone` over scaffolded Cozystack-shaped kinds and two
+/// kinds sharing a release prefix, driven by the real kubectl: a quantity
+/// takes `10`, an enum refuses what it does not list, a HelmRelease name
+/// taken by another kind names its owner, and a broken edit then its fix
+/// are logged in the user's terms.
+#[test]
+fn scaffolded_kinds_are_served_and_reloaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let kinds = dir.path().join("kinds");
+    for chart in ["http-cache", "clickhouse"] {
+        let chart = format!("examples/charts/{chart}");
+        let out = cozy(&[
+            "kinds",
+            "scaffold",
+            &chart,
+            "--out",
+            kinds.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    for (kind, chart) in [("Tenant", "tenant"), ("Etcd", "etcd")] {
+        std::fs::write(
+            kinds.join(format!("{chart}.yaml")),
+            format!(
+                "kind: {kind}\nopenAPISchema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}\n\
+                 release: {{prefix: \"\", chartRef: {{kind: ExternalArtifact, name: {chart}}}}}\n"
+            ),
+        )
+        .unwrap();
+    }
+    let log = dir.path().join("serve.log");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let child = Command::new(bins::kubectl_cozy())
+        .args([
+            "serve",
+            "--standalone",
+            "--listen",
+            "127.0.0.1:0",
+            "--kinds",
+        ])
+        .arg(&kinds)
+        .arg("--data")
+        .arg(dir.path().join("store.sqlite"))
+        .arg("--write-kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .expect("start serve --standalone");
+    /// Stops the server however the test ends.
+    struct Stop(std::process::Child);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _stop = Stop(child);
+    let wait_for = |what: &dyn Fn() -> bool, why: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !what() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{why}: {}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    wait_for(&|| kubeconfig.exists(), "no kubeconfig");
+    let kubectl = |args: &[&str], stdin: Option<&str>| -> Output {
+        let mut cmd = Command::new(plane::binaries().expect("binaries").join("kubectl"));
+        cmd.arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(args)
+            .env("HOME", std::env::temp_dir())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let Some(input) = stdin else {
+            return cmd.stdin(Stdio::null()).output().expect("kubectl");
+        };
+        let mut running = cmd.stdin(Stdio::piped()).spawn().expect("kubectl");
+        use std::io::Write as _;
+        running
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        running.wait_with_output().expect("kubectl")
+    };
+    let app = |kind: &str, name: &str, spec: &str| {
+        format!(
+            "apiVersion: apps.cozystack.io/v1alpha1\nkind: {kind}\nmetadata: {{name: {name}, namespace: default}}\nspec: {spec}\n"
+        )
+    };
+
+    // A quantity takes an integer and a string; defaults come from values.yaml.
+    let out = kubectl(
+        &["create", "-f", "-"],
+        Some(&app(
+            "HTTPCache",
+            "edge",
+            "{size: 10, resources: {cpu: 2, memory: 512Mi}}",
+        )),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = kubectl(&["get", "httpcache", "edge", "-o", "json"], None);
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["spec"]["size"], 10, "{got}");
+    assert_eq!(got["spec"]["resources"]["cpu"], 2, "{got}");
+    assert_eq!(got["spec"]["resourcesPreset"], "micro", "{got}");
+    assert_eq!(got["spec"]["compression"], "off", "{got}");
+    let out = kubectl(
+        &["create", "-f", "-"],
+        Some(&app(
+            "HTTPCache",
+            "bad",
+            "{resourcesPreset: huge, size: 10 GB}",
+        )),
+    );
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("spec.resourcesPreset") && stderr.contains("spec.size"),
+        "{stderr}"
+    );
+
+    // Two kinds with prefix "": the second "demo" is refused, naming the first.
+    let out = kubectl(&["create", "-f", "-"], Some(&app("Tenant", "demo", "{}")));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = kubectl(&["create", "-f", "-"], Some(&app("Etcd", "demo", "{}")));
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains(
+            "its HelmRelease default/demo already belongs to Tenant.apps.cozystack.io \"demo\""
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("release prefix \"\" is shared by Etcd"),
+        "{logged}"
+    );
+    assert!(!logged.contains("x-cozystack-options"), "{logged}");
+
+    // A broken edit is refused in the user's terms; its fix is logged.
+    let broken = kinds.join("broken.yaml");
+    std::fs::write(&broken, "kind: Broken\nkind: Again\n").unwrap();
+    wait_for(
+        &|| {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .contains("change refused")
+        },
+        "broken edit not reported",
+    );
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("appears twice in the same mapping"),
+        "{logged}"
+    );
+    assert!(!logged.contains("DuplicateKeyPolicy"), "{logged}");
+    std::fs::remove_file(&broken).unwrap();
+    wait_for(
+        &|| {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .contains("kind definitions are valid again and accepted")
+        },
+        "recovery not logged",
+    );
 }

@@ -8,12 +8,14 @@
 
 mod api;
 mod auth;
+mod cel;
 mod cli;
 mod completion;
 mod consistency;
 mod doctor;
 mod go_text;
 mod informer;
+mod install;
 mod kinds;
 mod node;
 mod release;

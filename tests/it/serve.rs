@@ -520,19 +520,32 @@ async fn a_taken_over_apiservice_is_restored_byte_for_byte_on_sigint_and_on_sigk
                 "[serve] takeover, {signal}: original restored after {:.1}s",
                 stopped.elapsed().as_secs_f64()
             ),
-            Err(e) => panic!(
-                "{e}\n{}\n--- agents ---\n{}",
-                s.serve.output(),
-                s.runtime.logs()
-            ),
+            Err(e) => {
+                delete_apiservice(&client, &name).await;
+                panic!(
+                    "{e}\n{}\n--- agents ---\n{}",
+                    s.serve.output(),
+                    s.runtime.logs()
+                )
+            }
         }
+        // The restored original points at a backend that does not exist, so
+        // kube-apiserver marks it unavailable — and an unavailable
+        // APIService blocks every namespace deletion, the session's
+        // namespace included (and every later test's). It was restored byte
+        // for byte; now it goes, before the session's namespace is awaited.
+        delete_apiservice(&client, &name).await;
         if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
             panic!("left behind: {left:?}\n{}", s.runtime.logs());
         }
         s.runtime.shutdown(&client).await;
-        let api: Api<APIService> = Api::all(client.clone());
-        let _ = api.delete(&name, &DeleteParams::default()).await;
     }
+}
+
+/// Deletes the foreign APIService a test made (gone already is fine).
+async fn delete_apiservice(client: &kube::Client, name: &str) {
+    let api: Api<APIService> = Api::all(client.clone());
+    let _ = api.delete(name, &DeleteParams::default()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -814,6 +827,41 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
             .map(|f| f.iter().all(|f| !f.to_string().contains(&ready.id)))
             .unwrap_or(true),
         "{report:#}"
+    );
+
+    // A kind added while serving reaches kubectl through kube-apiserver at
+    // once: serve nudges its APIService so the aggregator re-reads
+    // discovery instead of waiting for its one-minute poll.
+    std::fs::write(
+        kinds.dir.path().join("cache.yaml"),
+        format!(
+            "kind: Cache\ngroup: {}\nrelease: {{chartRef: {{kind: ExternalArtifact, name: cache}}}}\n",
+            kinds.group
+        ),
+    )
+    .expect("write a new kind");
+    let added = Instant::now();
+    serve
+        .wait_line("Kinds: reloaded", Duration::from_secs(20))
+        .await
+        .unwrap_or_else(|| panic!("no reload: {}", serve.output()));
+    let caches = format!("caches.{}", kinds.group);
+    loop {
+        let out = kubectl(plane, &["get", &caches, "-n", &apps, "-o", "name"]);
+        if out.status.success() {
+            break;
+        }
+        assert!(
+            added.elapsed() < Duration::from_secs(30),
+            "the new kind never reached discovery: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            serve.output()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    eprintln!(
+        "[serve] a new kind was usable through kube-apiserver {:.2}s after its file was written",
+        added.elapsed().as_secs_f64()
     );
 
     kubectl_ok(plane, &["delete", &pg, "db1", "-n", &apps]);

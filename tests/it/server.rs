@@ -27,16 +27,24 @@ struct Standalone {
 
 impl Standalone {
     fn start() -> Standalone {
+        Standalone::launch("127.0.0.1:0", "--kinds", &examples())
+    }
+
+    fn start_on(listen: &str) -> Standalone {
+        Standalone::launch(listen, "--kinds", &examples())
+    }
+
+    /// Serves `source_flag path` (`--kinds DIR` or `--charts DIR`).
+    fn serving(source_flag: &str, path: &Path) -> Standalone {
+        Standalone::launch("127.0.0.1:0", source_flag, path)
+    }
+
+    fn launch(listen: &str, source_flag: &str, path: &Path) -> Standalone {
         let dir = tempfile::tempdir().expect("tempdir");
         let child = Command::new(bins::kubectl_cozy())
-            .args([
-                "serve",
-                "--standalone",
-                "--listen",
-                "127.0.0.1:0",
-                "--kinds",
-            ])
-            .arg(examples())
+            .args(["serve", "--standalone", "--listen", listen])
+            .arg(source_flag)
+            .arg(path)
             .arg("--data")
             .arg(dir.path().join("store.sqlite"))
             .arg("--write-kubeconfig")
@@ -66,6 +74,10 @@ impl Standalone {
 
     fn kubectl(&self, args: &[&str]) -> Output {
         kubectl_with(&self.kubeconfig(), args, None)
+    }
+
+    fn kubectl_stdin(&self, args: &[&str], input: &str) -> Output {
+        kubectl_with(&self.kubeconfig(), args, Some(input))
     }
 }
 
@@ -187,6 +199,74 @@ fn standalone_server_works_with_kubectl() {
 }
 
 #[test]
+fn charts_are_served_as_kinds_and_rescaffolded_when_they_change() {
+    // The chart author's loop: serve a directory of charts, edit a chart's
+    // values, and kubectl sees the new field without a restart.
+    let charts = tempfile::tempdir().expect("tempdir");
+    let chart = charts.path().join("cache");
+    std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: cache\nversion: 0.1.0\ndescription: An in-memory cache\n",
+    )
+    .expect("write");
+    std::fs::write(
+        chart.join("values.yaml"),
+        "## @param size Memory per replica\nsize: 512Mi\n",
+    )
+    .expect("write");
+    let server = Standalone::serving("--charts", charts.path());
+    let resources = ok(&server.kubectl(&[
+        "api-resources",
+        "--api-group",
+        "apps.cozystack.io",
+        "-o",
+        "name",
+    ]));
+    assert_eq!(resources.trim(), "caches.apps.cozystack.io");
+    let explain = ok(&server.kubectl(&["explain", "cache.spec"]));
+    assert!(
+        explain.contains("size") && !explain.contains("replicas"),
+        "{explain}"
+    );
+
+    std::fs::write(
+        chart.join("values.yaml"),
+        "## @param size Memory per replica\nsize: 512Mi\n## @param replicas Number of replicas\nreplicas: 2\n",
+    )
+    .expect("write");
+    // kubectl caches discovery and OpenAPI per server under HOME; a new
+    // field shows once the server swapped its snapshot.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = server.kubectl(&["explain", "cache.spec.replicas"]);
+        if out.status.success() {
+            assert!(text(&out.stdout).contains("Number of replicas"));
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the new value never showed: {}",
+            text(&out.stderr)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let created = server.kubectl_stdin(
+        &["apply", "-f", "-"],
+        "apiVersion: apps.cozystack.io/v1alpha1\nkind: Cache\nmetadata: {name: c1}\nspec: {replicas: 3}\n",
+    );
+    ok(&created);
+    let got = ok(&server.kubectl(&[
+        "get",
+        "cache",
+        "c1",
+        "-o",
+        "jsonpath={.spec.size}/{.spec.replicas}",
+    ]));
+    assert_eq!(got, "512Mi/3");
+}
+
+#[test]
 fn standalone_keeps_data_across_restarts() {
     let server = Standalone::start();
     ok(&kubectl_with(
@@ -228,6 +308,88 @@ fn standalone_keeps_data_across_restarts() {
         ok(&server.kubectl(&["get", "postgreses", "-o", "name"])).trim(),
         "postgres.apps.cozystack.io/kept"
     );
+}
+
+#[test]
+fn a_second_standalone_server_on_the_same_store_is_refused() {
+    let server = Standalone::start();
+    let dir = server.dir.path();
+    let out = Command::new(bins::kubectl_cozy())
+        .args([
+            "serve",
+            "--standalone",
+            "--listen",
+            "127.0.0.1:0",
+            "--kinds",
+        ])
+        .arg(examples())
+        .arg("--data")
+        .arg(dir.join("store.sqlite"))
+        .arg("--write-kubeconfig")
+        .arg(dir.join("kubeconfig2"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .stdin(Stdio::null())
+        .output()
+        .expect("second serve");
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "a second server started: {stderr}");
+    let kubeconfig = std::fs::read_to_string(server.kubeconfig()).unwrap();
+    let url = kubeconfig
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: "))
+        .expect("server in kubeconfig");
+    assert!(
+        stderr.contains("in use by another server")
+            && stderr.contains(&format!("PID {}", server.child.id()))
+            && stderr.contains(url),
+        "{stderr}"
+    );
+    assert!(!dir.join("kubeconfig2").exists());
+    // The first server is unharmed.
+    ok(&server.kubectl(&["get", "postgreses"]));
+}
+
+#[cfg(unix)]
+#[test]
+fn standalone_store_and_state_are_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Standalone::start();
+    ok(&kubectl_with(
+        &server.kubeconfig(),
+        &["apply", "-f", "-"],
+        Some(&postgres("secret")),
+    ));
+    let dir = server.dir.path();
+    for file in [
+        "store.sqlite",
+        "store.sqlite-wal",
+        "store.sqlite-shm",
+        "state/ca.key",
+    ] {
+        let mode = std::fs::metadata(dir.join(file))
+            .unwrap_or_else(|e| panic!("{file}: {e}"))
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "{file} is {mode:o}");
+    }
+    let mode = std::fs::metadata(dir.join("state"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o077, 0, "state dir is {mode:o}");
+}
+
+#[test]
+fn standalone_on_a_wildcard_address_writes_a_usable_kubeconfig() {
+    let server = Standalone::start_on("0.0.0.0:0");
+    let kubeconfig = std::fs::read_to_string(server.kubeconfig()).unwrap();
+    assert!(
+        kubeconfig.contains("server: https://127.0.0.1:") && !kubeconfig.contains("0.0.0.0"),
+        "{kubeconfig}"
+    );
+    // kubectl verifies the serving certificate against the kubeconfig's CA.
+    ok(&server.kubectl(&["get", "postgreses"]));
 }
 
 #[test]
@@ -606,4 +768,219 @@ fn creates_in_missing_or_terminating_namespaces_are_refused_like_kube_apiserver(
         ],
         None,
     ));
+}
+
+/// `VmRSS` and `VmHWM` of a process, in KiB.
+fn rss_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// Issue 16 §19: 10 rounds of creating and deleting 1,000 apps must not
+/// leave the server holding the memory of the work once it is idle again.
+/// Ignored (about three minutes); run with `--ignored --nocapture` for figures.
+#[test]
+#[ignore = "three minutes of churn and idling; run on purpose"]
+fn memory_is_returned_after_churn() {
+    use futures::StreamExt;
+    let server = Standalone::start();
+    let pid = server.child.id();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let client = runtime.block_on(async {
+        let kc = kube::config::Kubeconfig::read_from(server.kubeconfig()).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
+        kube::Client::try_from(config).unwrap()
+    });
+    let path = "/apis/apps.cozystack.io/v1alpha1/namespaces/default/postgreses";
+    let send = |method: http::Method, uri: String, body: Vec<u8>| {
+        let client = client.clone();
+        async move {
+            let req = http::Request::builder()
+                .method(method)
+                .uri(uri)
+                .header("content-type", "application/json")
+                .body(kube::client::Body::from(body))
+                .unwrap();
+            let resp = client.send(req).await.expect("request");
+            assert!(resp.status().is_success(), "{}", resp.status());
+        }
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    let fresh = rss_kib(pid);
+    for _round in 0..10 {
+        runtime.block_on(async {
+            futures::stream::iter(0..1000)
+                .map(|i| {
+                    let body = serde_json::to_vec(&serde_json::json!({
+                        "apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+                        "metadata": {"name": format!("churn-{i}")}, "spec": {"replicas": 1}}))
+                    .unwrap();
+                    send(http::Method::POST, path.to_owned(), body)
+                })
+                .buffer_unordered(16)
+                .collect::<Vec<()>>()
+                .await;
+            futures::stream::iter(0..1000)
+                .map(|i| {
+                    send(
+                        http::Method::DELETE,
+                        format!("{path}/churn-{i}"),
+                        Vec::new(),
+                    )
+                })
+                .buffer_unordered(16)
+                .collect::<Vec<()>>()
+                .await;
+        });
+    }
+    let busy = rss_kib(pid);
+    // Watch history is kept for 75 s (as kube-apiserver's watch cache);
+    // then it is dropped and malloc gives the memory back.
+    std::thread::sleep(Duration::from_secs(90));
+    let idle = rss_kib(pid);
+    eprintln!(
+        "RSS KiB: fresh {} | right after churn {} (peak {}) | idle 90 s later {}",
+        fresh.0, busy.0, busy.1, idle.0
+    );
+    // Measured (debug build): fresh 37.5 MiB, 119 MiB after the churn,
+    // 119 MiB still 90 s later before the fix, 67 MiB after it.
+    assert!(
+        idle.0.saturating_sub(fresh.0) < busy.0.saturating_sub(fresh.0) / 2,
+        "the server kept {} KiB after the churn (fresh {} KiB, busy {} KiB)",
+        idle.0,
+        fresh.0,
+        busy.0
+    );
+}
+
+#[test]
+fn standalone_serves_namespaces_to_kubectl() {
+    let server = Standalone::start();
+    let kc = server.kubeconfig();
+    ok(&server.kubectl(&["create", "namespace", "team-a"]));
+    let table = ok(&server.kubectl(&["get", "ns"]));
+    assert!(
+        table.lines().next().unwrap_or_default().contains("STATUS"),
+        "{table}"
+    );
+    assert!(
+        table.contains("default") && table.contains("team-a"),
+        "{table}"
+    );
+    assert!(table.contains("Active"), "{table}");
+    ok(&kubectl_with(
+        &kc,
+        &["apply", "-n", "team-a", "-f", "-"],
+        Some(&postgres("db-a")),
+    ));
+    ok(&kubectl_with(
+        &kc,
+        &["apply", "-f", "-"],
+        Some(&postgres("db-default")),
+    ));
+    let all = ok(&server.kubectl(&["get", "pg", "-A", "-o", "name"]));
+    assert!(all.contains("db-a") && all.contains("db-default"), "{all}");
+
+    // Objects go only into namespaces that exist, as with kube-apiserver.
+    let out = kubectl_with(
+        &kc,
+        &["apply", "-n", "nope", "-f", "-"],
+        Some(&postgres("db-x")),
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("namespaces \"nope\" not found"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = server.kubectl(&["create", "namespace", "Bad_Name"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("metadata.name: Invalid value"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = server.kubectl(&["create", "namespace", "team-a"]);
+    assert!(
+        text(&out.stderr).contains("already exists"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Deleting a namespace deletes its apps and finishes.
+    ok(&server.kubectl(&["delete", "namespace", "team-a", "--timeout=30s"]));
+    let left = ok(&server.kubectl(&["get", "ns", "-o", "name"]));
+    assert_eq!(left.trim(), "namespace/default");
+    let all = ok(&server.kubectl(&["get", "pg", "-A", "-o", "name"]));
+    assert_eq!(all.trim(), "postgres.apps.cozystack.io/db-default");
+    let out = server.kubectl(&["get", "ns", "team-a"]);
+    assert!(
+        text(&out.stderr).contains("not found"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Issue 14 §4: a storm of 2,000 unauthenticated keep-alive connections
+/// (each one TLS handshake and one refused request) must not leave the
+/// server's memory on a plateau once they are gone. Ignored (half a minute);
+/// run with `--ignored --nocapture` for figures.
+#[test]
+#[ignore = "a storm of 2,000 connections; run on purpose"]
+fn memory_is_returned_after_an_unauthenticated_connection_storm() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = Standalone::start();
+    let pid = server.child.id();
+    let ca = std::fs::read_to_string(server.dir.path().join("state/ca.crt")).unwrap();
+    let kubeconfig = std::fs::read_to_string(server.kubeconfig()).unwrap();
+    let addr: std::net::SocketAddr = kubeconfig
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: https://"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let fresh = rss_kib(pid);
+    let connector = tokio_rustls::TlsConnector::from(crate::auth::client_config(&ca));
+    let held = runtime.block_on(async {
+        let mut held = Vec::new();
+        for _ in 0..2000 {
+            let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+            let mut tls = connector.connect(name, tcp).await.unwrap();
+            tls.write_all(b"GET /apis HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                .await
+                .unwrap();
+            let mut buf = [0u8; 512];
+            let n = tls.read(&mut buf).await.unwrap();
+            assert!(buf[..n].starts_with(b"HTTP/1.1 401"), "{}", text(&buf[..n]));
+            held.push(tls);
+        }
+        held
+    });
+    let storm = rss_kib(pid);
+    drop(held);
+    std::thread::sleep(Duration::from_secs(15));
+    let after = rss_kib(pid);
+    eprintln!(
+        "RSS KiB: fresh {} | 2,000 connections open {} | 15 s after they closed {}",
+        fresh.0, storm.0, after.0
+    );
+    assert!(
+        after.0.saturating_sub(fresh.0) < storm.0.saturating_sub(fresh.0) / 2,
+        "the server kept {} KiB after the storm (fresh {} KiB, storm {} KiB)",
+        after.0,
+        fresh.0,
+        storm.0
+    );
 }

@@ -6,8 +6,10 @@
 //! - [`watch`]: watch streams (resumption, bookmarks, initial events)
 //! - [`write`]: create, update, patch (JSON, merge, server-side apply)
 //! - [`delete`]: delete and deletecollection
+//! - [`namespaces`]: the `v1` namespaces of a standalone server
 
 mod delete;
+pub(crate) mod namespaces;
 mod read;
 mod watch;
 mod write;
@@ -130,6 +132,13 @@ pub(crate) async fn handle(
         body,
         user,
     } = incoming;
+    if namespaces::is_namespaces(req)
+        && let Some(store) = state.apps.embedded()
+    {
+        return namespaces::handle(store, req, query, headers, &body)
+            .await
+            .unwrap_or_else(|e| response::error(&e));
+    }
     let snapshot = state.registry.snapshot();
     let Some(kind) = snapshot
         .get(&req.group, &req.version, &req.resource)
@@ -140,6 +149,13 @@ pub(crate) async fn handle(
             method, req.group, req.version, req.resource
         )));
     };
+    // A collection takes no update or patch, an object no create.
+    let collection = req.name.is_none();
+    if (collection && matches!(req.verb, Verb::Update | Verb::Patch))
+        || (!collection && req.subresource.is_none() && req.verb == Verb::Create)
+    {
+        return response::error(&crate::apiserver::response::method_not_allowed());
+    }
     if let Some(sub) = &req.subresource
         && (sub != "status" || req.verb != Verb::Get)
     {

@@ -1,5 +1,6 @@
 //! create, update and patch. Every write: the body is decoded (JSON or YAML),
-//! checked against the URL (kind, namespace, name), the spec defaulted and
+//! checked against the URL (kind, namespace, name), its metadata validated as
+//! kube-apiserver validates `ObjectMeta` (in every mode), the spec defaulted and
 //! validated against the kind's structural schema (422 with one cause per
 //! field), field ownership recorded in managedFields, then stored through
 //! the app store with the caller's resourceVersion as a precondition (409
@@ -9,7 +10,9 @@ use http::{Response, StatusCode, header};
 use serde_json::{Value, json};
 
 use super::{Call, parse_body};
+use crate::apimachinery::object_meta;
 use crate::apimachinery::status::ApiError;
+use crate::apiserver::duplicate_fields;
 use crate::apiserver::negotiate::{self, BodyType};
 use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
 use crate::apiserver::response::{self, Body};
@@ -381,8 +384,9 @@ fn respond(code: StatusCode, written: Written) -> Response<Body> {
     response
 }
 
-/// How unknown fields are treated (`fieldValidation`): Strict refuses them,
-/// Warn (the default) and Ignore drop them, Warn with a warning.
+/// How unknown and duplicate fields are treated (`fieldValidation`): Strict
+/// refuses them, Warn (the default) and Ignore drop them (the last of
+/// duplicates wins), Warn with a warning.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum FieldValidation {
     Strict,
@@ -401,9 +405,16 @@ fn field_validation(call: &Call<'_>) -> Result<FieldValidation, ApiError> {
     }
 }
 
-/// Checks the name, defaults and validates the spec; every problem becomes a
-/// cause. Returns warnings about unknown (pruned) fields.
-fn validate(call: &Call<'_>, app: &mut Value) -> Result<Vec<String>, ApiError> {
+/// Checks the metadata (as kube-apiserver's `ValidateObjectMeta`, and on an
+/// update what may not change of `current`, the stored object), defaults and
+/// validates the spec (CEL transition rules against `current` on update);
+/// every problem becomes a cause. Returns warnings about unknown (pruned)
+/// fields.
+fn validate(
+    call: &Call<'_>,
+    app: &mut Value,
+    current: Option<&Value>,
+) -> Result<Vec<String>, ApiError> {
     let mode = field_validation(call)?;
     let name = app
         .pointer("/metadata/name")
@@ -411,14 +422,19 @@ fn validate(call: &Call<'_>, app: &mut Value) -> Result<Vec<String>, ApiError> {
         .unwrap_or_default()
         .to_owned();
     let mut errors = Vec::new();
-    if let Some(problem) = name_problem(&name) {
-        errors.push(field_error(
-            "metadata.name",
-            FieldErrorKind::Invalid,
-            Some(json!(name)),
-            problem,
-        ));
+    let meta = app
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+    object_meta::check_types(meta).map_err(ApiError::bad_request)?;
+    if let Some(old) = current
+        .and_then(|c| c.get("metadata"))
+        .and_then(Value::as_object)
+    {
+        object_meta::prepare_update(meta, old);
+        errors.extend(object_meta::validate_update(meta, old));
     }
+    errors.extend(object_meta::validate(meta));
     if !app.get("spec").is_some_and(Value::is_object) {
         if app.get("spec").is_some_and(|s| !s.is_null()) {
             errors.push(field_error(
@@ -434,55 +450,47 @@ fn validate(call: &Call<'_>, app: &mut Value) -> Result<Vec<String>, ApiError> {
     let mut pruned = Vec::new();
     if errors.is_empty() {
         let spec = app.get_mut("spec").expect("spec is an object");
-        let outcome = call.kind.schema.default_and_validate(spec, "spec");
+        let old_spec = current.and_then(|o| o.get("spec"));
+        let outcome = call
+            .kind
+            .schema
+            .default_and_validate_update(spec, old_spec, "spec");
         errors.extend(outcome.errors);
         pruned = outcome.pruned;
     }
     if !errors.is_empty() {
         return Err(invalid(call, &name, errors));
     }
+    if mode == FieldValidation::Ignore {
+        return Ok(Vec::new());
+    }
+    let problems: Vec<String> = duplicates_in_body(call)
+        .iter()
+        .map(|p| format!("duplicate field \"{p}\""))
+        .chain(pruned.iter().map(|p| format!("unknown field \"{p}\"")))
+        .collect();
     match mode {
-        FieldValidation::Strict if !pruned.is_empty() => {
-            let fields: Vec<String> = pruned
-                .iter()
-                .map(|p| format!("unknown field \"{p}\""))
-                .collect();
-            Err(ApiError::bad_request(format!(
-                "strict decoding error: {}",
-                fields.join(", ")
-            )))
-        }
-        FieldValidation::Warn => Ok(pruned
-            .iter()
-            .map(|p| format!("unknown field \"{p}\""))
-            .collect()),
-        _ => Ok(Vec::new()),
+        FieldValidation::Strict if !problems.is_empty() => Err(ApiError::bad_request(format!(
+            "strict decoding error: {}",
+            problems.join(", ")
+        ))),
+        _ => Ok(problems),
     }
 }
 
-fn name_problem(name: &str) -> Option<&'static str> {
-    if name.len() > 253 {
-        return Some("must be no more than 253 characters");
+/// Keys that repeat in a JSON request body (the last value was kept).
+fn duplicates_in_body(call: &Call<'_>) -> Vec<String> {
+    match negotiate::body_type(call.content_type()) {
+        Ok(BodyType::Json | BodyType::MergePatch) => duplicate_fields::find(&call.body),
+        _ => Vec::new(),
     }
-    let ok = !name.is_empty()
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        });
-    (!ok).then_some(
-        "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start \
-         and end with an alphanumeric character (e.g. 'example.com', regex used for validation is \
-         '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
-    )
 }
 
 async fn store_create(call: &Call<'_>, mut app: Value) -> Result<Written, ApiError> {
-    let warnings = validate(call, &mut app)?;
+    let warnings = validate(call, &mut app, None)?;
+    if let Some(store) = call.state.apps.embedded() {
+        super::namespaces::admit_create(store, call.namespace())?;
+    }
     let dry_run = call.dry_run()?;
     let app = call.apps().create(app, dry_run, call.user).await?;
     Ok(Written { app, warnings })
@@ -493,7 +501,7 @@ async fn store_update(
     current: &Value,
     mut app: Value,
 ) -> Result<Written, ApiError> {
-    let warnings = validate(call, &mut app)?;
+    let warnings = validate(call, &mut app, Some(current))?;
     let dry_run = call.dry_run()?;
     let app = call.apps().update(current, app, dry_run, call.user).await?;
     Ok(Written { app, warnings })

@@ -200,6 +200,9 @@ pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> 
     };
 
     let mut stderr = std::io::stderr().lock();
+    for note in &scaffolded.notes {
+        let _ = writeln!(stderr, "note: {note}");
+    }
     for warning in &scaffolded.warnings {
         let _ = writeln!(stderr, "warning: {warning}");
     }

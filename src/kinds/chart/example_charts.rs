@@ -10,7 +10,7 @@ use flate2::write::GzEncoder;
 use sha2::{Digest, Sha256};
 
 use super::test_support::write_file;
-use super::{ChartSource, LoadedChart, derive_names, load};
+use super::{ChartSource, LoadedChart, load, pluralize, propose_kind};
 
 const EXAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/charts");
 
@@ -112,8 +112,11 @@ fn example_kind_names() {
         ("redis", "Redis", "redises"),
         ("bucket", "Bucket", "buckets"),
     ] {
-        let names = derive_names(&load_example(chart).metadata.name);
-        assert_eq!((names.kind.as_str(), names.plural.as_str()), (kind, plural));
+        let meta = load_example(chart).metadata;
+        let (proposed, _) =
+            propose_kind(&meta.name, meta.description.as_deref(), &meta.annotations);
+        let plural_of = pluralize(&proposed.to_lowercase());
+        assert_eq!((proposed.as_str(), plural_of.as_str()), (kind, plural));
     }
 }
 

@@ -8,8 +8,8 @@
 //!   an entry of a local Helm repository `index.yaml`.
 //! * [`ChartMetadata`] models `Chart.yaml` and is validated the way Helm
 //!   does (SemVer 2 versions, no library charts, …).
-//! * [`derive_names`] and [`pluralize`] turn a chart name
-//!   into the kind, singular and plural resource names of a Kubernetes kind.
+//! * [`propose_kind`] proposes a kind, with its capitals, for a chart, and
+//!   [`pluralize`] makes the plural resource name of a kind.
 //!
 //! Only three files of a chart are ever read: `Chart.yaml`, `values.yaml` and
 //! `values.schema.json` of the chart itself (never of its `charts/`
@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use self::error::ChartError;
 pub(crate) use self::metadata::ChartMetadata;
-pub(crate) use self::names::{derive_names, pluralize};
+pub(crate) use self::names::{KIND_ANNOTATION, pluralize, propose_kind};
 
 /// Where to read a chart from.
 #[derive(Debug, Clone, PartialEq, Eq)]

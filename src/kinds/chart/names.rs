@@ -1,7 +1,16 @@
-//! Kubernetes names for a kind made from a chart: the `Kind`, its singular
-//! and plural resource names ([`derive_names`], [`pluralize`]). The checks
+//! Kubernetes names for a kind made from a chart: the `Kind`
+//! ([`propose_kind`]) and the plural resource name ([`pluralize`]; the
+//! singular is the lower-case kind). The checks
 //! Kubernetes applies to them are those of every definition
 //! ([`crate::kinds::definition::KindDefinition::resolve`]).
+//!
+//! Chart names are lower-case, so the capitals of a kind come from
+//! elsewhere ([`propose_kind`]), in this order: a `kubectl-cozy.io/kind`
+//! annotation in `Chart.yaml`; the chart's description when it spells the
+//! name with capitals (`Managed ClickHouse service` gives `ClickHouse`,
+//! `Virtual private cloud` gives `VirtualPrivateCloud`); then known words
+//! (`HTTP`, `VM`, `NATS`, …, `…DB`, `…SQL`, `…MQ`, a few product names);
+//! otherwise each word is capitalized.
 //!
 //! Pluralization follows the English rules that Kubernetes tooling uses for
 //! resource names (`s`/`x`/`z`/`ch`/`sh` + "es", consonant + `y` → "ies",
@@ -13,38 +22,138 @@
 //! `gatewaies`; every name ending in `s` or a consonant + `y` comes out the
 //! same as there.
 
-/// The names of a kind.
+/// The Chart.yaml annotation that names the kind made from a chart.
+pub(crate) const KIND_ANNOTATION: &str = "kubectl-cozy.io/kind";
+
+/// Where the capitals of a proposed kind come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Names {
-    /// UpperCamelCase kind: `redis-cluster` → `RedisCluster`.
-    pub kind: String,
-    /// Lower-case kind, the singular resource name: `rediscluster`.
-    pub singular: String,
-    /// Plural resource name, used in URLs: `redisclusters`.
-    pub plural: String,
+pub(crate) enum KindSource {
+    /// The `kubectl-cozy.io/kind` annotation.
+    Annotation,
+    /// The chart's description spells it so.
+    Description,
+    /// Known acronyms and product names.
+    KnownWords,
+    /// Each word of the chart name capitalized.
+    ChartName,
 }
 
-/// Derives kind, singular and plural from a chart name.
-///
-/// Every character that is not a letter or digit (`-`, `_`, `.`, …)
-/// separates words; each word's first letter is upper-cased and the rest is
-/// kept: `postgres` → `Postgres`, `redis-cluster` → `RedisCluster`,
-/// `s3_bucket` → `S3Bucket`. The result may still break Kubernetes' rules
-/// (a chart named `3scale` gives the kind `3scale`); resolving the
-/// definition made from them reports that.
-pub(crate) fn derive_names(chart_name: &str) -> Names {
-    let kind: String = chart_name
+impl std::fmt::Display for KindSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            KindSource::Annotation => "from the kubectl-cozy.io/kind annotation in Chart.yaml",
+            KindSource::Description => "capitals as Chart.yaml's description writes the name",
+            KindSource::KnownWords => "capitals from a list of known acronyms and names",
+            KindSource::ChartName => "the chart name with each word capitalized",
+        })
+    }
+}
+
+/// Proposes a kind for a chart (see the module documentation): the kind
+/// and where its capitals come from.
+pub(crate) fn propose_kind(
+    chart_name: &str,
+    description: Option<&str>,
+    annotations: &std::collections::BTreeMap<String, String>,
+) -> (String, KindSource) {
+    if let Some(kind) = annotations.get(KIND_ANNOTATION).map(|k| k.trim())
+        && !kind.is_empty()
+    {
+        return (kind.to_owned(), KindSource::Annotation);
+    }
+    let words: Vec<&str> = chart_name
         .split(|c: char| !c.is_alphanumeric())
         .filter(|word| !word.is_empty())
-        .map(capitalize)
         .collect();
-    let singular = kind.to_lowercase();
-    let plural = pluralize(&singular);
-    Names {
-        kind,
-        singular,
-        plural,
+    let plain: String = words.iter().map(|w| capitalize(w)).collect();
+    if let Some(spelled) = description.and_then(|d| spelled_in(d, &words))
+        && spelled != plain
+    {
+        return (spelled, KindSource::Description);
     }
+    let known: String = words.iter().map(|w| known_word(w)).collect();
+    if known != plain {
+        return (known, KindSource::KnownWords);
+    }
+    (plain, KindSource::ChartName)
+}
+
+/// The name as `description` spells it: consecutive words whose letters,
+/// joined, are the chart name's (`HTTP cache` for `http-cache`), each with
+/// its first letter upper-cased; `None` when no word there has a capital.
+fn spelled_in(description: &str, words: &[&str]) -> Option<String> {
+    let target: String = words.concat().to_lowercase();
+    if target.is_empty() {
+        return None;
+    }
+    let tokens: Vec<&str> = description
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|t| !t.is_empty())
+        .collect();
+    for start in 0..tokens.len() {
+        let mut joined = String::new();
+        for end in start..tokens.len() {
+            joined.push_str(&tokens[end].to_lowercase());
+            if joined == target {
+                let run = &tokens[start..=end];
+                if !run.iter().any(|t| t.chars().any(char::is_uppercase)) {
+                    break;
+                }
+                return Some(run.iter().map(|t| capitalize(t)).collect());
+            }
+            if !target.starts_with(&joined) {
+                break;
+            }
+        }
+    }
+    None
+}
+
+/// Acronyms written in capitals as a whole word (or at the start of one:
+/// `httpcache` gives `HTTPCache`).
+const ACRONYMS: &[&str] = &[
+    "api", "cdn", "cpu", "dns", "ftp", "gpu", "http", "https", "iam", "ip", "k8s", "kv", "lb",
+    "ldap", "llm", "mq", "nats", "nfs", "oidc", "s3", "sftp", "smtp", "sql", "ssh", "ssl", "tcp",
+    "tls", "udp", "vm", "vpc", "vpn",
+];
+
+/// Product names whose capitals no rule finds.
+const KNOWN_NAMES: &[&str] = &[
+    "ClickHouse",
+    "OpenSearch",
+    "OpenBAO",
+    "KubeVirt",
+    "SeaweedFS",
+    "VictoriaLogs",
+    "VictoriaMetrics",
+    "VirtualPrivateCloud",
+    "VirtualMachine",
+];
+
+/// One word of a chart name with known capitals.
+fn known_word(word: &str) -> String {
+    let lower = word.to_lowercase();
+    if let Some(name) = KNOWN_NAMES.iter().find(|n| n.to_lowercase() == lower) {
+        return (*name).to_owned();
+    }
+    if ACRONYMS.contains(&lower.as_str()) {
+        return lower.to_uppercase();
+    }
+    for suffix in ["db", "sql", "mq"] {
+        if let Some(stem) = lower.strip_suffix(suffix)
+            && stem.len() >= 2
+        {
+            return format!("{}{}", known_word(stem), suffix.to_uppercase());
+        }
+    }
+    for acronym in ACRONYMS.iter().filter(|a| a.len() >= 3) {
+        if let Some(rest) = lower.strip_prefix(acronym)
+            && rest.len() >= 3
+        {
+            return format!("{}{}", acronym.to_uppercase(), known_word(rest));
+        }
+    }
+    capitalize(word)
 }
 
 fn capitalize(word: &str) -> String {
@@ -124,11 +233,11 @@ mod tests {
                 "redisclusters",
             ),
             ("bucket", "Bucket", "bucket", "buckets"),
-            ("clickhouse", "Clickhouse", "clickhouse", "clickhouses"),
+            ("clickhouse", "ClickHouse", "clickhouse", "clickhouses"),
             ("kafka", "Kafka", "kafka", "kafkas"),
-            ("nats", "Nats", "nats", "natses"),
+            ("nats", "NATS", "nats", "natses"),
             ("s3_bucket", "S3Bucket", "s3bucket", "s3buckets"),
-            ("http-cache", "HttpCache", "httpcache", "httpcaches"),
+            ("http-cache", "HTTPCache", "httpcache", "httpcaches"),
             (
                 "network.policy",
                 "NetworkPolicy",
@@ -146,17 +255,95 @@ mod tests {
             ("--weird--name__", "WeirdName", "weirdname", "weirdnames"),
         ];
         for (chart, kind, singular, plural) in table {
-            let names = derive_names(chart);
+            let (proposed, _) = propose_kind(chart, None, &Default::default());
+            let lower = proposed.to_lowercase();
             assert_eq!(
-                names,
-                Names {
-                    kind: kind.into(),
-                    singular: singular.into(),
-                    plural: plural.into()
-                },
+                (
+                    proposed.as_str(),
+                    lower.as_str(),
+                    pluralize(&lower).as_str()
+                ),
+                (kind, singular, plural),
                 "{chart}"
             );
         }
+    }
+
+    #[test]
+    fn proposed_kinds_keep_capitals() {
+        use std::collections::BTreeMap;
+        let none = BTreeMap::new();
+        let table = [
+            (
+                "clickhouse",
+                Some("Managed ClickHouse service"),
+                "ClickHouse",
+                KindSource::Description,
+            ),
+            ("clickhouse", None, "ClickHouse", KindSource::KnownWords),
+            (
+                "mariadb",
+                Some("Managed MariaDB service"),
+                "MariaDB",
+                KindSource::Description,
+            ),
+            ("mariadb", None, "MariaDB", KindSource::KnownWords),
+            ("mysql", None, "MySQL", KindSource::KnownWords),
+            ("rabbitmq", None, "RabbitMQ", KindSource::KnownWords),
+            (
+                "ferretdb",
+                Some("a ferretdb service"),
+                "FerretDB",
+                KindSource::KnownWords,
+            ),
+            (
+                "http-cache",
+                Some("Layer7 HTTP cache"),
+                "HTTPCache",
+                KindSource::Description,
+            ),
+            ("http-cache", None, "HTTPCache", KindSource::KnownWords),
+            ("tcpbalancer", None, "TCPBalancer", KindSource::KnownWords),
+            (
+                "vm-instance",
+                Some("Virtual machine instance"),
+                "VMInstance",
+                KindSource::KnownWords,
+            ),
+            (
+                "virtualprivatecloud",
+                Some("Virtual private cloud for tenants"),
+                "VirtualPrivateCloud",
+                KindSource::Description,
+            ),
+            ("nats", None, "NATS", KindSource::KnownWords),
+            (
+                "postgres",
+                Some("Managed PostgreSQL service"),
+                "Postgres",
+                KindSource::ChartName,
+            ),
+            (
+                "redis",
+                Some("redis is fast"),
+                "Redis",
+                KindSource::ChartName,
+            ),
+            ("kafka", None, "Kafka", KindSource::ChartName),
+            ("myapp", None, "Myapp", KindSource::ChartName),
+        ];
+        for (chart, description, kind, source) in table {
+            assert_eq!(
+                propose_kind(chart, description, &none),
+                (kind.to_owned(), source),
+                "{chart} {description:?}"
+            );
+        }
+        let annotated = BTreeMap::from([(KIND_ANNOTATION.to_owned(), "Nats".to_owned())]);
+        assert_eq!(
+            propose_kind("nats", None, &annotated),
+            ("Nats".to_owned(), KindSource::Annotation)
+        );
     }
 
     #[test]

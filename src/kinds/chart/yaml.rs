@@ -18,25 +18,11 @@ pub(super) fn yaml_options() -> serde_saphyr::Options {
 
 /// Maps a serde-saphyr error to [`ChartError::Yaml`] with line and column.
 pub(super) fn yaml_error(err: &serde_saphyr::Error, file: &str) -> ChartError {
-    let location = err.location();
-    let plain = err.render_with_options(serde_saphyr::render_options! {
-        snippets: serde_saphyr::SnippetMode::Off,
-    });
-    let (line, column) = match location {
+    let (line, column) = match err.location() {
         Some(loc) if loc.line() > 0 => (Some(loc.line()), Some(loc.column())),
         _ => (None, None),
     };
-    // The plain rendering appends " at line L, column C"; the location is
-    // already in front of the message, so drop the repetition.
-    let message = match (line, column) {
-        (Some(line), Some(column)) => {
-            let suffix = format!(" at line {line}, column {column}");
-            plain
-                .strip_suffix(&suffix)
-                .map_or_else(|| plain.clone(), str::to_owned)
-        }
-        _ => plain,
-    };
+    let message = crate::kinds::yaml_message::yaml_message(err);
     ChartError::Yaml {
         file: file.to_owned(),
         line,

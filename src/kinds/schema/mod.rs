@@ -12,6 +12,8 @@
 //! * `validate` compiles a structural schema once per kind and then prunes,
 //!   defaults and validates objects the way kube-apiserver does for custom
 //!   resources, with kube-apiserver's field paths, causes and messages.
+//! * `cel` compiles and evaluates CEL validation rules
+//!   (`x-kubernetes-validations`) for `validate`.
 //!
 //! Shared by them: `Issue` (`issue`), the type of a schema node
 //! (`node_type`), the formats Kubernetes checks (`formats`) and RE2-style
@@ -21,6 +23,7 @@
 //! in converted and inferred schemas follows the input, so output is
 //! deterministic.
 
+mod cel;
 mod from_json_schema;
 mod infer;
 mod structural_check;

@@ -367,7 +367,7 @@ pub fn override_listen(args: Vec<String>, overrides: &[(&str, String)]) -> Vec<S
 }
 
 /// A kubeconfig with a fresh token of ServiceAccount `namespace/name`.
-async fn service_account_kubeconfig(
+pub async fn service_account_kubeconfig(
     plane: &Plane,
     client: &kube::Client,
     namespace: &str,

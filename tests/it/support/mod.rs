@@ -2,7 +2,8 @@
 //! simulated node, the built `kubectl-cozy` binaries, the lock that
 //! serializes tests which change cluster-wide state, the Go test tools, a
 //! local echo server that stands in for a pod's container, `serve` as a
-//! process, and the container runtime of its tunnel agent.
+//! process, the container runtime of its tunnel agent, and that of
+//! `install`'s server pods.
 
 #![allow(dead_code, reason = "helpers for tests of later features")]
 
@@ -10,6 +11,7 @@ pub mod agent;
 pub mod aggregated;
 pub mod bins;
 pub mod echo;
+pub mod install;
 pub mod node;
 pub mod plane;
 pub mod serve;

@@ -74,8 +74,20 @@ impl<'a> Converter<'a> {
         if let Some(t) = acc.title.take() {
             out.insert("title".into(), t);
         }
-        if let Some(d) = acc.description.take() {
-            out.insert("description".into(), d);
+        let description = acc.description.take();
+        match (description, acc.option_source.take()) {
+            (d, Some(source)) => {
+                let hint = format!("Choices: the Cozystack dashboard's {source:?} options.");
+                let text = match d.as_ref().and_then(Value::as_str) {
+                    Some(d) if !d.is_empty() => format!("{} {hint}", d.trim_end()),
+                    _ => hint,
+                };
+                out.insert("description".into(), text.into());
+            }
+            (Some(d), None) => {
+                out.insert("description".into(), d);
+            }
+            (None, None) => {}
         }
         if let Some((f, fp)) = acc.format.take() {
             let keep = match ty {
@@ -140,7 +152,7 @@ impl<'a> Converter<'a> {
         // Keywords for other types have no effect in JSON Schema either, so
         // dropping them loses nothing.
         if ty.has_objects() {
-            self.object_keywords(&mut acc, ty, &mut out);
+            self.object_keywords(&mut acc, ty, &mut out, node_ptr);
         }
         if ty == NodeType::Any {
             out.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
@@ -296,7 +308,13 @@ impl<'a> Converter<'a> {
         }
     }
 
-    fn object_keywords(&mut self, acc: &mut Acc<'a>, ty: NodeType, out: &mut Map<String, Value>) {
+    fn object_keywords(
+        &mut self,
+        acc: &mut Acc<'a>,
+        ty: NodeType,
+        out: &mut Map<String, Value>,
+        node_ptr: &str,
+    ) {
         if let Some(n) = acc.min_properties {
             out.insert("minProperties".into(), n.into());
         }
@@ -404,7 +422,14 @@ impl<'a> Converter<'a> {
                 "additionalProperties: false dropped: structural schemas prune unknown fields (reported as warnings) instead of rejecting them",
             );
         } else if ty == NodeType::Object && !has_props && !acc.embedded {
-            // An object without declared fields: keep whatever it holds.
+            // An object without declared fields: keep whatever it holds,
+            // and say so unless the schema asked for exactly that.
+            if !acc.preserve {
+                self.warn(
+                    node_ptr,
+                    "type object without properties: its keys and values are kept but not checked (x-kubernetes-preserve-unknown-fields)",
+                );
+            }
             preserve = true;
         }
         if preserve && ty == NodeType::Object {
@@ -578,7 +603,18 @@ mod tests {
                 c.warnings
             );
         }
-        assert_eq!(c.warnings.len(), 3, "{:?}", c.warnings);
+        // A typed object without properties is widened too, and says so;
+        // one that asks for preserve-unknown-fields itself is not warned about.
+        assert!(has_warning(
+            &c,
+            "/properties/obj",
+            "type object without properties: its keys and values are kept but not checked"
+        ));
+        assert_eq!(c.warnings.len(), 4, "{:?}", c.warnings);
+        let asked = conv(spec(
+            json!({"bag": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}),
+        ));
+        assert!(asked.warnings.is_empty(), "{:?}", asked.warnings);
     }
 
     #[test]

@@ -36,6 +36,9 @@ pub(super) struct Acc<'a> {
     pub(super) nullable: bool,
     pub(super) title: Option<Value>,
     pub(super) description: Option<Value>,
+    /// The `source` of Cozystack's `x-cozystack-options` (a dashboard
+    /// dropdown filled at run time from the cluster's `Option` objects).
+    pub(super) option_source: Option<String>,
     pub(super) default: Option<(Value, String)>,
     pub(super) example: Option<Value>,
     pub(super) enums: Vec<(Vec<Value>, String)>,
@@ -69,6 +72,18 @@ pub(super) struct Acc<'a> {
     pub(super) union_types: Vec<(BTreeSet<String>, String)>,
 }
 
+impl Acc<'_> {
+    /// Tightens the numeric bounds with another lower and upper bound.
+    pub(super) fn tighten_bounds(&mut self, lower: Option<Bound>, upper: Option<Bound>) {
+        if let Some(b) = lower {
+            self.lower = Some(stricter(self.lower.take(), b, true));
+        }
+        if let Some(b) = upper {
+            self.upper = Some(stricter(self.upper.take(), b, false));
+        }
+    }
+}
+
 impl<'a> Converter<'a> {
     pub(super) fn collect(
         &mut self,
@@ -80,12 +95,7 @@ impl<'a> Converter<'a> {
         let kw = |k: &str| push_pointer(&part.ptr, k);
         // Numeric bounds need sibling keywords (draft-4 booleans).
         let (lower, upper) = bounds_of(m);
-        if let Some(b) = lower {
-            acc.lower = Some(stricter(acc.lower.take(), b, true));
-        }
-        if let Some(b) = upper {
-            acc.upper = Some(stricter(acc.upper.take(), b, false));
-        }
+        acc.tighten_bounds(lower, upper);
         for (k, v) in m {
             match k.as_str() {
                 "$schema" | "$id" | "id" | "$comment" | "$anchor" | "$dynamicAnchor"
@@ -297,6 +307,15 @@ impl<'a> Converter<'a> {
                         acc.embedded = true;
                     }
                 }
+                // Cozystack's dashboard hint: `{source: storageclass}` names
+                // a list of choices the cluster computes at run time. Not a
+                // validation (the choices change), so it becomes a line of
+                // documentation, quietly.
+                "x-cozystack-options" => {
+                    if let Some(source) = v.get("source").and_then(Value::as_str) {
+                        acc.option_source.get_or_insert_with(|| source.to_string());
+                    }
+                }
                 "x-kubernetes-list-type"
                 | "x-kubernetes-list-map-keys"
                 | "x-kubernetes-map-type"
@@ -422,6 +441,29 @@ mod tests {
         );
     }
 
+    /// Cozystack's `x-cozystack-options` names a dashboard dropdown's source:
+    /// kept as documentation, without a warning.
+    #[test]
+    fn cozystack_options_become_documentation_quietly() {
+        let c = conv(spec(json!({
+            "storageClass": {"type": "string", "description": "StorageClass used to store the data.",
+                              "x-cozystack-options": {"source": "storageclass"}},
+            "gpu": {"type": "string", "x-cozystack-options": {"source": "gpu"}},
+            "odd": {"type": "string", "x-cozystack-options": "whatever"}
+        })));
+        assert!(c.is_ok(), "{:?}", c.errors);
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        assert_eq!(
+            prop(&c, "storageClass"),
+            json!({"type": "string", "description": "StorageClass used to store the data. Choices: the Cozystack dashboard's \"storageclass\" options."})
+        );
+        assert_eq!(
+            prop(&c, "gpu"),
+            json!({"type": "string", "description": "Choices: the Cozystack dashboard's \"gpu\" options."})
+        );
+        assert_eq!(prop(&c, "odd"), json!({"type": "string"}));
+    }
+
     #[test]
     fn dropped_keywords_warn_and_annotations_go_silently() {
         let c = conv(spec(json!({
@@ -461,6 +503,7 @@ mod tests {
         ));
         assert!(has_warning(&c, "/properties/f", "\"f\" is forbidden"));
         assert!(c.schema["properties"].get("f").is_none());
-        assert_eq!(c.warnings.len(), 6, "{:#?}", c.warnings);
+        assert!(has_warning(&c, "/properties/keys", "without properties"));
+        assert_eq!(c.warnings.len(), 7, "{:#?}", c.warnings);
     }
 }

@@ -11,21 +11,38 @@ use serde_json::{Map, Value};
 
 use super::super::issue::push_pointer;
 use super::collect::{Acc, Deferred, type_set};
-use super::{ANNOTATIONS, Converter, Expanded};
+use super::{ANNOTATIONS, Converter, Expanded, Part};
 
 /// How a branch of `anyOf`/`oneOf` looks.
-enum Branch {
+enum Branch<'a> {
     Null,
     Never,
     Always,
     Enum(Vec<Value>),
     Types(Vec<String>),
+    /// One type plus validations that only apply to values of that type
+    /// (`{type: string, pattern: ..}`): they can sit on the node itself,
+    /// where they leave values of the other branches' types alone.
+    Checked(String, Part<'a>),
     Other,
 }
 
+/// Keywords that only constrain strings.
+const STRING_CHECKS: &[&str] = &["pattern", "minLength", "maxLength", "format"];
+/// Keywords that only constrain numbers.
+const NUMBER_CHECKS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "format",
+];
+
 impl<'a> Converter<'a> {
-    fn classify(&self, b: &'a Value) -> Branch {
+    fn classify(&self, b: &'a Value, ptr: &str) -> Branch<'a> {
         let mut b = b;
+        let mut ptr = ptr.to_string();
         // Follow plain `$ref`s a few levels.
         for _ in 0..8 {
             match b {
@@ -38,8 +55,9 @@ impl<'a> Converter<'a> {
                         .collect();
                     if significant.len() == 1 && significant[0] == "$ref" {
                         match m["$ref"].as_str().map(|r| self.resolve(r)) {
-                            Some(Ok((_, t))) => {
+                            Some(Ok((p, t))) => {
                                 b = t;
+                                ptr = p;
                                 continue;
                             }
                             _ => return Branch::Other,
@@ -77,6 +95,22 @@ impl<'a> Converter<'a> {
                             return Branch::Types(t.into_iter().collect());
                         }
                     }
+                    if let Some(t) = types
+                        && t.len() == 1
+                        && let Some(ty) = t.into_iter().next()
+                    {
+                        let checks: &[&str] = match ty.as_str() {
+                            "string" => STRING_CHECKS,
+                            "integer" | "number" => NUMBER_CHECKS,
+                            _ => &[],
+                        };
+                        if significant
+                            .iter()
+                            .all(|k| k.as_str() == "type" || checks.contains(&k.as_str()))
+                        {
+                            return Branch::Checked(ty, Part { map: m, ptr });
+                        }
+                    }
                     return Branch::Other;
                 }
                 _ => return Branch::Other,
@@ -100,7 +134,7 @@ impl<'a> Converter<'a> {
         let mut always = false;
         for (i, b) in branches.iter().enumerate() {
             let bp = push_pointer(&jp, &i.to_string());
-            match self.classify(b) {
+            match self.classify(b, &bp) {
                 Branch::Null => saw_null = true,
                 Branch::Never => {}
                 Branch::Always => {
@@ -152,11 +186,57 @@ impl<'a> Converter<'a> {
             acc.union_enums.push((values, jp));
             return;
         }
-        if kinds.iter().all(|k| matches!(k, Branch::Types(_))) {
+        if kinds
+            .iter()
+            .all(|k| matches!(k, Branch::Types(_) | Branch::Checked(..)))
+            && checked_types_are_distinct(&kinds)
+        {
             let mut set = BTreeSet::new();
             for k in kinds {
-                if let Branch::Types(ts) = k {
-                    set.extend(ts);
+                match k {
+                    Branch::Types(ts) => set.extend(ts),
+                    Branch::Checked(t, part) => {
+                        self.hoist_branch_checks(&t, &part, acc);
+                        set.insert(t);
+                    }
+                    _ => {}
+                }
+            }
+            if saw_null {
+                set.insert("null".to_string());
+            }
+            acc.union_types.push((set, jp));
+            return;
+        }
+        // Branches that each name one scalar type still give the node its
+        // type (a union of them), whatever else they constrain.
+        let scalar_types: Option<Vec<String>> =
+            rest.iter().map(|(b, _)| self.scalar_type_of(b)).collect();
+        if let Some(types) = scalar_types {
+            let mut set: BTreeSet<String> = types.iter().cloned().collect();
+            if set.len() == 1 {
+                // One type: the branches' other keywords are value
+                // validations of that type, kept as such.
+                acc.union_types.push((set, jp.clone()));
+                acc.deferred.push(Deferred::Union {
+                    one_of,
+                    branches: rest,
+                    ptr: jp,
+                });
+                return;
+            }
+            let distinct = checked_types_are_distinct(&kinds);
+            for ((_, bp), k) in rest.iter().zip(kinds) {
+                match k {
+                    Branch::Checked(t, part) if distinct => {
+                        self.hoist_branch_checks(&t, &part, acc);
+                    }
+                    Branch::Types(_) => {}
+                    _ => self.warn(
+                        bp,
+                        "this branch's constraints cannot be expressed next to the other branches' types (they \
+                         would apply to every value); dropped, the type is kept",
+                    ),
                 }
             }
             if saw_null {
@@ -170,6 +250,51 @@ impl<'a> Converter<'a> {
             branches: rest,
             ptr: jp,
         });
+    }
+
+    /// The one scalar type (`string`, `integer`, `number`, `boolean`) a
+    /// branch declares, following plain `$ref`s.
+    fn scalar_type_of(&self, b: &'a Value) -> Option<String> {
+        let mut m = b.as_object()?;
+        for _ in 0..8 {
+            match m.get("$ref").and_then(Value::as_str) {
+                Some(r) if !m.contains_key("type") => {
+                    m = self.resolve(r).ok()?.1.as_object()?;
+                }
+                _ => break,
+            }
+        }
+        let set = type_set(m.get("type")?)?;
+        let mut declared = set.into_iter().filter(|t| t != "null");
+        let only = declared.next()?;
+        let scalar = matches!(only.as_str(), "string" | "integer" | "number" | "boolean");
+        (scalar && declared.next().is_none()).then_some(only)
+    }
+
+    /// Moves the type-specific validations of a [`Branch::Checked`] branch
+    /// onto the node. They constrain only values of the branch's type, so
+    /// on the node they still leave the other branches' values alone.
+    fn hoist_branch_checks(&mut self, ty: &str, part: &Part<'a>, acc: &mut Acc<'a>) {
+        let mut branch = Acc::default();
+        let mut unknown = Vec::new();
+        self.collect(part, &mut branch, &mut unknown);
+        if ty == "string" {
+            acc.patterns.append(&mut branch.patterns);
+            if let Some(n) = branch.min_length {
+                acc.min_length = Some(acc.min_length.map_or(n, |m| m.max(n)));
+            }
+            if let Some(n) = branch.max_length {
+                acc.max_length = Some(acc.max_length.map_or(n, |m| m.min(n)));
+            }
+            if acc.format.is_none() {
+                acc.format = branch.format;
+            }
+        } else {
+            acc.tighten_bounds(branch.lower, branch.upper);
+            if acc.multiple_of.is_none() {
+                acc.multiple_of = branch.multiple_of;
+            }
+        }
     }
 
     pub(super) fn junctors(&mut self, acc: &mut Acc<'a>, out: &mut Map<String, Value>) {
@@ -389,6 +514,27 @@ impl<'a> Converter<'a> {
     }
 }
 
+/// Whether no type appears in two branches when one of them has checks
+/// (`[{type: string, pattern: a}, {type: string, pattern: b}]` would turn
+/// an "or" into an "and" if both patterns moved onto the node).
+fn checked_types_are_distinct(kinds: &[Branch<'_>]) -> bool {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut checked: Vec<&str> = Vec::new();
+    for k in kinds {
+        match k {
+            Branch::Types(ts) => seen.extend(ts.iter().map(String::as_str)),
+            Branch::Checked(t, _) => {
+                seen.push(t);
+                checked.push(t);
+            }
+            _ => {}
+        }
+    }
+    checked
+        .iter()
+        .all(|t| seen.iter().filter(|s| *s == t).count() == 1)
+}
+
 /// Drops value validations (keeps the structure) from a lifted property.
 fn strip_value_validations(mut m: Map<String, Value>) -> Map<String, Value> {
     for k in [
@@ -469,6 +615,76 @@ mod tests {
             prop(&c, "c"),
             json!({"x-kubernetes-int-or-string": true, "nullable": true})
         );
+    }
+
+    /// How Kubernetes quantities are usually written: int-or-string with a
+    /// pattern on the string branch, often behind a `$ref` that has its own
+    /// description and default.
+    #[test]
+    fn int_or_string_keeps_branch_checks() {
+        let q = "^[0-9]+(\\.[0-9]+)?(m|Ki|Mi|Gi)?$";
+        let c = conv(json!({
+            "type": "object",
+            "$defs": {"quantity": {"anyOf": [
+                {"type": "integer", "minimum": 0},
+                {"type": "string", "pattern": q, "maxLength": 20}
+            ]}},
+            "properties": {
+                "cpu": {"$ref": "#/$defs/quantity", "description": "CPU", "default": "500m"},
+                "memory": {"anyOf": [{"type": "integer"}, {"type": "string", "pattern": q}], "default": 1024},
+                "nodeLevel": {"pattern": q, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+                "twoPatterns": {"anyOf": [{"type": "string", "pattern": "^a"}, {"type": "string", "pattern": "^b"}]},
+                "withEnum": {"anyOf": [{"type": "integer"}, {"type": "string", "enum": ["auto"]}]}
+            }
+        }));
+        assert!(c.is_ok(), "{:?}", c.errors);
+        assert_eq!(
+            prop(&c, "cpu"),
+            json!({"x-kubernetes-int-or-string": true, "description": "CPU", "minimum": 0,
+                   "maxLength": 20, "pattern": q, "default": "500m"})
+        );
+        assert_eq!(
+            prop(&c, "memory"),
+            json!({"x-kubernetes-int-or-string": true, "pattern": q, "default": 1024})
+        );
+        assert_eq!(
+            prop(&c, "nodeLevel"),
+            json!({"x-kubernetes-int-or-string": true, "pattern": q})
+        );
+        // Two patterns for one type would become an "and": they stay an
+        // "or" of value validations on a string.
+        assert_eq!(
+            prop(&c, "twoPatterns"),
+            json!({"type": "string", "anyOf": [{"pattern": "^a"}, {"pattern": "^b"}]})
+        );
+        // An enum on one branch would refuse the other's values: the type
+        // stays int-or-string and only the enum is lost, with a warning.
+        assert_eq!(
+            prop(&c, "withEnum"),
+            json!({"x-kubernetes-int-or-string": true})
+        );
+        assert!(has_warning(
+            &c,
+            "/properties/withEnum/anyOf/1",
+            "this branch's constraints cannot be expressed next to the other branches' types"
+        ));
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        let v = CompiledSchema::new(&c.schema).expect("compiles");
+        for ok in [
+            json!({"cpu": 2}),
+            json!({"cpu": "250m"}),
+            json!({"memory": "1Gi"}),
+        ] {
+            assert!(v.validate(&ok, "spec").is_empty(), "{ok}");
+        }
+        for bad in [
+            json!({"cpu": -1}),
+            json!({"cpu": "lots"}),
+            json!({"memory": "1 GB"}),
+            json!({"memory": true}),
+        ] {
+            assert!(!v.validate(&bad, "spec").is_empty(), "{bad}");
+        }
     }
 
     #[test]

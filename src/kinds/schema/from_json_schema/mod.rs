@@ -16,7 +16,8 @@
 //!   when that narrows what JSON Schema accepted); a node that may be
 //!   anything becomes `{"x-kubernetes-preserve-unknown-fields": true}`
 //!   (Kubernetes allows that without a type; warning), an object without
-//!   declared fields `type: object` + preserve-unknown-fields;
+//!   declared fields `type: object` + preserve-unknown-fields (warning unless
+//!   the input asked for preserve-unknown-fields itself);
 //! * `type: [x, "null"]` becomes `nullable: true`; `[integer, string]`
 //!   becomes `x-kubernetes-int-or-string: true`; other unions become a
 //!   typeless preserve-unknown-fields node (warning);
@@ -24,7 +25,14 @@
 //!   `$anchor`s) is inlined; `allOf` is merged into the node (properties and
 //!   `required` unioned, bounds tightened, conflicts warned);
 //! * `anyOf`/`oneOf` of constants collapse into one `enum`; a `null` branch
-//!   becomes `nullable`; branches that are only types become a type union;
+//!   becomes `nullable`; branches that are only types become a type union,
+//!   and validations that apply to one branch's type only (`pattern` on the
+//!   string branch of a quantity, `minimum` on its integer branch) move onto
+//!   the node, where they leave the other types' values alone; branches
+//!   that each declare one scalar type give the node the union of those
+//!   types (one type: the rest stays an `anyOf` of value validations;
+//!   several: constraints that cannot move onto the node are dropped with a
+//!   warning on their branch);
 //!   branches that are pure value validations (e.g. `required` variants) are
 //!   kept as Kubernetes allows them; properties that only appear in branches
 //!   are lifted into the node; anything else is dropped with a warning;
@@ -488,6 +496,7 @@ pub(super) mod tests {
                 "/$defs/resources/additionalProperties: additionalProperties: false dropped: structural schemas prune unknown fields (reported as warnings) instead of rejecting them",
                 "/properties/service/properties/annotations/patternProperties/^[a-z0-9.~1-]+$: patternProperties became additionalProperties: the key pattern \"^[a-z0-9./-]+$\" is not enforced",
                 "/properties/extraEnv/uniqueItems: uniqueItems: true is forbidden in Kubernetes; converted to x-kubernetes-list-type: set (duplicates are rejected as FieldValueDuplicate)",
+                "/properties/metrics: type object without properties: its keys and values are kept but not checked (x-kubernetes-preserve-unknown-fields)",
             ]
         );
         // The output, key order included, is deterministic.

@@ -1,8 +1,9 @@
 //! The comments of a `values.yaml` that describe its keys, found in the text
 //! with the key path each belongs to: Bitnami readme-generator `## @param`
-//! lines (and cozyvalues-gen's typed form with its `@typedef`/`@field`
-//! lines), and helm-docs `# --` comments above a key. Only comments and
-//! key lines are looked at; the values themselves are parsed elsewhere.
+//! lines (and cozyvalues-gen's typed form with its `@typedef`/`@field`,
+//! `@enum`/`@value` and `@x-cozystack-options` lines), and helm-docs `# --`
+//! comments above a key. Only comments and key lines are looked at; the
+//! values themselves are parsed elsewhere.
 
 use std::collections::HashMap;
 
@@ -18,17 +19,42 @@ pub(super) struct Doc {
     pub(super) text: String,
     pub(super) modifiers: Vec<String>,
     pub(super) line: usize,
-    /// cozyvalues-gen type (`{T}`), whose `@typedef` fields describe the
-    /// children.
+    /// cozyvalues-gen type (`{T}`), which gives the key its schema.
     pub(super) type_name: Option<String>,
+    /// cozyvalues-gen `name=default`, used when the value is null.
+    pub(super) default: Option<String>,
+    /// The `source` of an `@x-cozystack-options` line below it.
+    pub(super) options_source: Option<String>,
 }
 
-/// A `## @field {type} name - description` line of a cozyvalues-gen
-/// `@typedef`.
+/// A `## @field {type} [name]=default - description` line of a
+/// cozyvalues-gen `@typedef` (`@property` is a synonym).
 pub(super) struct Field {
     pub(super) name: String,
     pub(super) type_name: String,
     pub(super) text: String,
+    /// Written `[name]`: may be left out (not required).
+    pub(super) optional: bool,
+    pub(super) default: Option<String>,
+    pub(super) options_source: Option<String>,
+}
+
+/// A cozyvalues-gen `## @enum {base} Name - description` with its
+/// `## @value v` lines.
+#[derive(Default)]
+pub(super) struct EnumDef {
+    pub(super) base: String,
+    pub(super) values: Vec<String>,
+}
+
+/// What the last annotation line opened, for the lines that continue it.
+#[derive(Default)]
+pub(super) enum Open {
+    #[default]
+    Nothing,
+    Param,
+    Typedef(String),
+    Enum(String),
 }
 
 /// Everything `scan_comments` finds.
@@ -37,7 +63,8 @@ pub(super) struct Comments {
     pub(super) params: Docs,
     pub(super) helm_docs: Docs,
     pub(super) typedefs: HashMap<String, Vec<Field>>,
-    pub(super) current_typedef: Option<String>,
+    pub(super) enums: HashMap<String, EnumDef>,
+    pub(super) open: Open,
 }
 
 /// Parses a readme-generator key path such as `a.b`, `list[0].name` or
@@ -160,6 +187,8 @@ pub(super) fn scan_comments(src: &str) -> Comments {
                     modifiers: Vec::new(),
                     line,
                     type_name: None,
+                    default: None,
+                    options_source: None,
                 },
             ));
         }
@@ -186,16 +215,19 @@ fn comment(
         let rest = rest.trim();
         match directive {
             "param" => {
-                if let Some((type_name, name, text)) = split_typed(rest) {
-                    // cozyvalues-gen: `@param {type} name - description`.
-                    let (modifiers, text) = split_modifiers(text);
+                found.open = Open::Param;
+                if let Some(t) = split_typed(rest) {
+                    // cozyvalues-gen: `@param {type} name=default - description`.
+                    let (modifiers, text) = split_modifiers(t.text);
                     found.params.push((
-                        parse_param_path(name),
+                        parse_param_path(t.name),
                         Doc {
                             text: text.to_string(),
                             modifiers,
                             line: lineno,
-                            type_name: Some(type_name.to_string()),
+                            type_name: Some(t.type_name.to_string()),
+                            default: t.default.map(str::to_string),
+                            options_source: None,
                         },
                     ));
                     return;
@@ -210,28 +242,73 @@ fn comment(
                             modifiers,
                             line: lineno,
                             type_name: None,
+                            default: None,
+                            options_source: None,
                         },
                     ));
                 }
             }
             "typedef" => {
-                found.current_typedef = split_typed(rest).map(|(_, name, _)| name.to_string());
-                if let Some(name) = &found.current_typedef {
-                    found.typedefs.entry(name.clone()).or_default();
-                }
+                found.open = match split_typed(rest) {
+                    Some(t) => {
+                        found.typedefs.entry(t.name.to_string()).or_default();
+                        Open::Typedef(t.name.to_string())
+                    }
+                    None => Open::Nothing,
+                };
             }
-            "field" => {
-                if let (Some(td), Some((type_name, name, text))) =
-                    (&found.current_typedef, split_typed(rest))
-                {
+            "field" | "property" => {
+                if let (Open::Typedef(td), Some(t)) = (&found.open, split_typed(rest)) {
                     found.typedefs.entry(td.clone()).or_default().push(Field {
-                        name: name.to_string(),
-                        type_name: type_name.to_string(),
-                        text: text.to_string(),
+                        name: t.name.to_string(),
+                        type_name: t.type_name.to_string(),
+                        text: t.text.to_string(),
+                        optional: t.optional,
+                        default: t.default.map(str::to_string),
+                        options_source: None,
                     });
                 }
             }
-            "section" | "enum" | "param-section" => found.current_typedef = None,
+            "enum" => {
+                found.open = match split_typed(rest) {
+                    Some(t) => {
+                        found.enums.insert(
+                            t.name.to_string(),
+                            EnumDef {
+                                base: t.type_name.to_string(),
+                                values: Vec::new(),
+                            },
+                        );
+                        Open::Enum(t.name.to_string())
+                    }
+                    None => Open::Nothing,
+                };
+            }
+            "value" => {
+                if let Open::Enum(name) = &found.open
+                    && let Some(e) = found.enums.get_mut(name)
+                    && !rest.is_empty()
+                {
+                    e.values.push(rest.to_string());
+                }
+            }
+            "x-cozystack-options" => {
+                let source = options_source(rest);
+                match &found.open {
+                    Open::Typedef(td) => {
+                        if let Some(f) = found.typedefs.get_mut(td).and_then(|f| f.last_mut()) {
+                            f.options_source = source;
+                        }
+                    }
+                    Open::Param => {
+                        if let Some((_, d)) = found.params.last_mut() {
+                            d.options_source = source;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "section" | "param-section" => found.open = Open::Nothing,
             _ => {}
         }
         return;
@@ -248,9 +325,20 @@ fn comment(
     }
 }
 
+/// A cozyvalues-gen `{type} [name]=default - description`.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Typed<'s> {
+    pub(super) type_name: &'s str,
+    pub(super) name: &'s str,
+    pub(super) optional: bool,
+    /// The text after `=`, quotes included (`"7%"`, `{}`, `no`).
+    pub(super) default: Option<&'s str>,
+    pub(super) text: &'s str,
+}
+
 /// Splits cozyvalues-gen `{type} name - description`, where the name may be
 /// written `[name]` (optional) and followed by `=default`.
-fn split_typed(rest: &str) -> Option<(&str, &str, &str)> {
+fn split_typed(rest: &str) -> Option<Typed<'_>> {
     let inner = rest.strip_prefix('{')?;
     let close = inner.find('}')?;
     let type_name = inner[..close].trim();
@@ -260,12 +348,35 @@ fn split_typed(rest: &str) -> Option<(&str, &str, &str)> {
         None => (after.trim_end(), ""),
     };
     let name_part = name_part.trim();
-    let name = match name_part.strip_prefix('[') {
-        Some(r) => r.split(']').next().unwrap_or(""),
-        None => name_part.split('=').next().unwrap_or(""),
+    let (optional, name, default) = match name_part.strip_prefix('[') {
+        Some(r) => {
+            let (name, after) = r.split_once(']').unwrap_or((r, ""));
+            (true, name, after.trim().strip_prefix('='))
+        }
+        None => match name_part.split_once('=') {
+            Some((name, d)) => (false, name, Some(d)),
+            None => (false, name_part, None),
+        },
     };
     let name = name.trim();
-    (!name.is_empty()).then_some((type_name, name, text))
+    (!name.is_empty()).then_some(Typed {
+        type_name,
+        name,
+        optional,
+        default: default.map(str::trim),
+        text,
+    })
+}
+
+/// The `source` of an `@x-cozystack-options {source: gpu}` line.
+fn options_source(rest: &str) -> Option<String> {
+    let body = rest.trim().trim_start_matches('{').trim_end_matches('}');
+    body.split(',').find_map(|kv| {
+        let (k, v) = kv.split_once(':')?;
+        (k.trim().trim_matches('"') == "source")
+            .then(|| v.trim().trim_matches(['"', '\'']).to_string())
+            .filter(|s| !s.is_empty())
+    })
 }
 
 /// Splits leading `[mod1, mod2]` modifiers off a readme-generator description.
@@ -380,12 +491,30 @@ mod tests {
     fn typed_params_name_the_key() {
         assert_eq!(
             split_typed("{string} [evictionHardMemory]=\"7%\" - Hard threshold."),
-            Some(("string", "evictionHardMemory", "Hard threshold."))
+            Some(Typed {
+                type_name: "string",
+                name: "evictionHardMemory",
+                optional: true,
+                default: Some("\"7%\""),
+                text: "Hard threshold."
+            })
         );
         assert_eq!(
-            split_typed("{int} replicas - How many."),
-            Some(("int", "replicas", "How many."))
+            split_typed("{int} replicas=3 - How many."),
+            Some(Typed {
+                type_name: "int",
+                name: "replicas",
+                optional: false,
+                default: Some("3"),
+                text: "How many."
+            })
         );
         assert_eq!(split_typed("replicas - untyped"), None);
+        assert_eq!(options_source("{source: gpu}"), Some("gpu".into()));
+        assert_eq!(
+            options_source("{\"source\": \"storageclass\"}"),
+            Some("storageclass".into())
+        );
+        assert_eq!(options_source("{}"), None);
     }
 }

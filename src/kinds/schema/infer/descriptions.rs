@@ -1,25 +1,39 @@
 //! Descriptions attached to an inferred schema from the comments that
 //! `super::comments` found: `@param` wins over helm-docs, readme-generator
-//! modifiers refine a `null` value's schema, and cozyvalues-gen types
-//! describe the fields below a key. A `@param` for a key that `values.yaml`
-//! does not define, or a repeated one, becomes a warning.
+//! modifiers refine a `null` value's schema, and a cozyvalues-gen type
+//! replaces the schema inferred for its key with the one `super::typed`
+//! builds from it. A `@param` for a key that `values.yaml` does not define,
+//! or a repeated one, becomes a warning.
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
 use super::super::issue::{Issue, push_pointer};
-use super::comments::{Comments, Field, Seg, scan_comments};
+use super::super::structural_check::check_structural;
+use super::comments::{Comments, Seg, scan_comments};
 use super::free_form;
+use super::typed::{TypeDefs, with_options_hint};
 
-/// Describes the keys of `schema` from the comments of `src`.
-pub(super) fn apply(src: &str, schema: &mut Map<String, Value>, warnings: &mut Vec<Issue>) {
+/// Describes the keys of `schema` (inferred from `values`) from the
+/// comments of `src`, the text `values` was parsed from.
+pub(super) fn apply(
+    src: &str,
+    values: &Value,
+    schema: &mut Map<String, Value>,
+    warnings: &mut Vec<Issue>,
+) {
     let Comments {
         params,
         helm_docs,
         typedefs,
+        enums,
         ..
     } = scan_comments(src);
+    let types = TypeDefs {
+        typedefs: &typedefs,
+        enums: &enums,
+    };
     let mut done: HashMap<Vec<Seg>, usize> = HashMap::new();
     for (path, doc) in params {
         if let Some(prev) = done.get(&path) {
@@ -34,12 +48,34 @@ pub(super) fn apply(src: &str, schema: &mut Map<String, Value>, warnings: &mut V
         }
         match lookup(schema, &path) {
             Some(node) => {
-                apply_modifiers(node, &doc.modifiers);
-                if !doc.text.is_empty() {
-                    set_description(node, &doc.text);
-                }
                 if let Some(t) = &doc.type_name {
-                    describe_fields(node, t, &typedefs, 0);
+                    let ptr = display_pointer(&path);
+                    // The value in values.yaml, else the `name=default`.
+                    let value = match (value_at(values, &path), &doc.default) {
+                        (None | Some(Value::Null), Some(d)) => Some(types.read_default(t, d)),
+                        (v, _) => v.cloned(),
+                    };
+                    match typed_schema(&types, t, value.as_ref(), &ptr) {
+                        Ok((typed, mut typed_warnings)) => {
+                            *node = typed;
+                            warnings.append(&mut typed_warnings);
+                        }
+                        Err(why) => warnings.push(Issue::new(
+                            &ptr,
+                            format!(
+                                "line {}: @param type {t:?} not used: {why}; the schema is inferred from the value",
+                                doc.line
+                            ),
+                        )),
+                    }
+                }
+                apply_modifiers(node, &doc.modifiers);
+                let text = match &doc.options_source {
+                    Some(source) => with_options_hint(&doc.text, source),
+                    None => doc.text.clone(),
+                };
+                if !text.is_empty() {
+                    set_description(node, &text);
                 }
                 done.insert(path, doc.line);
             }
@@ -62,51 +98,53 @@ pub(super) fn apply(src: &str, schema: &mut Map<String, Value>, warnings: &mut V
     }
 }
 
-/// Describes the children of `node` from the cozyvalues-gen type `t`:
-/// a `@typedef` name, `map[string]T` (every entry) or `[]T` (the items).
-fn describe_fields(
-    node: &mut Map<String, Value>,
+/// The schema of cozyvalues-gen type `t` for `value`, checked to be
+/// structural with valid defaults; `Err` says why it cannot be used.
+fn typed_schema(
+    types: &TypeDefs<'_>,
     t: &str,
-    typedefs: &HashMap<String, Vec<Field>>,
-    depth: usize,
-) {
-    if depth > 16 {
-        return;
-    }
-    let t = t.trim_start_matches('*');
-    if let Some(inner) = t.strip_prefix("map[string]") {
-        if let Some(Value::Object(props)) = node.get_mut("properties") {
-            for v in props.values_mut() {
-                if let Value::Object(child) = v {
-                    describe_fields(child, inner, typedefs, depth + 1);
-                }
-            }
-        }
-        if let Some(Value::Object(child)) = node.get_mut("additionalProperties") {
-            describe_fields(child, inner, typedefs, depth + 1);
-        }
-        return;
-    }
-    if let Some(inner) = t.strip_prefix("[]") {
-        if let Some(Value::Object(child)) = node.get_mut("items") {
-            describe_fields(child, inner, typedefs, depth + 1);
-        }
-        return;
-    }
-    let Some(fields) = typedefs.get(t) else {
-        return;
+    value: Option<&Value>,
+    ptr: &str,
+) -> Result<(Map<String, Value>, Vec<Issue>), String> {
+    let mut warnings = Vec::new();
+    let mut node = types.schema(t, value, ptr, &mut warnings)?;
+    let first_problem = |node: &Map<String, Value>| {
+        let wrapped = serde_json::json!({"type": "object", "properties": {"v": node}});
+        check_structural(&wrapped)
+            .into_iter()
+            .next()
+            .map(|problem| {
+                let at = problem.pointer.strip_prefix("/properties/v").unwrap_or("");
+                format!("{ptr}{at}: {}", problem.message)
+            })
     };
-    for f in fields {
-        let Some(Value::Object(child)) =
-            node.get_mut("properties").and_then(|p| p.get_mut(&f.name))
-        else {
-            continue;
-        };
-        if !f.text.is_empty() && !child.contains_key("description") {
-            set_description(child, &f.text);
-        }
-        describe_fields(child, &f.type_name, typedefs, depth + 1);
+    let Some(problem) = first_problem(&node) else {
+        return Ok((node, warnings));
+    };
+    // A list or map whose entries miss a required field, say: the value
+    // cannot be the default, but the type still describes the key.
+    if node.remove("default").is_some() && first_problem(&node).is_none() {
+        warnings.push(Issue::new(
+            ptr,
+            format!(
+                "the value does not fit the @param type {t:?} ({problem}); not used as the default"
+            ),
+        ));
+        return Ok((node, warnings));
     }
+    Err(problem)
+}
+
+/// The value at `path` in the values document (the first item for `[]`).
+fn value_at<'v>(values: &'v Value, path: &[Seg]) -> Option<&'v Value> {
+    let mut v = values;
+    for seg in path {
+        v = match seg {
+            Seg::Key(k) => v.get(k)?,
+            Seg::Items => v.get(0)?,
+        };
+    }
+    Some(v)
 }
 
 fn display_pointer(path: &[Seg]) -> String {
@@ -357,7 +395,13 @@ users:
             "CPU available."
         );
         assert_eq!(p["preset"]["description"], "Sizing preset.");
-        let alice = &p["users"]["properties"]["alice"]["properties"];
+        // A map's entries are described by its value type, the values
+        // being the default.
+        let alice = &p["users"]["additionalProperties"]["properties"];
+        assert_eq!(
+            p["users"]["default"],
+            json!({"alice": {"password": "x", "resources": {"memory": "1Gi"}}})
+        );
         assert_eq!(alice["password"]["description"], "Password for the user.");
         assert_eq!(alice["resources"]["description"], "Per-user resources.");
         assert_eq!(

@@ -26,18 +26,24 @@
 //! and `list[].key` address list items; the `nullable`, `string`, `object`
 //! and `array` modifiers refine a `null` value's schema), and from helm-docs
 //! comments, `# -- Description` (continued on following `#` lines) directly
-//! above a key. Cozystack's cozyvalues-gen form, `## @param {type} name -
-//! Description`, is understood too, and the `## @field` lines of a `##
-//! @typedef` named by a parameter's type (also through `map[string]T` and
-//! `[]T`) describe its children. `@param` wins when both describe a key.
-//! `@skip`, `@section`, `@extra`, `@enum` and `@value` lines are ignored.
+//! above a key. `@param` wins when both describe a key. `@skip`,
+//! `@section` and `@extra` lines are ignored.
+//!
+//! Cozystack's cozyvalues-gen form, `## @param {type} name=default -
+//! Description`, gives its key a schema built from the type rather than
+//! inferred from the value (`typed`): `{quantity}` accepts `10` and
+//! `"500m"`, `@enum`/`@value` become an `enum`, a `@typedef`'s `@field`s
+//! the properties of a typed object (also through `map[string]T` and
+//! `[]T`), and the value stays the default when it fits the type.
 //!
 //! This file infers types and defaults from the parsed values; the
-//! descriptions come from the comments of the same text, which `comments`
-//! finds and `descriptions` attaches to the inferred schema.
+//! descriptions and cozyvalues-gen types come from the comments of the same
+//! text, which `comments` finds and `descriptions` applies to the inferred
+//! schema.
 
 mod comments;
 mod descriptions;
+mod typed;
 
 use serde_json::{Map, Value};
 
@@ -113,7 +119,7 @@ pub(crate) fn infer_from_values(values_yaml: &str) -> Result<Inferred, InferErro
             });
         }
     };
-    descriptions::apply(values_yaml, &mut schema, &mut warnings);
+    descriptions::apply(values_yaml, &values, &mut schema, &mut warnings);
     Ok(Inferred {
         schema: Value::Object(schema),
         warnings,
@@ -172,14 +178,8 @@ fn parse(src: &str, warnings: &mut Vec<Issue>) -> Result<Value, InferError> {
 }
 
 fn yaml_error(e: serde_saphyr::Error) -> InferError {
-    use serde_saphyr::MessageFormatter as _;
     let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
-    let inner = e.without_snippet();
-    let raw = serde_saphyr::DefaultMessageFormatter.format_message(inner);
-    let message: String = raw
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let message = crate::kinds::yaml_message::yaml_message(&e);
     InferError::Yaml {
         line,
         column,
@@ -563,12 +563,9 @@ nested: [[1], [2, 3]]
         let dup = infer("a: 1\nb: x\na: 2\n");
         assert_eq!(dup.schema["properties"]["a"]["default"], 2);
         assert_eq!(dup.warnings.len(), 1);
-        assert!(
-            dup.warnings[0]
-                .message
-                .starts_with("line 3:1: duplicate mapping key"),
-            "{:?}",
-            dup.warnings
+        assert_eq!(
+            dup.warnings[0].message,
+            "line 3:1: the key `a` appears twice in the same mapping; the last value wins, as in Helm"
         );
     }
 

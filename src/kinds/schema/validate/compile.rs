@@ -14,6 +14,7 @@ use super::super::issue::push_pointer;
 use super::super::node_type::NodeType;
 use super::super::pattern;
 use super::CompiledSchema;
+use crate::kinds::schema::cel::{Rules, Shape, ShapeKind};
 
 /// A schema that [`CompiledSchema::new`] cannot use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,6 +26,14 @@ pub enum SchemaError {
         pointer: String,
         /// The pattern as written.
         pattern: String,
+        /// Why it does not compile.
+        message: String,
+    },
+    /// An `x-kubernetes-validations` rule that does not compile.
+    #[error("{pointer}: {message}")]
+    InvalidRule {
+        /// JSON pointer to the rule's offending key.
+        pointer: String,
         /// Why it does not compile.
         message: String,
     },
@@ -97,6 +106,10 @@ pub(super) struct Node {
     pub(super) any_of: Box<[u32]>,
     pub(super) one_of: Box<[u32]>,
     pub(super) not: Option<u32>,
+    /// `x-kubernetes-validations`, compiled.
+    pub(super) rules: Option<Box<Rules>>,
+    /// Whether this node or one below it (or in its `allOf`) has rules.
+    pub(super) rules_below: bool,
 }
 
 /// A declared property, with its position in `defaults` and `required`
@@ -299,6 +312,8 @@ impl CompiledSchema {
             any_of: Box::default(),
             one_of: Box::default(),
             not: None,
+            rules: None,
+            rules_below: false,
         };
         self.nodes.push(node);
 
@@ -378,6 +393,15 @@ impl CompiledSchema {
             None | Some(Value::Null) => None,
             Some(v) => Some(self.compile(v, kw("not"))?),
         };
+        let children_have_rules = items
+            .iter()
+            .chain(props.iter().map(|p| &p.id))
+            .chain(match &additional {
+                Additional::Schema(a) => Some(a),
+                _ => None,
+            })
+            .chain(all_of.iter())
+            .any(|c| self.nodes[*c as usize].rules_below);
         let node = &mut self.nodes[id as usize];
         node.items = items;
         node.props = props.into_boxed_slice();
@@ -387,7 +411,99 @@ impl CompiledSchema {
         node.any_of = any_of;
         node.one_of = one_of;
         node.not = not;
+        let rules = match m.get("x-kubernetes-validations") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(a)) if a.is_empty() => None,
+            Some(v) => {
+                let shape = NodeRef { schema: self, id };
+                let rules =
+                    Rules::compile(v, &kw("x-kubernetes-validations"), shape).map_err(|e| {
+                        SchemaError::InvalidRule {
+                            pointer: e.pointer,
+                            message: e.message,
+                        }
+                    })?;
+                Some(Box::new(rules))
+            }
+        };
+        let node = &mut self.nodes[id as usize];
+        node.rules_below = rules.is_some() || children_have_rules;
+        node.rules = rules;
         Ok(id)
+    }
+}
+
+/// A node of a compiled schema, as CEL sees it.
+#[derive(Clone, Copy)]
+pub(super) struct NodeRef<'a> {
+    pub(super) schema: &'a CompiledSchema,
+    pub(super) id: u32,
+}
+
+impl Shape for NodeRef<'_> {
+    fn kind(self) -> ShapeKind {
+        match self.schema.node(self.id).ty {
+            NodeType::Integer => ShapeKind::Integer,
+            NodeType::Number => ShapeKind::Number,
+            _ => ShapeKind::Other,
+        }
+    }
+
+    fn field(self, name: &str) -> Option<Self> {
+        let n = self.schema.node(self.id);
+        let id = match n.prop(name) {
+            Some(p) => p.id,
+            None => match n.additional {
+                Additional::Schema(id) => id,
+                _ => return None,
+            },
+        };
+        Some(NodeRef { id, ..self })
+    }
+
+    fn items(self) -> Option<Self> {
+        let n = self.schema.node(self.id);
+        match (n.items, n.additional) {
+            (Some(id), _) | (None, Additional::Schema(id)) => Some(NodeRef { id, ..self }),
+            _ => None,
+        }
+    }
+
+    fn max_size(self) -> Option<u64> {
+        let n = self.schema.node(self.id);
+        let m = match n.ty {
+            NodeType::String => n.max_length,
+            NodeType::Array => n.max_items,
+            NodeType::Object => n.max_properties,
+            _ => None,
+        };
+        m.and_then(|m| u64::try_from(m).ok())
+    }
+
+    fn is_string(self) -> bool {
+        matches!(
+            self.schema.node(self.id).ty,
+            NodeType::String | NodeType::IntOrString | NodeType::Any
+        )
+    }
+
+    fn is_closed_object(self) -> bool {
+        let n = self.schema.node(self.id);
+        n.ty == NodeType::Object
+            && !n.preserve_unknown
+            && !n.embedded
+            && matches!(n.additional, Additional::Absent | Additional::Deny)
+    }
+
+    fn is_scalar(self) -> bool {
+        matches!(
+            self.schema.node(self.id).ty,
+            NodeType::Integer | NodeType::Number | NodeType::Boolean
+        )
+    }
+
+    fn type_name(self) -> &'static str {
+        self.schema.node(self.id).ty.name().unwrap_or("")
     }
 }
 

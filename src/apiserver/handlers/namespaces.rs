@@ -1,0 +1,315 @@
+//! The `v1` namespaces resource of `serve --standalone` (there is no
+//! kube-apiserver to serve it): discovery under `/api`, and get, list,
+//! create and delete of [`crate::storage::namespace_store`]'s namespaces,
+//! so that `kubectl create ns`, `get ns` and `delete ns` work.
+//!
+//! Deleting a namespace marks it `Terminating`, deletes every app in it (as
+//! kube-controller-manager's namespace controller would) and removes it as
+//! soon as nothing is left; apps held by finalizers keep it `Terminating`
+//! until they go. Watching namespaces is not served. In cluster mode the
+//! cluster serves namespaces and none of this is reached.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Response, StatusCode};
+use serde_json::{Value, json};
+
+use crate::apimachinery::fields::FieldSelector;
+use crate::apimachinery::object_meta;
+use crate::apimachinery::protobuf_meta;
+use crate::apimachinery::query::Query;
+use crate::apimachinery::request_info::{ResourceRequest, Verb};
+use crate::apimachinery::status::ApiError;
+use crate::apiserver::negotiate::{self, IncludeObject, Representation};
+use crate::apiserver::response::{self, Body};
+use crate::apiserver::table;
+use crate::storage::StoreError;
+use crate::storage::embedded_store::EmbeddedStore;
+use crate::storage::namespace_store::Phase;
+
+const GROUP_RESOURCE: &str = "namespaces";
+
+/// `GET /api`.
+pub(crate) fn api_versions() -> Response<Body> {
+    response::json(
+        StatusCode::OK,
+        &json!({
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
+        }),
+    )
+}
+
+/// `GET /api/v1`.
+pub(crate) fn api_resource_list() -> Response<Body> {
+    response::json(
+        StatusCode::OK,
+        &json!({
+            "kind": "APIResourceList",
+            "groupVersion": "v1",
+            "resources": [{
+                "name": "namespaces",
+                "singularName": "namespace",
+                "namespaced": false,
+                "kind": "Namespace",
+                "verbs": ["create", "delete", "get", "list"],
+                "shortNames": ["ns"],
+            }],
+        }),
+    )
+}
+
+/// Whether `req` is for the namespaces resource.
+pub(crate) fn is_namespaces(req: &ResourceRequest) -> bool {
+    req.group.is_empty() && req.version == "v1" && req.resource == "namespaces"
+}
+
+/// One request for `/api/v1/namespaces[/<name>]`.
+pub(crate) async fn handle(
+    store: &EmbeddedStore,
+    req: &ResourceRequest,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    if req.namespace.is_some() || req.subresource.is_some() {
+        return Err(ApiError::not_found_route(
+            "the server could not find the requested resource",
+        ));
+    }
+    let accept = headers
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    let include = query.get("includeObject").map(String::as_str);
+    match (req.verb, req.name.as_deref()) {
+        (Verb::List, None) => {
+            let mut items = store.namespaces().map_err(store_error)?;
+            for ns in &items {
+                finish_if_terminating(store, ns);
+            }
+            items = store.namespaces().map_err(store_error)?;
+            if let Some(selector) = query.get("fieldSelector").filter(|s| !s.is_empty()) {
+                let selector = FieldSelector::parse(selector).map_err(ApiError::bad_request)?;
+                if let Some(name) = selector.exact_name() {
+                    items.retain(|ns| ns["metadata"]["name"] == name);
+                }
+            }
+            let refs: Vec<&Value> = items.iter().collect();
+            let list_meta = json!({"resourceVersion": "0"});
+            Ok(match negotiate::negotiate(accept, include, true)? {
+                Representation::Table { include_object } => {
+                    response::json(StatusCode::OK, &namespace_table(&refs, include_object))
+                }
+                Representation::PartialObjectMetadataList
+                | Representation::PartialObjectMetadata => response::json(
+                    StatusCode::OK,
+                    &table::partial_object_metadata_list(&refs, list_meta),
+                ),
+                Representation::Json => response::json(
+                    StatusCode::OK,
+                    &json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": list_meta, "items": items}),
+                ),
+            })
+        }
+        (Verb::Get, Some(name)) => {
+            let found = store.namespace(name).map_err(store_error)?;
+            if let Some(ns) = &found {
+                finish_if_terminating(store, ns);
+            }
+            let ns = store
+                .namespace(name)
+                .map_err(store_error)?
+                .ok_or_else(|| ApiError::not_found(GROUP_RESOURCE, name))?;
+            Ok(match negotiate::negotiate(accept, include, false)? {
+                Representation::Table { include_object } => {
+                    response::json(StatusCode::OK, &namespace_table(&[&ns], include_object))
+                }
+                Representation::PartialObjectMetadata
+                | Representation::PartialObjectMetadataList => {
+                    response::json(StatusCode::OK, &table::partial_object_metadata(&ns))
+                }
+                Representation::Json => response::json(StatusCode::OK, &ns),
+            })
+        }
+        (Verb::Create, None) => create(store, query, headers, body),
+        (Verb::Delete, Some(name)) => delete(store, name, query).await,
+        (Verb::Watch, _) => Err(ApiError::method_not_allowed(
+            "watching namespaces is not served by a standalone server",
+        )),
+        _ => Err(crate::apiserver::response::method_not_allowed()),
+    }
+}
+
+fn create(
+    store: &EmbeddedStore,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    let content_type = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let object = if content_type.is_some_and(|c| c.starts_with(protobuf_meta::CONTENT_TYPE)) {
+        protobuf_meta::decode(body).map_err(ApiError::bad_request)?
+    } else {
+        super::parse_body(body, content_type)?
+    };
+    if let Some(kind) = object.get("kind").and_then(Value::as_str)
+        && kind != "Namespace"
+    {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({kind}) does not match the expected kind (Namespace)"
+        )));
+    }
+    let meta = object
+        .get("metadata")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    object_meta::check_types(&meta).map_err(ApiError::bad_request)?;
+    let name = meta
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let mut errors = object_meta::validate_namespace(&meta);
+    if name.is_empty() {
+        errors.insert(
+            0,
+            crate::kinds::schema::FieldError {
+                field: "metadata.name".into(),
+                kind: crate::kinds::schema::FieldErrorKind::Required,
+                bad_value: None,
+                detail: "name or generateName is required".into(),
+            },
+        );
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::invalid("Namespace", "", &name, &errors));
+    }
+    let dry_run = match query.get("dryRun").map(String::as_str) {
+        None | Some("") => false,
+        Some("All") => true,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
+            )));
+        }
+    };
+    let labels = meta.get("labels").cloned().unwrap_or(Value::Null);
+    match store.create_namespace(&name, &labels, dry_run) {
+        Ok(ns) => Ok(response::json(StatusCode::CREATED, &ns)),
+        Err(StoreError::AlreadyExists) => Err(ApiError::already_exists(GROUP_RESOURCE, &name)),
+        Err(e) => Err(store_error(e)),
+    }
+}
+
+async fn delete(
+    store: &EmbeddedStore,
+    name: &str,
+    query: &Query,
+) -> Result<Response<Body>, ApiError> {
+    if query.get("dryRun").is_some_and(|d| d == "All") {
+        let ns = store
+            .namespace(name)
+            .map_err(store_error)?
+            .ok_or_else(|| ApiError::not_found(GROUP_RESOURCE, name))?;
+        return Ok(response::json(StatusCode::OK, &ns));
+    }
+    let ns = match store.terminate_namespace(name) {
+        Ok(ns) => ns,
+        Err(StoreError::NotFound) => return Err(ApiError::not_found(GROUP_RESOURCE, name)),
+        Err(e) => return Err(store_error(e)),
+    };
+    for object in store.object_names_in(name).map_err(store_error)? {
+        match store.delete(name, &object, &Default::default()).await {
+            Ok(_) | Err(StoreError::NotFound) => {}
+            Err(e) => return Err(store_error(e)),
+        }
+    }
+    if !store.finish_namespace(name).map_err(store_error)? {
+        // Finalizers hold some apps: finish when they are gone.
+        let (store, name) = (store.clone(), name.to_owned());
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                match store.finish_namespace(&name) {
+                    Ok(false) => {}
+                    Ok(true) => return,
+                    Err(e) => {
+                        tracing::warn!("finish deleting namespace {name}: {e}");
+                        return;
+                    }
+                }
+            }
+        });
+    }
+    Ok(response::json(StatusCode::OK, &ns))
+}
+
+/// Removes a Terminating namespace whose objects are gone (after a restart
+/// interrupted its deletion).
+fn finish_if_terminating(store: &EmbeddedStore, ns: &Value) {
+    if ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
+        && let Some(name) = ns.pointer("/metadata/name").and_then(Value::as_str)
+        && let Err(e) = store.finish_namespace(name)
+    {
+        tracing::warn!("finish deleting namespace {name}: {e}");
+    }
+}
+
+/// Refuses objects in a namespace that does not exist (404) or is being
+/// deleted (403), as kube-apiserver's NamespaceLifecycle admission does.
+pub(crate) fn admit_create(store: &EmbeddedStore, namespace: &str) -> Result<(), ApiError> {
+    match store.namespace_phase(namespace).map_err(store_error)? {
+        Some(Phase::Active) => Ok(()),
+        Some(Phase::Terminating) => Err(ApiError::namespace_terminating(
+            namespace,
+            format!(
+                "unable to create new content in namespace {namespace} because it is being terminated"
+            ),
+        )),
+        None => Err(ApiError::not_found(GROUP_RESOURCE, namespace)),
+    }
+}
+
+fn namespace_table(items: &[&Value], include_object: IncludeObject) -> Value {
+    let now = jiff::Timestamp::now();
+    let rows: Vec<Value> = items
+        .iter()
+        .map(|ns| {
+            let text = |p: &str| ns.pointer(p).and_then(Value::as_str).unwrap_or_default();
+            let object = match include_object {
+                IncludeObject::None => Value::Null,
+                IncludeObject::Metadata => table::partial_object_metadata(ns),
+                IncludeObject::Object => (*ns).clone(),
+            };
+            json!({
+                "cells": [
+                    text("/metadata/name"),
+                    text("/status/phase"),
+                    table::human_readable_date(text("/metadata/creationTimestamp"), now),
+                ],
+                "object": object,
+            })
+        })
+        .collect();
+    let column = |name: &str, format: &str, description: &str| json!({"name": name, "type": "string", "format": format, "description": description, "priority": 0});
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": {"resourceVersion": "0"},
+        "columnDefinitions": [
+            column("Name", "name", "Name must be unique within a namespace."),
+            column("Status", "", "The status of the namespace"),
+            column("Age", "", "CreationTimestamp is a timestamp representing the server time when this object was created."),
+        ],
+        "rows": rows,
+    })
+}
+
+fn store_error(e: StoreError) -> ApiError {
+    ApiError::internal(format!("namespaces: {e}"))
+}

@@ -1,0 +1,340 @@
+//! `kubectl cozy install`: the server as a Deployment in the cluster.
+//!
+//! A composer over [`crate::register::install`]: load the kinds, prepare the
+//! serving certificate (reused from the cluster while valid, else issued; or
+//! cert-manager's), build the objects, then print them (YAML, or a JSON
+//! List with `-o json`) or, with `--apply`, show the diff against the
+//! cluster, ask, and server-side apply them. `--dry-run=client` prints
+//! without contacting the cluster; `--dry-run=server` has the server check
+//! everything and stores nothing. See `docs/install.md`.
+
+use std::io::{IsTerminal as _, Write as _};
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum, ValueHint};
+
+use crate::cli::{CliError, Ctx, ExitStatus};
+use crate::kinds::Registry;
+use crate::output::OutputFormat;
+use crate::register::install::{
+    self, Certificates, DEFAULT_NAMESPACE, DEFAULT_REPLICAS, InstallSpec, apply, kinds, tls,
+};
+
+/// `--dry-run` modes, as kubectl's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DryRun {
+    /// Print the objects; contact no cluster (certificates are new)
+    Client,
+    /// Send everything to the server as a dry run (with --apply: the diff, then a checked apply that stores nothing)
+    Server,
+}
+
+/// Arguments of `kubectl cozy install`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  # Print the install (namespace kubectl-cozy, 2 replicas); apply it with kubectl
+  kubectl cozy install --kinds ./kinds | kubectl apply --server-side -f -
+
+  # Show the diff against the cluster, ask, then server-side apply
+  kubectl cozy install --kinds ./kinds --apply
+
+  # Check everything with the server, store nothing
+  kubectl cozy install --kinds ./kinds --apply --dry-run=server
+
+  # Certificates from cert-manager instead of a generated Secret
+  kubectl cozy install --kinds ./kinds --cert-manager -n cozy-api --replicas 3 --apply --yes")]
+pub struct InstallArgs {
+    /// Kind definitions: a file or a directory of YAML files (shipped as a ConfigMap)
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath)]
+    pub kinds: PathBuf,
+
+    /// Number of server replicas (each keeps one HelmRelease watch)
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_REPLICAS, value_parser = clap::value_parser!(i32).range(1..=100))]
+    pub replicas: i32,
+
+    /// The server's image
+    #[arg(long, value_name = "IMAGE", default_value = crate::version::IMAGE)]
+    pub image: String,
+
+    /// Take the serving certificate from cert-manager (Issuers and Certificates; caBundle injected)
+    #[arg(long)]
+    pub cert_manager: bool,
+
+    /// Write HelmReleases as the requesting user (impersonation rights are granted)
+    #[arg(long)]
+    pub impersonate: bool,
+
+    /// Server-side apply the objects (after showing the diff and asking)
+    #[arg(long)]
+    pub apply: bool,
+
+    /// client: print without contacting the cluster; server: the server checks, nothing is stored
+    #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, default_missing_value = "client")]
+    pub dry_run: Option<DryRun>,
+
+    /// Apply without asking
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+
+    /// Field manager of the server-side apply
+    #[arg(long, value_name = "NAME", default_value = "kubectl-cozy")]
+    pub field_manager: String,
+}
+
+/// Runs `install`.
+pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
+    let format = ctx.output_or(OutputFormat::Yaml);
+    if !matches!(format, OutputFormat::Yaml | OutputFormat::Json) {
+        return Err(CliError::Usage("install prints -o yaml or -o json".into()));
+    }
+    if args.apply && args.dry_run == Some(DryRun::Client) {
+        return Err(CliError::Usage(
+            "--apply talks to the cluster: use --dry-run=server to check without storing, or drop --apply to print"
+                .into(),
+        ));
+    }
+    let namespace = ctx
+        .global()
+        .namespace
+        .clone()
+        .unwrap_or_else(|| DEFAULT_NAMESPACE.to_owned());
+    let registry = Registry::from_path(&args.kinds)
+        .map_err(|e| CliError::other("load kind definitions", e))?;
+    let snapshot = registry.snapshot();
+    if snapshot.kinds().is_empty() {
+        return Err(CliError::Usage(format!(
+            "no kinds in {}",
+            args.kinds.display()
+        )));
+    }
+    for warning in snapshot.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let kind_files =
+        kinds::files(&args.kinds).map_err(|e| CliError::other("ship the kind definitions", e))?;
+    let offline = args.dry_run == Some(DryRun::Client);
+    let client = if offline {
+        None
+    } else if args.apply || args.dry_run == Some(DryRun::Server) {
+        Some(ctx.client().await?)
+    } else {
+        // Printing: reuse the cluster's certificates when it can be read.
+        match ctx.client().await {
+            Ok(c) => Some(c),
+            Err(e) => {
+                eprintln!("Note: no cluster to read certificates from ({e}); printing new ones");
+                None
+            }
+        }
+    };
+    let certificates = if args.cert_manager {
+        Certificates::CertManager
+    } else {
+        let existing = match &client {
+            Some(c) => match apply::read_certificates(c, &namespace).await {
+                Ok(found) => found,
+                Err(e) if args.apply || args.dry_run.is_some() => {
+                    return Err(CliError::other("read the install's Secrets", e));
+                }
+                Err(e) => {
+                    eprintln!(
+                        "Note: could not read the install's Secrets ({e}); printing new certificates"
+                    );
+                    (None, None)
+                }
+            },
+            None => (None, None),
+        };
+        let generated = tls::prepare(
+            existing.0.as_ref(),
+            existing.1.as_ref(),
+            &namespace,
+            jiff::Timestamp::now(),
+        )
+        .map_err(|e| CliError::other("prepare the serving certificate", e))?;
+        if client.is_some() {
+            for note in &generated.notes {
+                eprintln!("Certificates: {note}");
+            }
+        }
+        Certificates::Generated(generated)
+    };
+    let spec = InstallSpec {
+        namespace,
+        image: args.image.clone(),
+        replicas: args.replicas,
+        impersonate: args.impersonate,
+        kinds: snapshot
+            .kinds()
+            .iter()
+            .map(|k| k.resolved.clone())
+            .collect(),
+        kind_files,
+        certificates,
+    };
+    let objects = install::manifests(&spec);
+    match (args.apply, client) {
+        (true, Some(client)) => apply_objects(&args, &client, &objects, &spec).await,
+        (false, Some(client)) if args.dry_run == Some(DryRun::Server) => {
+            let checked = apply::preview(&client, &objects, &args.field_manager)
+                .await
+                .map_err(|e| CliError::other("server dry run", e))?;
+            print(ctx, format, &objects)?;
+            let unchecked = checked.iter().filter(|c| c.unchecked).count();
+            eprintln!(
+                "The server accepted {} objects (dry run: nothing stored){}",
+                checked.len() - unchecked,
+                if unchecked > 0 {
+                    format!(
+                        "; {unchecked} not checked: namespace {} does not exist yet",
+                        spec.namespace
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            Ok(ExitStatus::Success)
+        }
+        _ => print(ctx, format, &objects),
+    }
+}
+
+fn print(
+    ctx: &Ctx,
+    format: OutputFormat,
+    objects: &[serde_json::Value],
+) -> Result<ExitStatus, CliError> {
+    let text = match format {
+        OutputFormat::Json => {
+            let mut t = serde_json::to_string_pretty(&install::to_list(objects))
+                .map_err(|e| CliError::other("render the objects", e))?;
+            t.push('\n');
+            t
+        }
+        _ => crate::register::plan::to_yaml(objects)
+            .map_err(|e| CliError::io("render the objects", e))?,
+    };
+    ctx.stdout()
+        .write_all(text.as_bytes())
+        .map_err(|e| CliError::io("write the objects", e))?;
+    Ok(ExitStatus::Success)
+}
+
+/// `--apply`: the diff, the question, the server-side apply.
+async fn apply_objects(
+    args: &InstallArgs,
+    client: &kube::Client,
+    objects: &[serde_json::Value],
+    spec: &InstallSpec,
+) -> Result<ExitStatus, CliError> {
+    let changes = apply::preview(client, objects, &args.field_manager)
+        .await
+        .map_err(|e| CliError::other("compare with the cluster", e))?;
+    let mut out = std::io::stdout().lock();
+    let write = |out: &mut std::io::StdoutLock<'_>, text: &str| {
+        out.write_all(text.as_bytes())
+            .map_err(|e| CliError::io("write the diff", e))
+    };
+    for change in &changes {
+        write(&mut out, &change.diff())?;
+    }
+    let count = |verb: &str| changes.iter().filter(|c| c.verb() == verb).count();
+    let unchecked = changes.iter().filter(|c| c.unchecked).count();
+    eprintln!(
+        "{} to create, {} to change, {} unchanged{}",
+        count("created"),
+        count("changed"),
+        count("unchanged"),
+        if unchecked > 0 {
+            format!(
+                " ({unchecked} shown as sent: their namespace does not exist yet, so the server could not dry-run them)"
+            )
+        } else {
+            String::new()
+        }
+    );
+    drop(out);
+    if !changes.iter().any(apply::Change::changes) {
+        eprintln!("Nothing to apply.");
+        return Ok(ExitStatus::Success);
+    }
+    if args.dry_run == Some(DryRun::Server) {
+        eprintln!("Dry run (server): nothing was stored.");
+        return Ok(ExitStatus::Success);
+    }
+    if !args.yes {
+        if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+            return Err(CliError::Usage(
+                "--apply asks before changing the cluster: pass --yes when not on a terminal"
+                    .into(),
+            ));
+        }
+        let go = dialoguer::Confirm::with_theme(&dialoguer::theme::SimpleTheme)
+            .with_prompt(format!(
+                "Apply these changes to namespace {} and the cluster-wide objects?",
+                spec.namespace
+            ))
+            .default(false)
+            .interact()
+            .map_err(|e| CliError::other("ask for confirmation", e))?;
+        if !go {
+            eprintln!("Nothing applied.");
+            return Ok(ExitStatus::Error);
+        }
+    }
+    let applied = apply::apply(client, objects, &args.field_manager, false)
+        .await
+        .map_err(|e| CliError::other("apply", e))?;
+    for (change, name) in changes.iter().zip(&applied) {
+        if change.changes() {
+            eprintln!("{name} {}", change.verb());
+        }
+    }
+    let names: Vec<String> = spec
+        .served()
+        .iter()
+        .map(|gv| gv.api_service_name())
+        .collect();
+    eprintln!(
+        "Applied {} objects. Follow the rollout and the registration with:\n  \
+         kubectl -n {} rollout status deployment/{}\n  kubectl get apiservice {}",
+        applied.len(),
+        spec.namespace,
+        install::NAME,
+        names.join(" ")
+    );
+    Ok(ExitStatus::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        install: InstallArgs,
+    }
+
+    #[test]
+    fn flags() {
+        let parse = |line: &[&str]| {
+            let mut argv = vec!["install", "--kinds", "k"];
+            argv.extend_from_slice(line);
+            Cli::try_parse_from(argv).map(|c| c.install)
+        };
+        let a = parse(&[]).unwrap();
+        assert_eq!(a.replicas, 2);
+        assert_eq!(a.image, crate::version::IMAGE);
+        assert_eq!(a.dry_run, None);
+        assert_eq!(parse(&["--dry-run"]).unwrap().dry_run, Some(DryRun::Client));
+        assert_eq!(
+            parse(&["--dry-run=server"]).unwrap().dry_run,
+            Some(DryRun::Server)
+        );
+        assert!(parse(&["--replicas", "0"]).is_err());
+        assert!(parse(&["--dry-run=sometimes"]).is_err());
+    }
+}

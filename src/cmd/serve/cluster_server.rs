@@ -1,0 +1,52 @@
+//! The API server over the cluster: delegated authentication, HelmReleases
+//! stored in the cluster (impersonating the caller with `--impersonate`).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use super::args::ServeArgs;
+use crate::apiserver::handlers::ApiState;
+use crate::apiserver::server::{self, RunningServer, ServerConfig};
+use crate::auth::Auth;
+use crate::cli::CliError;
+use crate::kinds::Registry;
+use crate::storage::app_store::AppStore;
+use crate::storage::cache::WatchCache;
+use crate::storage::{Backend, cluster_store::ClusterStore};
+
+/// The server on `listen` over the cluster (delegated authentication).
+pub(super) async fn start_cluster_server(
+    args: &ServeArgs,
+    registry: Registry,
+    client: kube::Client,
+    listen: SocketAddr,
+    cert_pem: String,
+    key_pem: String,
+) -> Result<(RunningServer, AppStore), CliError> {
+    let auth = Auth::delegated(client.clone(), Default::default())
+        .await
+        .map_err(|e| CliError::other("configure delegated authentication", e))?;
+    let group = registry
+        .snapshot()
+        .kinds()
+        .first()
+        .map(|k| k.resolved.definition.group.clone())
+        .unwrap_or_default();
+    let backend = Backend::Cluster(Box::new(
+        ClusterStore::new(client, &group).with_impersonation(args.impersonate),
+    ));
+    let apps = AppStore::new(WatchCache::start(backend.clone()), backend);
+    let running = server::start(ServerConfig {
+        listen,
+        cert_pem,
+        key_pem,
+        auth: Arc::new(auth),
+        state: ApiState {
+            registry,
+            apps: apps.clone(),
+        },
+    })
+    .await
+    .map_err(|e| CliError::other("start the API server", e))?;
+    Ok((running, apps))
+}

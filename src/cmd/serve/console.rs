@@ -1,0 +1,167 @@
+//! What serve prints while it runs: the access log (unless `-q`), tunnel
+//! state changes and spinners (lines printed while a spinner spins go above
+//! it); and, from the access log, proof that the aggregator's availability
+//! probes reached this very server.
+
+use std::sync::{Arc, Mutex};
+
+use indicatif::ProgressBar;
+
+use crate::apiserver::server::{self, Access};
+use crate::tunnel::{TunnelState, TunnelStatus};
+
+/// The user kube-apiserver's aggregator probes APIServices as.
+const AGGREGATOR: &str = "system:kube-aggregator";
+
+/// What serve prints while running: the access log (unless `-q`), tunnel
+/// state changes, spinners (only on a terminal); lines printed while a
+/// spinner spins go above it.
+#[derive(Clone)]
+pub(super) struct Log {
+    quiet: bool,
+    spinner: Arc<Mutex<Option<ProgressBar>>>,
+    /// Paths the aggregator fetched successfully (its availability probes
+    /// of `/apis/<group>/<version>`): proof that it reaches *this* server.
+    probed: Arc<tokio::sync::watch::Sender<std::collections::BTreeSet<String>>>,
+}
+
+impl Log {
+    pub(super) fn new(quiet: bool) -> Self {
+        Log {
+            quiet,
+            spinner: Arc::new(Mutex::new(None)),
+            probed: Arc::new(tokio::sync::watch::channel(Default::default()).0),
+        }
+    }
+
+    /// Waits until the aggregator fetched every one of `paths` from this
+    /// server.
+    pub(super) async fn probed(&self, paths: &[String]) {
+        let mut rx = self.probed.subscribe();
+        let _ = rx
+            .wait_for(|seen| paths.iter().all(|p| seen.contains(p)))
+            .await;
+    }
+
+    pub(super) fn line(&self, text: &str) {
+        let bar = self.spinner.lock().ok().and_then(|s| s.clone());
+        match bar {
+            Some(bar) if !bar.is_hidden() => bar.println(text),
+            _ => eprintln!("{text}"),
+        }
+    }
+
+    pub(super) fn spinner(&self, message: &str) -> ProgressBar {
+        let bar = crate::output::progress::spinner(message.to_owned());
+        if let Ok(mut slot) = self.spinner.lock() {
+            *slot = Some(bar.clone());
+        }
+        bar
+    }
+
+    pub(super) fn clear_spinner(&self) {
+        if let Ok(mut slot) = self.spinner.lock() {
+            *slot = None;
+        }
+    }
+
+    pub(super) fn install_access_log(&self) {
+        let log = self.clone();
+        server::set_access_log(Box::new(move |a: &Access<'_>| {
+            if a.status.is_success() && a.user == Some(AGGREGATOR) && a.path.starts_with("/apis/") {
+                let path = a.path.to_owned();
+                log.probed.send_if_modified(|seen| seen.insert(path));
+            }
+            if !log.quiet {
+                log.line(&access_line(a));
+            }
+        }));
+    }
+
+    /// Prints the tunnel's state changes (connected, reconnecting).
+    pub(super) fn follow_tunnel(&self, mut status: tokio::sync::watch::Receiver<TunnelStatus>) {
+        let log = self.clone();
+        tokio::spawn(async move {
+            let mut last = String::new();
+            loop {
+                let line = tunnel_line(&status.borrow_and_update());
+                if let Some(line) = line
+                    && line != last
+                {
+                    log.line(&line);
+                    last = line;
+                }
+                if status.changed().await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+}
+
+/// One access log line: `GET /apis/… 200 3.1ms alice`.
+fn access_line(a: &Access<'_>) -> String {
+    format!(
+        "{} {} {} {:.1}ms {}",
+        a.method,
+        a.path,
+        a.status.as_u16(),
+        a.latency.as_secs_f64() * 1000.0,
+        a.user.unwrap_or("-")
+    )
+}
+
+/// The line for a tunnel state, if it is worth one.
+fn tunnel_line(status: &TunnelStatus) -> Option<String> {
+    match &status.state {
+        TunnelState::Connecting => None,
+        TunnelState::Connected {
+            endpoint, agent, ..
+        } => Some(format!("Tunnel: connected to {endpoint} ({agent})")),
+        TunnelState::Reconnecting { attempt, retry_in } => Some(format!(
+            "Tunnel: reconnecting (attempt {attempt}, in {:.1}s){}",
+            retry_in.as_secs_f64(),
+            status
+                .last_error
+                .as_deref()
+                .map(|e| format!(": {e}"))
+                .unwrap_or_default()
+        )),
+        TunnelState::Stopped => Some("Tunnel: stopped".to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn access_and_tunnel_lines() {
+        let line = access_line(&Access {
+            method: &http::Method::GET,
+            path: "/apis/a.example.com/v1",
+            status: http::StatusCode::OK,
+            latency: Duration::from_micros(3150),
+            user: Some("system:kube-aggregator"),
+        });
+        assert_eq!(
+            line,
+            "GET /apis/a.example.com/v1 200 3.1ms system:kube-aggregator"
+        );
+        let status = |state| TunnelStatus {
+            state,
+            last_error: Some("port-forward failed".into()),
+            connections: 1,
+        };
+        assert_eq!(tunnel_line(&status(TunnelState::Connecting)), None);
+        assert_eq!(
+            tunnel_line(&status(TunnelState::Reconnecting {
+                attempt: 2,
+                retry_in: Duration::from_millis(500)
+            }))
+            .unwrap(),
+            "Tunnel: reconnecting (attempt 2, in 0.5s): port-forward failed"
+        );
+    }
+}

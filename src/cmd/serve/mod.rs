@@ -1,0 +1,76 @@
+//! `kubectl cozy serve`: the extension API server, registered in the current
+//! cluster for as long as it runs.
+//!
+//! A composer: flags → options → start the parts → wait for a signal → tear
+//! down in reverse. This file owns the dispatch ([`args`] the flags); a registered
+//! session is [`session`] (and its end [`stop`]), the other modes are
+//! [`standalone`] and [`unregistered`]. The parts live in
+//! [`crate::register`] (certificates, the session's objects, the Lease, the
+//! teardown) and [`crate::tunnel`] (the reverse tunnel); see `docs/serve.md`.
+//!
+//! - `--standalone`: no cluster; an embedded store and a kubeconfig for it.
+//! - `--route tunnel` (default): an agent pod in the session namespace and a
+//!   reverse tunnel over pods/portforward; `--route external-name`: an
+//!   ExternalName Service to a host the cluster reaches this machine by;
+//!   `--route none`: serve only (`--tls-cert-file`/`--tls-key-file`), the
+//!   APIService is the caller's.
+//! - `--in-cluster` ([`in_cluster`]): the server `kubectl cozy install`
+//!   deploys, registered by the install, not by itself.
+//! - `--dry-run` prints every object a session would create and creates
+//!   nothing; `--print-rbac` prints the RBAC of an in-cluster server.
+
+mod args;
+mod cluster_server;
+mod console;
+mod in_cluster;
+mod kinds_follow;
+mod plan;
+mod rbac;
+mod session;
+mod signals;
+mod standalone;
+mod stop;
+mod unregistered;
+
+pub use args::{RouteArg, ServeArgs};
+
+use crate::cli::{CliError, Ctx, ExitStatus};
+use crate::kinds::{KindSource, Registry};
+use args::{kind_source, route_of};
+
+/// Runs `serve`.
+pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
+    let source = kind_source(&args)?;
+    let registry = Registry::from_source(&source).map_err(|e| {
+        let what = match &source {
+            KindSource::Definitions(_) => "load kind definitions",
+            KindSource::Charts(_) => "scaffold kinds from the charts",
+        };
+        CliError::other(what, e)
+    })?;
+    if args.print_rbac {
+        return rbac::print_rbac(&args, &registry, ctx);
+    }
+    let route = route_of(&args)?;
+    if args.dry_run {
+        return plan::dry_run(&args, &registry, route, ctx).await;
+    }
+    crate::allocator::tune_for_server();
+    crate::allocator::spawn_trimmer();
+    for warning in registry.snapshot().warnings() {
+        tracing::warn!("{warning}");
+    }
+    let _file_watch = registry
+        .watch_source(source.clone())
+        .map_err(|e| CliError::other(format!("watch {}", source.path().display()), e))?;
+    if args.standalone {
+        return standalone::serve_standalone(&args, registry).await;
+    }
+    if args.in_cluster {
+        return in_cluster::serve(&args, registry, ctx).await;
+    }
+    match route {
+        RouteArg::None => unregistered::serve_unregistered(&args, registry, ctx).await,
+        route => session::serve_session(&args, registry, route, ctx).await,
+    }
+}

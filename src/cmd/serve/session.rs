@@ -1,0 +1,396 @@
+//! A registered session, start to end: certificates, the server, the
+//! session's objects, the Lease renewer, the route (tunnel or external
+//! name), the wait for Available (the condition *and* a probe that reached
+//! this very server), then serving until a signal, a lost Lease or a dropped
+//! tunnel, and the teardown ([`super::stop`]).
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::args::{RouteArg, ServeArgs};
+use super::cluster_server::start_cluster_server;
+use super::console::Log;
+use super::kinds_follow;
+use super::plan::{external_host, plan, served};
+use super::signals::Signals;
+use super::stop::end;
+use crate::cli::{CliError, Ctx, ExitStatus};
+use crate::kinds::Registry;
+use crate::register::apiservice;
+use crate::register::credentials as standalone;
+use crate::register::lease::{self, RenewState, Renewer};
+use crate::register::plan::{Plan, Route};
+use crate::register::registration::Registrar;
+use crate::register::{agent, certs, session};
+use crate::tunnel::{
+    ClientConfig, PortForwardTransport, TcpUpstream, TunnelClient, TunnelState, TunnelStatus,
+};
+
+/// Limit of each registration request.
+const REQUEST_LIMIT: Duration = Duration::from_secs(10);
+
+/// A cluster-mode session: register, serve, tear down.
+pub(super) async fn serve_session(
+    args: &ServeArgs,
+    registry: Registry,
+    route: RouteArg,
+    ctx: &Ctx,
+) -> Result<ExitStatus, CliError> {
+    let mut signals = Signals::new()?;
+    let started = Instant::now();
+    let served = served(&registry);
+    if served.is_empty() {
+        return Err(CliError::Usage("no kinds to serve".into()));
+    }
+    let host = match route {
+        RouteArg::ExternalName => Some(external_host(args, ctx)?),
+        _ => None,
+    };
+    let client = ctx.client().await?;
+    let server_url = ctx.server_url().unwrap_or_default();
+    client
+        .apiserver_version()
+        .await
+        .map_err(|source| CliError::Unreachable {
+            server: server_url.clone(),
+            source,
+        })?;
+    let log = Log::new(args.quiet);
+    log.install_access_log();
+
+    // Certificates (the Service name needs the session id: plan first).
+    let mut plan = plan(args, route, served, host, 0, String::new());
+    let state_dir = args
+        .state_dir
+        .clone()
+        .unwrap_or_else(standalone::default_state_dir);
+    let groups: Vec<String> = plan.served.iter().map(|gv| gv.group.clone()).collect();
+    let dir = certs::dir_for(&state_dir, &server_url, &groups);
+    let serving = certs::load_or_create(&dir, &session::object_name(&plan.id), &plan.namespace)
+        .map_err(|e| CliError::other("prepare the serving certificate", e))?;
+    plan.ca_pem = serving.ca_pem.clone();
+    let t_certs = started.elapsed();
+
+    let listen = args.listen.unwrap_or_else(|| match route {
+        RouteArg::ExternalName => SocketAddr::from(([0, 0, 0, 0], 0)),
+        _ => SocketAddr::from(([127, 0, 0, 1], 0)),
+    });
+    let (running, apps) = start_cluster_server(
+        args,
+        registry.clone(),
+        client.clone(),
+        listen,
+        serving.chain_pem(),
+        serving.serving.key_pem.clone(),
+    )
+    .await?;
+    let local = running.local_addr;
+    if let Route::ExternalName { port, .. } = &mut plan.route {
+        *port = local.port();
+    }
+
+    // The session's objects.
+    let mut registrar = Registrar::new(client.clone(), REQUEST_LIMIT);
+    let spinner = log.spinner("registering");
+    let registered = tokio::select! {
+        r = registrar.register(&plan, args.takeover, |step| spinner.set_message(format!("registering: {step}"))) => r,
+        () = signals.next() => {
+            spinner.finish_and_clear();
+            log.clear_spinner();
+            eprintln!("Interrupted; removing what was created");
+            end(&client, &plan, registrar.created(), &mut signals, None, running, args.drain_timeout).await;
+            return Ok(ExitStatus::Error);
+        }
+    };
+    spinner.finish_and_clear();
+    log.clear_spinner();
+    let registered = match registered {
+        Ok(r) => r,
+        Err(err) => {
+            end(
+                &client,
+                &plan,
+                registrar.created(),
+                &mut signals,
+                None,
+                running,
+                args.drain_timeout,
+            )
+            .await;
+            return Err(CliError::other("register the session", err));
+        }
+    };
+    for id in &registered.reaped {
+        eprintln!("Reaped expired serve session {id} (its Lease was no longer renewed)");
+    }
+    for name in &registered.took_over {
+        eprintln!("Took over APIService {name}; it is restored when this session ends");
+    }
+    let created = registrar.created().to_vec();
+    let t_objects = started.elapsed();
+    let renewer = Renewer::start(
+        client.clone(),
+        &plan.namespace,
+        &session::lease_name(&plan.id),
+        lease::renew_every(plan.lease_duration),
+    );
+
+    // The route.
+    let (tunnel_status, tunnel_task) = match &plan.route {
+        Route::Tunnel { .. } => {
+            let transport = PortForwardTransport::new(
+                client.clone(),
+                &plan.namespace,
+                &agent::pod_selector(&plan.id),
+                crate::tunnel::agent::DEFAULT_CONTROL_PORT,
+            );
+            let upstream_addr = if local.ip().is_unspecified() {
+                SocketAddr::from(([127, 0, 0, 1], local.port()))
+            } else {
+                local
+            };
+            // --exit-on-disconnect is serve's own (below): the first connect
+            // waits for the pod, only a drop after it ends the session.
+            let config = ClientConfig::new(plan.id.clone());
+            let tunnel = TunnelClient::new(
+                Arc::new(transport),
+                Arc::new(TcpUpstream::new(upstream_addr)),
+                config,
+            );
+            let status = tunnel.status();
+            let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+            let task = tokio::spawn(tunnel.run(async move {
+                let _ = stop_rx.await;
+            }));
+            log.follow_tunnel(status.clone());
+            (Some(status), Some((stop_tx, task)))
+        }
+        Route::ExternalName { .. } => (None, None),
+    };
+    let mut tunnel_task = tunnel_task;
+
+    // Available: the condition says so, and the aggregator fetched
+    // discovery from this very server (a taken-over APIService may still
+    // carry its previous backend's condition).
+    let names = plan.api_service_names();
+    let probes: Vec<String> = plan
+        .served
+        .iter()
+        .map(|gv| format!("/apis/{}/{}", gv.group, gv.version))
+        .collect();
+    let spinner = log.spinner("waiting for the APIServices to become Available");
+    let deadline = Instant::now() + args.timeout;
+    let available = async {
+        let progress = |name: &str, reason: &str| {
+            spinner.set_message(format!(
+                "waiting for APIService {name} to become Available ({reason})"
+            ));
+        };
+        apiservice::wait_available(&client, &names, args.timeout, progress).await?;
+        spinner.set_message("waiting for the aggregator to reach this server");
+        let left = deadline.saturating_duration_since(Instant::now());
+        if tokio::time::timeout(left, log.probed(&probes))
+            .await
+            .is_err()
+        {
+            return Err(apiservice::WaitError::Timeout {
+                name: names.join(", "),
+                waited: args.timeout,
+                reason: "NotProbed".into(),
+                message: "the aggregator has not fetched discovery from this server".into(),
+            });
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        apiservice::wait_available(&client, &names, left, progress).await
+    };
+    let tunnel_failed = async {
+        match tunnel_task.as_mut() {
+            Some((_, task)) => match task.await {
+                Ok(Err(e)) => CliError::other("the tunnel", e),
+                Ok(Ok(())) => CliError::other("the tunnel", "it stopped"),
+                Err(e) => CliError::other("the tunnel", e),
+            },
+            None => std::future::pending().await,
+        }
+    };
+    let waited = tokio::select! {
+        r = available => Some(r.map_err(|e| CliError::other("wait for the APIServices", e))),
+        e = tunnel_failed => Some(Err(e)),
+        () = signals.next() => None,
+    };
+    spinner.finish_and_clear();
+    log.clear_spinner();
+    if tunnel_task
+        .as_ref()
+        .is_some_and(|(_, task)| task.is_finished())
+    {
+        tunnel_task = None;
+    }
+    let t_available = started.elapsed();
+    let failure = match waited {
+        Some(Ok(())) => None,
+        Some(Err(err)) => Some(err),
+        None => {
+            eprintln!("Interrupted; removing the session");
+            end(
+                &client,
+                &plan,
+                &created,
+                &mut signals,
+                Some((renewer, tunnel_task.take())),
+                running,
+                args.drain_timeout,
+            )
+            .await;
+            return Ok(ExitStatus::Error);
+        }
+    };
+    if let Some(err) = failure {
+        end(
+            &client,
+            &plan,
+            &created,
+            &mut signals,
+            Some((renewer, tunnel_task.take())),
+            running,
+            args.drain_timeout,
+        )
+        .await;
+        return Err(err);
+    }
+    apps.wait_ready().await;
+    let tunnel_at = tunnel_status
+        .as_ref()
+        .and_then(|s| match &s.borrow().state {
+            TunnelState::Connected { since, .. } => Some(since.duration_since(started)),
+            _ => None,
+        });
+    let _kinds_follow = KindsFollow(kinds_follow::spawn(
+        client.clone(),
+        registry.clone(),
+        plan.api_service_names(),
+        plan.served.clone(),
+        log.clone(),
+    ));
+    print_ready(
+        &registry,
+        &plan,
+        local,
+        started,
+        t_certs,
+        t_objects,
+        tunnel_at,
+        t_available,
+    );
+
+    // Serve until told to stop, or until the session cannot go on.
+    let mut lease_state = renewer.state();
+    let outcome = tokio::select! {
+        () = signals.next() => Ok(ExitStatus::Success),
+        ended = async {
+            match tunnel_task.as_mut() {
+                Some((_, task)) => task.await,
+                None => std::future::pending().await,
+            }
+        } => {
+            let err = match ended {
+                Ok(Ok(())) => CliError::other("the tunnel", "it stopped"),
+                Ok(Err(e)) => CliError::other("the tunnel", e),
+                Err(e) => CliError::other("the tunnel", e),
+            };
+            tunnel_task = None;
+            Err(err)
+        }
+        () = disconnected(tunnel_status.clone()), if args.exit_on_disconnect => Err(CliError::other(
+            "the tunnel dropped",
+            "the port-forward to the agent was lost and --exit-on-disconnect is set",
+        )),
+        _ = lease_state.wait_for(|s| *s == RenewState::Lost) => Err(CliError::other(
+            "the session ended",
+            format!(
+                "the session Lease {}/{} is gone: the session was reaped while it could not be renewed",
+                plan.namespace,
+                session::lease_name(&plan.id)
+            ),
+        )),
+    };
+    eprintln!("Stopping: removing the session (Ctrl-C again to skip all but the APIServices)");
+    end(
+        &client,
+        &plan,
+        &created,
+        &mut signals,
+        Some((renewer, tunnel_task)),
+        running,
+        args.drain_timeout,
+    )
+    .await;
+    outcome
+}
+
+/// Resolves when a connected tunnel drops (never without a tunnel).
+async fn disconnected(status: Option<tokio::sync::watch::Receiver<TunnelStatus>>) {
+    let Some(mut status) = status else {
+        return std::future::pending().await;
+    };
+    let _ = status
+        .wait_for(|s| matches!(s.state, TunnelState::Connected { .. }))
+        .await;
+    let _ = status
+        .wait_for(|s| !matches!(s.state, TunnelState::Connected { .. }))
+        .await;
+}
+
+#[allow(clippy::too_many_arguments)]
+fn print_ready(
+    registry: &Registry,
+    plan: &Plan,
+    local: SocketAddr,
+    started: Instant,
+    t_certs: Duration,
+    t_objects: Duration,
+    tunnel_at: Option<Duration>,
+    t_available: Duration,
+) {
+    let snapshot = registry.snapshot();
+    let kinds: Vec<&str> = snapshot
+        .kinds()
+        .iter()
+        .map(|k| k.resolved.definition.plural.as_str())
+        .collect();
+    let tunnel = tunnel_at
+        .map(|t| format!(", tunnel connected {:.2}s", t.as_secs_f64()))
+        .unwrap_or_default();
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "Serving {} kinds ({}) on https://{local} for the cluster, through {}.\n\
+         Ready in {:.2}s (certificates {:.2}s, objects {:.2}s{tunnel}, Available {:.2}s).\n\
+         Try:     kubectl get {}\n\
+         Session: {} (Lease {}/{}, holder {})\n\
+         Press Ctrl-C to stop; everything the session created is removed.",
+        kinds.len(),
+        kinds.join(", "),
+        plan.route_text(),
+        started.elapsed().as_secs_f64(),
+        t_certs.as_secs_f64(),
+        t_objects.as_secs_f64(),
+        t_available.as_secs_f64(),
+        kinds.first().copied().unwrap_or("all"),
+        plan.id,
+        plan.namespace,
+        session::lease_name(&plan.id),
+        plan.holder,
+    );
+}
+
+/// Stops following the kinds when the session ends.
+struct KindsFollow(tokio::task::JoinHandle<()>);
+
+impl Drop for KindsFollow {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

@@ -1,0 +1,98 @@
+//! `--standalone`: no cluster; the embedded store, certificates of a local
+//! CA, and a kubeconfig for them.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use super::args::ServeArgs;
+use super::signals::Signals;
+use crate::apiserver::handlers::ApiState;
+use crate::apiserver::server::{self, ServerConfig};
+use crate::auth::Auth;
+use crate::cli::{CliError, ExitStatus};
+use crate::kinds::Registry;
+use crate::register::credentials as standalone;
+use crate::storage::app_store::AppStore;
+use crate::storage::cache::WatchCache;
+use crate::storage::store_lock::StoreLock;
+use crate::storage::{Backend, embedded_store::EmbeddedStore, private_files};
+
+/// `--standalone`: the embedded store and a kubeconfig.
+pub(super) async fn serve_standalone(
+    args: &ServeArgs,
+    registry: Registry,
+) -> Result<ExitStatus, CliError> {
+    let state_dir = args
+        .state_dir
+        .clone()
+        .unwrap_or_else(standalone::default_state_dir);
+    let data = args
+        .data
+        .clone()
+        .unwrap_or_else(|| state_dir.join("standalone.sqlite"));
+    if let Some(parent) = data.parent() {
+        private_files::create_dir(parent)
+            .map_err(|e| CliError::io(format!("create {}", parent.display()), e))?;
+    }
+    let listen = args
+        .listen
+        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 6443)));
+    // One server per store: held until the process ends.
+    let mut lock = StoreLock::acquire(&data, &standalone::server_url(listen))
+        .map_err(|e| CliError::other("lock the store", e))?;
+    let store = EmbeddedStore::open(&data)
+        .map_err(|e| CliError::other(format!("open {}", data.display()), e))?;
+    let credentials = standalone::credentials(&state_dir, listen)
+        .map_err(|e| CliError::other("prepare the standalone certificates", e))?;
+    let backend = Backend::Embedded(store);
+    let apps = AppStore::new(WatchCache::start(backend.clone()), backend);
+    let running = server::start(ServerConfig {
+        listen,
+        cert_pem: format!("{}{}", credentials.serving.cert_pem, credentials.ca_pem),
+        key_pem: credentials.serving.key_pem.clone(),
+        auth: Arc::new(
+            Auth::standalone(&credentials.ca_pem)
+                .map_err(|e| CliError::other("configure authentication", e))?,
+        ),
+        state: ApiState {
+            registry: registry.clone(),
+            apps: apps.clone(),
+        },
+    })
+    .await
+    .map_err(|e| CliError::other("start the API server", e))?;
+    let url = standalone::server_url(running.local_addr);
+    lock.record(&url)
+        .map_err(|e| CliError::other("lock the store", e))?;
+    let spinner = crate::output::progress::spinner("waiting for the store's cache to load");
+    apps.wait_ready().await;
+    spinner.finish_and_clear();
+    let kubeconfig = args
+        .write_kubeconfig
+        .clone()
+        .unwrap_or_else(standalone::default_kubeconfig_path);
+    standalone::write_kubeconfig(&kubeconfig, &url, &credentials)
+        .map_err(|e| CliError::other("write the kubeconfig", e))?;
+    let snapshot = registry.snapshot();
+    let kinds: Vec<&str> = snapshot
+        .kinds()
+        .iter()
+        .map(|k| k.resolved.definition.plural.as_str())
+        .collect();
+    eprintln!(
+        "Serving {} kinds ({}) on {url} from {}\nKubeconfig: {}\nTry: kubectl --kubeconfig {} get {}\nPress Ctrl-C to stop.",
+        kinds.len(),
+        kinds.join(", "),
+        data.display(),
+        kubeconfig.display(),
+        kubeconfig.display(),
+        kinds.first().copied().unwrap_or("all")
+    );
+    Signals::new()?.next().await;
+    eprintln!(
+        "Shutting down (draining for up to {:?})",
+        args.drain_timeout
+    );
+    running.shutdown(args.drain_timeout).await;
+    Ok(ExitStatus::Success)
+}

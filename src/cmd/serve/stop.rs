@@ -1,0 +1,107 @@
+//! The end of a session: the renewer stops, the APIServices go (restored or
+//! deleted) first, then the tunnel and the server stop while the rest of
+//! the objects go — unless a second signal says to leave them to the Lease's
+//! expiry (the agent, the next serve or `doctor --fix` reap them).
+
+use std::time::{Duration, Instant};
+
+use super::signals::Signals;
+use crate::apiserver::server::RunningServer;
+use crate::register::lease::Renewer;
+use crate::register::plan::Plan;
+use crate::register::session;
+use crate::register::teardown::{self, Teardown};
+
+/// Limit of each request of the teardown (it must finish within ~5 s).
+const TEARDOWN_LIMIT: Duration = Duration::from_secs(2);
+
+pub(super) type TunnelTask = (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), crate::tunnel::ClientError>>,
+);
+
+/// Tears the session down: the renewer stops, the APIServices go (restored or
+/// deleted), then the tunnel and the server stop, then the rest of the
+/// objects go unless a second signal arrives.
+pub(super) async fn end(
+    client: &kube::Client,
+    plan: &Plan,
+    created: &[session::SessionObject],
+    signals: &mut Signals,
+    running_parts: Option<(Renewer, Option<TunnelTask>)>,
+    running: RunningServer,
+    drain: Duration,
+) {
+    let began = Instant::now();
+    let (renewer, tunnel) = match running_parts {
+        Some((renewer, tunnel)) => (Some(renewer), tunnel),
+        None => (None, None),
+    };
+    if let Some(renewer) = renewer {
+        renewer.stop().await;
+    }
+    let teardown = Teardown::new(
+        client.clone(),
+        &plan.id,
+        &plan.namespace,
+        created,
+        TEARDOWN_LIMIT,
+    );
+    let first = teardown.api_services().await;
+    // The aggregator no longer routes here: stop the tunnel and the server
+    // while the rest goes.
+    let stopping = async {
+        if let Some((stop, task)) = tunnel {
+            let _ = stop.send(());
+            let _ = tokio::time::timeout(Duration::from_secs(3), task).await;
+        }
+        running.shutdown(drain.min(Duration::from_secs(2))).await;
+    };
+    let rest = async {
+        let reaping = match first {
+            Ok(reaping) => reaping,
+            Err(err) => {
+                eprintln!(
+                    "Could not remove the session's APIServices: {}\n  the agent, the next serve or `kubectl cozy doctor --fix` removes them once the Lease expires",
+                    crate::tunnel::client::chain(&err)
+                );
+                return None;
+            }
+        };
+        tokio::select! {
+            report = teardown.rest(reaping) => Some(report),
+            () = signals.next() => {
+                eprintln!(
+                    "Skipped the rest of the cleanup: the Lease {}/{} expires within {}s and the agent or `kubectl cozy doctor --fix` removes what is left",
+                    plan.namespace,
+                    session::lease_name(&plan.id),
+                    plan.lease_duration.as_secs()
+                );
+                None
+            }
+        }
+    };
+    let ((), report) = tokio::join!(stopping, rest);
+    let Some(report) = report else {
+        return;
+    };
+    let problems = teardown::problems(&report);
+    if problems.is_empty() {
+        eprintln!(
+            "Removed session {} ({} objects{}) in {:.1}s",
+            plan.id,
+            report.deleted.len() + report.restored.len(),
+            if report.restored.is_empty() {
+                String::new()
+            } else {
+                format!(", {} APIService(s) restored", report.restored.len())
+            },
+            began.elapsed().as_secs_f64()
+        );
+    } else {
+        eprintln!("Removed session {} except:", plan.id);
+        for line in problems {
+            eprintln!("  {line}");
+        }
+    }
+}

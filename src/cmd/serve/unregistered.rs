@@ -1,0 +1,59 @@
+//! `--route none`: serve over the cluster with the given certificate and
+//! register nothing (the APIService is the caller's).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use super::args::ServeArgs;
+use super::cluster_server::start_cluster_server;
+use super::console::Log;
+use super::signals::Signals;
+use crate::cli::{CliError, Ctx, ExitStatus};
+use crate::kinds::Registry;
+
+/// Today's cluster mode: serve with the given certificate, register nothing.
+pub(super) async fn serve_unregistered(
+    args: &ServeArgs,
+    registry: Registry,
+    ctx: &Ctx,
+) -> Result<ExitStatus, CliError> {
+    let (Some(cert), Some(key)) = (&args.tls_cert_file, &args.tls_key_file) else {
+        return Err(CliError::Usage(
+            "--route none needs --tls-cert-file and --tls-key-file".into(),
+        ));
+    };
+    let read = |p: &PathBuf| {
+        std::fs::read_to_string(p).map_err(|e| CliError::io(format!("read {}", p.display()), e))
+    };
+    let (cert_pem, key_pem) = (read(cert)?, read(key)?);
+    let client = ctx.client().await?;
+    let log = Log::new(args.quiet);
+    log.install_access_log();
+    let listen = args
+        .listen
+        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 6443)));
+    let (running, apps) =
+        start_cluster_server(args, registry.clone(), client, listen, cert_pem, key_pem).await?;
+    let spinner = crate::output::progress::spinner("waiting for the HelmRelease cache to sync");
+    apps.wait_ready().await;
+    spinner.finish_and_clear();
+    let snapshot = registry.snapshot();
+    let kinds: Vec<&str> = snapshot
+        .kinds()
+        .iter()
+        .map(|k| k.resolved.definition.plural.as_str())
+        .collect();
+    eprintln!(
+        "Serving {} kinds ({}) on https://{}, storing HelmReleases in the cluster (no APIService registered: --route none)",
+        kinds.len(),
+        kinds.join(", "),
+        running.local_addr
+    );
+    Signals::new()?.next().await;
+    eprintln!(
+        "Shutting down (draining for up to {:?})",
+        args.drain_timeout
+    );
+    running.shutdown(args.drain_timeout).await;
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,206 @@
+//! Kinds straight from Helm charts (`serve --charts DIR`): every chart in a
+//! directory is scaffolded in memory, with the defaults of `kinds scaffold`,
+//! and served — the chart author's inner loop. The registry re-runs this when
+//! a file under the directory changes, so a new `values.schema.json` or
+//! `values.yaml` is served without a restart (a change that breaks a chart is
+//! refused and the previous kinds stay).
+//!
+//! `DIR` is one chart (it holds `Chart.yaml`) or a directory of charts:
+//! sub-directories holding `Chart.yaml` and packaged charts (`*.tgz`); other
+//! entries are ignored.
+
+use std::path::{Path, PathBuf};
+
+use super::chart::{self, ChartSource};
+use super::load::{self, LoadError, Loaded};
+use super::scaffold::{self, ScaffoldOptions};
+
+/// The charts under `dir`, in name order.
+pub(crate) fn chart_sources(dir: &Path) -> Result<Vec<ChartSource>, LoadError> {
+    let read_error = |source| LoadError::Read {
+        path: dir.to_owned(),
+        source,
+    };
+    if dir.join("Chart.yaml").is_file() {
+        return Ok(vec![ChartSource::Dir(dir.to_owned())]);
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(read_error)?
+        .map(|entry| entry.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(read_error)?;
+    entries.sort();
+    let sources: Vec<ChartSource> = entries
+        .into_iter()
+        .filter_map(|path| {
+            if path.join("Chart.yaml").is_file() {
+                Some(ChartSource::Dir(path))
+            } else if path.is_file() && path.extension().is_some_and(|e| e == "tgz") {
+                Some(ChartSource::Archive(path))
+            } else {
+                None
+            }
+        })
+        .collect();
+    if sources.is_empty() {
+        return Err(LoadError::Empty {
+            path: dir.to_owned(),
+        });
+    }
+    Ok(sources)
+}
+
+/// Scaffolds every chart under `dir` and validates the set. Every broken
+/// chart is reported (one problem each, naming the chart); warnings name
+/// their chart too.
+pub(crate) fn load_charts(dir: &Path) -> Result<Loaded, LoadError> {
+    let mut kinds = Vec::new();
+    let mut warnings = Vec::new();
+    let mut problems = Vec::new();
+    for source in chart_sources(dir)? {
+        let origin = source.to_string();
+        let loaded = match chart::load(&source) {
+            Ok(loaded) => loaded,
+            Err(err) => {
+                problems.push(format!("{origin}: {}", error_chain(&err)));
+                continue;
+            }
+        };
+        let scaffolded = match scaffold::scaffold(&loaded, &ScaffoldOptions::default()) {
+            Ok(s) => s,
+            Err(err) => {
+                problems.push(format!("{origin}: {}", error_chain(&err)));
+                continue;
+            }
+        };
+        warnings.extend(
+            scaffolded
+                .warnings
+                .into_iter()
+                .map(|w| format!("{origin}: {w}")),
+        );
+        match scaffolded.definition.resolve(origin.clone()) {
+            Ok(kind) => kinds.push(kind),
+            Err(found) => problems.extend(found.into_iter().map(|p| format!("{origin}: {p}"))),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(LoadError::Invalid { problems });
+    }
+    load::from_resolved(kinds, warnings)
+}
+
+/// An error and its causes on one line (`a: b: c`).
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn examples() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/charts")
+    }
+
+    fn write(dir: &Path, file: &str, text: &str) {
+        let path = dir.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn every_example_chart_becomes_a_kind() {
+        let loaded = load_charts(&examples()).unwrap();
+        let mut kinds: Vec<&str> = loaded
+            .kinds
+            .iter()
+            .map(|k| k.definition.kind.as_str())
+            .collect();
+        kinds.sort();
+        let charts = std::fs::read_dir(examples())
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().join("Chart.yaml").is_file())
+            .count();
+        assert_eq!(kinds.len(), charts, "one kind per chart: {kinds:?}");
+        for kind in ["Bucket", "Postgres", "Redis"] {
+            assert!(kinds.contains(&kind), "{kinds:?}");
+        }
+        // The chart without a schema says its schema was inferred, naming it.
+        assert!(
+            loaded
+                .warnings
+                .iter()
+                .any(|w| w.contains("bucket") && w.contains("inferred")),
+            "{:?}",
+            loaded.warnings
+        );
+    }
+
+    #[test]
+    fn one_chart_directory_is_served_alone() {
+        let loaded = load_charts(&examples().join("redis")).unwrap();
+        assert_eq!(loaded.kinds.len(), 1);
+        assert_eq!(loaded.kinds[0].definition.plural, "redises");
+    }
+
+    #[test]
+    fn a_broken_chart_is_named_and_nothing_loads() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "good/Chart.yaml",
+            "apiVersion: v2\nname: good\nversion: 0.1.0\n",
+        );
+        write(dir.path(), "good/values.yaml", "size: 1Gi\n");
+        write(
+            dir.path(),
+            "bad/Chart.yaml",
+            "apiVersion: v2\nname: bad\nversion: 0.1.0\n",
+        );
+        write(dir.path(), "bad/values.schema.json", "{\"type\": ");
+        write(dir.path(), "notes.txt", "not a chart");
+        let err = load_charts(dir.path()).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("chart directory"), "{text}");
+        assert!(text.contains("bad"), "{text}");
+        assert!(text.contains("values.schema.json"), "{text}");
+        assert!(!text.contains("good"), "{text}");
+    }
+
+    #[test]
+    fn a_directory_without_charts_is_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "README.md", "# no charts\n");
+        assert!(matches!(
+            load_charts(dir.path()),
+            Err(LoadError::Empty { .. })
+        ));
+        assert!(matches!(
+            load_charts(&dir.path().join("missing")),
+            Err(LoadError::Read { .. })
+        ));
+    }
+
+    #[test]
+    fn two_charts_with_one_name_collide_like_two_definitions() {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["a", "b"] {
+            write(
+                dir.path(),
+                &format!("{sub}/Chart.yaml"),
+                "apiVersion: v2\nname: cache\nversion: 0.1.0\n",
+            );
+            write(dir.path(), &format!("{sub}/values.yaml"), "size: 1\n");
+        }
+        let err = load_charts(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("caches") || err.contains("Cache"), "{err}");
+    }
+}

@@ -1,0 +1,631 @@
+//! `kubectl cozy install` against the test plane: the whole output accepted
+//! by kube-apiserver's server-side dry run (real kubectl), then a real
+//! install — applied by the command itself (diff, server-side apply, a
+//! second run changes nothing) — whose Deployment lands two pods on the
+//! kwok node, whose Service gets their endpoints, and whose APIServices
+//! become Available with the two replicas running as local processes
+//! (`support::install`: the pods' own args, mounts and ServiceAccount
+//! tokens). Requests go through kube-apiserver, measured; the serving
+//! replica is stopped (SIGTERM, a rolling update's step), restarted, then
+//! the other killed (SIGKILL), and requests still succeed.
+//!
+//! The seam (`docs/install.md`): kwok pod IPs are not dialable, so once the
+//! Service's endpoints are checked the test turns the Service into an
+//! ExternalName to `localhost` and points the APIServices' port at a local
+//! round-robin balancer over the two replicas. Timeouts are hang guards;
+//! durations are printed, never asserted.
+
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{Namespace, Pod, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+
+use crate::support::install::{self as replicas, Balancer, Replica};
+use crate::support::plane::{Plane, plane};
+use crate::support::serve::{group, kinds_dir};
+use crate::support::{CLUSTER_LOCK, bins};
+
+/// Hang guard of each wait.
+const WAIT: Duration = Duration::from_secs(150);
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `kubectl-cozy install <args>` as the plane's admin.
+fn install(plane: &Plane, args: &[&str]) -> Output {
+    std::process::Command::new(bins::kubectl_cozy())
+        .arg("install")
+        .arg("--kubeconfig")
+        .arg(&plane.kubeconfig)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run kubectl-cozy install")
+}
+
+fn ok(out: Output, what: &str) -> (String, String) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        out.status,
+        text(&out.stderr),
+        text(&out.stdout)
+    );
+    (text(&out.stdout), text(&out.stderr))
+}
+
+/// `kubectl <args>` with `input` on stdin.
+fn kubectl_stdin(plane: &Plane, args: &[&str], input: &str) -> Output {
+    use std::io::Write;
+    let mut child = plane
+        .kubectl()
+        .arg("--request-timeout=60s")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write");
+    child.wait_with_output().expect("kubectl")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_whole_install_passes_kube_apiservers_server_side_dry_run() {
+    let plane = plane();
+    let kinds = kinds_dir(&group("install-dry"));
+    // A server dry run cannot create the namespace the other objects go to.
+    let ns = plane.namespace("install-dry").await;
+    let kinds_path = kinds.dir.path().display().to_string();
+    let (yaml, _) = ok(
+        install(plane, &["--kinds", &kinds_path, "-n", &ns]),
+        "install",
+    );
+    for kind in [
+        "kind: Namespace",
+        "kind: ServiceAccount",
+        "kind: ClusterRoleBinding",
+        "kind: ConfigMap",
+        "kind: Secret",
+        "kind: Service",
+        "kind: Deployment",
+        "kind: PodDisruptionBudget",
+        "kind: APIService",
+    ] {
+        assert!(yaml.contains(kind), "no {kind} in:\n{yaml}");
+    }
+    let out = kubectl_stdin(plane, &["apply", "--dry-run=server", "-f", "-"], &yaml);
+    assert!(
+        out.status.success(),
+        "kubectl apply --dry-run=server refused the install:\n{}\n{}",
+        text(&out.stderr),
+        text(&out.stdout)
+    );
+    let applied = text(&out.stdout);
+    assert_eq!(
+        applied.lines().count(),
+        yaml.matches("\n---\n").count() + 1,
+        "{applied}"
+    );
+    assert!(
+        applied.contains("deployment.apps/kubectl-cozy created (server dry run)"),
+        "{applied}"
+    );
+
+    // -o json: a List kubectl takes as well.
+    let (json, _) = ok(
+        install(
+            plane,
+            &[
+                "--kinds",
+                &kinds_path,
+                "-n",
+                &ns,
+                "-o",
+                "json",
+                "--dry-run=client",
+            ],
+        ),
+        "install -o json",
+    );
+    // As the docs say to apply it: server-side (a client-side apply would
+    // copy the Secrets' keys into the last-applied annotation).
+    let out = kubectl_stdin(
+        plane,
+        &["apply", "--server-side", "--dry-run=server", "-f", "-"],
+        &yaml,
+    );
+    assert!(
+        out.status.success(),
+        "kubectl apply --server-side --dry-run=server refused the install:\n{}",
+        text(&out.stderr)
+    );
+    let list: serde_json::Value = serde_json::from_str(&json).expect("a JSON List");
+    assert_eq!(list["kind"], "List");
+    let out = kubectl_stdin(plane, &["apply", "--dry-run=server", "-f", "-"], &json);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // The command's own server dry run: the diff, nothing stored.
+    let (diff, stderr) = ok(
+        install(
+            plane,
+            &[
+                "--kinds",
+                &kinds_path,
+                "-n",
+                &ns,
+                "--apply",
+                "--dry-run=server",
+            ],
+        ),
+        "install --apply --dry-run=server",
+    );
+    assert!(diff.contains("+kind: Deployment"), "{diff}");
+    assert!(stderr.contains("nothing was stored"), "{stderr}");
+    // Printing with the server's check, into a namespace that does not exist:
+    // the cluster-wide objects are checked, the namespaced ones said to wait.
+    let missing = format!("install-missing-{}", std::process::id());
+    let (printed, stderr) = ok(
+        install(
+            plane,
+            &["--kinds", &kinds_path, "-n", &missing, "--dry-run=server"],
+        ),
+        "install --dry-run=server",
+    );
+    assert!(printed.contains("kind: Deployment"), "{printed}");
+    assert!(
+        stderr.contains(&format!(
+            "not checked: namespace {missing} does not exist yet"
+        )),
+        "{stderr}"
+    );
+    let namespaces: Api<Namespace> = Api::all(plane.client().await);
+    assert!(namespaces.get_opt(&missing).await.unwrap().is_none());
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(plane.client().await, &ns);
+    assert!(deployments.get_opt("kubectl-cozy").await.unwrap().is_none());
+}
+
+/// Polls `check` every 250 ms until it returns `Some`, or panics with
+/// `what` after [`WAIT`].
+async fn wait<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>, String>>,
+{
+    let deadline = Instant::now() + WAIT;
+    let mut last = String::new();
+    loop {
+        match check().await {
+            Ok(Some(t)) => return t,
+            Ok(None) => {}
+            Err(e) => last = e,
+        }
+        assert!(Instant::now() < deadline, "{what} within {WAIT:?} ({last})");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+fn available(a: &APIService) -> bool {
+    a.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| {
+            c.iter()
+                .any(|c| c.type_ == "Available" && c.status == "True")
+        })
+}
+
+/// Removes what the install made: APIServices first (an unavailable one
+/// stalls namespace deletion), then the namespace and the cluster-wide RBAC.
+async fn uninstall(client: &kube::Client, ns: &str, api_services: &[String]) {
+    let apis: Api<APIService> = Api::all(client.clone());
+    for name in api_services {
+        let _ = apis.delete(name, &DeleteParams::default()).await;
+    }
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let _ = namespaces.delete(ns, &DeleteParams::default()).await;
+    let prefix = format!("kubectl-cozy-{ns}:");
+    let selector = ListParams::default().labels("app.kubernetes.io/managed-by=kubectl-cozy");
+    let roles: Api<ClusterRole> = Api::all(client.clone());
+    let bindings: Api<ClusterRoleBinding> = Api::all(client.clone());
+    for name in roles
+        .list_metadata(&selector)
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|o| o.metadata.name)
+        .filter(|n| n.starts_with(&prefix))
+    {
+        let _ = roles.delete(&name, &DeleteParams::default()).await;
+    }
+    for name in bindings
+        .list_metadata(&selector)
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|o| o.metadata.name)
+        .filter(|n| n.starts_with(&prefix))
+    {
+        let _ = bindings.delete(&name, &DeleteParams::default()).await;
+    }
+    // Gone before the lock is released: other tests need nothing Terminating.
+    let deadline = Instant::now() + WAIT;
+    while namespaces.get_opt(ns).await.ok().flatten().is_some() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// `n` list requests through kube-apiserver, `parallel` at a time; returns
+/// (failures, latencies).
+async fn bench(
+    api: &Api<DynamicObject>,
+    n: usize,
+    parallel: usize,
+) -> (Vec<String>, Vec<Duration>) {
+    let mut failures = Vec::new();
+    let mut latencies = Vec::with_capacity(n);
+    for _ in 0..n / parallel {
+        let batch = (0..parallel).map(|_| async {
+            let t = Instant::now();
+            let r = api.list(&ListParams::default()).await;
+            (t.elapsed(), r.map(|l| l.items.len()))
+        });
+        for (latency, result) in futures::future::join_all(batch).await {
+            latencies.push(latency);
+            match result {
+                Ok(1) => {}
+                Ok(count) => failures.push(format!("listed {count} objects, not 1")),
+                Err(e) => failures.push(e.to_string()),
+            }
+        }
+    }
+    (failures, latencies)
+}
+
+/// Lists in a loop for `length`: (successes, failures with when they were
+/// sent).
+async fn requests_for(
+    api: &Api<DynamicObject>,
+    length: Duration,
+) -> (usize, Vec<(Duration, String)>) {
+    let began = Instant::now();
+    let mut succeeded = 0;
+    let mut failures = Vec::new();
+    while began.elapsed() < length {
+        let sent = began.elapsed();
+        match api.list(&ListParams::default()).await {
+            Ok(l) if l.items.len() == 1 => succeeded += 1,
+            Ok(l) => failures.push((sent, format!("listed {}", l.items.len()))),
+            Err(e) => failures.push((sent, e.to_string())),
+        }
+    }
+    (succeeded, failures)
+}
+
+fn figures(label: &str, latencies: &mut [Duration], wall: Duration) -> String {
+    latencies.sort();
+    let at = |q: f64| {
+        latencies
+            .get(((latencies.len() as f64 * q) as usize).min(latencies.len().saturating_sub(1)))
+            .map(|d| d.as_secs_f64() * 1000.0)
+            .unwrap_or_default()
+    };
+    format!(
+        "{label}: {} requests in {:.2}s = {:.0} req/s; p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms",
+        latencies.len(),
+        wall.as_secs_f64(),
+        latencies.len() as f64 / wall.as_secs_f64(),
+        at(0.5),
+        at(0.9),
+        at(0.99)
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_replicas_behind_the_service_serve_through_the_aggregator() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let _ = plane.node();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("install"));
+    let ns = format!("install-{}", std::process::id());
+    let kinds_path = kinds.dir.path().display().to_string();
+    let api_services = vec![format!("v1alpha1.{}", kinds.group)];
+    let started = Instant::now();
+    let result = tokio::spawn(run(kinds_path, kinds.group.clone(), ns.clone())).await;
+    uninstall(&client, &ns, &api_services).await;
+    if let Err(e) = result {
+        std::panic::resume_unwind(e.into_panic());
+    }
+    eprintln!(
+        "[install] whole test {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+async fn run(kinds_path: String, group: String, ns: String) {
+    let plane = plane();
+    let client = plane.client().await;
+
+    // Apply with the command itself: a diff, then the server-side apply.
+    let t = Instant::now();
+    let (diff, stderr) = ok(
+        install(
+            plane,
+            &["--kinds", &kinds_path, "-n", &ns, "--apply", "--yes"],
+        ),
+        "install --apply",
+    );
+    assert!(diff.contains("+kind: Deployment"), "{diff}");
+    // Secret values are masked: no private key ("-----BEGIN PRIVATE", base64).
+    assert!(diff.contains("(hidden, sha256"), "{diff}");
+    assert!(
+        !diff.contains("LS0tLS1CRUdJTiBQUklWQVRF"),
+        "a private key in the diff:\n{diff}"
+    );
+    assert!(stderr.contains("Applied"), "{stderr}");
+    eprintln!("[install] applied in {:.2}s", t.elapsed().as_secs_f64());
+    // Again: the certificates are reused, nothing changes.
+    let (diff, stderr) = ok(
+        install(
+            plane,
+            &["--kinds", &kinds_path, "-n", &ns, "--apply", "--yes"],
+        ),
+        "install --apply (again)",
+    );
+    assert!(stderr.contains("Nothing to apply"), "{stderr}\n{diff}");
+
+    // The Deployment's two pods run on the kwok node; the Service has them.
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let selector = "app.kubernetes.io/name=kubectl-cozy,app.kubernetes.io/component=server";
+    let t = Instant::now();
+    let running: Vec<Pod> = wait("two server pods Running", || async {
+        let list = pods
+            .list(&ListParams::default().labels(selector))
+            .await
+            .map_err(|e| e.to_string())?;
+        let running: Vec<Pod> = list
+            .items
+            .into_iter()
+            .filter(|p| {
+                p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
+                    && p.status.as_ref().and_then(|s| s.pod_ip.as_ref()).is_some()
+            })
+            .collect();
+        Ok((running.len() == 2).then_some(running))
+    })
+    .await;
+    let node = running[0]
+        .spec
+        .as_ref()
+        .and_then(|s| s.node_name.clone())
+        .unwrap_or_default();
+    assert_eq!(node, plane.node().name);
+    eprintln!(
+        "[install] 2 pods Running in {:.2}s",
+        t.elapsed().as_secs_f64()
+    );
+    let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), &ns);
+    let endpoints: Vec<String> = wait("the Service's endpoints", || async {
+        let list = slices
+            .list(&ListParams::default().labels("kubernetes.io/service-name=kubectl-cozy"))
+            .await
+            .map_err(|e| e.to_string())?;
+        let addresses: Vec<String> = list
+            .items
+            .iter()
+            .flat_map(|s| s.endpoints.iter().flatten())
+            .filter(|e| e.conditions.as_ref().and_then(|c| c.ready) == Some(true))
+            .flat_map(|e| e.addresses.iter().cloned())
+            .collect();
+        Ok((addresses.len() == 2).then_some(addresses))
+    })
+    .await;
+    eprintln!("[install] Service endpoints: {endpoints:?}");
+
+    // The pods' servers, as local processes.
+    let dir = tempfile::tempdir().expect("replica dir");
+    let mut servers: Vec<Replica> = Vec::new();
+    for pod in &running {
+        servers.push(
+            replicas::start(plane, &client, pod, dir.path(), None)
+                .await
+                .expect("start a replica"),
+        );
+    }
+    let t = Instant::now();
+    for server in &mut servers {
+        server
+            .wait_line("Ready: serving", WAIT)
+            .await
+            .expect("replica ready");
+        // /readyz says why it is ready: the watch cache has synced.
+        let out = plane
+            .kubectl()
+            .args([
+                "--server",
+                &format!("https://{}", server.addr),
+                "--insecure-skip-tls-verify",
+                "get",
+                "--raw",
+                "/readyz?verbose",
+            ])
+            .output()
+            .expect("kubectl get --raw /readyz");
+        let body = text(&out.stdout);
+        assert!(
+            body.contains("[+]watch-cache-sync ok"),
+            "{body}{}",
+            text(&out.stderr)
+        );
+    }
+    eprintln!(
+        "[install] both replicas ready (cache synced) in {:.2}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    // The seam: the Service's data path is a local balancer.
+    let balancer = Balancer::start(servers.iter().map(|s| s.addr).collect()).await;
+    let services: Api<Service> = Api::namespaced(client.clone(), &ns);
+    services
+        .patch(
+            "kubectl-cozy",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {
+                "type": "ExternalName", "externalName": "localhost",
+                "clusterIP": null, "clusterIPs": null, "selector": null,
+                "ipFamilies": null, "ipFamilyPolicy": null, "internalTrafficPolicy": null,
+                "sessionAffinity": null,
+            }})),
+        )
+        .await
+        .expect("make the Service an ExternalName");
+    let apis: Api<APIService> = Api::all(client.clone());
+    let name = format!("v1alpha1.{group}");
+    apis.patch(
+        &name,
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({"spec": {"service": {"port": balancer.port}}})),
+    )
+    .await
+    .expect("point the APIService at the balancer");
+    let t = Instant::now();
+    wait("the APIService Available", || async {
+        let a = apis.get(&name).await.map_err(|e| e.to_string())?;
+        Ok(available(&a).then_some(()))
+    })
+    .await;
+    eprintln!(
+        "[install] APIService Available in {:.2}s",
+        t.elapsed().as_secs_f64()
+    );
+
+    // Through kube-apiserver: create, then measure two replicas.
+    let apps = plane.namespace("install-apps").await;
+    let manifest = format!(
+        "apiVersion: {group}/v1alpha1\nkind: Postgres\nmetadata: {{name: db1, namespace: {apps}}}\nspec: {{replicas: 3}}\n"
+    );
+    let out = kubectl_stdin(plane, &["apply", "-f", "-"], &manifest);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let resource = ApiResource {
+        group: group.clone(),
+        version: "v1alpha1".into(),
+        api_version: format!("{group}/v1alpha1"),
+        kind: "Postgres".into(),
+        plural: "postgreses".into(),
+    };
+    let postgreses: Api<DynamicObject> = Api::namespaced_with(client.clone(), &apps, &resource);
+    let path = format!("/apis/{group}/v1alpha1/namespaces/{apps}/postgreses");
+    for (n, parallel) in [(200, 1), (400, 8)] {
+        let before: Vec<usize> = servers.iter().map(|s| s.count(&path)).collect();
+        let t = Instant::now();
+        let (failures, mut latencies) = bench(&postgreses, n, parallel).await;
+        let wall = t.elapsed();
+        assert!(failures.is_empty(), "{failures:?}");
+        let served: Vec<usize> = servers
+            .iter()
+            .zip(&before)
+            .map(|(s, b)| s.count(&path) - b)
+            .collect();
+        eprintln!(
+            "[install] {}; served per replica {served:?}",
+            figures(
+                &format!("two replicas, {parallel} at a time"),
+                &mut latencies,
+                wall
+            )
+        );
+        assert_eq!(
+            served.iter().sum::<usize>(),
+            n,
+            "every request reached a replica"
+        );
+    }
+
+    // A rolling update's step: the busiest replica gets SIGTERM (its
+    // /readyz fails, connections get GOAWAY, requests in flight finish);
+    // no request may fail. kube-apiserver keeps one HTTP/2 connection per
+    // backend address, so one replica may have served everything.
+    let busiest =
+        |servers: &[Replica]| usize::from(servers[1].count(&path) > servers[0].count(&path));
+    let first = busiest(&servers);
+    let (succeeded, failures) = {
+        let loop_ = requests_for(&postgreses, Duration::from_secs(4));
+        let stop = async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            servers[first].terminate(Duration::from_secs(20)).await
+        };
+        let (result, stopped) = tokio::join!(loop_, stop);
+        let status = stopped.expect("the replica drains and exits");
+        assert!(status.success(), "{status}\n{}", servers[first].output());
+        result
+    };
+    eprintln!(
+        "[install] SIGTERM of the busiest replica mid-loop: {succeeded} requests succeeded in 4s, {} failed: {failures:?}",
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "a graceful stop failed requests: {failures:?}"
+    );
+    assert!(
+        servers[first]
+            .output()
+            .contains("Shutting down: /readyz fails"),
+        "{}",
+        servers[first].output()
+    );
+    // The kubelet restarts it, on its port.
+    let port = servers[first].addr.port();
+    servers[first] = replicas::start(plane, &client, &running[first], dir.path(), Some(port))
+        .await
+        .expect("restart the replica");
+    servers[first]
+        .wait_line("Ready: serving", WAIT)
+        .await
+        .expect("restarted replica ready");
+
+    // A crash: the replica now serving gets SIGKILL mid-loop; requests keep
+    // succeeding through the other.
+    let second = 1 - first;
+    let before = servers[first].count(&path);
+    let ((succeeded, failures), ()) =
+        tokio::join!(requests_for(&postgreses, Duration::from_secs(6)), async {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            servers[second].kill().await;
+        });
+    eprintln!(
+        "[install] SIGKILL of the serving replica mid-loop: {succeeded} requests succeeded in 6s, {} failed: {failures:?}",
+        failures.len()
+    );
+    // A request in flight on the killed replica's connection may fail (as
+    // with a real Service); every one sent a second after the kill must not.
+    let late: Vec<&(Duration, String)> = failures
+        .iter()
+        .filter(|(sent, _)| *sent > Duration::from_millis(1500))
+        .collect();
+    assert!(
+        late.is_empty(),
+        "requests failed after the first second: {late:?}"
+    );
+    assert!(succeeded >= 10, "only {succeeded} requests succeeded");
+    assert!(
+        servers[first].count(&path) > before,
+        "the other replica served after the kill"
+    );
+    let a = apis.get(&name).await.expect("APIService");
+    assert!(available(&a), "{:?}", a.status);
+}
