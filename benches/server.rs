@@ -8,6 +8,8 @@
 //! `docs/design.md` is met) and assert only correctness (counts), never
 //! times. Run them with `benches/server.sh [NAME]` (it records the machine's
 //! load around the run), or `cargo bench --bench server -- [NAME]`.
+//! With `BENCH_SPANS=1` the server's `debug` stage spans (`convert`,
+//! `upstream`, `cache`) are printed with their times on stderr.
 //!
 //! | benchmark | subject | baseline |
 //! |---|---|---|
@@ -81,6 +83,15 @@ fn main() {
         .skip(1)
         .find(|a| !a.starts_with('-'))
         .unwrap_or_default();
+    // BENCH_SPANS=1: the server's `debug` stage spans (convert, upstream,
+    // cache) with their times, on stderr, to see where a write's time goes.
+    if std::env::var_os("BENCH_SPANS").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter("kubectl_cozy::storage=debug")
+            .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let benchmarks: [(&str, fn()); 5] = [
         ("list", list),
         ("get", get),
