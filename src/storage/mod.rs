@@ -150,6 +150,18 @@ pub enum StoreError {
     Internal(String),
 }
 
+/// An [`StoreError::Internal`] from anything printable (SQLite, I/O, JSON).
+pub(crate) fn internal(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Internal(e.to_string())
+}
+
+/// The current time as Kubernetes writes timestamps (RFC 3339, seconds, UTC).
+pub fn now() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
 /// A stream of store events (errors end it; callers re-list).
 pub type EventStream = BoxStream<'static, Result<StoreEvent, StoreError>>;
 

@@ -2,8 +2,8 @@
 //! simulated node, the built `kubectl-cozy` binaries, the lock that
 //! serializes tests which change cluster-wide state, the Go test tools, a
 //! local echo server that stands in for a pod's container, `serve` as a
-//! process, the container runtime of its tunnel agent, and that of
-//! `install`'s server pods.
+//! process, the container runtimes of its tunnel agent and of `install`'s
+//! server pods, and `serve --standalone` with kubectl pointed at it.
 
 #![allow(dead_code, reason = "helpers for tests of later features")]
 
@@ -15,6 +15,7 @@ pub mod install;
 pub mod node;
 pub mod plane;
 pub mod serve;
+pub mod standalone;
 pub mod tools;
 
 pub use plane::plane;
