@@ -518,7 +518,8 @@ impl Apps<'_> {
 /// NotFound → 404, AlreadyExists → 409 AlreadyExists, Conflict → 409
 /// Conflict with the store's message, Gone → 410 Expired (`too old resource
 /// version: …`), Upstream → its own code, reason (unknown reasons become
-/// `InternalError`) and message, Internal → a generic 500 whose cause is
+/// `InternalError`), message and `retryAfterSeconds` (also sent as
+/// `Retry-After`), Internal → a generic 500 whose cause is
 /// only logged.
 fn store_error(err: StoreError, group_resource: &str, name: &str) -> ApiError {
     match err {
@@ -530,7 +531,14 @@ fn store_error(err: StoreError, group_resource: &str, name: &str) -> ApiError {
             code,
             reason,
             message,
-        } => ApiError::new(code, known_reason(&reason), message),
+            retry_after,
+        } => {
+            let error = ApiError::new(code, known_reason(&reason), message);
+            match retry_after {
+                Some(seconds) => error.with_retry_after(seconds),
+                None => error,
+            }
+        }
         StoreError::Internal(cause) => {
             ApiError::internal_hidden(format!("storage of {group_resource} {name:?}: {cause}"))
         }
@@ -703,19 +711,21 @@ mod tests {
                 code: 429,
                 reason: "TooManyRequests".into(),
                 message: "slow".into(),
+                retry_after: Some(3),
             },
             GR,
             "x",
         );
         assert_eq!(
-            (e.code, e.reason, e.message.as_str()),
-            (429, "TooManyRequests", "slow")
+            (e.code, e.reason, e.message.as_str(), e.retry_after),
+            (429, "TooManyRequests", "slow", Some(3))
         );
         let e = store_error(
             StoreError::Upstream {
                 code: 500,
                 reason: "Weird".into(),
                 message: "m".into(),
+                retry_after: None,
             },
             GR,
             "x",

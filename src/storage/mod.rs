@@ -144,6 +144,9 @@ pub enum StoreError {
         reason: String,
         /// Status message.
         message: String,
+        /// `details.retryAfterSeconds` (APF's 429, a 503 while
+        /// kube-apiserver starts), passed on to the client.
+        retry_after: Option<u64>,
     },
     /// Anything else (I/O, database, transport).
     #[error("{0}")]
