@@ -185,7 +185,9 @@ impl Stream {
                 }
                 received = rx.recv() => match received {
                     Ok(event) => {
-                        if event.revision <= self.revision { continue; }
+                        // Deletions after a re-list share its revision: only
+                        // older events are already sent.
+                        if event.revision < self.revision { continue; }
                         if !self.event(&event).await { return; }
                     }
                     Err(broadcast::error::RecvError::Lagged(_)) => {

@@ -5,6 +5,7 @@
 //! none lost, duplicated or out of order (or, had it got a 410, re-lists to
 //! etcd's state the way client-go does), and the same server keeps serving.
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
@@ -129,7 +130,7 @@ async fn watchers_see_every_change_across_a_kube_apiserver_restart() {
     let runtime = tokio::runtime::Handle::current();
     let mut down_write = None;
     let mut down_read = None;
-    let downtime = tokio::task::block_in_place(|| {
+    let (downtime, stop) = tokio::task::block_in_place(|| {
         private.restart_apiserver(|| {
             runtime.block_on(async {
                 let t = Instant::now();
@@ -173,6 +174,10 @@ async fn watchers_see_every_change_across_a_kube_apiserver_restart() {
     // server's cache reconnects by itself.
     let mut failures = until_done("create db-6", || create(&apps, "db-6")).await;
     failures.extend(until_done("label db-1", || label(&apps, "db-1", "recovery")).await);
+    failures.extend(until_done("label db-2", || label(&apps, "db-2", "recovery-1")).await);
+    failures.extend(until_done("label db-2", || label(&apps, "db-2", "recovery-2")).await);
+    failures.extend(until_done("delete db-3", || delete(&apps, "db-3")).await);
+    failures.extend(until_done("delete db-4", || delete(&apps, "db-4")).await);
     assert!(
         eventually(Duration::from_secs(60), || harness.cache.upstream_watches()
             > watches_before)
@@ -209,8 +214,9 @@ async fn watchers_see_every_change_across_a_kube_apiserver_restart() {
 
     // Outside the recovery window (changes etcd made while the cache was
     // reconnecting) every watcher saw exactly etcd's changes; inside it, a
-    // re-list may fold several changes of an object into one, never invent,
-    // repeat or reorder one.
+    // re-list folds the changes of each object into its last one (a
+    // deletion at the list's resourceVersion), never loses, invents,
+    // repeats or reorders one.
     let exact = |c: &&Change| c.rv <= before || c.rv > resumed;
     let expected: Vec<&Change> = truth.iter().filter(exact).collect();
     let final_truth = final_state(&truth);
@@ -232,21 +238,34 @@ async fn watchers_see_every_change_across_a_kube_apiserver_restart() {
         }
         let seen: Vec<&Change> = log.events.iter().filter(exact).collect();
         assert_eq!(seen, expected, "{who}: lost or extra changes");
-        for change in log.events.iter().filter(|c| !exact(c)) {
-            assert!(
-                truth.iter().any(|t| t.name == change.name && t.rv == change.rv),
-                "{who}: a change etcd never made: {change:?}"
-            );
-        }
         let window: Vec<&Change> = truth.iter().filter(|c| !exact(c)).collect();
-        if log.events.iter().filter(|c| !exact(c)).collect::<Vec<_>>() == window {
+        let seen_window: Vec<&Change> = log.events.iter().filter(|c| !exact(c)).collect();
+        let last = |changes: &[&Change]| -> BTreeMap<String, Change> {
+            changes.iter().map(|c| (c.name.clone(), (*c).clone())).collect()
+        };
+        let (truth_last, seen_last) = (last(&window), last(&seen_window));
+        assert_eq!(
+            truth_last.keys().collect::<Vec<_>>(),
+            seen_last.keys().collect::<Vec<_>>(),
+            "{who}: objects changed while the cache reconnected: etcd {window:?}, seen {seen_window:?}"
+        );
+        for (name, truth) in &truth_last {
+            let seen = &seen_last[name];
+            let same = if truth.kind == "DELETED" {
+                seen.kind == "DELETED" && seen.rv >= truth.rv
+            } else {
+                seen.kind != "DELETED" && seen.rv == truth.rv
+            };
+            assert!(same, "{who}: {name} ended as {seen:?}, etcd {truth:?}");
+        }
+        if seen_window == window {
             window_exact += 1;
         }
     }
     assert!(caught_up, "not every watcher reached etcd's last change");
 
     // The same server serves a fresh consistent list of etcd's state.
-    let listed: std::collections::BTreeMap<String, u64> = apps
+    let listed: BTreeMap<String, u64> = apps
         .list(&ListParams::default())
         .await
         .expect("list after the restart")
@@ -266,7 +285,7 @@ async fn watchers_see_every_change_across_a_kube_apiserver_restart() {
     assert_eq!(listed, final_truth);
     eprintln!(
         "kube-apiserver restart: plane+server up in {plane_ready:?}, kube-apiserver down for {downtime:?}, \
-         cache watching again at {recovered_after:?}; {} etcd changes ({} in the recovery window); \
+         stopped by {stop}, cache watching again at {recovered_after:?}; {} etcd changes ({} in the recovery window); \
          {WATCHERS} watchers: {window_exact} saw the window change by change, {relisted} re-listed; \
          retried write failures {failures:?}; total {:?}",
         truth.len(),

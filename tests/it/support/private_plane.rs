@@ -19,8 +19,9 @@ use super::plane::{self, Layout, Plane};
 
 /// How long the private plane may take to start (as the shared one).
 const START_TIMEOUT: Duration = Duration::from_secs(180);
-/// How long kube-apiserver may take to stop on SIGTERM before it is killed.
-const STOP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long kube-apiserver may take to stop on SIGTERM before it is
+/// killed (it waits for its watches, the server's among them, much longer).
+const STOP_TIMEOUT: Duration = Duration::from_secs(5);
 
 type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
 
@@ -108,12 +109,17 @@ impl PrivatePlane {
         self.layout.etcd_client
     }
 
-    /// Stops kube-apiserver (SIGTERM, as a rolling update would), then
-    /// starts it again with the same arguments; returns when it is ready
-    /// again, with how long it was down. `down` runs while it is stopped.
+    /// Stops kube-apiserver (SIGTERM, as a rolling update would; SIGKILL
+    /// after [`STOP_TIMEOUT`]), then starts it again with the same
+    /// arguments; returns when it is ready again, with how long it was down
+    /// and which signal stopped it. `down` runs while it is stopped.
     /// Blocking.
-    pub fn restart_apiserver(&mut self, down: impl FnOnce()) -> Result<Duration, String> {
+    pub fn restart_apiserver(
+        &mut self,
+        down: impl FnOnce(),
+    ) -> Result<(Duration, &'static str), String> {
         let stopped = Instant::now();
+        let mut how = "SIGTERM";
         if let Some(mut apiserver) = self.apiserver.take() {
             signal(apiserver.id(), libc::SIGTERM);
             let deadline = Instant::now() + STOP_TIMEOUT;
@@ -123,6 +129,7 @@ impl PrivatePlane {
                 .is_none()
             {
                 if Instant::now() > deadline {
+                    how = "SIGKILL after SIGTERM";
                     let _ = apiserver.kill();
                     let _ = apiserver.wait();
                     break;
@@ -133,7 +140,7 @@ impl PrivatePlane {
         down();
         self.apiserver = Some(self.spawn("kube-apiserver", self.layout.kube_apiserver())?);
         self.wait_apiserver_ready(Instant::now() + START_TIMEOUT)?;
-        Ok(stopped.elapsed())
+        Ok((stopped.elapsed(), how))
     }
 
     /// Freezes etcd (SIGSTOP): it keeps its connections but answers nothing.
