@@ -50,9 +50,17 @@ pub struct Harness {
 }
 
 impl Harness {
-    /// Starts the server over `plane` (as its admin).
+    /// Starts the server over `plane` (as its admin, with no client-side
+    /// retries, as `serve` makes its store's client).
     pub async fn start(plane: &Plane) -> Harness {
-        Harness::over(plane.client().await).await
+        let mut config = kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(&plane.kubeconfig).expect("kubeconfig"),
+            &Default::default(),
+        )
+        .await
+        .expect("config");
+        config.default_retry = false;
+        Harness::over(kube::Client::try_from(config).expect("client")).await
     }
 
     /// Starts the server over the cluster `upstream` reaches.
@@ -77,12 +85,14 @@ impl Harness {
             b64(&user.cert_pem),
             b64(&user.key_pem),
         );
-        let config = kube::Config::from_custom_kubeconfig(
+        let mut config = kube::Config::from_custom_kubeconfig(
             kube::config::Kubeconfig::from_yaml(&kubeconfig).expect("kubeconfig"),
             &Default::default(),
         )
         .await
         .expect("config");
+        // The tests see every answer, 429s and 503s included.
+        config.default_retry = false;
         Harness {
             running,
             cache,

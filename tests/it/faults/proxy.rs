@@ -119,10 +119,12 @@ impl FaultProxy {
     }
 
     /// A client of the cluster through the proxy (which adds the
-    /// credentials).
+    /// credentials), without client-side retries (as `serve` makes its
+    /// store's client).
     pub fn client(&self) -> kube::Client {
         let mut config = kube::Config::new(self.url.parse().expect("proxy URL"));
         config.root_cert = Some(vec![self.ca_der.clone()]);
+        config.default_retry = false;
         kube::Client::try_from(config).expect("client through the proxy")
     }
 
