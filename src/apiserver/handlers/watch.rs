@@ -116,14 +116,11 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     // queued, given back as the response body takes the bytes.
     let budget = Arc::new(Semaphore::new(BUFFERED_BYTES));
     let (tx, body_rx) = mpsc::unbounded_channel::<(Bytes, u32)>();
-    let body = futures::stream::unfold(
-        (body_rx, budget.clone()),
-        |(mut rx, budget)| async move {
-            let (bytes, permits) = rx.recv().await?;
-            budget.add_permits(permits as usize);
-            Some((bytes, (rx, budget)))
-        },
-    );
+    let body = futures::stream::unfold((body_rx, budget.clone()), |(mut rx, budget)| async move {
+        let (bytes, permits) = rx.recv().await?;
+        budget.add_permits(permits as usize);
+        Some((bytes, (rx, budget)))
+    });
     let stream = Stream {
         budget,
         filter,

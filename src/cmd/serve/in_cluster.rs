@@ -59,17 +59,16 @@ pub(super) async fn serve(
     let listen = args
         .listen
         .unwrap_or_else(|| SocketAddr::from(DEFAULT_LISTEN));
-    let (running, apps) =
-        start_cluster_server(
-            args,
-            registry.clone(),
-            client,
-            &config,
-            listen,
-            cert_pem,
-            key_pem,
-        )
-        .await?;
+    let (running, apps) = start_cluster_server(
+        args,
+        registry.clone(),
+        client,
+        &config,
+        listen,
+        cert_pem,
+        key_pem,
+    )
+    .await?;
     eprintln!(
         "Listening on https://{} (in-cluster); /readyz fails until the HelmRelease cache has synced",
         running.local_addr

@@ -154,7 +154,8 @@ async fn watchers_see_every_change_across_a_kube_apiserver_restart() {
     match write_result {
         Ok(Err(kube::Error::Api(status))) => {
             assert!(
-                status.code >= 500 && status.status == Some(kube::core::response::StatusSummary::Failure),
+                status.code >= 500
+                    && status.status == Some(kube::core::response::StatusSummary::Failure),
                 "a write while kube-apiserver is down: {status:?}"
             );
             eprintln!(
@@ -165,7 +166,9 @@ async fn watchers_see_every_change_across_a_kube_apiserver_restart() {
         other => panic!("a write while kube-apiserver is down: {other:?}"),
     }
     assert_eq!(
-        down_read.expect("read while down").expect("list at resourceVersion 0 while down"),
+        down_read
+            .expect("read while down")
+            .expect("list at resourceVersion 0 while down"),
         ["db-0", "db-1", "db-2", "db-3", "db-4"],
         "the cache answers reads at resourceVersion 0 while kube-apiserver is down"
     );
@@ -225,13 +228,20 @@ async fn watchers_see_every_change_across_a_kube_apiserver_restart() {
     for (i, (repr, bookmarks, watcher)) in watchers.into_iter().enumerate() {
         let log = watcher.finish().await;
         let who = format!("watcher {i} ({repr:?}, bookmarks {bookmarks})");
-        assert!(log.errors.is_empty(), "{who}: unreadable events {:?}", log.errors);
+        assert!(
+            log.errors.is_empty(),
+            "{who}: unreadable events {:?}",
+            log.errors
+        );
         assert!(
             log.events.windows(2).all(|w| w[0].rv < w[1].rv),
             "{who}: events repeated or out of order: {:?}",
             log.events
         );
-        assert_eq!(log.store, final_truth, "{who}: ends with another state than etcd");
+        assert_eq!(
+            log.store, final_truth,
+            "{who}: ends with another state than etcd"
+        );
         if log.relists > 0 {
             relisted += 1;
             continue;
@@ -241,7 +251,10 @@ async fn watchers_see_every_change_across_a_kube_apiserver_restart() {
         let window: Vec<&Change> = truth.iter().filter(|c| !exact(c)).collect();
         let seen_window: Vec<&Change> = log.events.iter().filter(|c| !exact(c)).collect();
         let last = |changes: &[&Change]| -> BTreeMap<String, Change> {
-            changes.iter().map(|c| (c.name.clone(), (*c).clone())).collect()
+            changes
+                .iter()
+                .map(|c| (c.name.clone(), (*c).clone()))
+                .collect()
         };
         let (truth_last, seen_last) = (last(&window), last(&seen_window));
         assert_eq!(

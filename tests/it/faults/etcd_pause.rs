@@ -94,7 +94,10 @@ async fn etcd_frozen_for_ten_seconds_cache_reads_stay_fast_and_all_recovers() {
     }
     private.resume_etcd();
     let resumed = Instant::now();
-    assert!(slowest < FAST, "a cache read took {slowest:?} while etcd was frozen");
+    assert!(
+        slowest < FAST,
+        "a cache read took {slowest:?} while etcd was frozen"
+    );
 
     let (write_took, write_code) = write.await.expect("write task");
     let (read_took, read_code) = consistent.await.expect("read task");
@@ -113,7 +116,10 @@ async fn etcd_frozen_for_ten_seconds_cache_reads_stay_fast_and_all_recovers() {
             Ok(_) => break,
             Err(e) => {
                 retries += 1;
-                assert!(t.elapsed() < Duration::from_secs(60), "no write after SIGCONT: {e}");
+                assert!(
+                    t.elapsed() < Duration::from_secs(60),
+                    "no write after SIGCONT: {e}"
+                );
                 tokio::time::sleep(Duration::from_millis(250)).await;
             }
         }

@@ -161,7 +161,11 @@ fn release_prefix(namespace: &str) -> String {
 
 /// Sends one HTTP/1.0 request to etcd's JSON gateway and returns the
 /// stream after the response head (Go answers HTTP/1.0 unchunked).
-async fn etcd_post(port: u16, path: &str, body: &Value) -> tokio::io::BufReader<tokio::net::TcpStream> {
+async fn etcd_post(
+    port: u16,
+    path: &str,
+    body: &Value,
+) -> tokio::io::BufReader<tokio::net::TcpStream> {
     use tokio::io::AsyncBufReadExt as _;
     let body = body.to_string();
     let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
@@ -324,7 +328,15 @@ impl Watcher {
         let log = Arc::new(Mutex::new(WatchLog::default()));
         let (stop, stopped) = tokio::sync::watch::channel(false);
         let path = format!("/apis/apps.cozystack.io/v1alpha1/namespaces/{namespace}/postgreses");
-        let task = tokio::spawn(watch_loop(client, path, rv, repr, bookmarks, log.clone(), stopped));
+        let task = tokio::spawn(watch_loop(
+            client,
+            path,
+            rv,
+            repr,
+            bookmarks,
+            log.clone(),
+            stopped,
+        ));
         Watcher { log, stop, task }
     }
 
@@ -454,7 +466,10 @@ async fn relist(client: &kube::Client, path: &str, log: &Mutex<WatchLog>) -> u64
                 .flatten()
                 .map(|item| {
                     (
-                        item["metadata"]["name"].as_str().unwrap_or_default().to_owned(),
+                        item["metadata"]["name"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_owned(),
                         number(&item["metadata"]["resourceVersion"]),
                     )
                 })

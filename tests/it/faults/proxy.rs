@@ -165,7 +165,9 @@ fn decide(req: &http::Request<Incoming>, rules: &Mutex<Rules>) -> Action {
 }
 
 fn full(bytes: impl Into<Bytes>) -> ProxyBody {
-    Full::new(bytes.into()).map_err(|e| match e {}).boxed_unsync()
+    Full::new(bytes.into())
+        .map_err(|e| match e {})
+        .boxed_unsync()
 }
 
 async fn forward(

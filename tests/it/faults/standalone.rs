@@ -172,8 +172,14 @@ async fn sigterm_under_load_finishes_in_flight_refuses_new_and_exits_within_the_
 
     for watch in watches {
         let (ended, events, error) = watch.await.expect("watch task");
-        assert!(error.is_none(), "a watch broke instead of ending: {error:?}");
-        assert!(ended >= signalled, "a watch ended before the signal ({events} events)");
+        assert!(
+            error.is_none(),
+            "a watch broke instead of ending: {error:?}"
+        );
+        assert!(
+            ended >= signalled,
+            "a watch ended before the signal ({events} events)"
+        );
         assert!(ended.duration_since(signalled) < drain);
     }
     let mut acked = Vec::new();
@@ -252,7 +258,11 @@ async fn kill_9_during_a_write_burst_loses_no_acknowledged_write() {
     }
     let _ = watcher.await;
     let seen = seen.lock().unwrap().clone();
-    assert!(acked.len() > 10, "too few writes before the kill: {}", acked.len());
+    assert!(
+        acked.len() > 10,
+        "too few writes before the kill: {}",
+        acked.len()
+    );
     assert!(
         seen.windows(2).all(|w| w[0] < w[1]),
         "the watch saw resourceVersions out of order"
@@ -281,7 +291,9 @@ async fn kill_9_during_a_write_burst_loses_no_acknowledged_write() {
         .await
         .expect("write after the restart");
     let after_rv = rv_of(&after);
-    let before_max = max_acked.max(last_seen).max(stored.values().copied().max().unwrap_or(0));
+    let before_max = max_acked
+        .max(last_seen)
+        .max(stored.values().copied().max().unwrap_or(0));
     assert!(
         after_rv > before_max,
         "resourceVersion went back: {after_rv} after {before_max}"

@@ -33,11 +33,27 @@ impl Standalone {
     /// after), draining for `drain` on SIGTERM; returns once it wrote its
     /// kubeconfig.
     pub async fn start(dir: &Path, drain: &str) -> Standalone {
+        Standalone::start_with_open_files(dir, drain, None).await
+    }
+
+    /// [`Standalone::start`], the process started with a soft open-file
+    /// limit of `soft` (a desktop's usual 1,024) when given.
+    pub async fn start_with_open_files(dir: &Path, drain: &str, soft: Option<u64>) -> Standalone {
         let kubeconfig = dir.join("kubeconfig");
         let _ = std::fs::remove_file(&kubeconfig);
         let kinds = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
-        let child = tokio::process::Command::new(bins::kubectl_cozy())
-            .args(["serve", "--standalone", "--listen", "127.0.0.1:0", "--kinds"])
+        let mut cmd = tokio::process::Command::new(bins::kubectl_cozy());
+        if let Some(soft) = soft {
+            soft_open_files(&mut cmd, soft);
+        }
+        let child = cmd
+            .args([
+                "serve",
+                "--standalone",
+                "--listen",
+                "127.0.0.1:0",
+                "--kinds",
+            ])
             .arg(&kinds)
             .arg("--data")
             .arg(dir.join("store.sqlite"))
@@ -54,7 +70,10 @@ impl Standalone {
             .expect("start serve --standalone");
         let deadline = Instant::now() + Duration::from_secs(60);
         while !kubeconfig.exists() {
-            assert!(Instant::now() < deadline, "serve --standalone wrote no kubeconfig");
+            assert!(
+                Instant::now() < deadline,
+                "serve --standalone wrote no kubeconfig"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         // Written in one go, but give a concurrent reader no partial file.
@@ -118,6 +137,27 @@ impl Standalone {
                 .unwrap_or(0)
         };
         (field("VmRSS:"), field("VmHWM:"))
+    }
+}
+
+#[expect(unsafe_code, reason = "setrlimit in the forked child before exec")]
+fn soft_open_files(cmd: &mut tokio::process::Command, soft: u64) {
+    // SAFETY: getrlimit and setrlimit are async-signal-safe; nothing is allocated.
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            limit.rlim_cur = soft.min(limit.rlim_max);
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
     }
 }
 

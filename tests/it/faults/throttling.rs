@@ -28,7 +28,10 @@ fn app(name: &str) -> Value {
 }
 
 /// Sends `request`; returns the status, the `Retry-After` header and the body.
-async fn send(client: &kube::Client, request: http::Request<Vec<u8>>) -> (u16, Option<String>, Value) {
+async fn send(
+    client: &kube::Client,
+    request: http::Request<Vec<u8>>,
+) -> (u16, Option<String>, Value) {
     use http_body_util::BodyExt;
     let response = client
         .send(request.map(kube::client::Body::from))
@@ -40,7 +43,12 @@ async fn send(client: &kube::Client, request: http::Request<Vec<u8>>) -> (u16, O
         .get(http::header::RETRY_AFTER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let body = response.into_body().collect().await.expect("body").to_bytes();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .expect("body")
+        .to_bytes();
     (
         status,
         retry_after,
@@ -57,7 +65,10 @@ fn assert_throttled(what: &str, (status, retry_after, body): &(u16, Option<Strin
     );
     assert_eq!(body["reason"], "TooManyRequests", "{what}: {body}");
     assert_eq!(body["message"], THROTTLE_MESSAGE, "{what}: {body}");
-    assert_eq!(body["details"]["retryAfterSeconds"], RETRY_AFTER, "{what}: {body}");
+    assert_eq!(
+        body["details"]["retryAfterSeconds"], RETRY_AFTER,
+        "{what}: {body}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -117,7 +128,12 @@ async fn upstream_throttling_passes_through_and_slowness_blocks_only_what_needs_
             .list(&ListParams::default().match_any())
             .await
             .expect("list at resourceVersion 0");
-        assert!(listed.items.iter().any(|a| a.metadata.name.as_deref() == Some("db")));
+        assert!(
+            listed
+                .items
+                .iter()
+                .any(|a| a.metadata.name.as_deref() == Some("db"))
+        );
         let (status, _, _) = send(client, get("/db?resourceVersion=0")).await;
         assert_eq!(status, 200, "get at resourceVersion 0");
         let discovery = send(
@@ -130,9 +146,11 @@ async fn upstream_throttling_passes_through_and_slowness_blocks_only_what_needs_
         assert_eq!(discovery.0, 200, "discovery");
         // A watch from a known resourceVersion starts at once.
         let rv = listed.metadata.resource_version.clone().unwrap_or_default();
-        let request = http::Request::get(format!("{collection}?watch=true&resourceVersion={rv}&timeoutSeconds=1"))
-            .body(Vec::new())
-            .expect("request");
+        let request = http::Request::get(format!(
+            "{collection}?watch=true&resourceVersion={rv}&timeoutSeconds=1"
+        ))
+        .body(Vec::new())
+        .expect("request");
         let response = client
             .send(request.map(kube::client::Body::from))
             .await
@@ -148,10 +166,16 @@ async fn upstream_throttling_passes_through_and_slowness_blocks_only_what_needs_
     );
     for task in slow {
         let status = task.await.expect("slow request");
-        assert!(status == 200 || status == 201, "a slow request ended with {status}");
+        assert!(
+            status == 200 || status == 201,
+            "a slow request ended with {status}"
+        );
     }
     let slow_took = slow_started.elapsed();
-    assert!(slow_took >= SLOW, "the upstream was not slow: {slow_took:?}");
+    assert!(
+        slow_took >= SLOW,
+        "the upstream was not slow: {slow_took:?}"
+    );
     proxy.set(|r| *r = Default::default());
     let apps_now = kube::Api::<kube::api::DynamicObject>::namespaced_with(
         client.clone(),

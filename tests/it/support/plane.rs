@@ -177,7 +177,11 @@ fn start() -> Result<Plane, String> {
     wait_for(dir, "etcd", deadline, || layout.etcd_healthy())?;
     spawn(dir, "kube-apiserver", &mut layout.kube_apiserver())?;
     wait_for(dir, "kube-apiserver", deadline, || layout.apiserver_ready())?;
-    spawn(dir, "kube-controller-manager", &mut layout.kube_controller_manager())?;
+    spawn(
+        dir,
+        "kube-controller-manager",
+        &mut layout.kube_controller_manager(),
+    )?;
     wait_for(dir, "kube-controller-manager", deadline, || {
         tls_port_open(layout.kcm_port)
     })?;

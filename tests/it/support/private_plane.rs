@@ -51,10 +51,8 @@ impl PrivatePlane {
     /// Blocking (call it from `spawn_blocking` or `block_in_place`).
     pub fn start(name: &str) -> Result<PrivatePlane, String> {
         let bin_dir = plane::binaries()?;
-        let dir = std::env::temp_dir().join(format!(
-            "kubectl-cozy-plane-{}-{name}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("kubectl-cozy-plane-{}-{name}", std::process::id()));
         let (plane, layout) = plane::prepare(dir, bin_dir)?;
         let (tx, rx) = mpsc::channel::<SpawnRequest>();
         std::thread::Builder::new()
@@ -80,8 +78,7 @@ impl PrivatePlane {
         plane::wait_for(&private.plane.dir, "private etcd", deadline, || {
             private.layout.etcd_healthy()
         })?;
-        private.apiserver =
-            Some(private.spawn("kube-apiserver", private.layout.kube_apiserver())?);
+        private.apiserver = Some(private.spawn("kube-apiserver", private.layout.kube_apiserver())?);
         private.wait_apiserver_ready(deadline)?;
         plane::install_crd(&private.plane, deadline)?;
         Ok(private)
