@@ -420,6 +420,9 @@ fn upstream(err: kube::Error) -> StoreError {
                 message: status.message,
             },
         },
+        err @ (kube::Error::HyperError(_) | kube::Error::Service(_)) => {
+            StoreError::Unavailable(format!("HelmRelease API: {err}"))
+        }
         other => StoreError::Internal(format!("HelmRelease API: {other}")),
     }
 }

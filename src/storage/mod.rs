@@ -148,7 +148,11 @@ pub enum StoreError {
         /// kube-apiserver starts), passed on to the client.
         retry_after: Option<u64>,
     },
-    /// Anything else (I/O, database, transport).
+    /// The cluster's kube-apiserver could not be reached (connection
+    /// refused, reset or failed).
+    #[error("{0}")]
+    Unavailable(String),
+    /// Anything else (I/O, database, encoding).
     #[error("{0}")]
     Internal(String),
 }
