@@ -349,8 +349,7 @@ impl Watcher {
     pub async fn finish(self) -> WatchLog {
         let _ = self.stop.send(true);
         let _ = self.task.await;
-        let log = self.log.lock().unwrap().clone();
-        log
+        self.log.lock().unwrap().clone()
     }
 }
 
