@@ -529,7 +529,7 @@ fn install_exit_hook() {
 }
 
 /// Removes work directories of test processes that no longer exist (killed
-/// before their exit hook ran).
+/// before their exit hook ran, or before a private plane was dropped).
 fn sweep_stale_work_dirs() {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
@@ -538,7 +538,8 @@ fn sweep_stale_work_dirs() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if let Some(pid) = name
             .strip_prefix("kubectl-cozy-plane-")
-            .and_then(|p| p.parse::<u32>().ok())
+            // `<pid>` (the shared plane) or `<pid>-<name>` (a private one).
+            .and_then(|p| p.split('-').next()?.parse::<u32>().ok())
             && !Path::new(&format!("/proc/{pid}")).exists()
         {
             let _ = std::fs::remove_dir_all(entry.path());
