@@ -144,8 +144,15 @@ pub enum StoreError {
         reason: String,
         /// Status message.
         message: String,
+        /// `details.retryAfterSeconds` (APF's 429, a 503 while
+        /// kube-apiserver starts), passed on to the client.
+        retry_after: Option<u64>,
     },
-    /// Anything else (I/O, database, transport).
+    /// The cluster's kube-apiserver could not be reached (connection
+    /// refused, reset or failed).
+    #[error("{0}")]
+    Unavailable(String),
+    /// Anything else (I/O, database, encoding).
     #[error("{0}")]
     Internal(String),
 }

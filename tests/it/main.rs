@@ -13,6 +13,7 @@ mod cli;
 mod completion;
 mod consistency;
 mod doctor;
+mod faults;
 mod go_text;
 mod informer;
 mod install;

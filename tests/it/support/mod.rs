@@ -14,6 +14,7 @@ pub mod echo;
 pub mod install;
 pub mod node;
 pub mod plane;
+pub mod private_plane;
 pub mod serve;
 pub mod standalone;
 pub mod tools;
