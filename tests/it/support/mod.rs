@@ -24,7 +24,9 @@ pub use plane::plane;
 /// Held by every test that deletes namespaces or changes what blocks
 /// namespace deletion cluster-wide (an unavailable APIService stalls every
 /// namespace deletion; doctor's "healthy plane" test needs nothing
-/// Terminating). A tokio mutex works from any test's runtime; sync tests use
+/// Terminating), and by tests whose kubectl reads discovery of every group
+/// (`kubectl get all`), which another session's unavailable APIService
+/// fails. A tokio mutex works from any test's runtime; sync tests use
 /// `blocking_lock()`.
 pub static CLUSTER_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
