@@ -33,7 +33,7 @@ pub enum FieldErrorKind {
 
 impl FieldErrorKind {
     /// The Kubernetes cause type string, e.g. `FieldValueRequired`.
-    pub(crate) fn reason(self) -> &'static str {
+    pub fn reason(self) -> &'static str {
         match self {
             Self::Required => "FieldValueRequired",
             Self::Invalid => "FieldValueInvalid",
@@ -95,7 +95,7 @@ impl FieldError {
     /// `Invalid value: -1: spec.replicas in body should be greater than or
     /// equal to 0` or `Unsupported value: "big": supported values: "small",
     /// "medium"`.
-    pub(crate) fn message(&self) -> String {
+    pub fn message(&self) -> String {
         let mut s = String::from(self.kind.label());
         match self.kind {
             FieldErrorKind::Required | FieldErrorKind::Forbidden | FieldErrorKind::TooLong => {}
