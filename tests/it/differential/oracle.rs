@@ -228,7 +228,7 @@ async fn read(response: http::Response<kube::client::Body>) -> Verdict {
                 causes: sorted(causes),
             }
         }
-        400 if text(&body, "message").starts_with("strict decoding error: ") => Verdict::Strict {
+        400 if text(&body, "message").contains("strict decoding error: ") => Verdict::Strict {
             unknown: unknown_fields(&text(&body, "message")),
         },
         _ => Verdict::Other {
