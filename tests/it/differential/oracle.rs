@@ -197,8 +197,7 @@ async fn read(response: http::Response<kube::client::Body>) -> Verdict {
         .headers()
         .get_all(http::header::WARNING)
         .iter()
-        .filter_map(|v| v.to_str().ok())
-        .map(unquote_warning)
+        .map(|v| unquote_warning(&String::from_utf8_lossy(v.as_bytes())))
         .collect();
     let bytes = response
         .into_body()
@@ -256,12 +255,19 @@ fn unquote_warning(header: &str) -> String {
     inner.replace("\\\"", "\"").replace("\\\\", "\\")
 }
 
-/// The fields a `strict decoding error` names, sorted.
+/// The fields a `strict decoding error` names, sorted. kube-apiserver
+/// quotes them without escaping (`unknown field "spec.m.q"uote"`), so the
+/// list is split on the separators.
 fn unknown_fields(message: &str) -> Vec<String> {
-    let re = regex::Regex::new(r#"unknown field "((?:[^"\\]|\\.)*)""#).expect("regex");
+    let list = message
+        .split_once("strict decoding error: ")
+        .map_or("", |(_, rest)| rest);
     sorted(
-        re.captures_iter(message)
-            .map(|c| c[1].replace("\\\"", "\"").replace("\\\\", "\\"))
+        list.split("\", unknown field \"")
+            .map(|f| {
+                let f = f.strip_prefix("unknown field \"").unwrap_or(f);
+                f.strip_suffix('"').unwrap_or(f).to_owned()
+            })
             .collect(),
     )
 }
