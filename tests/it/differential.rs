@@ -106,7 +106,10 @@ fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
             if let (Some(i), Some(j)) = (x.as_i64(), y.as_i64()) {
                 return i == j;
             }
-            let (f, g) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
+            let (f, g) = (
+                x.as_f64().unwrap_or(f64::NAN),
+                y.as_f64().unwrap_or(f64::NAN),
+            );
             f == g || (f.to_bits() as i64 - g.to_bits() as i64).abs() <= 2
         }
         (Value::Array(x), Value::Array(y)) => {
@@ -114,8 +117,7 @@ fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
         }
         (Value::Object(x), Value::Object(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
         }
         _ => a == b,
@@ -144,9 +146,10 @@ fn documented(_case: &Case, ours: &Verdict, theirs: &Verdict) -> Option<&'static
     // kube-apiserver's conversion refuses it ("invalid data, expected int,
     // got float64"); ours evaluates it as a double.
     if let Verdict::Invalid { causes } = theirs
-        && causes
-            .iter()
-            .any(|c| c.message.contains("invalid data, expected int, got float64"))
+        && causes.iter().any(|c| {
+            c.message
+                .contains("invalid data, expected int, got float64")
+        })
     {
         return Some("cel-float-int");
     }
@@ -167,10 +170,13 @@ fn documented(_case: &Case, ours: &Verdict, theirs: &Verdict) -> Option<&'static
                 junctor_path(c).is_some()
                     || under.iter().any(|p| {
                         c.field == *p
-                            || c.field.strip_prefix(p).is_some_and(|r| r.starts_with(['.', '[']))
+                            || c.field
+                                .strip_prefix(p)
+                                .is_some_and(|r| r.starts_with(['.', '[']))
                     })
             };
-            let rest = |c: &[Cause]| -> Vec<Cause> { c.iter().filter(|c| !inside(c)).cloned().collect() };
+            let rest =
+                |c: &[Cause]| -> Vec<Cause> { c.iter().filter(|c| !inside(c)).cloned().collect() };
             // Outside the junctors' nodes both must agree; inside, every
             // error of ours (but the junctors') must be one of theirs.
             let ours_inside_theirs = a
@@ -210,7 +216,12 @@ fn run_source(label: &str, source: KindSource) {
         let (crd, manifest, dropped) = Crd::manifest(kind, &group);
         install(plane, &manifest, &format!("{}.{group}", crd.plural));
         let kind_started = Instant::now();
-        let cases = cases::generate(&kind.resolved.definition.open_api_schema, &name, seed, count);
+        let cases = cases::generate(
+            &kind.resolved.definition.open_api_schema,
+            &name,
+            seed,
+            count,
+        );
         let answers: Vec<(Case, Verdict)> = runtime.block_on(async {
             futures::stream::iter(cases)
                 .map(|case| {
@@ -316,7 +327,9 @@ fn install(plane: &plane::Plane, manifest: &serde_json::Value, name: &str) {
 }
 
 fn examples(dir: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(dir)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(dir)
 }
 
 #[test]

@@ -145,9 +145,18 @@ fn array(s: &Value, depth: usize) -> BoxedStrategy<Value> {
     let keys: Vec<String> = s
         .get("x-kubernetes-list-map-keys")
         .and_then(Value::as_array)
-        .map(|k| k.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .map(|k| {
+            k.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
         .unwrap_or_default();
-    let len = if depth < MAX_DEPTH { min..=max.max(min) } else { min..=min };
+    let len = if depth < MAX_DEPTH {
+        min..=max.max(min)
+    } else {
+        min..=min
+    };
     collection::vec(node(&items, depth + 1), len)
         .prop_map(move |mut v| {
             if set {
@@ -265,7 +274,11 @@ fn integer(s: &Value) -> BoxedStrategy<Value> {
         (None, None) => (-1000.0, 1000.0),
     };
     let (lo, hi) = (lo as i64, (hi as i64).max(lo as i64));
-    match s.get("multipleOf").and_then(Value::as_i64).filter(|m| *m > 0) {
+    match s
+        .get("multipleOf")
+        .and_then(Value::as_i64)
+        .filter(|m| *m > 0)
+    {
         Some(m) => {
             let (a, b) = ((lo + m - 1).div_euclid(m), hi.div_euclid(m));
             (a..=b.max(a)).prop_map(move |k| Value::from(k * m)).boxed()

@@ -59,7 +59,12 @@ fn sites<'s>(schema: &'s Value, value: &Value) -> Vec<Site<'s>> {
     out
 }
 
-fn walk<'s>(schema: &'s Value, value: Option<&Value>, path: &mut Vec<Seg>, out: &mut Vec<Site<'s>>) {
+fn walk<'s>(
+    schema: &'s Value,
+    value: Option<&Value>,
+    path: &mut Vec<Seg>,
+    out: &mut Vec<Site<'s>>,
+) {
     out.push(Site {
         path: path.clone(),
         schema,
@@ -192,7 +197,7 @@ fn candidates(site: &Site<'_>, here: Option<&Value>, draw: &mut Draw) -> Vec<(St
     if matches!(t, "integer" | "number") || int_or_string {
         for key in ["minimum", "maximum"] {
             if let Some(b) = s.get(key).and_then(Value::as_f64) {
-                set(&format!("{key}"), num(b));
+                set(key, num(b));
                 set(&format!("{key}-1"), num(b - 1.0));
                 set(&format!("{key}+1"), num(b + 1.0));
                 set(&format!("{key}-0.5"), num(b - 0.5));
@@ -230,7 +235,11 @@ fn candidates(site: &Site<'_>, here: Option<&Value>, draw: &mut Draw) -> Vec<(St
             }
             None => set("huge string", json!("y".repeat(70_000))),
         }
-        if let Some(min) = s.get("minLength").and_then(Value::as_u64).filter(|m| *m > 0) {
+        if let Some(min) = s
+            .get("minLength")
+            .and_then(Value::as_u64)
+            .filter(|m| *m > 0)
+        {
             set("minLength-1", json!("x".repeat(min as usize - 1)));
         }
         if s.get("pattern").is_some() {
@@ -257,8 +266,14 @@ fn candidates(site: &Site<'_>, here: Option<&Value>, draw: &mut Draw) -> Vec<(St
             if let Ok(n) = first.parse::<i64>() {
                 set("enum as number", json!(n));
             }
-            if matches!(first.as_str(), "on" | "off" | "yes" | "no" | "true" | "false") {
-                set("enum as YAML 1.1 boolean", json!(first == "on" || first == "yes"));
+            if matches!(
+                first.as_str(),
+                "on" | "off" | "yes" | "no" | "true" | "false"
+            ) {
+                set(
+                    "enum as YAML 1.1 boolean",
+                    json!(first == "on" || first == "yes"),
+                );
             }
         }
     }
@@ -277,14 +292,21 @@ fn candidates(site: &Site<'_>, here: Option<&Value>, draw: &mut Draw) -> Vec<(St
         set("wrong item type", json!([{"a": [1]}]));
         set("null item", json!([null]));
         if let Some(max) = max {
-            set("maxItems+1", Value::Array(vec![one.clone(); max as usize + 1]));
+            set(
+                "maxItems+1",
+                Value::Array(vec![one.clone(); max as usize + 1]),
+            );
         }
     }
 
     if t == "object" || here.is_some_and(Value::is_object) {
         set("empty object", json!({}));
         if site.present && here.is_some_and(Value::is_object) {
-            let unknown = if draw.below(2) == 0 { "unknownField" } else { "zz" };
+            let unknown = if draw.below(2) == 0 {
+                "unknownField"
+            } else {
+                "zz"
+            };
             c.push((
                 "unknown field".into(),
                 Op::SetChild(unknown.into(), json!(1)),
@@ -295,7 +317,16 @@ fn candidates(site: &Site<'_>, here: Option<&Value>, draw: &mut Draw) -> Vec<(St
             ));
             if let Some(ap @ Value::Object(_)) = s.get("additionalProperties") {
                 let long = "x".repeat(300);
-                let keys = ["a.b", "[0]", "with space", "ünï", "a/b", "q\"uote", "", &long];
+                let keys = [
+                    "a.b",
+                    "[0]",
+                    "with space",
+                    "ünï",
+                    "a/b",
+                    "q\"uote",
+                    "",
+                    &long,
+                ];
                 let key = keys[draw.below(keys.len())].to_owned();
                 let v = draw.value_or(generate::valid(ap), json!({}));
                 c.push(("odd map key".into(), Op::SetChild(key, v.clone())));
@@ -309,7 +340,10 @@ fn candidates(site: &Site<'_>, here: Option<&Value>, draw: &mut Draw) -> Vec<(St
             }
             if flag(s, "x-kubernetes-preserve-unknown-fields") {
                 let junk = draw.value_or(generate::junk(), json!({"k": [1]}));
-                c.push(("kept unknown field".into(), Op::SetChild("kept".into(), junk)));
+                c.push((
+                    "kept unknown field".into(),
+                    Op::SetChild("kept".into(), junk),
+                ));
             }
         }
     }

@@ -238,7 +238,10 @@ async fn read(response: http::Response<kube::client::Body>) -> Verdict {
 }
 
 fn text(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
+    v.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {

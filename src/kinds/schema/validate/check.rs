@@ -635,7 +635,9 @@ mod tests {
         );
         assert_eq!(
             errors(s.clone(), json!({"url": 1.5})),
-            [r#"spec.url: Invalid value: "float64": spec.url in body must be of type uri: "float64""#]
+            [
+                r#"spec.url: Invalid value: "float64": spec.url in body must be of type uri: "float64""#
+            ]
         );
         assert_eq!(
             errors(s.clone(), json!({"url": {}})),
@@ -650,7 +652,9 @@ mod tests {
         // An unsupported format is stripped: a plain string's errors.
         assert_eq!(
             errors(s, json!({"custom": 7})),
-            [r#"spec.custom: Invalid value: "integer": spec.custom in body must be of type string: "integer""#]
+            [
+                r#"spec.custom: Invalid value: "integer": spec.custom in body must be of type string: "integer""#
+            ]
         );
     }
 
