@@ -210,6 +210,8 @@ fn run_source(label: &str, source: KindSource) {
     let count = cases::count();
     let mut report = Vec::new();
     let mut failures = Vec::new();
+    // How often each kind of mutation was applied, over all kinds.
+    let mut mutations: BTreeMap<String, usize> = BTreeMap::new();
     for kind in snapshot.kinds() {
         let name = kind.resolved.definition.kind.clone();
         let group = format!("{}.{label}.diff.cozystack.io", name.to_lowercase());
@@ -242,6 +244,10 @@ fn run_source(label: &str, source: KindSource) {
             tally.cases += 1;
             tally.accepted += usize::from(theirs.accepted());
             *tally.by.entry(agreement).or_default() += 1;
+            for m in &case.mutations {
+                let what = m.rsplit_once(": ").map_or(m.as_str(), |(_, w)| w);
+                *mutations.entry(what.to_owned()).or_default() += 1;
+            }
             if !matches!(agreement, Agreement::Same | Agreement::Documented(_)) {
                 let shown = serde_json::to_string(&case.spec).unwrap_or_default();
                 let shown: String = shown.chars().take(1500).collect();
@@ -271,7 +277,7 @@ fn run_source(label: &str, source: KindSource) {
         failures.extend(tally.examples);
     }
     eprintln!(
-        "differential {label}: seed {seed}, {count} cases per kind, {} kinds, {:.1}s\n{}",
+        "differential {label}: seed {seed}, {count} cases per kind, {} kinds, {:.1}s\n{}\nmutations applied: {mutations:?}",
         snapshot.kinds().len(),
         started.elapsed().as_secs_f64(),
         report.join("\n")
