@@ -12,6 +12,7 @@ mod cel;
 mod cli;
 mod completion;
 mod consistency;
+mod differential;
 mod doctor;
 mod faults;
 mod go_text;
