@@ -52,9 +52,7 @@ use kubectl_cozy::kinds::registry::ServedKind;
 use kubectl_cozy::pki::{Ca, LeafSpec};
 use kubectl_cozy::storage::app_store::AppStore;
 use kubectl_cozy::storage::cache::WatchCache;
-use kubectl_cozy::storage::{
-    Backend, ReadScope, cluster_store::ClusterStore, embedded_store, helm_release,
-};
+use kubectl_cozy::storage::{Backend, ReadScope, cluster_store::ClusterStore, helm_release};
 
 use crate::support::bins;
 use crate::support::plane::{self, Plane, plane};
@@ -1532,7 +1530,7 @@ fn stored_release(kind: &ServedKind, ns: &str, name: &str, i: usize) -> Value {
         None,
         &mut app,
         "kubectl-client-side-apply",
-        &embedded_store::now(),
+        &kubectl_cozy::storage::now(),
         &kind.resolved.group_version(),
         &kind.resolved.definition.open_api_schema,
     );

@@ -20,6 +20,7 @@ pub mod doctor;
 pub mod golang;
 pub mod kinds;
 pub mod kubeconfig;
+pub mod open_files;
 pub mod output;
 pub mod pki;
 pub mod register;

@@ -86,12 +86,13 @@ pub(crate) fn text(code: StatusCode, body: String) -> Response<Body> {
     response
 }
 
-/// A streaming response fed by `rx`: each message is sent as it arrives.
-pub(crate) fn stream(content_type: &str, rx: tokio::sync::mpsc::Receiver<Bytes>) -> Response<Body> {
-    let frames = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv()
-            .await
-            .map(|bytes| (Ok::<_, Infallible>(hyper::body::Frame::data(bytes)), rx))
+/// A streaming response of `chunks`: each is sent as it comes.
+pub(crate) fn stream(
+    content_type: &str,
+    chunks: impl futures::Stream<Item = Bytes> + Send + Sync + 'static,
+) -> Response<Body> {
+    let frames = futures::StreamExt::map(chunks, |bytes| {
+        Ok::<_, Infallible>(hyper::body::Frame::data(bytes))
     });
     let mut response = Response::new(StreamBody::new(frames).boxed());
     response.headers_mut().insert(

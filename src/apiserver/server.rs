@@ -2,7 +2,8 @@
 //! required), HTTP/1.1 and HTTP/2, a 3 MiB request body limit (413, as
 //! kube-apiserver, closing the connection), header-read and request timeouts
 //! (the body, too, must arrive within the latter), and graceful shutdown
-//! with a drain timeout (watch streams are ended first).
+//! with a drain timeout (the listener is closed at once, so new connections
+//! are refused; watch streams are ended first).
 //!
 //! What each path answers is [`super::routes`]'s. Every request goes
 //! through [`crate::auth::Auth`] before routing:
@@ -237,6 +238,9 @@ async fn accept_loop(
             }
         });
     }
+    // Closed before draining: a new client is refused at once rather than
+    // left in the kernel's accept queue until the drain ends.
+    drop(listener);
     if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown())
         .await
         .is_err()

@@ -542,11 +542,16 @@ impl Apps<'_> {
     }
 }
 
+/// Seconds a client is told to wait when kube-apiserver is unreachable.
+const UNAVAILABLE_RETRY_AFTER: u64 = 1;
+
 /// Maps a store error about the object `name` of `group_resource`:
 /// NotFound → 404, AlreadyExists → 409 AlreadyExists, Conflict → 409
 /// Conflict with the store's message, Gone → 410 Expired (`too old resource
 /// version: …`), Upstream → its own code, reason (unknown reasons become
-/// `InternalError`) and message, Internal → a generic 500 whose cause is
+/// `InternalError`), message and `retryAfterSeconds` (also sent as
+/// `Retry-After`), Unavailable → 503 with a `Retry-After` of
+/// [`UNAVAILABLE_RETRY_AFTER`] (its cause only logged), Internal → a generic 500 whose cause is
 /// only logged.
 fn store_error(err: StoreError, group_resource: &str, name: &str) -> ApiError {
     match err {
@@ -558,7 +563,21 @@ fn store_error(err: StoreError, group_resource: &str, name: &str) -> ApiError {
             code,
             reason,
             message,
-        } => ApiError::new(code, known_reason(&reason), message),
+            retry_after,
+        } => {
+            let error = ApiError::new(code, known_reason(&reason), message);
+            match retry_after {
+                Some(seconds) => error.with_retry_after(seconds),
+                None => error,
+            }
+        }
+        StoreError::Unavailable(cause) => ApiError {
+            hidden_cause: Some(format!("storage of {group_resource} {name:?}: {cause}")),
+            ..ApiError::service_unavailable(format!(
+                "the storage of {group_resource} (the cluster's kube-apiserver) is unreachable; try again"
+            ))
+            .with_retry_after(UNAVAILABLE_RETRY_AFTER)
+        },
         StoreError::Internal(cause) => {
             ApiError::internal_hidden(format!("storage of {group_resource} {name:?}: {cause}"))
         }
@@ -735,24 +754,44 @@ mod tests {
                 code: 429,
                 reason: "TooManyRequests".into(),
                 message: "slow".into(),
+                retry_after: Some(3),
             },
             GR,
             "x",
         );
         assert_eq!(
-            (e.code, e.reason, e.message.as_str()),
-            (429, "TooManyRequests", "slow")
+            (e.code, e.reason, e.message.as_str(), e.retry_after),
+            (429, "TooManyRequests", "slow", Some(3))
         );
         let e = store_error(
             StoreError::Upstream {
                 code: 500,
                 reason: "Weird".into(),
                 message: "m".into(),
+                retry_after: None,
             },
             GR,
             "x",
         );
         assert_eq!(e.reason, "InternalError");
+    }
+
+    /// kube-apiserver unreachable (fault test: restarted): a 503 that says
+    /// so and asks to retry, not a generic 500.
+    #[test]
+    fn an_unreachable_cluster_is_a_503_with_retry_after() {
+        let e = store_error(
+            StoreError::Unavailable("HelmRelease API: connection refused (10.0.0.1:6443)".into()),
+            GR,
+            "x",
+        );
+        assert_eq!(
+            (e.code, e.reason, e.retry_after),
+            (503, "ServiceUnavailable", Some(1))
+        );
+        assert!(e.message.contains("unreachable"), "{}", e.message);
+        assert!(!e.message.contains("10.0.0.1"), "the cause is only logged");
+        assert!(e.hidden_cause.unwrap().contains("connection refused"));
     }
 
     /// Regression: a store failure used to be copied into the 500 body.

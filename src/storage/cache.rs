@@ -12,8 +12,10 @@
 //!   the newest [`HISTORY_MIN`] events and the newest snapshot stay, so a
 //!   burst of writes does not hold its objects in memory once it is over.
 //! - Upstream reconnects resume from the last seen revision; when upstream
-//!   says 410, the cache re-lists and emits the difference as events, so no
-//!   client event is lost or duplicated.
+//!   says 410, the cache re-lists and emits the difference as events (in
+//!   resourceVersion order, see [`Sync::replace`]), so no client event is
+//!   lost or duplicated; several changes of one object while the cache was
+//!   not watching reach clients as one.
 //! - Writes ahead of the watch: a write made through the server hands
 //!   upstream's answer to the cache at once ([`WatchCache::take_write`]), so
 //!   it does not wait for its own watch event to read its write. The object
@@ -638,12 +640,22 @@ impl Sync {
     }
 
     /// Replaces the whole set after a (re-)list, emitting the difference.
+    ///
+    /// Each added or modified object's event is at the object's own
+    /// resourceVersion (all of them are past the cache's revision: it saw
+    /// every change before), in that order; deletions follow at the list's
+    /// revision, their object carrying it as kube-apiserver's DELETED events
+    /// carry the deletion's. So a client sees the difference in
+    /// resourceVersion order, and resuming from any of them neither repeats
+    /// nor skips one.
     fn replace(&self, items: Vec<(Key, Arc<Stored>)>, revision: u64) {
         let mut state = self.write();
         let mut next: Objects = OrdMap::new();
         for (key, item) in items {
             next.insert(key, item);
         }
+        let after = (state.revision + 1).min(revision);
+        let at = |object: &Stored| object.resource_version().clamp(after, revision);
         let mut changes = Vec::new();
         for (key, object) in &next {
             match state.objects.get(key) {
@@ -651,7 +663,7 @@ impl Sync {
                     event_type: EventType::Added,
                     object: object.clone(),
                     previous: None,
-                    revision,
+                    revision: at(object),
                     key: key.clone(),
                 }),
                 Some(old) if old.resource_version() != object.resource_version() => {
@@ -659,18 +671,23 @@ impl Sync {
                         event_type: EventType::Modified,
                         object: object.clone(),
                         previous: Some(old.clone()),
-                        revision,
+                        revision: at(object),
                         key: key.clone(),
                     })
                 }
                 Some(_) => {}
             }
         }
+        changes.sort_by_key(|c| c.revision);
         for (key, object) in &state.objects {
             if !next.contains_key(key) {
+                let mut last = object.value();
+                if let Some(metadata) = last.get_mut("metadata").and_then(Value::as_object_mut) {
+                    metadata.insert("resourceVersion".into(), revision.to_string().into());
+                }
                 changes.push(CacheEvent {
                     event_type: EventType::Deleted,
-                    object: object.clone(),
+                    object: Arc::new(Stored::new(&last)),
                     previous: Some(object.clone()),
                     revision,
                     key: key.clone(),
@@ -985,6 +1002,73 @@ mod tests {
         // Watches may resume only from what is kept.
         assert_eq!(state.oldest, 1000 - HISTORY_MIN as u64);
         assert_eq!(state.history.front().unwrap().1.revision, state.oldest + 1);
+    }
+
+    fn listed(name: &str, rv: u64) -> (Key, Arc<Stored>) {
+        let mut object = hr(name);
+        object["metadata"]["resourceVersion"] = json!(rv.to_string());
+        (("ns".into(), name.into()), Arc::new(Stored::new(&object)))
+    }
+
+    /// Regression: a re-list's difference used to go out as events all at
+    /// the list's revision, of which a client watch sent only the first.
+    #[test]
+    fn a_relist_emits_its_difference_in_resource_version_order() {
+        let (events, mut rx) = broadcast::channel(16);
+        let sync = Sync {
+            state: Arc::new(RwLock::new(State {
+                objects: OrdMap::new(),
+                revision: 0,
+                history: VecDeque::new(),
+                oldest: 0,
+                snapshots: VecDeque::new(),
+                ahead: HashMap::new(),
+            })),
+            events,
+            revision_tx: Arc::new(watch::channel(0).0),
+            ready_tx: Arc::new(watch::channel(false).0),
+            upstream_watches: Arc::new(AtomicU64::new(0)),
+        };
+        sync.replace(
+            vec![
+                listed("a", 5),
+                listed("b", 6),
+                listed("c", 7),
+                listed("d", 8),
+            ],
+            10,
+        );
+        assert!(rx.try_recv().is_err(), "the first list emits nothing");
+        // While the cache was away: d changed (rv 14), a new e (12), b and c deleted.
+        sync.replace(vec![listed("a", 5), listed("d", 14), listed("e", 12)], 20);
+        let got: Vec<(EventType, String, u64, u64)> = std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|e| {
+                (
+                    e.event_type,
+                    e.key.1.clone(),
+                    e.revision,
+                    e.object.resource_version(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (EventType::Added, "e".into(), 12, 12),
+                (EventType::Modified, "d".into(), 14, 14),
+                (EventType::Deleted, "b".into(), 20, 20),
+                (EventType::Deleted, "c".into(), 20, 20),
+            ]
+        );
+        // Resuming after e's event repeats nothing and skips nothing.
+        let state = sync.state.read().unwrap();
+        let after_e: Vec<&str> = state
+            .history
+            .iter()
+            .filter(|(_, e)| e.revision > 12)
+            .map(|(_, e)| e.key.1.as_str())
+            .collect();
+        assert_eq!(after_e, ["d", "b", "c"]);
     }
 
     fn owned(name: &str, kind: &str) -> Value {

@@ -221,6 +221,7 @@ impl ClusterStore {
                         code: e.code,
                         reason: e.reason,
                         message: e.message,
+                        retry_after: None,
                     }),
                 }
             })
@@ -413,9 +414,17 @@ fn upstream(err: kube::Error) -> StoreError {
             (code, reason) => StoreError::Upstream {
                 code,
                 reason: reason.to_owned(),
+                retry_after: status
+                    .details
+                    .as_ref()
+                    .map(|d| u64::from(d.retry_after_seconds))
+                    .filter(|s| *s > 0),
                 message: status.message,
             },
         },
+        err @ (kube::Error::HyperError(_) | kube::Error::Service(_)) => {
+            StoreError::Unavailable(format!("HelmRelease API: {err}"))
+        }
         other => StoreError::Internal(format!("HelmRelease API: {other}")),
     }
 }

@@ -17,8 +17,10 @@ use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use super::cache::Stored;
+use super::namespace_store::{self, Phase};
 use super::{
-    DeleteOptions, EventStream, Listing, StoreError, StoreEvent, object_key, resource_version,
+    DeleteOptions, EventStream, Listing, StoreError, StoreEvent, internal, now, object_key,
+    resource_version,
 };
 
 /// Events kept in memory for watch resumption.
@@ -69,10 +71,6 @@ pub struct EmbeddedStore {
     inner: Arc<Mutex<Inner>>,
 }
 
-pub(super) fn internal(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Internal(e.to_string())
-}
-
 impl EmbeddedStore {
     /// Opens (creating if needed) the store at `path`; `:memory:` keeps it in memory.
     ///
@@ -93,7 +91,7 @@ impl EmbeddedStore {
              CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);",
         )
         .map_err(internal)?;
-        super::namespace_store::prepare(&conn)?;
+        namespace_store::prepare(&conn)?;
         let revision: u64 = conn
             .query_row("SELECT value FROM meta WHERE key = 'revision'", [], |r| {
                 r.get::<_, i64>(0)
@@ -423,11 +421,46 @@ fn commit(
     Ok(())
 }
 
-/// The current time as Kubernetes writes timestamps (RFC 3339, seconds, UTC).
-pub fn now() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
+impl EmbeddedStore {
+    /// One namespace.
+    pub fn namespace(&self, name: &str) -> Result<Option<Value>, StoreError> {
+        namespace_store::get(&self.lock().conn, name)
+    }
+
+    /// The phase of a namespace, `None` when it does not exist.
+    pub fn namespace_phase(&self, name: &str) -> Result<Option<Phase>, StoreError> {
+        Ok(self.namespace(name)?.as_ref().map(namespace_store::phase))
+    }
+
+    /// Every namespace, by name.
+    pub fn namespaces(&self) -> Result<Vec<Value>, StoreError> {
+        namespace_store::list(&self.lock().conn)
+    }
+
+    /// Creates namespace `name` with these labels (409 when it exists).
+    pub fn create_namespace(
+        &self,
+        name: &str,
+        labels: &Value,
+        dry_run: bool,
+    ) -> Result<Value, StoreError> {
+        namespace_store::create(&self.lock().conn, name, labels, dry_run)
+    }
+
+    /// Marks namespace `name` Terminating (once) and returns it.
+    pub fn terminate_namespace(&self, name: &str) -> Result<Value, StoreError> {
+        namespace_store::terminate(&self.lock().conn, name)
+    }
+
+    /// Removes namespace `name` if it holds no objects; true if it is gone.
+    pub fn finish_namespace(&self, name: &str) -> Result<bool, StoreError> {
+        namespace_store::finish(&self.lock().conn, name)
+    }
+
+    /// The names of the objects in namespace `name`.
+    pub fn object_names_in(&self, name: &str) -> Result<Vec<String>, StoreError> {
+        namespace_store::object_names_in(&self.lock().conn, name)
+    }
 }
 
 #[cfg(test)]
@@ -537,5 +570,84 @@ mod tests {
             watch.next().await.unwrap().unwrap(),
             StoreEvent::Deleted(_)
         ));
+    }
+
+    #[tokio::test]
+    async fn default_exists_and_deletion_waits_for_the_objects() {
+        let store = EmbeddedStore::open(Path::new(":memory:")).unwrap();
+        assert_eq!(
+            store.namespace_phase("default").unwrap(),
+            Some(Phase::Active)
+        );
+        assert_eq!(store.namespace_phase("team-a").unwrap(), None);
+        let created = store
+            .create_namespace("team-a", &json!({"team": "a"}), false)
+            .unwrap();
+        assert_eq!(
+            created["metadata"]["labels"]["kubernetes.io/metadata.name"],
+            "team-a"
+        );
+        assert_eq!(created["metadata"]["labels"]["team"], "a");
+        assert!(matches!(
+            store.create_namespace("team-a", &Value::Null, false),
+            Err(StoreError::AlreadyExists)
+        ));
+        store
+            .create(
+                json!({"metadata": {"name": "x", "namespace": "team-a"}, "spec": {}}),
+                false,
+            )
+            .await
+            .unwrap();
+        let terminating = store.terminate_namespace("team-a").unwrap();
+        assert_eq!(terminating["status"]["phase"], "Terminating");
+        assert_eq!(
+            store.namespace_phase("team-a").unwrap(),
+            Some(Phase::Terminating)
+        );
+        assert!(
+            !store.finish_namespace("team-a").unwrap(),
+            "an object is left"
+        );
+        assert_eq!(store.object_names_in("team-a").unwrap(), ["x"]);
+        store
+            .delete("team-a", "x", &Default::default())
+            .await
+            .unwrap();
+        assert!(store.finish_namespace("team-a").unwrap());
+        assert_eq!(store.namespace_phase("team-a").unwrap(), None);
+        let names: Vec<Value> = store
+            .namespaces()
+            .unwrap()
+            .iter()
+            .map(|n| n["metadata"]["name"].clone())
+            .collect();
+        assert_eq!(names, [json!("default")]);
+    }
+
+    #[tokio::test]
+    async fn namespaces_of_existing_objects_are_adopted_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db.sqlite");
+        let store = EmbeddedStore::open(&path).unwrap();
+        store
+            .create(
+                json!({"metadata": {"name": "x", "namespace": "old"}, "spec": {}}),
+                false,
+            )
+            .await
+            .unwrap();
+        store
+            .lock()
+            .conn
+            .execute("DELETE FROM namespaces", [])
+            .unwrap();
+        drop(store);
+        let store = EmbeddedStore::open(&path).unwrap();
+        assert_eq!(store.namespace_phase("old").unwrap(), Some(Phase::Active));
+        assert_eq!(
+            store.namespace_phase("default").unwrap(),
+            Some(Phase::Active)
+        );
     }
 }

@@ -144,10 +144,29 @@ pub enum StoreError {
         reason: String,
         /// Status message.
         message: String,
+        /// `details.retryAfterSeconds` (APF's 429, a 503 while
+        /// kube-apiserver starts), passed on to the client.
+        retry_after: Option<u64>,
     },
-    /// Anything else (I/O, database, transport).
+    /// The cluster's kube-apiserver could not be reached (connection
+    /// refused, reset or failed).
+    #[error("{0}")]
+    Unavailable(String),
+    /// Anything else (I/O, database, encoding).
     #[error("{0}")]
     Internal(String),
+}
+
+/// An [`StoreError::Internal`] from anything printable (SQLite, I/O, JSON).
+pub(crate) fn internal(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Internal(e.to_string())
+}
+
+/// The current time as Kubernetes writes timestamps (RFC 3339, seconds, UTC).
+pub fn now() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 /// A stream of store events (errors end it; callers re-list).

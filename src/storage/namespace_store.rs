@@ -7,12 +7,14 @@
 //! objects when the store is opened (stores from before namespaces were
 //! kept). Deleting a namespace marks it `Terminating`; it is removed once
 //! no object is left in it (see [`crate::apiserver::handlers`]).
+//!
+//! Functions over the store's SQLite connection; [`super::embedded_store`]
+//! calls them under its lock and offers them as `EmbeddedStore` methods.
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Value, json};
 
-use super::StoreError;
-use super::embedded_store::{EmbeddedStore, internal, now};
+use super::{StoreError, internal, now};
 
 /// The namespace every store has.
 pub const DEFAULT_NAMESPACE: &str = "default";
@@ -104,186 +106,86 @@ fn load(conn: &Connection, name: &str) -> Result<Option<Value>, StoreError> {
     .transpose()
 }
 
-impl EmbeddedStore {
-    /// One namespace.
-    pub fn namespace(&self, name: &str) -> Result<Option<Value>, StoreError> {
-        load(&self.lock().conn, name)
-    }
+/// One namespace.
+pub(super) fn get(conn: &Connection, name: &str) -> Result<Option<Value>, StoreError> {
+    load(conn, name)
+}
 
-    /// The phase of a namespace, `None` when it does not exist.
-    pub fn namespace_phase(&self, name: &str) -> Result<Option<Phase>, StoreError> {
-        Ok(self.namespace(name)?.map(|ns| {
-            if ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
-                Phase::Terminating
-            } else {
-                Phase::Active
-            }
-        }))
-    }
-
-    /// Every namespace, by name.
-    pub fn namespaces(&self) -> Result<Vec<Value>, StoreError> {
-        let inner = self.lock();
-        let mut stmt = inner
-            .conn
-            .prepare_cached("SELECT body FROM namespaces ORDER BY name")
-            .map_err(internal)?;
-        stmt.query_map([], |r| r.get::<_, String>(0))
-            .map_err(internal)?
-            .map(|body| {
-                body.map_err(internal)
-                    .and_then(|b| serde_json::from_str(&b).map_err(internal))
-            })
-            .collect()
-    }
-
-    /// Creates namespace `name` with these labels (409 when it exists).
-    pub fn create_namespace(
-        &self,
-        name: &str,
-        labels: &Value,
-        dry_run: bool,
-    ) -> Result<Value, StoreError> {
-        let inner = self.lock();
-        if load(&inner.conn, name)?.is_some() {
-            return Err(StoreError::AlreadyExists);
-        }
-        let namespace = new_namespace(name, labels);
-        if dry_run {
-            return Ok(namespace);
-        }
-        insert(&inner.conn, namespace)
-    }
-
-    /// Marks namespace `name` Terminating (once) and returns it.
-    pub fn terminate_namespace(&self, name: &str) -> Result<Value, StoreError> {
-        let inner = self.lock();
-        let mut namespace = load(&inner.conn, name)?.ok_or(StoreError::NotFound)?;
-        if namespace.pointer("/metadata/deletionTimestamp").is_some() {
-            return Ok(namespace);
-        }
-        namespace["metadata"]["deletionTimestamp"] = json!(now());
-        namespace["status"]["phase"] = json!("Terminating");
-        insert(&inner.conn, namespace)
-    }
-
-    /// Removes namespace `name` if it holds no objects; true if it is gone.
-    pub fn finish_namespace(&self, name: &str) -> Result<bool, StoreError> {
-        let inner = self.lock();
-        let left: i64 = inner
-            .conn
-            .query_row(
-                "SELECT COUNT(*) FROM objects WHERE namespace = ?1",
-                [name],
-                |r| r.get(0),
-            )
-            .map_err(internal)?;
-        if left > 0 {
-            return Ok(false);
-        }
-        inner
-            .conn
-            .execute("DELETE FROM namespaces WHERE name = ?1", [name])
-            .map_err(internal)?;
-        Ok(true)
-    }
-
-    /// The names of the objects in namespace `name`.
-    pub fn object_names_in(&self, name: &str) -> Result<Vec<String>, StoreError> {
-        let inner = self.lock();
-        let mut stmt = inner
-            .conn
-            .prepare_cached("SELECT name FROM objects WHERE namespace = ?1 ORDER BY name")
-            .map_err(internal)?;
-        stmt.query_map([name], |r| r.get::<_, String>(0))
-            .map_err(internal)?
-            .collect::<Result<_, _>>()
-            .map_err(internal)
+/// The phase a stored namespace is in.
+pub(super) fn phase(namespace: &Value) -> Phase {
+    if namespace.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
+        Phase::Terminating
+    } else {
+        Phase::Active
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use std::path::Path;
+/// Every namespace, by name.
+pub(super) fn list(conn: &Connection) -> Result<Vec<Value>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached("SELECT body FROM namespaces ORDER BY name")
+        .map_err(internal)?;
+    stmt.query_map([], |r| r.get::<_, String>(0))
+        .map_err(internal)?
+        .map(|body| {
+            body.map_err(internal)
+                .and_then(|b| serde_json::from_str(&b).map_err(internal))
+        })
+        .collect()
+}
 
-    use super::*;
-
-    #[tokio::test]
-    async fn default_exists_and_deletion_waits_for_the_objects() {
-        let store = EmbeddedStore::open(Path::new(":memory:")).unwrap();
-        assert_eq!(
-            store.namespace_phase("default").unwrap(),
-            Some(Phase::Active)
-        );
-        assert_eq!(store.namespace_phase("team-a").unwrap(), None);
-        let created = store
-            .create_namespace("team-a", &json!({"team": "a"}), false)
-            .unwrap();
-        assert_eq!(
-            created["metadata"]["labels"]["kubernetes.io/metadata.name"],
-            "team-a"
-        );
-        assert_eq!(created["metadata"]["labels"]["team"], "a");
-        assert!(matches!(
-            store.create_namespace("team-a", &Value::Null, false),
-            Err(StoreError::AlreadyExists)
-        ));
-        store
-            .create(
-                json!({"metadata": {"name": "x", "namespace": "team-a"}, "spec": {}}),
-                false,
-            )
-            .await
-            .unwrap();
-        let terminating = store.terminate_namespace("team-a").unwrap();
-        assert_eq!(terminating["status"]["phase"], "Terminating");
-        assert_eq!(
-            store.namespace_phase("team-a").unwrap(),
-            Some(Phase::Terminating)
-        );
-        assert!(
-            !store.finish_namespace("team-a").unwrap(),
-            "an object is left"
-        );
-        assert_eq!(store.object_names_in("team-a").unwrap(), ["x"]);
-        store
-            .delete("team-a", "x", &Default::default())
-            .await
-            .unwrap();
-        assert!(store.finish_namespace("team-a").unwrap());
-        assert_eq!(store.namespace_phase("team-a").unwrap(), None);
-        let names: Vec<Value> = store
-            .namespaces()
-            .unwrap()
-            .iter()
-            .map(|n| n["metadata"]["name"].clone())
-            .collect();
-        assert_eq!(names, [json!("default")]);
+/// Creates namespace `name` with these labels (409 when it exists).
+pub(super) fn create(
+    conn: &Connection,
+    name: &str,
+    labels: &Value,
+    dry_run: bool,
+) -> Result<Value, StoreError> {
+    if load(conn, name)?.is_some() {
+        return Err(StoreError::AlreadyExists);
     }
-
-    #[tokio::test]
-    async fn namespaces_of_existing_objects_are_adopted_on_open() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("db.sqlite");
-        let store = EmbeddedStore::open(&path).unwrap();
-        store
-            .create(
-                json!({"metadata": {"name": "x", "namespace": "old"}, "spec": {}}),
-                false,
-            )
-            .await
-            .unwrap();
-        store
-            .lock()
-            .conn
-            .execute("DELETE FROM namespaces", [])
-            .unwrap();
-        drop(store);
-        let store = EmbeddedStore::open(&path).unwrap();
-        assert_eq!(store.namespace_phase("old").unwrap(), Some(Phase::Active));
-        assert_eq!(
-            store.namespace_phase("default").unwrap(),
-            Some(Phase::Active)
-        );
+    let namespace = new_namespace(name, labels);
+    if dry_run {
+        return Ok(namespace);
     }
+    insert(conn, namespace)
+}
+
+/// Marks namespace `name` Terminating (once) and returns it.
+pub(super) fn terminate(conn: &Connection, name: &str) -> Result<Value, StoreError> {
+    let mut namespace = load(conn, name)?.ok_or(StoreError::NotFound)?;
+    if namespace.pointer("/metadata/deletionTimestamp").is_some() {
+        return Ok(namespace);
+    }
+    namespace["metadata"]["deletionTimestamp"] = json!(now());
+    namespace["status"]["phase"] = json!("Terminating");
+    insert(conn, namespace)
+}
+
+/// Removes namespace `name` if it holds no objects; true if it is gone.
+pub(super) fn finish(conn: &Connection, name: &str) -> Result<bool, StoreError> {
+    let left: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM objects WHERE namespace = ?1",
+            [name],
+            |r| r.get(0),
+        )
+        .map_err(internal)?;
+    if left > 0 {
+        return Ok(false);
+    }
+    conn.execute("DELETE FROM namespaces WHERE name = ?1", [name])
+        .map_err(internal)?;
+    Ok(true)
+}
+
+/// The names of the objects in namespace `name`.
+pub(super) fn object_names_in(conn: &Connection, name: &str) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached("SELECT name FROM objects WHERE namespace = ?1 ORDER BY name")
+        .map_err(internal)?;
+    stmt.query_map([name], |r| r.get::<_, String>(0))
+        .map_err(internal)?
+        .collect::<Result<_, _>>()
+        .map_err(internal)
 }

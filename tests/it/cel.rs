@@ -6,12 +6,11 @@
 //! objects sent to a CRD with the same schema on the real kube-apiserver,
 //! whose answers must match; and an uncompilable rule refused at load.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Output;
 
-use crate::support::{bins, plane};
+use crate::support::plane;
+use crate::support::standalone::{Standalone, kubectl, ok, refused, text};
 
 /// The kind's `spec` schema, shared by the kind and the CRD.
 const SCHEMA: &str = r#"
@@ -97,114 +96,6 @@ fn kind_definition() -> String {
     )
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// `serve --standalone` with a kinds directory of our own.
-struct Server {
-    child: Child,
-    dir: tempfile::TempDir,
-}
-
-impl Server {
-    fn start(kinds: &Path, dir: tempfile::TempDir) -> Result<Server, String> {
-        let mut child = Command::new(bins::kubectl_cozy())
-            .args([
-                "serve",
-                "--standalone",
-                "--listen",
-                "127.0.0.1:0",
-                "--kinds",
-            ])
-            .arg(kinds)
-            .arg("--data")
-            .arg(dir.path().join("store.sqlite"))
-            .arg("--write-kubeconfig")
-            .arg(dir.path().join("kubeconfig"))
-            .arg("--state-dir")
-            .arg(dir.path().join("state"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| e.to_string())?;
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !dir.path().join("kubeconfig").exists() {
-            if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-                let mut err = String::new();
-                if let Some(mut s) = child.stderr.take() {
-                    let _ = std::io::Read::read_to_string(&mut s, &mut err);
-                }
-                return Err(format!("serve exited with {status}: {err}"));
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                return Err("serve --standalone wrote no kubeconfig".into());
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Ok(Server { child, dir })
-    }
-
-    fn kubeconfig(&self) -> PathBuf {
-        self.dir.path().join("kubeconfig")
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn kubectl(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    let bin_dir = plane::binaries().expect("binaries");
-    let mut cmd = Command::new(bin_dir.join("kubectl"));
-    cmd.arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .env("HOME", std::env::temp_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        });
-    let mut child = cmd.spawn().expect("kubectl");
-    if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
-    }
-    child.wait_with_output().expect("kubectl")
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "kubectl failed: {}\n{}",
-        text(&out.stderr),
-        text(&out.stdout)
-    );
-    text(&out.stdout)
-}
-
-/// kubectl's error output for a refused request.
-fn refused(out: &Output) -> String {
-    assert!(
-        !out.status.success(),
-        "kubectl succeeded: {}",
-        text(&out.stdout)
-    );
-    text(&out.stderr)
-}
-
 fn volume(api_version: &str, kind: &str, name: &str, spec: &str) -> String {
     format!(
         "apiVersion: {api_version}\nkind: {kind}\nmetadata:\n  name: {name}\nspec:\n{}",
@@ -218,7 +109,13 @@ const VALID: &str = "storageClass: fast\nsize: 10Gi\nowner: alice\nendpoint: htt
 fn rules_are_enforced_on_create_update_patch_and_apply() {
     let kinds = tempfile::tempdir().unwrap();
     std::fs::write(kinds.path().join("volume.yaml"), kind_definition()).unwrap();
-    let server = Server::start(kinds.path(), tempfile::tempdir().unwrap()).expect("server starts");
+    let server = Standalone::launch(
+        "127.0.0.1:0",
+        "--kinds",
+        kinds.path(),
+        tempfile::tempdir().unwrap(),
+    )
+    .expect("server starts");
     let kc = server.kubeconfig();
     let v = |name: &str, spec: &str| volume("apps.cozystack.io/v1alpha1", "Volume", name, spec);
 
@@ -382,7 +279,12 @@ fn an_uncompilable_rule_is_reported_at_load_with_file_and_line() {
         .replace("plural: volumes", "plural: disks")
         .replace("rule: self == oldSelf", "rule: self == oldSelff");
     std::fs::write(kinds.path().join("kinds.yaml"), format!("{good}---\n{bad}")).unwrap();
-    let err = match Server::start(kinds.path(), tempfile::tempdir().unwrap()) {
+    let err = match Standalone::launch(
+        "127.0.0.1:0",
+        "--kinds",
+        kinds.path(),
+        tempfile::tempdir().unwrap(),
+    ) {
         Ok(_) => panic!("the server loaded a kind with an uncompilable rule"),
         Err(e) => e,
     };
@@ -444,7 +346,13 @@ fn answers_match_kube_apiserver_for_a_crd_with_the_same_schema() {
 
     let kinds = tempfile::tempdir().unwrap();
     std::fs::write(kinds.path().join("volume.yaml"), kind_definition()).unwrap();
-    let server = Server::start(kinds.path(), tempfile::tempdir().unwrap()).expect("server starts");
+    let server = Standalone::launch(
+        "127.0.0.1:0",
+        "--kinds",
+        kinds.path(),
+        tempfile::tempdir().unwrap(),
+    )
+    .expect("server starts");
     let ours = server.kubeconfig();
     let theirs = plane.kubeconfig.clone();
     // The standalone server has namespaces of its own, like a cluster.

@@ -633,11 +633,10 @@ async fn a_second_serve_for_the_same_group_is_refused_and_takeover_takes_it() {
     }
     second_runtime.shutdown(&client).await;
 
-    first.serve.signal("-INT");
-    assert!(first.serve.exit(END).await.expect("exit").success());
-    if let Err(left) = wait_session_gone(&client, &first_ready.id, END).await {
-        panic!("left by the first session: {left:?}");
-    }
+    first
+        .serve
+        .stop_cleanly("-INT", &client, &first_ready.id, END)
+        .await;
     first.runtime.shutdown(&client).await;
 }
 
@@ -729,11 +728,7 @@ async fn agent_restart_and_port_forward_drop_under_load_fail_visibly_and_recover
     assert!(journal.started.len() >= 3, "{journal:?}");
     let reconnects = s.serve.output().matches("Tunnel: connected").count();
     assert!(reconnects >= 3, "{}", s.serve.output());
-    s.serve.signal("-INT");
-    assert!(s.serve.exit(END).await.expect("exit").success());
-    if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
-        panic!("left behind: {left:?}");
-    }
+    s.serve.stop_cleanly("-INT", &client, &ready.id, END).await;
     s.runtime.shutdown(&client).await;
 }
 
@@ -865,15 +860,7 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
     );
 
     kubectl_ok(plane, &["delete", &pg, "db1", "-n", &apps]);
-    serve.signal("-TERM");
-    assert!(
-        serve.exit(END).await.expect("exit").success(),
-        "{}",
-        serve.output()
-    );
-    if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
-        panic!("left behind: {left:?}\n{}", serve.output());
-    }
+    serve.stop_cleanly("-TERM", &client, &ready.id, END).await;
     namespace_gone(&client, &ns, END)
         .await
         .expect("namespace gone");

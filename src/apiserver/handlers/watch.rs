@@ -5,6 +5,13 @@
 //! initial state with a bookmark annotated `k8s.io/initial-events-end`;
 //! bookmarks, `timeoutSeconds`, selectors (objects leaving a selector are
 //! sent as DELETED), and JSON / Table / PartialObjectMetadata events.
+//!
+//! A watcher that stops reading is cut off as kube-apiserver cuts off an
+//! unresponsive watcher: once its buffer ([`BUFFERED_BYTES`] of encoded
+//! events, after what the connection itself holds) is full and stays full
+//! for [`UNRESPONSIVE_AFTER`], its stream ends (no error event; the client
+//! watches again from its last resourceVersion), so a reader that never
+//! drains holds a bounded amount of memory for a bounded time.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +19,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::Response;
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{Semaphore, broadcast, mpsc};
 
 use super::Call;
 use crate::apimachinery::query::flag;
@@ -26,6 +33,12 @@ use crate::storage::helm_release::AppView;
 
 /// How often an idle watch with bookmarks gets one.
 const BOOKMARK_EVERY: Duration = Duration::from_secs(30);
+/// Bytes of encoded events a watch holds for a client that is slow to
+/// read (one larger event takes the whole budget).
+pub(crate) const BUFFERED_BYTES: usize = 256 * 1024;
+/// How long a watch waits for a client whose buffer is full before ending
+/// its stream.
+pub(crate) const UNRESPONSIVE_AFTER: Duration = Duration::from_secs(1);
 
 /// Starts a watch.
 pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
@@ -99,8 +112,17 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     };
     let (backlog, rx) = apps.subscribe(from)?;
 
-    let (tx, body_rx) = mpsc::channel::<Bytes>(64);
+    // Unbounded in count, bounded in bytes by `budget`: a permit per byte
+    // queued, given back as the response body takes the bytes.
+    let budget = Arc::new(Semaphore::new(BUFFERED_BYTES));
+    let (tx, body_rx) = mpsc::unbounded_channel::<(Bytes, u32)>();
+    let body = futures::stream::unfold((body_rx, budget.clone()), |(mut rx, budget)| async move {
+        let (bytes, permits) = rx.recv().await?;
+        budget.add_permits(permits as usize);
+        Some((bytes, (rx, budget)))
+    });
     let stream = Stream {
+        budget,
         filter,
         repr,
         tx,
@@ -110,13 +132,14 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         shutdown: call.shutdown.clone(),
     };
     tokio::spawn(stream.run(initial, send_initial, backlog, rx, timeout));
-    Ok(response::stream(negotiate::content_type_of(repr), body_rx))
+    Ok(response::stream(negotiate::content_type_of(repr), body))
 }
 
 struct Stream {
     filter: AppFilter,
     repr: Representation,
-    tx: mpsc::Sender<Bytes>,
+    tx: mpsc::UnboundedSender<(Bytes, u32)>,
+    budget: Arc<Semaphore>,
     sent_columns: bool,
     revision: u64,
     bookmarks: bool,
@@ -159,7 +182,9 @@ impl Stream {
                 }
                 received = rx.recv() => match received {
                     Ok(event) => {
-                        if event.revision <= self.revision { continue; }
+                        // Deletions after a re-list share its revision: only
+                        // older events are already sent.
+                        if event.revision < self.revision { continue; }
                         if !self.event(&event).await { return; }
                     }
                     Err(broadcast::error::RecvError::Lagged(_)) => {
@@ -242,13 +267,43 @@ impl Stream {
         bytes.extend_from_slice(b"\",\"object\":");
         bytes.extend_from_slice(object_json);
         bytes.extend_from_slice(b"}\n");
-        self.tx.send(Bytes::from(bytes)).await.is_ok()
+        self.deliver(Bytes::from(bytes)).await
     }
 
     async fn line(&self, event_type: &str, object: &Value) -> bool {
         let mut bytes =
             serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
         bytes.push(b'\n');
-        self.tx.send(Bytes::from(bytes)).await.is_ok()
+        self.deliver(Bytes::from(bytes)).await
+    }
+
+    /// Queues one encoded event; false when the client left, or did not
+    /// make room for it within [`UNRESPONSIVE_AFTER`] (the stream then ends,
+    /// as kube-apiserver ends an unresponsive watcher's), or the server is
+    /// shutting down.
+    async fn deliver(&self, bytes: Bytes) -> bool {
+        let permits = bytes.len().min(BUFFERED_BYTES);
+        let permit = match self.budget.clone().try_acquire_many_owned(permits as u32) {
+            Ok(permit) => permit,
+            Err(tokio::sync::TryAcquireError::Closed) => return false,
+            Err(tokio::sync::TryAcquireError::NoPermits) => {
+                let mut shutdown = self.shutdown.clone();
+                let room = self.budget.clone().acquire_many_owned(permits as u32);
+                tokio::select! {
+                    room = tokio::time::timeout(UNRESPONSIVE_AFTER, room) => match room {
+                        Ok(Ok(permit)) => permit,
+                        Ok(Err(_)) => return false,
+                        Err(_) => {
+                            tracing::debug!("ending a watch whose client stopped reading");
+                            return false;
+                        }
+                    },
+                    _ = shutdown.changed() => return false,
+                    _ = self.tx.closed() => return false,
+                }
+            }
+        };
+        permit.forget();
+        self.tx.send((bytes, permits as u32)).is_ok()
     }
 }

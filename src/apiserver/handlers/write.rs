@@ -17,7 +17,7 @@ use crate::apiserver::negotiate::{self, BodyType};
 use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
 use crate::apiserver::response::{self, Body};
 use crate::kinds::schema::{FieldError, FieldErrorKind};
-use crate::storage::embedded_store::now;
+use crate::storage::now;
 
 /// Server-set metadata a client may not choose on create.
 const SERVER_SET: [&str; 6] = [

@@ -21,17 +21,16 @@ use crate::kinds::Registry;
 /// Where a replica listens unless `--listen` says otherwise.
 const DEFAULT_LISTEN: ([u8; 4], u16) = ([0, 0, 0, 0], 8443);
 
-/// The pod's client: in-cluster config inside a pod, else the kubeconfig.
-async fn client(ctx: &Ctx) -> Result<kube::Client, CliError> {
+/// The pod's client configuration: in-cluster config inside a pod, else
+/// the kubeconfig.
+async fn config(ctx: &Ctx) -> Result<kube::Config, CliError> {
     let in_pod = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
         && ctx.global().kubeconfig.is_none()
         && std::env::var_os("KUBECONFIG").is_none();
     if !in_pod {
-        return ctx.client().await;
+        return Ok(ctx.kube_config().await?.clone());
     }
-    let config = kube::Config::incluster()
-        .map_err(|e| CliError::other("load the in-cluster configuration", e))?;
-    kube::Client::try_from(config).map_err(|e| CliError::other("build the Kubernetes client", e))
+    kube::Config::incluster().map_err(|e| CliError::other("load the in-cluster configuration", e))
 }
 
 fn read(path: &Path) -> Result<String, CliError> {
@@ -52,14 +51,24 @@ pub(super) async fn serve(
         ));
     };
     let (cert_pem, key_pem) = (read(cert)?, read(key)?);
-    let client = client(ctx).await?;
+    let config = config(ctx).await?;
+    let client = kube::Client::try_from(config.clone())
+        .map_err(|e| CliError::other("build the Kubernetes client", e))?;
     let log = Log::new(args.quiet);
     log.install_access_log();
     let listen = args
         .listen
         .unwrap_or_else(|| SocketAddr::from(DEFAULT_LISTEN));
-    let (running, apps) =
-        start_cluster_server(args, registry.clone(), client, listen, cert_pem, key_pem).await?;
+    let (running, apps) = start_cluster_server(
+        args,
+        registry.clone(),
+        client,
+        &config,
+        listen,
+        cert_pem,
+        key_pem,
+    )
+    .await?;
     eprintln!(
         "Listening on https://{} (in-cluster); /readyz fails until the HelmRelease cache has synced",
         running.local_addr

@@ -57,6 +57,9 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     }
     crate::allocator::tune_for_server();
     crate::allocator::spawn_trimmer();
+    if let Some((before, after)) = crate::open_files::raise_to_hard_limit() {
+        tracing::debug!("open-file limit raised from {before} to {after}");
+    }
     for warning in registry.snapshot().warnings() {
         tracing::warn!("{warning}");
     }

@@ -81,6 +81,7 @@ pub(super) async fn serve_session(
         args,
         registry.clone(),
         client.clone(),
+        ctx.kube_config().await?,
         listen,
         serving.chain_pem(),
         serving.serving.key_pem.clone(),

@@ -32,8 +32,16 @@ pub(super) async fn serve_unregistered(
     let listen = args
         .listen
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 6443)));
-    let (running, apps) =
-        start_cluster_server(args, registry.clone(), client, listen, cert_pem, key_pem).await?;
+    let (running, apps) = start_cluster_server(
+        args,
+        registry.clone(),
+        client,
+        ctx.kube_config().await?,
+        listen,
+        cert_pem,
+        key_pem,
+    )
+    .await?;
     let spinner = crate::output::progress::spinner("waiting for the HelmRelease cache to sync");
     apps.wait_ready().await;
     spinner.finish_and_clear();

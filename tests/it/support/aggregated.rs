@@ -100,6 +100,17 @@ pub async fn start_server(
     auth: Arc<Auth>,
     impersonate: bool,
 ) -> Result<(server::RunningServer, String), String> {
+    let (running, ca_pem, _cache) = start_server_with_cache(client, auth, impersonate).await?;
+    Ok((running, ca_pem))
+}
+
+/// [`start_server`], also returning the server's watch cache (fault tests
+/// watch its upstream reconnections).
+pub async fn start_server_with_cache(
+    client: kube::Client,
+    auth: Arc<Auth>,
+    impersonate: bool,
+) -> Result<(server::RunningServer, String, WatchCache), String> {
     let kinds = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
     let registry = Registry::from_path(&kinds).map_err(|e| e.to_string())?;
     let backend = Backend::Cluster(Box::new(
@@ -127,7 +138,7 @@ pub async fn start_server(
     .await
     .map_err(|e| e.to_string())?;
     cache.wait_ready().await;
-    Ok((running, ca.cert_pem().to_owned()))
+    Ok((running, ca.cert_pem().to_owned(), cache))
 }
 
 fn register(plane: &Plane, port: u16, ca_pem: &str) -> Result<(), String> {

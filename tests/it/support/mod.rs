@@ -2,8 +2,8 @@
 //! simulated node, the built `kubectl-cozy` binaries, the lock that
 //! serializes tests which change cluster-wide state, the Go test tools, a
 //! local echo server that stands in for a pod's container, `serve` as a
-//! process, the container runtime of its tunnel agent, and that of
-//! `install`'s server pods.
+//! process, the container runtimes of its tunnel agent and of `install`'s
+//! server pods, and `serve --standalone` with kubectl pointed at it.
 
 #![allow(dead_code, reason = "helpers for tests of later features")]
 
@@ -14,7 +14,9 @@ pub mod echo;
 pub mod install;
 pub mod node;
 pub mod plane;
+pub mod private_plane;
 pub mod serve;
+pub mod standalone;
 pub mod tools;
 
 pub use plane::plane;
@@ -22,7 +24,9 @@ pub use plane::plane;
 /// Held by every test that deletes namespaces or changes what blocks
 /// namespace deletion cluster-wide (an unavailable APIService stalls every
 /// namespace deletion; doctor's "healthy plane" test needs nothing
-/// Terminating). A tokio mutex works from any test's runtime; sync tests use
+/// Terminating), and by tests whose kubectl reads discovery of every group
+/// (`kubectl get all`), which another session's unavailable APIService
+/// fails. A tokio mutex works from any test's runtime; sync tests use
 /// `blocking_lock()`.
 pub static CLUSTER_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 

@@ -165,15 +165,166 @@ fn start() -> Result<Plane, String> {
     let bin_dir = binaries()?;
     sweep_stale_work_dirs();
     let dir = std::env::temp_dir().join(format!("kubectl-cozy-plane-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("pki"))
-        .map_err(|e| format!("create {}: {e}", dir.display()))?;
     WORK_DIRS
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .push(dir.clone());
     install_exit_hook();
+    let (plane, layout) = prepare(dir, bin_dir)?;
+    let dir = &plane.dir;
+    let deadline = Instant::now() + START_TIMEOUT;
+    spawn(dir, "etcd", &mut layout.etcd())?;
+    wait_for(dir, "etcd", deadline, || layout.etcd_healthy())?;
+    spawn(dir, "kube-apiserver", &mut layout.kube_apiserver())?;
+    wait_for(dir, "kube-apiserver", deadline, || layout.apiserver_ready())?;
+    spawn(
+        dir,
+        "kube-controller-manager",
+        &mut layout.kube_controller_manager(),
+    )?;
+    wait_for(dir, "kube-controller-manager", deadline, || {
+        tls_port_open(layout.kcm_port)
+    })?;
+    install_crd(&plane, deadline)?;
+    Ok(plane)
+}
 
+/// Where one plane's processes listen and keep their files, and how each is
+/// started (the same command restarts it).
+#[derive(Debug, Clone)]
+pub(super) struct Layout {
+    dir: PathBuf,
+    bin_dir: PathBuf,
+    kubeconfig: PathBuf,
+    kcm_kubeconfig: PathBuf,
+    /// etcd's client port.
+    pub etcd_client: u16,
+    etcd_peer: u16,
+    api_port: u16,
+    kcm_port: u16,
+}
+
+impl Layout {
+    fn pki(&self, name: &str) -> String {
+        self.dir.join("pki").join(name).display().to_string()
+    }
+
+    /// `http://127.0.0.1:<port>` of etcd's client API.
+    pub fn etcd_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.etcd_client)
+    }
+
+    /// etcd, with its data in `<dir>/etcd`.
+    pub fn etcd(&self) -> Command {
+        let etcd_url = self.etcd_url();
+        let peer_url = format!("http://127.0.0.1:{}", self.etcd_peer);
+        let mut cmd = Command::new(self.bin_dir.join("etcd"));
+        cmd.args([
+            "--name=default".to_owned(),
+            format!("--data-dir={}", self.dir.join("etcd").display()),
+            format!("--listen-client-urls={etcd_url}"),
+            format!("--advertise-client-urls={etcd_url}"),
+            format!("--listen-peer-urls={peer_url}"),
+            format!("--initial-advertise-peer-urls={peer_url}"),
+            format!("--initial-cluster=default={peer_url}"),
+            "--unsafe-no-fsync=true".to_owned(),
+            "--log-level=warn".to_owned(),
+        ]);
+        cmd
+    }
+
+    /// Whether etcd answers `/health`.
+    pub fn etcd_healthy(&self) -> bool {
+        http_get_ok(self.etcd_client, "/health")
+    }
+
+    /// kube-apiserver over this plane's etcd.
+    pub fn kube_apiserver(&self) -> Command {
+        let api_port = self.api_port;
+        let pf = |name: &str| self.pki(name);
+        let mut cmd = Command::new(self.bin_dir.join("kube-apiserver"));
+        cmd.args([
+            format!("--etcd-servers={}", self.etcd_url()),
+            "--bind-address=127.0.0.1".to_owned(),
+            "--advertise-address=127.0.0.1".to_owned(),
+            format!("--secure-port={api_port}"),
+            "--endpoint-reconciler-type=none".to_owned(),
+            format!("--cert-dir={}", self.dir.join("pki").display()),
+            format!("--tls-cert-file={}", pf("apiserver.crt")),
+            format!("--tls-private-key-file={}", pf("apiserver.key")),
+            format!("--client-ca-file={}", pf("client-ca.crt")),
+            "--authorization-mode=RBAC".to_owned(),
+            "--allow-privileged=true".to_owned(),
+            "--service-cluster-ip-range=10.0.0.0/24".to_owned(),
+            "--disable-admission-plugins=ServiceAccount".to_owned(),
+            format!("--service-account-issuer=https://127.0.0.1:{api_port}/"),
+            format!("--service-account-key-file={}", pf("sa.pub")),
+            format!("--service-account-signing-key-file={}", pf("sa.key")),
+            format!(
+                "--requestheader-client-ca-file={}",
+                pf("front-proxy-ca.crt")
+            ),
+            "--requestheader-allowed-names=front-proxy-client".to_owned(),
+            "--requestheader-username-headers=X-Remote-User".to_owned(),
+            "--requestheader-uid-headers=X-Remote-Uid".to_owned(),
+            "--requestheader-group-headers=X-Remote-Group".to_owned(),
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-".to_owned(),
+            format!("--proxy-client-cert-file={}", pf("front-proxy-client.crt")),
+            format!("--proxy-client-key-file={}", pf("front-proxy-client.key")),
+            "--enable-aggregator-routing=false".to_owned(),
+            // The simulated node's kubelet API (kwok) listens on a loopback
+            // address it reports as the node's InternalIP, with a serving
+            // certificate from this CA.
+            "--kubelet-preferred-address-types=InternalIP,Hostname".to_owned(),
+            format!("--kubelet-certificate-authority={}", pf("kubelet-ca.crt")),
+        ]);
+        cmd
+    }
+
+    /// Whether kube-apiserver answers `/readyz` with 200.
+    pub fn apiserver_ready(&self) -> bool {
+        kubectl_ok(
+            &self.bin_dir.join("kubectl"),
+            &self.kubeconfig,
+            &["get", "--raw", "/readyz"],
+        )
+    }
+
+    /// kube-controller-manager with [`CONTROLLERS`].
+    fn kube_controller_manager(&self) -> Command {
+        let mut cmd = Command::new(self.bin_dir.join("kube-controller-manager"));
+        cmd.args([
+            format!("--kubeconfig={}", self.kcm_kubeconfig.display()),
+            format!(
+                "--authentication-kubeconfig={}",
+                self.kcm_kubeconfig.display()
+            ),
+            format!(
+                "--authorization-kubeconfig={}",
+                self.kcm_kubeconfig.display()
+            ),
+            // Aggregation fills the built-in view/edit/admin roles from
+            // labelled ClusterRoles (`serve --print-rbac`); the deployment,
+            // replicaset and endpointslice controllers run workloads on the
+            // simulated node (no node-lifecycle controller: the node harness
+            // clears the node's not-ready taint itself).
+            format!("--controllers={}", CONTROLLERS.join(",")),
+            "--leader-elect=false".to_owned(),
+            "--use-service-account-credentials=false".to_owned(),
+            "--bind-address=127.0.0.1".to_owned(),
+            format!("--secure-port={}", self.kcm_port),
+            format!("--cert-dir={}", self.dir.join("kcm-certs").display()),
+        ]);
+        cmd
+    }
+}
+
+/// Creates `dir` with the plane's certificates and kubeconfigs and picks its
+/// ports; starts nothing.
+pub(super) fn prepare(dir: PathBuf, bin_dir: PathBuf) -> Result<(Plane, Layout), String> {
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("pki"))
+        .map_err(|e| format!("create {}: {e}", dir.display()))?;
     let p = dir.join("pki");
     let file = |name: &str| p.join(name);
     let write = |name: &str, text: &str| {
@@ -215,10 +366,8 @@ fn start() -> Result<Plane, String> {
     write("sa.key", &sa_key)?;
     write("sa.pub", &sa_pub)?;
 
-    let etcd_client = free_port()?;
-    let etcd_peer = free_port()?;
-    let api_port = free_port()?;
-    let kcm_port = free_port()?;
+    let layout_ports = (free_port()?, free_port()?, free_port()?, free_port()?);
+    let (etcd_client, etcd_peer, api_port, kcm_port) = layout_ports;
     let server = format!("https://127.0.0.1:{api_port}");
 
     let admin = client_ca
@@ -238,121 +387,17 @@ fn start() -> Result<Plane, String> {
     let kcm_kubeconfig = dir.join("kcm.kubeconfig");
     write_kubeconfig(&kcm_kubeconfig, &server, serving_ca.cert_pem(), &kcm)?;
 
-    let deadline = Instant::now() + START_TIMEOUT;
-    let etcd_url = format!("http://127.0.0.1:{etcd_client}");
-    let peer_url = format!("http://127.0.0.1:{etcd_peer}");
-    spawn(
-        &dir,
-        "etcd",
-        Command::new(bin_dir.join("etcd")).args([
-            "--name=default".to_owned(),
-            format!("--data-dir={}", dir.join("etcd").display()),
-            format!("--listen-client-urls={etcd_url}"),
-            format!("--advertise-client-urls={etcd_url}"),
-            format!("--listen-peer-urls={peer_url}"),
-            format!("--initial-advertise-peer-urls={peer_url}"),
-            format!("--initial-cluster=default={peer_url}"),
-            "--unsafe-no-fsync=true".to_owned(),
-            "--log-level=warn".to_owned(),
-        ]),
-    )?;
-    wait_for(&dir, "etcd", deadline, || {
-        http_get_ok(etcd_client, "/health")
-    })?;
-
-    let pf = |name: &str| file(name).display().to_string();
-    spawn(
-        &dir,
-        "kube-apiserver",
-        Command::new(bin_dir.join("kube-apiserver")).args([
-            format!("--etcd-servers={etcd_url}"),
-            "--bind-address=127.0.0.1".to_owned(),
-            "--advertise-address=127.0.0.1".to_owned(),
-            format!("--secure-port={api_port}"),
-            "--endpoint-reconciler-type=none".to_owned(),
-            format!("--cert-dir={}", p.display()),
-            format!("--tls-cert-file={}", pf("apiserver.crt")),
-            format!("--tls-private-key-file={}", pf("apiserver.key")),
-            format!("--client-ca-file={}", pf("client-ca.crt")),
-            "--authorization-mode=RBAC".to_owned(),
-            "--allow-privileged=true".to_owned(),
-            "--service-cluster-ip-range=10.0.0.0/24".to_owned(),
-            "--disable-admission-plugins=ServiceAccount".to_owned(),
-            format!("--service-account-issuer=https://127.0.0.1:{api_port}/"),
-            format!("--service-account-key-file={}", pf("sa.pub")),
-            format!("--service-account-signing-key-file={}", pf("sa.key")),
-            format!(
-                "--requestheader-client-ca-file={}",
-                pf("front-proxy-ca.crt")
-            ),
-            "--requestheader-allowed-names=front-proxy-client".to_owned(),
-            "--requestheader-username-headers=X-Remote-User".to_owned(),
-            "--requestheader-uid-headers=X-Remote-Uid".to_owned(),
-            "--requestheader-group-headers=X-Remote-Group".to_owned(),
-            "--requestheader-extra-headers-prefix=X-Remote-Extra-".to_owned(),
-            format!("--proxy-client-cert-file={}", pf("front-proxy-client.crt")),
-            format!("--proxy-client-key-file={}", pf("front-proxy-client.key")),
-            "--enable-aggregator-routing=false".to_owned(),
-            // The simulated node's kubelet API (kwok) listens on a loopback
-            // address it reports as the node's InternalIP, with a serving
-            // certificate from this CA.
-            "--kubelet-preferred-address-types=InternalIP,Hostname".to_owned(),
-            format!("--kubelet-certificate-authority={}", pf("kubelet-ca.crt")),
-        ]),
-    )?;
-    let kubectl = bin_dir.join("kubectl");
-    wait_for(&dir, "kube-apiserver", deadline, || {
-        kubectl_ok(&kubectl, &kubeconfig, &["get", "--raw", "/readyz"])
-    })?;
-
-    spawn(
-        &dir,
-        "kube-controller-manager",
-        Command::new(bin_dir.join("kube-controller-manager")).args([
-            format!("--kubeconfig={}", kcm_kubeconfig.display()),
-            format!("--authentication-kubeconfig={}", kcm_kubeconfig.display()),
-            format!("--authorization-kubeconfig={}", kcm_kubeconfig.display()),
-            // Aggregation fills the built-in view/edit/admin roles from
-            // labelled ClusterRoles (`serve --print-rbac`); the deployment,
-            // replicaset and endpointslice controllers run workloads on the
-            // simulated node (no node-lifecycle controller: the node harness
-            // clears the node's not-ready taint itself).
-            format!("--controllers={}", CONTROLLERS.join(",")),
-            "--leader-elect=false".to_owned(),
-            "--use-service-account-credentials=false".to_owned(),
-            "--bind-address=127.0.0.1".to_owned(),
-            format!("--secure-port={kcm_port}"),
-            format!("--cert-dir={}", dir.join("kcm-certs").display()),
-        ]),
-    )?;
-    wait_for(&dir, "kube-controller-manager", deadline, || {
-        tls_port_open(kcm_port)
-    })?;
-
-    // The HelmRelease CRD, taken from the helm-controller module at build time.
-    let crd = bin_dir.join("helmreleases.crd.yaml");
-    let crd_arg = crd.display().to_string();
-    wait_for(&dir, "HelmRelease CRD", deadline, || {
-        kubectl_ok(
-            &kubectl,
-            &kubeconfig,
-            &["apply", "--server-side", "-f", &crd_arg],
-        )
-    })?;
-    wait_for(&dir, "HelmRelease CRD established", deadline, || {
-        kubectl_ok(
-            &kubectl,
-            &kubeconfig,
-            &[
-                "wait",
-                "--for=condition=Established",
-                "--timeout=5s",
-                "crd/helmreleases.helm.toolkit.fluxcd.io",
-            ],
-        )
-    })?;
-
-    Ok(Plane {
+    let layout = Layout {
+        dir: dir.clone(),
+        bin_dir: bin_dir.clone(),
+        kubeconfig: kubeconfig.clone(),
+        kcm_kubeconfig,
+        etcd_client,
+        etcd_peer,
+        api_port,
+        kcm_port,
+    };
+    let plane = Plane {
         front_proxy_ca: file("front-proxy-ca.crt"),
         front_proxy: front_proxy_ca,
         front_proxy_client,
@@ -363,6 +408,34 @@ fn start() -> Result<Plane, String> {
         kubeconfig,
         client_ca,
         kubelet_ca,
+    };
+    Ok((plane, layout))
+}
+
+/// Applies the HelmRelease CRD (taken from the helm-controller module at
+/// build time) and waits until it is Established.
+pub(super) fn install_crd(plane: &Plane, deadline: Instant) -> Result<(), String> {
+    let kubectl = plane.kubectl_path();
+    let crd = plane.bin_dir.join("helmreleases.crd.yaml");
+    let crd_arg = crd.display().to_string();
+    wait_for(&plane.dir, "HelmRelease CRD", deadline, || {
+        kubectl_ok(
+            &kubectl,
+            &plane.kubeconfig,
+            &["apply", "--server-side", "-f", &crd_arg],
+        )
+    })?;
+    wait_for(&plane.dir, "HelmRelease CRD established", deadline, || {
+        kubectl_ok(
+            &kubectl,
+            &plane.kubeconfig,
+            &[
+                "wait",
+                "--for=condition=Established",
+                "--timeout=5s",
+                "crd/helmreleases.helm.toolkit.fluxcd.io",
+            ],
+        )
     })
 }
 
@@ -398,7 +471,7 @@ pub(super) fn spawn(dir: &Path, name: &str, cmd: &mut Command) -> Result<(), Str
     unsafe_code,
     reason = "prctl(PR_SET_PDEATHSIG) in the forked child before exec"
 )]
-fn die_with_parent(cmd: &mut Command) {
+pub(super) fn die_with_parent(cmd: &mut Command) {
     // SAFETY: prctl and getppid are async-signal-safe; nothing is allocated.
     unsafe {
         cmd.pre_exec(|| {
@@ -456,7 +529,7 @@ fn install_exit_hook() {
 }
 
 /// Removes work directories of test processes that no longer exist (killed
-/// before their exit hook ran).
+/// before their exit hook ran, or before a private plane was dropped).
 fn sweep_stale_work_dirs() {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
@@ -465,7 +538,8 @@ fn sweep_stale_work_dirs() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if let Some(pid) = name
             .strip_prefix("kubectl-cozy-plane-")
-            .and_then(|p| p.parse::<u32>().ok())
+            // `<pid>` (the shared plane) or `<pid>-<name>` (a private one).
+            .and_then(|p| p.split('-').next()?.parse::<u32>().ok())
             && !Path::new(&format!("/proc/{pid}")).exists()
         {
             let _ = std::fs::remove_dir_all(entry.path());

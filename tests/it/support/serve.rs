@@ -182,6 +182,24 @@ impl ServeProcess {
             )),
         }
     }
+
+    /// Stops serve with `signal` (`-INT` or `-TERM`) and asserts a clean
+    /// stop: exit status 0 within `limit`, then nothing of session `id` left
+    /// in the cluster within `limit`. Panics with serve's output otherwise.
+    pub async fn stop_cleanly(
+        &mut self,
+        signal: &str,
+        client: &kube::Client,
+        id: &str,
+        limit: Duration,
+    ) {
+        self.signal(signal);
+        let status = self.exit(limit).await.expect("serve exits");
+        assert!(status.success(), "serve {status}:\n{}", self.output());
+        if let Err(left) = wait_session_gone(client, id, limit).await {
+            panic!("left behind by session {id}: {left:?}\n{}", self.output());
+        }
+    }
 }
 
 /// Every object carrying session `id`'s label, cluster-wide, as

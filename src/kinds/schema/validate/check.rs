@@ -410,7 +410,7 @@ fn check_size(
 
 /// kube-openapi's type check; returns the expected type name and the name of
 /// what was found when the value does not fit.
-fn type_mismatch(n: &Node, v: &Value) -> Option<(&'static str, &'static str)> {
+fn type_mismatch<'n>(n: &'n Node, v: &Value) -> Option<(&'n str, &'static str)> {
     if n.ty == NodeType::Any {
         return None;
     }
@@ -445,15 +445,10 @@ fn type_mismatch(n: &Node, v: &Value) -> Option<(&'static str, &'static str)> {
         || is_float_int
         || is_int_float)
     {
-        // kube-openapi names the format and Go's number kind here.
-        let fmt_name: &'static str = match format {
-            "int32" => "int32",
-            "int64" => "int64",
-            "float" => "float",
-            "double" => "double",
-            _ => return Some((type_name, found)),
-        };
-        return Some((fmt_name, go_format));
+        // kube-openapi names the format (any it supports: the others were
+        // stripped at compile time) and Go's format of the value, empty for
+        // booleans and objects: `must be of type uri: "int64"`.
+        return Some((format, go_format));
     }
     if str_or_slice && !(n.ty == NodeType::Integer || n.ty == NodeType::Number || format.is_empty())
     {
@@ -625,6 +620,44 @@ mod tests {
         );
     }
 
+    /// Found by the differential test against kube-apiserver: a value of
+    /// another JSON type for a string with a (supported) format is reported
+    /// with the format's name and Go's format of the value.
+    #[test]
+    fn wrong_types_for_formatted_strings_name_the_format() {
+        let s = json!({"type": "object", "properties": {
+            "url": {"type": "string", "format": "uri"},
+            "custom": {"type": "string", "format": "my-own-format"}
+        }});
+        assert_eq!(
+            errors(s.clone(), json!({"url": 7})),
+            [r#"spec.url: Invalid value: "int64": spec.url in body must be of type uri: "int64""#]
+        );
+        assert_eq!(
+            errors(s.clone(), json!({"url": 1.5})),
+            [
+                r#"spec.url: Invalid value: "float64": spec.url in body must be of type uri: "float64""#
+            ]
+        );
+        assert_eq!(
+            errors(s.clone(), json!({"url": {}})),
+            [r#"spec.url: Invalid value: "": spec.url in body must be of type uri: """#]
+        );
+        assert_eq!(
+            errors(s.clone(), json!({"url": true})),
+            [r#"spec.url: Invalid value: "": spec.url in body must be of type uri: """#]
+        );
+        // kube-openapi skips the type check of a list for a formatted string.
+        assert!(errors(s.clone(), json!({"url": ["a"]})).is_empty());
+        // An unsupported format is stripped: a plain string's errors.
+        assert_eq!(
+            errors(s, json!({"custom": 7})),
+            [
+                r#"spec.custom: Invalid value: "integer": spec.custom in body must be of type string: "integer""#
+            ]
+        );
+    }
+
     #[test]
     fn formats_are_type_errors() {
         let s = json!({"type": "object", "properties": {
@@ -656,7 +689,7 @@ mod tests {
         assert_eq!(
             errors(s, json!({"ratio": 1e39})),
             [
-                "spec.ratio: Invalid value: 1e+39: Checked value must be of type number with format float in spec.ratio"
+                r#"<nil>: Invalid value: "": Checked value must be of type number with format float in spec.ratio"#
             ]
         );
     }
@@ -694,7 +727,7 @@ mod tests {
     }
 
     #[test]
-    fn maps_use_bracketed_keys() {
+    fn map_keys_are_dotted_as_kube_openapi_writes_them() {
         let s = json!({"type": "object", "properties": {
             "labels": {"type": "object", "maxProperties": 2, "additionalProperties": {"type": "string", "maxLength": 5}},
             "strict": {"type": "object", "additionalProperties": false},
@@ -708,8 +741,8 @@ mod tests {
             errs,
             [
                 "spec.labels: Too many: 3: must have at most 2 items",
-                r#"spec.labels[bar]: Invalid value: "integer": spec.labels[bar] in body must be of type string: "integer""#,
-                "spec.labels[foo]: Too long: may not be more than 5 bytes",
+                r#"spec.labels.bar: Invalid value: "integer": spec.labels.bar in body must be of type string: "integer""#,
+                "spec.labels.foo: Too long: may not be more than 5 bytes",
             ]
         );
         assert_eq!(

@@ -264,6 +264,25 @@ mod tests {
         );
     }
 
+    /// Found by the differential test against kube-apiserver: pruned fields
+    /// under a map key are reported as `spec.users.a.b.extra`, not
+    /// `spec.users[a.b].extra`.
+    #[test]
+    fn pruned_paths_under_map_keys_are_dotted() {
+        let s = json!({"type": "object", "properties": {
+            "users": {"type": "object", "additionalProperties": {
+                "type": "object", "properties": {"role": {"type": "string"}}
+            }}
+        }});
+        let (v, errs, pruned) = run(
+            s,
+            json!({"users": {"a.b": {"role": "x", "extra": {"nested": 1}}, "c": {"more": true}}}),
+        );
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!(pruned, ["spec.users.a.b.extra", "spec.users.c.more"]);
+        assert_eq!(v, json!({"users": {"a.b": {"role": "x"}, "c": {}}}));
+    }
+
     #[test]
     fn defaults_apply_recursively_like_kube_apiserver() {
         let s = json!({"type": "object", "properties": {

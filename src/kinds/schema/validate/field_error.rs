@@ -33,7 +33,7 @@ pub enum FieldErrorKind {
 
 impl FieldErrorKind {
     /// The Kubernetes cause type string, e.g. `FieldValueRequired`.
-    pub(crate) fn reason(self) -> &'static str {
+    pub fn reason(self) -> &'static str {
         match self {
             Self::Required => "FieldValueRequired",
             Self::Invalid => "FieldValueInvalid",
@@ -63,8 +63,9 @@ impl FieldErrorKind {
 /// One validation failure, shaped like k8s.io/apimachinery's `field.Error`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldError {
-    /// Path of the offending field, e.g. `spec.users[2].name` or
-    /// `spec.labels[foo]`.
+    /// Path of the offending field, e.g. `spec.users[2].name`,
+    /// `spec.labels.foo` (a map key; `spec.labels[foo]` in CEL rule errors)
+    /// or `<nil>` (kube-openapi errors that name no field).
     pub field: String,
     /// The cause.
     pub kind: FieldErrorKind,
@@ -95,7 +96,7 @@ impl FieldError {
     /// `Invalid value: -1: spec.replicas in body should be greater than or
     /// equal to 0` or `Unsupported value: "big": supported values: "small",
     /// "medium"`.
-    pub(crate) fn message(&self) -> String {
+    pub fn message(&self) -> String {
         let mut s = String::from(self.kind.label());
         match self.kind {
             FieldErrorKind::Required | FieldErrorKind::Forbidden | FieldErrorKind::TooLong => {}
@@ -151,8 +152,16 @@ pub(super) fn push_index(path: &mut String, i: usize) {
     path.push(']');
 }
 
-/// Appends `[key]` (a map key) to a field path.
+/// Appends `.key` (a map key) to a field path, as kube-openapi's validators
+/// and kube-apiserver's pruning write it (`spec.users.alice.role`).
 pub(super) fn push_key(path: &mut String, key: &str) {
+    path.push('.');
+    path.push_str(key);
+}
+
+/// Appends `[key]` (a map key) to a field path, as kube-apiserver's CEL
+/// validation writes it (`field.Path.Key`).
+pub(super) fn push_cel_key(path: &mut String, key: &str) {
     path.push('[');
     path.push_str(key);
     path.push(']');

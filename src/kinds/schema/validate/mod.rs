@@ -18,9 +18,13 @@
 //!    integer, bounds on integers compare as integers).
 //!
 //! [`CompiledSchema::default_and_validate`] does both. Field paths use `.`
-//! for properties, `[i]` for list items and `[key]` for map
-//! (`additionalProperties`) keys. Errors are sorted by path (indices
-//! numerically), keeping kube-openapi's order within one path.
+//! for properties and map (`additionalProperties`) keys and `[i]` for list
+//! items, as kube-openapi and kube-apiserver's pruning write them; CEL rule
+//! errors write map keys as `[key]`, as kube-apiserver's CEL validation
+//! does. Errors kube-openapi raises without a field name (a number outside
+//! what its type and format hold) are at `<nil>` with an empty value, the
+//! path in their message. Errors are sorted by path (indices numerically),
+//! keeping kube-openapi's order within one path.
 //!
 //! One file per pass over the compiled tree, each an `impl CompiledSchema`
 //! block of its own:

@@ -67,7 +67,7 @@ struct NumberCheck<'a> {
 impl NumberCheck<'_> {
     /// The error of a value (or a bound) outside what the type and format
     /// can hold, e.g. `Checked value must be of type integer (default
-    /// format) in spec.replicas`.
+    /// format) in spec.replicas`, at `<nil>` as kube-apiserver reports it.
     fn range_error(&self, prefix: &str) -> FieldError {
         let (type_name, format, path) = (self.type_name, self.format, self.path);
         let what = if format.is_empty() {
@@ -75,7 +75,14 @@ impl NumberCheck<'_> {
         } else {
             format!("{prefix} value must be of type {type_name} with format {format} in {path}")
         };
-        FieldError::new(path, FieldErrorKind::Invalid, Some(self.bad()), what)
+        // kube-openapi raises it without a field name, so kube-apiserver
+        // reports it at `<nil>` with an empty value; the message names the path.
+        FieldError::new(
+            "<nil>",
+            FieldErrorKind::Invalid,
+            Some(Value::String(String::new())),
+            what,
+        )
     }
 
     fn bad(&self) -> Value {
@@ -292,15 +299,15 @@ mod tests {
         assert_eq!(
             errors(replicas_schema(), json!({"replicas": 2.5})),
             [
+                r#"<nil>: Invalid value: "": Checked value must be of type integer (default format) in spec.replicas"#,
                 r#"spec.replicas: Invalid value: "number": spec.replicas in body must be of type integer: "number""#,
-                "spec.replicas: Invalid value: 2.5: Checked value must be of type integer (default format) in spec.replicas",
             ]
         );
         let i32s = json!({"type": "object", "properties": {"port": {"type": "integer", "format": "int32"}}});
         assert_eq!(
             errors(i32s.clone(), json!({"port": 3_000_000_000_i64})),
             [
-                "spec.port: Invalid value: 3000000000: Checked value must be of type integer with format int32 in spec.port"
+                r#"<nil>: Invalid value: "": Checked value must be of type integer with format int32 in spec.port"#
             ]
         );
         assert!(errors(i32s, json!({"port": 8080})).is_empty());

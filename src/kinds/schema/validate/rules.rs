@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::super::cel;
 use super::CompiledSchema;
 use super::compile::{Additional, ListType, NodeRef};
-use super::field_error::{FieldError, push_field, push_index, push_key};
+use super::field_error::{FieldError, push_cel_key, push_field, push_index};
 
 impl CompiledSchema {
     /// Whether the schema has any rules.
@@ -60,7 +60,7 @@ impl CompiledSchema {
                     if is_prop {
                         push_field(path, k);
                     } else {
-                        push_key(path, k);
+                        push_cel_key(path, k);
                     }
                     let old_child = old_obj.and_then(|o| o.get(k.as_str()));
                     let ok = self.check_rules(child_id, child, old_child, path, budget, errs);
