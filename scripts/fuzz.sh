@@ -5,8 +5,11 @@
 #
 # Runs each target (default: all of them, see `cargo fuzz list`) for SECONDS
 # (default 60) of libFuzzer's -max_total_time, one job at a time, starting
-# from the committed corpus fuzz/corpus/<target>, then minimizes that corpus
-# with `cargo fuzz cmin`. A crash, panic or timeout (10 s per input) ends
+# from the committed corpus fuzz/corpus/<target> and the hand-written seeds
+# fuzz/seeds/<target> (realistic kinds, charts, kubeconfigs, patches), then
+# minimizes the corpus with `cargo fuzz cmin` and trims it to
+# FUZZ_CORPUS_KIB (default 24) KiB, dropping its largest inputs first, so
+# the committed corpora stay small. A crash, panic or timeout (10 s per input) ends
 # that target's run (the others still run, the script exits 1): its input is
 # under fuzz/artifacts/<target>/; reproduce with
 # `cargo +nightly fuzz run <target> fuzz/artifacts/<target>/<file>`, fix the
@@ -46,7 +49,7 @@ for target in "${targets[@]}"; do
     echo "== $target: ${seconds}s" >&2
     status=0
     # shellcheck disable=SC2086 # FUZZ_ARGS is a list of flags
-    "${fuzz[@]}" run "${build_flags[@]}" "$target" "$corpus" -- \
+    "${fuzz[@]}" run "${build_flags[@]}" "$target" "$corpus" "fuzz/seeds/$target" -- \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         ${FUZZ_ARGS:-} 2>&1 | tee "$log" >&2 || status=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
@@ -59,6 +62,12 @@ for target in "${targets[@]}"; do
         continue
     fi
     "${fuzz[@]}" cmin "${build_flags[@]}" "$target" "$corpus" >/dev/null 2>&1
+    budget=$((${FUZZ_CORPUS_KIB:-24} * 1024))
+    while read -r _ file; do
+        total=$(find "$corpus" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+        ((total > budget)) || break
+        rm -f "$file"
+    done < <(find "$corpus" -type f -printf '%s %p\n' | sort -rn)
     summary+=("$target: ${seconds}s, ${execs:-?} runs, ${speed:-?}/s, coverage ${cov:-?}, corpus $(find "$corpus" -type f | wc -l) files, $(du -sk --apparent-size "$corpus" | cut -f1) KiB")
 done
 printf '%s\n' "${summary[@]}"

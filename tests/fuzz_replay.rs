@@ -1,4 +1,5 @@
 //! Replays every committed fuzz input on stable: each file of
+//! `fuzz/seeds/<target>/` (hand-written realistic inputs),
 //! `fuzz/corpus/<target>/` (the minimized corpora) and
 //! `fuzz/regressions/<target>/` (inputs that once crashed, hung or broke a
 //! property) goes through the same `kubectl_cozy::fuzzing` function the
@@ -56,15 +57,13 @@ fn corpora_and_regressions_replay_cleanly() {
     let mut failures = Vec::new();
     let mut total = 0;
     for (name, target) in TARGETS {
-        let corpus = inputs(&fuzz_dir().join("corpus").join(name));
-        assert!(
-            !corpus.is_empty(),
-            "fuzz/corpus/{name} is empty: run scripts/fuzz.sh {name}"
-        );
-        let regressions = inputs(&fuzz_dir().join("regressions").join(name));
-        total += corpus.len() + regressions.len();
-        failures.extend(replay(*target, &corpus));
-        failures.extend(replay(*target, &regressions));
+        let seeds = inputs(&fuzz_dir().join("seeds").join(name));
+        assert!(!seeds.is_empty(), "fuzz/seeds/{name} is empty");
+        for dir in ["seeds", "corpus", "regressions"] {
+            let files = inputs(&fuzz_dir().join(dir).join(name));
+            total += files.len();
+            failures.extend(replay(*target, &files));
+        }
     }
     assert!(
         failures.is_empty(),
