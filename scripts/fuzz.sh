@@ -8,7 +8,7 @@
 # from the committed corpus fuzz/corpus/<target> and the hand-written seeds
 # fuzz/seeds/<target> (realistic kinds, charts, kubeconfigs, patches), then
 # minimizes the corpus with `cargo fuzz cmin` and trims it to
-# FUZZ_CORPUS_KIB (default 24) KiB, dropping its largest inputs first, so
+# FUZZ_CORPUS_KIB (default 16) KiB, dropping its largest inputs first, so
 # the committed corpora stay small. A crash, panic or timeout (10 s per input) ends
 # that target's run (the others still run, the script exits 1): its input is
 # under fuzz/artifacts/<target>/; reproduce with
@@ -62,11 +62,12 @@ for target in "${targets[@]}"; do
         continue
     fi
     "${fuzz[@]}" cmin "${build_flags[@]}" "$target" "$corpus" >/dev/null 2>&1
-    budget=$((${FUZZ_CORPUS_KIB:-24} * 1024))
-    while read -r _ file; do
-        total=$(find "$corpus" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+    budget=$((${FUZZ_CORPUS_KIB:-16} * 1024))
+    total=$(find "$corpus" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}')
+    while read -r size file; do
         ((total > budget)) || break
         rm -f "$file"
+        total=$((total - size))
     done < <(find "$corpus" -type f -printf '%s %p\n' | sort -rn)
     summary+=("$target: ${seconds}s, ${execs:-?} runs, ${speed:-?}/s, coverage ${cov:-?}, corpus $(find "$corpus" -type f | wc -l) files, $(du -sk --apparent-size "$corpus" | cut -f1) KiB")
 done
