@@ -144,10 +144,38 @@ pub fn user_names(selection: &Selection) -> Vec<String> {
 }
 
 fn read_file(path: &Path) -> Result<Kubeconfig, Error> {
-    Kubeconfig::read_from(path).map_err(|source| Error::Read {
+    let read_error = |source| Error::Read {
         path: path.to_owned(),
         source,
-    })
+    };
+    refuse_truncated_utf16(path).map_err(|e| {
+        read_error(kube::config::KubeconfigError::ReadConfig(
+            e,
+            path.to_owned(),
+        ))
+    })?;
+    Kubeconfig::read_from(path).map_err(read_error)
+}
+
+/// kube 5.0's `Kubeconfig::read_from` decodes a file starting with a UTF-16
+/// byte-order mark in two-byte chunks and panics (index out of bounds) when
+/// an odd number of bytes follows it; such a file is refused here first, as
+/// invalid UTF-16. Found by the `kubeconfig` fuzz target.
+fn refuse_truncated_utf16(path: &Path) -> std::io::Result<()> {
+    use std::io::Read;
+    let mut bom = [0u8; 2];
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    if len >= 2 && file.read_exact(&mut bom).is_ok() {
+        let utf16 = matches!(bom, [0xFF, 0xFE] | [0xFE, 0xFF]);
+        if utf16 && (len - 2) % 2 == 1 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "UTF-16 text (byte-order mark) with an odd number of bytes",
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn home_dir() -> Option<PathBuf> {
@@ -187,6 +215,32 @@ mod tests {
         sel.context = Some("missing".into());
         let err = load(&sel).await.unwrap_err();
         assert!(err.to_string().contains("missing"), "{err}");
+    }
+
+    #[test]
+    fn truncated_utf16_is_a_read_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        for bytes in [&[0xFF, 0xFE, b'a', 0, b'b'][..], &[0xFE, 0xFF, 0]] {
+            std::fs::write(&path, bytes).unwrap();
+            let sel = Selection {
+                kubeconfig: Some(path.clone()),
+                ..Default::default()
+            };
+            let err = read(&sel).unwrap_err();
+            assert!(matches!(err, Error::Read { .. }), "{err}");
+        }
+        // Whole UTF-16 is still read (and here found to be no kubeconfig).
+        let text: Vec<u8> = [0xFF, 0xFE]
+            .into_iter()
+            .chain("clusters: []\n".encode_utf16().flat_map(u16::to_le_bytes))
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        let sel = Selection {
+            kubeconfig: Some(path),
+            ..Default::default()
+        };
+        read(&sel).unwrap();
     }
 
     #[test]

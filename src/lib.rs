@@ -17,6 +17,8 @@ pub mod cli;
 pub mod cmd;
 pub mod complete;
 pub mod doctor;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod golang;
 pub mod kinds;
 pub mod kubeconfig;

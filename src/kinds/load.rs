@@ -95,8 +95,8 @@ pub(crate) fn load_path(path: &Path) -> Result<Loaded, LoadError> {
 
 /// Parses definitions from text (every supported format), naming `source` in
 /// messages, and validates the set. Only tests (here and in the modules that
-/// consume definitions) load definitions from a string.
-#[cfg(test)]
+/// consume definitions) and the fuzz targets ([`crate::fuzzing`]) load
+/// definitions from a string.
 pub(crate) fn load_text(text: &str, source: &str) -> Result<Loaded, LoadError> {
     let mut loaded = Loaded::default();
     let mut problems = Vec::new();

@@ -11,7 +11,8 @@
 //! - `spec` becomes `spec.values`; chart/chartRef and the HelmRelease knobs
 //!   come from the definition;
 //! - uid, resourceVersion, generation, timestamps, finalizers and
-//!   ownerReferences are the HelmRelease's own;
+//!   ownerReferences are the HelmRelease's own; `generateName` is stored
+//!   with the release prefix, as the name;
 //! - status: `Ready` and `Released` conditions, `version` from
 //!   `lastAttemptedRevision`, `observedGeneration`.
 
@@ -261,6 +262,10 @@ pub fn to_helm_release(
 
     let mut metadata = Map::new();
     metadata.insert("name".into(), json!(release));
+    // Kept (with the prefix, as the name) because kube-apiserver keeps it.
+    if let Some(generate) = meta.get("generateName").and_then(Value::as_str) {
+        metadata.insert("generateName".into(), json!(release_name(kind, generate)));
+    }
     if let Some(ns) = meta.get("namespace") {
         metadata.insert("namespace".into(), ns.clone());
     }
@@ -337,6 +342,10 @@ pub fn to_app(kind: &ResolvedKind, release: &Value) -> Value {
 
     let mut metadata = Map::new();
     metadata.insert("name".into(), json!(name));
+    if let Some(generate) = meta.get("generateName").and_then(Value::as_str) {
+        let generate = app_name(kind, generate).unwrap_or(generate);
+        metadata.insert("generateName".into(), json!(generate));
+    }
     if let Some(ns) = meta.get("namespace") {
         metadata.insert("namespace".into(), ns.clone());
     }
@@ -483,6 +492,18 @@ mod tests {
             ownership_selector(&kind),
             "apps.cozystack.io/application.kind=Postgres,apps.cozystack.io/application.group=apps.cozystack.io"
         );
+    }
+
+    #[test]
+    fn generate_name_survives_the_round_trip() {
+        let kind = postgres();
+        let app = json!({"metadata": {"name": "db-x7k2p", "generateName": "db-", "namespace": "ns"}, "spec": {}});
+        let release = to_helm_release(&kind, &app, None).unwrap();
+        assert_eq!(
+            release["metadata"]["generateName"],
+            format!("{}db-", kind.release_prefix)
+        );
+        assert_eq!(to_app(&kind, &release)["metadata"], app["metadata"]);
     }
 
     #[test]

@@ -192,7 +192,15 @@ pub(crate) fn load_with_limits(
 /// Reads a packaged chart from a file.
 fn load_archive(path: &Path, limits: &Limits) -> Result<LoadedChart, ChartError> {
     let bytes = archive::read_archive_file(path, limits)?;
-    let label = path.display().to_string();
-    let contents = archive::parse_archive(&bytes, &label, limits)?;
+    load_archive_bytes(&bytes, &path.display().to_string(), limits)
+}
+
+/// Reads a packaged chart held in memory; `label` names it in errors.
+pub(crate) fn load_archive_bytes(
+    bytes: &[u8],
+    label: &str,
+    limits: &Limits,
+) -> Result<LoadedChart, ChartError> {
+    let contents = archive::parse_archive(bytes, label, limits)?;
     contents.into_loaded(format!("chart archive {label}"), None)
 }

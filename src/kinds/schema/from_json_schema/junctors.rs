@@ -569,6 +569,29 @@ mod tests {
     use super::super::tests::{conv, has_warning, prop, spec};
     use serde_json::json;
 
+    /// Found by the `schema_convert` fuzz target: keywords of a kept branch
+    /// were copied without a type check, giving a schema that is not
+    /// structural (`maxItems: ["a"]`).
+    #[test]
+    fn branches_with_wrongly_typed_keywords_are_dropped_not_copied() {
+        for bad in [
+            json!({"maxItems": ["a", "b"]}),
+            json!({"minLength": -1}),
+            json!({"required": "enabled"}),
+            json!({"format": 1}),
+            json!({"multipleOf": 0}),
+            json!({"enum": "x"}),
+        ] {
+            let c = conv(spec(json!({
+                "backup": {"type": "object", "properties": {"enabled": {"type": "boolean"}},
+                    "anyOf": [{"required": ["enabled"]}, {"allOf": [{"required": ["enabled"]}, bad.clone()]}]}
+            })));
+            assert!(c.is_ok(), "{bad}: {:?}", c.errors);
+            let problems = super::super::super::structural_check::check_structural(&c.schema);
+            assert!(problems.is_empty(), "{bad}: {problems:?}\n{}", c.schema);
+        }
+    }
+
     #[test]
     fn one_of_constants_collapse_into_an_enum() {
         let c = conv(spec(json!({

@@ -84,6 +84,9 @@ impl<'a> Converter<'a> {
                         }
                     }
                     "enum" => {
+                        if !v.is_array() {
+                            return Err("a branch has a non-array enum".into());
+                        }
                         m.insert("enum".into(), v.clone());
                     }
                     "const" => {
@@ -91,6 +94,19 @@ impl<'a> Converter<'a> {
                     }
                     "format" | "multipleOf" | "minLength" | "maxLength" | "minItems"
                     | "maxItems" | "minProperties" | "maxProperties" | "required" => {
+                        // Copied as is, so checked as the structural check
+                        // will check them.
+                        let ok = match k.as_str() {
+                            "format" => v.is_string(),
+                            "multipleOf" => v.as_f64().is_some_and(|f| f > 0.0),
+                            "required" => {
+                                v.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+                            }
+                            _ => v.as_i64().is_some_and(|i| i >= 0),
+                        };
+                        if !ok {
+                            return Err(format!("a branch has an invalid {k}: {v}"));
+                        }
                         m.insert(k.clone(), v.clone());
                     }
                     "pattern" => {
