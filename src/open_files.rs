@@ -6,26 +6,23 @@
 //! for kube-apiserver. Other platforms are left alone.
 
 /// Raises the soft `RLIMIT_NOFILE` to the hard limit; returns the limits
-/// before and after when it changed anything.
+/// before and after when it changed anything (nothing when the hard limit
+/// is unlimited: Linux refuses that for open files).
 pub fn raise_to_hard_limit() -> Option<(u64, u64)> {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        let mut limit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        #[expect(unsafe_code, reason = "getrlimit has no safe wrapper in std")]
-        // SAFETY: getrlimit writes into the struct we own.
-        let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
-        if got != 0 || limit.rlim_cur >= limit.rlim_max {
+        use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+        let limit = getrlimit(Resource::Nofile);
+        let (current, maximum) = (limit.current?, limit.maximum?);
+        if current >= maximum {
             return None;
         }
-        let before = limit.rlim_cur;
-        limit.rlim_cur = limit.rlim_max;
-        #[expect(unsafe_code, reason = "setrlimit has no safe wrapper in std")]
-        // SAFETY: setrlimit reads the struct we own.
-        let set = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
-        (set == 0).then_some((before, limit.rlim_max))
+        let raised = Rlimit {
+            current: Some(maximum),
+            maximum: Some(maximum),
+        };
+        setrlimit(Resource::Nofile, raised).ok()?;
+        Some((current, maximum))
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     {

@@ -44,7 +44,10 @@ fn postgres(name: &str, annotation: Option<String>) -> DynamicObject {
     serde_json::from_value(app).expect("app")
 }
 
+// Run alone: `.ci/run` runs it after the suite, so that its connection,
+// memory and latency bounds are not shared with a hundred other tests.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "exhausts the machine's connections and memory; .ci/run runs it alone after the suite"]
 async fn idle_connections_many_watches_and_stuck_readers_stay_bounded() {
     let started = Instant::now();
     let dir = tempfile::tempdir().expect("tempdir");
@@ -181,8 +184,13 @@ async fn idle_connections_many_watches_and_stuck_readers_stay_bounded() {
     }
     // Stuck watchers are cut off: what they hold ends with the end of the
     // chunked stream, short of the whole flood.
+    // A watcher is cut after 1 s without progress: wait past that before
+    // reading, or the first one read makes progress again and is served the
+    // whole flood (the race behind an earlier 199/200).
+    tokio::time::sleep(Duration::from_secs(3)).await;
     let mut cut = 0;
     let mut held = 0usize;
+    let mut uncut: Option<String> = None;
     for stream in &mut stuck {
         let mut data = Vec::new();
         let mut buf = vec![0u8; 256 * 1024];
@@ -209,9 +217,18 @@ async fn idle_connections_many_watches_and_stuck_readers_stay_bounded() {
         held = held.max(data.len());
         if ended && data.len() < FLOOD * FLOOD_BYTES {
             cut += 1;
+        } else if uncut.is_none() {
+            uncut = Some(format!(
+                "ended: {ended}, {} bytes, starting {:?}",
+                data.len(),
+                String::from_utf8_lossy(&data[..data.len().min(300)])
+            ));
         }
     }
-    assert_eq!(cut, STUCK, "stuck watchers still served after the flood");
+    assert_eq!(
+        cut, STUCK,
+        "stuck watchers still served after the flood; the first: {uncut:?}"
+    );
 
     // Idle connections are closed by the server (TLS handshake timeout, 10 s).
     let wait = Duration::from_secs(12).saturating_sub(idle_opened.elapsed());
