@@ -8,7 +8,7 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use crate::support::aggregated::{aggregated, apply, start_server};
 use crate::support::bins;
 use crate::support::plane::{Plane, plane};
+use crate::support::standalone::{kubectl, ok, text};
 
 const GV: &str = "/apis/apps.cozystack.io/v1alpha1";
 
@@ -188,48 +189,6 @@ fn addr(url: &str) -> SocketAddr {
     url.trim_start_matches("https://").parse().expect("address")
 }
 
-fn kubectl_as(kubeconfig: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    use std::io::Write;
-    let mut cmd = Command::new(plane().kubectl_path());
-    cmd.arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .env("HOME", std::env::temp_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .spawn()
-        .expect("kubectl");
-    if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("stdin");
-    }
-    child.wait_with_output().expect("kubectl")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn must(out: Output) -> String {
-    assert!(
-        out.status.success(),
-        "kubectl failed: {}{}",
-        text(&out.stderr),
-        text(&out.stdout)
-    );
-    text(&out.stdout)
-}
-
 fn postgres(name: &str) -> String {
     format!(
         "apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata: {{name: {name}}}\nspec: {{replicas: 1}}\n"
@@ -260,8 +219,8 @@ async fn a_role_naming_postgreses_allows_postgreses_and_denies_redises() {
     let pat = plane.user_kubeconfig("pat", &["dev"]);
 
     // Through the aggregator (kube-apiserver's RBAC, then ours).
-    must(kubectl_as(&pat, &["-n", &ns, "get", "postgreses"], None));
-    let out = kubectl_as(&pat, &["-n", &ns, "get", "redises"], None);
+    ok(&kubectl(&pat, &["-n", &ns, "get", "postgreses"], None));
+    let out = kubectl(&pat, &["-n", &ns, "get", "redises"], None);
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("Forbidden") || text(&out.stderr).contains("forbidden"));
 
@@ -767,14 +726,14 @@ async fn built_in_roles_aggregate_the_printed_roles_and_the_printed_server_role_
     let vic = plane.user_kubeconfig("vic", &[]);
 
     // Through the aggregator with nothing but the built-in roles.
-    must(kubectl_as(
+    ok(&kubectl(
         &erin,
         &["-n", &ns, "apply", "-f", "-"],
         Some(&postgres("by-erin")),
     ));
-    must(kubectl_as(&erin, &["-n", &ns, "get", "redises"], None));
-    assert!(must(kubectl_as(&vic, &["-n", &ns, "get", "postgreses"], None)).contains("by-erin"));
-    let out = kubectl_as(
+    ok(&kubectl(&erin, &["-n", &ns, "get", "redises"], None));
+    assert!(ok(&kubectl(&vic, &["-n", &ns, "get", "postgreses"], None)).contains("by-erin"));
+    let out = kubectl(
         &vic,
         &["-n", &ns, "apply", "-f", "-"],
         Some(&postgres("by-vic")),
