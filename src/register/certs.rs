@@ -19,6 +19,9 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::cert_files::{
+    CertFilesError, create_private_dir, read, store_ca, stored_ca, write_private,
+};
 use crate::pki::{Ca, CertPair, LeafSpec};
 
 /// How long a new serving certificate is valid.
@@ -44,33 +47,6 @@ impl ServingCerts {
     pub fn chain_pem(&self) -> String {
         format!("{}{}", self.serving.cert_pem, self.ca_pem)
     }
-}
-
-/// Failures preparing certificates.
-#[derive(Debug, thiserror::Error)]
-pub enum CertsError {
-    /// File I/O in the state directory.
-    #[error("{what} {path}")]
-    Io {
-        /// What was being done.
-        what: &'static str,
-        /// The file or directory.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// Certificate generation.
-    #[error(transparent)]
-    Pki(#[from] crate::pki::Error),
-    /// A stored CA could not be loaded.
-    #[error("the CA in {path} is unusable ({message}); remove the directory to start afresh")]
-    BadCa {
-        /// The directory.
-        path: PathBuf,
-        /// Why.
-        message: String,
-    },
 }
 
 /// The names the serving certificate must carry for Service `service` in
@@ -125,22 +101,15 @@ pub fn load_or_create(
     dir: &Path,
     service: &str,
     namespace: &str,
-) -> Result<ServingCerts, CertsError> {
+) -> Result<ServingCerts, CertFilesError> {
     create_private_dir(dir)?;
-    let ca_cert = dir.join("ca.crt");
-    let ca_key = dir.join("ca.key");
-    let ca = if ca_cert.exists() && ca_key.exists() {
-        let cert = read(&ca_cert)?;
-        let key = read(&ca_key)?;
-        Ca::from_pem(&cert, &key).map_err(|e| CertsError::BadCa {
-            path: dir.to_owned(),
-            message: e.to_string(),
-        })?
-    } else {
-        let ca = Ca::new("kubectl-cozy serve CA")?;
-        write_private(&ca_key, &ca.pair().key_pem)?;
-        write_private(&ca_cert, ca.cert_pem())?;
-        ca
+    let ca = match stored_ca(dir)? {
+        Some(ca) => ca,
+        None => {
+            let ca = Ca::new("kubectl-cozy serve CA")?;
+            store_ca(dir, &ca)?;
+            ca
+        }
     };
     let (dns, ips) = hosts(service, namespace);
     let serving_cert = dir.join("serving.crt");
@@ -170,7 +139,7 @@ pub fn load_or_create(
 }
 
 /// A throw-away CA and serving certificate, in memory only.
-pub fn ephemeral(service: &str, namespace: &str) -> Result<ServingCerts, CertsError> {
+pub fn ephemeral(service: &str, namespace: &str) -> Result<ServingCerts, CertFilesError> {
     let ca = Ca::new("kubectl-cozy serve CA")?;
     let (dns, ips) = hosts(service, namespace);
     let serving = issue(&ca, &dns, &ips)?;
@@ -183,7 +152,7 @@ pub fn ephemeral(service: &str, namespace: &str) -> Result<ServingCerts, CertsEr
 }
 
 /// A serving certificate for `dns` and `ips` from `ca`, valid [`SERVING_DAYS`].
-pub fn issue(ca: &Ca, dns: &[String], ips: &[IpAddr]) -> Result<CertPair, CertsError> {
+pub fn issue(ca: &Ca, dns: &[String], ips: &[IpAddr]) -> Result<CertPair, CertFilesError> {
     let names: Vec<&str> = dns.iter().map(String::as_str).collect();
     let mut spec = LeafSpec::server("kubectl-cozy serve", &names, ips);
     spec.valid_days = Some(SERVING_DAYS);
@@ -277,61 +246,6 @@ fn key_id(pem: &str, authority: bool) -> Option<Vec<u8>> {
             ParsedExtension::SubjectKeyIdentifier(ski) if !authority => Some(ski.0.to_vec()),
             _ => None,
         })
-}
-
-fn read(path: &Path) -> Result<String, CertsError> {
-    std::fs::read_to_string(path).map_err(|source| CertsError::Io {
-        what: "read",
-        path: path.to_owned(),
-        source,
-    })
-}
-
-fn create_private_dir(dir: &Path) -> Result<(), CertsError> {
-    let io = |source| CertsError::Io {
-        what: "create",
-        path: dir.to_owned(),
-        source,
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(io)?;
-        // An existing directory keeps its mode otherwise.
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(io)
-    }
-    #[cfg(not(unix))]
-    {
-        std::fs::create_dir_all(dir).map_err(io)
-    }
-}
-
-fn write_private(path: &Path, text: &str) -> Result<(), CertsError> {
-    use std::io::Write;
-    let io = |source| CertsError::Io {
-        what: "write",
-        path: path.to_owned(),
-        source,
-    };
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path).map_err(io)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .map_err(io)?;
-    }
-    file.write_all(text.as_bytes()).map_err(io)
 }
 
 #[cfg(test)]

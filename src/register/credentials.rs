@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 
+use super::cert_files::{CertFilesError, io, store_ca, stored_ca, write_private};
 use crate::pki::{CA_LIFETIME, Ca, CertPair, LEAF_LIFETIME, LeafSpec};
 
 /// Credentials of a standalone server.
@@ -25,33 +26,6 @@ pub struct Credentials {
     pub serving: CertPair,
     /// The admin client certificate written into the kubeconfig.
     pub client: CertPair,
-}
-
-/// Failures preparing credentials.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// File I/O in the state directory.
-    #[error("{what} {path}")]
-    Io {
-        /// What was being done.
-        what: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// Certificate generation.
-    #[error(transparent)]
-    Pki(#[from] crate::pki::Error),
-    /// A stored CA could not be loaded.
-    #[error("the CA in {path} is unusable ({message}); remove the directory to start afresh")]
-    BadCa {
-        /// The directory.
-        path: PathBuf,
-        /// Why.
-        message: String,
-    },
 }
 
 /// The default state directory: `$XDG_STATE_HOME/kubectl-cozy` or `~/.local/state/kubectl-cozy`.
@@ -79,34 +53,17 @@ fn home() -> PathBuf {
         .unwrap_or_else(std::env::temp_dir)
 }
 
-fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> Error + use<> {
-    let path = path.to_owned();
-    move |source| Error::Io { what, path, source }
-}
-
 /// Loads (or creates, or renews) the CA in `state_dir` and issues fresh
 /// serving and client certificates.
-pub fn credentials(state_dir: &Path, listen: SocketAddr) -> Result<Credentials, Error> {
+pub fn credentials(state_dir: &Path, listen: SocketAddr) -> Result<Credentials, CertFilesError> {
     crate::storage::private_files::create_dir(state_dir).map_err(io("create", state_dir))?;
-    let ca_cert = state_dir.join("ca.crt");
-    let ca_key = state_dir.join("ca.key");
-    let stored = if ca_cert.exists() && ca_key.exists() {
-        let cert = std::fs::read_to_string(&ca_cert).map_err(io("read", &ca_cert))?;
-        let key = std::fs::read_to_string(&ca_key).map_err(io("read", &ca_key))?;
-        let ca = Ca::from_pem(&cert, &key).map_err(|e| Error::BadCa {
-            path: state_dir.to_owned(),
-            message: e.to_string(),
-        })?;
-        Some(ca).filter(|ca| ca_is_current(ca.not_after(), time::OffsetDateTime::now_utc()))
-    } else {
-        None
-    };
+    let stored = stored_ca(state_dir)?
+        .filter(|ca| ca_is_current(ca.not_after(), time::OffsetDateTime::now_utc()));
     let ca = match stored {
         Some(ca) => ca,
         None => {
             let ca = Ca::new("kubectl-cozy standalone CA")?;
-            write_private(&ca_key, &ca.pair().key_pem)?;
-            std::fs::write(&ca_cert, ca.cert_pem()).map_err(io("write", &ca_cert))?;
+            store_ca(state_dir, &ca)?;
             ca
         }
     };
@@ -177,38 +134,12 @@ pub fn server_url(bound: SocketAddr) -> String {
     format!("https://{}", SocketAddr::new(ip, bound.port()))
 }
 
-/// Writes `text` to `path` readable by the owner only, atomically: into a
-/// temporary file beside it, then renamed over it, so a reader (a kubectl
-/// started the moment `serve` says it is ready) never sees half a file.
-fn write_private(path: &Path, text: &str) -> Result<(), Error> {
-    use std::io::Write;
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let written = options
-        .open(&tmp)
-        .and_then(|mut file| {
-            file.write_all(text.as_bytes())
-                .and_then(|()| file.sync_all())
-        })
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written.map_err(io("write", path))
-}
-
 /// Writes a kubeconfig (context `kubectl-cozy`) for `server` and returns its text.
-pub fn write_kubeconfig(path: &Path, server: &str, credentials: &Credentials) -> Result<(), Error> {
+pub fn write_kubeconfig(
+    path: &Path,
+    server: &str,
+    credentials: &Credentials,
+) -> Result<(), CertFilesError> {
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     let text = format!(
         "apiVersion: v1\nkind: Config\ncurrent-context: kubectl-cozy\nclusters:\n- name: kubectl-cozy\n  cluster:\n    \

@@ -20,6 +20,7 @@
 
 pub mod agent;
 pub mod apiservice;
+pub mod cert_files;
 pub mod certs;
 pub mod credentials;
 pub mod install;

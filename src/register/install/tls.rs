@@ -26,7 +26,8 @@ use serde_json::{Value, json};
 
 use super::{InstallSpec, NAME, labels, metadata};
 use crate::pki::{Ca, CertPair};
-use crate::register::certs::{self, CertsError, RENEW_BEFORE_DAYS};
+use crate::register::cert_files::CertFilesError;
+use crate::register::certs::{self, RENEW_BEFORE_DAYS};
 
 /// The Secret holding the CA (certificate and key).
 pub const CA_SECRET: &str = "kubectl-cozy-ca";
@@ -71,7 +72,7 @@ pub fn prepare(
     serving_secret: Option<&Secret>,
     namespace: &str,
     now: jiff::Timestamp,
-) -> Result<Generated, CertsError> {
+) -> Result<Generated, CertFilesError> {
     let mut notes = Vec::new();
     let renew_at = now.as_second() + RENEW_BEFORE_DAYS * 86_400;
     let stored = match (field(ca_secret, "tls.crt"), field(ca_secret, "tls.key")) {
