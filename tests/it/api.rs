@@ -805,7 +805,9 @@ async fn duplicate_json_fields_are_refused_under_strict_and_warned_under_warn() 
         .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
     assert_eq!(
-        r.body["message"], "strict decoding error: duplicate field \"spec.replicas\"",
+        r.body["message"],
+        "Postgres in version \"v1alpha1\" cannot be handled as a Postgres: \
+         strict decoding error: duplicate field \"spec.replicas\"",
         "{}",
         r.body
     );

@@ -154,10 +154,6 @@ fn documented(_case: &Case, ours: &Verdict, theirs: &Verdict) -> Option<&'static
         return Some("cel-float-int");
     }
     match (ours, theirs) {
-        // Strict with unknown fields and invalid values: kube-apiserver's
-        // decoder refuses the unknown fields (400) before validation runs;
-        // ours validates first and reports the invalid values (422).
-        (Verdict::Invalid { .. }, Verdict::Strict { .. }) => Some("strict-order"),
         // allOf/anyOf/oneOf/not: kube-apiserver reports them at <nil> with
         // the errors of the branches inside; ours at the node, without the
         // branches' errors. Everything else must agree.

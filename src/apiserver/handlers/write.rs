@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::{Call, parse_body};
 use crate::apimachinery::object_meta;
+use crate::apimachinery::request_info::Verb;
 use crate::apimachinery::status::ApiError;
 use crate::apiserver::duplicate_fields;
 use crate::apiserver::negotiate::{self, BodyType};
@@ -447,9 +448,10 @@ fn validate(
             app["spec"] = json!({});
         }
     }
+    // The spec is checked even when the metadata is not: one 422 names
+    // every problem, as kube-apiserver's validation of a custom resource does.
     let mut pruned = Vec::new();
-    if errors.is_empty() {
-        let spec = app.get_mut("spec").expect("spec is an object");
+    if let Some(spec) = app.get_mut("spec").filter(|s| s.is_object()) {
         let old_spec = current.and_then(|o| o.get("spec"));
         let outcome = call
             .kind
@@ -458,23 +460,44 @@ fn validate(
         errors.extend(outcome.errors);
         pruned = outcome.pruned;
     }
+    let problems: Vec<String> = if mode == FieldValidation::Ignore {
+        Vec::new()
+    } else {
+        duplicates_in_body(call)
+            .iter()
+            .map(|p| format!("duplicate field \"{p}\""))
+            .chain(pruned.iter().map(|p| format!("unknown field \"{p}\"")))
+            .collect()
+    };
+    // Strict refuses unknown and duplicate fields before any value is
+    // judged: kube-apiserver's strict decoder fails the request (400) before
+    // validation runs, so a body with both gets the 400, not the 422.
+    if mode == FieldValidation::Strict && !problems.is_empty() {
+        return Err(ApiError::bad_request(strict_decoding_message(
+            call, &problems,
+        )));
+    }
     if !errors.is_empty() {
         return Err(invalid(call, &name, errors));
     }
-    if mode == FieldValidation::Ignore {
-        return Ok(Vec::new());
-    }
-    let problems: Vec<String> = duplicates_in_body(call)
-        .iter()
-        .map(|p| format!("duplicate field \"{p}\""))
-        .chain(pruned.iter().map(|p| format!("unknown field \"{p}\"")))
-        .collect();
-    match mode {
-        FieldValidation::Strict if !problems.is_empty() => Err(ApiError::bad_request(format!(
-            "strict decoding error: {}",
-            problems.join(", ")
-        ))),
-        _ => Ok(problems),
+    Ok(problems)
+}
+
+/// kube-apiserver's message for a body its strict decoder refuses. A create
+/// or update names the kind as its decode error does (`Postgres in version
+/// "v1alpha1" cannot be handled as a Postgres: strict decoding error: ...`);
+/// a patch answers the bare strict decoding error.
+fn strict_decoding_message(call: &Call<'_>, problems: &[String]) -> String {
+    let error = format!("strict decoding error: {}", problems.join(", "));
+    match call.req.verb {
+        Verb::Create | Verb::Update => {
+            let kind = &call.kind.resolved.definition.kind;
+            format!(
+                "{kind} in version \"{}\" cannot be handled as a {kind}: {error}",
+                call.req.version
+            )
+        }
+        _ => error,
     }
 }
 

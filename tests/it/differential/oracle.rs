@@ -280,6 +280,13 @@ fn unknown_fields(message: &str) -> Vec<String> {
 pub fn ours(kind: &ServedKind, case: &Case) -> Verdict {
     let mut spec = case.spec.clone();
     let outcome = kind.schema.default_and_validate(&mut spec, "spec");
+    // Strict refuses unknown fields before values are judged, as the write
+    // path and kube-apiserver's strict decoder do.
+    if case.strict && !outcome.pruned.is_empty() {
+        return Verdict::Strict {
+            unknown: sorted(outcome.pruned),
+        };
+    }
     if !outcome.errors.is_empty() {
         let causes = outcome
             .errors
@@ -292,11 +299,6 @@ pub fn ours(kind: &ServedKind, case: &Case) -> Verdict {
             .collect();
         return Verdict::Invalid {
             causes: sorted(causes),
-        };
-    }
-    if case.strict && !outcome.pruned.is_empty() {
-        return Verdict::Strict {
-            unknown: sorted(outcome.pruned),
         };
     }
     let warnings = outcome
