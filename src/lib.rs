@@ -21,6 +21,7 @@ pub mod doctor;
 pub mod fuzzing;
 pub mod golang;
 pub mod kinds;
+pub mod kube_client;
 pub mod kubeconfig;
 pub mod open_files;
 pub mod output;

@@ -73,7 +73,7 @@ impl Ctx {
     /// A client for the selected cluster.
     pub async fn client(&self) -> Result<kube::Client, CliError> {
         let config = self.kube_config().await?.clone();
-        kube::Client::try_from(config)
+        crate::kube_client::client(config)
             .map_err(|e| CliError::other("build the Kubernetes client", e))
     }
 

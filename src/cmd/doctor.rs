@@ -120,7 +120,7 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     // Doctor wants the server's answers as they are: kube's default retry of
     // 503s (with back-off) would turn a dead APIService into a timeout.
     config.default_retry = false;
-    let client = kube::Client::try_from(config)
+    let client = crate::kube_client::client(config)
         .map_err(|e| CliError::other("build the Kubernetes client", e))?;
     let bar = progress::counter("doctor");
     let req = Requester::new(client, opts.concurrency, opts.request_timeout, bar.clone());

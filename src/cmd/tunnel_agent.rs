@@ -201,7 +201,7 @@ async fn client(ctx: &Ctx) -> Result<kube::Client, CliError> {
     if !named && std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() {
         let config = kube::Config::incluster()
             .map_err(|e| CliError::other("load the pod's in-cluster configuration", e))?;
-        return kube::Client::try_from(config)
+        return crate::kube_client::client(config)
             .map_err(|e| CliError::other("build the Kubernetes client", e));
     }
     ctx.client().await

@@ -62,5 +62,6 @@ pub(super) async fn start_cluster_server(
 pub(super) fn store_client(config: &kube::Config) -> Result<kube::Client, CliError> {
     let mut config = config.clone();
     config.default_retry = false;
-    kube::Client::try_from(config).map_err(|e| CliError::other("build the Kubernetes client", e))
+    crate::kube_client::client(config)
+        .map_err(|e| CliError::other("build the Kubernetes client", e))
 }

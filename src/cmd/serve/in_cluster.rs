@@ -52,7 +52,7 @@ pub(super) async fn serve(
     };
     let (cert_pem, key_pem) = (read(cert)?, read(key)?);
     let config = config(ctx).await?;
-    let client = kube::Client::try_from(config.clone())
+    let client = crate::kube_client::client(config.clone())
         .map_err(|e| CliError::other("build the Kubernetes client", e))?;
     let log = Log::new(args.quiet);
     log.install_access_log();
