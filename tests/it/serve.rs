@@ -451,6 +451,36 @@ async fn sigkill_of_serve_is_reaped_by_the_agent_within_the_lease_ttl() {
     s.runtime.shutdown(&client).await;
 }
 
+/// The status of every namespace among `left` (phase, conditions, pods left
+/// in it), for a failure message: a namespace outliving its session is
+/// usually held by its controller's discovery or by a pod.
+async fn namespaces_left(client: &kube::Client, left: &[String]) -> String {
+    use k8s_openapi::api::core::v1::{Namespace, Pod};
+    let mut out = String::new();
+    for name in left.iter().filter_map(|l| l.strip_prefix("Namespace /")) {
+        let ns = Api::<Namespace>::all(client.clone()).get_opt(name).await;
+        let pods = Api::<Pod>::namespaced(client.clone(), name)
+            .list(&Default::default())
+            .await
+            .map(|l| {
+                l.items
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{:?} deleting since {:?}",
+                            p.metadata.name, p.metadata.deletion_timestamp
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            });
+        out.push_str(&format!(
+            "namespace {name}: {}\npods: {pods:?}\n",
+            serde_json::to_string(&ns.ok().flatten().map(|n| n.status)).unwrap_or_default()
+        ));
+    }
+    out
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frozen_serve_is_reaped_and_says_so_when_it_wakes() {
     // The laptop lid closes (SIGSTOP): no Lease renewal, no tunnel traffic;
@@ -466,7 +496,11 @@ async fn a_frozen_serve_is_reaped_and_says_so_when_it_wakes() {
     let reaped = frozen.elapsed();
     s.serve.signal("-CONT");
     if let Err(left) = gone {
-        panic!("not reaped: {left:?}\n{}", s.runtime.logs());
+        panic!(
+            "not reaped: {left:?}\n{}\n{}",
+            namespaces_left(&client, &left).await,
+            s.runtime.logs()
+        );
     }
     eprintln!(
         "[serve] SIGSTOP → reaped by the agent after {:.1}s",
