@@ -172,6 +172,44 @@ async fn doctor_once_healthy(args: &[&str]) -> std::process::Output {
     out
 }
 
+/// Deletes namespace `ns` while a ConfigMap `name` in it carries the
+/// finalizer `example.com/block`, and waits until the namespace reports
+/// `NamespaceFinalizersRemaining`; `cleanup` removes the finalizer.
+async fn hold_in_deletion(client: &kube::Client, ns: &str, name: &str, cleanup: &mut Cleanup) {
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let cm: ConfigMap = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "finalizers": ["example.com/block"]},
+        "data": {"a": "b"}
+    }))
+    .unwrap();
+    configmaps
+        .create(&PostParams::default(), &cm)
+        .await
+        .expect("create ConfigMap");
+    cleanup.kubectl(&[
+        "patch",
+        "configmap",
+        name,
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+    Api::<Namespace>::all(client.clone())
+        .delete(ns, &DeleteParams::default())
+        .await
+        .expect("delete namespace");
+    eventually(
+        "NamespaceFinalizersRemaining=True",
+        Duration::from_secs(60),
+        || async {
+            namespace_condition(ns, "NamespaceFinalizersRemaining").await == Some("True".into())
+        },
+    )
+    .await;
+}
+
 async fn no_terminating_namespaces() {
     let api: Api<Namespace> = Api::all(plane().client().await);
     eventually("no Terminating namespace", Duration::from_secs(120), || {
@@ -419,39 +457,8 @@ async fn custom_finalizer_is_named_and_removed() {
     no_terminating_namespaces().await;
     let ns = plane.namespace("doctor-finalizer").await;
     let client = plane.client().await;
-    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
-    let cm: ConfigMap = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "blocked", "finalizers": ["example.com/block"]},
-        "data": {"a": "b"}
-    }))
-    .unwrap();
-    configmaps
-        .create(&PostParams::default(), &cm)
-        .await
-        .expect("create ConfigMap");
     let mut cleanup = Cleanup::new();
-    cleanup.kubectl(&[
-        "patch",
-        "configmap",
-        "blocked",
-        "-n",
-        &ns,
-        "--type=merge",
-        "-p",
-        r#"{"metadata":{"finalizers":null}}"#,
-    ]);
-    Api::<Namespace>::all(client.clone())
-        .delete(&ns, &DeleteParams::default())
-        .await
-        .expect("delete namespace");
-    eventually(
-        "NamespaceFinalizersRemaining=True",
-        Duration::from_secs(60),
-        || async {
-            namespace_condition(&ns, "NamespaceFinalizersRemaining").await == Some("True".into())
-        },
-    )
-    .await;
+    hold_in_deletion(&client, &ns, "blocked", &mut cleanup).await;
 
     let out = cozy(&["doctor", "-n", &ns, "-o", "json"]);
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
@@ -669,37 +676,7 @@ async fn limited_rbac_reports_what_it_could_not_check() {
     // so, quotes the namespace controller, and does not claim it is empty.
     let ns = plane.namespace("doctor-rbac").await;
     let client = plane.client().await;
-    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
-    let cm: ConfigMap = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": "held", "finalizers": ["example.com/block"]}
-    }))
-    .unwrap();
-    configmaps
-        .create(&PostParams::default(), &cm)
-        .await
-        .expect("create ConfigMap");
-    cleanup.kubectl(&[
-        "patch",
-        "configmap",
-        "held",
-        "-n",
-        &ns,
-        "--type=merge",
-        "-p",
-        r#"{"metadata":{"finalizers":null}}"#,
-    ]);
-    Api::<Namespace>::all(client.clone())
-        .delete(&ns, &DeleteParams::default())
-        .await
-        .expect("delete namespace");
-    eventually(
-        "NamespaceFinalizersRemaining=True",
-        Duration::from_secs(60),
-        || async {
-            namespace_condition(&ns, "NamespaceFinalizersRemaining").await == Some("True".into())
-        },
-    )
-    .await;
+    hold_in_deletion(&client, &ns, "held", &mut cleanup).await;
     let out = cozy_with(&kubeconfig, &["doctor"]);
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
     let stdout = text(&out.stdout);

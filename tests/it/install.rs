@@ -59,27 +59,6 @@ fn ok(out: Output, what: &str) -> (String, String) {
     (text(&out.stdout), text(&out.stderr))
 }
 
-/// `kubectl <args>` with `input` on stdin.
-fn kubectl_stdin(plane: &Plane, args: &[&str], input: &str) -> Output {
-    use std::io::Write;
-    let mut child = plane
-        .kubectl()
-        .arg("--request-timeout=60s")
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write");
-    child.wait_with_output().expect("kubectl")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_whole_install_passes_kube_apiservers_server_side_dry_run() {
     let plane = plane();
@@ -104,7 +83,7 @@ async fn the_whole_install_passes_kube_apiservers_server_side_dry_run() {
     ] {
         assert!(yaml.contains(kind), "no {kind} in:\n{yaml}");
     }
-    let out = kubectl_stdin(plane, &["apply", "--dry-run=server", "-f", "-"], &yaml);
+    let out = plane.kubectl_stdin(&["apply", "--dry-run=server", "-f", "-"], &yaml);
     assert!(
         out.status.success(),
         "kubectl apply --dry-run=server refused the install:\n{}\n{}",
@@ -140,8 +119,7 @@ async fn the_whole_install_passes_kube_apiservers_server_side_dry_run() {
     );
     // As the docs say to apply it: server-side (a client-side apply would
     // copy the Secrets' keys into the last-applied annotation).
-    let out = kubectl_stdin(
-        plane,
+    let out = plane.kubectl_stdin(
         &["apply", "--server-side", "--dry-run=server", "-f", "-"],
         &yaml,
     );
@@ -152,7 +130,7 @@ async fn the_whole_install_passes_kube_apiservers_server_side_dry_run() {
     );
     let list: serde_json::Value = serde_json::from_str(&json).expect("a JSON List");
     assert_eq!(list["kind"], "List");
-    let out = kubectl_stdin(plane, &["apply", "--dry-run=server", "-f", "-"], &json);
+    let out = plane.kubectl_stdin(&["apply", "--dry-run=server", "-f", "-"], &json);
     assert!(out.status.success(), "{}", text(&out.stderr));
 
     // The command's own server dry run: the diff, nothing stored.
@@ -518,7 +496,7 @@ async fn run(kinds_path: String, group: String, ns: String) {
     let manifest = format!(
         "apiVersion: {group}/v1alpha1\nkind: Postgres\nmetadata: {{name: db1, namespace: {apps}}}\nspec: {{replicas: 3}}\n"
     );
-    let out = kubectl_stdin(plane, &["apply", "-f", "-"], &manifest);
+    let out = plane.kubectl_stdin(&["apply", "-f", "-"], &manifest);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let resource = ApiResource {
         group: group.clone(),

@@ -55,24 +55,9 @@ fn kubectl_ok(plane: &Plane, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// `kubectl <args>` with `input` on stdin, which must succeed; its stdout.
 fn kubectl_stdin(plane: &Plane, args: &[&str], input: &str) -> String {
-    use std::io::Write;
-    let mut child = plane
-        .kubectl()
-        .arg("--request-timeout=30s")
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("kubectl");
+    let out = plane.kubectl_stdin(args, input);
     assert!(
         out.status.success(),
         "kubectl {args:?} failed: {}",

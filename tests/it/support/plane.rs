@@ -121,6 +121,28 @@ impl Plane {
         cmd
     }
 
+    /// `kubectl <args>` as admin with `input` on stdin (60 s request timeout).
+    pub fn kubectl_stdin(&self, args: &[&str], input: &str) -> std::process::Output {
+        use std::io::Write;
+        use std::process::Stdio;
+        let mut child = self
+            .kubectl()
+            .arg("--request-timeout=60s")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kubectl");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write");
+        child.wait_with_output().expect("kubectl")
+    }
+
     /// A fresh kube client (one per test: clients are bound to the test's runtime).
     pub async fn client(&self) -> kube::Client {
         let kubeconfig =
