@@ -448,98 +448,18 @@ fn answers_match_kube_apiserver_for_a_crd_with_the_same_schema() {
 /// HelmReleases and registered with the real aggregator; returns the kinds
 /// directory (kept for the server's life).
 fn serve_through_the_aggregator(plane: &'static plane::Plane) -> Result<tempfile::TempDir, String> {
-    use std::sync::Arc;
-
-    use kubectl_cozy::apiserver::handlers::ApiState;
-    use kubectl_cozy::apiserver::server::{self, ServerConfig};
-    use kubectl_cozy::auth::Auth;
-    use kubectl_cozy::kinds::Registry;
-    use kubectl_cozy::pki::{Ca, LeafSpec};
-    use kubectl_cozy::storage::app_store::AppStore;
-    use kubectl_cozy::storage::cache::WatchCache;
-    use kubectl_cozy::storage::{Backend, cluster_store::ClusterStore};
-
-    const SERVICE: &str = "kubectl-cozy-cel-test";
     let kinds = tempfile::tempdir().map_err(|e| e.to_string())?;
     std::fs::write(
         kinds.path().join("volume.yaml"),
         kind_definition().replace("group: apps.cozystack.io", "group: cel.cozystack.io"),
     )
     .map_err(|e| e.to_string())?;
-    let registry = Registry::from_path(kinds.path()).map_err(|e| e.to_string())?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("cel-aggregated".into())
-        .spawn(move || {
-            let runtime = tokio::runtime::Runtime::new().expect("runtime");
-            runtime.block_on(async move {
-                let started = async {
-                    let client = plane.client().await;
-                    let auth = Auth::delegated(client.clone(), Default::default())
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    let backend =
-                        Backend::Cluster(Box::new(ClusterStore::new(client, "cel.cozystack.io")));
-                    let cache = WatchCache::start(backend.clone());
-                    let ca = Ca::new("kubectl-cozy-cel-test-ca").map_err(|e| e.to_string())?;
-                    let serving = ca
-                        .issue(&LeafSpec::server(
-                            "kubectl-cozy",
-                            &[&format!("{SERVICE}.default.svc"), "localhost"],
-                            &["127.0.0.1".parse().expect("ip")],
-                        ))
-                        .map_err(|e| e.to_string())?;
-                    let running = server::start(ServerConfig {
-                        listen: "127.0.0.1:0".parse().expect("addr"),
-                        cert_pem: serving.cert_pem,
-                        key_pem: serving.key_pem,
-                        auth: Arc::new(auth),
-                        state: ApiState {
-                            registry,
-                            apps: AppStore::new(cache.clone(), backend),
-                        },
-                    })
-                    .await
-                    .map_err(|e| e.to_string())?;
-                    cache.wait_ready().await;
-                    Ok::<_, String>((running, ca.cert_pem().to_owned()))
-                };
-                match started.await {
-                    Ok((running, ca_pem)) => {
-                        let _ = tx.send(Ok((running.local_addr.port(), ca_pem)));
-                        let _keep = running;
-                        std::future::pending::<()>().await;
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                    }
-                }
-            });
-        })
-        .map_err(|e| e.to_string())?;
-    let (port, ca_pem) = rx.recv().map_err(|e| e.to_string())??;
-    let ca_bundle = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, ca_pem);
-    let manifest = format!(
-        "apiVersion: v1\nkind: Service\nmetadata: {{name: {SERVICE}, namespace: default}}\nspec: {{type: ExternalName, externalName: localhost}}\n---\n\
-         apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: v1alpha1.cel.cozystack.io}}\n\
-         spec:\n  group: cel.cozystack.io\n  version: v1alpha1\n  service: {{namespace: default, name: {SERVICE}, port: {port}}}\n  \
-         caBundle: {ca_bundle}\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n"
-    );
-    crate::support::aggregated::apply(plane, &manifest)?;
-    let wait = plane
-        .kubectl()
-        .args([
-            "wait",
-            "--for",
-            "condition=Available",
-            "--timeout=120s",
-            "apiservice/v1alpha1.cel.cozystack.io",
-        ])
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !wait.status.success() {
-        return Err(format!("APIService not Available: {}", text(&wait.stderr)));
-    }
+    crate::support::aggregated::spawn_registered(
+        plane,
+        kinds.path().to_owned(),
+        "cel.cozystack.io",
+        "kubectl-cozy-cel-test",
+    )?;
     Ok(kinds)
 }
 

@@ -7,11 +7,13 @@
 //! `kube-system/extension-apiserver-authentication` and watched, reviews
 //! made with the plane's admin identity.
 //!
-//! [`start_server`] starts further, unregistered servers with any [`Auth`]
+//! [`spawn_registered`] registers another server for other kinds and group
+//! (the CEL tests' own); [`start_server`] starts further, unregistered
+//! servers with any [`Auth`]
 //! (security tests point their reviews at dead addresses or their trust at
 //! another ConfigMap).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -44,30 +46,8 @@ static SERVER: OnceLock<Result<Aggregated, String>> = OnceLock::new();
 /// The shared aggregated server (with the example kinds).
 pub fn aggregated() -> &'static Aggregated {
     let result = SERVER.get_or_init(|| {
-        let plane = plane();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::Builder::new()
-            .name("aggregated-server".into())
-            .spawn(move || {
-                let runtime = tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(2)
-                    .enable_all()
-                    .build()
-                    .expect("runtime");
-                runtime.block_on(async move {
-                    match start(plane).await {
-                        Ok((aggregated, _running)) => {
-                            let _ = tx.send(Ok(aggregated));
-                            std::future::pending::<()>().await;
-                        }
-                        Err(e) => {
-                            let _ = tx.send(Err(e));
-                        }
-                    }
-                });
-            })
-            .map_err(|e| e.to_string())?;
-        rx.recv().map_err(|e| e.to_string())?
+        let kinds = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
+        spawn_registered(plane(), kinds, "apps.cozystack.io", SERVICE)
     });
     match result {
         Ok(a) => a,
@@ -75,21 +55,71 @@ pub fn aggregated() -> &'static Aggregated {
     }
 }
 
-async fn start(plane: &'static Plane) -> Result<(Aggregated, server::RunningServer), String> {
-    let client = plane.client().await;
-    let auth = Auth::delegated(client.clone(), Default::default())
-        .await
+/// Starts a server for the kinds in `kinds` (of `group`) on its own runtime
+/// thread, with production's delegated auth, and registers it with the
+/// aggregator through Service `service`; returns once its APIService is
+/// Available. The server runs until the test binary exits.
+pub fn spawn_registered(
+    plane: &'static Plane,
+    kinds: PathBuf,
+    group: &'static str,
+    service: &'static str,
+) -> Result<Aggregated, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name(format!("aggregated-{group}"))
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async move {
+                let started = async {
+                    let client = plane.client().await;
+                    let auth = Auth::delegated(client.clone(), Default::default())
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    let server = ServerSpec {
+                        kinds: &kinds,
+                        group,
+                        service,
+                    };
+                    let (running, ca_pem, _cache) =
+                        start_server_for(&server, client, Arc::new(auth), false).await?;
+                    Ok::<_, String>((running, ca_pem))
+                };
+                match started.await {
+                    Ok((running, ca_pem)) => {
+                        let port = running.local_addr.port();
+                        let _ = tx.send(Ok((port, ca_pem)));
+                        let _keep = running;
+                        std::future::pending::<()>().await;
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                    }
+                }
+            });
+        })
         .map_err(|e| e.to_string())?;
-    let (running, ca_pem) = start_server(client, Arc::new(auth), false).await?;
-    let port = running.local_addr.port();
-    register(plane, port, &ca_pem)?;
-    Ok((
-        Aggregated {
-            direct_url: format!("https://127.0.0.1:{port}"),
-            ca_pem,
-        },
-        running,
-    ))
+    let (port, ca_pem) = rx.recv().map_err(|e| e.to_string())??;
+    register(plane, group, service, port, &ca_pem)?;
+    Ok(Aggregated {
+        direct_url: format!("https://127.0.0.1:{port}"),
+        ca_pem,
+    })
+}
+
+/// What an in-process server serves: the kinds in a directory, of one
+/// group, named by the Service its APIService points at.
+pub struct ServerSpec<'a> {
+    /// The kind definitions.
+    pub kinds: &'a Path,
+    /// Their group (the HelmReleases' ownership label too).
+    pub group: &'a str,
+    /// The Service name its serving certificate names.
+    pub service: &'a str,
 }
 
 /// Starts a server with the example kinds over `client`'s cluster, with
@@ -112,16 +142,33 @@ pub async fn start_server_with_cache(
     impersonate: bool,
 ) -> Result<(server::RunningServer, String, WatchCache), String> {
     let kinds = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
-    let registry = Registry::from_path(&kinds).map_err(|e| e.to_string())?;
+    let server = ServerSpec {
+        kinds: &kinds,
+        group: "apps.cozystack.io",
+        service: SERVICE,
+    };
+    start_server_for(&server, client, auth, impersonate).await
+}
+
+/// Starts the server `spec` describes over `client`'s cluster, with `auth`,
+/// on a free port; returns it, the CA of its serving certificate and its
+/// watch cache.
+pub async fn start_server_for(
+    spec: &ServerSpec<'_>,
+    client: kube::Client,
+    auth: Arc<Auth>,
+    impersonate: bool,
+) -> Result<(server::RunningServer, String, WatchCache), String> {
+    let registry = Registry::from_path(spec.kinds).map_err(|e| e.to_string())?;
     let backend = Backend::Cluster(Box::new(
-        ClusterStore::new(client, "apps.cozystack.io").with_impersonation(impersonate),
+        ClusterStore::new(client, spec.group).with_impersonation(impersonate),
     ));
     let cache = WatchCache::start(backend.clone());
     let ca = Ca::new("kubectl-cozy-test-extension-ca").map_err(|e| e.to_string())?;
     let serving = ca
         .issue(&LeafSpec::server(
             "kubectl-cozy",
-            &[&format!("{SERVICE}.default.svc"), "localhost"],
+            &[&format!("{}.default.svc", spec.service), "localhost"],
             &["127.0.0.1".parse().expect("ip")],
         ))
         .map_err(|e| e.to_string())?;
@@ -141,12 +188,21 @@ pub async fn start_server_with_cache(
     Ok((running, ca.cert_pem().to_owned(), cache))
 }
 
-fn register(plane: &Plane, port: u16, ca_pem: &str) -> Result<(), String> {
+/// Registers `group`/v1alpha1 at `port` through an ExternalName Service
+/// `service` (`localhost`), trusting `ca_pem`; waits until Available.
+fn register(
+    plane: &Plane,
+    group: &str,
+    service: &str,
+    port: u16,
+    ca_pem: &str,
+) -> Result<(), String> {
     let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca_pem);
+    let name = format!("v1alpha1.{group}");
     let manifest = format!(
-        "apiVersion: v1\nkind: Service\nmetadata: {{name: {SERVICE}, namespace: default}}\nspec: {{type: ExternalName, externalName: localhost}}\n---\n\
-         apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: v1alpha1.apps.cozystack.io}}\n\
-         spec:\n  group: apps.cozystack.io\n  version: v1alpha1\n  service: {{namespace: default, name: {SERVICE}, port: {port}}}\n  \
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: {service}, namespace: default}}\nspec: {{type: ExternalName, externalName: localhost}}\n---\n\
+         apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {name}}}\n\
+         spec:\n  group: {group}\n  version: v1alpha1\n  service: {{namespace: default, name: {service}, port: {port}}}\n  \
          caBundle: {ca_bundle}\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n"
     );
     apply(plane, &manifest)?;
@@ -157,7 +213,7 @@ fn register(plane: &Plane, port: u16, ca_pem: &str) -> Result<(), String> {
             .args([
                 "get",
                 "apiservice",
-                "v1alpha1.apps.cozystack.io",
+                &name,
                 "-o",
                 "jsonpath={.status.conditions[?(@.type==\"Available\")].status}",
             ])
@@ -169,16 +225,10 @@ fn register(plane: &Plane, port: u16, ca_pem: &str) -> Result<(), String> {
         if Instant::now() > deadline {
             let detail = plane
                 .kubectl()
-                .args([
-                    "get",
-                    "apiservice",
-                    "v1alpha1.apps.cozystack.io",
-                    "-o",
-                    "yaml",
-                ])
+                .args(["get", "apiservice", &name, "-o", "yaml"])
                 .output();
             return Err(format!(
-                "APIService not Available within 120s: {}",
+                "APIService {name} not Available within 120s: {}",
                 detail
                     .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
                     .unwrap_or_default()
