@@ -172,13 +172,18 @@ async fn doctor_once_healthy(args: &[&str]) -> std::process::Output {
     out
 }
 
-/// Deletes namespace `ns` while a ConfigMap `name` in it carries the
-/// finalizer `example.com/block`, and waits until the namespace reports
-/// `NamespaceFinalizersRemaining`; `cleanup` removes the finalizer.
-async fn hold_in_deletion(client: &kube::Client, ns: &str, name: &str, cleanup: &mut Cleanup) {
+/// Creates ConfigMap `name` in `ns` carrying `finalizer`, so that a deletion
+/// of the namespace stays Terminating; `cleanup` removes the finalizer.
+async fn held_configmap(
+    client: &kube::Client,
+    ns: &str,
+    name: &str,
+    finalizer: &str,
+    cleanup: &mut Cleanup,
+) {
     let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
     let cm: ConfigMap = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": name, "finalizers": ["example.com/block"]},
+        "metadata": {"name": name, "finalizers": [finalizer]},
         "data": {"a": "b"}
     }))
     .unwrap();
@@ -196,6 +201,13 @@ async fn hold_in_deletion(client: &kube::Client, ns: &str, name: &str, cleanup: 
         "-p",
         r#"{"metadata":{"finalizers":null}}"#,
     ]);
+}
+
+/// Deletes namespace `ns` while a ConfigMap `name` in it carries the
+/// finalizer `example.com/block`, and waits until the namespace reports
+/// `NamespaceFinalizersRemaining`; `cleanup` removes the finalizer.
+async fn hold_in_deletion(client: &kube::Client, ns: &str, name: &str, cleanup: &mut Cleanup) {
+    held_configmap(client, ns, name, "example.com/block", cleanup).await;
     Api::<Namespace>::all(client.clone())
         .delete(ns, &DeleteParams::default())
         .await
@@ -820,25 +832,14 @@ async fn benchmark_200_namespaces_60_crds_one_dead_apiservice() {
     .await;
     let mut cleanup = Cleanup::new();
     for name in &names[..TERMINATING] {
-        let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), name);
-        let cm: ConfigMap = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "held", "finalizers": ["bench.doctor.example.com/hold"]}
-        }))
-        .unwrap();
-        configmaps
-            .create(&PostParams::default(), &cm)
-            .await
-            .expect("create ConfigMap");
-        cleanup.kubectl(&[
-            "patch",
-            "configmap",
-            "held",
-            "-n",
+        held_configmap(
+            &client,
             name,
-            "--type=merge",
-            "-p",
-            r#"{"metadata":{"finalizers":null}}"#,
-        ]);
+            "held",
+            "bench.doctor.example.com/hold",
+            &mut cleanup,
+        )
+        .await;
     }
     let dead = register_dead_api_service(
         &mut cleanup,

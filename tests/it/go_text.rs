@@ -2,8 +2,6 @@
 //! same schema as our validator must refuse the same object with the same
 //! messages, float bounds included (`1e+06`, not `1000000`).
 
-use std::io::Write as _;
-use std::process::Stdio;
 use std::time::Duration;
 
 use kubectl_cozy::kinds::schema::CompiledSchema;
@@ -17,21 +15,7 @@ fn text(bytes: &[u8]) -> String {
 
 /// Runs kubectl with `input` on stdin.
 fn kubectl(args: &[&str], input: &str) -> std::process::Output {
-    let mut child = plane()
-        .kubectl()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run kubectl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write stdin");
-    child.wait_with_output().expect("kubectl output")
+    plane().kubectl_stdin(args, input)
 }
 
 #[test]
