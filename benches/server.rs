@@ -52,7 +52,9 @@ use kubectl_cozy::kinds::registry::ServedKind;
 use kubectl_cozy::pki::{Ca, LeafSpec};
 use kubectl_cozy::storage::app_store::AppStore;
 use kubectl_cozy::storage::cache::WatchCache;
-use kubectl_cozy::storage::{Backend, ReadScope, cluster_store::ClusterStore, helm_release};
+use kubectl_cozy::storage::{
+    Backend, ReadScope, cluster_store::ClusterStore, helm_release, metadata_list,
+};
 
 use crate::support::bins;
 use crate::support::plane::{self, Plane, plane};
@@ -166,6 +168,17 @@ fn list() {
             namespace: Some(ns.clone()),
             release: None,
         };
+        // The check's encodings and page sizes, each reading every page of
+        // the scope and decoding it for versions (interleaved).
+        let check_ways: [(&str, u32); 5] = [
+            (METADATA_LIST, 2000),
+            (METADATA_LIST_PROTOBUF, 2000),
+            (METADATA_LIST_PROTOBUF, 0),
+            (METADATA_LIST_PROTOBUF, 500),
+            (METADATA_LIST, 0),
+        ];
+        let mut check_samples: [Samples; 5] = Default::default();
+        let mut check_bytes = [0usize; 5];
         for _ in 0..10 {
             let started = Instant::now();
             let bytes = list_in_process(&server.cache, &kind, &ns);
@@ -175,7 +188,23 @@ fn list() {
             let state = store.current_state(&scope).await.expect("upstream state");
             check.push(started.elapsed());
             assert_eq!(state.versions.map(|v| v.len()), Some(FLEET_CHUNK));
+            for (k, (accept, limit)) in check_ways.iter().enumerate() {
+                let (took, bytes, count) = check_pages(&direct, &ns, accept, *limit).await;
+                check_samples[k].push(took);
+                check_bytes[k] = bytes;
+                assert_eq!(count, FLEET_CHUNK, "{accept} limit {limit}");
+            }
         }
+        let check_labels: Vec<String> = check_ways
+            .iter()
+            .map(|(accept, limit)| {
+                format!(
+                    "check alone, {} metadata list, {}",
+                    if *accept == METADATA_LIST { "JSON" } else { "protobuf" },
+                    if *limit == 0 { "one page".to_owned() } else { format!("pages of {limit}") }
+                )
+            })
+            .collect();
 
         let mut rows: Vec<(&str, &Samples, String)> = subjects
             .iter()
@@ -193,6 +222,9 @@ fn list() {
             &check,
             String::new(),
         ));
+        for ((label, samples), bytes) in check_labels.iter().zip(&check_samples).zip(check_bytes) {
+            rows.push((label.as_str(), samples, kib(bytes)));
+        }
         print_samples(
             &format!("list: {FLEET_CHUNK} apps in one namespace, and {SMALL} in another ({ROUNDS} rounds, interleaved)"),
             &rows,
@@ -1643,6 +1675,60 @@ async fn request(
 
 /// `Accept` of a metadata-only list, as the consistency check sends it.
 const METADATA_LIST: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+
+/// `Accept` of a metadata-only list in protobuf only.
+const METADATA_LIST_PROTOBUF: &str =
+    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+
+/// The consistency check of the fleet namespace `ns` done by hand with
+/// `accept` and page size `limit` (0: one page): every page read and decoded
+/// for versions. Returns the time, the bytes received and the items.
+async fn check_pages(client: &kube::Client, ns: &str, accept: &str, limit: u32) -> (Duration, usize, usize) {
+    use futures::AsyncReadExt as _;
+    let base = format!(
+        "/apis/helm.toolkit.fluxcd.io/v2/namespaces/{ns}/helmreleases?labelSelector={}",
+        format!("{}={GROUP},{}=Postgres", helm_release::GROUP_LABEL, helm_release::KIND_LABEL)
+            .replace('/', "%2F")
+            .replace('=', "%3D")
+            .replace(',', "%2C")
+    );
+    let started = Instant::now();
+    let (mut bytes, mut items) = (0, 0);
+    let mut token: Option<String> = None;
+    loop {
+        let mut path = base.clone();
+        if limit > 0 {
+            path.push_str(&format!("&limit={limit}"));
+        }
+        if let Some(t) = &token {
+            path.push_str(&format!("&continue={t}"));
+        }
+        let req = Request::builder()
+            .uri(path)
+            .header(header::ACCEPT, accept)
+            .body(Vec::new())
+            .expect("request");
+        let mut body = Vec::new();
+        client
+            .request_stream(req)
+            .await
+            .expect("metadata list")
+            .read_to_end(&mut body)
+            .await
+            .expect("body");
+        if accept.contains("protobuf") {
+            assert!(body.starts_with(metadata_list::PROTOBUF_MAGIC), "protobuf answered");
+        }
+        bytes += body.len();
+        let page = metadata_list::decode(body.into()).expect("page");
+        items += page.items.len();
+        match page.continue_token {
+            Some(t) => token = Some(t),
+            None => break,
+        }
+    }
+    (started.elapsed(), bytes, items)
+}
 
 /// A GET with an optional `Accept`, timed as [`request`] does.
 async fn request_as(client: &kube::Client, path: &str, accept: Option<&str>) -> (Duration, String) {
