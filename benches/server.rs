@@ -1683,14 +1683,23 @@ const METADATA_LIST_PROTOBUF: &str =
 /// The consistency check of the fleet namespace `ns` done by hand with
 /// `accept` and page size `limit` (0: one page): every page read and decoded
 /// for versions. Returns the time, the bytes received and the items.
-async fn check_pages(client: &kube::Client, ns: &str, accept: &str, limit: u32) -> (Duration, usize, usize) {
+async fn check_pages(
+    client: &kube::Client,
+    ns: &str,
+    accept: &str,
+    limit: u32,
+) -> (Duration, usize, usize) {
     use futures::AsyncReadExt as _;
     let base = format!(
         "/apis/helm.toolkit.fluxcd.io/v2/namespaces/{ns}/helmreleases?labelSelector={}",
-        format!("{}={GROUP},{}=Postgres", helm_release::GROUP_LABEL, helm_release::KIND_LABEL)
-            .replace('/', "%2F")
-            .replace('=', "%3D")
-            .replace(',', "%2C")
+        format!(
+            "{}={GROUP},{}=Postgres",
+            helm_release::GROUP_LABEL,
+            helm_release::KIND_LABEL
+        )
+        .replace('/', "%2F")
+        .replace('=', "%3D")
+        .replace(',', "%2C")
     );
     let started = Instant::now();
     let (mut bytes, mut items) = (0, 0);
@@ -1717,7 +1726,10 @@ async fn check_pages(client: &kube::Client, ns: &str, accept: &str, limit: u32) 
             .await
             .expect("body");
         if accept.contains("protobuf") {
-            assert!(body.starts_with(metadata_list::PROTOBUF_MAGIC), "protobuf answered");
+            assert!(
+                body.starts_with(metadata_list::PROTOBUF_MAGIC),
+                "protobuf answered"
+            );
         }
         bytes += body.len();
         let page = metadata_list::decode(body.into()).expect("page");

@@ -20,8 +20,8 @@ use kube::api::{
 use serde_json::Value;
 
 use super::cache::Stored;
-use super::metadata_list;
 use super::helm_release::{GROUP_LABEL, KIND_LABEL};
+use super::metadata_list;
 use super::{
     DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState,
     object_key,
@@ -178,7 +178,9 @@ impl ClusterStore {
             .map_err(upstream)?
             .read_to_end(&mut body)
             .await
-            .map_err(|e| StoreError::Unavailable(format!("HelmRelease API: reading a metadata list: {e}")))?;
+            .map_err(|e| {
+                StoreError::Unavailable(format!("HelmRelease API: reading a metadata list: {e}"))
+            })?;
         metadata_list::decode(body.into())
             .map_err(|e| StoreError::Internal(format!("HelmRelease API: {}", error_chain(&e))))
     }

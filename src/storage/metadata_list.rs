@@ -51,7 +51,9 @@ pub enum PageError {
     #[error("metadata list (protobuf) does not decode")]
     Protobuf(#[source] prost::DecodeError),
     /// The envelope holds something else than a metadata list.
-    #[error("expected a PartialObjectMetadataList, got {kind:?} ({api_version:?}) encoded as {content_type:?}")]
+    #[error(
+        "expected a PartialObjectMetadataList, got {kind:?} ({api_version:?}) encoded as {content_type:?}"
+    )]
     NotAMetadataList {
         /// `typeMeta.kind` of the envelope.
         kind: String,
@@ -325,7 +327,11 @@ mod tests {
         encoding::string::encode(14, &"finalizers.fluxcd.io".to_owned(), &mut meta);
         // managedFields: ManagedFieldsEntry { manager, operation, fieldsV1 { raw } }.
         let mut fields_v1 = Vec::new();
-        encoding::bytes::encode(1, &br#"{"f:spec":{"f:values":{}}}"#.to_vec(), &mut fields_v1);
+        encoding::bytes::encode(
+            1,
+            &br#"{"f:spec":{"f:values":{}}}"#.to_vec(),
+            &mut fields_v1,
+        );
         let mut entry = Vec::new();
         encoding::string::encode(1, &"kubectl-cozy".to_owned(), &mut entry);
         encoding::string::encode(2, &"Update".to_owned(), &mut entry);
@@ -339,7 +345,11 @@ mod tests {
         let mut list_meta = Vec::new();
         encoding::string::encode(1, &String::new(), &mut list_meta);
         encoding::string::encode(2, &"123500".to_owned(), &mut list_meta);
-        encoding::string::encode(3, &"eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ".to_owned(), &mut list_meta);
+        encoding::string::encode(
+            3,
+            &"eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ".to_owned(),
+            &mut list_meta,
+        );
         encoding::int64::encode(4, &4_999, &mut list_meta);
         let mut list = Vec::new();
         encoding::encode_key(1, WireType::LengthDelimited, &mut list);
@@ -367,11 +377,14 @@ mod tests {
         // Anything but a metadata list is refused, and so is garbage.
         let err = decode(envelope("Status", Vec::new())).unwrap_err();
         assert!(matches!(err, PageError::NotAMetadataList { ref kind, .. } if kind == "Status"));
-        let mut truncated = envelope("PartialObjectMetadataList", PartialObjectMetadataList {
-            metadata: None,
-            items: vec![item("t", "a", "1")],
-        }
-        .encode_to_vec())
+        let mut truncated = envelope(
+            "PartialObjectMetadataList",
+            PartialObjectMetadataList {
+                metadata: None,
+                items: vec![item("t", "a", "1")],
+            }
+            .encode_to_vec(),
+        )
         .to_vec();
         truncated.truncate(truncated.len() - 3);
         assert!(matches!(
