@@ -206,6 +206,29 @@ fn list() {
             })
             .collect();
 
+        // Paged consistent lists, as `kubectl get` asks (limit=500): the
+        // first page alone, and every page of the 5,000 (interleaved).
+        const PAGE: usize = 500;
+        let paged: [(&kube::Client, String, Option<&str>, bool, String); 6] = [
+            (&direct, hr(&ns), None, false, format!("kube-apiserver: first page of {PAGE}, JSON (consistent)")),
+            (&through, app_path(&ns, None), None, false, format!("server: first page of {PAGE}, JSON (consistent, checks the page's range)")),
+            (&direct, hr(&ns), Some(TABLE), false, format!("kube-apiserver: first page of {PAGE}, Table (consistent)")),
+            (&through, app_path(&ns, None), Some(TABLE), false, format!("server: first page of {PAGE}, Table (consistent)")),
+            (&direct, hr(&ns), Some(TABLE), true, format!("kube-apiserver: all {FLEET_CHUNK} in pages of {PAGE}, Table (kubectl get)")),
+            (&through, app_path(&ns, None), Some(TABLE), true, format!("server: all {FLEET_CHUNK} in pages of {PAGE}, Table (kubectl get)")),
+        ];
+        let mut paged_samples: [Samples; 6] = Default::default();
+        for round in 0..ROUNDS / 2 + 1 {
+            for k in rotation(round, paged.len()) {
+                let (client, path, accept, all, _) = &paged[k];
+                let (took, items) = list_pages(client, path, *accept, PAGE, *all).await;
+                assert_eq!(items, if *all { FLEET_CHUNK } else { PAGE }, "{path} {accept:?} paged");
+                if round >= 1 {
+                    paged_samples[k].push(took);
+                }
+            }
+        }
+
         let mut rows: Vec<(&str, &Samples, String)> = subjects
             .iter()
             .zip(&samples)
@@ -225,6 +248,9 @@ fn list() {
         for ((label, samples), bytes) in check_labels.iter().zip(&check_samples).zip(check_bytes) {
             rows.push((label.as_str(), samples, kib(bytes)));
         }
+        for ((_, _, _, _, what), samples) in paged.iter().zip(&paged_samples) {
+            rows.push((what.as_str(), samples, String::new()));
+        }
         print_samples(
             &format!("list: {FLEET_CHUNK} apps in one namespace, and {SMALL} in another ({ROUNDS} rounds, interleaved)"),
             &rows,
@@ -237,6 +263,21 @@ fn list() {
             Target::info("list p50 ratio, Table, both resourceVersion=0", ratio(7, 6), "x"),
             Target::info(&format!("list of {SMALL} p50 ratio, JSON (consistent)"), ratio(9, 8), "x"),
             Target::info(&format!("list of {SMALL} p50 ratio, Table (consistent)"), ratio(11, 10), "x"),
+            Target::info(
+                &format!("first page of {PAGE} p50 ratio, JSON (consistent)"),
+                paged_samples[1].p50() / paged_samples[0].p50(),
+                "x",
+            ),
+            Target::info(
+                &format!("first page of {PAGE} p50 ratio, Table (consistent)"),
+                paged_samples[3].p50() / paged_samples[2].p50(),
+                "x",
+            ),
+            Target::info(
+                &format!("all pages of {PAGE} p50 ratio, Table (kubectl get)"),
+                paged_samples[5].p50() / paged_samples[4].p50(),
+                "x",
+            ),
             Target::info(
                 "list: share of server p50 spent in-process (scan, copy)",
                 in_process.p50() / samples[1].p50() * 100.0,
@@ -1740,6 +1781,40 @@ async fn check_pages(
         }
     }
     (started.elapsed(), bytes, items)
+}
+
+/// A list of `path` in pages of `limit` with an optional `Accept`: the
+/// first page only, or every page (`all`) as kubectl reads them. Returns
+/// the time of the requests (reading each page's JSON for its continue
+/// token is not counted) and the items (or Table rows) read.
+async fn list_pages(
+    client: &kube::Client,
+    path: &str,
+    accept: Option<&str>,
+    limit: usize,
+    all: bool,
+) -> (Duration, usize) {
+    let mut took = Duration::ZERO;
+    let mut items = 0;
+    let mut token: Option<String> = None;
+    loop {
+        let mut page_path = format!("{path}?limit={limit}");
+        if let Some(t) = &token {
+            page_path.push_str(&format!("&continue={t}"));
+        }
+        let (page_took, text) = request_as(client, &page_path, accept).await;
+        took += page_took;
+        let page: Value = serde_json::from_str(&text).expect("list JSON");
+        items += item_count(&text);
+        token = page["metadata"]["continue"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned);
+        if !all || token.is_none() {
+            break;
+        }
+    }
+    (took, items)
 }
 
 /// A GET with an optional `Accept`, timed as [`request`] does.

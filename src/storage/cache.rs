@@ -604,8 +604,8 @@ pub fn range_is_current(
     last_page: bool,
 ) -> bool {
     let end = match upstream.last() {
+        _ if last_page => None,
         Some(item) => Some((item.namespace.clone(), item.name.clone())),
-        None if last_page => None,
         None => return true, // an empty range
     };
     let mut cached = in_key_order(objects, scope.namespace.as_deref(), after)
