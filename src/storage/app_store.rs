@@ -461,16 +461,13 @@ impl Apps<'_> {
             if !range_is_current(&snapshot.objects, &scope, until.as_ref(), &next.items, last) {
                 break; // the next request checks this range again
             }
-            let next_until = match last {
-                true => None,
-                false => Some(
-                    next.items
-                        .last()
-                        .map(key_of)
-                        .or_else(|| until.clone())
-                        .unwrap_or_default(),
-                ),
-            };
+            let next_until = (!last).then(|| {
+                next.items
+                    .last()
+                    .map(key_of)
+                    .or_else(|| until.clone())
+                    .unwrap_or_default()
+            });
             served += snapshot
                 .apps_until(filter, until.as_ref(), next_until.as_ref())
                 .count();
