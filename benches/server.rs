@@ -13,7 +13,7 @@
 //!
 //! | benchmark | subject | baseline |
 //! |---|---|---|
-//! | `list` | list 5,000 apps through the server (JSON and Table, consistent and `resourceVersion=0`), and the 50 of another namespace | the same lists of HelmReleases from kube-apiserver |
+//! | `list` | list 5,000 apps through the server (JSON and Table, consistent and `resourceVersion=0`), the 50 of another namespace, and in pages of 500 (the first page; every page, as `kubectl get`); the consistency check alone in JSON and protobuf, by page size | the same lists of HelmReleases from kube-apiserver |
 //! | `get` | get one app through the server, consistent and `resourceVersion=0` | the handler's own work in-process (cache lookup, the kept app view); the same gets of the HelmRelease from kube-apiserver |
 //! | `writes` | create / update / merge-patch / delete an app through the server | the same writes of the HelmRelease at kube-apiserver |
 //! | `watch_fanout` | 1,000 watches on the server, events delivered | one watch straight on kube-apiserver |
