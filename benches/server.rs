@@ -13,7 +13,7 @@
 //!
 //! | benchmark | subject | baseline |
 //! |---|---|---|
-//! | `list` | list 5,000 apps through the server (JSON and Table, consistent and `resourceVersion=0`), and the 50 of another namespace | the same lists of HelmReleases from kube-apiserver |
+//! | `list` | list 5,000 apps through the server (JSON and Table, consistent and `resourceVersion=0`), the 50 of another namespace, and in pages of 500 (the first page; every page, as `kubectl get`); the consistency check alone in JSON and protobuf, by page size | the same lists of HelmReleases from kube-apiserver |
 //! | `get` | get one app through the server, consistent and `resourceVersion=0` | the handler's own work in-process (cache lookup, the kept app view); the same gets of the HelmRelease from kube-apiserver |
 //! | `writes` | create / update / merge-patch / delete an app through the server | the same writes of the HelmRelease at kube-apiserver |
 //! | `watch_fanout` | 1,000 watches on the server, events delivered | one watch straight on kube-apiserver |
@@ -52,7 +52,9 @@ use kubectl_cozy::kinds::registry::ServedKind;
 use kubectl_cozy::pki::{Ca, LeafSpec};
 use kubectl_cozy::storage::app_store::AppStore;
 use kubectl_cozy::storage::cache::WatchCache;
-use kubectl_cozy::storage::{Backend, ReadScope, cluster_store::ClusterStore, helm_release};
+use kubectl_cozy::storage::{
+    Backend, ReadScope, cluster_store::ClusterStore, helm_release, metadata_list,
+};
 
 use crate::support::bins;
 use crate::support::plane::{self, Plane, plane};
@@ -166,6 +168,17 @@ fn list() {
             namespace: Some(ns.clone()),
             release: None,
         };
+        // The check's encodings and page sizes, each reading every page of
+        // the scope and decoding it for versions (interleaved).
+        let check_ways: [(&str, u32); 5] = [
+            (METADATA_LIST, 2000),
+            (METADATA_LIST_PROTOBUF, 2000),
+            (METADATA_LIST_PROTOBUF, 0),
+            (METADATA_LIST_PROTOBUF, 500),
+            (METADATA_LIST, 0),
+        ];
+        let mut check_samples: [Samples; 5] = Default::default();
+        let mut check_bytes = [0usize; 5];
         for _ in 0..10 {
             let started = Instant::now();
             let bytes = list_in_process(&server.cache, &kind, &ns);
@@ -175,6 +188,45 @@ fn list() {
             let state = store.current_state(&scope).await.expect("upstream state");
             check.push(started.elapsed());
             assert_eq!(state.versions.map(|v| v.len()), Some(FLEET_CHUNK));
+            for (k, (accept, limit)) in check_ways.iter().enumerate() {
+                let (took, bytes, count) = check_pages(&direct, &ns, accept, *limit).await;
+                check_samples[k].push(took);
+                check_bytes[k] = bytes;
+                assert_eq!(count, FLEET_CHUNK, "{accept} limit {limit}");
+            }
+        }
+        let check_labels: Vec<String> = check_ways
+            .iter()
+            .map(|(accept, limit)| {
+                format!(
+                    "check alone, {} metadata list, {}",
+                    if *accept == METADATA_LIST { "JSON" } else { "protobuf" },
+                    if *limit == 0 { "one page".to_owned() } else { format!("pages of {limit}") }
+                )
+            })
+            .collect();
+
+        // Paged consistent lists, as `kubectl get` asks (limit=500): the
+        // first page alone, and every page of the 5,000 (interleaved).
+        const PAGE: usize = 500;
+        let paged: [(&kube::Client, String, Option<&str>, bool, String); 6] = [
+            (&direct, hr(&ns), None, false, format!("kube-apiserver: first page of {PAGE}, JSON (consistent)")),
+            (&through, app_path(&ns, None), None, false, format!("server: first page of {PAGE}, JSON (consistent, checks the page's range)")),
+            (&direct, hr(&ns), Some(TABLE), false, format!("kube-apiserver: first page of {PAGE}, Table (consistent)")),
+            (&through, app_path(&ns, None), Some(TABLE), false, format!("server: first page of {PAGE}, Table (consistent)")),
+            (&direct, hr(&ns), Some(TABLE), true, format!("kube-apiserver: all {FLEET_CHUNK} in pages of {PAGE}, Table (kubectl get)")),
+            (&through, app_path(&ns, None), Some(TABLE), true, format!("server: all {FLEET_CHUNK} in pages of {PAGE}, Table (kubectl get)")),
+        ];
+        let mut paged_samples: [Samples; 6] = Default::default();
+        for round in 0..ROUNDS / 2 + 1 {
+            for k in rotation(round, paged.len()) {
+                let (client, path, accept, all, _) = &paged[k];
+                let (took, items) = list_pages(client, path, *accept, PAGE, *all).await;
+                assert_eq!(items, if *all { FLEET_CHUNK } else { PAGE }, "{path} {accept:?} paged");
+                if round >= 1 {
+                    paged_samples[k].push(took);
+                }
+            }
         }
 
         let mut rows: Vec<(&str, &Samples, String)> = subjects
@@ -193,6 +245,12 @@ fn list() {
             &check,
             String::new(),
         ));
+        for ((label, samples), bytes) in check_labels.iter().zip(&check_samples).zip(check_bytes) {
+            rows.push((label.as_str(), samples, kib(bytes)));
+        }
+        for ((_, _, _, _, what), samples) in paged.iter().zip(&paged_samples) {
+            rows.push((what.as_str(), samples, String::new()));
+        }
         print_samples(
             &format!("list: {FLEET_CHUNK} apps in one namespace, and {SMALL} in another ({ROUNDS} rounds, interleaved)"),
             &rows,
@@ -205,6 +263,21 @@ fn list() {
             Target::info("list p50 ratio, Table, both resourceVersion=0", ratio(7, 6), "x"),
             Target::info(&format!("list of {SMALL} p50 ratio, JSON (consistent)"), ratio(9, 8), "x"),
             Target::info(&format!("list of {SMALL} p50 ratio, Table (consistent)"), ratio(11, 10), "x"),
+            Target::info(
+                &format!("first page of {PAGE} p50 ratio, JSON (consistent)"),
+                paged_samples[1].p50() / paged_samples[0].p50(),
+                "x",
+            ),
+            Target::info(
+                &format!("first page of {PAGE} p50 ratio, Table (consistent)"),
+                paged_samples[3].p50() / paged_samples[2].p50(),
+                "x",
+            ),
+            Target::info(
+                &format!("all pages of {PAGE} p50 ratio, Table (kubectl get)"),
+                paged_samples[5].p50() / paged_samples[4].p50(),
+                "x",
+            ),
             Target::info(
                 "list: share of server p50 spent in-process (scan, copy)",
                 in_process.p50() / samples[1].p50() * 100.0,
@@ -1643,6 +1716,106 @@ async fn request(
 
 /// `Accept` of a metadata-only list, as the consistency check sends it.
 const METADATA_LIST: &str = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+
+/// `Accept` of a metadata-only list in protobuf only.
+const METADATA_LIST_PROTOBUF: &str =
+    "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+
+/// The consistency check of the fleet namespace `ns` done by hand with
+/// `accept` and page size `limit` (0: one page): every page read and decoded
+/// for versions. Returns the time, the bytes received and the items.
+async fn check_pages(
+    client: &kube::Client,
+    ns: &str,
+    accept: &str,
+    limit: u32,
+) -> (Duration, usize, usize) {
+    use futures::AsyncReadExt as _;
+    let base = format!(
+        "/apis/helm.toolkit.fluxcd.io/v2/namespaces/{ns}/helmreleases?labelSelector={}",
+        format!(
+            "{}={GROUP},{}=Postgres",
+            helm_release::GROUP_LABEL,
+            helm_release::KIND_LABEL
+        )
+        .replace('/', "%2F")
+        .replace('=', "%3D")
+        .replace(',', "%2C")
+    );
+    let started = Instant::now();
+    let (mut bytes, mut items) = (0, 0);
+    let mut token: Option<String> = None;
+    loop {
+        let mut path = base.clone();
+        if limit > 0 {
+            path.push_str(&format!("&limit={limit}"));
+        }
+        if let Some(t) = &token {
+            path.push_str(&format!("&continue={t}"));
+        }
+        let req = Request::builder()
+            .uri(path)
+            .header(header::ACCEPT, accept)
+            .body(Vec::new())
+            .expect("request");
+        let mut body = Vec::new();
+        client
+            .request_stream(req)
+            .await
+            .expect("metadata list")
+            .read_to_end(&mut body)
+            .await
+            .expect("body");
+        if accept.contains("protobuf") {
+            assert!(
+                body.starts_with(metadata_list::PROTOBUF_MAGIC),
+                "protobuf answered"
+            );
+        }
+        bytes += body.len();
+        let page = metadata_list::decode(body.into()).expect("page");
+        items += page.items.len();
+        match page.continue_token {
+            Some(t) => token = Some(t),
+            None => break,
+        }
+    }
+    (started.elapsed(), bytes, items)
+}
+
+/// A list of `path` in pages of `limit` with an optional `Accept`: the
+/// first page only, or every page (`all`) as kubectl reads them. Returns
+/// the time of the requests (reading each page's JSON for its continue
+/// token is not counted) and the items (or Table rows) read.
+async fn list_pages(
+    client: &kube::Client,
+    path: &str,
+    accept: Option<&str>,
+    limit: usize,
+    all: bool,
+) -> (Duration, usize) {
+    let mut took = Duration::ZERO;
+    let mut items = 0;
+    let mut token: Option<String> = None;
+    loop {
+        let mut page_path = format!("{path}?limit={limit}");
+        if let Some(t) = &token {
+            page_path.push_str(&format!("&continue={t}"));
+        }
+        let (page_took, text) = request_as(client, &page_path, accept).await;
+        took += page_took;
+        let page: Value = serde_json::from_str(&text).expect("list JSON");
+        items += item_count(&text);
+        token = page["metadata"]["continue"]
+            .as_str()
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned);
+        if !all || token.is_none() {
+            break;
+        }
+    }
+    (took, items)
+}
 
 /// A GET with an optional `Accept`, timed as [`request`] does.
 async fn request_as(client: &kube::Client, path: &str, accept: Option<&str>) -> (Duration, String) {

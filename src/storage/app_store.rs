@@ -35,7 +35,10 @@ use serde_json::{Value, json};
 use tracing::Instrument as _;
 
 use super::app_filter::AppFilter;
-use super::cache::{Key, Objects, Subscription, WatchCache, snapshot_is_current};
+use super::cache::{
+    Key, Objects, Subscription, WatchCache, in_key_order, key_order, range_is_current,
+    snapshot_is_current,
+};
 use super::helm_release::{self, AppView, ConvertError};
 use super::{Backend, DeleteOptions, ReadScope, StoreError, UpstreamState, resource_version};
 use crate::apimachinery::status::{ApiError, known_reason};
@@ -72,6 +75,35 @@ pub(crate) enum ReadAt {
     Exact(u64),
 }
 
+/// Where a consistent list checked page by page ([`Apps::latest_page`])
+/// stands after a page: what its continue token carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CheckedPosition {
+    /// The last key of the ranges served so far.
+    pub(crate) after: Key,
+    /// Upstream's continue token for the next range.
+    pub(crate) upstream: String,
+    /// The cache snapshot the last page was served from (tried first).
+    pub(crate) snapshot: u64,
+}
+
+/// One page of a consistent list.
+pub(crate) enum LatestPage {
+    /// The cache is at or past upstream's revision: the whole list is this
+    /// snapshot, paged as a kept snapshot.
+    Snapshot(AppSnapshot),
+    /// The cache matched upstream's page of the same key range: serve the
+    /// snapshot's apps in the range.
+    Checked {
+        /// The snapshot that matched.
+        snapshot: AppSnapshot,
+        /// The range's last key (`None`: to the end of the list).
+        until: Option<Key>,
+        /// Upstream's continue token after the range (`None`: the last page).
+        upstream: Option<String>,
+    },
+}
+
 /// The objects of the cache at one revision, to read apps from.
 pub(crate) struct AppSnapshot {
     objects: Objects,
@@ -84,29 +116,30 @@ impl AppSnapshot {
         self.revision
     }
 
-    /// The apps `filter` selects, in `(namespace, name)` order, each with
-    /// its position; after `after` when continuing a paginated list.
+    /// The apps `filter` selects, in kube-apiserver's key order
+    /// ([`super::cache::key_order`]), each with its position; after `after`
+    /// when continuing a paginated list.
     pub(crate) fn apps<'a>(
         &'a self,
         filter: &'a AppFilter,
         after: Option<&Key>,
     ) -> impl Iterator<Item = (&'a Key, Arc<AppView>)> + 'a {
-        use std::ops::Bound;
         // A namespace's objects are one range of the ordered map: the scan
         // reads only those (50 apps of a namespace among 5,000 cost 50).
-        let namespace = filter.namespace();
-        let start = match (after, namespace) {
-            (Some(key), Some(ns)) if key.0.as_str() < ns => {
-                Bound::Included((ns.to_owned(), String::new()))
-            }
-            (Some(key), _) => Bound::Excluded(key.clone()),
-            (None, Some(ns)) => Bound::Included((ns.to_owned(), String::new())),
-            (None, None) => Bound::Unbounded,
-        };
-        self.objects
-            .range((start, Bound::Unbounded))
-            .take_while(move |((ns, _), _)| namespace.is_none_or(|want| want == ns))
+        in_key_order(&self.objects, filter.namespace(), after)
             .filter_map(|(key, stored)| filter.app(key, stored).map(|app| (key, app)))
+    }
+
+    /// [`AppSnapshot::apps`] up to and including `until` (to the end when `None`).
+    pub(crate) fn apps_until<'a>(
+        &'a self,
+        filter: &'a AppFilter,
+        after: Option<&Key>,
+        until: Option<&'a Key>,
+    ) -> impl Iterator<Item = (&'a Key, Arc<AppView>)> + 'a {
+        self.apps(filter, after).take_while(move |(key, _)| {
+            until.is_none_or(|until| key_order(key, until) != std::cmp::Ordering::Greater)
+        })
     }
 
     /// The names of the apps `filter` selects, in `(namespace, name)` order.
@@ -315,6 +348,137 @@ impl Apps<'_> {
         }
         self.wait_until_current(&upstream, &scope).await?;
         render(&self.snapshot())
+    }
+
+    /// One page of at most `limit` apps of a consistent list of `filter`'s
+    /// apps, after `position` (a continued list), checked upstream page by
+    /// page: upstream lists the same scope with the same `limit` (metadata
+    /// only, at one resourceVersion across the list's pages), and a cache
+    /// snapshot whose objects in the key range upstream's page covers are
+    /// exactly upstream's is served for that range. A page then costs
+    /// about what the page costs upstream, and the pages together are
+    /// exactly upstream's list. `None` when the backend has no such check
+    /// (the embedded store's is exact by revision and costs nothing).
+    ///
+    /// The first page is served from the current snapshot (waiting for
+    /// the cache if it is behind upstream), or, when that snapshot is at or
+    /// past upstream's revision, as the whole list ([`LatestPage::Snapshot`]).
+    /// A later page tries the previous page's snapshot first, then newer
+    /// ones; when the cache has moved past upstream's revision and none
+    /// matches the range, the list is 410 Expired, as kube-apiserver's own
+    /// continue tokens expire.
+    pub(crate) async fn latest_page(
+        &self,
+        filter: &AppFilter,
+        limit: usize,
+        position: Option<&CheckedPosition>,
+    ) -> Result<Option<LatestPage>, ApiError> {
+        let Backend::Cluster(store) = &self.store.backend else {
+            return Ok(None);
+        };
+        let scope = self.scope(filter.namespace(), None);
+        let upstream_limit = u32::try_from(limit).unwrap_or(u32::MAX);
+        let after = position.map(|p| &p.after);
+        let page = store
+            .metadata_page(
+                &scope,
+                upstream_limit,
+                position.map(|p| p.upstream.as_str()),
+            )
+            .await
+            .map_err(|e| self.store_error(e, ""))?;
+        let revision = page.resource_version;
+        let cache = self.cache();
+        let deadline = tokio::time::Instant::now() + CACHE_CATCH_UP;
+        let mut changed = cache.revision_changes();
+        let snapshot = 'found: loop {
+            changed.borrow_and_update();
+            let since = position.map_or_else(|| cache.revision(), |p| p.snapshot);
+            for (at, objects) in cache.snapshots_since(since) {
+                if position.is_none() && at >= revision {
+                    return Ok(Some(LatestPage::Snapshot(AppSnapshot {
+                        objects,
+                        revision: at,
+                    })));
+                }
+                if range_is_current(
+                    &objects,
+                    &scope,
+                    after,
+                    &page.items,
+                    page.continue_token.is_none(),
+                ) {
+                    break 'found AppSnapshot {
+                        objects,
+                        revision: at,
+                    };
+                }
+            }
+            if position.is_some() && cache.revision() >= revision {
+                return Err(ApiError::expired(
+                    "The provided continue parameter is too old to display a consistent list result. You can start \
+                     a new list without the continue parameter.",
+                ));
+            }
+            match tokio::time::timeout_at(deadline, changed.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) | Err(_) => {
+                    return Err(ApiError::timeout(format!(
+                        "Too large resource version: {revision}, current: {}",
+                        cache.revision()
+                    )));
+                }
+            }
+        };
+        let key_of =
+            |item: &super::metadata_list::Item| (item.namespace.clone(), item.name.clone());
+        let mut until = match page.continue_token {
+            Some(_) => Some(
+                page.items
+                    .last()
+                    .map(key_of)
+                    .or_else(|| after.cloned())
+                    .unwrap_or_default(),
+            ),
+            None => None,
+        };
+        let mut upstream = page.continue_token;
+        // A label or field selector may leave the page short: the next
+        // ranges fill it while the same snapshot matches them.
+        let mut served = snapshot.apps_until(filter, after, until.as_ref()).count();
+        while served < limit
+            && let Some(token) = upstream.as_deref()
+        {
+            let next = store
+                .metadata_page(
+                    &scope,
+                    u32::try_from(limit - served).unwrap_or(u32::MAX),
+                    Some(token),
+                )
+                .await
+                .map_err(|e| self.store_error(e, ""))?;
+            let last = next.continue_token.is_none();
+            if !range_is_current(&snapshot.objects, &scope, until.as_ref(), &next.items, last) {
+                break; // the next request checks this range again
+            }
+            let next_until = (!last).then(|| {
+                next.items
+                    .last()
+                    .map(key_of)
+                    .or_else(|| until.clone())
+                    .unwrap_or_default()
+            });
+            served += snapshot
+                .apps_until(filter, until.as_ref(), next_until.as_ref())
+                .count();
+            until = next_until;
+            upstream = next.continue_token;
+        }
+        Ok(Some(LatestPage::Checked {
+            snapshot,
+            until,
+            upstream,
+        }))
     }
 
     /// Changes after `revision` (from the kept history) and a receiver for

@@ -324,6 +324,11 @@ impl WatchCache {
         self.read().revision
     }
 
+    /// A receiver told of every change of the cache's revision.
+    pub fn revision_changes(&self) -> watch::Receiver<u64> {
+        self.revision_tx.subscribe()
+    }
+
     /// Waits (up to `timeout`) until the cache has seen `revision`.
     pub async fn wait_for_revision(&self, revision: u64, timeout: Duration) -> bool {
         let mut rx = self.revision_tx.subscribe();
@@ -418,6 +423,21 @@ impl WatchCache {
             .map(|(_, _, o)| o.clone())
     }
 
+    /// The kept snapshots from `revision` on (the current one last), oldest
+    /// first, to find one that matches a page of upstream's.
+    pub fn snapshots_since(&self, revision: u64) -> Vec<(u64, Objects)> {
+        let state = self.read();
+        let mut found: Vec<(u64, Objects)> = state
+            .snapshots
+            .iter()
+            .filter(|(_, r, _)| *r >= revision && *r < state.revision)
+            .map(|(_, r, o)| (*r, o.clone()))
+            .collect();
+        found.dedup_by_key(|(r, _)| *r);
+        found.push((state.revision, state.objects.clone()));
+        found
+    }
+
     /// One object.
     pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Value>> {
         Some(Arc::new(self.stored(namespace, name)?.value()))
@@ -502,6 +522,108 @@ pub fn snapshot_is_current(
         seen += 1;
     }
     seen == versions.len()
+}
+
+/// How two keys compare in kube-apiserver's order (etcd's, by the key
+/// string `<namespace>/<name>`): `a-b/x` comes before `a/x`, where the
+/// cache's map, ordered by `(namespace, name)`, puts `a` first.
+pub fn key_order(a: &Key, b: &Key) -> std::cmp::Ordering {
+    namespace_order(&a.0, &b.0).then_with(|| a.1.cmp(&b.1))
+}
+
+/// How two namespaces compare in kube-apiserver's key order (`<ns>/`).
+fn namespace_order(a: &str, b: &str) -> std::cmp::Ordering {
+    a.bytes()
+        .chain(std::iter::once(b'/'))
+        .cmp(b.bytes().chain(std::iter::once(b'/')))
+}
+
+/// The objects of `namespace` (or all), after `after`, in kube-apiserver's
+/// key order ([`key_order`]), so that pages line up with upstream's.
+/// Within a namespace that is the map's own order; across namespaces the
+/// map's namespaces are visited in key order (finding them costs a lookup
+/// per namespace, not a scan).
+pub fn in_key_order<'a>(
+    objects: &'a Objects,
+    namespace: Option<&str>,
+    after: Option<&Key>,
+) -> impl Iterator<Item = (&'a Key, &'a Arc<Stored>)> + 'a {
+    use std::ops::Bound;
+    let namespaces: Vec<String> = match namespace {
+        Some(ns) => vec![ns.to_owned()],
+        None => {
+            let mut found = Vec::new();
+            let mut next = objects.get_min().map(|((ns, _), _)| ns.clone());
+            while let Some(ns) = next {
+                // The first key of a later namespace: `ns\0` is the least
+                // string after `ns`.
+                next = objects
+                    .range((
+                        Bound::Included((format!("{ns}\0"), String::new())),
+                        Bound::Unbounded,
+                    ))
+                    .next()
+                    .map(|((ns, _), _)| ns.clone());
+                found.push(ns);
+            }
+            found.sort_by(|a, b| namespace_order(a, b));
+            found
+        }
+    };
+    let after = after.cloned();
+    namespaces
+        .into_iter()
+        .filter_map(move |ns| {
+            let start = match &after {
+                None => Bound::Included((ns.clone(), String::new())),
+                Some(key) => match namespace_order(&key.0, &ns) {
+                    std::cmp::Ordering::Less => Bound::Included((ns.clone(), String::new())),
+                    std::cmp::Ordering::Equal => Bound::Excluded(key.clone()),
+                    std::cmp::Ordering::Greater => return None,
+                },
+            };
+            Some((ns, start))
+        })
+        .flat_map(move |(ns, start)| {
+            objects
+                .range((start, Bound::Unbounded))
+                .take_while(move |((n, _), _)| *n == ns)
+        })
+}
+
+/// Whether `objects`, within `scope`, hold exactly `upstream`'s objects
+/// and versions in the key range upstream's page covers: after `after`,
+/// up to and including its last item, or to the end when `last_page`.
+/// Upstream's items come in key order ([`key_order`]), as the cache's are
+/// read.
+pub fn range_is_current(
+    objects: &Objects,
+    scope: &ReadScope,
+    after: Option<&Key>,
+    upstream: &[super::metadata_list::Item],
+    last_page: bool,
+) -> bool {
+    let end = match upstream.last() {
+        _ if last_page => None,
+        Some(item) => Some((item.namespace.clone(), item.name.clone())),
+        None => return true, // an empty range
+    };
+    let mut cached = in_key_order(objects, scope.namespace.as_deref(), after)
+        .take_while(|(key, _)| {
+            end.as_ref()
+                .is_none_or(|end| key_order(key, end) != std::cmp::Ordering::Greater)
+        })
+        .filter(|(key, stored)| scope.contains(key, stored.kind_label()));
+    for item in upstream {
+        match cached.next() {
+            Some((key, stored))
+                if key.0 == item.namespace
+                    && key.1 == item.name
+                    && stored.resource_version() == item.resource_version => {}
+            _ => return false,
+        }
+    }
+    cached.next().is_none()
 }
 
 impl Drop for WatchCache {
@@ -1153,5 +1275,132 @@ mod tests {
             .await
             .unwrap();
         assert!(waiter.await.unwrap());
+    }
+    fn in_ns(ns: &str, name: &str, rv: u64, kind: &str) -> (Key, Arc<Stored>) {
+        let object = json!({"metadata": {"name": name, "namespace": ns,
+            "resourceVersion": rv.to_string(),
+            "labels": {crate::storage::helm_release::KIND_LABEL: kind}}});
+        ((ns.into(), name.into()), Arc::new(Stored::new(&object)))
+    }
+
+    fn keys<'a>(it: impl Iterator<Item = (&'a Key, &'a Arc<Stored>)>) -> Vec<String> {
+        it.map(|((ns, name), _)| format!("{ns}/{name}")).collect()
+    }
+
+    /// etcd orders by `<namespace>/<name>`: `a-b/x` before `a/x`, where the
+    /// map's `(namespace, name)` order puts `a` first; pages follow etcd.
+    #[test]
+    fn objects_are_read_in_kube_apiservers_key_order() {
+        let objects: Objects = [
+            in_ns("a", "x", 1, "Postgres"),
+            in_ns("a", "y", 2, "Postgres"),
+            in_ns("a-b", "x", 3, "Postgres"),
+            in_ns("a0", "x", 4, "Postgres"),
+            in_ns("b", "a.b", 5, "Postgres"),
+            in_ns("b", "a-b", 6, "Postgres"),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(
+            keys(in_key_order(&objects, None, None)),
+            ["a-b/x", "a/x", "a/y", "a0/x", "b/a-b", "b/a.b"]
+        );
+        let mut etcd: Vec<String> = keys(objects.iter());
+        etcd.sort();
+        assert_eq!(keys(in_key_order(&objects, None, None)), etcd);
+        // Continuing after any key yields exactly the keys after it.
+        for (i, after) in etcd.iter().enumerate() {
+            let (ns, name) = after.split_once('/').unwrap();
+            let key = (ns.to_owned(), name.to_owned());
+            assert_eq!(
+                keys(in_key_order(&objects, None, Some(&key))),
+                etcd[i + 1..]
+            );
+        }
+        assert_eq!(
+            keys(in_key_order(&objects, Some("a"), None)),
+            ["a/x", "a/y"]
+        );
+        let a_x = ("a".to_owned(), "x".to_owned());
+        assert_eq!(keys(in_key_order(&objects, Some("a"), Some(&a_x))), ["a/y"]);
+        // A position in a namespace before (after) the listed one: all (none) of it.
+        let a_b = ("a-b".to_owned(), "x".to_owned());
+        assert_eq!(
+            keys(in_key_order(&objects, Some("a"), Some(&a_b))),
+            ["a/x", "a/y"]
+        );
+        let a0 = ("a0".to_owned(), "x".to_owned());
+        assert!(keys(in_key_order(&objects, Some("a"), Some(&a0))).is_empty());
+        assert_eq!(key_order(&a_b, &a_x), std::cmp::Ordering::Less);
+    }
+
+    #[test]
+    fn a_range_is_current_when_it_holds_exactly_upstreams_page() {
+        use crate::storage::metadata_list::Item;
+        let objects: Objects = [
+            in_ns("a", "x", 1, "Postgres"),
+            in_ns("a", "y", 2, "Redis"),
+            in_ns("a", "z", 3, "Postgres"),
+            in_ns("a-b", "x", 4, "Postgres"),
+        ]
+        .into_iter()
+        .collect();
+        let scope = ReadScope {
+            kind: "Postgres".into(),
+            namespace: None,
+            release: None,
+        };
+        let item = |ns: &str, name: &str, rv| Item {
+            namespace: ns.into(),
+            name: name.into(),
+            resource_version: rv,
+        };
+        // Page 1 of 2: `a-b/x`, `a/x` (Redis is out of scope).
+        let page1 = [item("a-b", "x", 4), item("a", "x", 1)];
+        assert!(range_is_current(&objects, &scope, None, &page1, false));
+        let after = ("a".to_owned(), "x".to_owned());
+        assert!(range_is_current(
+            &objects,
+            &scope,
+            Some(&after),
+            &[item("a", "z", 3)],
+            true
+        ));
+        // A newer version, a missing object, an extra object in the range.
+        assert!(!range_is_current(
+            &objects,
+            &scope,
+            None,
+            &[item("a-b", "x", 5), item("a", "x", 1)],
+            false
+        ));
+        assert!(!range_is_current(
+            &objects,
+            &scope,
+            None,
+            &[item("a", "x", 1)],
+            false
+        ));
+        assert!(!range_is_current(
+            &objects,
+            &scope,
+            None,
+            &[item("a-b", "x", 4), item("a", "w", 9), item("a", "x", 1)],
+            false
+        ));
+        // The last page also covers what follows its last item.
+        assert!(!range_is_current(&objects, &scope, None, &page1, true));
+        // In tuple order the range would be `a/x`, `a/z`, `a-b/x`: not upstream's.
+        assert!(!range_is_current(
+            &objects,
+            &scope,
+            None,
+            &[item("a", "x", 1), item("a", "z", 3)],
+            false
+        ));
+        // An empty last page: current only when nothing of the scope is left.
+        let end = ("a".to_owned(), "z".to_owned());
+        assert!(range_is_current(&objects, &scope, Some(&end), &[], true));
+        assert!(!range_is_current(&objects, &scope, Some(&after), &[], true));
     }
 }

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures::{StreamExt, TryStreamExt};
+use futures::{AsyncReadExt as _, StreamExt, TryStreamExt};
 use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, PostParams,
     Preconditions, PropagationPolicy, WatchEvent, WatchParams,
@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::cache::Stored;
 use super::helm_release::{GROUP_LABEL, KIND_LABEL};
+use super::metadata_list;
 use super::{
     DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState,
     object_key,
@@ -28,46 +29,9 @@ use super::{
 use crate::apimachinery::user::UserInfo;
 
 /// Page size of the consistent-read check's metadata list: large enough that
-/// a 5,000-app scope takes 3 round trips, small enough that a page's parsed
-/// metadata (~5 KB an object, managedFields included) stays a few MiB.
+/// a 5,000-app scope takes 3 round trips, small enough that a page stays a
+/// few MiB (in JSON, ~5 KB an object, managedFields included).
 const CHECK_PAGE: u32 = 2000;
-
-/// One page of the consistent-read check: a `PartialObjectMetadataList`
-/// read for versions only.
-#[derive(serde::Deserialize)]
-struct VersionsPage {
-    metadata: VersionsMeta,
-    /// `null` when the list is empty.
-    #[serde(default)]
-    items: Option<Vec<VersionsItem>>,
-}
-
-#[derive(serde::Deserialize)]
-struct VersionsItem {
-    metadata: VersionsMeta,
-}
-
-/// The metadata fields the check reads (of the list and of each item).
-#[derive(serde::Deserialize)]
-struct VersionsMeta {
-    #[serde(default)]
-    namespace: String,
-    #[serde(default)]
-    name: String,
-    #[serde(default, rename = "resourceVersion")]
-    resource_version: Option<String>,
-    #[serde(default, rename = "continue")]
-    continue_token: Option<String>,
-}
-
-impl VersionsMeta {
-    fn resource_version(&self) -> u64 {
-        self.resource_version
-            .as_deref()
-            .and_then(|rv| rv.parse().ok())
-            .unwrap_or(0)
-    }
-}
 
 /// HelmReleases of a cluster.
 #[derive(Clone)]
@@ -156,38 +120,21 @@ impl ClusterStore {
     /// metadata-only list that kube-apiserver answers consistently (a quorum
     /// read, or its cache once it has caught up with etcd).
     pub async fn current_state(&self, scope: &ReadScope) -> Result<UpstreamState, StoreError> {
-        let selector = format!("{},{KIND_LABEL}={}", self.selector, scope.kind);
-        let mut params = ListParams::default().labels(&selector).limit(CHECK_PAGE);
-        if let Some(name) = &scope.release {
-            params = params.fields(&format!("metadata.name={name}"));
-        }
-        let request = kube::core::Request::new(<DynamicObject as kube::Resource>::url_path(
-            &self.resource,
-            scope.namespace.as_deref(),
-        ));
         // In pages (all at the first page's resourceVersion), so that only
-        // the versions are ever held; each page is parsed for namespace,
-        // name and resourceVersion only, skipping the rest of the metadata
-        // (managedFields are most of it).
+        // the versions are ever held.
         let mut versions = HashMap::new();
         let mut revision = None;
+        let mut continue_token = None;
         loop {
-            let page: VersionsPage = self
-                .client
-                .request(
-                    request
-                        .list_metadata(&params)
-                        .map_err(|e| StoreError::Internal(format!("build the request: {e}")))?,
-                )
-                .await
-                .map_err(upstream)?;
-            revision.get_or_insert(page.metadata.resource_version());
-            for item in page.items.into_iter().flatten() {
-                let rv = item.metadata.resource_version();
-                versions.insert((item.metadata.namespace, item.metadata.name), rv);
+            let page = self
+                .metadata_page(scope, CHECK_PAGE, continue_token.as_deref())
+                .await?;
+            revision.get_or_insert(page.resource_version);
+            for item in page.items {
+                versions.insert((item.namespace, item.name), item.resource_version);
             }
-            match page.metadata.continue_token.filter(|c| !c.is_empty()) {
-                Some(token) => params = params.continue_token(&token),
+            match page.continue_token {
+                Some(token) => continue_token = Some(token),
                 None => break,
             }
         }
@@ -195,6 +142,47 @@ impl ClusterStore {
             revision: revision.unwrap_or(0),
             versions: Some(versions),
         })
+    }
+
+    /// One page of at most `limit` owned HelmReleases in `scope` (after
+    /// `continue_token`), metadata only, read for versions only: protobuf
+    /// when kube-apiserver serves it, JSON otherwise ([`metadata_list`]).
+    pub async fn metadata_page(
+        &self,
+        scope: &ReadScope,
+        limit: u32,
+        continue_token: Option<&str>,
+    ) -> Result<metadata_list::Page, StoreError> {
+        let selector = format!("{},{KIND_LABEL}={}", self.selector, scope.kind);
+        let mut params = ListParams::default().labels(&selector).limit(limit);
+        if let Some(name) = &scope.release {
+            params = params.fields(&format!("metadata.name={name}"));
+        }
+        if let Some(token) = continue_token {
+            params = params.continue_token(token);
+        }
+        let mut request = kube::core::Request::new(<DynamicObject as kube::Resource>::url_path(
+            &self.resource,
+            scope.namespace.as_deref(),
+        ))
+        .list_metadata(&params)
+        .map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
+        request.headers_mut().insert(
+            http::header::ACCEPT,
+            http::HeaderValue::from_static(metadata_list::ACCEPT),
+        );
+        let mut body = Vec::new();
+        self.client
+            .request_stream(request)
+            .await
+            .map_err(upstream)?
+            .read_to_end(&mut body)
+            .await
+            .map_err(|e| {
+                StoreError::Unavailable(format!("HelmRelease API: reading a metadata list: {e}"))
+            })?;
+        metadata_list::decode(body.into())
+            .map_err(|e| StoreError::Internal(format!("HelmRelease API: {}", error_chain(&e))))
     }
 
     /// Watches owned HelmReleases after `from`, with bookmarks.
@@ -404,6 +392,18 @@ fn to_value(object: DynamicObject) -> Value {
     value
 }
 
+/// An error and its causes, `: `-separated.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 fn upstream(err: kube::Error) -> StoreError {
     match err {
         kube::Error::Api(status) => match (status.code, status.reason.as_str()) {
@@ -431,33 +431,6 @@ fn upstream(err: kube::Error) -> StoreError {
 
 #[cfg(test)]
 mod tests {
-    use super::VersionsPage;
-
-    #[test]
-    fn consistency_check_pages_parse_versions_only() {
-        let empty: VersionsPage =
-            serde_json::from_str(r#"{"kind":"PartialObjectMetadataList","metadata":{"resourceVersion":"42"},"items":null}"#)
-                .unwrap();
-        assert_eq!(empty.metadata.resource_version(), 42);
-        assert!(empty.items.is_none());
-        let page: VersionsPage = serde_json::from_str(
-            r#"{"metadata":{"resourceVersion":"50","continue":"abc"},"items":[
-                {"metadata":{"name":"pg-a","namespace":"t","resourceVersion":"44",
-                 "managedFields":[{"manager":"x","fieldsV1":{"f:spec":{}}}],"labels":{"a":"b"}}}]}"#,
-        )
-        .unwrap();
-        assert_eq!(page.metadata.continue_token.as_deref(), Some("abc"));
-        let items = page.items.unwrap();
-        assert_eq!(
-            (
-                items[0].metadata.namespace.as_str(),
-                items[0].metadata.name.as_str()
-            ),
-            ("t", "pg-a")
-        );
-        assert_eq!(items[0].metadata.resource_version(), 44);
-    }
-
     #[test]
     fn impersonation_headers_like_client_go() {
         let user = crate::apimachinery::user::UserInfo {

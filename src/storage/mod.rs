@@ -14,6 +14,8 @@
 //! - [`cache`]: one shared watch per server serving every read and watch
 //! - [`embedded_store`]: the SQLite-backed backend for standalone mode
 //! - [`cluster_store`]: the backend of HelmReleases in a real cluster, through kube-rs
+//! - [`metadata_list`]: a page of the consistent-read check (upstream's
+//!   metadata list, protobuf or JSON), read for versions only
 //! - [`namespace_store`]: the namespaces of standalone mode
 //! - [`store_lock`]: the one-server-per-store lock of standalone mode
 //! - [`private_files`]: owner-only files and directories for the store
@@ -27,6 +29,7 @@ pub mod cache;
 pub mod cluster_store;
 pub mod embedded_store;
 pub mod helm_release;
+pub mod metadata_list;
 pub mod namespace_store;
 pub mod private_files;
 pub mod store_lock;

@@ -222,3 +222,184 @@ async fn reads_without_a_resource_version_see_changes_made_upstream_just_before(
         "{err}"
     );
 }
+
+/// A consistent list with a limit (what `kubectl get` asks for) is checked
+/// upstream page by page: its pages come in kube-apiserver's key order
+/// (`<namespace>/<name>`, so `x-b/…` before `x/…`), together they are
+/// upstream's state when the first page was asked for (a change made
+/// upstream just before it shows, one made between pages does not), and a
+/// continue token that is not ours, or is another namespace's, is a 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paged_consistent_lists_follow_upstreams_pages_and_key_order() {
+    use k8s_openapi::api::core::v1::Namespace;
+    use kube::api::ListParams;
+    let plane = plane();
+    let first = plane.namespace("paged").await;
+    let second = format!("{first}-b");
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": second}})).unwrap();
+    Api::<Namespace>::all(plane.client().await)
+        .create(&PostParams::default(), &namespace)
+        .await
+        .expect("create namespace");
+    let (_server, direct) = lagging_server().await;
+    let postgres = resource("apps.cozystack.io", "v1alpha1", "Postgres", "postgreses");
+    let helm_release = resource(
+        "helm.toolkit.fluxcd.io",
+        "v2",
+        "HelmRelease",
+        "helmreleases",
+    );
+    for ns in [&first, &second] {
+        let apps: Api<DynamicObject> = Api::namespaced_with(direct.clone(), ns, &postgres);
+        for name in ["a", "b", "c"] {
+            let app: DynamicObject = serde_json::from_value(json!({
+                "apiVersion": "apps.cozystack.io/v1alpha1",
+                "kind": "Postgres",
+                "metadata": {"name": name, "labels": {"paged": first}},
+                "spec": {"replicas": 1},
+            }))
+            .unwrap();
+            apps.create(&PostParams::default(), &app)
+                .await
+                .expect("create");
+        }
+    }
+    let releases: Api<DynamicObject> =
+        Api::namespaced_with(plane.client().await, &first, &helm_release);
+    let mark = |value: &str| json!({"metadata": {"labels": {"apps.cozystack.io-round": value}}});
+    let all: Api<DynamicObject> = Api::all_with(direct.clone(), &postgres);
+    let selected = ListParams::default()
+        .labels(&format!("paged={first}"))
+        .limit(2);
+
+    // Changed upstream just before the first page: its last page shows it;
+    // changed again between pages: the list still shows the first change.
+    releases
+        .patch(
+            "postgres-c",
+            &PatchParams::default(),
+            &Patch::Merge(&mark("r1")),
+        )
+        .await
+        .expect("patch the HelmRelease");
+    let mut page = all.list(&selected).await.expect("first page");
+    releases
+        .patch(
+            "postgres-c",
+            &PatchParams::default(),
+            &Patch::Merge(&mark("r2")),
+        )
+        .await
+        .expect("patch the HelmRelease");
+    let list_rv = page.metadata.resource_version.clone();
+    let mut seen = Vec::new();
+    let mut pages = 1;
+    loop {
+        assert!(page.items.len() <= 2, "a page holds at most the limit");
+        assert_eq!(
+            page.metadata.resource_version, list_rv,
+            "one list, one resourceVersion"
+        );
+        for app in &page.items {
+            let round = app
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("round"))
+                .cloned();
+            seen.push((
+                app.metadata.namespace.clone().unwrap_or_default(),
+                app.metadata.name.clone().unwrap_or_default(),
+                round,
+            ));
+        }
+        let Some(token) = page.metadata.continue_.clone().filter(|t| !t.is_empty()) else {
+            break;
+        };
+        pages += 1;
+        page = all
+            .list(&selected.clone().continue_token(&token))
+            .await
+            .expect("next page");
+    }
+    let expected: Vec<(String, String, Option<String>)> = [&second, &first]
+        .iter()
+        .flat_map(|ns| ["a", "b", "c"].map(|n| ((*ns).clone(), n.to_owned())))
+        .map(|(ns, name)| {
+            let round = (ns == first && name == "c").then(|| "r1".to_owned());
+            (ns, name, round)
+        })
+        .collect();
+    assert_eq!(
+        seen, expected,
+        "key order, and upstream's state at the first page"
+    );
+    assert!(pages >= 3, "paged by the limit: {pages} pages");
+
+    // A namespaced list pages the same way.
+    let in_first: Api<DynamicObject> = Api::namespaced_with(direct.clone(), &first, &postgres);
+    let page = in_first
+        .list(&ListParams::default().limit(2))
+        .await
+        .expect("first page");
+    let names: Vec<_> = page
+        .items
+        .iter()
+        .filter_map(|a| a.metadata.name.clone())
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+    let token = page.metadata.continue_.expect("more");
+    let rest = in_first
+        .list(&ListParams::default().limit(2).continue_token(&token))
+        .await
+        .expect("next page");
+    let names: Vec<_> = rest
+        .items
+        .iter()
+        .filter_map(|a| a.metadata.name.clone())
+        .collect();
+    assert_eq!(names, ["c"]);
+    assert_eq!(rest.metadata.continue_, None);
+
+    // Tokens: another namespace's, one that is not ours, one whose
+    // upstream part is not upstream's.
+    let in_second: Api<DynamicObject> = Api::namespaced_with(direct.clone(), &second, &postgres);
+    let refused = |err: kube::Error| match err {
+        kube::Error::Api(status) => (status.code, status.message),
+        other => panic!("{other}"),
+    };
+    let (code, message) = refused(
+        in_second
+            .list(&ListParams::default().limit(2).continue_token(&token))
+            .await
+            .expect_err("another namespace's token"),
+    );
+    assert_eq!(code, 400, "{message}");
+    assert!(
+        message.starts_with("continue key is not valid"),
+        "{message}"
+    );
+    let (code, _) = refused(
+        in_first
+            .list(
+                &ListParams::default()
+                    .limit(2)
+                    .continue_token("bm90LWEtdG9rZW4"),
+            )
+            .await
+            .expect_err("not a token"),
+    );
+    assert_eq!(code, 400);
+    let forged = base64::Engine::encode(
+        &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+        format!(r#"{{"rv":1,"ns":"{first}","name":"postgres-a","up":"garbage"}}"#),
+    );
+    let (code, message) = refused(
+        in_first
+            .list(&ListParams::default().limit(2).continue_token(&forged))
+            .await
+            .expect_err("a forged upstream token"),
+    );
+    assert_eq!(code, 400, "{message}");
+}

@@ -17,7 +17,7 @@ use crate::apiserver::negotiate::{self, Representation};
 use crate::apiserver::response::{self, Body};
 use crate::apiserver::table;
 use crate::storage::app_filter::AppFilter;
-use crate::storage::app_store::{AppSnapshot, ReadAt};
+use crate::storage::app_store::{AppSnapshot, CheckedPosition, LatestPage, ReadAt};
 use crate::storage::cache::Key;
 
 /// get (also `/status`).
@@ -101,12 +101,19 @@ pub(super) fn filter(call: &Call<'_>) -> Result<AppFilter, ApiError> {
     ))
 }
 
-/// A `continue` token: the snapshot revision and the last key returned.
-#[derive(serde::Serialize, serde::Deserialize)]
+/// A `continue` token: the list's resourceVersion and the last key
+/// returned; for a consistent list checked page by page, also upstream's
+/// continue token and the snapshot the page was served from.
+#[derive(Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Continue {
     rv: u64,
     ns: String,
     name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    up: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    snap: Option<u64>,
 }
 
 fn encode_continue(token: &Continue) -> String {
@@ -114,12 +121,21 @@ fn encode_continue(token: &Continue) -> String {
         .encode(serde_json::to_vec(token).unwrap_or_default())
 }
 
-fn decode_continue(text: &str) -> Result<Continue, ApiError> {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
+/// Reads a `continue` token of a list in `namespace` (all when `None`):
+/// 400 like kube-apiserver's when it does not decode, names another
+/// namespace, or carries an empty upstream token.
+fn decode_continue(text: &str, namespace: Option<&str>) -> Result<Continue, ApiError> {
+    let invalid = || ApiError::bad_request(format!("continue key is not valid: {text}"));
+    let token: Continue = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(text)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or_else(|| ApiError::bad_request(format!("continue key is not valid: {text}")))
+        .ok_or_else(invalid)?;
+    let other_namespace = namespace.is_some_and(|ns| !token.ns.is_empty() && token.ns != ns);
+    if other_namespace || token.up.as_deref() == Some("") {
+        return Err(invalid());
+    }
+    Ok(token)
 }
 
 /// Which state a list or watch asks for: `resourceVersion` and
@@ -173,11 +189,40 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
     };
     let apps = call.apps();
+    let namespace = call.req.namespace.as_deref();
     let page = |snapshot: &AppSnapshot, after: Option<&Key>| {
-        render_list(call, repr, &filter, limit, snapshot, after)
+        render_list(
+            call,
+            repr,
+            &filter,
+            snapshot,
+            Paging::Snapshot { after, limit },
+        )
+    };
+    let checked = |checked: LatestPage, after: Option<&Key>, list_rv: Option<u64>| match checked {
+        LatestPage::Snapshot(snapshot) => page(&snapshot, after),
+        LatestPage::Checked {
+            snapshot,
+            until,
+            upstream,
+        } => {
+            let list_rv = list_rv.unwrap_or(snapshot.revision());
+            render_list(
+                call,
+                repr,
+                &filter,
+                &snapshot,
+                Paging::Checked {
+                    after,
+                    until: until.as_ref(),
+                    upstream: upstream.as_deref(),
+                    list_rv,
+                },
+            )
+        }
     };
     match call.query.get("continue").filter(|c| !c.is_empty()) {
-        Some(token) => {
+        Some(text) => {
             if call
                 .query
                 .get("resourceVersion")
@@ -188,39 +233,75 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                     "specifying resource version is not allowed when using continue",
                 ));
             }
-            let token = decode_continue(token)?;
+            let token = decode_continue(text, namespace)?;
+            let after = (token.ns, token.name);
+            if let Some(upstream) = token.up {
+                // A consistent list checked page by page: the next range.
+                let position = CheckedPosition {
+                    after,
+                    upstream,
+                    snapshot: token.snap.unwrap_or(token.rv),
+                };
+                let next = apps
+                    .latest_page(&filter, limit, Some(&position))
+                    .await?
+                    .ok_or_else(|| {
+                        ApiError::bad_request(format!("continue key is not valid: {text}"))
+                    })?;
+                return checked(next, Some(&position.after), Some(token.rv));
+            }
             let snapshot = apps.kept_snapshot(token.rv).ok_or_else(|| {
                 ApiError::expired(
                     "The provided continue parameter is too old to display a consistent list result. You can start \
                      a new list without the continue parameter.",
                 )
             })?;
-            page(&snapshot, Some(&(token.ns, token.name)))
+            page(&snapshot, Some(&after))
         }
         None if is_most_recent(call) => {
-            apps.render_latest(call.req.namespace.as_deref(), |snapshot| {
-                page(snapshot, None)
-            })
-            .await
+            // A page of a consistent list (`kubectl get` asks for 500) is
+            // checked upstream for its own key range only.
+            if limit != usize::MAX
+                && let Some(first) = apps.latest_page(&filter, limit, None).await?
+            {
+                return checked(first, None, None);
+            }
+            apps.render_latest(namespace, |snapshot| page(snapshot, None))
+                .await
         }
         None => {
-            let snapshot = apps
-                .snapshot_at(call.req.namespace.as_deref(), read_at(call)?)
-                .await?;
+            let snapshot = apps.snapshot_at(namespace, read_at(call)?).await?;
             page(&snapshot, None)
         }
     }
 }
 
-/// Renders one page of a list from `snapshot`, after the position `after`
-/// when continuing.
+/// Which apps of a snapshot a list page holds, and what its continue
+/// token says.
+enum Paging<'a> {
+    /// At most `limit` apps after `after`; the token names the snapshot.
+    Snapshot {
+        after: Option<&'a Key>,
+        limit: usize,
+    },
+    /// Every app after `after` up to `until` (to the end when `None`), the
+    /// key range checked against upstream's page; the token carries
+    /// `upstream`'s continue token and the list's resourceVersion `list_rv`.
+    Checked {
+        after: Option<&'a Key>,
+        until: Option<&'a Key>,
+        upstream: Option<&'a str>,
+        list_rv: u64,
+    },
+}
+
+/// Renders one page of a list from `snapshot`, as `paging` says.
 fn render_list(
     call: &Call<'_>,
     repr: Representation,
     filter: &AppFilter,
-    limit: usize,
     snapshot: &AppSnapshot,
-    after: Option<&Key>,
+    paging: Paging<'_>,
 ) -> Result<Response<Body>, ApiError> {
     // Plain JSON (the big lists: controllers, `kubectl get -o json`) and
     // Tables (`kubectl get`) are encoded app by app as the scan goes, from
@@ -228,12 +309,16 @@ fn render_list(
     // every converted app at once; metadata lists collect them.
     let resolved = &call.kind.resolved;
     let now = jiff::Timestamp::now();
+    let (after, until, limit) = match paging {
+        Paging::Snapshot { after, limit } => (after, None, limit),
+        Paging::Checked { after, until, .. } => (after, until, usize::MAX),
+    };
     let mut encoded = Vec::new();
     let mut items = Vec::new();
     let mut count = 0usize;
     let mut last_key = None;
     let mut more = false;
-    for (key, app) in snapshot.apps(filter, after) {
+    for (key, app) in snapshot.apps_until(filter, after, until) {
         if count == limit {
             more = true;
             break;
@@ -255,14 +340,40 @@ fn render_list(
         }
         last_key = Some(key);
     }
-    let revision = snapshot.revision();
+    let (revision, next) = match paging {
+        Paging::Snapshot { .. } => {
+            let revision = snapshot.revision();
+            let next = match last_key {
+                Some((ns, name)) if more => Some(Continue {
+                    rv: revision,
+                    ns: ns.clone(),
+                    name: name.clone(),
+                    up: None,
+                    snap: None,
+                }),
+                _ => None,
+            };
+            (revision, next)
+        }
+        Paging::Checked {
+            until,
+            upstream,
+            list_rv,
+            ..
+        } => {
+            let next = upstream.zip(until).map(|(up, (ns, name))| Continue {
+                rv: list_rv,
+                ns: ns.clone(),
+                name: name.clone(),
+                up: Some(up.to_owned()),
+                snap: Some(snapshot.revision()),
+            });
+            (list_rv, next)
+        }
+    };
     let mut list_meta = json!({"resourceVersion": revision.to_string()});
-    if more && let Some((ns, name)) = last_key {
-        list_meta["continue"] = json!(encode_continue(&Continue {
-            rv: revision,
-            ns: ns.clone(),
-            name: name.clone(),
-        }));
+    if let Some(token) = next {
+        list_meta["continue"] = json!(encode_continue(&token));
     }
     let refs: Vec<&Value> = items.iter().collect();
     let body = match repr {
@@ -305,4 +416,52 @@ fn render_list(
         &body,
         negotiate::content_type_of(repr),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+    use super::*;
+
+    #[test]
+    fn continue_tokens_round_trip_and_bad_ones_are_400() {
+        let checked = Continue {
+            rv: 41,
+            ns: "t".into(),
+            name: "pg-a".into(),
+            up: Some("upstream-token".into()),
+            snap: Some(42),
+        };
+        let text = encode_continue(&checked);
+        assert_eq!(decode_continue(&text, Some("t")).unwrap(), checked);
+        assert_eq!(decode_continue(&text, None).unwrap(), checked);
+        let plain = Continue {
+            rv: 41,
+            ns: "t".into(),
+            name: "pg-a".into(),
+            up: None,
+            snap: None,
+        };
+        let text = encode_continue(&plain);
+        assert!(
+            !String::from_utf8(URL_SAFE_NO_PAD.decode(&text).unwrap())
+                .unwrap()
+                .contains("up")
+        );
+        assert_eq!(decode_continue(&text, Some("t")).unwrap(), plain);
+
+        let code = |text: &str, ns| decode_continue(text, ns).unwrap_err().code;
+        assert_eq!(code("not base64!", Some("t")), 400);
+        assert_eq!(code(&URL_SAFE_NO_PAD.encode(b"{\"rv\":1}"), None), 400);
+        // Another namespace's token, an empty upstream token, unknown fields.
+        assert_eq!(code(&encode_continue(&checked), Some("u")), 400);
+        let empty_up = Continue {
+            up: Some(String::new()),
+            ..plain
+        };
+        assert_eq!(code(&encode_continue(&empty_up), None), 400);
+        let extra = br#"{"rv":1,"ns":"t","name":"a","x":1}"#;
+        assert_eq!(code(&URL_SAFE_NO_PAD.encode(extra), None), 400);
+    }
 }
