@@ -17,7 +17,7 @@
 //! | `get` | get one app through the server, consistent and `resourceVersion=0` | the handler's own work in-process (cache lookup, the kept app view); the same gets of the HelmRelease from kube-apiserver |
 //! | `writes` | create / update / merge-patch / delete an app through the server | the same writes of the HelmRelease at kube-apiserver |
 //! | `watch_fanout` | 1,000 watches on the server, events delivered | one watch straight on kube-apiserver |
-//! | `memory` | VmRSS and VmHWM of a `kubectl-cozy serve` process: idle, with 5,000 and 10,000 apps cached, after a list of them and with 1,000 watches open | RSS of `kubectl-cozy --version` / `kinds list` |
+//! | `memory` | VmRSS and VmHWM (and of VmRSS, anonymous and file-backed) of a `kubectl-cozy serve` process: idle, with 5,000 and 10,000 apps cached, after a list of them, then with 1,000 watches open; other builds or malloc settings in the same run with `BENCH_MEMORY_BASELINE_BIN` / `BENCH_MEMORY_ENV` | RSS of `kubectl-cozy --version` / `kinds list` |
 //!
 //! The server under test runs in-process on its own 2-worker runtime
 //! (`Auth::standalone` with its own CA, the client certificate's user in
