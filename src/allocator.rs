@@ -138,9 +138,12 @@ mod tests {
         drop(blocks);
         let before = free_held();
         assert!(before > 10 * 1024 * 1024, "{before}");
-        trim();
-        let after = free_held();
-        assert!(after <= before, "{before} -> {after}");
+        // malloc's statistics are the process's, moved by tests running
+        // beside this one; whether the trim gave pages back is this test's.
+        assert!(
+            trim(),
+            "20 MiB freed in the middle of the heap: some pages go back"
+        );
         drop(keep);
     }
 }
