@@ -77,9 +77,27 @@ impl VersionsMeta {
 /// holds one kept object).
 #[derive(serde::Deserialize)]
 struct StoredPage {
-    metadata: VersionsMeta,
+    metadata: PageMeta,
     #[serde(default, deserialize_with = "stored_items")]
     items: Vec<(Key, Arc<Stored>)>,
+}
+
+/// The list metadata a [`StoredPage`] reads.
+#[derive(serde::Deserialize)]
+struct PageMeta {
+    #[serde(default, rename = "resourceVersion")]
+    resource_version: Option<String>,
+    #[serde(default, rename = "continue")]
+    continue_token: Option<String>,
+}
+
+impl PageMeta {
+    fn resource_version(&self) -> u64 {
+        self.resource_version
+            .as_deref()
+            .and_then(|rv| rv.parse().ok())
+            .unwrap_or(0)
+    }
 }
 
 /// The items of a HelmRelease list, each parsed alone and kept as the cache
