@@ -17,7 +17,7 @@
 //! | `get` | get one app through the server, consistent and `resourceVersion=0` | the handler's own work in-process (cache lookup, the kept app view); the same gets of the HelmRelease from kube-apiserver |
 //! | `writes` | create / update / merge-patch / delete an app through the server | the same writes of the HelmRelease at kube-apiserver |
 //! | `watch_fanout` | 1,000 watches on the server, events delivered | one watch straight on kube-apiserver |
-//! | `memory` | VmRSS and VmHWM of a `kubectl-cozy serve` process: idle, with 5,000 and 10,000 apps cached, after a list of them and with 1,000 watches open | RSS of `kubectl-cozy --version` / `kinds list` |
+//! | `memory` | VmRSS and VmHWM (and of VmRSS, anonymous and file-backed) of a `kubectl-cozy serve` process: idle, with 5,000 and 10,000 apps cached, after a list of them, then with 1,000 watches open; other builds or malloc settings in the same run with `BENCH_MEMORY_BASELINE_BIN` / `BENCH_MEMORY_ENV` | RSS of `kubectl-cozy --version` / `kinds list` |
 //!
 //! The server under test runs in-process on its own 2-worker runtime
 //! (`Auth::standalone` with its own CA, the client certificate's user in
@@ -1067,8 +1067,6 @@ async fn fanout(
 
 fn memory() {
     const APPS: usize = 10_000;
-    /// Watches open while measuring.
-    const WATCHERS: usize = 1_000;
     let plane = plane();
     let rt = client_runtime();
     let load_before = loadavg();
@@ -1094,120 +1092,132 @@ fn memory() {
         let text = text.replace("group: apps.cozystack.io", "group: idle.bench.example.com");
         std::fs::write(idle_kinds.join(path.file_name().unwrap()), text).unwrap();
     }
-    let idle = Serve::start(plane, dir.path(), &idle_kinds, "idle");
-    let idle_rss = idle.settled_rss();
-    let idle_count = rt.block_on(async {
-        let client = idle.client(plane).await;
-        let (_, text) = request(
-            &client,
-            Method::GET,
-            &format!("/apis/idle.bench.example.com/{VERSION}/{PLURAL}"),
-            None,
-        )
-        .await;
-        item_count(&text)
-    });
-    assert_eq!(idle_count, 0, "the idle server caches nothing");
-    drop(idle);
 
     // Standalone (embedded SQLite store, empty): for context.
     let standalone = Serve::standalone(dir.path(), &examples);
     let standalone_rss = standalone.settled_rss();
     drop(standalone);
 
-    // 5,000 apps, then 10,000 (and whatever other benchmarks of this run
-    // added): cached, after one list of them all, then with 1,000 watches open.
-    let loaded: Vec<Loaded> = [FLEET_CHUNK, APPS]
-        .into_iter()
-        .map(|apps| {
-            rt.block_on(fleet(plane, apps));
-            let server = Serve::start(plane, dir.path(), &examples, &format!("loaded-{apps}"));
-            let cached_rss = server.settled_rss();
-            let (cached, list_took, watching) = rt.block_on(async {
-                let client = server.client(plane).await;
-                let (took, text) = request(
-                    &client,
-                    Method::GET,
-                    &format!("/apis/{GROUP}/{VERSION}/{PLURAL}"),
-                    None,
-                )
-                .await;
-                let cached = item_count(&text);
-                drop(text);
-                // Watches of an empty namespace: what 1,000 idle watchers hold.
-                let ns = plane.namespace("bench-mem-watch").await;
-                let path = format!("{}?watch=true", app_path(&ns, None));
-                let opened = futures::stream::iter(0..WATCHERS)
-                    .map(|_| {
-                        let client = client.clone();
-                        let path = path.clone();
-                        async move {
-                            let req = Request::get(&path).body(Vec::new()).expect("request");
-                            client.request_stream(req).await.expect("open watch")
-                        }
-                    })
-                    .buffer_unordered(50)
-                    .collect::<Vec<_>>()
-                    .await;
-                (cached, took, opened)
-            });
-            assert!(
-                cached >= apps,
-                "the server serves every app: {cached} < {apps}"
-            );
-            let after_list = server.settled_rss();
-            drop(watching);
-            Loaded {
-                apps: cached,
-                list_took,
-                cached_rss,
-                after_list,
-            }
+    // Variants of `serve`, measured in turn on the same apps: this build;
+    // with BENCH_MEMORY_ENV="NAME=VALUE[ NAME=VALUE...][;...]", this build
+    // again with each set of environment variables (another malloc through
+    // LD_PRELOAD, glibc's MALLOC_ARENA_MAX, ...); with
+    // BENCH_MEMORY_BASELINE_BIN=path, another build of kubectl-cozy (say,
+    // the commit before a change).
+    let mut variants = vec![ServeVariant {
+        name: "this build".to_owned(),
+        bin: bins::kubectl_cozy(),
+        env: Vec::new(),
+    }];
+    for set in std::env::var("BENCH_MEMORY_ENV")
+        .unwrap_or_default()
+        .split(';')
+        .filter(|v| !v.trim().is_empty())
+    {
+        let env: Vec<(String, String)> = set
+            .split_whitespace()
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        let shown: Vec<String> = env
+            .iter()
+            .map(|(k, v)| {
+                let v = Path::new(v)
+                    .file_name()
+                    .map_or(v.clone(), |f| f.to_string_lossy().into_owned());
+                format!("{k}={v}")
+            })
+            .collect();
+        variants.push(ServeVariant {
+            name: format!("this build, {}", shown.join(" ")),
+            bin: bins::kubectl_cozy(),
+            env,
+        });
+    }
+    if let Some(bin) = std::env::var_os("BENCH_MEMORY_BASELINE_BIN") {
+        variants.push(ServeVariant {
+            name: "baseline build".to_owned(),
+            bin: bin.into(),
+            env: Vec::new(),
+        });
+    }
+    let mut runs: Vec<(String, Rss, Vec<Loaded>)> = variants
+        .iter()
+        .map(|variant| {
+            let idle = idle_rss(plane, &rt, dir.path(), &idle_kinds, variant);
+            (variant.name.clone(), idle, Vec::new())
         })
         .collect();
+    // 5,000 apps, then 10,000 (and whatever other benchmarks of this run
+    // added), each variant in turn on the same apps.
+    for apps in [FLEET_CHUNK, APPS] {
+        rt.block_on(fleet(plane, apps));
+        for (variant, run) in variants.iter().zip(&mut runs) {
+            run.2
+                .push(loaded_rss(plane, &rt, dir.path(), &examples, apps, variant));
+        }
+    }
 
     let mib = |kib: u64| kib as f64 / 1024.0;
     println!("\n### memory: `kubectl-cozy serve` as a separate process (VmRSS after settling)\n");
-    println!("| process | VmRSS MiB | VmHWM MiB |");
-    println!("|---|---:|---:|");
+    println!("| process | build | VmRSS MiB | VmHWM MiB | of VmRSS: anonymous / file-backed MiB |");
+    println!("|---|---|---:|---:|---:|");
     let peak = |kib: Option<u64>| {
         kib.map_or("n/a (needs /usr/bin/time)".to_owned(), |k| {
             format!("{:.1}", mib(k))
         })
     };
     println!(
-        "| baseline: `kubectl-cozy --version` (peak) | | {} |",
+        "| baseline: `kubectl-cozy --version` (peak) | this build | | {} | |",
         peak(version)
     );
     println!(
-        "| baseline: `kubectl-cozy kinds list --kinds examples/kinds` (peak) | | {} |",
+        "| baseline: `kubectl-cozy kinds list --kinds examples/kinds` (peak) | this build | | {} | |",
         peak(kinds_list)
     );
-    println!(
-        "| `serve --standalone`, empty embedded store | {:.1} | {:.1} |",
-        mib(standalone_rss.rss),
-        mib(standalone_rss.hwm)
-    );
-    println!(
-        "| `serve` (cluster), idle: synced, 0 apps cached | {:.1} | {:.1} |",
-        mib(idle_rss.rss),
-        mib(idle_rss.hwm)
-    );
-    for l in &loaded {
+    let row = |what: &str, name: &str, r: &Rss| {
         println!(
-            "| `serve` (cluster), {} apps cached | {:.1} | {:.1} |",
-            l.apps,
-            mib(l.cached_rss.rss),
-            mib(l.cached_rss.hwm)
+            "| {what} | {name} | {:.1} | {:.1} | {:.1} / {:.1} |",
+            mib(r.rss),
+            mib(r.hwm),
+            mib(r.anon),
+            mib(r.file)
         );
-        println!(
-            "| same, after one list of all {} apps ({:.0} ms) and with {WATCHERS} watches open | {:.1} | {:.1} |",
-            l.apps,
-            l.list_took.as_secs_f64() * 1e3,
-            mib(l.after_list.rss),
-            mib(l.after_list.hwm)
+    };
+    row(
+        "`serve --standalone`, empty embedded store",
+        "this build",
+        &standalone_rss,
+    );
+    for (name, idle_rss, loaded) in &runs {
+        row(
+            "`serve` (cluster), idle: synced, 0 apps cached",
+            name,
+            idle_rss,
         );
+        for l in loaded {
+            row(
+                &format!("`serve` (cluster), {} apps cached", l.apps),
+                name,
+                &l.cached_rss,
+            );
+            row(
+                &format!(
+                    "same, after one list of all {} apps ({:.0} ms)",
+                    l.apps,
+                    l.list_took.as_secs_f64() * 1e3
+                ),
+                name,
+                &l.listed,
+            );
+            row(
+                &format!("same, and with {MEMORY_WATCHERS} watches open"),
+                name,
+                &l.after_list,
+            );
+        }
     }
+    let (_, idle_rss, loaded) = &runs[0]; // this build's
     let [five, ten] = &loaded[..] else {
         unreachable!("two fleets")
     };
@@ -1221,7 +1231,7 @@ fn memory() {
         ),
         Target::at_most(
             &format!(
-                "server RSS after a list of {} + {WATCHERS} watchers",
+                "server RSS after a list of {} + {MEMORY_WATCHERS} watchers",
                 five.apps
             ),
             mib(five.after_list.rss),
@@ -1230,11 +1240,37 @@ fn memory() {
         ),
         Target::at_most(
             &format!(
-                "server RSS after a list of {} + {WATCHERS} watchers",
+                "server RSS after a list of {} + {MEMORY_WATCHERS} watchers",
                 ten.apps
             ),
             mib(ten.after_list.rss),
             80.0,
+            "MiB",
+        ),
+        Target::info(
+            "of which anonymous (heap, stacks), idle",
+            mib(idle_rss.anon),
+            "MiB",
+        ),
+        Target::info(
+            &format!("of which anonymous, {} apps cached", five.apps),
+            mib(five.cached_rss.anon),
+            "MiB",
+        ),
+        Target::info(
+            &format!(
+                "of which anonymous, after a list of {} + watchers",
+                five.apps
+            ),
+            mib(five.after_list.anon),
+            "MiB",
+        ),
+        Target::info(
+            &format!(
+                "of which anonymous, after a list of {} + watchers",
+                ten.apps
+            ),
+            mib(ten.after_list.anon),
             "MiB",
         ),
         Target::info(
@@ -1243,8 +1279,110 @@ fn memory() {
                 / (ten.apps.saturating_sub(five.apps)).max(1) as f64,
             "bytes",
         ),
+        Target::info(
+            &format!(
+                "cost of one open watch ({MEMORY_WATCHERS} open, {} apps)",
+                five.apps
+            ),
+            (five.after_list.rss.saturating_sub(five.listed.rss) * 1024) as f64
+                / MEMORY_WATCHERS as f64,
+            "bytes",
+        ),
     ]);
     print_load(load_before);
+}
+
+/// Watches open while measuring memory.
+const MEMORY_WATCHERS: usize = 1_000;
+
+/// `serve` (`variant`) over the kinds of `idle_kinds`, no app cached.
+fn idle_rss(
+    plane: &'static Plane,
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    idle_kinds: &Path,
+    variant: &ServeVariant,
+) -> Rss {
+    let idle = Serve::start(plane, dir, idle_kinds, "idle", variant);
+    let idle_rss = idle.settled_rss();
+    let idle_count = rt.block_on(async {
+        let client = idle.client(plane).await;
+        let (_, text) = request(
+            &client,
+            Method::GET,
+            &format!("/apis/idle.bench.example.com/{VERSION}/{PLURAL}"),
+            None,
+        )
+        .await;
+        item_count(&text)
+    });
+    assert_eq!(idle_count, 0, "the idle server caches nothing");
+    idle_rss
+}
+
+/// `serve` (`variant`) over the example kinds with at least
+/// `apps` apps: cached, after one list of them all, then with
+/// [`MEMORY_WATCHERS`] watches open.
+fn loaded_rss(
+    plane: &'static Plane,
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    examples: &Path,
+    apps: usize,
+    variant: &ServeVariant,
+) -> Loaded {
+    let server = Serve::start(plane, dir, examples, &format!("loaded-{apps}"), variant);
+    let cached_rss = server.settled_rss();
+    let (cached, list_took, listed, watching) = rt.block_on(async {
+        let client = server.client(plane).await;
+        let (took, text) = request(
+            &client,
+            Method::GET,
+            &format!("/apis/{GROUP}/{VERSION}/{PLURAL}"),
+            None,
+        )
+        .await;
+        let cached = item_count(&text);
+        drop(text);
+        let listed = server.settled_rss();
+        // Watches of an empty namespace: what idle watchers hold.
+        let ns = plane.namespace("bench-mem-watch").await;
+        let path = format!("{}?watch=true", app_path(&ns, None));
+        let opened = futures::stream::iter(0..MEMORY_WATCHERS)
+            .map(|_| {
+                let client = client.clone();
+                let path = path.clone();
+                async move {
+                    let req = Request::get(&path).body(Vec::new()).expect("request");
+                    client.request_stream(req).await.expect("open watch")
+                }
+            })
+            .buffer_unordered(50)
+            .collect::<Vec<_>>()
+            .await;
+        (cached, took, listed, opened)
+    });
+    assert!(
+        cached >= apps,
+        "the server serves every app: {cached} < {apps}"
+    );
+    let after_list = server.settled_rss();
+    drop(watching);
+    Loaded {
+        apps: cached,
+        list_took,
+        cached_rss,
+        listed,
+        after_list,
+    }
+}
+
+/// A `kubectl-cozy serve` to measure: which binary, with which extra
+/// environment.
+struct ServeVariant {
+    name: String,
+    bin: std::path::PathBuf,
+    env: Vec<(String, String)>,
 }
 
 /// What one loaded `serve` process held.
@@ -1252,6 +1390,8 @@ struct Loaded {
     apps: usize,
     list_took: Duration,
     cached_rss: Rss,
+    /// After the list, before the watches.
+    listed: Rss,
     after_list: Rss,
 }
 
@@ -1261,6 +1401,10 @@ use std::process::{Child, Command, Stdio};
 struct Rss {
     rss: u64,
     hwm: u64,
+    /// Of `rss`: anonymous memory (heap, stacks) and file-backed pages
+    /// (mostly the binary's own code, mapped as the kernel reads it ahead).
+    anon: u64,
+    file: u64,
 }
 
 /// A `kubectl-cozy serve` process.
@@ -1272,7 +1416,7 @@ struct Serve {
 
 impl Serve {
     /// Cluster mode against the plane, serving `kinds`.
-    fn start(plane: &Plane, dir: &Path, kinds: &Path, tag: &str) -> Serve {
+    fn start(plane: &Plane, dir: &Path, kinds: &Path, tag: &str, variant: &ServeVariant) -> Serve {
         let ca = Ca::new("kubectl-cozy-bench-serving-ca").expect("CA");
         let serving = ca
             .issue(&LeafSpec::server(
@@ -1285,7 +1429,7 @@ impl Serve {
         let key = dir.join(format!("{tag}.key"));
         std::fs::write(&cert, &serving.cert_pem).unwrap();
         std::fs::write(&key, &serving.key_pem).unwrap();
-        let mut cmd = Command::new(bins::kubectl_cozy());
+        let mut cmd = Command::new(&variant.bin);
         cmd.arg("--kubeconfig")
             .arg(&plane.kubeconfig)
             .args(["serve", "--listen", "127.0.0.1:0", "--kinds"])
@@ -1294,6 +1438,7 @@ impl Serve {
             .arg(&cert)
             .arg("--tls-key-file")
             .arg(&key);
+        cmd.envs(variant.env.iter().map(|(k, v)| (k, v)));
         Serve::spawn(cmd, ca.cert_pem().to_owned())
     }
 
@@ -1380,6 +1525,8 @@ impl Serve {
         Rss {
             rss: field("VmRSS:"),
             hwm: field("VmHWM:"),
+            anon: field("RssAnon:"),
+            file: field("RssFile:"),
         }
     }
 

@@ -88,9 +88,7 @@ impl Stored {
     /// Keeps `object` compactly.
     pub fn new(object: &Value) -> Stored {
         Stored {
-            json: serde_json::to_string(object)
-                .unwrap_or_default()
-                .into_boxed_str(),
+            json: helm_release::compact_json(object),
             resource_version: resource_version(object),
             kind_label: object
                 .pointer("/metadata/labels")

@@ -19,7 +19,7 @@ use kube::api::{
 };
 use serde_json::Value;
 
-use super::cache::Stored;
+use super::cache::{Key, Stored};
 use super::helm_release::{GROUP_LABEL, KIND_LABEL};
 use super::metadata_list;
 use super::{
@@ -32,6 +32,70 @@ use crate::apimachinery::user::UserInfo;
 /// a 5,000-app scope takes 3 round trips, small enough that a page stays a
 /// few MiB (in JSON, ~5 KB an object, managedFields included).
 const CHECK_PAGE: u32 = 2000;
+
+/// One page of the cache's list. Its items are kept as they are read
+/// ([`stored_items`]): a page of 500 HelmReleases parsed whole is a tree of
+/// small allocations ten times the size of what the cache keeps of it, and
+/// the kept objects, allocated between them, would be left scattered across
+/// the heap once the tree is freed (glibc cannot return a page that still
+/// holds one kept object).
+#[derive(serde::Deserialize)]
+struct StoredPage {
+    metadata: PageMeta,
+    #[serde(default, deserialize_with = "stored_items")]
+    items: Vec<(Key, Arc<Stored>)>,
+}
+
+/// The list metadata a [`StoredPage`] reads.
+#[derive(serde::Deserialize)]
+struct PageMeta {
+    #[serde(default, rename = "resourceVersion")]
+    resource_version: Option<String>,
+    #[serde(default, rename = "continue")]
+    continue_token: Option<String>,
+}
+
+impl PageMeta {
+    fn resource_version(&self) -> u64 {
+        self.resource_version
+            .as_deref()
+            .and_then(|rv| rv.parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+/// The items of a HelmRelease list, each parsed alone and kept as the cache
+/// keeps it ([`cached`], [`Stored`]); `null` is no items.
+fn stored_items<'de, D>(deserializer: D) -> Result<Vec<(Key, Arc<Stored>)>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    struct Items;
+    impl<'de> serde::de::Visitor<'de> for Items {
+        type Value = Vec<(Key, Arc<Stored>)>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a list of HelmReleases")
+        }
+
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+
+        fn visit_seq<A>(self, mut seq: A) -> Result<Self::Value, A::Error>
+        where
+            A: serde::de::SeqAccess<'de>,
+        {
+            let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+            while let Some(object) = seq.next_element::<DynamicObject>()? {
+                let value = cached(object);
+                items.push((object_key(&value), Arc::new(Stored::new(&value))));
+            }
+            Ok(items)
+        }
+    }
+    deserializer.deserialize_any(Items)
+}
 
 /// HelmReleases of a cluster.
 #[derive(Clone)]
@@ -93,23 +157,34 @@ impl ClusterStore {
         Api::namespaced_with(self.client.clone(), namespace, &self.resource)
     }
 
-    /// Lists every owned HelmRelease, in pages.
+    /// Lists every owned HelmRelease, in pages. Each item of a page is made
+    /// into what the cache keeps as the page is parsed ([`StoredPage`]), so
+    /// only one parsed object at a time is alive beside the kept ones.
     pub async fn list(&self) -> Result<Listing, StoreError> {
         let mut items = Vec::new();
         let mut params = ListParams::default().labels(&self.selector).limit(500);
+        let request = kube::core::Request::new(<DynamicObject as kube::Resource>::url_path(
+            &self.resource,
+            None,
+        ));
         loop {
-            let page = self.all().list(&params).await.map_err(upstream)?;
-            let rv = page.metadata.resource_version.clone().unwrap_or_default();
-            items.extend(page.items.into_iter().map(|o| {
-                let value = cached(o);
-                (object_key(&value), Arc::new(Stored::new(&value)))
-            }));
-            match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            let page: StoredPage = self
+                .client
+                .request(
+                    request
+                        .list(&params)
+                        .map_err(|e| StoreError::Internal(format!("build the request: {e}")))?,
+                )
+                .await
+                .map_err(upstream)?;
+            items.extend(page.items);
+            let resource_version = page.metadata.resource_version();
+            match page.metadata.continue_token.filter(|c| !c.is_empty()) {
                 Some(token) => params = params.continue_token(&token),
                 None => {
                     return Ok(Listing {
                         items,
-                        resource_version: rv.parse().unwrap_or(0),
+                        resource_version,
                     });
                 }
             }
@@ -431,6 +506,44 @@ fn upstream(err: kube::Error) -> StoreError {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn list_pages_keep_each_item_as_the_cache_does() {
+        let empty: super::StoredPage = serde_json::from_str(
+            r#"{"kind":"HelmReleaseList","metadata":{"resourceVersion":"7"},"items":null}"#,
+        )
+        .unwrap();
+        assert_eq!(empty.metadata.resource_version(), 7);
+        assert!(empty.items.is_empty());
+        let page: super::StoredPage = serde_json::from_str(
+            r#"{"apiVersion":"helm.toolkit.fluxcd.io/v2","kind":"HelmReleaseList",
+                "metadata":{"resourceVersion":"50","continue":"abc"},"items":[
+                {"apiVersion":"helm.toolkit.fluxcd.io/v2","kind":"HelmRelease",
+                 "metadata":{"name":"pg-a","namespace":"t","resourceVersion":"44",
+                  "managedFields":[{"manager":"x","operation":"Update","fieldsV1":{"f:spec":{}}}],
+                  "labels":{"apps.cozystack.io/application.kind":"Postgres"}},
+                 "spec":{"values":{"size":"1Gi"}}},
+                {"metadata":{"name":"pg-b","namespace":"t","resourceVersion":"45"},"spec":{}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(page.metadata.continue_token.as_deref(), Some("abc"));
+        let keys: Vec<_> = page.items.iter().map(|(k, _)| k.clone()).collect();
+        assert_eq!(
+            keys,
+            [("t".into(), "pg-a".into()), ("t".into(), "pg-b".into())]
+        );
+        let (_, a) = &page.items[0];
+        assert_eq!(a.resource_version(), 44);
+        assert_eq!(a.kind_label(), Some("Postgres"));
+        let value = a.value();
+        assert!(
+            value.pointer("/metadata/managedFields").is_none(),
+            "{value}"
+        );
+        assert_eq!(value["spec"]["values"]["size"], "1Gi");
+        // An item without apiVersion and kind gets the HelmRelease's.
+        assert_eq!(page.items[1].1.value()["kind"], "HelmRelease");
+    }
+
     #[test]
     fn impersonation_headers_like_client_go() {
         let user = crate::apimachinery::user::UserInfo {

@@ -171,12 +171,33 @@ pub fn app_view(kind: &ResolvedKind, release: &Value) -> Option<AppView> {
     if !owned_by(kind, release) {
         return None;
     }
-    let json = serde_json::to_string(&to_app(kind, release))
-        .ok()?
-        .into_boxed_str();
+    let json = compact_json(&to_app(kind, release));
     Some(AppView {
         json,
         table_row: std::sync::OnceLock::new(),
+    })
+}
+
+/// `value` as compact JSON in a block of exactly its size: encoded into a
+/// reused buffer first, so that what the cache keeps of every object is one
+/// allocation, not the last of a series of doublings whose freed blocks are
+/// left between kept ones.
+pub fn compact_json(value: &Value) -> Box<str> {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with_borrow_mut(|buffer| {
+        buffer.clear();
+        let json = match serde_json::to_writer(&mut *buffer, value) {
+            Ok(()) => std::str::from_utf8(buffer)
+                .map(Box::from)
+                .unwrap_or_default(),
+            Err(_) => Box::default(),
+        };
+        if buffer.capacity() > 64 * 1024 {
+            *buffer = Vec::new(); // an outsized object: do not keep its buffer
+        }
+        json
     })
 }
 
@@ -478,6 +499,20 @@ mod tests {
         assert_eq!(again["status"], stored["status"]);
         assert_eq!(again["spec"], stored["spec"]);
         assert_eq!(to_app(&kind, &again), app);
+    }
+
+    #[test]
+    fn compact_json_is_serde_json_compact_encoding() {
+        for value in [
+            fixture("release"),
+            json!({"big": "x".repeat(100_000)}),
+            fixture("app"),
+        ] {
+            assert_eq!(
+                &*compact_json(&value),
+                serde_json::to_string(&value).unwrap()
+            );
+        }
     }
 
     #[test]
