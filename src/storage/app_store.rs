@@ -330,7 +330,7 @@ impl Apps<'_> {
     }
 
     /// Stores a new app (validated and defaulted) for `user`; answers with
-    /// the app as stored. The namespace is checked by kube-apiserver's
+    /// the app as stored (its view, kept with the cached HelmRelease). The namespace is checked by kube-apiserver's
     /// NamespaceLifecycle admission on the HelmRelease create itself (dry
     /// runs included); its refusals are reworded for the app.
     pub(crate) async fn create(
@@ -338,7 +338,7 @@ impl Apps<'_> {
         app: Value,
         dry_run: bool,
         user: &UserInfo,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<AppView>, ApiError> {
         let resolved = &self.kind.resolved;
         let (namespace, name) = super::object_key(&app);
         let release = tracing::debug_span!("convert", to = "HelmRelease")
@@ -372,8 +372,7 @@ impl Apps<'_> {
         if !dry_run {
             self.read_your_write(&created, true);
         }
-        let _span = tracing::debug_span!("convert", to = "app").entered();
-        Ok(helm_release::to_app(resolved, &created))
+        Ok(self.written_view(&created, !dry_run))
     }
 
     /// Replaces the app `current` with `app` (validated and defaulted; its
@@ -386,7 +385,7 @@ impl Apps<'_> {
         mut app: Value,
         dry_run: bool,
         user: &UserInfo,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<AppView>, ApiError> {
         let resolved = &self.kind.resolved;
         let (namespace, name) = super::object_key(&app);
         if let Some(status) = current.get("status") {
@@ -418,8 +417,7 @@ impl Apps<'_> {
         if !dry_run {
             self.read_your_write(&updated, true);
         }
-        let _span = tracing::debug_span!("convert", to = "app").entered();
-        Ok(helm_release::to_app(resolved, &updated))
+        Ok(self.written_view(&updated, !dry_run))
     }
 
     /// Deletes the app `namespace/name` for `user`; answers with its last
@@ -463,6 +461,31 @@ impl Apps<'_> {
         self.cache()
             .wait_for_revision(resource_version(seen) + 1, RETRY_WAIT)
             .await;
+    }
+
+    /// The app of upstream's answer to a write, converted and encoded once:
+    /// the write's answer, and (`keep`: the cache took the write) the view
+    /// the cache keeps for the reads after it.
+    fn written_view(&self, written: &Value, keep: bool) -> Arc<AppView> {
+        let _span = tracing::debug_span!("convert", to = "app").entered();
+        let resolved = &self.kind.resolved;
+        let view = Arc::new(
+            helm_release::app_view(resolved, written).unwrap_or_else(|| AppView {
+                json: serde_json::to_string(&helm_release::to_app(resolved, written))
+                    .unwrap_or_default()
+                    .into_boxed_str(),
+                table_row: std::sync::OnceLock::new(),
+            }),
+        );
+        if keep {
+            let (namespace, name) = super::object_key(written);
+            if let Some(stored) = self.cache().stored(&namespace, &name)
+                && stored.resource_version() == resource_version(written)
+            {
+                stored.keep_app_view(self.kind.stamp, view.clone());
+            }
+        }
+        view
     }
 
     /// Hands upstream's answer to a write to the cache, so that a read right
@@ -672,13 +695,20 @@ mod tests {
         let apps = store.of(&kind);
         let user = UserInfo::default();
 
-        let created = apps.create(app("db", "a"), false, &user).await.unwrap();
+        let view = apps.create(app("db", "a"), false, &user).await.unwrap();
+        let created = view.value();
         assert_eq!(created["metadata"]["name"], "db");
         let rv = created["metadata"]["resourceVersion"].clone();
-        // Read your write: the cache has it as soon as create answers.
+        // Read your write: the cache has it as soon as create answers, with
+        // the answer's view kept (the next read converts nothing).
         assert_eq!(apps.current("ns", "db").unwrap(), created);
+        assert!(Arc::ptr_eq(&apps.get("ns", "db").unwrap(), &view));
         assert_eq!(apps.get("ns", "nope").unwrap_err().code, 404);
-        let dry = apps.create(app("dry", "a"), true, &user).await.unwrap();
+        let dry = apps
+            .create(app("dry", "a"), true, &user)
+            .await
+            .unwrap()
+            .value();
         assert_eq!(dry["metadata"]["name"], "dry");
         assert_eq!(apps.get("ns", "dry").unwrap_err().code, 404);
 
@@ -693,7 +723,8 @@ mod tests {
         let updated = apps
             .update(&created, changed.clone(), false, &user)
             .await
-            .unwrap();
+            .unwrap()
+            .value();
         assert_eq!(updated["metadata"]["labels"]["team"], "b");
         let stale = apps
             .update(&created, changed, false, &user)
