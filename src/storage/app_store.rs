@@ -7,8 +7,10 @@
 //! A write does not wait for its watch event: the cache takes upstream's
 //! answer at once ([`WatchCache::take_write`]), so a read right after the
 //! write sees it (read-your-writes) while lists and watches still follow
-//! the watch. Each stage is a `debug` tracing span (`convert`, `upstream`,
-//! `cache`), free when debug logging is off.
+//! the watch. The app made from upstream's answer is encoded once: it is
+//! the write's answer and the view the cache keeps for the next read. Each
+//! stage is a `debug` tracing span (`convert`, `upstream` with the backend's
+//! `send` and `parse`, `cache`), free when debug logging is off.
 //!
 //! Reads are served from the shared watch cache, with the app views kept
 //! with each cached object ([`Stored::app_view`]): a get or list of an
