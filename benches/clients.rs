@@ -223,8 +223,12 @@ impl Bench {
         let app = app.as_str();
         let ns = self.fleet.as_str();
         // Warm-up: fills the discovery cache and the connections' first costs.
-        for resource in [app, HR_RESOURCE] {
-            self.run_kubectl(&["get", resource, "-n", ns, "--limit", "1"])
+        let first = "db00000".to_owned();
+        for (resource, object) in [
+            (app, first.clone()),
+            (HR_RESOURCE, self.release_name(&first)),
+        ] {
+            self.run_kubectl(&["get", resource, &object, "-n", ns, "-o", "name"])
                 .await;
         }
 
