@@ -395,7 +395,10 @@ impl Bench {
         for round in 0..WARMUP + ROUNDS {
             let replicas = 1 + (round + 4) % 9;
             for k in rotate(round, [0, 1]).map(|(k, _)| k) {
-                let mut object = created[k][round].clone();
+                let mut object = created[k]
+                    .get(round)
+                    .cloned()
+                    .expect("created in this round");
                 let name = object["metadata"]["name"]
                     .as_str()
                     .expect("name")
