@@ -8,8 +8,10 @@
 //! `docs/design.md` is met) and assert only correctness (counts), never
 //! times. Run them with `benches/server.sh [NAME]` (it records the machine's
 //! load around the run), or `cargo bench --bench server -- [NAME]`.
-//! With `BENCH_SPANS=1` the server's `debug` stage spans (`convert`,
-//! `upstream`, `cache`) are printed with their times on stderr.
+//! With `BENCH_SPANS=1` the writes benchmark also prints the server's
+//! `debug` stage spans per verb (`request`, `auth`, `body`, `decode`,
+//! `prepare`, `managed_fields`, `validate`, `convert`, `upstream` with its
+//! `send` and `parse`, `cache`, `encode`): p50 and p99 of each.
 //!
 //! | benchmark | subject | baseline |
 //! |---|---|---|
@@ -68,6 +70,9 @@ use crate::support::plane::{self, Plane, plane};
 )]
 mod support;
 
+/// The server's stage spans, timed (`BENCH_SPANS=1`).
+mod stages;
+
 const GROUP: &str = "apps.cozystack.io";
 const VERSION: &str = "v1alpha1";
 const PLURAL: &str = "postgreses";
@@ -83,15 +88,9 @@ fn main() {
         .skip(1)
         .find(|a| !a.starts_with('-'))
         .unwrap_or_default();
-    // BENCH_SPANS=1: the server's `debug` stage spans (convert, upstream,
-    // cache) with their times, on stderr, to see where a write's time goes.
-    if std::env::var_os("BENCH_SPANS").is_some() {
-        tracing_subscriber::fmt()
-            .with_env_filter("kubectl_cozy::storage=debug")
-            .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
-            .with_writer(std::io::stderr)
-            .init();
-    }
+    // BENCH_SPANS=1: the server's `debug` stage spans, timed, to see where
+    // a write's time goes (the writes benchmark prints them per verb).
+    stages::install();
     let benchmarks: [(&str, fn()); 5] = [
         ("list", list),
         ("get", get),
@@ -539,15 +538,37 @@ fn writes() {
         let kind = postgres(&server.registry);
         let json_body = |v: &Value| Some(("application/json", serde_json::to_vec(v).unwrap()));
 
+        // The server's stage spans per verb (BENCH_SPANS=1; empty otherwise).
+        let mut stage_times = Vec::new();
         // create: app through the server, its HelmRelease straight at
         // kube-apiserver; plus what the server's writes wait for.
         let mut create: [Samples; 2] = Default::default();
         let mut watch_lag = Samples::default();
+        // The extra hop alone, interleaved with the creates: a get served
+        // from the server's cache (client -> server -> cache, no upstream
+        // call), the floor of what a write through the server adds.
+        let mut hop = Samples::default();
         let mut server_apps = Vec::new();
         let mut direct_releases = Vec::new();
         for round in 0..WARMUP + ROUNDS {
-            for k in rotation(round, 2) {
+            if round == WARMUP {
+                stages::take(); // the warm-up rounds' stages
+            }
+            for k in rotation(round, 3) {
                 match k {
+                    2 => {
+                        let Some(name) = server_apps
+                            .last()
+                            .and_then(|a: &Value| a["metadata"]["name"].as_str())
+                        else {
+                            continue;
+                        };
+                        let path = format!("{}?resourceVersion=0", app_path(&ns, Some(name)));
+                        let (took, _) = request(&through, Method::GET, &path, None).await;
+                        if round >= WARMUP {
+                            hop.push(took);
+                        }
+                    }
                     0 => {
                         let app = user_app(&ns, &format!("s-{round}"), round);
                         let (took, text) = request(
@@ -594,9 +615,13 @@ fn writes() {
             }
         }
 
+        stage_times.push(("create", stages::take()));
         // update: change spec.replicas on each object created above.
         let mut update: [Samples; 2] = Default::default();
         for round in 0..WARMUP + ROUNDS {
+            if round == WARMUP {
+                stages::take(); // the warm-up rounds' stages
+            }
             let replicas = 1 + (round + 4) % 9;
             for k in rotation(round, 2) {
                 if k == 0 {
@@ -634,6 +659,7 @@ fn writes() {
                 }
             }
         }
+        stage_times.push(("update", stages::take()));
         // patch: a merge patch of spec.replicas (no resourceVersion: the
         // server reads the current app from its cache).
         let mut patch: [Samples; 2] = Default::default();
@@ -644,6 +670,9 @@ fn writes() {
             ))
         };
         for round in 0..WARMUP + ROUNDS {
+            if round == WARMUP {
+                stages::take(); // the warm-up rounds' stages
+            }
             let replicas = 1 + (round + 7) % 9;
             for k in rotation(round, 2) {
                 let (client, path, body) = if k == 0 {
@@ -674,6 +703,7 @@ fn writes() {
                 assert_eq!(got, &json!(replicas), "{text}");
             }
         }
+        stage_times.push(("patch", stages::take()));
         let (_, listed) = request(&through, Method::GET, &app_path(&ns, None), None).await;
         assert_eq!(
             item_count(&listed),
@@ -684,6 +714,9 @@ fn writes() {
         // delete: every object created above.
         let mut delete: [Samples; 2] = Default::default();
         for round in 0..WARMUP + ROUNDS {
+            if round == WARMUP {
+                stages::take(); // the warm-up rounds' stages
+            }
             for k in rotation(round, 2) {
                 let path = if k == 0 {
                     app_path(&ns, server_apps[round]["metadata"]["name"].as_str())
@@ -702,6 +735,7 @@ fn writes() {
                 }
             }
         }
+        stage_times.push(("delete", stages::take()));
         // Read-your-writes: gone at once for the server's reads.
         let (_, listed) = request(&through, Method::GET, &app_path(&ns, None), None).await;
         assert_eq!(item_count(&listed), 0, "every app deleted");
@@ -750,6 +784,11 @@ fn writes() {
                     &watch_lag,
                     String::new(),
                 ),
+                (
+                    "server: get from its cache (resourceVersion=0), interleaved with the creates: the extra hop alone",
+                    &hop,
+                    String::new(),
+                ),
             ],
         );
         let mut targets = Vec::new();
@@ -776,8 +815,23 @@ fn writes() {
                 server_s.p50() - direct_s.p50(),
                 "ms",
             ));
+            targets.push(Target::info(
+                &format!("{verb} p50 ratio floor: (kube-apiserver + the hop) / kube-apiserver"),
+                (direct_s.p50() + hop.p50()) / direct_s.p50(),
+                "x",
+            ));
         }
         print_targets(&targets);
+        for (verb, times) in &stage_times {
+            if !times.is_empty() {
+                stages::print(
+                    &format!(
+                        "server stages of {verb} ({ROUNDS} server and {ROUNDS} direct writes)"
+                    ),
+                    times,
+                );
+            }
+        }
     });
     print_load(load_before);
     drop(server);

@@ -24,6 +24,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tracing::Instrument;
 
 use super::handlers::ApiState;
 use super::request_body;
@@ -298,7 +299,18 @@ async fn serve(
     response
 }
 
+/// One request, from its head to its response (a `debug` span per request
+/// and per stage: `auth`, `body`; the handlers add theirs).
 async fn serve_request(
+    shared: &Shared,
+    peer: &PeerCertificates,
+    req: http::Request<Incoming>,
+) -> (Response<Body>, Option<Arc<UserInfo>>) {
+    let span = tracing::debug_span!("request", method = %req.method());
+    serve_request_in(shared, peer, req).instrument(span).await
+}
+
+async fn serve_request_in(
     shared: &Shared,
     peer: &PeerCertificates,
     req: http::Request<Incoming>,
@@ -316,6 +328,7 @@ async fn serve_request(
             &query,
             &route,
         )
+        .instrument(tracing::debug_span!("auth"))
         .await
     {
         Ok(user) => user,
@@ -337,7 +350,10 @@ async fn serve_authorized(
 ) -> Response<Body> {
     // The body is read within the request timeout; watches send none worth
     // waiting for either.
-    let body = match request_body::read(body, MAX_BODY_BYTES, REQUEST_TIMEOUT).await {
+    let body = match request_body::read(body, MAX_BODY_BYTES, REQUEST_TIMEOUT)
+        .instrument(tracing::debug_span!("body"))
+        .await
+    {
         Ok(body) => body,
         Err(e) => return request_body::refusal(&e, parts.version),
     };

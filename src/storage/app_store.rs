@@ -7,8 +7,10 @@
 //! A write does not wait for its watch event: the cache takes upstream's
 //! answer at once ([`WatchCache::take_write`]), so a read right after the
 //! write sees it (read-your-writes) while lists and watches still follow
-//! the watch. Each stage is a `debug` tracing span (`convert`, `upstream`,
-//! `cache`), free when debug logging is off.
+//! the watch. The app made from upstream's answer is encoded once: it is
+//! the write's answer and the view the cache keeps for the next read. Each
+//! stage is a `debug` tracing span (`convert`, `upstream` with the backend's
+//! `send` and `parse`, `cache`), free when debug logging is off.
 //!
 //! Reads are served from the shared watch cache, with the app views kept
 //! with each cached object ([`Stored::app_view`]): a get or list of an
@@ -494,7 +496,7 @@ impl Apps<'_> {
     }
 
     /// Stores a new app (validated and defaulted) for `user`; answers with
-    /// the app as stored. The namespace is checked by kube-apiserver's
+    /// the app as stored (its view, kept with the cached HelmRelease). The namespace is checked by kube-apiserver's
     /// NamespaceLifecycle admission on the HelmRelease create itself (dry
     /// runs included); its refusals are reworded for the app.
     pub(crate) async fn create(
@@ -502,7 +504,7 @@ impl Apps<'_> {
         app: Value,
         dry_run: bool,
         user: &UserInfo,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<AppView>, ApiError> {
         let resolved = &self.kind.resolved;
         let (namespace, name) = super::object_key(&app);
         let release = tracing::debug_span!("convert", to = "HelmRelease")
@@ -536,8 +538,7 @@ impl Apps<'_> {
         if !dry_run {
             self.read_your_write(&created, true);
         }
-        let _span = tracing::debug_span!("convert", to = "app").entered();
-        Ok(helm_release::to_app(resolved, &created))
+        Ok(self.written_view(&created, !dry_run))
     }
 
     /// Replaces the app `current` with `app` (validated and defaulted; its
@@ -550,7 +551,7 @@ impl Apps<'_> {
         mut app: Value,
         dry_run: bool,
         user: &UserInfo,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<AppView>, ApiError> {
         let resolved = &self.kind.resolved;
         let (namespace, name) = super::object_key(&app);
         if let Some(status) = current.get("status") {
@@ -582,8 +583,7 @@ impl Apps<'_> {
         if !dry_run {
             self.read_your_write(&updated, true);
         }
-        let _span = tracing::debug_span!("convert", to = "app").entered();
-        Ok(helm_release::to_app(resolved, &updated))
+        Ok(self.written_view(&updated, !dry_run))
     }
 
     /// Deletes the app `namespace/name` for `user`; answers with its last
@@ -627,6 +627,31 @@ impl Apps<'_> {
         self.cache()
             .wait_for_revision(resource_version(seen) + 1, RETRY_WAIT)
             .await;
+    }
+
+    /// The app of upstream's answer to a write, converted and encoded once:
+    /// the write's answer, and (`keep`: the cache took the write) the view
+    /// the cache keeps for the reads after it.
+    fn written_view(&self, written: &Value, keep: bool) -> Arc<AppView> {
+        let _span = tracing::debug_span!("convert", to = "app").entered();
+        let resolved = &self.kind.resolved;
+        let view = Arc::new(
+            helm_release::app_view(resolved, written).unwrap_or_else(|| AppView {
+                json: serde_json::to_string(&helm_release::to_app(resolved, written))
+                    .unwrap_or_default()
+                    .into_boxed_str(),
+                table_row: std::sync::OnceLock::new(),
+            }),
+        );
+        if keep {
+            let (namespace, name) = super::object_key(written);
+            if let Some(stored) = self.cache().stored(&namespace, &name)
+                && stored.resource_version() == resource_version(written)
+            {
+                stored.keep_app_view(self.kind.stamp, view.clone());
+            }
+        }
+        view
     }
 
     /// Hands upstream's answer to a write to the cache, so that a read right
@@ -836,13 +861,20 @@ mod tests {
         let apps = store.of(&kind);
         let user = UserInfo::default();
 
-        let created = apps.create(app("db", "a"), false, &user).await.unwrap();
+        let view = apps.create(app("db", "a"), false, &user).await.unwrap();
+        let created = view.value();
         assert_eq!(created["metadata"]["name"], "db");
         let rv = created["metadata"]["resourceVersion"].clone();
-        // Read your write: the cache has it as soon as create answers.
+        // Read your write: the cache has it as soon as create answers, with
+        // the answer's view kept (the next read converts nothing).
         assert_eq!(apps.current("ns", "db").unwrap(), created);
+        assert!(Arc::ptr_eq(&apps.get("ns", "db").unwrap(), &view));
         assert_eq!(apps.get("ns", "nope").unwrap_err().code, 404);
-        let dry = apps.create(app("dry", "a"), true, &user).await.unwrap();
+        let dry = apps
+            .create(app("dry", "a"), true, &user)
+            .await
+            .unwrap()
+            .value();
         assert_eq!(dry["metadata"]["name"], "dry");
         assert_eq!(apps.get("ns", "dry").unwrap_err().code, 404);
 
@@ -857,7 +889,8 @@ mod tests {
         let updated = apps
             .update(&created, changed.clone(), false, &user)
             .await
-            .unwrap();
+            .unwrap()
+            .value();
         assert_eq!(updated["metadata"]["labels"]["team"], "b");
         let stale = apps
             .update(&created, changed, false, &user)

@@ -116,6 +116,20 @@ impl Stored {
         view
     }
 
+    /// Keeps `view` as the app view of the served kind `stamp` unless one
+    /// is kept already: a write that made the view for its answer hands it
+    /// over, so the next read of the app does not convert the HelmRelease
+    /// again.
+    pub fn keep_app_view(&self, stamp: u64, view: Arc<AppView>) {
+        let mut memo = self.app.lock().unwrap_or_else(|p| p.into_inner());
+        if memo.is_none() {
+            *memo = Some(AppMemo {
+                stamp,
+                view: Some(view),
+            });
+        }
+    }
+
     /// The object, parsed (about 10 µs for a typical HelmRelease).
     pub fn value(&self) -> Value {
         serde_json::from_str(&self.json).unwrap_or(Value::Null)

@@ -18,6 +18,7 @@ use kube::api::{
     Preconditions, PropagationPolicy, WatchEvent, WatchParams,
 };
 use serde_json::Value;
+use tracing::Instrument;
 
 use super::cache::{Key, Stored};
 use super::helm_release::{GROUP_LABEL, KIND_LABEL};
@@ -134,27 +135,35 @@ impl ClusterStore {
         ))
     }
 
-    /// Sends a delete as `user`.
-    async fn send_impersonated(
+    /// Sends a write, as `user` when impersonating, and parses the answer
+    /// straight into the object as the watch cache keeps it ([`kept`]: the
+    /// cache takes it before the watch delivers it; a
+    /// `Status` answer comes back as an object of kind `Status`). The round
+    /// trip and the parse are `debug` spans (`send`, `parse`).
+    async fn send(
         &self,
         request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
         user: &UserInfo,
-    ) -> Result<either::Either<DynamicObject, kube::core::Status>, StoreError> {
+    ) -> Result<Value, StoreError> {
         let mut request =
             request.map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
-        impersonation_headers(user, request.headers_mut())?;
-        self.client
-            .request_status::<DynamicObject>(request)
+        if self.impersonate {
+            impersonation_headers(user, request.headers_mut())?;
+        }
+        let text = self
+            .client
+            .request_text(request)
+            .instrument(tracing::debug_span!("send"))
             .await
-            .map_err(upstream)
+            .map_err(upstream)?;
+        let _span = tracing::debug_span!("parse").entered();
+        serde_json::from_str(&text)
+            .map(kept)
+            .map_err(|e| StoreError::Internal(format!("parse kube-apiserver's answer: {e}")))
     }
 
     fn all(&self) -> Api<DynamicObject> {
         Api::all_with(self.client.clone(), &self.resource)
-    }
-
-    fn namespaced(&self, namespace: &str) -> Api<DynamicObject> {
-        Api::namespaced_with(self.client.clone(), namespace, &self.resource)
     }
 
     /// Lists every owned HelmRelease, in pages. Each item of a page is made
@@ -300,7 +309,7 @@ impl ClusterStore {
     ) -> Result<Value, StoreError> {
         let namespace = namespace_of(&object);
         let body = encode(&object)?;
-        self.write(
+        self.send(
             self.raw(&namespace).create(&write_params(dry_run), body),
             user,
         )
@@ -321,32 +330,12 @@ impl ClusterStore {
             .and_then(Value::as_str)
             .unwrap_or_default();
         let body = encode(&object)?;
-        self.write(
+        self.send(
             self.raw(&namespace)
                 .replace(name, &write_params(dry_run), body),
             user,
         )
         .await
-    }
-
-    /// Sends a create or update, as `user` when impersonating; answers with
-    /// the object as the watch cache keeps it ([`cached`]), since the cache
-    /// takes it before the watch delivers it.
-    async fn write(
-        &self,
-        request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
-        user: &UserInfo,
-    ) -> Result<Value, StoreError> {
-        let mut request =
-            request.map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
-        if self.impersonate {
-            impersonation_headers(user, request.headers_mut())?;
-        }
-        self.client
-            .request::<DynamicObject>(request)
-            .await
-            .map(cached)
-            .map_err(upstream)
     }
 
     /// Deletes a HelmRelease for `user`, with preconditions and propagation.
@@ -373,22 +362,14 @@ impl ClusterStore {
             ),
             ..DeleteParams::default()
         };
-        let deleted = if self.impersonate {
-            self.send_impersonated(self.raw(namespace).delete(name, &params), user)
-                .await?
-        } else {
-            self.namespaced(namespace)
-                .delete(name, &params)
-                .await
-                .map_err(upstream)?
-        };
-        match deleted {
-            either::Either::Left(object) => Ok(cached(object)),
-            either::Either::Right(_status) => {
-                // Deleted at once; report the last state we can know.
-                Ok(serde_json::json!({"metadata": {"name": name, "namespace": namespace}}))
-            }
+        let deleted = self
+            .send(self.raw(namespace).delete(name, &params), user)
+            .await?;
+        if deleted.get("kind").and_then(Value::as_str) == Some("Status") {
+            // Deleted at once; report the last state we can know.
+            return Ok(serde_json::json!({"metadata": {"name": name, "namespace": namespace}}));
         }
+        Ok(deleted)
     }
 }
 
@@ -458,6 +439,19 @@ fn cached(mut object: DynamicObject) -> Value {
     to_value(object)
 }
 
+/// [`cached`] for an answer parsed as JSON: without `managedFields`, with
+/// its type (kube-apiserver always sends it; a write's answer has it too).
+fn kept(mut object: Value) -> Value {
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.shift_remove("managedFields");
+    }
+    if object.get("apiVersion").is_none() {
+        object["apiVersion"] = Value::from("helm.toolkit.fluxcd.io/v2");
+        object["kind"] = Value::from("HelmRelease");
+    }
+    object
+}
+
 fn to_value(object: DynamicObject) -> Value {
     let mut value = serde_json::to_value(object).unwrap_or_default();
     if value.get("apiVersion").is_none() {
@@ -506,6 +500,28 @@ fn upstream(err: kube::Error) -> StoreError {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_write_answer_is_kept_as_the_watch_keeps_it() {
+        let answer = serde_json::json!({
+            "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+            "metadata": {
+                "name": "postgres-db", "namespace": "t", "uid": "u", "resourceVersion": "7",
+                "generation": 1, "creationTimestamp": "2026-12-01T23:00:00Z",
+                "labels": {"apps.cozystack.io/application.group": "apps.cozystack.io"},
+                "annotations": {"apps.cozystack.io/managed-fields": "[]"},
+                "managedFields": [{"manager": "kubectl-cozy", "operation": "Update",
+                    "apiVersion": "helm.toolkit.fluxcd.io/v2", "time": "2026-12-01T23:00:00Z",
+                    "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]
+            },
+            "spec": {"chart": {"spec": {"chart": "postgres"}}, "values": {"replicas": 2}},
+            "status": {}
+        });
+        let kept = super::kept(answer.clone());
+        assert!(kept["metadata"].get("managedFields").is_none(), "{kept}");
+        let watched = super::cached(serde_json::from_value(answer).unwrap());
+        assert_eq!(kept, watched);
+    }
+
     #[test]
     fn list_pages_keep_each_item_as_the_cache_does() {
         let empty: super::StoredPage = serde_json::from_str(

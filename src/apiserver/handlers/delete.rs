@@ -82,11 +82,12 @@ fn options(call: &Call<'_>) -> Result<DeleteOptions, ApiError> {
 
 /// delete.
 pub(super) async fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
-    let options = options(call)?;
+    let options = tracing::debug_span!("decode").in_scope(|| options(call))?;
     let app = call
         .apps()
         .delete(call.namespace(), call.name(), &options, call.user)
         .await?;
+    let _span = tracing::debug_span!("encode").entered();
     Ok(response::json(StatusCode::OK, &app))
 }
 

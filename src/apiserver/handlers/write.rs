@@ -6,8 +6,12 @@
 //! the app store with the caller's resourceVersion as a precondition (409
 //! when stale; never a silent overwrite). `dryRun=All` goes upstream too.
 
+use std::sync::Arc;
+
+use bytes::Bytes;
 use http::{Response, StatusCode, header};
 use serde_json::{Value, json};
+use tracing::debug_span;
 
 use super::{Call, parse_body};
 use crate::apimachinery::object_meta;
@@ -18,6 +22,7 @@ use crate::apiserver::negotiate::{self, BodyType};
 use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
 use crate::apiserver::response::{self, Body};
 use crate::kinds::schema::{FieldError, FieldErrorKind};
+use crate::storage::helm_release::AppView;
 use crate::storage::now;
 
 /// Server-set metadata a client may not choose on create.
@@ -36,17 +41,10 @@ pub(super) async fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
         BodyType::Json | BodyType::Yaml => {}
         _ => return Err(unsupported_media_type(call.content_type())),
     }
-    let mut app = parse_body(&call.body, call.content_type())?;
+    let mut app = decode(call)?;
     let manager = field_manager(call);
-    prepare_new(call, &mut app)?;
-    patch::record_update_with_schema(
-        None,
-        &mut app,
-        &manager,
-        &now(),
-        &call.kind.resolved.group_version(),
-        &call.kind.resolved.definition.open_api_schema,
-    );
+    debug_span!("prepare").in_scope(|| prepare_new(call, &mut app))?;
+    record_update(call, None, &mut app, &manager);
     Ok(respond(StatusCode::CREATED, store_create(call, app).await?))
 }
 
@@ -56,11 +54,13 @@ pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
         BodyType::Json | BodyType::Yaml => {}
         _ => return Err(unsupported_media_type(call.content_type())),
     }
-    let mut app = parse_body(&call.body, call.content_type())?;
-    check_type_meta(call, &app)?;
-    check_identity(call, &mut app)?;
+    let mut app = decode(call)?;
     let name = call.name().to_owned();
-    let current = call.apps().current(call.namespace(), &name)?;
+    let current = debug_span!("prepare").in_scope(|| {
+        check_type_meta(call, &app)?;
+        check_identity(call, &mut app)?;
+        call.apps().current(call.namespace(), &name)
+    })?;
     if app
         .pointer("/metadata/resourceVersion")
         .and_then(Value::as_str)
@@ -78,14 +78,7 @@ pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
         ));
     }
     let manager = field_manager(call);
-    patch::record_update_with_schema(
-        Some(&current),
-        &mut app,
-        &manager,
-        &now(),
-        &call.kind.resolved.group_version(),
-        &call.kind.resolved.definition.open_api_schema,
-    );
+    record_update(call, Some(&current), &mut app, &manager);
     Ok(respond(
         StatusCode::OK,
         store_update(call, &current, app).await?,
@@ -163,6 +156,7 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     // Without a resourceVersion in the patch, kube-apiserver retries on
     // conflict with the latest object; with one, a conflict is the answer.
     for _attempt in 0..5 {
+        let prepare = debug_span!("prepare").entered();
         let current = apps.current(call.namespace(), &name)?;
         let mut patched =
             patch::apply_patch(kind, &current, &call.body).map_err(from_patch_error)?;
@@ -173,14 +167,8 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         if patched.pointer("/metadata/resourceVersion").is_none() {
             patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
         }
-        patch::record_update_with_schema(
-            Some(&current),
-            &mut patched,
-            &manager,
-            &now(),
-            &gv,
-            &call.kind.resolved.definition.open_api_schema,
-        );
+        drop(prepare);
+        record_update(call, Some(&current), &mut patched, &manager);
         match store_update(call, &current, patched).await {
             Err(e) if e.code == 409 && !explicit_rv => {
                 apps.wait_for_change_after(&current).await;
@@ -194,6 +182,24 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         &name,
         "the object has been modified too often; please retry",
     ))
+}
+
+/// The request body as JSON (decoded from YAML when it is YAML).
+fn decode(call: &Call<'_>) -> Result<Value, ApiError> {
+    debug_span!("decode").in_scope(|| parse_body(&call.body, call.content_type()))
+}
+
+/// Records `manager`'s update of `app` (over `current`) in its managedFields.
+fn record_update(call: &Call<'_>, current: Option<&Value>, app: &mut Value, manager: &str) {
+    let _span = debug_span!("managed_fields").entered();
+    patch::record_update_with_schema(
+        current,
+        app,
+        manager,
+        &now(),
+        &call.kind.resolved.group_version(),
+        &call.kind.resolved.definition.open_api_schema,
+    );
 }
 
 fn unsupported_media_type(content_type: Option<&str>) -> ApiError {
@@ -367,15 +373,20 @@ fn invalid(call: &Call<'_>, name: &str, errors: Vec<FieldError>) -> ApiError {
     ApiError::invalid(&d.kind, &d.group, name, &errors)
 }
 
-/// A stored app and the warnings for the client.
+/// A stored app (encoded once, kept by the cache too) and the warnings for the client.
 struct Written {
-    app: Value,
+    app: Arc<AppView>,
     warnings: Vec<String>,
 }
 
 /// The response for a write, with `Warning: 299` headers as kube-apiserver sends them.
 fn respond(code: StatusCode, written: Written) -> Response<Body> {
-    let mut response = response::json(code, &written.app);
+    let _span = debug_span!("encode").entered();
+    let mut response = response::encoded_json(
+        code,
+        Bytes::copy_from_slice(written.app.json.as_bytes()),
+        "application/json",
+    );
     for warning in written.warnings {
         let escaped = warning.replace('\\', "\\\\").replace('"', "\\\"");
         if let Ok(v) = http::HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
@@ -510,7 +521,7 @@ fn duplicates_in_body(call: &Call<'_>) -> Vec<String> {
 }
 
 async fn store_create(call: &Call<'_>, mut app: Value) -> Result<Written, ApiError> {
-    let warnings = validate(call, &mut app, None)?;
+    let warnings = debug_span!("validate").in_scope(|| validate(call, &mut app, None))?;
     if let Some(store) = call.state.apps.embedded() {
         super::namespaces::admit_create(store, call.namespace())?;
     }
@@ -524,7 +535,7 @@ async fn store_update(
     current: &Value,
     mut app: Value,
 ) -> Result<Written, ApiError> {
-    let warnings = validate(call, &mut app, Some(current))?;
+    let warnings = debug_span!("validate").in_scope(|| validate(call, &mut app, Some(current)))?;
     let dry_run = call.dry_run()?;
     let app = call.apps().update(current, app, dry_run, call.user).await?;
     Ok(Written { app, warnings })

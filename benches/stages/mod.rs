@@ -1,0 +1,114 @@
+//! The server's stage spans, timed (`BENCH_SPANS=1`): a tracing layer that
+//! times every `debug` span of `kubectl_cozy` from its creation to its close
+//! (its wall time, awaits included, as a stage of a request takes it), per
+//! span name and field values, so a benchmark can print where a request's
+//! time goes next to the time its client saw.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id};
+use tracing::{Subscriber, span};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::{EnvFilter, Registry};
+
+/// Durations (ms) of the spans closed since the last [`take`], by stage:
+/// the span's name, then its fields (`convert to=app`).
+static TIMES: Mutex<BTreeMap<String, Vec<f64>>> = Mutex::new(BTreeMap::new());
+
+/// Installs the layer as the process's subscriber when `BENCH_SPANS` is
+/// set; returns whether it did.
+pub fn install() -> bool {
+    if std::env::var_os("BENCH_SPANS").is_none() {
+        return false;
+    }
+    Registry::default()
+        .with(StageTimes.with_filter(EnvFilter::new("kubectl_cozy=debug")))
+        .init();
+    true
+}
+
+/// The stage times recorded since the last call (and forgets them).
+pub fn take() -> BTreeMap<String, Vec<f64>> {
+    std::mem::take(&mut *TIMES.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// Prints `times` (from [`take`]) as a Markdown table: n, p50, p99, mean.
+pub fn print(title: &str, times: &BTreeMap<String, Vec<f64>>) {
+    println!("\n#### {title}\n");
+    println!("| stage (span) | n | p50 ms | p99 ms | mean ms |");
+    println!("|---|---:|---:|---:|---:|");
+    for (stage, ms) in times {
+        let mut sorted = ms.clone();
+        sorted.sort_by(f64::total_cmp);
+        let pct = |p: f64| {
+            let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+            sorted[rank.clamp(1, sorted.len()) - 1]
+        };
+        let mean = sorted.iter().sum::<f64>() / sorted.len() as f64;
+        println!(
+            "| {stage} | {} | {:.3} | {:.3} | {mean:.3} |",
+            sorted.len(),
+            pct(50.0),
+            pct(99.0)
+        );
+    }
+}
+
+/// The layer.
+struct StageTimes;
+
+/// Kept with each open span.
+struct Started {
+    stage: String,
+    at: Instant,
+}
+
+/// Appends ` field=value` for every field of a span.
+struct Fields<'a>(&'a mut String);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        let _ = write!(self.0, " {}={value:?}", field.name());
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        let _ = write!(self.0, " {}={value}", field.name());
+    }
+}
+
+impl<S> Layer<S> for StageTimes
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let mut stage = attrs.metadata().name().to_owned();
+        attrs.record(&mut Fields(&mut stage));
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(Started {
+                stage,
+                at: Instant::now(),
+            });
+        }
+    }
+
+    fn on_close(&self, id: span::Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(&id) else { return };
+        let extensions = span.extensions();
+        let Some(started) = extensions.get::<Started>() else {
+            return;
+        };
+        let ms = started.at.elapsed().as_secs_f64() * 1e3;
+        TIMES
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(started.stage.clone())
+            .or_default()
+            .push(ms);
+    }
+}
