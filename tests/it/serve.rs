@@ -482,8 +482,9 @@ async fn a_frozen_serve_is_reaped_and_says_so_when_it_wakes() {
     s.serve.signal("-CONT");
     if let Err(left) = gone {
         panic!(
-            "not reaped: {left:?}\n{}\n{}",
+            "not reaped: {left:?}\n{}\nagents: {:#?}\n{}",
             namespaces_left(&client, &left).await,
+            s.runtime.journal(),
             s.runtime.logs()
         );
     }
