@@ -35,7 +35,6 @@ use http::{Method, Request, header};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::{Value, json};
 
-use kubectl_cozy::apiserver::patch;
 use kubectl_cozy::kinds::Registry;
 use kubectl_cozy::kinds::registry::ServedKind;
 use kubectl_cozy::storage::helm_release;
@@ -45,6 +44,7 @@ use crate::support::serve::{KindsDir, ServeProcess, kinds_dir};
 
 /// The real control plane, `serve` as a process, as the integration tests
 /// have them.
+mod apps;
 #[path = "../tests/it/support/mod.rs"]
 #[allow(
     unused_imports,
@@ -474,35 +474,11 @@ async fn populate(plane: &Plane, kind: &ServedKind, ns: &str) {
     );
 }
 
-/// A Postgres app as a user writes it.
-fn user_app(group: &str, ns: &str, name: &str, i: usize) -> Value {
-    json!({
-        "apiVersion": format!("{group}/{VERSION}"),
-        "kind": "Postgres",
-        "metadata": {"name": name, "namespace": ns, "labels": {"team": format!("team-{}", i % 10)}},
-        "spec": {
-            "replicas": 1 + i % 9,
-            "synchronousCommit": "on",
-            "users": {"app": {"role": "owner"}},
-            "databases": {"app": {"owner": "app", "extensions": ["pg_trgm"]}},
-        },
-    })
-}
+use apps::user_app;
 
-/// The HelmRelease the server stores for [`user_app`]: defaulted, with its managedFields.
+/// The HelmRelease the server stores for [`user_app`], as created by kubectl.
 fn stored_release(kind: &ServedKind, ns: &str, name: &str, i: usize) -> Value {
-    let mut app = user_app(&kind.resolved.definition.group, ns, name, i);
-    let outcome = kind.schema.default_and_validate(&mut app["spec"], "spec");
-    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
-    patch::record_update_with_schema(
-        None,
-        &mut app,
-        "kubectl-create",
-        &kubectl_cozy::storage::now(),
-        &kind.resolved.group_version(),
-        &kind.resolved.definition.open_api_schema,
-    );
-    helm_release::to_helm_release(&kind.resolved, &app, None).expect("convert")
+    apps::stored_release(kind, ns, name, i, "kubectl-create")
 }
 
 /// Sends one request and reads the whole body; the time covers both.

@@ -46,7 +46,6 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::{Value, json};
 
 use kubectl_cozy::apiserver::handlers::ApiState;
-use kubectl_cozy::apiserver::patch;
 use kubectl_cozy::apiserver::server::{self, RunningServer, ServerConfig};
 use kubectl_cozy::auth::Auth;
 use kubectl_cozy::kinds::Registry;
@@ -63,6 +62,7 @@ use crate::support::plane::{self, Plane, plane};
 
 /// The real control plane and the built binaries, as the integration tests
 /// have them.
+mod apps;
 #[path = "../tests/it/support/mod.rs"]
 #[allow(
     unused_imports,
@@ -1780,35 +1780,14 @@ fn fleet_app(i: usize) -> String {
     format!("pg-{i:05}")
 }
 
-/// An app as a user writes it.
+/// An app as a user writes it ([`apps::user_app`] of the examples' group).
 fn user_app(ns: &str, name: &str, i: usize) -> Value {
-    json!({
-        "apiVersion": format!("{GROUP}/{VERSION}"),
-        "kind": "Postgres",
-        "metadata": {"name": name, "namespace": ns, "labels": {"team": format!("team-{}", i % 10)}},
-        "spec": {
-            "replicas": 1 + i % 9,
-            "synchronousCommit": "on",
-            "users": {"app": {"role": "owner"}},
-            "databases": {"app": {"owner": "app", "extensions": ["pg_trgm"]}},
-        },
-    })
+    apps::user_app(GROUP, ns, name, i)
 }
 
-/// The HelmRelease the server stores for [`user_app`]: defaulted, with its managedFields.
+/// The HelmRelease the server stores for [`user_app`], as applied by kubectl.
 fn stored_release(kind: &ServedKind, ns: &str, name: &str, i: usize) -> Value {
-    let mut app = user_app(ns, name, i);
-    let outcome = kind.schema.default_and_validate(&mut app["spec"], "spec");
-    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
-    patch::record_update_with_schema(
-        None,
-        &mut app,
-        "kubectl-client-side-apply",
-        &kubectl_cozy::storage::now(),
-        &kind.resolved.group_version(),
-        &kind.resolved.definition.open_api_schema,
-    );
-    helm_release::to_helm_release(&kind.resolved, &app, None).expect("convert")
+    apps::stored_release(kind, ns, name, i, "kubectl-client-side-apply")
 }
 
 /// Namespaces of [`FLEET_CHUNK`] Postgres apps each, created once per run
