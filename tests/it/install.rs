@@ -513,11 +513,22 @@ async fn run(kinds_path: String, group: String, ns: String) {
         let (failures, mut latencies) = bench(&postgreses, n, parallel).await;
         let wall = t.elapsed();
         assert!(failures.is_empty(), "{failures:?}");
-        let served: Vec<usize> = servers
-            .iter()
-            .zip(&before)
-            .map(|(s, b)| s.count(&path) - b)
-            .collect();
+        // A replica logs a request before it answers, but the test reads that
+        // log through a pipe and a reader task: the last lines may reach
+        // `count` just after the client has its answers (CI once saw 399 of
+        // 400), so give them a moment to arrive.
+        let served_now = || -> Vec<usize> {
+            servers
+                .iter()
+                .zip(&before)
+                .map(|(s, b)| s.count(&path) - b)
+                .collect()
+        };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while served_now().iter().sum::<usize>() < n && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let served = served_now();
         eprintln!(
             "[install] {}; served per replica {served:?}",
             figures(
