@@ -139,6 +139,27 @@ impl TunnelSession {
     fn resource(&self, plural: &str) -> String {
         format!("{plural}.{}", self.kinds.group)
     }
+
+    /// Waits (up to [`END`]) until nothing labelled with session `id` is
+    /// left; panics otherwise with what is left, the state of any namespace
+    /// among it, the agents' journal and logs, and serve's output.
+    async fn expect_gone(&self, client: &kube::Client, id: &str) -> Duration {
+        match wait_session_gone(client, id, END).await {
+            Ok(took) => took,
+            Err(left) => panic!("{}", self.left_behind(client, &left).await),
+        }
+    }
+
+    /// A failure message for objects `left` behind by the session.
+    async fn left_behind(&self, client: &kube::Client, left: &[String]) -> String {
+        format!(
+            "left behind: {left:?}\n{}\nagents: {:#?}\n{}\n--- serve ---\n{}",
+            namespaces_left(client, left).await,
+            self.runtime.journal(),
+            self.runtime.logs(),
+            self.serve.output()
+        )
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -259,13 +280,11 @@ async fn tunnel_route_end_to_end_then_nothing_of_the_session_remains() {
             .join(" ")
     );
     assert!(status.success(), "{status}\n{}", s.serve.output());
-    match wait_session_gone(&client, &ready.id, END).await {
-        Ok(d) => eprintln!(
-            "[serve] labelled objects gone {:.2}s after exit",
-            d.as_secs_f64()
-        ),
-        Err(left) => panic!("left behind: {left:?}\n{}", s.serve.output()),
-    }
+    let gone = s.expect_gone(&client, &ready.id).await;
+    eprintln!(
+        "[serve] labelled objects gone {:.2}s after exit",
+        gone.as_secs_f64()
+    );
     let api: Api<APIService> = Api::all(client.clone());
     for version in ["v1alpha1"] {
         let name = format!("{version}.{}", s.kinds.group);
@@ -412,10 +431,8 @@ async fn sigkill_of_serve_is_reaped_by_the_agent_within_the_lease_ttl() {
     let killed = Instant::now();
     s.serve.signal("-KILL");
     s.serve.exit(END).await.expect("serve killed");
-    let reaped = match wait_session_gone(&client, &ready.id, END).await {
-        Ok(_) => killed.elapsed(),
-        Err(left) => panic!("not reaped: {left:?}\n--- agents ---\n{}", s.runtime.logs()),
-    };
+    s.expect_gone(&client, &ready.id).await;
+    let reaped = killed.elapsed();
     eprintln!(
         "[serve] SIGKILL → every labelled object gone after {:.1}s (Lease 6s, renewed every 2s; agent grace 2s, poll 1s)",
         reaped.as_secs_f64()
@@ -481,12 +498,7 @@ async fn a_frozen_serve_is_reaped_and_says_so_when_it_wakes() {
     let reaped = frozen.elapsed();
     s.serve.signal("-CONT");
     if let Err(left) = gone {
-        panic!(
-            "not reaped: {left:?}\n{}\nagents: {:#?}\n{}",
-            namespaces_left(&client, &left).await,
-            s.runtime.journal(),
-            s.runtime.logs()
-        );
+        panic!("not reaped: {}", s.left_behind(&client, &left).await);
     }
     eprintln!(
         "[serve] SIGSTOP → reaped by the agent after {:.1}s",
@@ -555,9 +567,7 @@ async fn a_taken_over_apiservice_is_restored_byte_for_byte_on_sigint_and_on_sigk
         // namespace included (and every later test's). It was restored byte
         // for byte; now it goes, before the session's namespace is awaited.
         delete_apiservice(&client, &name).await;
-        if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
-            panic!("left behind: {left:?}\n{}", s.runtime.logs());
-        }
+        s.expect_gone(&client, &ready.id).await;
         s.runtime.shutdown(&client).await;
     }
 }
@@ -908,9 +918,7 @@ async fn exit_on_disconnect_cleans_up_and_exits_when_the_tunnel_drops() {
         "{}",
         s.serve.output()
     );
-    if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
-        panic!("left behind: {left:?}\n{}", s.serve.output());
-    }
+    s.expect_gone(&client, &ready.id).await;
     s.runtime.shutdown(&client).await;
 }
 
