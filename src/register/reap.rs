@@ -17,6 +17,8 @@
 //! and retries). The session namespace goes only when the session created it
 //! (it carries the session's label) and no other session's Lease lives in it;
 //! if one does, the namespace is handed over to that session (relabelled).
+//! That is judged before the Lease is deleted: the agent's right to list the
+//! namespace's Leases comes from a Role the Lease owns.
 //! Objects that no longer carry the session's label belong to someone else now
 //! and are not touched. Every object is re-read afterwards.
 //!
@@ -429,10 +431,26 @@ impl Reaping {
     }
 
     /// Deletes everything else, in reap order.
+    ///
+    /// What becomes of the session namespace is decided first, while the
+    /// Lease still exists: the agent's right to list the namespace's Leases
+    /// comes from a Role the Lease owns, which the garbage collector removes
+    /// soon after the Lease goes.
     pub async fn rest(&mut self, client: &Client, limit: Duration) {
+        let is_namespace =
+            |o: &SessionObject| o.kind == NAMESPACE.kind && o.api_version == NAMESPACE.api_version;
+        let mut fates = BTreeMap::new();
+        if !self.keep_record {
+            for o in self.objects.iter().filter(|o| is_namespace(o)) {
+                fates.insert(
+                    o.name.clone(),
+                    namespace_fate(client, &o.name, &self.id, limit).await,
+                );
+            }
+        }
         let report = &mut self.report;
         for o in self.objects.iter().filter(|o| o.kind != API_SERVICE.kind) {
-            let is_namespace = o.kind == NAMESPACE.kind && o.api_version == NAMESPACE.api_version;
+            let is_namespace = is_namespace(o);
             let is_record =
                 *o == self.lease_object || self.saved_ref.as_ref() == Some(o) || is_namespace;
             if self.keep_record && (is_record || self.stop_on_unrestored) {
@@ -443,7 +461,10 @@ impl Reaping {
                 continue;
             }
             if is_namespace {
-                match reap_namespace(client, &o.name, &self.id, limit).await {
+                let fate = fates
+                    .remove(&o.name)
+                    .unwrap_or_else(|| Fate::Settled(Step::Failed("not judged".to_owned())));
+                match settle_namespace(client, &o.name, fate, limit).await {
                     Step::Done | Step::Gone => report.deleted.push(o.clone()),
                     Step::Left(why) => report.left.push((o.clone(), why)),
                     Step::Failed(why) => report.failed.push((o.clone(), why)),
@@ -562,6 +583,7 @@ fn chain(err: &dyn std::error::Error) -> String {
     text
 }
 
+#[derive(Debug)]
 enum Step {
     Done,
     Gone,
@@ -656,18 +678,40 @@ async fn delete_api_service(client: &Client, o: &SessionObject, id: &str, limit:
     }
 }
 
-/// Deletes the session namespace `name` if session `id` created it (it
-/// carries the label) and no other session's Lease lives in it; hands it over
-/// to such a session (relabels it) otherwise, so the last one out removes it.
-async fn reap_namespace(client: &Client, name: &str, id: &str, limit: Duration) -> Step {
+/// What becomes of a session namespace, decided before the session's Lease
+/// (and with it the agent's Role) goes.
+#[derive(Debug)]
+enum Fate {
+    /// Nothing to do, or it cannot be decided: the step's result as is.
+    Settled(Step),
+    /// The session created it and no other session lives in it: delete it
+    /// (if it still has this uid).
+    Delete {
+        /// Its uid when judged.
+        uid: Option<String>,
+    },
+    /// Another session's Lease lives in it: relabel it for that session (if
+    /// it is still at this resourceVersion), so the last one out removes it.
+    HandOver {
+        /// The session that inherits it.
+        heir: String,
+        /// Its resourceVersion when judged.
+        resource_version: Option<String>,
+    },
+}
+
+/// Judges the session namespace `name`: delete it if session `id` created it
+/// (it carries the label) and no other session's Lease lives in it; hand it
+/// over to such a session otherwise.
+async fn namespace_fate(client: &Client, name: &str, id: &str, limit: Duration) -> Fate {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let current = match call(limit, namespaces.get_opt(name)).await {
         Ok(Some(ns)) => ns,
-        Ok(None) => return Step::Gone,
-        Err(err) => return Step::Failed(format!("re-read failed: {err}")),
+        Ok(None) => return Fate::Settled(Step::Gone),
+        Err(err) => return Fate::Settled(Step::Failed(format!("re-read failed: {err}"))),
     };
     if current.metadata.deletion_timestamp.is_some() {
-        return Step::Gone;
+        return Fate::Settled(Step::Gone);
     }
     let owner = current
         .metadata
@@ -678,14 +722,14 @@ async fn reap_namespace(client: &Client, name: &str, id: &str, limit: Duration) 
     match owner {
         Some(owner) if owner == *id => {}
         Some(other) => {
-            return Step::Left(format!(
+            return Fate::Settled(Step::Left(format!(
                 "it now belongs to serve session {other}; not touched"
-            ));
+            )));
         }
         None => {
-            return Step::Left(
+            return Fate::Settled(Step::Left(
                 "the session did not create it (no session label); not deleted".to_owned(),
-            );
+            ));
         }
     }
     let leases: Api<Lease> = Api::namespaced(client.clone(), name);
@@ -703,42 +747,64 @@ async fn reap_namespace(client: &Client, name: &str, id: &str, limit: Duration) 
             .filter(|other| other != id)
             .collect::<Vec<_>>(),
         Err(err) => {
-            return Step::Failed(format!(
+            return Fate::Settled(Step::Failed(format!(
                 "list the session Leases in it (to spare other sessions): {err}"
-            ));
+            )));
         }
     };
-    if let Some(heir) = others.iter().min() {
-        let patch = serde_json::json!({
-            "metadata": {
-                "resourceVersion": current.metadata.resource_version,
-                "labels": {SESSION_LABEL: heir},
-            }
-        });
-        return match call(
-            limit,
-            namespaces.patch(name, &PatchParams::default(), &Patch::Merge(&patch)),
-        )
-        .await
-        {
-            Ok(_) => Step::Left(format!(
-                "serve session {heir} also lives in it; handed over to that session"
-            )),
-            Err(err) if err.is_not_found() => Step::Gone,
-            Err(err) => Step::Failed(format!("hand it over to serve session {heir}: {err}")),
-        };
+    match others.into_iter().min() {
+        Some(heir) => Fate::HandOver {
+            heir,
+            resource_version: current.metadata.resource_version,
+        },
+        None => Fate::Delete {
+            uid: current.metadata.uid,
+        },
     }
-    let params = DeleteParams {
-        preconditions: Some(Preconditions {
-            uid: current.metadata.uid.clone(),
-            resource_version: None,
-        }),
-        ..DeleteParams::background()
-    };
-    match call(limit, namespaces.delete(name, &params)).await {
-        Ok(_) => Step::Done,
-        Err(err) if err.is_not_found() => Step::Gone,
-        Err(err) => Step::Failed(err.to_string()),
+}
+
+/// Carries out `fate` for the session namespace `name`.
+async fn settle_namespace(client: &Client, name: &str, fate: Fate, limit: Duration) -> Step {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    match fate {
+        Fate::Settled(step) => step,
+        Fate::HandOver {
+            heir,
+            resource_version,
+        } => {
+            let patch = serde_json::json!({
+                "metadata": {
+                    "resourceVersion": resource_version,
+                    "labels": {SESSION_LABEL: heir},
+                }
+            });
+            match call(
+                limit,
+                namespaces.patch(name, &PatchParams::default(), &Patch::Merge(&patch)),
+            )
+            .await
+            {
+                Ok(_) => Step::Left(format!(
+                    "serve session {heir} also lives in it; handed over to that session"
+                )),
+                Err(err) if err.is_not_found() => Step::Gone,
+                Err(err) => Step::Failed(format!("hand it over to serve session {heir}: {err}")),
+            }
+        }
+        Fate::Delete { uid } => {
+            let params = DeleteParams {
+                preconditions: Some(Preconditions {
+                    uid,
+                    resource_version: None,
+                }),
+                ..DeleteParams::background()
+            };
+            match call(limit, namespaces.delete(name, &params)).await {
+                Ok(_) => Step::Done,
+                Err(err) if err.is_not_found() => Step::Gone,
+                Err(err) => Step::Failed(err.to_string()),
+            }
+        }
     }
 }
 

@@ -259,8 +259,11 @@ pub async fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::register::session::SESSION_LABEL;
     use k8s_openapi::api::coordination::v1::LeaseSpec;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
 
     fn lease(rv: &str, secs: i32) -> Lease {
         Lease {
@@ -295,6 +298,111 @@ mod tests {
         let expired = o.observe(Some(&lease("2", 15)), at(30)).unwrap();
         assert_eq!(expired.resource_version.as_deref(), Some("2"));
         assert_eq!(expired.record.api_services, ["v1.a.example.com"]);
+    }
+
+    /// A fake kube-apiserver holding one session (Lease, Service, its own
+    /// namespace, the agent's ClusterRole) that behaves like the garbage
+    /// collector at its fastest: once the Lease is deleted, the agent's Role
+    /// (owned by the Lease) is gone, and listing Leases is forbidden.
+    fn fake_cluster(calls: Arc<Mutex<Vec<String>>>) -> Client {
+        let lease_deleted = Arc::new(AtomicBool::new(false));
+        let service = tower::service_fn(move |req: http::Request<kube::client::Body>| {
+            let calls = calls.clone();
+            let lease_deleted = lease_deleted.clone();
+            async move {
+                let method = req.method().clone();
+                let path = req.uri().path().to_owned();
+                let query = req.uri().query().unwrap_or_default().to_owned();
+                calls.lock().unwrap().push(format!("{method} {path}"));
+                let leases = "/apis/coordination.k8s.io/v1/namespaces/ns/leases";
+                let ok = |body: serde_json::Value| (200, body);
+                let (code, body) = match (method.as_str(), path.as_str()) {
+                    ("GET", p) if p == format!("{leases}/kubectl-cozy-3f2a") => {
+                        if lease_deleted.load(Ordering::SeqCst) {
+                            (
+                                404,
+                                serde_json::json!({"kind": "Status", "code": 404, "reason": "NotFound"}),
+                            )
+                        } else {
+                            ok(serde_json::to_value(lease("7", 15)).unwrap())
+                        }
+                    }
+                    ("GET", p) if p == leases => {
+                        assert!(query.contains("labelSelector"), "{query}");
+                        if lease_deleted.load(Ordering::SeqCst) {
+                            (
+                                403,
+                                serde_json::json!({"kind": "Status", "code": 403, "reason": "Forbidden",
+                                "message": "leases.coordination.k8s.io is forbidden: RBAC: role.rbac.authorization.k8s.io \"kubectl-cozy-3f2a\" not found"}),
+                            )
+                        } else {
+                            ok(
+                                serde_json::json!({"apiVersion": "v1", "kind": "List", "metadata": {},
+                                "items": [{"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                    "metadata": {"name": "kubectl-cozy-3f2a", "namespace": "ns",
+                                        "labels": {SESSION_LABEL: "3f2a"}}}]}),
+                            )
+                        }
+                    }
+                    ("GET", "/api/v1/namespaces/ns") => ok(serde_json::json!({
+                        "apiVersion": "v1", "kind": "Namespace",
+                        "metadata": {"name": "ns", "uid": "u-ns", "resourceVersion": "3",
+                            "labels": {SESSION_LABEL: "3f2a"}}})),
+                    ("DELETE", p) => {
+                        if p == format!("{leases}/kubectl-cozy-3f2a") {
+                            lease_deleted.store(true, Ordering::SeqCst);
+                        }
+                        ok(
+                            serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Success"}),
+                        )
+                    }
+                    _ => (
+                        404,
+                        serde_json::json!({"kind": "Status", "code": 404, "reason": "NotFound"}),
+                    ),
+                };
+                let response = http::Response::builder()
+                    .status(code)
+                    .header("content-type", "application/json")
+                    .body(kube::client::Body::from(serde_json::to_vec(&body).unwrap()))
+                    .unwrap();
+                Ok::<_, std::convert::Infallible>(response)
+            }
+        });
+        Client::new(service, "default")
+    }
+
+    #[tokio::test]
+    async fn the_namespace_is_judged_before_the_lease_and_its_role_go() {
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let client = fake_cluster(calls.clone());
+        let mut record = lease("7", 15);
+        record.metadata.annotations = Some(
+            SessionRecord {
+                created_namespace: true,
+                ..SessionRecord::default()
+            }
+            .to_annotations(),
+        );
+        let expired = Expired {
+            resource_version: Some("7".into()),
+            record: SessionRecord::from_annotations(record.metadata.annotations.as_ref()).unwrap(),
+        };
+        let config = SentinelConfig::new("3f2a", "ns");
+        let Attempt::Reaped(report) = reap(&client, &config, &expired).await else {
+            panic!("not reaped: {:?}", calls.lock().unwrap());
+        };
+        assert!(report.failed.is_empty(), "{:?}", report.failed);
+        assert!(report.left.is_empty(), "{:?}", report.left);
+        let calls = calls.lock().unwrap().clone();
+        let position = |call: &str| calls.iter().position(|c| c == call);
+        let listed = position("GET /apis/coordination.k8s.io/v1/namespaces/ns/leases").unwrap();
+        let lease_deleted =
+            position("DELETE /apis/coordination.k8s.io/v1/namespaces/ns/leases/kubectl-cozy-3f2a")
+                .unwrap();
+        let namespace_deleted = position("DELETE /api/v1/namespaces/ns").unwrap();
+        assert!(listed < lease_deleted, "{calls:#?}");
+        assert!(lease_deleted < namespace_deleted, "{calls:#?}");
     }
 
     #[test]
