@@ -23,6 +23,7 @@ pub mod apiservice;
 pub mod cert_files;
 pub mod certs;
 pub mod credentials;
+pub mod discovered;
 pub mod install;
 pub mod lease;
 pub mod manifests;

@@ -405,6 +405,31 @@ async fn apiservice_becomes(
 
 /// An APIService someone else registered for `group` (its Service does not
 /// exist: it is unavailable, as a real one would be with its server down).
+/// A foreign APIService a test made: deleted if the test panics, since once
+/// its session is reaped it is restored pointing at a backend that does not
+/// exist, and an unavailable APIService blocks every later test's namespace
+/// deletion.
+struct Foreign {
+    name: String,
+}
+
+impl Drop for Foreign {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = plane()
+                .kubectl()
+                .args([
+                    "delete",
+                    "apiservice",
+                    &self.name,
+                    "--ignore-not-found",
+                    "--wait=false",
+                ])
+                .output();
+        }
+    }
+}
+
 async fn foreign_apiservice(plane: &Plane, group: &str) -> String {
     let name = format!("v1alpha1.{group}");
     kubectl_stdin(
@@ -523,6 +548,7 @@ async fn a_taken_over_apiservice_is_restored_byte_for_byte_on_sigint_and_on_sigk
     for (round, signal) in [(0, "-INT"), (1, "-KILL")] {
         let name_prefix = format!("takeover{round}");
         let name = foreign_apiservice(plane, &group(&name_prefix)).await;
+        let _foreign = Foreign { name: name.clone() };
         let before = exact(&client, &name).await.expect("the original");
         let mut s = TunnelSession::start(
             &client,

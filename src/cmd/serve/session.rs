@@ -23,7 +23,7 @@ use crate::register::credentials as standalone;
 use crate::register::lease::{self, RenewState, Renewer};
 use crate::register::plan::{Plan, Route};
 use crate::register::registration::Registrar;
-use crate::register::{agent, certs, session};
+use crate::register::{agent, certs, discovered, session};
 use crate::tunnel::{
     ClientConfig, PortForwardTransport, TcpUpstream, TunnelClient, TunnelState, TunnelStatus,
 };
@@ -204,7 +204,19 @@ pub(super) async fn serve_session(
             });
         }
         let left = deadline.saturating_duration_since(Instant::now());
-        apiservice::wait_available(&client, &names, left, progress).await
+        apiservice::wait_available(&client, &names, left, progress).await?;
+        // kubectl reads kube-apiserver's aggregated discovery, which takes
+        // the new backend in a moment after it turned Available.
+        spinner.set_message("waiting for kube-apiserver's discovery to list the kinds");
+        let left = deadline.saturating_duration_since(Instant::now());
+        discovered::wait_listed(&client, &plan.served, left, |gv, listing| {
+            spinner.set_message(format!(
+                "waiting for kube-apiserver's discovery to list {}/{} ({listing:?})",
+                gv.group, gv.version
+            ));
+        })
+        .await?;
+        Ok(())
     };
     let tunnel_failed = async {
         match tunnel_task.as_mut() {
