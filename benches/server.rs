@@ -19,7 +19,7 @@
 //! | `get` | get one app through the server, consistent and `resourceVersion=0` | the handler's own work in-process (cache lookup, the kept app view); the same gets of the HelmRelease from kube-apiserver |
 //! | `writes` | create / update / merge-patch / delete an app through the server | the same writes of the HelmRelease at kube-apiserver |
 //! | `watch_fanout` | 1,000 watches on the server, events delivered | one watch straight on kube-apiserver |
-//! | `memory` | VmRSS and VmHWM (and of VmRSS, anonymous and file-backed) of a `kubectl-cozy serve` process: idle, with 5,000 and 10,000 apps cached, after a list of them, then with 1,000 watches open; other builds or malloc settings in the same run with `BENCH_MEMORY_BASELINE_BIN` / `BENCH_MEMORY_ENV` | RSS of `kubectl-cozy --version` / `kinds list` |
+//! | `memory` | VmRSS and VmHWM (and of VmRSS, anonymous and file-backed) of a `kubectl-cozy serve` process: idle, with 5,000 and 10,000 apps cached, after a list of them, then with 1,000 watches open (each on its own HTTP/1.1 connection; on a fresh process, over 5 HTTP/2 connections as kube-apiserver's aggregator multiplexes them); other builds or malloc settings in the same run with `BENCH_MEMORY_BASELINE_BIN` / `BENCH_MEMORY_ENV` | RSS of `kubectl-cozy --version` / `kinds list` |
 //!
 //! The server under test runs in-process on its own 2-worker runtime
 //! (`Auth::standalone` with its own CA, the client certificate's user in
@@ -1265,9 +1265,20 @@ fn memory() {
                 &l.listed,
             );
             row(
-                &format!("same, and with {MEMORY_WATCHERS} watches open"),
+                &format!(
+                    "same, and with {MEMORY_WATCHERS} watches open, each on its own HTTP/1.1 connection"
+                ),
                 name,
                 &l.after_list,
+            );
+            row(
+                &format!(
+                    "another process, after the same list, with {MEMORY_WATCHERS} watches over HTTP/2 \
+                     ({} connections, as the aggregator multiplexes them)",
+                    MEMORY_WATCHERS.div_ceil(H2_STREAMS_PER_CONNECTION)
+                ),
+                name,
+                &l.after_list_h2,
             );
         }
     }
@@ -1298,6 +1309,24 @@ fn memory() {
                 ten.apps
             ),
             mib(ten.after_list.rss),
+            80.0,
+            "MiB",
+        ),
+        Target::at_most(
+            &format!(
+                "server RSS after a list of {} + {MEMORY_WATCHERS} watchers over HTTP/2",
+                five.apps
+            ),
+            mib(five.after_list_h2.rss),
+            60.0,
+            "MiB",
+        ),
+        Target::at_most(
+            &format!(
+                "server RSS after a list of {} + {MEMORY_WATCHERS} watchers over HTTP/2",
+                ten.apps
+            ),
+            mib(ten.after_list_h2.rss),
             80.0,
             "MiB",
         ),
@@ -1342,6 +1371,16 @@ fn memory() {
                 / MEMORY_WATCHERS as f64,
             "bytes",
         ),
+        Target::info(
+            &format!(
+                "cost of one open watch over HTTP/2 ({MEMORY_WATCHERS} open on {} connections, {} apps)",
+                MEMORY_WATCHERS.div_ceil(H2_STREAMS_PER_CONNECTION),
+                five.apps
+            ),
+            (five.after_list_h2.rss.saturating_sub(five.listed_h2.rss) * 1024) as f64
+                / MEMORY_WATCHERS as f64,
+            "bytes",
+        ),
     ]);
     print_load(load_before);
 }
@@ -1376,7 +1415,9 @@ fn idle_rss(
 
 /// `serve` (`variant`) over the example kinds with at least
 /// `apps` apps: cached, after one list of them all, then with
-/// [`MEMORY_WATCHERS`] watches open.
+/// [`MEMORY_WATCHERS`] watches open, each on its own HTTP/1.1 connection;
+/// then the same again on a fresh process, the watches over HTTP/2 as
+/// kube-apiserver's aggregator opens them ([`H2Watches`]).
 fn loaded_rss(
     plane: &'static Plane,
     rt: &tokio::runtime::Runtime,
@@ -1385,7 +1426,51 @@ fn loaded_rss(
     apps: usize,
     variant: &ServeVariant,
 ) -> Loaded {
-    let server = Serve::start(plane, dir, examples, &format!("loaded-{apps}"), variant);
+    let http1 = loaded_run(plane, rt, dir, examples, apps, variant, Transport::Http1);
+    let http2 = loaded_run(plane, rt, dir, examples, apps, variant, Transport::Http2);
+    Loaded {
+        apps: http1.apps,
+        list_took: http1.list_took,
+        cached_rss: http1.cached_rss,
+        listed: http1.listed,
+        after_list: http1.watching,
+        listed_h2: http2.listed,
+        after_list_h2: http2.watching,
+    }
+}
+
+/// How a memory run opens its watches.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    /// Each on its own HTTP/1.1 connection (kube-rs, one client).
+    Http1,
+    /// Multiplexed over HTTP/2 connections, as the aggregator does.
+    Http2,
+}
+
+/// One `serve` process through [`loaded_rss`]'s steps.
+struct LoadedRun {
+    apps: usize,
+    list_took: Duration,
+    cached_rss: Rss,
+    listed: Rss,
+    watching: Rss,
+}
+
+fn loaded_run(
+    plane: &'static Plane,
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    examples: &Path,
+    apps: usize,
+    variant: &ServeVariant,
+    transport: Transport,
+) -> LoadedRun {
+    let tag = match transport {
+        Transport::Http1 => format!("loaded-{apps}"),
+        Transport::Http2 => format!("loaded-{apps}-h2"),
+    };
+    let server = Serve::start(plane, dir, examples, &tag, variant);
     let cached_rss = server.settled_rss();
     let (cached, list_took, listed, watching) = rt.block_on(async {
         let client = server.client(plane).await;
@@ -1402,32 +1487,149 @@ fn loaded_rss(
         // Watches of an empty namespace: what idle watchers hold.
         let ns = plane.namespace("bench-mem-watch").await;
         let path = format!("{}?watch=true", app_path(&ns, None));
-        let opened = futures::stream::iter(0..MEMORY_WATCHERS)
-            .map(|_| {
-                let client = client.clone();
-                let path = path.clone();
-                async move {
-                    let req = Request::get(&path).body(Vec::new()).expect("request");
-                    client.request_stream(req).await.expect("open watch")
-                }
-            })
-            .buffer_unordered(50)
-            .collect::<Vec<_>>()
-            .await;
+        let opened = match transport {
+            Transport::Http1 => {
+                let opened = futures::stream::iter(0..MEMORY_WATCHERS)
+                    .map(|_| {
+                        let client = client.clone();
+                        let path = path.clone();
+                        async move {
+                            let req = Request::get(&path).body(Vec::new()).expect("request");
+                            client.request_stream(req).await.expect("open watch")
+                        }
+                    })
+                    .buffer_unordered(50)
+                    .collect::<Vec<_>>()
+                    .await;
+                Watching::Http1(opened)
+            }
+            Transport::Http2 => {
+                Watching::Http2(H2Watches::open(&server, plane, &path, MEMORY_WATCHERS).await)
+            }
+        };
         (cached, took, listed, opened)
     });
     assert!(
         cached >= apps,
         "the server serves every app: {cached} < {apps}"
     );
-    let after_list = server.settled_rss();
+    let watching_rss = server.settled_rss();
     drop(watching);
-    Loaded {
+    LoadedRun {
         apps: cached,
         list_took,
         cached_rss,
         listed,
-        after_list,
+        watching: watching_rss,
+    }
+}
+
+/// Open watches, held until dropped.
+enum Watching<S> {
+    Http1(#[allow(dead_code, reason = "held open")] Vec<S>),
+    Http2(#[allow(dead_code, reason = "held open")] H2Watches),
+}
+
+/// Streams a server's HTTP/2 connection carries at once: hyper's default
+/// `SETTINGS_MAX_CONCURRENT_STREAMS`, which `serve` keeps.
+const H2_STREAMS_PER_CONNECTION: usize = 200;
+
+/// Watches opened the way kube-apiserver's aggregator opens the watches of
+/// its clients on an extension API server: the front-proxy client
+/// certificate and `X-Remote-User`/`X-Remote-Group`, over HTTP/2, as many
+/// streams on a connection as the server allows (Go's HTTP/2 transport
+/// dials another connection only when one is full), so 1,000 watches take
+/// 5 connections.
+struct H2Watches {
+    _responses: Vec<http::Response<hyper::body::Incoming>>,
+    connections: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl H2Watches {
+    async fn open(server: &Serve, plane: &Plane, path: &str, n: usize) -> H2Watches {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+        let pki = plane.dir.join("pki");
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(CertificateDer::from_pem_slice(server.ca_pem.as_bytes()).expect("serving CA"))
+            .expect("root");
+        let mut config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_root_certificates(roots)
+        .with_client_auth_cert(
+            vec![CertificateDer::from_pem_file(pki.join("front-proxy-client.crt")).expect("cert")],
+            PrivateKeyDer::from_pem_file(pki.join("front-proxy-client.key")).expect("key"),
+        )
+        .expect("client auth");
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+        let authority = server
+            .url
+            .strip_prefix("https://")
+            .expect("https URL")
+            .trim_end_matches('/')
+            .to_owned();
+        let addr: std::net::SocketAddr = authority.parse().expect("serve listens on an IP");
+        let mut responses = Vec::with_capacity(n);
+        let mut connections = Vec::new();
+        for start in (0..n).step_by(H2_STREAMS_PER_CONNECTION) {
+            let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+            tcp.set_nodelay(true).expect("nodelay");
+            let tls = connector
+                .connect(ServerName::IpAddress(addr.ip().into()), tcp)
+                .await
+                .expect("handshake");
+            assert_eq!(
+                tls.get_ref().1.alpn_protocol(),
+                Some(&b"h2"[..]),
+                "serve negotiates HTTP/2"
+            );
+            let (sender, connection) = hyper::client::conn::http2::handshake(
+                hyper_util::rt::TokioExecutor::new(),
+                hyper_util::rt::TokioIo::new(tls),
+            )
+            .await
+            .expect("HTTP/2 handshake");
+            connections.push(tokio::spawn(async move {
+                let _ = connection.await;
+            }));
+            let count = H2_STREAMS_PER_CONNECTION.min(n - start);
+            let opened = futures::stream::iter(0..count)
+                .map(|_| {
+                    let mut sender = sender.clone();
+                    let req = Request::get(format!("https://{authority}{path}"))
+                        .header("x-remote-user", "bench")
+                        .header("x-remote-group", "system:masters")
+                        .header(header::ACCEPT, "application/json")
+                        .body(http_body_util::Empty::<bytes::Bytes>::new())
+                        .expect("request");
+                    async move {
+                        let response = sender.send_request(req).await.expect("open watch");
+                        assert_eq!(response.status(), http::StatusCode::OK, "watch opened");
+                        response
+                    }
+                })
+                .buffer_unordered(50)
+                .collect::<Vec<_>>()
+                .await;
+            responses.extend(opened);
+        }
+        H2Watches {
+            _responses: responses,
+            connections,
+        }
+    }
+}
+
+impl Drop for H2Watches {
+    fn drop(&mut self) {
+        for connection in &self.connections {
+            connection.abort();
+        }
     }
 }
 
@@ -1439,14 +1641,20 @@ struct ServeVariant {
     env: Vec<(String, String)>,
 }
 
-/// What one loaded `serve` process held.
+/// What loaded `serve` processes held (one with HTTP/1.1 watches, one
+/// with HTTP/2 watches).
 struct Loaded {
     apps: usize,
     list_took: Duration,
     cached_rss: Rss,
     /// After the list, before the watches.
     listed: Rss,
+    /// With the watches open, each on its own HTTP/1.1 connection.
     after_list: Rss,
+    /// The HTTP/2 process, after its list.
+    listed_h2: Rss,
+    /// The HTTP/2 process with its watches open.
+    after_list_h2: Rss,
 }
 
 use std::process::{Child, Command, Stdio};

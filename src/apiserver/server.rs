@@ -199,7 +199,16 @@ async fn accept_loop(
                     first_request.notify_one();
                     let shared = shared.clone();
                     let certs = certs.clone();
-                    async move { Ok::<_, std::convert::Infallible>(serve(&shared, &certs, req).await) }
+                    // Boxed: hyper's HTTP/1 connection keeps a slot the size
+                    // of its service's future for the connection's lifetime,
+                    // in flight or not, and a request's future (routing and
+                    // every handler) is kilobytes. A watch answers at once
+                    // and streams for minutes, so its connection would carry
+                    // that slot unused; boxed, the slot is a pointer and the
+                    // future is freed when the response head is out.
+                    Box::pin(async move {
+                        Ok::<_, std::convert::Infallible>(serve(&shared, &certs, req).await)
+                    })
                 })
             };
             let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());

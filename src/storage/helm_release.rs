@@ -182,7 +182,7 @@ pub fn app_view(kind: &ResolvedKind, release: &Value) -> Option<AppView> {
 /// reused buffer first, so that what the cache keeps of every object is one
 /// allocation, not the last of a series of doublings whose freed blocks are
 /// left between kept ones.
-pub fn compact_json(value: &Value) -> Box<str> {
+pub fn compact_json(value: &(impl serde::Serialize + ?Sized)) -> Box<str> {
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
