@@ -234,6 +234,12 @@ impl<'a> Converter<'a> {
                 m.insert("type".into(), "object".into());
                 m.extend(out);
                 out = m;
+                // A typeless root may carry any default; an object root only
+                // an object one.
+                if out.get("default").is_some_and(|d| !d.is_object()) {
+                    out.remove("default");
+                    self.warn("", "the schema root's default is not an object; dropped");
+                }
             }
         }
         if out.remove("nullable").is_some() {
@@ -398,6 +404,23 @@ pub(super) mod tests {
             .collect();
         assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
         assert!(text.find("\"b\"") < text.find("\"a\""));
+    }
+
+    #[test]
+    fn a_typeless_roots_default_that_is_not_an_object_is_dropped() {
+        // Found by fuzzing: an unknown type makes the root typeless, and the
+        // object type it then gets did not fit its default.
+        let c = to_structural(&json!({"type": "obeger", "default": 2, "minimum": 1}));
+        assert!(c.is_ok(), "{:?}", c.errors);
+        assert!(c.schema.get("default").is_none(), "{}", c.schema);
+        assert!(crate::kinds::schema::check_structural(&c.schema).is_empty());
+        assert!(has_warning(
+            &c,
+            "",
+            "the schema root's default is not an object"
+        ));
+        let kept = to_structural(&json!({"default": {"a": 1}}));
+        assert_eq!(kept.schema["default"], json!({"a": 1}));
     }
 
     #[test]
