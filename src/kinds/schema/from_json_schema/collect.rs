@@ -336,15 +336,19 @@ pub(super) fn type_set(v: &Value) -> Option<BTreeSet<String>> {
     }
 }
 
+/// A length or count keyword's value: a non-negative integer, at most
+/// `i64::MAX` (Kubernetes keeps these as int64). A larger one means the same
+/// as `i64::MAX` (no string, array or object is that long), so it is clamped.
 fn count(v: &Value) -> Option<u64> {
-    match v {
+    let count = match v {
         Value::Number(n) => n.as_u64().or_else(|| {
             n.as_f64()
                 .filter(|f| *f >= 0.0 && f.fract() == 0.0)
                 .map(|f| f as u64)
         }),
         _ => None,
-    }
+    };
+    count.map(|c| c.min(i64::MAX.unsigned_abs()))
 }
 
 fn lcm(a: u64, b: u64) -> u64 {

@@ -424,6 +424,21 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn lengths_beyond_int64_are_clamped_to_it() {
+        // Found by fuzzing: 3e83 (and u64::MAX) passed through, and
+        // Kubernetes keeps these keywords as int64.
+        let c = to_structural(&json!({"type": "object", "properties": {
+            "x": {"type": "string", "maxLength": 3e83, "minLength": 18446744073709551615u64},
+            "y": {"type": "array", "items": {"type": "string"}, "maxItems": 5},
+        }}));
+        assert!(c.is_ok(), "{:?}", c.errors);
+        assert_eq!(c.schema["properties"]["x"]["maxLength"], json!(i64::MAX));
+        assert_eq!(c.schema["properties"]["x"]["minLength"], json!(i64::MAX));
+        assert_eq!(c.schema["properties"]["y"]["maxItems"], json!(5));
+        assert!(crate::kinds::schema::check_structural(&c.schema).is_empty());
+    }
+
+    #[test]
     fn root_must_be_an_object() {
         for bad in [json!([1]), json!("x"), json!(null)] {
             let c = to_structural(&bad);
