@@ -441,8 +441,11 @@ impl<'a> Converter<'a> {
             }
             Err(why) => why,
         };
-        // Lift properties declared only in branches into the node.
-        let is_object = out.get("type").and_then(Value::as_str) == Some("object");
+        // Lift properties declared only in branches into the node; not into
+        // a map (`additionalProperties`), which Kubernetes does not let
+        // declare properties as well.
+        let is_object = out.get("type").and_then(Value::as_str) == Some("object")
+            && !out.contains_key("additionalProperties");
         if is_object {
             let mut lifted = Vec::new();
             for (b, bp) in branches {
@@ -590,6 +593,29 @@ mod tests {
             let problems = super::super::super::structural_check::check_structural(&c.schema);
             assert!(problems.is_empty(), "{bad}: {problems:?}\n{}", c.schema);
         }
+    }
+
+    /// Found by the `schema_convert` fuzz target: properties only branches
+    /// declare were lifted into a map (`additionalProperties`), which
+    /// Kubernetes does not let declare properties too.
+    #[test]
+    fn branch_properties_are_not_lifted_into_a_map() {
+        let c = conv(spec(json!({
+            "databases": {"type": "object", "additionalProperties": {"type": "object",
+                    "properties": {"owner": {"type": "string"}}},
+                "anyOf": [{"properties": {"enabled": {"enum": [true]}}, "required": ["enabled"]},
+                          {"not": {"required": ["enabled"]}}]}
+        })));
+        assert!(c.is_ok(), "{:?}", c.errors);
+        let databases = prop(&c, "databases");
+        assert!(databases.get("properties").is_none(), "{databases}");
+        assert!(
+            databases.get("additionalProperties").is_some(),
+            "{databases}"
+        );
+        let problems = super::super::super::structural_check::check_structural(&c.schema);
+        assert!(problems.is_empty(), "{problems:?}\n{}", c.schema);
+        assert!(has_warning(&c, "/properties/databases/anyOf", "dropped"));
     }
 
     #[test]
