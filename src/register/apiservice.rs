@@ -375,9 +375,6 @@ pub enum WaitError {
         #[source]
         source: kube::Error,
     },
-    /// kube-apiserver's discovery did not list a served version in time.
-    #[error(transparent)]
-    Discovery(#[from] super::discovered::DiscoveryWaitError),
 }
 
 /// Polls the APIServices `names` until all are `Available=True`, calling

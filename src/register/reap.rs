@@ -557,7 +557,7 @@ async fn read_saved(
             .into_iter()
             .map(|(key, text)| {
                 let parsed = SavedApiService::from_json(&text)
-                    .map_err(|e| chain(&e))
+                    .map_err(|e| crate::tunnel::client::chain(&e))
                     .and_then(|s| {
                         if s.name == key {
                             Ok(s)
@@ -569,18 +569,6 @@ async fn read_saved(
             })
             .collect()
     }))
-}
-
-/// An error and its causes on one line.
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[derive(Debug)]

@@ -183,28 +183,33 @@ pub(super) async fn serve_session(
         .collect();
     let spinner = log.spinner("waiting for the APIServices to become Available");
     let deadline = Instant::now() + args.timeout;
+    let waiting = |e| CliError::other("wait for the APIServices", e);
     let available = async {
         let progress = |name: &str, reason: &str| {
             spinner.set_message(format!(
                 "waiting for APIService {name} to become Available ({reason})"
             ));
         };
-        apiservice::wait_available(&client, &names, args.timeout, progress).await?;
+        apiservice::wait_available(&client, &names, args.timeout, progress)
+            .await
+            .map_err(waiting)?;
         spinner.set_message("waiting for the aggregator to reach this server");
         let left = deadline.saturating_duration_since(Instant::now());
         if tokio::time::timeout(left, log.probed(&probes))
             .await
             .is_err()
         {
-            return Err(apiservice::WaitError::Timeout {
+            return Err(waiting(apiservice::WaitError::Timeout {
                 name: names.join(", "),
                 waited: args.timeout,
                 reason: "NotProbed".into(),
                 message: "the aggregator has not fetched discovery from this server".into(),
-            });
+            }));
         }
         let left = deadline.saturating_duration_since(Instant::now());
-        apiservice::wait_available(&client, &names, left, progress).await?;
+        apiservice::wait_available(&client, &names, left, progress)
+            .await
+            .map_err(waiting)?;
         // kubectl reads kube-apiserver's aggregated discovery, which takes
         // the new backend in a moment after it turned Available.
         spinner.set_message("waiting for kube-apiserver's discovery to list the kinds");
@@ -215,8 +220,8 @@ pub(super) async fn serve_session(
                 gv.group, gv.version
             ));
         })
-        .await?;
-        Ok(())
+        .await
+        .map_err(|e| CliError::other("wait for kube-apiserver's discovery", e))
     };
     let tunnel_failed = async {
         match tunnel_task.as_mut() {
@@ -229,7 +234,7 @@ pub(super) async fn serve_session(
         }
     };
     let waited = tokio::select! {
-        r = available => Some(r.map_err(|e| CliError::other("wait for the APIServices", e))),
+        r = available => Some(r),
         e = tunnel_failed => Some(Err(e)),
         () = signals.next() => None,
     };
