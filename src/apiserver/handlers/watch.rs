@@ -17,9 +17,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::StreamExt as _;
+use futures::channel::{mpsc, oneshot};
 use http::Response;
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, broadcast, mpsc};
+use tokio::sync::{Semaphore, broadcast};
 
 use super::Call;
 use crate::apimachinery::query::flag;
@@ -113,19 +115,27 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let (backlog, rx) = apps.subscribe(from)?;
 
     // Unbounded in count, bounded in bytes by `budget`: a permit per byte
-    // queued, given back as the response body takes the bytes.
+    // queued, given back as the response body takes the bytes. futures'
+    // channel allocates per queued event, where tokio's preallocates a
+    // block of 32 slots (1.3 KB) for every open watch, mostly idle.
     let budget = Arc::new(Semaphore::new(BUFFERED_BYTES));
-    let (tx, body_rx) = mpsc::unbounded_channel::<(Bytes, u32)>();
-    let body = futures::stream::unfold((body_rx, budget.clone()), |(mut rx, budget)| async move {
-        let (bytes, permits) = rx.recv().await?;
-        budget.add_permits(permits as usize);
-        Some((bytes, (rx, budget)))
-    });
+    let (tx, body_rx) = mpsc::unbounded::<(Bytes, u32)>();
+    // Dropped with the body (the client left): wakes the stream's task.
+    let (client_gone, body_alive) = oneshot::channel::<()>();
+    let body = {
+        let budget = budget.clone();
+        body_rx.map(move |(bytes, permits)| {
+            let _alive = &body_alive;
+            budget.add_permits(permits as usize);
+            bytes
+        })
+    };
     let stream = Stream {
         budget,
         filter,
         repr,
         tx,
+        client_gone,
         sent_columns: false,
         revision: from,
         bookmarks,
@@ -139,6 +149,8 @@ struct Stream {
     filter: AppFilter,
     repr: Representation,
     tx: mpsc::UnboundedSender<(Bytes, u32)>,
+    /// Resolves its cancellation once the response body is dropped.
+    client_gone: oneshot::Sender<()>,
     budget: Arc<Semaphore>,
     sent_columns: bool,
     revision: u64,
@@ -155,8 +167,10 @@ impl Stream {
         mut rx: broadcast::Receiver<std::sync::Arc<CacheEvent>>,
         timeout: Duration,
     ) {
-        for app in &initial {
-            if !self.send(WatchEventType::Added, app).await {
+        // By value: the list of existing apps is freed once sent, not held
+        // for the watch's life.
+        for app in initial {
+            if !self.send(WatchEventType::Added, &app).await {
                 return;
             }
         }
@@ -176,7 +190,7 @@ impl Stream {
             tokio::select! {
                 _ = &mut deadline => return,
                 _ = self.shutdown.changed() => return,
-                _ = self.tx.closed() => return,
+                () = self.client_gone.cancellation() => return,
                 _ = ticker.tick(), if self.bookmarks => {
                     if !self.bookmark(false).await { return; }
                 }
@@ -260,7 +274,7 @@ impl Stream {
     }
 
     /// `{"type":…,"object":…}` and a newline, around an already encoded object.
-    async fn raw_line(&self, event_type: &str, object_json: &[u8]) -> bool {
+    async fn raw_line(&mut self, event_type: &str, object_json: &[u8]) -> bool {
         let mut bytes = Vec::with_capacity(object_json.len() + 32);
         bytes.extend_from_slice(b"{\"type\":\"");
         bytes.extend_from_slice(event_type.as_bytes());
@@ -270,7 +284,7 @@ impl Stream {
         self.deliver(Bytes::from(bytes)).await
     }
 
-    async fn line(&self, event_type: &str, object: &Value) -> bool {
+    async fn line(&mut self, event_type: &str, object: &Value) -> bool {
         let mut bytes =
             serde_json::to_vec(&json!({"type": event_type, "object": object})).unwrap_or_default();
         bytes.push(b'\n');
@@ -281,7 +295,7 @@ impl Stream {
     /// make room for it within [`UNRESPONSIVE_AFTER`] (the stream then ends,
     /// as kube-apiserver ends an unresponsive watcher's), or the server is
     /// shutting down.
-    async fn deliver(&self, bytes: Bytes) -> bool {
+    async fn deliver(&mut self, bytes: Bytes) -> bool {
         let permits = bytes.len().min(BUFFERED_BYTES);
         let permit = match self.budget.clone().try_acquire_many_owned(permits as u32) {
             Ok(permit) => permit,
@@ -299,11 +313,11 @@ impl Stream {
                         }
                     },
                     _ = shutdown.changed() => return false,
-                    _ = self.tx.closed() => return false,
+                    () = self.client_gone.cancellation() => return false,
                 }
             }
         };
         permit.forget();
-        self.tx.send((bytes, permits as u32)).is_ok()
+        self.tx.unbounded_send((bytes, permits as u32)).is_ok()
     }
 }
