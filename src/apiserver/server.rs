@@ -192,6 +192,7 @@ async fn accept_loop(
             let certs = Arc::new(PeerCertificates::from_chain(
                 tls.get_ref().1.peer_certificates(),
             ));
+            let alpn_h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
             let first_request = Arc::new(tokio::sync::Notify::new());
             let service = {
                 let first_request = first_request.clone();
@@ -211,40 +212,27 @@ async fn accept_loop(
                     })
                 })
             };
-            let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-            builder
-                .http1()
-                .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_READ_TIMEOUT);
-            builder
-                .http2()
-                .timer(TokioTimer::new())
-                .keep_alive_interval(Duration::from_secs(30))
-                .keep_alive_timeout(Duration::from_secs(20))
-                .max_header_list_size(MAX_HEADER_BYTES);
-            let conn = builder
-                .serve_connection(TokioIo::new(tls), service)
-                .into_owned();
-            let conn = watcher.watch(conn);
-            tokio::pin!(conn);
-            // A new connection must deliver a whole request in time: HTTP/1's
-            // header_read_timeout does not cover HTTP/2, where a client can
-            // announce a large HEADERS frame and trickle its bytes forever.
-            tokio::select! {
-                result = &mut conn => {
-                    if let Err(e) = result {
-                        tracing::debug!(%peer, "connection ended: {e}");
-                    }
-                    return;
-                }
-                () = first_request.notified() => {}
-                () = tokio::time::sleep(HEADER_READ_TIMEOUT) => {
-                    tracing::debug!(%peer, "no complete request within {HEADER_READ_TIMEOUT:?}; closing");
-                    return;
-                }
-            }
-            if let Err(e) = conn.await {
-                tracing::debug!(%peer, "connection ended: {e}");
+            // HTTP/2 only where ALPN chose it (RFC 9113 §3.2: over TLS, h2
+            // is negotiated, never guessed). Each protocol's connection runs
+            // in a task of its own, sized for that protocol alone: one task
+            // for both (or hyper-util's auto-detecting connection) would
+            // carry the larger HTTP/2 state, and the handshake's, for the
+            // life of every HTTP/1.1 watch.
+            let io = TokioIo::new(tls);
+            if alpn_h2 {
+                let conn = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                    .timer(TokioTimer::new())
+                    .keep_alive_interval(Duration::from_secs(30))
+                    .keep_alive_timeout(Duration::from_secs(20))
+                    .max_header_list_size(MAX_HEADER_BYTES)
+                    .serve_connection(io, service);
+                tokio::spawn(drive(watcher.watch(conn), first_request, peer));
+            } else {
+                let conn = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(HEADER_READ_TIMEOUT)
+                    .serve_connection(io, service);
+                tokio::spawn(drive(watcher.watch(conn), first_request, peer));
             }
         });
     }
@@ -256,6 +244,34 @@ async fn accept_loop(
         .is_err()
     {
         tracing::warn!("connections still open after the drain timeout; closing them");
+    }
+}
+
+/// Serves one connection to its end. Its first request must be complete
+/// within [`HEADER_READ_TIMEOUT`]: HTTP/1's header read timeout does not
+/// cover HTTP/2, where a client can announce a large HEADERS frame and
+/// trickle its bytes forever.
+async fn drive<E: std::fmt::Display>(
+    conn: impl std::future::Future<Output = Result<(), E>>,
+    first_request: Arc<tokio::sync::Notify>,
+    peer: SocketAddr,
+) {
+    tokio::pin!(conn);
+    tokio::select! {
+        result = &mut conn => {
+            if let Err(e) = result {
+                tracing::debug!(%peer, "connection ended: {e}");
+            }
+            return;
+        }
+        () = first_request.notified() => {}
+        () = tokio::time::sleep(HEADER_READ_TIMEOUT) => {
+            tracing::debug!(%peer, "no complete request within {HEADER_READ_TIMEOUT:?}; closing");
+            return;
+        }
+    }
+    if let Err(e) = conn.await {
+        tracing::debug!(%peer, "connection ended: {e}");
     }
 }
 
