@@ -1,5 +1,5 @@
 //! The HTTPS server: rustls (TLS 1.2+; client certificates requested, not
-//! required), HTTP/1.1 and HTTP/2, a 3 MiB request body limit (413, as
+//! required), HTTP/2 where ALPN chose it and HTTP/1.1 otherwise, a 3 MiB request body limit (413, as
 //! kube-apiserver, closing the connection), header-read and request timeouts
 //! (the body, too, must arrive within the latter), and graceful shutdown
 //! with a drain timeout (the listener is closed at once, so new connections
