@@ -27,6 +27,7 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions,
 };
 
+use crate::error_chain::error_chain;
 use super::findings::{
     Action, ActionOutcome, ActionResult, AfterFix, Code, FixMode, FixReport, NamespaceAfter,
     NotPlanned, ObjectRef, PlannedAction, Report, SessionState, Severity, subject_key,
@@ -579,16 +580,6 @@ pub async fn apply(
     });
 }
 
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
 
 /// Polls until every namespace is gone or the time is up; returns those left.
 async fn wait_gone(req: &Requester, names: &[String], limit: Duration) -> Vec<String> {

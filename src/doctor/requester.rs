@@ -105,19 +105,7 @@ impl From<kube::Error> for CallError {
                 },
                 message: status.message.clone(),
             },
-            other => {
-                let mut text = other.to_string();
-                let mut source = std::error::Error::source(&other);
-                while let Some(cause) = source {
-                    let cause_text = cause.to_string();
-                    if !text.contains(&cause_text) {
-                        text.push_str(": ");
-                        text.push_str(&cause_text);
-                    }
-                    source = cause.source();
-                }
-                CallError::Transport(text)
-            }
+            other => CallError::Transport(crate::error_chain::error_chain(&other)),
         }
     }
 }

@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error_chain::error_chain;
 use super::chart::{self, ChartSource};
 use super::load::{self, LoadError, Loaded};
 use super::scaffold::{self, ScaffoldOptions};
@@ -90,17 +91,6 @@ pub(crate) fn load_charts(dir: &Path) -> Result<Loaded, LoadError> {
     load::from_resolved(kinds, warnings)
 }
 
-/// An error and its causes on one line (`a: b: c`).
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
 
 #[cfg(test)]
 mod tests {

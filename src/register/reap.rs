@@ -138,19 +138,7 @@ impl From<kube::Error> for CallError {
                 reason: status.reason.clone(),
                 message: status.message.clone(),
             },
-            other => {
-                let mut text = other.to_string();
-                let mut source = std::error::Error::source(&other);
-                while let Some(cause) = source {
-                    let cause_text = cause.to_string();
-                    if !text.contains(&cause_text) {
-                        text.push_str(": ");
-                        text.push_str(&cause_text);
-                    }
-                    source = cause.source();
-                }
-                CallError::Transport(text)
-            }
+            other => CallError::Transport(crate::error_chain::error_chain(&other)),
         }
     }
 }
@@ -557,7 +545,7 @@ async fn read_saved(
             .into_iter()
             .map(|(key, text)| {
                 let parsed = SavedApiService::from_json(&text)
-                    .map_err(|e| crate::tunnel::client::chain(&e))
+                    .map_err(|e| crate::error_chain::error_chain(&e))
                     .and_then(|s| {
                         if s.name == key {
                             Ok(s)

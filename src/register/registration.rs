@@ -429,7 +429,7 @@ impl Registrar {
                 Ok(Reaped::Reaped(_)) => done.reaped.push(id),
                 Ok(Reaped::Alive { .. }) => {}
                 Err(err) => {
-                    tracing::info!(session = %id, error = %crate::tunnel::client::chain(&err), "reap an expired session")
+                    tracing::info!(session = %id, error = %crate::error_chain::error_chain(&err), "reap an expired session")
                 }
             }
         }

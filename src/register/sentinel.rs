@@ -211,7 +211,7 @@ pub async fn reap(client: &Client, config: &SentinelConfig, expired: &Expired) -
     let mut reaping = match Reaping::begin(client, &target, &options, config.limit).await {
         Ok(Begun::Reaping(r)) => r,
         Ok(Begun::Alive { .. }) => return Attempt::Renewed,
-        Err(err) => return Attempt::Retry(crate::tunnel::client::chain(&err)),
+        Err(err) => return Attempt::Retry(crate::error_chain::error_chain(&err)),
     };
     reaping.api_services(client, config.limit).await;
     if reaping.unrestored() {

@@ -20,6 +20,7 @@ use kube::api::{
 use serde_json::Value;
 use tracing::Instrument;
 
+use crate::error_chain::error_chain;
 use super::cache::{Key, Stored};
 use super::helm_release::{GROUP_LABEL, KIND_LABEL};
 use super::metadata_list;
@@ -461,17 +462,6 @@ fn to_value(object: DynamicObject) -> Value {
     value
 }
 
-/// An error and its causes, `: `-separated.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
 
 fn upstream(err: kube::Error) -> StoreError {
     match err {

@@ -45,7 +45,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::client::chain;
+use crate::error_chain::error_chain;
 use super::keepalive::{self, Keepalive, KeepaliveError};
 use super::protocol::{self, HandshakeError, Tuning};
 use super::splice::{self, Abort, Conn, Outcome};
@@ -430,7 +430,7 @@ impl Agent {
                             if let Err(err) = hub.handle_control(sock).await
                                 && matches!(err, ControlError::Handshake(_) | ControlError::Http2Handshake(_))
                             {
-                                tracing::warn!(%peer, error = %chain(&err), "control connection rejected");
+                                tracing::warn!(%peer, error = %error_chain(&err), "control connection rejected");
                             }
                         });
                     }

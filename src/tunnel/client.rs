@@ -30,6 +30,7 @@ use http::{Method, Request, Response};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+use crate::error_chain::error_chain;
 use super::backoff::Backoff;
 use super::keepalive::{self, Keepalive, KeepaliveError};
 use super::protocol::{self, HandshakeError, Hello, Tuning};
@@ -294,7 +295,7 @@ impl TunnelClient {
                     connected_for,
                 } => (error, endpoint, connected_for),
             };
-            let message = chain(&error);
+            let message = error_chain(&error);
             match connected_for {
                 Some(d) => tracing::warn!(error = %message, after = ?d, "tunnel connection lost"),
                 None => tracing::warn!(error = %message, "tunnel connect failed"),
@@ -531,7 +532,7 @@ async fn serve_stream(
             tracing::debug!(%peer, sent, received, "tunnel stream finished");
         }
         Outcome::Aborted(abort) => {
-            tracing::debug!(%peer, error = %chain(&abort), "tunnel stream aborted");
+            tracing::debug!(%peer, error = %error_chain(&abort), "tunnel stream aborted");
         }
     }
 }
@@ -547,14 +548,3 @@ fn refuse(mut respond: SendResponse<Bytes>, peer: &str, message: String) {
     }
 }
 
-/// An error and its causes on one line: `a: b: c`.
-pub(crate) fn chain(err: &dyn std::error::Error) -> String {
-    let mut out = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        out.push_str(": ");
-        out.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    out
-}

@@ -63,7 +63,7 @@ pub(super) async fn end(
             Err(err) => {
                 eprintln!(
                     "Could not remove the session's APIServices: {}\n  the agent, the next serve or `kubectl cozy doctor --fix` removes them once the Lease expires",
-                    crate::tunnel::client::chain(&err)
+                    crate::error_chain::error_chain(&err)
                 );
                 return None;
             }
