@@ -27,7 +27,6 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions,
 };
 
-use crate::error_chain::error_chain;
 use super::findings::{
     Action, ActionOutcome, ActionResult, AfterFix, Code, FixMode, FixReport, NamespaceAfter,
     NotPlanned, ObjectRef, PlannedAction, Report, SessionState, Severity, subject_key,
@@ -35,6 +34,7 @@ use super::findings::{
 use super::requester::Requester;
 use super::sessions::{lease_ref, session_object};
 use super::{Options, diagnose};
+use crate::error_chain::error_chain;
 use crate::register::reap::{self, ReapReport, Reaped, Target};
 use crate::register::session::{self as contract, SessionObject};
 
@@ -579,7 +579,6 @@ pub async fn apply(
         unchecked: after.unchecked,
     });
 }
-
 
 /// Polls until every namespace is gone or the time is up; returns those left.
 async fn wait_gone(req: &Requester, names: &[String], limit: Duration) -> Vec<String> {

@@ -11,10 +11,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error_chain::error_chain;
 use super::chart::{self, ChartSource};
 use super::load::{self, LoadError, Loaded};
 use super::scaffold::{self, ScaffoldOptions};
+use crate::error_chain::error_chain;
 
 /// The charts under `dir`, in name order.
 pub(crate) fn chart_sources(dir: &Path) -> Result<Vec<ChartSource>, LoadError> {
@@ -90,7 +90,6 @@ pub(crate) fn load_charts(dir: &Path) -> Result<Loaded, LoadError> {
     }
     load::from_resolved(kinds, warnings)
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -20,7 +20,6 @@ use kube::api::{
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::error_chain::error_chain;
 use super::cache::{Key, Stored};
 use super::helm_release::{GROUP_LABEL, KIND_LABEL};
 use super::metadata_list;
@@ -29,6 +28,7 @@ use super::{
     object_key,
 };
 use crate::apimachinery::user::UserInfo;
+use crate::error_chain::error_chain;
 
 /// Page size of the consistent-read check's metadata list: large enough that
 /// a 5,000-app scope takes 3 round trips, small enough that a page stays a
@@ -461,7 +461,6 @@ fn to_value(object: DynamicObject) -> Value {
     }
     value
 }
-
 
 fn upstream(err: kube::Error) -> StoreError {
     match err {

@@ -45,11 +45,11 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::error_chain::error_chain;
 use super::keepalive::{self, Keepalive, KeepaliveError};
 use super::protocol::{self, HandshakeError, Tuning};
 use super::splice::{self, Abort, Conn, Outcome};
 use super::transport::Io;
+use crate::error_chain::error_chain;
 
 /// Default data port (the Service's target port).
 pub const DEFAULT_DATA_PORT: u16 = 8443;
@@ -240,7 +240,7 @@ impl Hub {
         match &result {
             Ok(end) => tracing::info!(connection = id, ?end, "serve disconnected"),
             Err(err) => {
-                tracing::warn!(connection = id, error = %chain(err), "serve connection lost")
+                tracing::warn!(connection = id, error = %error_chain(err), "serve connection lost")
             }
         }
         result
@@ -287,7 +287,7 @@ impl Hub {
                 tracing::debug!(%peer, sent, received, "aggregator connection finished")
             }
             Outcome::Aborted(abort) => {
-                tracing::debug!(%peer, error = %chain(abort), "aggregator connection aborted")
+                tracing::debug!(%peer, error = %error_chain(abort), "aggregator connection aborted")
             }
         }
         outcome

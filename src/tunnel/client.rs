@@ -30,12 +30,12 @@ use http::{Method, Request, Response};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use crate::error_chain::error_chain;
 use super::backoff::Backoff;
 use super::keepalive::{self, Keepalive, KeepaliveError};
 use super::protocol::{self, HandshakeError, Hello, Tuning};
 use super::splice::{self, Conn, Outcome};
 use super::transport::{BoxIo, Connected, Transport, TransportError};
+use crate::error_chain::error_chain;
 
 /// How the client behaves.
 #[derive(Debug, Clone)]
@@ -547,4 +547,3 @@ fn refuse(mut respond: SendResponse<Bytes>, peer: &str, message: String) {
         let _ = send.send_data(Bytes::from(message), true);
     }
 }
-
