@@ -21,7 +21,7 @@ use futures::StreamExt as _;
 use futures::channel::{mpsc, oneshot};
 use http::Response;
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, broadcast};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast};
 
 use super::Call;
 use crate::apimachinery::query::flag;
@@ -300,24 +300,37 @@ impl Stream {
         let permit = match self.budget.clone().try_acquire_many_owned(permits as u32) {
             Ok(permit) => permit,
             Err(tokio::sync::TryAcquireError::Closed) => return false,
+            // Boxed: the wait's state (a timer, the semaphore's waiter, the
+            // select) would otherwise sit in every watch's task for its whole
+            // life, and only a watcher that stopped reading ever needs it.
             Err(tokio::sync::TryAcquireError::NoPermits) => {
-                let mut shutdown = self.shutdown.clone();
-                let room = self.budget.clone().acquire_many_owned(permits as u32);
-                tokio::select! {
-                    room = tokio::time::timeout(UNRESPONSIVE_AFTER, room) => match room {
-                        Ok(Ok(permit)) => permit,
-                        Ok(Err(_)) => return false,
-                        Err(_) => {
-                            tracing::debug!("ending a watch whose client stopped reading");
-                            return false;
-                        }
-                    },
-                    _ = shutdown.changed() => return false,
-                    () = self.client_gone.cancellation() => return false,
+                match Box::pin(self.wait_for_room(permits)).await {
+                    Some(permit) => permit,
+                    None => return false,
                 }
             }
         };
         permit.forget();
         self.tx.unbounded_send((bytes, permits as u32)).is_ok()
+    }
+
+    /// Waits for the client to make room for `permits` bytes; `None` when it
+    /// did not within [`UNRESPONSIVE_AFTER`], left, or the server is shutting
+    /// down.
+    async fn wait_for_room(&mut self, permits: usize) -> Option<OwnedSemaphorePermit> {
+        let mut shutdown = self.shutdown.clone();
+        let room = self.budget.clone().acquire_many_owned(permits as u32);
+        tokio::select! {
+            room = tokio::time::timeout(UNRESPONSIVE_AFTER, room) => match room {
+                Ok(Ok(permit)) => Some(permit),
+                Ok(Err(_)) => None,
+                Err(_) => {
+                    tracing::debug!("ending a watch whose client stopped reading");
+                    None
+                }
+            },
+            _ = shutdown.changed() => None,
+            () = self.client_gone.cancellation() => None,
+        }
     }
 }
