@@ -218,9 +218,14 @@ pub fn record_update_with_schema(
     if !new.is_object() {
         return;
     }
+    // Borrowed, not copied: the comparison only reads the stored object.
+    let empty;
     let live = match old {
-        Some(o) => o.clone(),
-        None => empty_like(new),
+        Some(o) => o,
+        None => {
+            empty = empty_like(new);
+            &empty
+        }
     };
     // decodeLiveOrNew: valid, non-empty managed fields in the request win.
     let managed = if is_reset(new) {
@@ -228,19 +233,19 @@ pub fn record_update_with_schema(
     } else {
         match decode(new) {
             Ok(m) if !m.is_empty() => m,
-            _ => decode(&live).unwrap_or_default(),
+            _ => decode(live).unwrap_or_default(),
         }
     };
     if let Some(Value::Object(meta)) = new.get_mut("metadata") {
         meta.shift_remove("managedFields");
     }
     // An existing object nobody tracks stays untracked.
-    if managed.is_empty() && has_uid(&live) {
+    if managed.is_empty() && has_uid(live) {
         return;
     }
     let updater = Updater::new(Node::root(schema), api_version);
     let mut managed = managed;
-    update_managed(&updater, &live, new, &mut managed, manager, now);
+    update_managed(&updater, live, new, &mut managed, manager, now);
     encode(new, &managed);
 }
 
