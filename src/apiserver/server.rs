@@ -1,9 +1,10 @@
 //! The HTTPS server: rustls (TLS 1.2+; client certificates requested, not
-//! required), HTTP/2 where ALPN chose it and HTTP/1.1 otherwise, a 3 MiB request body limit (413, as
-//! kube-apiserver, closing the connection), header-read and request timeouts
-//! (the body, too, must arrive within the latter), and graceful shutdown
-//! with a drain timeout (the listener is closed at once, so new connections
-//! are refused; watch streams are ended first).
+//! required), HTTP/2 where ALPN chose it and HTTP/1.1 otherwise, a 3 MiB
+//! request body limit (413, as kube-apiserver, closing the connection),
+//! header-read and request timeouts (the body, too, must arrive within the
+//! latter), and graceful shutdown with a drain timeout (the listener is
+//! closed at once, so new connections are refused; watch streams are ended
+//! first).
 //!
 //! What each path answers is [`super::routes`]'s. Every request goes
 //! through [`crate::auth::Auth`] before routing:
