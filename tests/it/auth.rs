@@ -919,6 +919,39 @@ async fn tls_is_1_2_or_newer_and_slow_clients_are_cut_off() {
         "HTTP/2: closed only after {closed_after:?}"
     );
 
+    // HTTP/2 only where ALPN chose it (RFC 9113 §3.2): a client offering
+    // both gets h2; one offering no protocol is served HTTP/1.1, even when
+    // it opens with HTTP/2's preface (no SETTINGS frame comes back).
+    let mut config = (*client_config(&server.ca_pem)).clone();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let both = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(
+            ServerName::IpAddress(a.ip().into()),
+            tokio::net::TcpStream::connect(a).await.unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(both.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    let mut plain = connector(&server.ca_pem, None, false)
+        .connect(
+            ServerName::IpAddress(a.ip().into()),
+            tokio::net::TcpStream::connect(a).await.unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(plain.get_ref().1.alpn_protocol(), None);
+    plain
+        .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(15), plain.read_to_end(&mut answer)).await;
+    assert!(
+        answer.is_empty() || answer.starts_with(b"HTTP/1.1 "),
+        "HTTP/2 without ALPN: {:?}",
+        String::from_utf8_lossy(&answer[..answer.len().min(64)])
+    );
+
     // A client that never finishes the handshake is dropped too.
     let mut idle = tokio::net::TcpStream::connect(a).await.unwrap();
     let started = Instant::now();
