@@ -76,13 +76,14 @@ async fn read(client: &Client) -> Result<Option<APIGroupDiscoveryList>, kube::Er
         .body(Vec::new())
         .map_err(kube::Error::HttpError)?;
     let text = client.request_text(request).await?;
-    let kind = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_owned));
-    if kind.as_deref() != Some("APIGroupDiscoveryList") {
+    // Parsed once: the kind decides, then the same tree becomes the list.
+    let Ok(document) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return Ok(None);
+    };
+    if document.get("kind").and_then(serde_json::Value::as_str) != Some("APIGroupDiscoveryList") {
         return Ok(None);
     }
-    serde_json::from_str(&text)
+    serde_json::from_value(document)
         .map(Some)
         .map_err(kube::Error::SerdeError)
 }
@@ -110,7 +111,7 @@ pub async fn wait_listed(
         progress(gv, &last);
         if started.elapsed() >= limit {
             return Err(DiscoveryWaitError::Timeout {
-                group_version: format!("{}/{}", gv.group, gv.version),
+                group_version: gv.to_string(),
                 waited: limit,
                 listing: last,
             });

@@ -216,8 +216,7 @@ pub(super) async fn serve_session(
         let left = deadline.saturating_duration_since(Instant::now());
         discovered::wait_listed(&client, &plan.served, left, |gv, listing| {
             spinner.set_message(format!(
-                "waiting for kube-apiserver's discovery to list {}/{} ({listing:?})",
-                gv.group, gv.version
+                "waiting for kube-apiserver's discovery to list {gv} ({listing:?})"
             ));
         })
         .await
