@@ -47,6 +47,7 @@ use super::session::{
     SESSION_LABEL, SavedApiService, SessionObject, judge, lease_name, reap_rank,
     saved_api_services_name,
 };
+use crate::error_chain::error_chain;
 
 /// How a reaper decides, on its last re-read of the Lease, that the session
 /// is still dead.
@@ -138,7 +139,7 @@ impl From<kube::Error> for CallError {
                 reason: status.reason.clone(),
                 message: status.message.clone(),
             },
-            other => CallError::Transport(crate::error_chain::error_chain(&other)),
+            other => CallError::Transport(error_chain(&other)),
         }
     }
 }
@@ -545,7 +546,7 @@ async fn read_saved(
             .into_iter()
             .map(|(key, text)| {
                 let parsed = SavedApiService::from_json(&text)
-                    .map_err(|e| crate::error_chain::error_chain(&e))
+                    .map_err(|e| error_chain(&e))
                     .and_then(|s| {
                         if s.name == key {
                             Ok(s)
