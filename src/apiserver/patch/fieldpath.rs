@@ -202,9 +202,14 @@ impl Set {
         match path {
             [] => {}
             [last] => {
-                self.members.insert(last.clone());
+                if !self.members.contains(last) {
+                    self.members.insert(last.clone());
+                }
             }
-            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
+            [first, rest @ ..] => match self.children.get_mut(first) {
+                Some(child) => child.insert(rest),
+                None => self.children.entry(first.clone()).or_default().insert(rest),
+            },
         }
     }
 
@@ -255,6 +260,70 @@ impl Set {
             }
         }
         out
+    }
+
+    /// Adds the paths of `other` ([`Set::union`] in place).
+    pub(crate) fn union_with(&mut self, other: &Set) {
+        for pe in &other.members {
+            if !self.members.contains(pe) {
+                self.members.insert(pe.clone());
+            }
+        }
+        for (pe, child) in &other.children {
+            match self.children.get_mut(pe) {
+                Some(mine) => mine.union_with(child),
+                None => {
+                    self.children.insert(pe.clone(), child.clone());
+                }
+            }
+        }
+    }
+
+    /// Adds the paths of `other`, taking them over whole when this set is
+    /// empty.
+    pub(crate) fn absorb(&mut self, other: Set) {
+        if self.members.is_empty() && self.children.is_empty() {
+            *self = other;
+        } else {
+            self.union_with(&other);
+        }
+    }
+
+    /// Removes the paths of `other` ([`Set::difference`] in place).
+    pub(crate) fn subtract(&mut self, other: &Set) {
+        if !other.members.is_empty() {
+            self.members.retain(|pe| !other.members.contains(pe));
+        }
+        if !other.children.is_empty() {
+            self.children
+                .retain(|pe, child| match other.children.get(pe) {
+                    Some(theirs) => {
+                        child.subtract(theirs);
+                        !child.is_empty()
+                    }
+                    None => true,
+                });
+        }
+    }
+
+    /// Removes the paths of `other` and everything below its members
+    /// ([`Set::recursive_difference`] in place).
+    pub(crate) fn subtract_recursive(&mut self, other: &Set) {
+        if !other.members.is_empty() {
+            self.members.retain(|pe| !other.members.contains(pe));
+        }
+        self.children.retain(|pe, child| {
+            if other.members.contains(pe) {
+                return false;
+            }
+            match other.children.get(pe) {
+                Some(theirs) => {
+                    child.subtract_recursive(theirs);
+                    !child.is_empty()
+                }
+                None => true,
+            }
+        });
     }
 
     /// Paths in both sets.
@@ -532,9 +601,24 @@ fn compare_maps(a: &Map<String, Value>, b: &Map<String, Value>) -> Ordering {
     Ordering::Equal
 }
 
-/// Value equality as structured-merge-diff sees it (`1` equals `1.0`).
+/// Value equality as structured-merge-diff sees it (`1` equals `1.0`):
+/// [`compare_values`] finding them equal, without ordering map keys.
 pub(crate) fn values_equal(a: &Value, b: &Value) -> bool {
-    compare_values(a, b) == Ordering::Equal
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => compare_numbers(x, y) == Ordering::Equal,
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Null, Value::Null) => true,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| values_equal(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(key, p)| y.get(key).is_some_and(|q| values_equal(p, q)))
+        }
+        _ => false,
+    }
 }
 
 /// structured-merge-diff's `value.ToString`.
@@ -685,5 +769,65 @@ mod tests {
             .map(|p| PathDisplay(p).to_string())
             .collect();
         assert_eq!(paths, vec![".a", ".b", ".b.c", ".b.d"]);
+    }
+
+    /// Sets of up to eight paths of depth one to three over a small
+    /// alphabet, so that the sets share prefixes and members.
+    fn arbitrary_set() -> impl proptest::strategy::Strategy<Value = Set> {
+        use proptest::prelude::*;
+        let element = prop_oneof![
+            (0u8..3).prop_map(|i| field(&format!("f{i}"))),
+            (0u8..2).prop_map(|i| key("name", json!(format!("k{i}")))),
+            (0u8..2).prop_map(|i| PathElement::Value(json!(i))),
+        ];
+        proptest::collection::vec(proptest::collection::vec(element, 1..4), 0..8)
+            .prop_map(|paths| Set::from_paths(paths.iter().map(Vec::as_slice)))
+    }
+
+    /// JSON values of every type, nested, with numbers that are equal as
+    /// integers and floats.
+    fn arbitrary_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-2i64..3).prop_map(Value::from),
+            (-2i64..3).prop_map(|i| Value::from(i as f64)),
+            Just(json!(0.5)),
+            "[ab]{0,2}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::btree_map("[abc]", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Equality is the total order's.
+        #[test]
+        fn equality_is_the_orders(a in arbitrary_value(), b in arbitrary_value()) {
+            proptest::prop_assert_eq!(values_equal(&a, &b), compare_values(&a, &b).is_eq());
+            proptest::prop_assert!(values_equal(&a, &a));
+        }
+
+        /// The in-place operations are the copying ones.
+        #[test]
+        fn in_place_operations_match_copying_ones(a in arbitrary_set(), b in arbitrary_set()) {
+            let mut u = a.clone();
+            u.union_with(&b);
+            proptest::prop_assert_eq!(&u, &a.union(&b));
+            let mut absorbed = a.clone();
+            absorbed.absorb(b.clone());
+            proptest::prop_assert_eq!(&absorbed, &a.union(&b));
+            let mut d = a.clone();
+            d.subtract(&b);
+            proptest::prop_assert_eq!(&d, &a.difference(&b));
+            let mut rd = a.clone();
+            rd.subtract_recursive(&b);
+            proptest::prop_assert_eq!(&rd, &a.recursive_difference(&b));
+        }
     }
 }

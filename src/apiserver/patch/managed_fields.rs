@@ -122,7 +122,12 @@ pub(crate) fn print_manager(entry: Option<&Entry>, id: &str) -> String {
 }
 
 /// The fields kube-apiserver never records (`stripMetaManager`).
-pub(crate) fn strip_set() -> Set {
+pub(crate) fn strip_set() -> &'static Set {
+    static STRIP: std::sync::LazyLock<Set> = std::sync::LazyLock::new(build_strip_set);
+    &STRIP
+}
+
+fn build_strip_set() -> Set {
     let f = |s: &str| PathElement::Field(s.to_string());
     let meta = |s: &str| vec![f("metadata"), f(s)];
     let paths: Vec<Vec<PathElement>> = vec![
@@ -146,7 +151,7 @@ pub(crate) fn strip_set() -> Set {
 /// empties it.
 pub(crate) fn strip_entry(managed: &mut Managed, id: &str) {
     if let Some(e) = managed.entries.get_mut(id) {
-        e.set = e.set.difference(&strip_set());
+        e.set.subtract(strip_set());
         if e.set.is_empty() {
             managed.entries.remove(id);
         }

@@ -408,12 +408,11 @@ impl Comparison {
     }
 
     /// The comparison without `fields` and everything below them.
-    pub(crate) fn exclude(self, fields: &Set) -> Comparison {
-        Comparison {
-            removed: self.removed.recursive_difference(fields),
-            modified: self.modified.recursive_difference(fields),
-            added: self.added.recursive_difference(fields),
-        }
+    pub(crate) fn exclude(mut self, fields: &Set) -> Comparison {
+        self.removed.subtract_recursive(fields);
+        self.modified.subtract_recursive(fields);
+        self.added.subtract_recursive(fields);
+        self
     }
 }
 
@@ -431,6 +430,12 @@ fn compare_walk(
     rhs: Option<&Value>,
     out: &mut Comparison,
 ) {
+    if let (Some(l), Some(r)) = (lhs, rhs)
+        && values_equal(l, r)
+    {
+        // Nothing below changed (the walk would find every leaf equal).
+        return;
+    }
     let ls = lhs.map(|l| shape_of(node, l, rhs));
     let rs = rhs.map(|r| shape_of(node, r, lhs));
     let mut in_leaf = false;
@@ -513,20 +518,22 @@ fn compare_shape(
             if mt.atomic || empty {
                 return compare_leaf(path, lhs, rhs, in_leaf, out);
             }
-            let keys: BTreeSet<&String> = l
+            // Every key once: the left side's, then the right side's new
+            // ones (the sets built are ordered whatever the walk's order).
+            let in_left = l.into_iter().flat_map(Map::keys);
+            let only_right = r
                 .into_iter()
                 .flat_map(Map::keys)
-                .chain(r.into_iter().flat_map(Map::keys))
-                .collect();
-            for k in keys {
+                .filter(|k| l.is_none_or(|l| !l.contains_key(*k)));
+            for k in in_left.chain(only_right) {
+                let (lv, rv) = (l.and_then(|l| l.get(k)), r.and_then(|r| r.get(k)));
+                if let (Some(a), Some(b)) = (lv, rv)
+                    && values_equal(a, b)
+                {
+                    continue;
+                }
                 path.push(PathElement::Field(k.clone()));
-                compare_walk(
-                    mt.field(k),
-                    path,
-                    l.and_then(|l| l.get(k)),
-                    r.and_then(|r| r.get(k)),
-                    out,
-                );
+                compare_walk(mt.field(k), path, lv, rv, out);
                 path.pop();
             }
         }

@@ -79,10 +79,10 @@ pub(crate) fn update_managed(
     updater.update(live, new, managed, CURRENT_OPERATION);
     strip_entry(managed, CURRENT_OPERATION);
     if let Some(current) = managed.entries.remove(CURRENT_OPERATION) {
-        let set = match managed.entries.get(&id) {
-            Some(previous) => current.set.union(&previous.set),
-            None => current.set,
-        };
+        let mut set = current.set;
+        if let Some(previous) = managed.entries.get(&id) {
+            set.union_with(&previous.set);
+        }
         managed.entries.insert(
             id,
             Entry {

@@ -37,7 +37,15 @@ pub(crate) type Conflicts = BTreeMap<String, (String, Set)>;
 pub(crate) struct Updater<'s> {
     root: Node<'s>,
     version: &'s str,
-    ignored: Set,
+    ignored: &'static Set,
+}
+
+/// The fields nobody owns: `status`.
+fn ignored() -> &'static Set {
+    static IGNORED: std::sync::LazyLock<Set> = std::sync::LazyLock::new(|| {
+        Set::from_paths([&[PathElement::Field("status".to_string())][..]])
+    });
+    &IGNORED
 }
 
 fn empty_object() -> Value {
@@ -50,7 +58,7 @@ impl<'s> Updater<'s> {
         Updater {
             root,
             version,
-            ignored: Set::from_paths([&[PathElement::Field("status".to_string())][..]]),
+            ignored: ignored(),
         }
     }
 
@@ -66,7 +74,9 @@ impl<'s> Updater<'s> {
 
     /// The fields of `v` that are owned: all but `status`.
     pub(crate) fn owned_fields(&self, v: &Value) -> Set {
-        to_field_set(self.root, v).recursive_difference(&self.ignored)
+        let mut set = to_field_set(self.root, v);
+        set.subtract_recursive(self.ignored);
+        set
     }
 
     /// Drops entries of other versions and reconciles sets with the schema
@@ -90,8 +100,14 @@ impl<'s> Updater<'s> {
         workflow: &str,
         force: bool,
     ) -> Result<Comparison, Conflicts> {
-        let cmp = compare(self.root, live, new).exclude(&self.ignored);
-        let changed = cmp.modified.union(&cmp.added);
+        let cmp = compare(self.root, live, new).exclude(self.ignored);
+        if managed.entries.keys().all(|id| id == workflow) {
+            // Nobody else to take fields from.
+            managed.entries.retain(|_, e| !e.set.is_empty());
+            return Ok(cmp);
+        }
+        let mut changed = cmp.modified.clone();
+        changed.union_with(&cmp.added);
         let mut conflicts = Conflicts::new();
         for (id, e) in &managed.entries {
             if id == workflow {
@@ -107,13 +123,13 @@ impl<'s> Updater<'s> {
         }
         for (id, (_, c)) in &conflicts {
             if let Some(e) = managed.entries.get_mut(id) {
-                e.set = e.set.difference(c);
+                e.set.subtract(c);
             }
         }
         if !cmp.removed.is_empty() {
             for (id, e) in managed.entries.iter_mut() {
                 if id != workflow {
-                    e.set = e.set.difference(&cmp.removed);
+                    e.set.subtract(&cmp.removed);
                 }
             }
         }
@@ -128,21 +144,17 @@ impl<'s> Updater<'s> {
         let Ok(cmp) = self.check(live, new, managed, id, true) else {
             return;
         };
-        let previous = managed
-            .entries
-            .get(id)
-            .map(|e| e.set.clone())
-            .unwrap_or_default();
-        let set = previous
-            .difference(&cmp.removed)
-            .union(&cmp.modified)
-            .union(&cmp.added)
-            .recursive_difference(&self.ignored);
+        let (mut set, time) = match managed.entries.remove(id) {
+            Some(previous) => (previous.set, previous.time),
+            None => (Set::new(), None),
+        };
+        set.subtract(&cmp.removed);
+        set.absorb(cmp.modified);
+        set.absorb(cmp.added);
+        set.subtract_recursive(self.ignored);
         if set.is_empty() {
-            managed.entries.remove(id);
             return;
         }
-        let time = managed.entries.get(id).and_then(|e| e.time.clone());
         managed.entries.insert(
             id.to_string(),
             Entry {
