@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use futures::{AsyncReadExt as _, StreamExt, TryStreamExt};
 use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, PostParams,
+    ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, PostParams,
     Preconditions, PropagationPolicy, WatchEvent, WatchParams,
 };
 use serde_json::Value;
@@ -23,6 +23,7 @@ use tracing::Instrument;
 use super::cache::{Key, Stored};
 use super::helm_release::{GROUP_LABEL, KIND_LABEL};
 use super::metadata_list;
+use super::release_json::Release;
 use super::{
     DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState,
     object_key,
@@ -89,8 +90,7 @@ where
             A: serde::de::SeqAccess<'de>,
         {
             let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-            while let Some(object) = seq.next_element::<DynamicObject>()? {
-                let value = cached(object);
+            while let Some(Release(value)) = seq.next_element::<Release>()? {
                 items.push((object_key(&value), Arc::new(Stored::new(&value))));
             }
             Ok(items)
@@ -158,13 +158,9 @@ impl ClusterStore {
             .await
             .map_err(upstream)?;
         let _span = tracing::debug_span!("parse").entered();
-        serde_json::from_str(&text)
-            .map(kept)
+        serde_json::from_str::<Release>(&text)
+            .map(|Release(object)| object)
             .map_err(|e| StoreError::Internal(format!("parse kube-apiserver's answer: {e}")))
-    }
-
-    fn all(&self) -> Api<DynamicObject> {
-        Api::all_with(self.client.clone(), &self.resource)
     }
 
     /// Lists every owned HelmRelease, in pages. Each item of a page is made
@@ -274,18 +270,26 @@ impl ClusterStore {
     pub async fn watch(&self, from: u64) -> Result<EventStream, StoreError> {
         let mut params = WatchParams::default().labels(&self.selector).timeout(290);
         params.bookmarks = true;
+        // Each event's object is parsed once, straight into what the cache
+        // keeps ([`Release`]).
+        let request = kube::core::Request::new(<DynamicObject as kube::Resource>::url_path(
+            &self.resource,
+            None,
+        ))
+        .watch(&params, &from.to_string())
+        .map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
         let stream = self
-            .all()
-            .watch(&params, &from.to_string())
+            .client
+            .request_events::<Release>(request)
             .await
             .map_err(upstream)?;
         Ok(stream
-            .map_err(upstream)
+            .map(|event| event.map_err(upstream))
             .and_then(|event| async move {
                 match event {
-                    WatchEvent::Added(o) => Ok(StoreEvent::Added(Arc::new(cached(o)))),
-                    WatchEvent::Modified(o) => Ok(StoreEvent::Modified(Arc::new(cached(o)))),
-                    WatchEvent::Deleted(o) => Ok(StoreEvent::Deleted(Arc::new(cached(o)))),
+                    WatchEvent::Added(Release(o)) => Ok(StoreEvent::Added(Arc::new(o))),
+                    WatchEvent::Modified(Release(o)) => Ok(StoreEvent::Modified(Arc::new(o))),
+                    WatchEvent::Deleted(Release(o)) => Ok(StoreEvent::Deleted(Arc::new(o))),
                     WatchEvent::Bookmark(b) => Ok(StoreEvent::Bookmark(
                         b.metadata.resource_version.parse().unwrap_or(0),
                     )),
@@ -431,37 +435,6 @@ fn namespace_of(object: &Value) -> String {
         .to_owned()
 }
 
-/// A HelmRelease as the watch cache keeps it: without kube-apiserver's
-/// `managedFields` (about 40% of the object, and never read: the app's own
-/// managedFields live in an annotation). Updates built from a cached object
-/// leave the HelmRelease's managedFields as they are upstream.
-fn cached(mut object: DynamicObject) -> Value {
-    object.metadata.managed_fields = None;
-    to_value(object)
-}
-
-/// [`cached`] for an answer parsed as JSON: without `managedFields`, with
-/// its type (kube-apiserver always sends it; a write's answer has it too).
-fn kept(mut object: Value) -> Value {
-    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.shift_remove("managedFields");
-    }
-    if object.get("apiVersion").is_none() {
-        object["apiVersion"] = Value::from("helm.toolkit.fluxcd.io/v2");
-        object["kind"] = Value::from("HelmRelease");
-    }
-    object
-}
-
-fn to_value(object: DynamicObject) -> Value {
-    let mut value = serde_json::to_value(object).unwrap_or_default();
-    if value.get("apiVersion").is_none() {
-        value["apiVersion"] = Value::from("helm.toolkit.fluxcd.io/v2");
-        value["kind"] = Value::from("HelmRelease");
-    }
-    value
-}
-
 fn upstream(err: kube::Error) -> StoreError {
     match err {
         kube::Error::Api(status) => match (status.code, status.reason.as_str()) {
@@ -489,28 +462,6 @@ fn upstream(err: kube::Error) -> StoreError {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn a_write_answer_is_kept_as_the_watch_keeps_it() {
-        let answer = serde_json::json!({
-            "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
-            "metadata": {
-                "name": "postgres-db", "namespace": "t", "uid": "u", "resourceVersion": "7",
-                "generation": 1, "creationTimestamp": "2026-12-01T23:00:00Z",
-                "labels": {"apps.cozystack.io/application.group": "apps.cozystack.io"},
-                "annotations": {"apps.cozystack.io/managed-fields": "[]"},
-                "managedFields": [{"manager": "kubectl-cozy", "operation": "Update",
-                    "apiVersion": "helm.toolkit.fluxcd.io/v2", "time": "2026-12-01T23:00:00Z",
-                    "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]
-            },
-            "spec": {"chart": {"spec": {"chart": "postgres"}}, "values": {"replicas": 2}},
-            "status": {}
-        });
-        let kept = super::kept(answer.clone());
-        assert!(kept["metadata"].get("managedFields").is_none(), "{kept}");
-        let watched = super::cached(serde_json::from_value(answer).unwrap());
-        assert_eq!(kept, watched);
-    }
-
     #[test]
     fn list_pages_keep_each_item_as_the_cache_does() {
         let empty: super::StoredPage = serde_json::from_str(

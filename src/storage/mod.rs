@@ -32,6 +32,7 @@ pub mod helm_release;
 pub mod metadata_list;
 pub mod namespace_store;
 pub mod private_files;
+pub(crate) mod release_json;
 pub mod store_lock;
 
 use std::collections::HashMap;

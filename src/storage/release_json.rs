@@ -1,0 +1,142 @@
+//! A HelmRelease's JSON parsed the way the cache keeps it, in one pass:
+//! `metadata.managedFields` is skipped while parsing (kube-apiserver's
+//! record of the HelmRelease's own field owners is about as large as the
+//! rest of the object, and nothing here reads it), and `apiVersion` and
+//! `kind` are filled in when a watch event or list item leaves them out.
+//!
+//! Every object from upstream goes through here: watch events, list pages
+//! and the answers to writes. Parsing into a typed object first (kube's
+//! `DynamicObject`, whose metadata is k8s-openapi's `ObjectMeta`) and
+//! converting that to a `Value` built every object twice.
+//!
+//! Writes built from a kept object send no `managedFields`, which leaves
+//! the HelmRelease's as they are upstream.
+
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::{Map, Value};
+
+use super::helm_release::HELMRELEASE_API_VERSION;
+
+/// A HelmRelease (or a `Status` answer) without `metadata.managedFields`,
+/// with its type.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Release(pub(crate) Value);
+
+impl<'de> Deserialize<'de> for Release {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Release, D::Error> {
+        let mut object = deserializer.deserialize_map(ObjectVisitor)?;
+        if !object.contains_key("apiVersion") {
+            object.insert("apiVersion".into(), HELMRELEASE_API_VERSION.into());
+            object.insert("kind".into(), "HelmRelease".into());
+        }
+        Ok(Release(Value::Object(object)))
+    }
+}
+
+/// The top level: every field as it is, `metadata` through [`Metadata`].
+struct ObjectVisitor;
+
+impl<'de> Visitor<'de> for ObjectVisitor {
+    type Value = Map<String, Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Kubernetes object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = if key == "metadata" {
+                map.next_value::<Metadata>()?.0
+            } else {
+                map.next_value::<Value>()?
+            };
+            object.insert(key, value);
+        }
+        Ok(object)
+    }
+}
+
+/// `metadata`, without `managedFields`.
+struct Metadata(Value);
+
+impl<'de> Deserialize<'de> for Metadata {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Metadata, D::Error> {
+        deserializer.deserialize_any(MetadataVisitor).map(Metadata)
+    }
+}
+
+struct MetadataVisitor;
+
+impl<'de> Visitor<'de> for MetadataVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("object metadata")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut metadata = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "managedFields" {
+                map.next_value::<IgnoredAny>()?;
+            } else {
+                let value = map.next_value::<Value>()?;
+                metadata.insert(key, value);
+            }
+        }
+        Ok(Value::Object(metadata))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: Value) -> Value {
+        serde_json::from_str::<Release>(&v.to_string()).unwrap().0
+    }
+
+    #[test]
+    fn managed_fields_are_skipped_and_the_rest_kept_in_order() {
+        let kept = parse(json!({
+            "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+            "metadata": {
+                "name": "postgres-db", "namespace": "t", "resourceVersion": "7",
+                "managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {}}}],
+                "labels": {"a": "b"}
+            },
+            "spec": {"values": {"replicas": 2, "nested": {"list": [1, null]}}},
+            "status": {}
+        }));
+        assert_eq!(
+            kept.to_string(),
+            r#"{"apiVersion":"helm.toolkit.fluxcd.io/v2","kind":"HelmRelease","metadata":{"name":"postgres-db","namespace":"t","resourceVersion":"7","labels":{"a":"b"}},"spec":{"values":{"replicas":2,"nested":{"list":[1,null]}}},"status":{}}"#
+        );
+    }
+
+    #[test]
+    fn the_type_is_filled_in_and_a_status_left_as_it_is() {
+        let item = parse(json!({"metadata": {"name": "x"}, "spec": {}}));
+        assert_eq!(item["apiVersion"], HELMRELEASE_API_VERSION);
+        assert_eq!(item["kind"], "HelmRelease");
+        let status =
+            json!({"apiVersion": "v1", "kind": "Status", "status": "Success", "metadata": {}});
+        assert_eq!(parse(status.clone()), status);
+        assert_eq!(parse(json!({"metadata": null}))["metadata"], Value::Null);
+    }
+
+    #[test]
+    fn what_is_not_an_object_is_refused() {
+        assert!(serde_json::from_str::<Release>("[]").is_err());
+        assert!(serde_json::from_str::<Release>(r#"{"metadata": 3}"#).is_err());
+        assert!(serde_json::from_str::<Release>(r#"{"metadata": {"name": "x"#).is_err());
+    }
+}
