@@ -5,18 +5,24 @@
 //! (`serde_json::Value` keeps the last value silently, so the body is walked
 //! once more, without building anything.)
 
+use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// Maps with at most this many keys are checked by a scan of the keys met
+/// so far, larger ones through a hash set.
+const SCAN_KEYS: usize = 16;
 
 /// The paths (`spec.users[0].name`) of keys that repeat in `body`, in the
 /// order met; empty when the body is not JSON (the decoder says why).
 pub(crate) fn find(body: &[u8]) -> Vec<String> {
     let mut found = Vec::new();
+    let mut path = String::new();
     let mut de = serde_json::Deserializer::from_slice(body);
     let walked = Walk {
-        path: String::new(),
+        path: &mut path,
         found: &mut found,
     }
     .deserialize(&mut de);
@@ -26,8 +32,11 @@ pub(crate) fn find(body: &[u8]) -> Vec<String> {
     found
 }
 
+/// One value of the walk. `path` is the path to it, grown and cut back as
+/// the walk goes in and out, so that a path is only copied when it names a
+/// duplicate.
 struct Walk<'a> {
-    path: String,
+    path: &'a mut String,
     found: &'a mut Vec<String>,
 }
 
@@ -39,6 +48,59 @@ impl<'de> DeserializeSeed<'de> for Walk<'_> {
     }
 }
 
+/// A key, borrowed from the body unless it has escapes.
+struct Key;
+
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(key))
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(key.to_owned()))
+    }
+}
+
+/// The keys of one map met so far.
+enum Seen<'de> {
+    Few(Vec<Cow<'de, str>>),
+    Many(HashSet<Cow<'de, str>>),
+}
+
+impl<'de> Seen<'de> {
+    /// Adds `key`; false when it was there already.
+    fn insert(&mut self, key: Cow<'de, str>) -> bool {
+        match self {
+            Seen::Few(keys) if keys.contains(&key) => false,
+            Seen::Few(keys) if keys.len() < SCAN_KEYS => {
+                keys.push(key);
+                true
+            }
+            Seen::Few(keys) => {
+                let mut set: HashSet<_> = keys.drain(..).collect();
+                set.insert(key);
+                *self = Seen::Many(set);
+                true
+            }
+            Seen::Many(set) => set.insert(key),
+        }
+    }
+}
+
 impl<'de> Visitor<'de> for Walk<'_> {
     type Value = ();
 
@@ -47,37 +109,40 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut seen = HashSet::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let path = if self.path.is_empty() {
-                key.clone()
-            } else {
-                format!("{}.{key}", self.path)
-            };
+        let mut seen = Seen::Few(Vec::new());
+        let outer = self.path.len();
+        while let Some(key) = map.next_key_seed(Key)? {
+            if outer > 0 {
+                self.path.push('.');
+            }
+            self.path.push_str(&key);
             if !seen.insert(key) {
-                self.found.push(path.clone());
+                self.found.push(self.path.clone());
             }
             map.next_value_seed(Walk {
-                path,
-                found: self.found,
+                path: &mut *self.path,
+                found: &mut *self.found,
             })?;
+            self.path.truncate(outer);
         }
         Ok(())
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut i = 0usize;
-        loop {
-            let path = format!("{}[{i}]", self.path);
+        let outer = self.path.len();
+        for i in 0usize.. {
+            let _ = write!(self.path, "[{i}]");
             let walk = Walk {
-                path,
-                found: self.found,
+                path: &mut *self.path,
+                found: &mut *self.found,
             };
-            if seq.next_element_seed(walk)?.is_none() {
-                return Ok(());
+            let more = seq.next_element_seed(walk)?.is_some();
+            self.path.truncate(outer);
+            if !more {
+                break;
             }
-            i += 1;
         }
+        Ok(())
     }
 
     fn visit_bool<E>(self, _: bool) -> Result<(), E> {
@@ -112,5 +177,10 @@ mod tests {
         assert!(find(b"{not json").is_empty());
         // Escaped spellings of one key are the same key.
         assert_eq!(find(br#"{"a":1,"\u0061":2}"#), ["a"]);
+        // Past the keys scanned one by one.
+        let many: Vec<String> = (0..40).map(|i| format!("\"k{i}\":{i}")).collect();
+        let body = format!(r#"{{"m":{{{},"k3":0,"k39":1}}}}"#, many.join(","));
+        assert_eq!(find(body.as_bytes()), ["m.k3", "m.k39"]);
+        assert_eq!(find(br#"[{"a":1},{"b":[{"c":1,"c":2}]}]"#), ["[1].b[0].c"]);
     }
 }
