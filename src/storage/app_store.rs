@@ -560,8 +560,9 @@ impl Apps<'_> {
         let convert = tracing::debug_span!("convert", to = "HelmRelease").entered();
         let stored = self
             .cache()
-            .get(&namespace, &helm_release::release_name(resolved, &name))
-            .ok_or_else(|| ApiError::not_found(&self.group_resource(), &name))?;
+            .stored(&namespace, &helm_release::release_name(resolved, &name))
+            .ok_or_else(|| ApiError::not_found(&self.group_resource(), &name))?
+            .write_base();
         let mut release = helm_release::to_helm_release(resolved, &app, Some(&stored))
             .map_err(|e| self.convert_error(&name, e))?;
         release["metadata"]["resourceVersion"] = app["metadata"]["resourceVersion"].clone();

@@ -178,6 +178,43 @@ impl Stored {
         serde_json::from_str(&self.json).unwrap_or(Value::Null)
     }
 
+    /// What a write of the app keeps of this HelmRelease (see
+    /// [`helm_release::to_helm_release`]): its labels, annotations and
+    /// status, parsed without the rest (the chart values above all).
+    pub fn write_base(&self) -> Value {
+        #[derive(serde::Deserialize)]
+        struct Base {
+            #[serde(default)]
+            metadata: Option<Meta>,
+            #[serde(default)]
+            status: Option<Value>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Meta {
+            #[serde(default)]
+            labels: Option<Value>,
+            #[serde(default)]
+            annotations: Option<Value>,
+        }
+        let Ok(base) = serde_json::from_str::<Base>(&self.json) else {
+            return Value::Null;
+        };
+        let mut metadata = serde_json::Map::new();
+        if let Some(meta) = base.metadata {
+            for (key, value) in [("labels", meta.labels), ("annotations", meta.annotations)] {
+                if let Some(value) = value {
+                    metadata.insert(key.into(), value);
+                }
+            }
+        }
+        let mut object = serde_json::Map::new();
+        object.insert("metadata".into(), Value::Object(metadata));
+        if let Some(status) = base.status {
+            object.insert("status".into(), status);
+        }
+        Value::Object(object)
+    }
+
     /// `metadata.resourceVersion`, as a number.
     pub fn resource_version(&self) -> u64 {
         self.resource_version
@@ -975,6 +1012,17 @@ mod tests {
         assert_eq!(view.value(), helm_release::to_app(&kind, &release));
         // Kept again (a re-list's deletion keeps what the cache had): unchanged.
         assert_eq!(Stored::new(&kept).value(), kept);
+        // An update made over the parts a write keeps is the update made
+        // over the whole HelmRelease (labels, annotations, status).
+        let mut changed = app.clone();
+        changed["spec"]["size"] = json!("2Gi");
+        changed["metadata"]["labels"] = json!({"team": "b"});
+        let base = stored.write_base();
+        assert!(base.get("spec").is_none());
+        assert_eq!(
+            helm_release::to_helm_release(&kind, &changed, Some(&base)).unwrap(),
+            helm_release::to_helm_release(&kind, &changed, Some(&release)).unwrap()
+        );
         // Not an object, or a spec that is not one: kept as it is.
         assert_eq!(Stored::new(&json!({"spec": 1})).value(), json!({"spec": 1}));
     }

@@ -171,7 +171,7 @@ pub fn app_view(kind: &ResolvedKind, release: &Value) -> Option<AppView> {
     if !owned_by(kind, release) {
         return None;
     }
-    let json = compact_json(&to_app(kind, release));
+    let json = compact_json(&app_parts(kind, release));
     Some(AppView {
         json,
         table_row: std::sync::OnceLock::new(),
@@ -203,17 +203,18 @@ pub fn compact_json(value: &(impl serde::Serialize + ?Sized)) -> Box<str> {
 
 /// Converts an app (already validated and defaulted) into its HelmRelease.
 /// `existing` is the stored HelmRelease on update: its labels and annotations
-/// that are not ours (e.g. Flux's) are kept.
+/// that are not ours (e.g. Flux's) are kept, and its status. Only those are
+/// read of it ([`crate::storage::cache::Stored::write_base`]).
 pub fn to_helm_release(
     kind: &ResolvedKind,
     app: &Value,
     existing: Option<&Value>,
 ) -> Result<Value, ConvertError> {
+    let no_metadata = Map::new();
     let meta = app
         .get("metadata")
         .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+        .unwrap_or(&no_metadata);
     let name = meta
         .get("name")
         .and_then(Value::as_str)
@@ -337,27 +338,61 @@ pub fn to_helm_release(
         app.get("spec").cloned().unwrap_or_else(|| json!({})),
     );
 
-    let mut release_object = json!({
-        "apiVersion": HELMRELEASE_API_VERSION,
-        "kind": "HelmRelease",
-        "metadata": metadata,
-        "spec": spec,
-    });
+    // Built in place: `json!` would copy the metadata and spec once more.
+    let mut release_object = Map::new();
+    release_object.insert("apiVersion".into(), HELMRELEASE_API_VERSION.into());
+    release_object.insert("kind".into(), "HelmRelease".into());
+    release_object.insert("metadata".into(), Value::Object(metadata));
+    release_object.insert("spec".into(), Value::Object(spec));
     // The status belongs to helm-controller; keep what is stored.
     if let Some(status) = existing.and_then(|e| e.get("status")) {
-        release_object["status"] = status.clone();
+        release_object.insert("status".into(), status.clone());
     }
-    Ok(release_object)
+    Ok(Value::Object(release_object))
 }
 
 /// Converts a HelmRelease owned by `kind` back into the app.
 pub fn to_app(kind: &ResolvedKind, release: &Value) -> Value {
+    let parts = app_parts(kind, release);
+    let mut app = parts.skeleton;
+    if let Value::Object(fields) = &mut app {
+        if let Some(managed) = parts
+            .managed_fields
+            .and_then(|text| serde_json::from_str::<Value>(text).ok())
+            && let Some(Value::Object(metadata)) = fields.get_mut("metadata")
+        {
+            metadata.insert("managedFields".into(), managed);
+        }
+        let spec = parts
+            .spec
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        fields.insert("spec".into(), spec);
+    }
+    app
+}
+
+/// The app of a HelmRelease less the two parts that are most of its size,
+/// which stay in the release until they are needed: a copy for
+/// [`to_app`], written straight from the release for [`app_view`].
+struct AppParts<'r> {
+    /// The app, with `spec: null` in the spec's place and without
+    /// `metadata.managedFields`.
+    skeleton: Value,
+    /// The release's `spec.values`: the app's spec.
+    spec: Option<&'r Value>,
+    /// The managed-fields annotation: the app's managedFields as JSON text,
+    /// last in its metadata.
+    managed_fields: Option<&'r str>,
+}
+
+fn app_parts<'r>(kind: &ResolvedKind, release: &'r Value) -> AppParts<'r> {
     let d = &kind.definition;
+    let no_metadata = Map::new();
     let meta = release
         .get("metadata")
         .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+        .unwrap_or(&no_metadata);
     let release_name = meta.get("name").and_then(Value::as_str).unwrap_or_default();
     let name = app_name(kind, release_name).unwrap_or(release_name);
 
@@ -391,14 +426,11 @@ pub fn to_app(kind: &ResolvedKind, release: &Value) -> Value {
         }
     }
 
-    let managed = meta
-        .get("annotations")
+    let managed_fields = release
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
         .and_then(|a| a.get(MANAGED_FIELDS_ANNOTATION))
-        .and_then(Value::as_str)
-        .and_then(|text| serde_json::from_str::<Value>(text).ok());
-    if let Some(managed) = managed {
-        metadata.insert("managedFields".into(), managed);
-    }
+        .and_then(Value::as_str);
 
     let hr_status = release.get("status");
     let mut status = Map::new();
@@ -425,16 +457,116 @@ pub fn to_app(kind: &ResolvedKind, release: &Value) -> Value {
         status.insert("observedGeneration".into(), g.clone());
     }
 
-    let mut app = json!({
-        "apiVersion": kind.group_version(),
-        "kind": d.kind,
-        "metadata": metadata,
-        "spec": release.pointer("/spec/values").cloned().unwrap_or_else(|| json!({})),
-    });
+    let mut app = Map::new();
+    app.insert("apiVersion".into(), kind.group_version().into());
+    app.insert("kind".into(), d.kind.clone().into());
+    app.insert("metadata".into(), Value::Object(metadata));
+    app.insert("spec".into(), Value::Null);
     if !status.is_empty() {
-        app["status"] = Value::Object(status);
+        app.insert("status".into(), Value::Object(status));
     }
-    app
+    AppParts {
+        skeleton: Value::Object(app),
+        spec: release.pointer("/spec/values"),
+        managed_fields,
+    }
+}
+
+/// Encodes the app [`to_app`] makes, without copying its spec or parsing
+/// its managedFields into values. The annotation's text is written as it is
+/// when it parses as JSON (the check is [`to_app`]'s parse, without keeping
+/// anything), and left out when not, as [`to_app`] leaves it out.
+impl serde::Serialize for AppParts<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let Value::Object(fields) = &self.skeleton else {
+            return self.skeleton.serialize(serializer);
+        };
+        let managed = self.managed_fields.and_then(|text| {
+            serde_json::from_str::<ParsesAsValue>(text).ok()?;
+            serde_json::from_str::<&serde_json::value::RawValue>(text).ok()
+        });
+        let empty = Value::Object(Map::new());
+        let mut map = serializer.serialize_map(Some(fields.len()))?;
+        for (key, value) in fields {
+            match (key.as_str(), value) {
+                ("spec", _) => map.serialize_entry(key, self.spec.unwrap_or(&empty))?,
+                ("metadata", Value::Object(metadata)) if managed.is_some() => {
+                    map.serialize_entry(key, &WithManagedFields { metadata, managed })?;
+                }
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// JSON that parses as a [`Value`], checked without building one: every
+/// number is read as a number (a number out of range fails, as in a
+/// `Value`; serde's `IgnoredAny` would skip it unread).
+struct ParsesAsValue;
+
+impl<'de> serde::Deserialize<'de> for ParsesAsValue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ParsesAsValue)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ParsesAsValue {
+    type Value = ParsesAsValue;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_unit<E>(self) -> Result<Self, E> {
+        Ok(self)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self, A::Error> {
+        while seq.next_element::<ParsesAsValue>()?.is_some() {}
+        Ok(self)
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self, A::Error> {
+        while map
+            .next_entry::<serde::de::IgnoredAny, ParsesAsValue>()?
+            .is_some()
+        {}
+        Ok(self)
+    }
+}
+
+/// An app's metadata with its managedFields (JSON text) last.
+struct WithManagedFields<'a> {
+    metadata: &'a Map<String, Value>,
+    managed: Option<&'a serde_json::value::RawValue>,
+}
+
+impl serde::Serialize for WithManagedFields<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.metadata {
+            map.serialize_entry(key, value)?;
+        }
+        if let Some(managed) = self.managed {
+            map.serialize_entry("managedFields", managed)?;
+        }
+        map.end()
+    }
 }
 
 #[cfg(test)]
@@ -483,6 +615,42 @@ mod tests {
             "{}",
             serde_json::to_string_pretty(&app).unwrap()
         );
+    }
+
+    #[test]
+    fn the_view_is_the_app_encoded() {
+        let kind = postgres();
+        let mut release = fixture("release");
+        let text = |r: &Value| String::from(app_view(&kind, r).unwrap().json);
+        // Byte for byte the app's compact JSON, managedFields included.
+        let managed = json!([{"manager": "m", "operation": "Update", "apiVersion": "v",
+            "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:size": {}}}}]);
+        release["metadata"]["annotations"][MANAGED_FIELDS_ANNOTATION] = json!(managed.to_string());
+        let app = to_app(&kind, &release);
+        assert_eq!(app["metadata"]["managedFields"], managed);
+        assert_eq!(text(&release), serde_json::to_string(&app).unwrap());
+        // Spaced out: the same value. Not JSON, or a number JSON cannot
+        // hold: left out by both.
+        release["metadata"]["annotations"][MANAGED_FIELDS_ANNOTATION] =
+            json!(serde_json::to_string_pretty(&managed).unwrap());
+        assert_eq!(app_view(&kind, &release).unwrap().value(), app);
+        for bad in ["{not json", "[1e400]", ""] {
+            release["metadata"]["annotations"][MANAGED_FIELDS_ANNOTATION] = json!(bad);
+            let app = to_app(&kind, &release);
+            assert!(app["metadata"].get("managedFields").is_none(), "{bad}");
+            assert_eq!(
+                text(&release),
+                serde_json::to_string(&app).unwrap(),
+                "{bad}"
+            );
+        }
+        // Without values: an empty spec.
+        release["spec"].as_object_mut().unwrap().remove("values");
+        assert_eq!(
+            text(&release),
+            serde_json::to_string(&to_app(&kind, &release)).unwrap()
+        );
+        assert_eq!(to_app(&kind, &release)["spec"], json!({}));
     }
 
     #[test]
