@@ -28,6 +28,12 @@ const BANNED_OWNERS: [(&str, &str); 2] = [("v1", "Event"), ("events.k8s.io/v1", 
 
 /// A metadata field of the wrong type, as kube-apiserver's decoder reports it.
 pub fn check_types(meta: &Map<String, Value>) -> Result<(), String> {
+    check_types_except(meta, &[])
+}
+
+/// [`check_types`] but for the fields in `skip` (fields the server wrote
+/// itself, whose type is known).
+pub fn check_types_except(meta: &Map<String, Value>, skip: &[&str]) -> Result<(), String> {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, OwnerReference};
     use std::collections::BTreeMap;
     fn check<T: serde::de::DeserializeOwned>(field: &str, value: &Value) -> Result<(), String> {
@@ -39,6 +45,9 @@ pub fn check_types(meta: &Map<String, Value>) -> Result<(), String> {
             .map_err(|e| format!("metadata.{field}: {e}"))
     }
     for (field, value) in meta {
+        if skip.contains(&field.as_str()) {
+            continue;
+        }
         match field.as_str() {
             "name" | "generateName" | "namespace" | "uid" | "resourceVersion" | "selfLink"
             | "creationTimestamp" | "deletionTimestamp" => check::<String>(field, value)?,
@@ -499,7 +508,15 @@ mod tests {
             let m = meta(json!({ field: value }));
             let err = check_types(&m).unwrap_err();
             assert!(err.starts_with(&format!("metadata.{field}: ")), "{err}");
+            assert!(check_types_except(&m, &[field]).is_ok());
         }
+        let m = meta(json!({"managedFields": [{"manager": 1}]}));
+        assert!(
+            check_types(&m)
+                .unwrap_err()
+                .starts_with("metadata.managedFields: ")
+        );
+        assert!(check_types_except(&m, &["managedFields"]).is_ok());
     }
 
     #[test]

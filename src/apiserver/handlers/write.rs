@@ -438,7 +438,11 @@ fn validate(
         .get_mut("metadata")
         .and_then(Value::as_object_mut)
         .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
-    object_meta::check_types(meta).map_err(ApiError::bad_request)?;
+    // managedFields are the field manager's by now: a request's own entries
+    // that do not decode were set aside as kube-apiserver's field manager
+    // sets them aside (decodeLiveOrNew), and checking the written ones again
+    // would copy every entry's field set.
+    object_meta::check_types_except(meta, &["managedFields"]).map_err(ApiError::bad_request)?;
     if let Some(old) = current
         .and_then(|c| c.get("metadata"))
         .and_then(Value::as_object)
