@@ -68,7 +68,7 @@ impl PageMeta {
 }
 
 /// The items of a HelmRelease list, each parsed alone and kept as the cache
-/// keeps it ([`cached`], [`Stored`]); `null` is no items.
+/// keeps it ([`Release`], [`Stored`]); `null` is no items.
 fn stored_items<'de, D>(deserializer: D) -> Result<Vec<(Key, Arc<Stored>)>, D::Error>
 where
     D: serde::Deserializer<'de>,
@@ -137,7 +137,7 @@ impl ClusterStore {
     }
 
     /// Sends a write, as `user` when impersonating, and parses the answer
-    /// straight into the object as the watch cache keeps it ([`kept`]: the
+    /// straight into the object as the watch cache keeps it ([`Release`]: the
     /// cache takes it before the watch delivers it; a
     /// `Status` answer comes back as an object of kind `Status`). The round
     /// trip and the parse are `debug` spans (`send`, `parse`).
