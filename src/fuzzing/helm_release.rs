@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::apimachinery::object_meta;
-use crate::storage::helm_release::{owned_by, to_app, to_helm_release};
+use crate::storage::helm_release::{app_view, owned_by, to_app, to_helm_release};
 
 /// Metadata an app owns and gets back from its HelmRelease.
 const OWNED_METADATA: [&str; 13] = [
@@ -31,7 +31,9 @@ const OWNED_METADATA: [&str; 13] = [
 ///   and empty maps and lists, which Kubernetes does not distinguish from
 ///   absent ones), finalizers and spec;
 /// - the HelmRelease is owned by the kind, and converting the app back
-///   against the stored HelmRelease gives the same HelmRelease.
+///   against the stored HelmRelease gives the same HelmRelease;
+/// - the app view the cache keeps (encoded straight from the HelmRelease)
+///   is the app read back, encoded.
 pub fn helm_release(data: &[u8]) {
     let Ok(Value::Object(mut app)) = serde_json::from_slice::<Value>(data) else {
         return;
@@ -62,6 +64,12 @@ pub fn helm_release(data: &[u8]) {
         "the kind does not own its HelmRelease: {release}"
     );
     let back = to_app(kind, &release);
+    let view = app_view(kind, &release).expect("owned");
+    assert_eq!(
+        &*view.json,
+        serde_json::to_string(&back).expect("encode"),
+        "the app view is not the app read back"
+    );
     assert_eq!(
         owned(&back),
         owned(&app),
