@@ -436,6 +436,17 @@ fn compare_walk(
         // Nothing below changed (the walk would find every leaf equal).
         return;
     }
+    compare_changed(node, path, lhs, rhs, out);
+}
+
+/// [`compare_walk`] of two sides known not to be equal.
+fn compare_changed(
+    node: Node<'_>,
+    path: &mut Vec<PathElement>,
+    lhs: Option<&Value>,
+    rhs: Option<&Value>,
+    out: &mut Comparison,
+) {
     let ls = lhs.map(|l| shape_of(node, l, rhs));
     let rs = rhs.map(|r| shape_of(node, r, lhs));
     let mut in_leaf = false;
@@ -527,13 +538,15 @@ fn compare_shape(
                 .filter(|k| l.is_none_or(|l| !l.contains_key(*k)));
             for k in in_left.chain(only_right) {
                 let (lv, rv) = (l.and_then(|l| l.get(k)), r.and_then(|r| r.get(k)));
+                // Checked before the path is extended, so an equal field costs
+                // no copy of its name; not checked again below.
                 if let (Some(a), Some(b)) = (lv, rv)
                     && values_equal(a, b)
                 {
                     continue;
                 }
                 path.push(PathElement::Field(k.clone()));
-                compare_walk(mt.field(k), path, lv, rv, out);
+                compare_changed(mt.field(k), path, lv, rv, out);
                 path.pop();
             }
         }
