@@ -25,7 +25,7 @@
 //!   object, app view included); a newer event or write always wins, and an
 //!   older one never replaces it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -857,11 +857,14 @@ impl Sync {
     ///
     /// Each added or modified object's event is at the object's own
     /// resourceVersion (all of them are past the cache's revision: it saw
-    /// every change before), in that order; deletions follow at the list's
-    /// revision, their object carrying it as kube-apiserver's DELETED events
-    /// carry the deletion's. So a client sees the difference in
-    /// resourceVersion order, and resuming from any of them neither repeats
-    /// nor skips one.
+    /// every change before). The list does not say when the missing objects
+    /// were deleted, only that it was after the cache's revision and at a
+    /// revision no listed object holds: each deletion takes the latest such
+    /// revision still free (the list's own, then the ones below it), its
+    /// object carrying it as kube-apiserver's DELETED events carry the
+    /// deletion's. Every event has a revision of its own and they are sent
+    /// in that order, so resuming from any of them neither repeats nor skips
+    /// one.
     fn replace(&self, items: Vec<(Key, Arc<Stored>)>, revision: u64) {
         let mut state = self.write();
         let mut next: Objects = OrdMap::new();
@@ -892,22 +895,27 @@ impl Sync {
                 Some(_) => {}
             }
         }
-        changes.sort_by_key(|c| c.revision);
-        for (key, object) in &state.objects {
-            if !next.contains_key(key) {
-                let mut last = object.value();
-                if let Some(metadata) = last.get_mut("metadata").and_then(Value::as_object_mut) {
-                    metadata.insert("resourceVersion".into(), revision.to_string().into());
-                }
-                changes.push(CacheEvent {
-                    event_type: EventType::Deleted,
-                    object: Arc::new(Stored::new(&last)),
-                    previous: Some(object.clone()),
-                    revision,
-                    key: key.clone(),
-                });
+        let deleted: Vec<(&Key, &Arc<Stored>)> = state
+            .objects
+            .iter()
+            .filter(|(key, _)| !next.contains_key(*key))
+            .collect();
+        let held: HashSet<u64> = changes.iter().map(|c| c.revision).collect();
+        let slots = deletion_revisions(deleted.len(), after, revision, &held);
+        for ((key, object), at) in deleted.into_iter().zip(slots) {
+            let mut last = object.value();
+            if let Some(metadata) = last.get_mut("metadata").and_then(Value::as_object_mut) {
+                metadata.insert("resourceVersion".into(), at.to_string().into());
             }
+            changes.push(CacheEvent {
+                event_type: EventType::Deleted,
+                object: Arc::new(Stored::new(&last)),
+                previous: Some(object.clone()),
+                revision: at,
+                key: key.clone(),
+            });
         }
+        changes.sort_by_key(|c| c.revision);
         state.objects = next;
         let first_list = state.revision == 0 && state.history.is_empty();
         if first_list {
@@ -936,6 +944,22 @@ impl Sync {
         state.prune(now);
         self.revision_tx.send_replace(state.revision);
     }
+}
+
+/// The revisions `count` deletions found by a re-list are reported at, in
+/// ascending order: the latest ones in `after..=revision` that no other
+/// event of the re-list `held`. Should the range run out (it holds a
+/// revision for every change upstream made in it, so only an upstream that
+/// skips revisions could make it), the rest are at `revision`.
+fn deletion_revisions(count: usize, after: u64, revision: u64, held: &HashSet<u64>) -> Vec<u64> {
+    let mut slots: Vec<u64> = (after..=revision)
+        .rev()
+        .filter(|r| !held.contains(r))
+        .take(count)
+        .collect();
+    slots.reverse();
+    slots.resize(count, revision);
+    slots
 }
 
 #[cfg(test)]
@@ -1320,7 +1344,7 @@ mod tests {
             [
                 (EventType::Added, "e".into(), 12, 12),
                 (EventType::Modified, "d".into(), 14, 14),
-                (EventType::Deleted, "b".into(), 20, 20),
+                (EventType::Deleted, "b".into(), 19, 19),
                 (EventType::Deleted, "c".into(), 20, 20),
             ]
         );
@@ -1333,6 +1357,31 @@ mod tests {
             .map(|(_, e)| e.key.1.as_str())
             .collect();
         assert_eq!(after_e, ["d", "b", "c"]);
+        drop(state);
+
+        // The list's revision is the last object's own (its write was the
+        // last change): the deletions take the free revisions below it.
+        sync.replace(vec![listed("d", 14), listed("f", 30)], 30);
+        let got: Vec<(EventType, String, u64)> = std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|e| (e.event_type, e.key.1.clone(), e.revision))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (EventType::Deleted, "a".into(), 28),
+                (EventType::Deleted, "e".into(), 29),
+                (EventType::Added, "f".into(), 30),
+            ]
+        );
+    }
+
+    #[test]
+    fn deletions_found_by_a_relist_take_free_revisions() {
+        let held = HashSet::from([20, 18]);
+        assert_eq!(deletion_revisions(3, 11, 20, &held), [16, 17, 19]);
+        assert_eq!(deletion_revisions(0, 11, 20, &held), Vec::<u64>::new());
+        // More deletions than free revisions (an upstream that skips some).
+        assert_eq!(deletion_revisions(3, 19, 20, &held), [19, 20, 20]);
     }
 
     fn owned(name: &str, kind: &str) -> Value {

@@ -218,9 +218,11 @@ async fn watchers_see_every_change_across_a_kube_apiserver_restart() {
 
     // Outside the recovery window (changes etcd made while the cache was
     // reconnecting) every watcher saw exactly etcd's changes; inside it, a
-    // re-list folds the changes of each object into its last one (a
-    // deletion at the list's resourceVersion), never loses, invents,
-    // repeats or reorders one.
+    // re-list folds the changes of each object into its last one, never
+    // loses, invents, repeats or reorders one. The list does not say when
+    // an object was deleted: the cache reports its deletions at the latest
+    // revisions of the window that no other change of the re-list holds,
+    // so taken together they are no earlier than etcd's.
     let exact = |c: &&Change| c.rv <= before || c.rv > resumed;
     let expected: Vec<&Change> = truth.iter().filter(exact).collect();
     let final_truth = final_state(&truth);
@@ -266,12 +268,29 @@ async fn watchers_see_every_change_across_a_kube_apiserver_restart() {
         for (name, truth) in &truth_last {
             let seen = &seen_last[name];
             let same = if truth.kind == "DELETED" {
-                seen.kind == "DELETED" && seen.rv >= truth.rv
+                seen.kind == "DELETED"
             } else {
                 seen.kind != "DELETED" && seen.rv == truth.rv
             };
             assert!(same, "{who}: {name} ended as {seen:?}, etcd {truth:?}");
         }
+        let deletions = |last: &BTreeMap<String, Change>| -> Vec<u64> {
+            let mut at: Vec<u64> = last
+                .values()
+                .filter(|c| c.kind == "DELETED")
+                .map(|c| c.rv)
+                .collect();
+            at.sort_unstable();
+            at
+        };
+        let (truth_deleted, seen_deleted) = (deletions(&truth_last), deletions(&seen_last));
+        assert!(
+            truth_deleted
+                .iter()
+                .zip(&seen_deleted)
+                .all(|(truth, seen)| seen >= truth && *seen <= resumed),
+            "{who}: deletions reported at {seen_deleted:?}, before etcd's {truth_deleted:?} or after the window"
+        );
         if seen_window == window {
             window_exact += 1;
         }
