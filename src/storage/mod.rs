@@ -24,6 +24,7 @@
 //! can make them upstream as that user.
 
 pub(crate) mod app_filter;
+mod app_parts;
 pub mod app_store;
 pub mod cache;
 pub mod cluster_store;
