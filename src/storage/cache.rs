@@ -40,8 +40,7 @@ use crate::kinds::definition::ResolvedKind;
 
 use super::helm_release::{self, AppView};
 use super::{
-    Backend, EventObject, ReadScope, StoreError, StoreEvent, UpstreamState, object_key,
-    resource_version,
+    Backend, ReadScope, StoreError, StoreEvent, UpstreamState, object_key, resource_version,
 };
 
 /// Events kept for watch resumption.
@@ -309,15 +308,6 @@ impl State {
             },
         );
         true
-    }
-
-    /// Whether the cache took the write that made `key`'s object at
-    /// `resource_version` from the write's answer (and keeps that object).
-    fn took(&self, key: &Key, resource_version: u64) -> bool {
-        matches!(
-            self.ahead.get(key),
-            Some(Ahead { resource_version: taken, object: Some(_) }) if *taken == resource_version
-        )
     }
 
     /// Drops the writes the watch has now delivered.
@@ -788,13 +778,7 @@ impl Sync {
                 match event {
                     Ok(event) => {
                         backoff = Duration::from_millis(200);
-                        let applied = self
-                            .parsed_unless_taken(event)
-                            .and_then(|event| self.apply(event));
-                        if let Err(err) = applied {
-                            tracing::warn!("HelmRelease watch: an object does not parse: {err}");
-                            break;
-                        }
+                        self.apply(event);
                     }
                     Err(StoreError::Gone(_)) => {
                         need_list = true;
@@ -813,42 +797,11 @@ impl Sync {
         self.state.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// `event` with its object parsed, unless the cache will not need it:
-    /// an event it has seen, or the event of a write it took from the
-    /// write's answer. Parsed here, outside the lock; [`Sync::apply`]
-    /// parses what a write taken in between leaves it to parse.
-    fn parsed_unless_taken(&self, event: StoreEvent) -> Result<StoreEvent, serde_json::Error> {
-        let (StoreEvent::Added(EventObject::Json(json))
-        | StoreEvent::Modified(EventObject::Json(json))
-        | StoreEvent::Deleted(EventObject::Json(json))) = &event
-        else {
-            return Ok(event);
-        };
-        let needed = {
-            let state = self.state.read().unwrap_or_else(|p| p.into_inner());
-            let revision = json.resource_version();
-            revision > state.revision
-                && (matches!(event, StoreEvent::Deleted(_)) || !state.took(json.key(), revision))
-        };
-        if !needed {
-            return Ok(event);
-        }
-        let parsed = EventObject::Value(Arc::new(json.parse()?));
-        Ok(match event {
-            StoreEvent::Added(_) => StoreEvent::Added(parsed),
-            StoreEvent::Modified(_) => StoreEvent::Modified(parsed),
-            StoreEvent::Deleted(_) => StoreEvent::Deleted(parsed),
-            bookmark @ StoreEvent::Bookmark(_) => bookmark,
-        })
-    }
-
-    /// Applies one event of the watch; fails only when its object, left
-    /// unparsed, does not parse.
-    fn apply(&self, event: StoreEvent) -> Result<(), serde_json::Error> {
+    fn apply(&self, event: StoreEvent) {
         let revision = event.resource_version();
         let mut state = self.write();
         if revision <= state.revision && !matches!(event, StoreEvent::Bookmark(_)) {
-            return Ok(()); // already seen (a resumed watch may repeat)
+            return; // already seen (a resumed watch may repeat)
         }
         let cache_event = match event {
             StoreEvent::Bookmark(rv) => {
@@ -858,17 +811,17 @@ impl Sync {
                     drop(state);
                     self.revision_tx.send_replace(rv);
                 }
-                return Ok(());
+                return;
             }
             StoreEvent::Added(o) | StoreEvent::Modified(o) => {
-                let key = o.key();
+                let key = object_key(&o);
                 // The event of a write taken ahead: keep the object (and its app view).
                 let o = match state.ahead.get(&key) {
                     Some(Ahead {
                         resource_version,
                         object: Some(taken),
                     }) if *resource_version == revision => taken.clone(),
-                    _ => Arc::new(Stored::new(&*o.value()?)),
+                    _ => Arc::new(Stored::new(&o)),
                 };
                 let previous = state.objects.insert(key.clone(), o.clone());
                 let event_type = if previous.is_some() {
@@ -885,9 +838,9 @@ impl Sync {
                 }
             }
             StoreEvent::Deleted(o) => {
-                let key = o.key();
+                let key = object_key(&o);
                 let previous = state.objects.remove(&key);
-                let o = Arc::new(Stored::new(&*o.value()?));
+                let o = Arc::new(Stored::new(&o));
                 CacheEvent {
                     event_type: EventType::Deleted,
                     object: o,
@@ -898,7 +851,6 @@ impl Sync {
             }
         };
         self.record(&mut state, vec![Arc::new(cache_event)], revision);
-        Ok(())
     }
 
     /// Replaces the whole set after a (re-)list, emitting the difference.
@@ -1192,8 +1144,7 @@ mod tests {
         let taken = cache.stored("ns", "a").unwrap();
 
         // Its watch event: delivered to watchers as usual, with the object taken.
-        sync.apply(StoreEvent::Added(at("a", 11, 1).into()))
-            .unwrap();
+        sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))));
         let event = rx.try_recv().unwrap();
         assert_eq!((event.event_type, event.revision), (EventType::Added, 11));
         assert!(Arc::ptr_eq(&event.object, &taken));
@@ -1202,82 +1153,12 @@ mod tests {
         assert_eq!(cache.snapshot().0.len(), 1);
     }
 
-    /// A watch event as kube-apiserver sends it: JSON, read for key and version.
-    fn json_event(object: &Value) -> EventObject {
-        EventObject::Json(Arc::new(serde_json::from_str(&object.to_string()).unwrap()))
-    }
-
-    fn is_json(event: &StoreEvent) -> bool {
-        matches!(
-            event,
-            StoreEvent::Added(EventObject::Json(_))
-                | StoreEvent::Modified(EventObject::Json(_))
-                | StoreEvent::Deleted(EventObject::Json(_))
-        )
-    }
-
-    #[tokio::test]
-    async fn only_the_watch_events_the_cache_needs_are_parsed() {
-        let (cache, sync) = driven();
-        // Our own write, taken from its answer: its event is not parsed.
-        assert!(cache.take_write(&at("a", 11, 1), true));
-        let taken = cache.stored("ns", "a").unwrap();
-        let own = sync
-            .parsed_unless_taken(StoreEvent::Added(json_event(&at("a", 11, 1))))
-            .unwrap();
-        assert!(is_json(&own));
-        sync.apply(own).unwrap();
-        assert!(Arc::ptr_eq(&cache.stored("ns", "a").unwrap(), &taken));
-        assert_eq!(cache.revision(), 11);
-
-        // Another client's change, and one the cache has seen: parsed, and not.
-        let other = sync
-            .parsed_unless_taken(StoreEvent::Modified(json_event(&at("a", 12, 2))))
-            .unwrap();
-        assert!(!is_json(&other));
-        let seen = sync
-            .parsed_unless_taken(StoreEvent::Modified(json_event(&at("a", 11, 1))))
-            .unwrap();
-        assert!(is_json(&seen));
-        sync.apply(other).unwrap();
-        sync.apply(seen).unwrap();
-        assert_eq!(x_of(&cache, "a"), Some(2));
-
-        // A write taken after the check: apply parses the event it needs.
-        let late = sync
-            .parsed_unless_taken(StoreEvent::Modified(json_event(&at("a", 13, 3))))
-            .unwrap();
-        assert!(!is_json(&late));
-        let unparsed = StoreEvent::Modified(json_event(&at("a", 14, 4)));
-        assert!(cache.take_write(&at("a", 15, 5), true));
-        sync.apply(late).unwrap();
-        sync.apply(unparsed).unwrap();
-        assert_eq!(
-            cache
-                .snapshot()
-                .0
-                .get(&("ns".into(), "a".into()))
-                .unwrap()
-                .resource_version(),
-            14
-        );
-
-        // A delete's event is always parsed: the cache keeps the last state.
-        assert!(cache.take_write(&at("a", 16, 5), false));
-        let deleted = sync
-            .parsed_unless_taken(StoreEvent::Deleted(json_event(&at("a", 16, 5))))
-            .unwrap();
-        assert!(!is_json(&deleted));
-    }
-
     #[tokio::test]
     async fn never_backwards_a_newer_event_or_write_wins() {
         let (cache, sync) = driven();
         // Another client's newer change reached the watch before our answer: ours is old.
-        sync.apply(StoreEvent::Added(at("a", 11, 1).into()))
-            .unwrap();
-        sync.apply(StoreEvent::Modified(at("a", 12, 2).into()))
-            .unwrap();
+        sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))));
+        sync.apply(StoreEvent::Modified(Arc::new(at("a", 12, 2))));
         assert!(!cache.take_write(&at("a", 11, 1), true));
         assert!(!cache.take_write(&at("a", 12, 2), true));
         assert_eq!(x_of(&cache, "a"), Some(2));
@@ -1288,13 +1169,11 @@ mod tests {
         assert_eq!(x_of(&cache, "a"), Some(4));
         // The watch delivers 13 first: watchers get it, reads keep 14.
         let (_, mut rx) = cache.subscribe(12).unwrap();
-        sync.apply(StoreEvent::Modified(at("a", 13, 3).into()))
-            .unwrap();
+        sync.apply(StoreEvent::Modified(Arc::new(at("a", 13, 3))));
         assert_eq!(rx.try_recv().unwrap().revision, 13);
         assert_eq!(x_of(&cache, "a"), Some(4));
         // Then 14: confirmed, with the previous state for watchers.
-        sync.apply(StoreEvent::Modified(at("a", 14, 4).into()))
-            .unwrap();
+        sync.apply(StoreEvent::Modified(Arc::new(at("a", 14, 4))));
         let event = rx.try_recv().unwrap();
         assert_eq!(event.previous.as_ref().unwrap().resource_version(), 13);
         assert_eq!(x_of(&cache, "a"), Some(4));
@@ -1313,8 +1192,7 @@ mod tests {
     #[tokio::test]
     async fn a_delete_is_read_as_gone_at_once_and_revisions_confirm_writes() {
         let (cache, sync) = driven();
-        sync.apply(StoreEvent::Added(at("a", 11, 1).into()))
-            .unwrap();
+        sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))));
         assert!(cache.take_write(&at("a", 12, 1), false));
         assert_eq!(x_of(&cache, "a"), None);
         assert_eq!(cache.snapshot().0.len(), 1, "lists follow the watch");
@@ -1322,16 +1200,14 @@ mod tests {
         assert!(cache.take_write(&at("a", 13, 3), true));
         assert_eq!(x_of(&cache, "a"), Some(3));
         // The delete's event does not undo the newer re-create; the create's confirms it.
-        sync.apply(StoreEvent::Deleted(at("a", 12, 1).into()))
-            .unwrap();
+        sync.apply(StoreEvent::Deleted(Arc::new(at("a", 12, 1))));
         assert_eq!(x_of(&cache, "a"), Some(3));
-        sync.apply(StoreEvent::Added(at("a", 13, 3).into()))
-            .unwrap();
+        sync.apply(StoreEvent::Added(Arc::new(at("a", 13, 3))));
         assert!(cache.read().ahead.is_empty());
         assert_eq!(x_of(&cache, "a"), Some(3));
         // Whatever brings the revision past a taken write drops it (here a bookmark).
         assert!(cache.take_write(&at("a", 15, 5), true));
-        sync.apply(StoreEvent::Bookmark(15)).unwrap();
+        sync.apply(StoreEvent::Bookmark(15));
         assert!(cache.read().ahead.is_empty());
         assert_eq!(x_of(&cache, "a"), Some(3), "the watch's state");
     }

@@ -23,10 +23,10 @@ use tracing::Instrument;
 use super::cache::{Key, Stored};
 use super::helm_release::{GROUP_LABEL, KIND_LABEL};
 use super::metadata_list;
-use super::release_json::{Release, ReleaseJson};
+use super::release_json::Release;
 use super::{
-    DeleteOptions, EventObject, EventStream, Listing, ReadScope, StoreError, StoreEvent,
-    UpstreamState, object_key,
+    DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState,
+    object_key,
 };
 use crate::apimachinery::user::UserInfo;
 use crate::error_chain::error_chain;
@@ -270,9 +270,8 @@ impl ClusterStore {
     pub async fn watch(&self, from: u64) -> Result<EventStream, StoreError> {
         let mut params = WatchParams::default().labels(&self.selector).timeout(290);
         params.bookmarks = true;
-        // Each event's object is read for its key and resourceVersion
-        // ([`ReleaseJson`]); the cache parses it, once, only when it has not
-        // taken that version from a write's answer already.
+        // Each event's object is parsed once, straight into what the cache
+        // keeps ([`Release`]).
         let request = kube::core::Request::new(<DynamicObject as kube::Resource>::url_path(
             &self.resource,
             None,
@@ -281,20 +280,16 @@ impl ClusterStore {
         .map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
         let stream = self
             .client
-            .request_events::<ReleaseJson>(request)
+            .request_events::<Release>(request)
             .await
             .map_err(upstream)?;
         Ok(stream
             .map(|event| event.map_err(upstream))
             .and_then(|event| async move {
                 match event {
-                    WatchEvent::Added(o) => Ok(StoreEvent::Added(EventObject::Json(Arc::new(o)))),
-                    WatchEvent::Modified(o) => {
-                        Ok(StoreEvent::Modified(EventObject::Json(Arc::new(o))))
-                    }
-                    WatchEvent::Deleted(o) => {
-                        Ok(StoreEvent::Deleted(EventObject::Json(Arc::new(o))))
-                    }
+                    WatchEvent::Added(Release(o)) => Ok(StoreEvent::Added(Arc::new(o))),
+                    WatchEvent::Modified(Release(o)) => Ok(StoreEvent::Modified(Arc::new(o))),
+                    WatchEvent::Deleted(Release(o)) => Ok(StoreEvent::Deleted(Arc::new(o))),
                     WatchEvent::Bookmark(b) => Ok(StoreEvent::Bookmark(
                         b.metadata.resource_version.parse().unwrap_or(0),
                     )),

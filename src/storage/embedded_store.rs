@@ -219,7 +219,7 @@ impl EmbeddedStore {
                 &namespace,
                 &name,
                 Some(&object),
-                StoreEvent::Added(object.clone().into()),
+                StoreEvent::Added(Arc::new(object.clone())),
             )?;
             Ok(object)
         })
@@ -259,9 +259,9 @@ impl EmbeddedStore {
                 return Ok(object);
             }
             if terminating && !finalizers_left {
-                commit(&mut inner, revision, &namespace, &name, None, StoreEvent::Deleted(object.clone().into()))?;
+                commit(&mut inner, revision, &namespace, &name, None, StoreEvent::Deleted(Arc::new(object.clone())))?;
             } else {
-                let event = StoreEvent::Modified(object.clone().into());
+                let event = StoreEvent::Modified(Arc::new(object.clone()));
                 commit(&mut inner, revision, &namespace, &name, Some(&object), event)?;
             }
             Ok(object)
@@ -323,7 +323,7 @@ impl EmbeddedStore {
                 if options.dry_run {
                     return Ok(object);
                 }
-                commit(&mut inner, revision, &namespace, &name, None, StoreEvent::Deleted(object.clone().into()))?;
+                commit(&mut inner, revision, &namespace, &name, None, StoreEvent::Deleted(Arc::new(object.clone())))?;
                 return Ok(object);
             }
             if already_terminating {
@@ -336,7 +336,7 @@ impl EmbeddedStore {
             if options.dry_run {
                 return Ok(object);
             }
-            let event = StoreEvent::Modified(object.clone().into());
+            let event = StoreEvent::Modified(Arc::new(object.clone()));
             commit(&mut inner, revision, &namespace, &name, Some(&object), event)?;
             Ok(object)
         })

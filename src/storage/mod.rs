@@ -16,8 +16,6 @@
 //! - [`cluster_store`]: the backend of HelmReleases in a real cluster, through kube-rs
 //! - [`metadata_list`]: a page of the consistent-read check (upstream's
 //!   metadata list, protobuf or JSON), read for versions only
-//! - [`release_json`]: kube-apiserver's HelmReleases parsed in one pass
-//!   into what the cache keeps; watch events read for key and version first
 //! - [`namespace_store`]: the namespaces of standalone mode
 //! - [`store_lock`]: the one-server-per-store lock of standalone mode
 //! - [`private_files`]: owner-only files and directories for the store
@@ -35,10 +33,9 @@ pub mod helm_release;
 pub mod metadata_list;
 pub mod namespace_store;
 pub mod private_files;
-pub mod release_json;
+pub(crate) mod release_json;
 pub mod store_lock;
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -51,11 +48,11 @@ use crate::apimachinery::user::UserInfo;
 #[derive(Debug, Clone)]
 pub enum StoreEvent {
     /// Created.
-    Added(EventObject),
+    Added(Arc<Value>),
     /// Changed.
-    Modified(EventObject),
+    Modified(Arc<Value>),
     /// Gone (the last state).
-    Deleted(EventObject),
+    Deleted(Arc<Value>),
     /// No change to our objects up to this resourceVersion.
     Bookmark(u64),
 }
@@ -65,53 +62,10 @@ impl StoreEvent {
     pub fn resource_version(&self) -> u64 {
         match self {
             StoreEvent::Added(o) | StoreEvent::Modified(o) | StoreEvent::Deleted(o) => {
-                o.resource_version()
+                resource_version(o)
             }
             StoreEvent::Bookmark(rv) => *rv,
         }
-    }
-}
-
-/// The HelmRelease of a [`StoreEvent`]: parsed (the embedded store's), or
-/// kube-apiserver's JSON, parsed only when the cache needs it (it does not
-/// for the events of writes it took from their answers).
-#[derive(Debug, Clone)]
-pub enum EventObject {
-    /// Parsed.
-    Value(Arc<Value>),
-    /// As kube-apiserver sent it, key and resourceVersion read off.
-    Json(Arc<release_json::ReleaseJson>),
-}
-
-impl EventObject {
-    /// `(namespace, name)`.
-    pub fn key(&self) -> cache::Key {
-        match self {
-            EventObject::Value(o) => object_key(o),
-            EventObject::Json(j) => j.key().clone(),
-        }
-    }
-
-    /// The numeric resourceVersion (0 when absent or not numeric).
-    pub fn resource_version(&self) -> u64 {
-        match self {
-            EventObject::Value(o) => resource_version(o),
-            EventObject::Json(j) => j.resource_version(),
-        }
-    }
-
-    /// The object, parsed.
-    pub fn value(&self) -> Result<Cow<'_, Value>, serde_json::Error> {
-        match self {
-            EventObject::Value(o) => Ok(Cow::Borrowed(o)),
-            EventObject::Json(j) => j.parse().map(Cow::Owned),
-        }
-    }
-}
-
-impl From<Value> for EventObject {
-    fn from(object: Value) -> EventObject {
-        EventObject::Value(Arc::new(object))
     }
 }
 

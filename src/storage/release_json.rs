@@ -11,20 +11,11 @@
 //!
 //! Writes built from a kept object send no `managedFields`, which leaves
 //! the HelmRelease's as they are upstream.
-//!
-//! A watch event's object is first read as [`ReleaseJson`]: its text, with
-//! its key and resourceVersion read off. The cache has most often taken
-//! the server's own writes from their answers already, and then never
-//! parses their events.
 
-use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-
-use super::cache::Key;
 
 use super::helm_release::HELMRELEASE_API_VERSION;
 
@@ -41,71 +32,6 @@ impl<'de> Deserialize<'de> for Release {
             object.insert("kind".into(), "HelmRelease".into());
         }
         Ok(Release(Value::Object(object)))
-    }
-}
-
-/// A HelmRelease's JSON as kube-apiserver sent it, with its key and
-/// resourceVersion read off (the text is scanned once for them, nothing
-/// else is kept); [`ReleaseJson::parse`] makes the [`Release`] of it.
-#[derive(Debug, Clone)]
-pub struct ReleaseJson {
-    key: Key,
-    resource_version: u64,
-    text: Box<RawValue>,
-}
-
-impl ReleaseJson {
-    /// `(namespace, name)`, empty where absent.
-    pub fn key(&self) -> &Key {
-        &self.key
-    }
-
-    /// The numeric resourceVersion (0 when absent or not numeric).
-    pub fn resource_version(&self) -> u64 {
-        self.resource_version
-    }
-
-    /// The object as the cache keeps it (see [`Release`]).
-    pub fn parse(&self) -> Result<Value, serde_json::Error> {
-        serde_json::from_str::<Release>(self.text.get()).map(|Release(object)| object)
-    }
-}
-
-impl<'de> Deserialize<'de> for ReleaseJson {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<ReleaseJson, D::Error> {
-        #[derive(serde::Deserialize)]
-        struct Head<'a> {
-            #[serde(borrow, default)]
-            metadata: Option<HeadMetadata<'a>>,
-        }
-        #[derive(serde::Deserialize, Default)]
-        struct HeadMetadata<'a> {
-            #[serde(borrow, default)]
-            namespace: Option<Cow<'a, str>>,
-            #[serde(borrow, default)]
-            name: Option<Cow<'a, str>>,
-            #[serde(borrow, default, rename = "resourceVersion")]
-            resource_version: Option<Cow<'a, str>>,
-        }
-        let text = Box::<RawValue>::deserialize(deserializer)?;
-        // A derived struct also reads from an array; an object is the only
-        // thing [`Release`] reads.
-        if !text.get().trim_start().starts_with('{') {
-            return Err(de::Error::custom("a HelmRelease must be a JSON object"));
-        }
-        let head: Head<'_> = serde_json::from_str(text.get()).map_err(de::Error::custom)?;
-        let metadata = head.metadata.unwrap_or_default();
-        let owned = |v: Option<Cow<'_, str>>| v.map(Cow::into_owned).unwrap_or_default();
-        let resource_version = metadata
-            .resource_version
-            .as_deref()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        Ok(ReleaseJson {
-            key: (owned(metadata.namespace), owned(metadata.name)),
-            resource_version,
-            text,
-        })
     }
 }
 
@@ -205,37 +131,6 @@ mod tests {
             json!({"apiVersion": "v1", "kind": "Status", "status": "Success", "metadata": {}});
         assert_eq!(parse(status.clone()), status);
         assert_eq!(parse(json!({"metadata": null}))["metadata"], Value::Null);
-    }
-
-    #[test]
-    fn a_watch_events_object_is_read_for_its_key_and_version_then_parsed_alike() {
-        let object = json!({
-            "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
-            "metadata": {
-                "name": "postgres-db", "namespace": "t\"é", "resourceVersion": "42",
-                "managedFields": [{"manager": "m"}]
-            },
-            "spec": {"values": {"replicas": 2}}
-        });
-        // As kube-apiserver writes it: the type first.
-        let line = json!({"type": "MODIFIED", "object": object}).to_string();
-        let event: kube::core::WatchEvent<ReleaseJson> = serde_json::from_str(&line).unwrap();
-        let kube::core::WatchEvent::Modified(release) = event else {
-            panic!("not read as a MODIFIED event");
-        };
-        // An escaped character in the text: the key is unescaped.
-        assert_eq!(
-            release.key(),
-            &("t\"é".to_owned(), "postgres-db".to_owned())
-        );
-        assert_eq!(release.resource_version(), 42);
-        assert_eq!(release.parse().unwrap(), parse(object));
-
-        let bare: ReleaseJson = serde_json::from_str(r#"{"metadata": null}"#).unwrap();
-        assert_eq!(bare.key(), &(String::new(), String::new()));
-        assert_eq!(bare.resource_version(), 0);
-        assert!(serde_json::from_str::<ReleaseJson>(r#"{"metadata": 3}"#).is_err());
-        assert!(serde_json::from_str::<ReleaseJson>("[]").is_err());
     }
 
     #[test]
