@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::helm_release::{
+use super::release_naming::{
     MANAGED_FIELDS_ANNOTATION, PASSTHROUGH_METADATA, USER_KEY_PREFIX, app_name,
 };
 use crate::kinds::definition::ResolvedKind;

@@ -34,6 +34,7 @@ pub mod metadata_list;
 pub mod namespace_store;
 pub mod private_files;
 pub(crate) mod release_json;
+mod release_naming;
 pub mod store_lock;
 
 use std::collections::HashMap;
