@@ -15,6 +15,9 @@
 //!   with the release prefix, as the name;
 //! - status: `Ready` and `Released` conditions, `version` from
 //!   `lastAttemptedRevision`, `observedGeneration`.
+//!
+//! The naming and ownership rules are `release_naming`'s (re-exported
+//! here); the app of a release is encoded straight from it by `app_parts`.
 
 use serde_json::{Map, Value, json};
 
