@@ -168,6 +168,7 @@ fn list() {
             kind: "Postgres".to_owned(),
             namespace: Some(ns.clone()),
             release: None,
+            labels: None,
         };
         // The check's encodings and page sizes, each reading every page of
         // the scope and decoding it for versions (interleaved).
@@ -210,20 +211,31 @@ fn list() {
         // Paged consistent lists, as `kubectl get` asks (limit=500): the
         // first page alone, and every page of the 5,000 (interleaved).
         const PAGE: usize = 500;
-        let paged: [(&kube::Client, String, Option<&str>, bool, String); 6] = [
-            (&direct, hr(&ns), None, false, format!("kube-apiserver: first page of {PAGE}, JSON (consistent)")),
-            (&through, app_path(&ns, None), None, false, format!("server: first page of {PAGE}, JSON (consistent, checks the page's range)")),
-            (&direct, hr(&ns), Some(TABLE), false, format!("kube-apiserver: first page of {PAGE}, Table (consistent)")),
-            (&through, app_path(&ns, None), Some(TABLE), false, format!("server: first page of {PAGE}, Table (consistent)")),
-            (&direct, hr(&ns), Some(TABLE), true, format!("kube-apiserver: all {FLEET_CHUNK} in pages of {PAGE}, Table (kubectl get)")),
-            (&through, app_path(&ns, None), Some(TABLE), true, format!("server: all {FLEET_CHUNK} in pages of {PAGE}, Table (kubectl get)")),
+        // One team's apps of the 5,000 (every tenth: `team=team-3`), as
+        // `kubectl get -l` pages them and as an unpaged client lists them;
+        // the HelmReleases carry the app's labels under the user prefix.
+        const TEAM: usize = FLEET_CHUNK / 10;
+        let by_team = |path: String, key: &str| format!("{path}?labelSelector={key}%3Dteam-3");
+        let hr_team = by_team(hr(&ns), "apps.cozystack.io-team");
+        let app_team = by_team(app_path(&ns, None), "team");
+        let paged: [PagedSubject; 10] = [
+            (&direct, hr(&ns), None, PAGE, false, PAGE, format!("kube-apiserver: first page of {PAGE}, JSON (consistent)")),
+            (&through, app_path(&ns, None), None, PAGE, false, PAGE, format!("server: first page of {PAGE}, JSON (consistent, checks the page's range)")),
+            (&direct, hr(&ns), Some(TABLE), PAGE, false, PAGE, format!("kube-apiserver: first page of {PAGE}, Table (consistent)")),
+            (&through, app_path(&ns, None), Some(TABLE), PAGE, false, PAGE, format!("server: first page of {PAGE}, Table (consistent)")),
+            (&direct, hr(&ns), Some(TABLE), PAGE, true, FLEET_CHUNK, format!("kube-apiserver: all {FLEET_CHUNK} in pages of {PAGE}, Table (kubectl get)")),
+            (&through, app_path(&ns, None), Some(TABLE), PAGE, true, FLEET_CHUNK, format!("server: all {FLEET_CHUNK} in pages of {PAGE}, Table (kubectl get)")),
+            (&direct, hr_team.clone(), Some(TABLE), PAGE, true, TEAM, format!("kube-apiserver: the {TEAM} of one team (label selector), pages of {PAGE}, Table (kubectl get -l)")),
+            (&through, app_team.clone(), Some(TABLE), PAGE, true, TEAM, format!("server: the {TEAM} of one team (label selector), pages of {PAGE}, Table (kubectl get -l)")),
+            (&direct, hr_team, None, 0, true, TEAM, format!("kube-apiserver: the {TEAM} of one team (label selector), unpaged, JSON (consistent)")),
+            (&through, app_team, None, 0, true, TEAM, format!("server: the {TEAM} of one team (label selector), unpaged, JSON (consistent)")),
         ];
-        let mut paged_samples: [Samples; 6] = Default::default();
+        let mut paged_samples: [Samples; 10] = Default::default();
         for round in 0..ROUNDS / 2 + 1 {
             for k in rotation(round, paged.len()) {
-                let (client, path, accept, all, _) = &paged[k];
-                let (took, items) = list_pages(client, path, *accept, PAGE, *all).await;
-                assert_eq!(items, if *all { FLEET_CHUNK } else { PAGE }, "{path} {accept:?} paged");
+                let (client, path, accept, limit, all, want, _) = &paged[k];
+                let (took, items) = list_pages(client, path, *accept, *limit, *all).await;
+                assert_eq!(items, *want, "{path} {accept:?} paged");
                 if round >= 1 {
                     paged_samples[k].push(took);
                 }
@@ -249,7 +261,7 @@ fn list() {
         for ((label, samples), bytes) in check_labels.iter().zip(&check_samples).zip(check_bytes) {
             rows.push((label.as_str(), samples, kib(bytes)));
         }
-        for ((_, _, _, _, what), samples) in paged.iter().zip(&paged_samples) {
+        for ((_, _, _, _, _, _, what), samples) in paged.iter().zip(&paged_samples) {
             rows.push((what.as_str(), samples, String::new()));
         }
         print_samples(
@@ -280,6 +292,16 @@ fn list() {
                 "x",
             ),
             Target::info(
+                &format!("one team's {TEAM} (label selector) in pages of {PAGE} p50 ratio, Table (kubectl get -l)"),
+                paged_samples[7].p50() / paged_samples[6].p50(),
+                "x",
+            ),
+            Target::info(
+                &format!("one team's {TEAM} (label selector), unpaged p50 ratio, JSON (consistent)"),
+                paged_samples[9].p50() / paged_samples[8].p50(),
+                "x",
+            ),
+            Target::info(
                 "list: share of server p50 spent in-process (scan, copy)",
                 in_process.p50() / samples[1].p50() * 100.0,
                 "%",
@@ -289,6 +311,18 @@ fn list() {
     print_load(load_before);
     drop(server);
 }
+
+/// A paged list benchmark: client, path, `Accept`, limit (0: unpaged),
+/// whether every page is read, the items expected, what it is.
+type PagedSubject<'a> = (
+    &'a kube::Client,
+    String,
+    Option<&'a str>,
+    usize,
+    bool,
+    usize,
+    String,
+);
 
 /// `Accept` of a Table, as kubectl sends it (without its fallbacks).
 const TABLE: &str = "application/json;as=Table;v=v1;g=meta.k8s.io";
@@ -2194,9 +2228,15 @@ async fn list_pages(
     let mut items = 0;
     let mut token: Option<String> = None;
     loop {
-        let mut page_path = format!("{path}?limit={limit}");
+        // limit 0: one unpaged request.
+        let separator = if path.contains('?') { '&' } else { '?' };
+        let mut page_path = match limit {
+            0 => path.to_owned(),
+            _ => format!("{path}{separator}limit={limit}"),
+        };
         if let Some(t) = &token {
-            page_path.push_str(&format!("&continue={t}"));
+            let separator = if page_path.contains('?') { '&' } else { '?' };
+            page_path.push_str(&format!("{separator}continue={t}"));
         }
         let (page_took, text) = request_as(client, &page_path, accept).await;
         took += page_took;

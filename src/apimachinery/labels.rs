@@ -124,6 +124,24 @@ impl LabelSelector {
     pub(crate) fn requirements(&self) -> &[Requirement] {
         &self.requirements
     }
+
+    /// The same selector over labels stored with `prefix` before each key
+    /// (what selects `a=b` selects `<prefix>a=b` there), or `None` when a
+    /// prefixed key is not a valid label key, so that no server would
+    /// accept the selector.
+    pub(crate) fn with_key_prefix(&self, prefix: &str) -> Option<LabelSelector> {
+        let requirements = self
+            .requirements
+            .iter()
+            .map(|r| {
+                let key = format!("{prefix}{}", r.key);
+                label_key_problems(&key)
+                    .is_empty()
+                    .then(|| Requirement { key, ..r.clone() })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(LabelSelector { requirements })
+    }
 }
 
 impl fmt::Display for LabelSelector {
@@ -640,6 +658,43 @@ mod tests {
 
     fn sel(s: &str) -> LabelSelector {
         LabelSelector::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn a_prefixed_selector_selects_the_prefixed_labels() {
+        const PREFIX: &str = "apps.cozystack.io-";
+        let selector = sel("team in (a,b),!gone,tier!=db,example.com/owner,n>3");
+        let prefixed = selector.with_key_prefix(PREFIX).expect("valid keys");
+        // Parses back as kube-apiserver would read it from a query.
+        assert_eq!(sel(&prefixed.to_string()), prefixed);
+        assert_eq!(
+            prefixed.to_string(),
+            "apps.cozystack.io-example.com/owner,!apps.cozystack.io-gone,apps.cozystack.io-n>3,\
+             apps.cozystack.io-team in (a,b),apps.cozystack.io-tier!=db"
+        );
+        let cases = [
+            json!({"team": "a", "example.com/owner": "x", "n": "4"}),
+            json!({"team": "b", "example.com/owner": "x", "n": "4", "tier": "db"}),
+            json!({"team": "a", "example.com/owner": "x", "n": "4", "gone": "1"}),
+            json!({"team": "c", "example.com/owner": "x", "n": "9"}),
+            json!({"team": "a", "n": "4"}),
+            json!({}),
+        ];
+        for case in cases {
+            let stored: Map<String, Value> = labels(case.clone())
+                .into_iter()
+                .map(|(k, v)| (format!("{PREFIX}{k}"), v))
+                .collect();
+            assert_eq!(
+                prefixed.matches(Some(&stored)),
+                selector.matches(Some(&labels(case.clone()))),
+                "{case}"
+            );
+        }
+        // A key the prefix makes too long is no label key anywhere.
+        let long = format!("{}=x", "k".repeat(50));
+        assert!(sel(&long).with_key_prefix(PREFIX).is_none());
+        assert!(sel("").with_key_prefix(PREFIX).unwrap().is_empty());
     }
 
     #[test]

@@ -69,6 +69,11 @@ impl AppFilter {
         &self.kind
     }
 
+    /// The label selector.
+    pub(crate) fn labels(&self) -> &LabelSelector {
+        &self.labels
+    }
+
     /// The namespace selected, if only one.
     pub(crate) fn namespace(&self) -> Option<&str> {
         self.namespace.as_deref()

@@ -42,7 +42,9 @@ use super::cache::{
     snapshot_is_current,
 };
 use super::helm_release::{self, AppView, ConvertError};
-use super::{Backend, DeleteOptions, ReadScope, StoreError, UpstreamState, resource_version};
+use super::{
+    Backend, DeleteOptions, ReadScope, ScopeLabels, StoreError, UpstreamState, resource_version,
+};
 use crate::apimachinery::status::{ApiError, known_reason};
 use crate::apimachinery::user::UserInfo;
 use crate::kinds::registry::ServedKind;
@@ -211,6 +213,17 @@ impl Apps<'_> {
             kind: resolved.definition.kind.clone(),
             namespace: namespace.map(str::to_owned),
             release: name.map(|n| helm_release::release_name(resolved, n)),
+            labels: None,
+        }
+    }
+
+    /// The HelmReleases a list of `filter`'s apps covers: its namespace
+    /// (or all), and only the apps its label selector picks, so upstream's
+    /// side of the check is as selective as the list ([`ScopeLabels`]).
+    fn list_scope(&self, filter: &AppFilter) -> ReadScope {
+        ReadScope {
+            labels: ScopeLabels::new(filter.kind().clone(), filter.labels()),
+            ..self.scope(filter.namespace(), None)
         }
     }
 
@@ -323,17 +336,18 @@ impl Apps<'_> {
             .map(|objects| AppSnapshot { objects, revision })
     }
 
-    /// Renders a read of upstream's current state in `namespace`: upstream
-    /// is asked where it stands (a metadata-only list of the scope) while
+    /// Renders a read of upstream's current state of `filter`'s namespace
+    /// (or all) and labels: upstream is asked where it stands (a
+    /// metadata-only list of the scope, with the list's label selector) while
     /// `render` reads the cache's current snapshot, so the check costs the
     /// longer of the two rather than their sum. When the snapshot turns out
     /// to be behind, the read waits for the cache and renders again.
     pub(crate) async fn render_latest<T>(
         &self,
-        namespace: Option<&str>,
+        filter: &AppFilter,
         render: impl Fn(&AppSnapshot) -> Result<T, ApiError>,
     ) -> Result<T, ApiError> {
-        let scope = self.scope(namespace, None);
+        let scope = self.list_scope(filter);
         let probe = {
             let backend = self.store.backend.clone();
             let scope = scope.clone();
@@ -378,7 +392,7 @@ impl Apps<'_> {
         let Backend::Cluster(store) = &self.store.backend else {
             return Ok(None);
         };
-        let scope = self.scope(filter.namespace(), None);
+        let scope = self.list_scope(filter);
         let upstream_limit = u32::try_from(limit).unwrap_or(u32::MAX);
         let after = position.map(|p| &p.after);
         let page = store

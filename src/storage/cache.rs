@@ -466,7 +466,7 @@ impl WatchCache {
                     return true;
                 }
                 return match &ahead.object {
-                    Some(o) if scope.contains(&key, o.kind_label()) => {
+                    Some(o) if scope.contains(&key, o) => {
                         versions.len() == 1 && versions.get(&key) == Some(&ahead.resource_version)
                     }
                     _ => versions.is_empty(),
@@ -605,7 +605,7 @@ pub fn snapshot_is_current(
         };
     let mut seen = 0;
     for (key, release) in candidates {
-        if !scope.contains(key, release.kind_label()) {
+        if !scope.contains(key, release) {
             continue;
         }
         if versions.get(key) != Some(&release.resource_version()) {
@@ -705,7 +705,7 @@ pub fn range_is_current(
             end.as_ref()
                 .is_none_or(|end| key_order(key, end) != std::cmp::Ordering::Greater)
         })
-        .filter(|(key, stored)| scope.contains(key, stored.kind_label()));
+        .filter(|(key, stored)| scope.contains(key, stored));
     for item in upstream {
         match cached.next() {
             Some((key, stored))
@@ -1220,6 +1220,7 @@ mod tests {
             kind: "Postgres".into(),
             namespace: Some("ns".into()),
             release: Some("pg-a".into()),
+            labels: None,
         };
         let upstream = |versions: &[u64]| UpstreamState {
             revision: 20,
@@ -1406,6 +1407,7 @@ mod tests {
             kind: "Postgres".into(),
             namespace: Some("ns".into()),
             release: None,
+            labels: None,
         };
         let quick = Duration::from_millis(50);
         let at = |revision, versions: &[(&str, u64)]| UpstreamState {
@@ -1540,6 +1542,7 @@ mod tests {
             kind: "Postgres".into(),
             namespace: None,
             release: None,
+            labels: None,
         };
         let item = |ns: &str, name: &str, rv| Item {
             namespace: ns.into(),

@@ -226,7 +226,8 @@ impl ClusterStore {
     }
 
     /// One page of at most `limit` owned HelmReleases in `scope` (after
-    /// `continue_token`), metadata only, read for versions only: protobuf
+    /// `continue_token`; with the scope's label selector in the stored
+    /// labels' terms), metadata only, read for versions only: protobuf
     /// when kube-apiserver serves it, JSON otherwise ([`metadata_list`]).
     pub async fn metadata_page(
         &self,
@@ -234,7 +235,11 @@ impl ClusterStore {
         limit: u32,
         continue_token: Option<&str>,
     ) -> Result<metadata_list::Page, StoreError> {
-        let selector = format!("{},{KIND_LABEL}={}", self.selector, scope.kind);
+        let mut selector = format!("{},{KIND_LABEL}={}", self.selector, scope.kind);
+        if let Some(labels) = &scope.labels {
+            selector.push(',');
+            selector.push_str(labels.upstream_selector());
+        }
         let mut params = ListParams::default().labels(&selector).limit(limit);
         if let Some(name) = &scope.release {
             params = params.fields(&format!("metadata.name={name}"));

@@ -43,7 +43,9 @@ use std::sync::Arc;
 use futures::stream::BoxStream;
 use serde_json::Value;
 
+use crate::apimachinery::labels::LabelSelector;
 use crate::apimachinery::user::UserInfo;
+use crate::kinds::registry::ServedKind;
 
 /// A change to a stored HelmRelease.
 #[derive(Debug, Clone)]
@@ -81,7 +83,8 @@ pub struct Listing {
 }
 
 /// The owned HelmReleases a consistent read must reflect: one kind's, in
-/// one namespace or all, optionally one release.
+/// one namespace or all, optionally one release, optionally only the apps a
+/// label selector picks.
 #[derive(Debug, Clone, Default)]
 pub struct ReadScope {
     /// The app kind (the value of the kind label).
@@ -90,14 +93,64 @@ pub struct ReadScope {
     pub namespace: Option<String>,
     /// Only this HelmRelease name.
     pub release: Option<String>,
+    /// Only the apps this label selector picks, upstream and in the cache.
+    pub labels: Option<ScopeLabels>,
 }
 
 impl ReadScope {
-    /// Whether a stored HelmRelease under `key` with this kind label is in the scope.
-    pub fn contains(&self, key: &cache::Key, kind_label: Option<&str>) -> bool {
+    /// Whether the stored HelmRelease `stored` under `key` is in the scope.
+    pub fn contains(&self, key: &cache::Key, stored: &cache::Stored) -> bool {
         self.namespace.as_ref().is_none_or(|ns| *ns == key.0)
             && self.release.as_ref().is_none_or(|name| *name == key.1)
-            && kind_label == Some(self.kind.as_str())
+            && stored.kind_label() == Some(self.kind.as_str())
+            && self.labels.as_ref().is_none_or(|l| l.selects(stored))
+    }
+}
+
+/// A list's label selector as a consistent read's scope: upstream is asked
+/// for the HelmReleases whose labels (the app's, stored under
+/// [`helm_release::USER_KEY_PREFIX`]) it picks, and the cache's side of the
+/// comparison keeps the apps it picks, so a check of `kubectl get -l` costs
+/// what the selected apps cost upstream rather than the whole scope. Both
+/// sides select by the same labels, so the comparison stays exact: an app
+/// whose labels changed is on one side only until the cache has the change.
+#[derive(Debug, Clone)]
+pub struct ScopeLabels {
+    kind: Arc<ServedKind>,
+    /// In the app's terms.
+    selector: LabelSelector,
+    /// The same in the HelmRelease's terms, as a query value.
+    upstream: String,
+}
+
+impl ScopeLabels {
+    /// The scope of `selector` over `kind`'s apps; `None` when it selects
+    /// everything, or when a stored key would not be a valid label key (no
+    /// such label can be stored, and upstream would refuse the selector).
+    pub(crate) fn new(kind: Arc<ServedKind>, selector: &LabelSelector) -> Option<ScopeLabels> {
+        if selector.is_empty() {
+            return None;
+        }
+        let upstream = selector
+            .with_key_prefix(helm_release::USER_KEY_PREFIX)?
+            .to_string();
+        Some(ScopeLabels {
+            kind,
+            selector: selector.clone(),
+            upstream,
+        })
+    }
+
+    /// The selector upstream is asked with (besides the ownership labels).
+    pub fn upstream_selector(&self) -> &str {
+        &self.upstream
+    }
+
+    /// Whether the app `stored` holds is picked (read from its kept view).
+    fn selects(&self, stored: &cache::Stored) -> bool {
+        stored
+            .app_view(&self.kind.resolved, self.kind.stamp)
+            .is_some_and(|view| self.selector.matches(Some(&view.labels())))
     }
 }
 

@@ -403,3 +403,106 @@ async fn paged_consistent_lists_follow_upstreams_pages_and_key_order() {
     );
     assert_eq!(code, 400, "{message}");
 }
+
+/// A consistent list with a label selector is checked upstream with the
+/// same selector (on the HelmReleases' stored labels), and still sees every
+/// change made upstream just before it: an app whose labels moved into the
+/// selection is listed, one whose labels moved out of it is not, paged
+/// (`kubectl get -l`) or not. A selector whose stored form no server would
+/// accept (a key too long once prefixed) is checked over the whole scope.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn label_selected_lists_see_label_changes_made_upstream_just_before() {
+    use kube::api::ListParams;
+    let plane = plane();
+    let ns = plane.namespace("selected").await;
+    let (_server, direct) = lagging_server().await;
+    let apps: Api<DynamicObject> = Api::namespaced_with(
+        direct,
+        &ns,
+        &resource("apps.cozystack.io", "v1alpha1", "Postgres", "postgreses"),
+    );
+    let releases: Api<DynamicObject> = Api::namespaced_with(
+        plane.client().await,
+        &ns,
+        &resource(
+            "helm.toolkit.fluxcd.io",
+            "v2",
+            "HelmRelease",
+            "helmreleases",
+        ),
+    );
+    let mut teams = std::collections::BTreeMap::new();
+    for (name, team) in [("a", "red"), ("b", "blue"), ("c", "red"), ("d", "blue")] {
+        let app: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "apps.cozystack.io/v1alpha1",
+            "kind": "Postgres",
+            "metadata": {"name": name, "labels": {"team": team}},
+            "spec": {"replicas": 1},
+        }))
+        .unwrap();
+        apps.create(&PostParams::default(), &app)
+            .await
+            .expect("create");
+        teams.insert(name, team);
+    }
+
+    // Each round moves one app to the other team straight on its
+    // HelmRelease, then lists team=red at once, paged and unpaged (which
+    // first alternates): the cache hears of the move 150 ms later, so a
+    // check that missed it would list the old team. Twice nobody is left
+    // in the team, where a check that compared nothing would pass.
+    let red = ListParams::default().labels("team=red");
+    for (round, name) in ["c", "a", "b", "b", "a", "d"].into_iter().enumerate() {
+        let team = if teams[name] == "red" { "blue" } else { "red" };
+        teams.insert(name, team);
+        let patch = json!({"metadata": {"labels": {"apps.cozystack.io-team": team}}});
+        releases
+            .patch(
+                &format!("postgres-{name}"),
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
+            .await
+            .expect("patch the HelmRelease");
+        let expected: Vec<String> = teams
+            .iter()
+            .filter(|(_, team)| **team == "red")
+            .map(|(name, _)| (*name).to_owned())
+            .collect();
+        let paged_first = (round / 2) % 2 == 1;
+        for paged in [paged_first, !paged_first] {
+            let mut listed = Vec::new();
+            let mut params = if paged {
+                red.clone().limit(1)
+            } else {
+                red.clone()
+            };
+            loop {
+                let page = apps.list(&params).await.expect("list");
+                listed.extend(page.items.iter().filter_map(|a| a.metadata.name.clone()));
+                match page.metadata.continue_.filter(|t| !t.is_empty()) {
+                    Some(token) => params = red.clone().limit(1).continue_token(&token),
+                    None => break,
+                }
+            }
+            assert_eq!(
+                listed,
+                expected,
+                "round {round} ({}): team=red after moving {name} to {team}",
+                if paged { "paged" } else { "unpaged" }
+            );
+        }
+    }
+
+    let long_key = format!("{}=red", "k".repeat(50));
+    let none = apps
+        .list(&ListParams::default().labels(&long_key).limit(2))
+        .await
+        .expect("a selector that cannot be stored");
+    assert!(none.items.is_empty());
+    let none = apps
+        .list(&ListParams::default().labels(&long_key))
+        .await
+        .expect("the same, unpaged");
+    assert!(none.items.is_empty());
+}

@@ -266,7 +266,7 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             {
                 return checked(first, None, None);
             }
-            apps.render_latest(namespace, |snapshot| page(snapshot, None))
+            apps.render_latest(&filter, |snapshot| page(snapshot, None))
                 .await
         }
         None => {
