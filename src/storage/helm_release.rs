@@ -101,22 +101,10 @@ impl AppView {
         serde_json::from_str(&self.json).unwrap_or(Value::Null)
     }
 
-    /// `metadata.labels`, read from the JSON without parsing the rest into values.
+    /// `metadata.labels`, read from the JSON up to them and no further
+    /// ([`super::view_labels`]).
     pub fn labels(&self) -> Map<String, Value> {
-        #[derive(serde::Deserialize)]
-        struct App {
-            #[serde(default)]
-            metadata: Metadata,
-        }
-        #[derive(serde::Deserialize, Default)]
-        struct Metadata {
-            #[serde(default)]
-            labels: Option<Map<String, Value>>,
-        }
-        serde_json::from_str::<App>(&self.json)
-            .ok()
-            .and_then(|app| app.metadata.labels)
-            .unwrap_or_default()
+        super::view_labels::read(&self.json)
     }
 }
 

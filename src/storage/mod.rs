@@ -11,6 +11,7 @@
 //! - [`app_filter`]: which apps a list or watch selects, and what a change
 //!   is to a watcher
 //! - [`helm_release`]: App ⇄ HelmRelease, pure functions
+//! - [`view_labels`]: an app's labels, read from its kept JSON without the rest
 //! - [`cache`]: one shared watch per server serving every read and watch
 //! - [`embedded_store`]: the SQLite-backed backend for standalone mode
 //! - [`cluster_store`]: the backend of HelmReleases in a real cluster, through kube-rs
@@ -36,6 +37,7 @@ pub mod private_files;
 pub(crate) mod release_json;
 mod release_naming;
 pub mod store_lock;
+mod view_labels;
 
 use std::collections::HashMap;
 use std::sync::Arc;
