@@ -235,14 +235,29 @@ impl Apps<'_> {
         namespace: Option<&str>,
         name: Option<&str>,
     ) -> Result<(), ApiError> {
-        let scope = self.scope(namespace, name);
+        self.ensure_scope_current(&self.scope(namespace, name), name.unwrap_or_default())
+            .await
+    }
+
+    /// [`Self::ensure_current`] for the apps `filter` selects (its namespace
+    /// and label selector; see [`ScopeLabels`]): what a watch without a
+    /// resourceVersion starts from.
+    pub(crate) async fn ensure_selection_current(
+        &self,
+        filter: &AppFilter,
+    ) -> Result<(), ApiError> {
+        self.ensure_scope_current(&self.list_scope(filter), "")
+            .await
+    }
+
+    async fn ensure_scope_current(&self, scope: &ReadScope, name: &str) -> Result<(), ApiError> {
         let upstream = self
             .store
             .backend
-            .current_state(&scope)
+            .current_state(scope)
             .await
-            .map_err(|e| self.store_error(e, name.unwrap_or_default()))?;
-        self.wait_until_current(&upstream, &scope).await
+            .map_err(|e| self.store_error(e, name))?;
+        self.wait_until_current(&upstream, scope).await
     }
 
     /// Waits until the cache reflects `upstream` within `scope`;

@@ -408,7 +408,7 @@ async fn paged_consistent_lists_follow_upstreams_pages_and_key_order() {
 /// same selector (on the HelmReleases' stored labels), and still sees every
 /// change made upstream just before it: an app whose labels moved into the
 /// selection is listed, one whose labels moved out of it is not, paged
-/// (`kubectl get -l`) or not. A selector whose stored form no server would
+/// (`kubectl get -l`) or not, and so is a watch's initial state. A selector whose stored form no server would
 /// accept (a key too long once prefixed) is checked over the whole scope.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn label_selected_lists_see_label_changes_made_upstream_just_before() {
@@ -469,6 +469,27 @@ async fn label_selected_lists_see_label_changes_made_upstream_just_before() {
             .filter(|(_, team)| **team == "red")
             .map(|(name, _)| (*name).to_owned())
             .collect();
+        if round == 1 || round == 2 {
+            // A watch without a resourceVersion starts from the same check:
+            // its ADDED events are the selection (no other change follows
+            // before the server ends it).
+            let events = apps
+                .watch(&WatchParams::default().labels("team=red").timeout(2), "")
+                .await
+                .expect("watch");
+            let events: Vec<_> = events.try_collect().await.expect("watch events");
+            let added: Vec<String> = events
+                .into_iter()
+                .filter_map(|e| match e {
+                    WatchEvent::Added(app) => app.metadata.name,
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                added, expected,
+                "round {round} (watch): team=red after moving {name} to {team}"
+            );
+        }
         let paged_first = (round / 2) % 2 == 1;
         for paged in [paged_first, !paged_first] {
             let mut listed = Vec::new();

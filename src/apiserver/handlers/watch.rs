@@ -94,8 +94,7 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 
     let (initial, from) = if rv.is_empty() || rv == "0" || send_initial {
         if rv.is_empty() {
-            apps.ensure_current(call.req.namespace.as_deref(), None)
-                .await?;
+            apps.ensure_selection_current(&filter).await?;
         }
         if !rv.is_empty() && rv != "0" {
             let wanted: u64 = rv
