@@ -149,6 +149,11 @@ impl ScopeLabels {
     }
 
     /// Whether the app `stored` holds is picked (read from its kept view).
+    /// A HelmRelease that carries the kind's labels but is no app of it (a
+    /// name without the release prefix) is picked by nothing here while
+    /// upstream's selector may list it: the comparison then fails and the
+    /// read waits for the cache to reach upstream's revision, which is
+    /// slower, never wrong.
     fn selects(&self, stored: &cache::Stored) -> bool {
         stored
             .app_view(&self.kind.resolved, self.kind.stamp)
