@@ -14,7 +14,8 @@
 //!   kubeconfig load and cached discovery are part of both sides; the
 //!   `kubectl version --client` row is that floor): `get` (a Table, paged
 //!   by 500 as kubectl pages), `get -o json` (JSON, paged likewise), `get
-//!   NAME -o json` and `create -f`;
+//!   -l` (one team's 500 apps, by label), `get NAME -o json` and
+//!   `create -f`;
 //! - a kube-rs client over one kept-alive TLS connection to kube-apiserver
 //!   (no process start): consistent get, create, update (PUT), and the
 //!   5,000-object list as JSON and as a Table, unpaged.
@@ -233,9 +234,25 @@ impl Bench {
         }
 
         let mut version = Samples::default();
-        let mut lists: [[Samples; 2]; 2] = Default::default(); // [Table, JSON][app, HR]
+        // [Table, JSON, Table of one team (-l)][app, HR]
+        let mut lists: [[Samples; 2]; 3] = Default::default();
+        // One team's apps (every tenth), by their label and by the
+        // HelmReleases' stored form of it.
+        let team = |k: usize| match k {
+            0 => "team=team-3",
+            _ => "apps.cozystack.io-team=team-3",
+        };
         for round in 0..LIST_ROUNDS {
             for (k, resource) in rotate(round, [app, HR_RESOURCE]) {
+                let (took, text) = self
+                    .run_kubectl(&["get", resource, "-n", ns, "-l", team(k)])
+                    .await;
+                assert_eq!(
+                    text.lines().count(),
+                    APPS / 10 + 1,
+                    "a header and one team's rows"
+                );
+                lists[2][k].push(took);
                 let (took, text) = self.run_kubectl(&["get", resource, "-n", ns]).await;
                 assert_eq!(text.lines().count(), APPS + 1, "a header and {APPS} rows");
                 lists[0][k].push(took);
@@ -297,6 +314,11 @@ impl Bench {
                 what("kubectl get {app} -o json (5,000 items, paged by 500)"),
                 &lists[1][0],
                 &lists[1][1],
+            ),
+            (
+                what("kubectl get {app} -l team=team-3 (Table, the 500 of one team, of 5,000)"),
+                &lists[2][0],
+                &lists[2][1],
             ),
             (
                 "kubectl get NAME -o json (one object)".to_owned(),
