@@ -25,7 +25,10 @@ pub(crate) fn read(json: &str) -> Map<String, Value> {
     let mut labels = None;
     let mut deserializer = serde_json::Deserializer::from_str(json);
     // Err(DONE) is the early stop; any other error leaves no labels.
-    let _ = deserializer.deserialize_map(AppVisitor(&mut labels));
+    let _ = deserializer.deserialize_map(Find {
+        path: &["metadata", "labels"],
+        found: &mut labels,
+    });
     labels.unwrap_or_default()
 }
 
@@ -52,57 +55,48 @@ impl Visitor<'_> for KeyIs {
     }
 }
 
-/// The app: everything before `metadata` is skipped, `metadata` read by
-/// [`MetadataVisitor`], and nothing after it.
-struct AppVisitor<'a>(&'a mut Option<Map<String, Value>>);
-
-impl<'de> Visitor<'de> for AppVisitor<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an app")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(is_metadata) = map.next_key_seed(KeyIs("metadata"))? {
-            if is_metadata {
-                map.next_value_seed(MetadataSeed(self.0))?;
-                return Err(de::Error::custom(DONE));
-            }
-            map.next_value::<IgnoredAny>()?;
-        }
-        Ok(())
-    }
+/// Reads an object up to the field at `path` (its first key here, the rest
+/// below), skipping the fields before it: the last key's value goes to
+/// `found`, and the reader stops there, or at the end of the object that
+/// should have held it.
+struct Find<'a> {
+    path: &'static [&'static str],
+    found: &'a mut Option<Map<String, Value>>,
 }
 
-struct MetadataSeed<'a>(&'a mut Option<Map<String, Value>>);
-
-impl<'de> DeserializeSeed<'de> for MetadataSeed<'_> {
+impl<'de> DeserializeSeed<'de> for Find<'_> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(MetadataVisitor(self.0))
+        deserializer.deserialize_map(self)
     }
 }
 
-/// `metadata`: fields before `labels` are skipped; the reader stops at
-/// `labels`, or at the end of `metadata` when it has none.
-struct MetadataVisitor<'a>(&'a mut Option<Map<String, Value>>);
-
-impl<'de> Visitor<'de> for MetadataVisitor<'_> {
+impl<'de> Visitor<'de> for Find<'_> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("object metadata")
+        f.write_str("an object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(is_labels) = map.next_key_seed(KeyIs("labels"))? {
-            if is_labels {
-                *self.0 = map.next_value::<Option<Map<String, Value>>>()?;
-                return Err(de::Error::custom(DONE));
+        let Some((key, below)) = self.path.split_first() else {
+            return Ok(());
+        };
+        while let Some(is_key) = map.next_key_seed(KeyIs(key))? {
+            if !is_key {
+                map.next_value::<IgnoredAny>()?;
+                continue;
             }
-            map.next_value::<IgnoredAny>()?;
+            if below.is_empty() {
+                *self.found = map.next_value()?;
+            } else {
+                map.next_value_seed(Find {
+                    path: below,
+                    found: self.found,
+                })?;
+            }
+            return Err(de::Error::custom(DONE));
         }
         Ok(())
     }

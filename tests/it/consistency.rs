@@ -131,19 +131,20 @@ async fn lagging_server() -> (kubectl_cozy::apiserver::server::RunningServer, ku
     (running, kube::Client::try_from(config).expect("client"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reads_without_a_resource_version_see_changes_made_upstream_just_before() {
-    let plane = plane();
-    let ns = plane.namespace("consistent").await;
-    let (_server, direct) = lagging_server().await;
-    let apps: Api<DynamicObject> = Api::namespaced_with(
+/// The Postgres apps of `ns` through the server (`direct`: a client of it),
+/// and their HelmReleases straight at kube-apiserver.
+async fn apps_and_releases(
+    direct: kube::Client,
+    ns: &str,
+) -> (Api<DynamicObject>, Api<DynamicObject>) {
+    let apps = Api::namespaced_with(
         direct,
-        &ns,
+        ns,
         &resource("apps.cozystack.io", "v1alpha1", "Postgres", "postgreses"),
     );
-    let releases: Api<DynamicObject> = Api::namespaced_with(
-        plane.client().await,
-        &ns,
+    let releases = Api::namespaced_with(
+        plane().client().await,
+        ns,
         &resource(
             "helm.toolkit.fluxcd.io",
             "v2",
@@ -151,6 +152,15 @@ async fn reads_without_a_resource_version_see_changes_made_upstream_just_before(
             "helmreleases",
         ),
     );
+    (apps, releases)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_without_a_resource_version_see_changes_made_upstream_just_before() {
+    let plane = plane();
+    let ns = plane.namespace("consistent").await;
+    let (_server, direct) = lagging_server().await;
+    let (apps, releases) = apps_and_releases(direct, &ns).await;
     let app: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "apps.cozystack.io/v1alpha1",
         "kind": "Postgres",
@@ -408,29 +418,16 @@ async fn paged_consistent_lists_follow_upstreams_pages_and_key_order() {
 /// same selector (on the HelmReleases' stored labels), and still sees every
 /// change made upstream just before it: an app whose labels moved into the
 /// selection is listed, one whose labels moved out of it is not, paged
-/// (`kubectl get -l`) or not, and so is a watch's initial state. A selector whose stored form no server would
-/// accept (a key too long once prefixed) is checked over the whole scope.
+/// (`kubectl get -l`) or not, and so is a watch's initial state. A selector
+/// whose stored form no server would accept (a key too long once prefixed)
+/// is checked over the whole scope.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn label_selected_lists_see_label_changes_made_upstream_just_before() {
     use kube::api::ListParams;
     let plane = plane();
     let ns = plane.namespace("selected").await;
     let (_server, direct) = lagging_server().await;
-    let apps: Api<DynamicObject> = Api::namespaced_with(
-        direct,
-        &ns,
-        &resource("apps.cozystack.io", "v1alpha1", "Postgres", "postgreses"),
-    );
-    let releases: Api<DynamicObject> = Api::namespaced_with(
-        plane.client().await,
-        &ns,
-        &resource(
-            "helm.toolkit.fluxcd.io",
-            "v2",
-            "HelmRelease",
-            "helmreleases",
-        ),
-    );
+    let (apps, releases) = apps_and_releases(direct, &ns).await;
     let mut teams = std::collections::BTreeMap::new();
     for (name, team) in [("a", "red"), ("b", "blue"), ("c", "red"), ("d", "blue")] {
         let app: DynamicObject = serde_json::from_value(json!({
