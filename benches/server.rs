@@ -163,7 +163,7 @@ fn list() {
         let kind = postgres(&server.registry);
         let mut in_process = Samples::default();
         let mut check = Samples::default();
-        let store = ClusterStore::new(plane.client().await, GROUP);
+        let store = cluster_store(plane).await;
         let scope = ReadScope {
             kind: "Postgres".to_owned(),
             namespace: Some(ns.clone()),
@@ -1918,8 +1918,7 @@ impl InProcess {
         let ca = Ca::new("kubectl-cozy-bench-ca").expect("CA");
         let (running, cache, registry) = runtime.block_on(async {
             let registry = examples_registry();
-            let backend =
-                Backend::Cluster(Box::new(ClusterStore::new(plane.client().await, GROUP)));
+            let backend = Backend::Cluster(Box::new(cluster_store(plane).await));
             let cache = WatchCache::start(backend.clone());
             let serving = ca
                 .issue(&LeafSpec::server(
@@ -1982,6 +1981,12 @@ impl Drop for InProcess {
             runtime.shutdown_background();
         }
     }
+}
+
+/// The HelmRelease store as `serve` builds it, over the plane's admin
+/// kubeconfig.
+async fn cluster_store(plane: &Plane) -> ClusterStore {
+    ClusterStore::connect(&config_from(&plane.kubeconfig).await, GROUP).expect("store clients")
 }
 
 async fn config_from(path: &Path) -> kube::Config {

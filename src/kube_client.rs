@@ -12,18 +12,141 @@
 //!
 //! A kubeconfig with a `proxy-url` keeps kube-rs's own builder (its proxy
 //! connectors wrap their own socket).
+//!
+//! [`Unbuffered`] is the same stack without the queue `kube::Client` puts
+//! in front of it (tower's `Buffer`: each request goes to a worker task
+//! and its answer comes back through a channel). The watch cache's writes
+//! and consistency checks are request/response calls on the request path
+//! of every app write and consistent read, and the hop to that task and
+//! back cost 0.05–0.08 ms of each (p50 of 2,950 interleaved GETs against
+//! kube-apiserver on 2 cores: 1.10 vs 1.04 ms, 1.26 vs 1.18 ms).
 
+use bytes::Bytes;
+use http_body_util::BodyExt as _;
+use hyper::body::Incoming;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use kube::client::ConfigExt;
-use tower::ServiceBuilder;
+use kube::client::{Body, ConfigExt};
+use kube::core::Status;
 use tower::retry::RetryLayer;
+use tower::util::BoxCloneSyncService;
+use tower::{BoxError, ServiceBuilder, ServiceExt as _};
+
+/// kube-rs's service stack over a `TCP_NODELAY` connector, type-erased.
+type Stack = BoxCloneSyncService<http::Request<Body>, http::Response<Incoming>, BoxError>;
 
 /// A client for `config` whose connections set `TCP_NODELAY`.
 pub fn client(config: kube::Config) -> Result<kube::Client, kube::Error> {
     if config.proxy_url.is_some() {
         return kube::Client::try_from(config);
     }
+    let service = stack(&config)?;
+    Ok(kube::Client::new(service, config.default_namespace))
+}
+
+/// A request/response client for `config` without `kube::Client`'s queue
+/// (see the module's docs); with a `proxy-url`, kube-rs's own client.
+#[derive(Clone)]
+pub struct Unbuffered(Route);
+
+#[derive(Clone)]
+enum Route {
+    Direct(Stack),
+    Queued(kube::Client),
+}
+
+impl Unbuffered {
+    /// The client of `config`.
+    pub fn new(config: &kube::Config) -> Result<Unbuffered, kube::Error> {
+        if config.proxy_url.is_some() {
+            return Ok(Unbuffered(Route::Queued(kube::Client::try_from(
+                config.clone(),
+            )?)));
+        }
+        Ok(Unbuffered(Route::Direct(stack(config)?)))
+    }
+
+    /// Sends `request` and answers with the response's body as text; an
+    /// error status is `kube::Error::Api` with the answer's `Status` (as
+    /// `kube::Client::request_text` answers).
+    pub async fn request_text(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<String, kube::Error> {
+        match &self.0 {
+            Route::Queued(client) => client.request_text(request).await,
+            Route::Direct(_) => String::from_utf8(self.request_bytes(request).await?.into())
+                .map_err(kube::Error::FromUtf8),
+        }
+    }
+
+    /// [`Unbuffered::request_text`] without the check that the body is text.
+    pub async fn request_bytes(
+        &self,
+        request: http::Request<Vec<u8>>,
+    ) -> Result<Bytes, kube::Error> {
+        let service = match &self.0 {
+            Route::Queued(client) => {
+                return client.request_text(request).await.map(Bytes::from);
+            }
+            Route::Direct(service) => service.clone(),
+        };
+        let response = service
+            .oneshot(request.map(Body::from))
+            .await
+            .map_err(service_error)?;
+        let status = response.status();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(kube::Error::HyperError)?
+            .to_bytes();
+        if status.is_client_error() || status.is_server_error() {
+            return Err(api_error(status, &body));
+        }
+        Ok(body)
+    }
+}
+
+impl From<kube::Client> for Unbuffered {
+    /// Requests through `client` (and its queue).
+    fn from(client: kube::Client) -> Unbuffered {
+        Unbuffered(Route::Queued(client))
+    }
+}
+
+/// A stack's error as `kube::Client` reports it: the error of one of
+/// kube-rs's layers, a connection's, or another layer's.
+fn service_error(err: BoxError) -> kube::Error {
+    err.downcast::<kube::Error>()
+        .map(|e| *e)
+        .or_else(|err| {
+            err.downcast::<hyper::Error>()
+                .map(|e| kube::Error::HyperError(*e))
+        })
+        .unwrap_or_else(kube::Error::Service)
+}
+
+/// The error of an answer with an error `status`: its `Status`, or one made
+/// of its text when it is not one (a proxy's or a bare path's answer).
+fn api_error(status: http::StatusCode, body: &[u8]) -> kube::Error {
+    match serde_json::from_slice::<Status>(body) {
+        Ok(parsed) => kube::Error::Api(parsed.boxed()),
+        Err(_) => {
+            let text = String::from_utf8_lossy(body);
+            kube::Error::Api(
+                Status::failure(text.trim(), "Failed to parse error data")
+                    .with_code(status.as_u16())
+                    .boxed(),
+            )
+        }
+    }
+}
+
+/// kube-rs's stack (base URI, optional retries, auth, extra headers) over
+/// a `TCP_NODELAY` connector with `config`'s timeouts.
+fn stack(config: &kube::Config) -> Result<Stack, kube::Error> {
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_nodelay(true);
@@ -44,9 +167,9 @@ pub fn client(config: kube::Config) -> Result<kube::Client, kube::Error> {
         )
         .option_layer(config.auth_layer()?)
         .layer(config.extra_headers_layer()?)
-        .map_err(tower::BoxError::from)
+        .map_err(BoxError::from)
         .service(http_client);
-    Ok(kube::Client::new(service, config.default_namespace))
+    Ok(BoxCloneSyncService::new(service))
 }
 
 #[cfg(all(test, target_os = "linux"))]
@@ -99,5 +222,87 @@ mod tests {
         let sockets = sockets_to(addr);
         assert_eq!(sockets.len(), 1, "one pooled connection to the server");
         assert!(sockets[0].nodelay().unwrap(), "TCP_NODELAY is set");
+    }
+
+    /// A server that answers one request with `status` and `body`, and the
+    /// config of a client for it.
+    async fn answering(status: &str, body: &'static str) -> kube::Config {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let response = format!(
+            "HTTP/1.1 {status}\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut buf = vec![0; 4096];
+            let _ = socket.read(&mut buf).await.unwrap();
+            socket.write_all(response.as_bytes()).await.unwrap();
+            // Held open: the client's pooled connection stays up.
+            std::future::pending::<()>().await;
+        });
+        let mut config = kube::Config::new(format!("http://{addr}").parse().unwrap());
+        // The store's client: kube-rs would retry a 503 (on a server that
+        // answers once).
+        config.default_retry = false;
+        config
+    }
+
+    #[tokio::test]
+    async fn unbuffered_requests_answer_with_the_body() {
+        let config = answering("200 OK", r#"{"kind":"x"}"#).await;
+        let client = Unbuffered::new(&config).unwrap();
+        let request = http::Request::get("/version").body(Vec::new()).unwrap();
+        assert_eq!(
+            client.request_text(request).await.unwrap(),
+            r#"{"kind":"x"}"#
+        );
+    }
+
+    #[tokio::test]
+    async fn an_error_status_is_the_answers_status() {
+        let config = answering(
+            "409 Conflict",
+            r#"{"kind":"Status","status":"Failure","message":"stale","reason":"Conflict","code":409,"metadata":{}}"#,
+        )
+        .await;
+        let client = Unbuffered::new(&config).unwrap();
+        let request = http::Request::put("/x").body(b"{}".to_vec()).unwrap();
+        match client.request_bytes(request).await {
+            Err(kube::Error::Api(status)) => {
+                assert_eq!((status.code, status.reason.as_str()), (409, "Conflict"));
+                assert_eq!(status.message, "stale");
+            }
+            other => panic!("not an API error: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_error_that_is_not_a_status_keeps_its_code_and_text() {
+        let config = answering("503 Service Unavailable", " proxy down \n").await;
+        let client = Unbuffered::new(&config).unwrap();
+        let request = http::Request::get("/x").body(Vec::new()).unwrap();
+        match client.request_text(request).await {
+            Err(kube::Error::Api(status)) => {
+                assert_eq!(status.code, 503);
+                assert_eq!(status.message, "proxy down");
+            }
+            other => panic!("not an API error: {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_server_is_a_service_error() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
+        let client = Unbuffered::new(&config).unwrap();
+        let request = http::Request::get("/x").body(Vec::new()).unwrap();
+        let err = client.request_text(request).await.unwrap_err();
+        assert!(
+            matches!(err, kube::Error::Service(_) | kube::Error::HyperError(_)),
+            "{err:?}"
+        );
     }
 }

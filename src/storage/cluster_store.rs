@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures::{AsyncReadExt as _, StreamExt, TryStreamExt};
+use futures::{StreamExt, TryStreamExt};
 use kube::api::{
     ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, PostParams,
     Preconditions, PropagationPolicy, WatchEvent, WatchParams,
@@ -30,6 +30,7 @@ use super::{
 };
 use crate::apimachinery::user::UserInfo;
 use crate::error_chain::error_chain;
+use crate::kube_client::Unbuffered;
 
 /// Page size of the consistent-read check's metadata list: large enough that
 /// a 5,000-app scope takes 3 round trips, small enough that a page stays a
@@ -102,7 +103,12 @@ where
 /// HelmReleases of a cluster.
 #[derive(Clone)]
 pub struct ClusterStore {
+    /// The list and the watch (streams).
     client: kube::Client,
+    /// Writes and consistency checks: request/response calls on the path
+    /// of a request to the server, without `kube::Client`'s queue
+    /// ([`Unbuffered`]) once [`ClusterStore::with_requests`] gave one.
+    requests: Unbuffered,
     resource: ApiResource,
     selector: String,
     impersonate: bool,
@@ -112,6 +118,7 @@ impl ClusterStore {
     /// A store over `client`'s cluster, owning HelmReleases whose group label is `group`.
     pub fn new(client: kube::Client, group: &str) -> ClusterStore {
         ClusterStore {
+            requests: Unbuffered::from(client.clone()),
             client,
             resource: ApiResource::from_gvk(&GroupVersionKind::gvk(
                 "helm.toolkit.fluxcd.io",
@@ -121,6 +128,29 @@ impl ClusterStore {
             selector: format!("{GROUP_LABEL}={group}"),
             impersonate: false,
         }
+    }
+
+    /// The store as `serve` runs it over `config`'s cluster, owning
+    /// HelmReleases whose group label is `group`: its clients set
+    /// `TCP_NODELAY` ([`crate::kube_client`]), writes and consistency checks
+    /// skip `kube::Client`'s queue ([`Unbuffered`]), and kube-rs's own
+    /// retries of 429, 503 and 504 are off, so that kube-apiserver's
+    /// throttling (with its `Retry-After`) reaches the server's client as it
+    /// was sent, rather than holding the request while kube-rs waits and
+    /// retries (up to 15 times); the client then retries as it sees fit, as
+    /// client-go does.
+    pub fn connect(config: &kube::Config, group: &str) -> Result<ClusterStore, kube::Error> {
+        let mut config = config.clone();
+        config.default_retry = false;
+        let requests = Unbuffered::new(&config)?;
+        Ok(ClusterStore::new(crate::kube_client::client(config)?, group).with_requests(requests))
+    }
+
+    /// Sends writes and consistency checks through `requests` (the same
+    /// cluster's [`Unbuffered`] client) rather than the store's client.
+    pub fn with_requests(mut self, requests: Unbuffered) -> ClusterStore {
+        self.requests = requests;
+        self
     }
 
     /// Makes writes impersonate the user each is made for.
@@ -152,7 +182,7 @@ impl ClusterStore {
             impersonation_headers(user, request.headers_mut())?;
         }
         let text = self
-            .client
+            .requests
             .request_text(request)
             .instrument(tracing::debug_span!("send"))
             .await
@@ -257,17 +287,12 @@ impl ClusterStore {
             http::header::ACCEPT,
             http::HeaderValue::from_static(metadata_list::ACCEPT),
         );
-        let mut body = Vec::new();
-        self.client
-            .request_stream(request)
+        let body = self
+            .requests
+            .request_bytes(request)
             .await
-            .map_err(upstream)?
-            .read_to_end(&mut body)
-            .await
-            .map_err(|e| {
-                StoreError::Unavailable(format!("HelmRelease API: reading a metadata list: {e}"))
-            })?;
-        metadata_list::decode(body.into())
+            .map_err(upstream)?;
+        metadata_list::decode(body)
             .map_err(|e| StoreError::Internal(format!("HelmRelease API: {}", error_chain(&e))))
     }
 

@@ -517,7 +517,7 @@ async fn an_unreachable_review_endpoint_is_a_500_never_an_allow() {
         Authenticator::new(trust).with_token_review(dead.clone()),
         Authorizer::new(dead),
     );
-    let (running, ca) = start_server(client, Arc::new(auth), false)
+    let (running, ca) = start_server(plane.config().await, Arc::new(auth), false)
         .await
         .expect("server");
     let a = running.local_addr;
@@ -600,7 +600,7 @@ async fn a_rotated_front_proxy_ca_is_picked_up_without_restart() {
         name: "trust".into(),
     };
     let auth = Auth::delegated(client.clone(), source).await.expect("auth");
-    let (running, ca) = start_server(client, Arc::new(auth), false)
+    let (running, ca) = start_server(plane.config().await, Arc::new(auth), false)
         .await
         .expect("server");
     let a = running.local_addr;
@@ -754,12 +754,12 @@ async fn built_in_roles_aggregate_the_printed_roles_and_the_printed_server_role_
     )
     .await
     .unwrap();
-    let server_client = kube::Client::try_from(config).unwrap();
+    let server_client = kube::Client::try_from(config.clone()).unwrap();
     for impersonate in [false, true] {
         let auth = Auth::delegated(server_client.clone(), ConfigMapRef::default())
             .await
             .expect("the printed RBAC lets the server read its trust ConfigMap");
-        let (running, ca) = start_server(server_client.clone(), Arc::new(auth), impersonate)
+        let (running, ca) = start_server(config.clone(), Arc::new(auth), impersonate)
             .await
             .expect("server");
         let a = running.local_addr;

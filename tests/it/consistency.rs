@@ -99,11 +99,10 @@ async fn lagging_server() -> (kubectl_cozy::apiserver::server::RunningServer, ku
         .expect("kube-apiserver address");
     let proxy = delaying_proxy(apiserver, UPSTREAM_DELAY).await;
     upstream_config.cluster_url = format!("https://{proxy}").parse().expect("url");
-    let upstream = kube::Client::try_from(upstream_config).expect("client");
 
     let client_ca = Ca::new("consistency-test-client-ca").expect("CA");
     let auth = Auth::standalone(client_ca.cert_pem()).expect("auth");
-    let (running, serving_ca_pem) = start_server(upstream, Arc::new(auth), false)
+    let (running, serving_ca_pem) = start_server(upstream_config, Arc::new(auth), false)
         .await
         .expect("server");
     let user = client_ca

@@ -15,8 +15,8 @@ use crate::storage::cache::WatchCache;
 use crate::storage::{Backend, cluster_store::ClusterStore};
 
 /// The server on `listen` over the cluster (delegated authentication);
-/// `config` is `client`'s, for the store's own client (see
-/// [`store_client`]).
+/// `config` is `client`'s, for the store's own clients (see
+/// [`ClusterStore::connect`]).
 pub(super) async fn start_cluster_server(
     args: &ServeArgs,
     registry: Registry,
@@ -36,7 +36,9 @@ pub(super) async fn start_cluster_server(
         .map(|k| k.resolved.definition.group.clone())
         .unwrap_or_default();
     let backend = Backend::Cluster(Box::new(
-        ClusterStore::new(store_client(config)?, &group).with_impersonation(args.impersonate),
+        ClusterStore::connect(config, &group)
+            .map_err(|e| CliError::other("build the Kubernetes client", e))?
+            .with_impersonation(args.impersonate),
     ));
     let apps = AppStore::new(WatchCache::start(backend.clone()), backend);
     let running = server::start(ServerConfig {
@@ -52,16 +54,4 @@ pub(super) async fn start_cluster_server(
     .await
     .map_err(|e| CliError::other("start the API server", e))?;
     Ok((running, apps))
-}
-
-/// The HelmRelease store's client: `config` without kube-rs's own retries
-/// of 429, 503 and 504, so that kube-apiserver's throttling (with its
-/// `Retry-After`) reaches the server's client as it was sent, rather than
-/// holding the request while kube-rs waits and retries (up to 15 times);
-/// the client then retries as it sees fit, as client-go does.
-pub(super) fn store_client(config: &kube::Config) -> Result<kube::Client, CliError> {
-    let mut config = config.clone();
-    config.default_retry = false;
-    crate::kube_client::client(config)
-        .map_err(|e| CliError::other("build the Kubernetes client", e))
 }

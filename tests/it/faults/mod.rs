@@ -50,21 +50,14 @@ pub struct Harness {
 }
 
 impl Harness {
-    /// Starts the server over `plane` (as its admin, with no client-side
-    /// retries, as `serve` makes its store's client).
+    /// Starts the server over `plane` (as its admin).
     pub async fn start(plane: &Plane) -> Harness {
-        let mut config = kube::Config::from_custom_kubeconfig(
-            kube::config::Kubeconfig::read_from(&plane.kubeconfig).expect("kubeconfig"),
-            &Default::default(),
-        )
-        .await
-        .expect("config");
-        config.default_retry = false;
-        Harness::over(kube::Client::try_from(config).expect("client")).await
+        Harness::over(plane.config().await).await
     }
 
-    /// Starts the server over the cluster `upstream` reaches.
-    pub async fn over(upstream: kube::Client) -> Harness {
+    /// Starts the server over the cluster `upstream` (a client's config)
+    /// reaches, with the store's clients as `serve` makes them.
+    pub async fn over(upstream: kube::Config) -> Harness {
         let client_ca = Ca::new("fault-test-client-ca").expect("CA");
         let auth = Auth::standalone(client_ca.cert_pem()).expect("auth");
         let (running, serving_ca_pem, cache) =

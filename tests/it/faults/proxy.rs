@@ -118,14 +118,12 @@ impl FaultProxy {
         }
     }
 
-    /// A client of the cluster through the proxy (which adds the
-    /// credentials), without client-side retries (as `serve` makes its
-    /// store's client).
-    pub fn client(&self) -> kube::Client {
+    /// The config of a client of the cluster through the proxy (which adds
+    /// the credentials).
+    pub fn config(&self) -> kube::Config {
         let mut config = kube::Config::new(self.url.parse().expect("proxy URL"));
         config.root_cert = Some(vec![self.ca_der.clone()]);
-        config.default_retry = false;
-        kube::Client::try_from(config).expect("client through the proxy")
+        config
     }
 
     /// Changes the rules.

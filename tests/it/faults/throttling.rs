@@ -77,7 +77,7 @@ async fn upstream_throttling_passes_through_and_slowness_blocks_only_what_needs_
     let plane = plane();
     let ns = plane.namespace("faults-throttle").await;
     let proxy = FaultProxy::start(plane.client().await).await;
-    let harness = Harness::over(proxy.client()).await;
+    let harness = Harness::over(proxy.config()).await;
     let client = &harness.client;
     let collection = format!("/apis/apps.cozystack.io/v1alpha1/namespaces/{ns}/postgreses");
     let create = |name: &str| {

@@ -86,7 +86,8 @@ pub fn spawn_registered(
                         service,
                     };
                     let (running, ca_pem, _cache) =
-                        start_server_for(&server, client, Arc::new(auth), false).await?;
+                        start_server_for(&server, plane.config().await, Arc::new(auth), false)
+                            .await?;
                     Ok::<_, String>((running, ca_pem))
                 };
                 match started.await {
@@ -122,22 +123,22 @@ pub struct ServerSpec<'a> {
     pub service: &'a str,
 }
 
-/// Starts a server with the example kinds over `client`'s cluster, with
+/// Starts a server with the example kinds over `upstream`'s cluster, with
 /// `auth`, on a free port; returns it and the CA of its serving certificate.
 /// Call it on a runtime that outlives the server.
 pub async fn start_server(
-    client: kube::Client,
+    upstream: kube::Config,
     auth: Arc<Auth>,
     impersonate: bool,
 ) -> Result<(server::RunningServer, String), String> {
-    let (running, ca_pem, _cache) = start_server_with_cache(client, auth, impersonate).await?;
+    let (running, ca_pem, _cache) = start_server_with_cache(upstream, auth, impersonate).await?;
     Ok((running, ca_pem))
 }
 
 /// [`start_server`], also returning the server's watch cache (fault tests
 /// watch its upstream reconnections).
 pub async fn start_server_with_cache(
-    client: kube::Client,
+    upstream: kube::Config,
     auth: Arc<Auth>,
     impersonate: bool,
 ) -> Result<(server::RunningServer, String, WatchCache), String> {
@@ -147,21 +148,24 @@ pub async fn start_server_with_cache(
         group: "apps.cozystack.io",
         service: SERVICE,
     };
-    start_server_for(&server, client, auth, impersonate).await
+    start_server_for(&server, upstream, auth, impersonate).await
 }
 
-/// Starts the server `spec` describes over `client`'s cluster, with `auth`,
+/// Starts the server `spec` describes over `upstream`'s cluster (its store's
+/// clients made as `serve` makes them), with `auth`,
 /// on a free port; returns it, the CA of its serving certificate and its
 /// watch cache.
 pub async fn start_server_for(
     spec: &ServerSpec<'_>,
-    client: kube::Client,
+    upstream: kube::Config,
     auth: Arc<Auth>,
     impersonate: bool,
 ) -> Result<(server::RunningServer, String, WatchCache), String> {
     let registry = Registry::from_path(spec.kinds).map_err(|e| e.to_string())?;
     let backend = Backend::Cluster(Box::new(
-        ClusterStore::new(client, spec.group).with_impersonation(impersonate),
+        ClusterStore::connect(&upstream, spec.group)
+            .map_err(|e| e.to_string())?
+            .with_impersonation(impersonate),
     ));
     let cache = WatchCache::start(backend.clone());
     let ca = Ca::new("kubectl-cozy-test-extension-ca").map_err(|e| e.to_string())?;

@@ -145,12 +145,16 @@ impl Plane {
 
     /// A fresh kube client (one per test: clients are bound to the test's runtime).
     pub async fn client(&self) -> kube::Client {
+        kube::Client::try_from(self.config().await).expect("kube client")
+    }
+
+    /// The admin kubeconfig's client config.
+    pub async fn config(&self) -> kube::Config {
         let kubeconfig =
             kube::config::Kubeconfig::read_from(&self.kubeconfig).expect("read admin kubeconfig");
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
             .await
-            .expect("admin kubeconfig");
-        kube::Client::try_from(config).expect("kube client")
+            .expect("admin kubeconfig")
     }
 
     /// Creates a uniquely named namespace for one test and returns its name.
