@@ -624,9 +624,9 @@ impl Apps<'_> {
         name: &str,
         options: &DeleteOptions,
         user: &UserInfo,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Arc<AppView>, ApiError> {
         let resolved = &self.kind.resolved;
-        let current = self.current(namespace, name)?;
+        let current = self.get(namespace, name)?;
         let release = helm_release::release_name(resolved, name);
         let result = self
             .store
@@ -635,9 +635,10 @@ impl Apps<'_> {
             .instrument(tracing::debug_span!("upstream", verb = "delete"))
             .await
             .map_err(|e| self.store_error(e, name))?;
+        // Still there while finalizers hold it (marked for deletion).
+        let mut held = false;
         if !options.dry_run && resource_version(&result) > 0 {
-            // Still there while finalizers hold it (marked for deletion).
-            let held = result
+            held = result
                 .pointer("/metadata/finalizers")
                 .and_then(Value::as_array)
                 .is_some_and(|f| !f.is_empty());
@@ -645,7 +646,7 @@ impl Apps<'_> {
         }
         // A release deleted at once may come back as a bare Status; answer with the app we had.
         if result.get("spec").is_some() {
-            Ok(helm_release::to_app(resolved, &result))
+            Ok(self.written_view(&result, held))
         } else {
             Ok(current)
         }
@@ -953,7 +954,7 @@ mod tests {
             .delete("ns", "db", &DeleteOptions::default(), &user)
             .await
             .unwrap();
-        assert_eq!(deleted["metadata"]["name"], "db");
+        assert_eq!(deleted.value()["metadata"]["name"], "db");
         assert_eq!(apps.get("ns", "db").unwrap_err().code, 404);
         let gone = apps
             .delete("ns", "db", &DeleteOptions::default(), &user)

@@ -4,6 +4,7 @@
 //! deletionTimestamp when finalizers still hold it — or, for a collection,
 //! with the list of what was deleted.
 
+use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::{Value, json};
 
@@ -88,7 +89,11 @@ pub(super) async fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
         .delete(call.namespace(), call.name(), &options, call.user)
         .await?;
     let _span = tracing::debug_span!("encode").entered();
-    Ok(response::json(StatusCode::OK, &app))
+    Ok(response::encoded_json(
+        StatusCode::OK,
+        Bytes::copy_from_slice(app.json.as_bytes()),
+        "application/json",
+    ))
 }
 
 /// deletecollection: every matching app in the namespace.
@@ -103,7 +108,7 @@ pub(super) async fn delete_collection(call: &Call<'_>) -> Result<Response<Body>,
             .delete(call.namespace(), &name, &options, call.user)
             .await
         {
-            Ok(app) => deleted.push(app),
+            Ok(app) => deleted.push(app.value()),
             Err(e) if e.code == 404 => {} // gone meanwhile
             Err(e) => return Err(e),
         }
