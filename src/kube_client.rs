@@ -45,8 +45,24 @@ pub fn client(config: kube::Config) -> Result<kube::Client, kube::Error> {
     Ok(kube::Client::new(service, config.default_namespace))
 }
 
-/// A request/response client for `config` without `kube::Client`'s queue
-/// (see the module's docs); with a `proxy-url`, kube-rs's own client.
+/// [`client`], and an [`Unbuffered`] client over the same stack and
+/// connections (over the client itself where a `proxy-url` keeps
+/// kube-rs's builder).
+pub fn clients(config: kube::Config) -> Result<(kube::Client, Unbuffered), kube::Error> {
+    if config.proxy_url.is_some() {
+        let client = kube::Client::try_from(config)?;
+        return Ok((client.clone(), Unbuffered(Route::Queued(client))));
+    }
+    let service = stack(&config)?;
+    let requests = Unbuffered(Route::Direct(service.clone()));
+    Ok((
+        kube::Client::new(service, config.default_namespace),
+        requests,
+    ))
+}
+
+/// A request/response client without `kube::Client`'s queue (see the
+/// module's docs), made by [`clients`].
 #[derive(Clone)]
 pub struct Unbuffered(Route);
 
@@ -57,16 +73,6 @@ enum Route {
 }
 
 impl Unbuffered {
-    /// The client of `config`.
-    pub fn new(config: &kube::Config) -> Result<Unbuffered, kube::Error> {
-        if config.proxy_url.is_some() {
-            return Ok(Unbuffered(Route::Queued(kube::Client::try_from(
-                config.clone(),
-            )?)));
-        }
-        Ok(Unbuffered(Route::Direct(stack(config)?)))
-    }
-
     /// Sends `request` and answers with the response's body as text; an
     /// error status is `kube::Error::Api` with the answer's `Status` (as
     /// `kube::Client::request_text` answers).
@@ -116,13 +122,6 @@ impl Unbuffered {
             return Err(api_error(status, &body));
         }
         Ok(body)
-    }
-}
-
-impl From<kube::Client> for Unbuffered {
-    /// Requests through `client` (and its queue).
-    fn from(client: kube::Client) -> Unbuffered {
-        Unbuffered(Route::Queued(client))
     }
 }
 
@@ -263,7 +262,7 @@ mod tests {
     #[tokio::test]
     async fn unbuffered_requests_answer_with_the_body() {
         let config = answering("200 OK", br#"{"kind":"x"}"#).await;
-        let client = Unbuffered::new(&config).unwrap();
+        let client = clients(config).unwrap().1;
         let request = http::Request::get("/version").body(Vec::new()).unwrap();
         assert_eq!(
             client.request_text(request).await.unwrap(),
@@ -277,9 +276,9 @@ mod tests {
         for queued in [false, true] {
             let config = answering("200 OK", PROTOBUF).await;
             let client = if queued {
-                Unbuffered::from(kube::Client::try_from(config).unwrap())
+                Unbuffered(Route::Queued(kube::Client::try_from(config).unwrap()))
             } else {
-                Unbuffered::new(&config).unwrap()
+                clients(config).unwrap().1
             };
             let request = http::Request::get("/x").body(Vec::new()).unwrap();
             let body = client.request_bytes(request).await.unwrap();
@@ -294,7 +293,7 @@ mod tests {
             br#"{"kind":"Status","status":"Failure","message":"stale","reason":"Conflict","code":409,"metadata":{}}"#,
         )
         .await;
-        let client = Unbuffered::new(&config).unwrap();
+        let client = clients(config).unwrap().1;
         let request = http::Request::put("/x").body(b"{}".to_vec()).unwrap();
         match client.request_bytes(request).await {
             Err(kube::Error::Api(status)) => {
@@ -308,7 +307,7 @@ mod tests {
     #[tokio::test]
     async fn an_error_that_is_not_a_status_keeps_its_code_and_text() {
         let config = answering("503 Service Unavailable", b" proxy down \n").await;
-        let client = Unbuffered::new(&config).unwrap();
+        let client = clients(config).unwrap().1;
         let request = http::Request::get("/x").body(Vec::new()).unwrap();
         match client.request_text(request).await {
             Err(kube::Error::Api(status)) => {
@@ -325,7 +324,7 @@ mod tests {
         let addr = listener.local_addr().unwrap();
         drop(listener);
         let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
-        let client = Unbuffered::new(&config).unwrap();
+        let client = clients(config).unwrap().1;
         let request = http::Request::get("/x").body(Vec::new()).unwrap();
         let err = client.request_text(request).await.unwrap_err();
         assert!(

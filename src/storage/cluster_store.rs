@@ -106,8 +106,8 @@ pub struct ClusterStore {
     /// The list and the watch (streams).
     client: kube::Client,
     /// Writes and consistency checks: request/response calls on the path
-    /// of a request to the server, without `kube::Client`'s queue
-    /// ([`Unbuffered`]) once [`ClusterStore::with_requests`] gave one.
+    /// of a request to the server, over `client`'s stack and connections
+    /// without its queue ([`Unbuffered`]).
     requests: Unbuffered,
     resource: ApiResource,
     selector: String,
@@ -115,21 +115,6 @@ pub struct ClusterStore {
 }
 
 impl ClusterStore {
-    /// A store over `client`'s cluster, owning HelmReleases whose group label is `group`.
-    pub fn new(client: kube::Client, group: &str) -> ClusterStore {
-        ClusterStore {
-            requests: Unbuffered::from(client.clone()),
-            client,
-            resource: ApiResource::from_gvk(&GroupVersionKind::gvk(
-                "helm.toolkit.fluxcd.io",
-                "v2",
-                "HelmRelease",
-            )),
-            selector: format!("{GROUP_LABEL}={group}"),
-            impersonate: false,
-        }
-    }
-
     /// The store as `serve` runs it over `config`'s cluster, owning
     /// HelmReleases whose group label is `group`: its clients set
     /// `TCP_NODELAY` ([`crate::kube_client`]), writes and consistency checks
@@ -142,15 +127,18 @@ impl ClusterStore {
     pub fn connect(config: &kube::Config, group: &str) -> Result<ClusterStore, kube::Error> {
         let mut config = config.clone();
         config.default_retry = false;
-        let requests = Unbuffered::new(&config)?;
-        Ok(ClusterStore::new(crate::kube_client::client(config)?, group).with_requests(requests))
-    }
-
-    /// Sends writes and consistency checks through `requests` (the same
-    /// cluster's [`Unbuffered`] client) rather than the store's client.
-    pub fn with_requests(mut self, requests: Unbuffered) -> ClusterStore {
-        self.requests = requests;
-        self
+        let (client, requests) = crate::kube_client::clients(config)?;
+        Ok(ClusterStore {
+            client,
+            requests,
+            resource: ApiResource::from_gvk(&GroupVersionKind::gvk(
+                "helm.toolkit.fluxcd.io",
+                "v2",
+                "HelmRelease",
+            )),
+            selector: format!("{GROUP_LABEL}={group}"),
+            impersonate: false,
+        })
     }
 
     /// Makes writes impersonate the user each is made for.
