@@ -2106,8 +2106,8 @@ fn list_in_process(cache: &WatchCache, kind: &ServedKind, ns: &str) -> Vec<u8> {
     bytes.pop();
     bytes.extend_from_slice(b",\"items\":[");
     let mut first = true;
-    for ((namespace, _), stored) in objects.iter() {
-        if namespace != ns || stored.kind_label() != Some(resolved.definition.kind.as_str()) {
+    for (key, stored) in objects.iter() {
+        if key.namespace() != ns || stored.kind_label() != Some(resolved.definition.kind.as_str()) {
             continue;
         }
         if let Some(view) = stored.app_view(resolved, kind.stamp) {

@@ -80,8 +80,9 @@ impl AppFilter {
     }
 
     /// The app `stored` (at `key`) is, if it is selected.
-    pub(crate) fn app(&self, (namespace, release): &Key, stored: &Stored) -> Option<Arc<AppView>> {
+    pub(crate) fn app(&self, key: &Key, stored: &Stored) -> Option<Arc<AppView>> {
         let kind = &self.kind;
+        let (namespace, release) = key.parts();
         if stored.kind_label() != Some(kind.resolved.definition.kind.as_str()) {
             return None;
         }

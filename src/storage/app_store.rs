@@ -150,7 +150,7 @@ impl AppSnapshot {
     pub(crate) fn names<'a>(&'a self, filter: &'a AppFilter) -> impl Iterator<Item = &'a str> + 'a {
         let kind = &filter.kind().resolved;
         self.apps(filter, None)
-            .filter_map(move |((_, release), _)| helm_release::app_name(kind, release))
+            .filter_map(move |(key, _)| helm_release::app_name(kind, key.name()))
     }
 }
 
@@ -461,8 +461,7 @@ impl Apps<'_> {
                 }
             }
         };
-        let key_of =
-            |item: &super::metadata_list::Item| (item.namespace.clone(), item.name.clone());
+        let key_of = |item: &super::metadata_list::Item| Key::new(&item.namespace, &item.name);
         let mut until = match page.continue_token {
             Some(_) => Some(
                 page.items

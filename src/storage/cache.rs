@@ -26,6 +26,7 @@
 //!   older one never replaces it.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -39,9 +40,7 @@ use tokio::time::Instant;
 use crate::kinds::definition::ResolvedKind;
 
 use super::helm_release::{self, AppView};
-use super::{
-    Backend, ReadScope, StoreError, StoreEvent, UpstreamState, object_key, resource_version,
-};
+use super::{Backend, ReadScope, StoreError, StoreEvent, UpstreamState, resource_version};
 
 /// Events kept for watch resumption.
 pub const HISTORY: usize = 10_000;
@@ -54,8 +53,7 @@ pub const HISTORY_MIN: usize = 100;
 /// How often old history is dropped when no write comes to do it.
 const PRUNE_EVERY: Duration = Duration::from_secs(5);
 
-/// `(namespace, name)`.
-pub type Key = (String, String);
+pub use super::key::Key;
 /// The stored objects at one revision.
 pub type Objects = OrdMap<Key, Arc<Stored>>;
 
@@ -460,7 +458,7 @@ impl WatchCache {
         if let (Some(ns), Some(name), Some(versions)) =
             (&scope.namespace, &scope.release, &upstream.versions)
         {
-            let key = (ns.clone(), name.clone());
+            let key = Key::new(ns, name);
             if let Some(ahead) = state.ahead.get(&key) {
                 if state.revision >= upstream.revision {
                     return true;
@@ -483,7 +481,7 @@ impl WatchCache {
     /// concurrent newer event or write wins) or `written` has no
     /// resourceVersion. Returns whether it was taken.
     pub fn take_write(&self, written: &Value, exists: bool) -> bool {
-        let key = object_key(written);
+        let key = Key::of(written);
         let rv = resource_version(written);
         let object = exists.then(|| Arc::new(Stored::new(written)));
         let mut state = self.state.write().unwrap_or_else(|p| p.into_inner());
@@ -538,8 +536,7 @@ impl WatchCache {
     /// The HelmRelease `namespace/name` as it is kept, unparsed (a write
     /// taken ahead of the watch included).
     pub fn stored(&self, namespace: &str, name: &str) -> Option<Arc<Stored>> {
-        self.read()
-            .current(&(namespace.to_owned(), name.to_owned()))
+        self.read().current(&Key::new(namespace, name))
     }
 
     /// Events after `revision` (from history) and a receiver for later ones,
@@ -592,14 +589,18 @@ pub fn snapshot_is_current(
     };
     let candidates: Box<dyn Iterator<Item = (&Key, &Arc<Stored>)>> =
         match (&scope.namespace, &scope.release) {
-            (Some(ns), Some(name)) => {
-                let key = (ns.clone(), name.clone());
-                Box::new(objects.get_key_value(&key).into_iter())
-            }
+            (Some(ns), Some(name)) => Box::new(
+                objects
+                    .get_key_value(Key::text(ns, name).as_str())
+                    .into_iter(),
+            ),
             (Some(ns), None) => Box::new(
                 objects
-                    .range((ns.clone(), String::new())..)
-                    .take_while(move |((n, _), _)| n == ns),
+                    .range::<_, str>((
+                        Bound::Included(Key::namespace_start(ns).as_str()),
+                        Bound::Unbounded,
+                    ))
+                    .take_while(move |(key, _)| key.namespace() == ns),
             ),
             _ => Box::new(objects.iter()),
         };
@@ -620,7 +621,7 @@ pub fn snapshot_is_current(
 /// string `<namespace>/<name>`): `a-b/x` comes before `a/x`, where the
 /// cache's map, ordered by `(namespace, name)`, puts `a` first.
 pub fn key_order(a: &Key, b: &Key) -> std::cmp::Ordering {
-    namespace_order(&a.0, &b.0).then_with(|| a.1.cmp(&b.1))
+    namespace_order(a.namespace(), b.namespace()).then_with(|| a.name().cmp(b.name()))
 }
 
 /// How two namespaces compare in kube-apiserver's key order (`<ns>/`).
@@ -640,22 +641,20 @@ pub fn in_key_order<'a>(
     namespace: Option<&str>,
     after: Option<&Key>,
 ) -> impl Iterator<Item = (&'a Key, &'a Arc<Stored>)> + 'a {
-    use std::ops::Bound;
     let namespaces: Vec<String> = match namespace {
         Some(ns) => vec![ns.to_owned()],
         None => {
             let mut found = Vec::new();
-            let mut next = objects.get_min().map(|((ns, _), _)| ns.clone());
+            let mut next = objects.get_min().map(|(key, _)| key.namespace().to_owned());
             while let Some(ns) = next {
-                // The first key of a later namespace: `ns\0` is the least
-                // string after `ns`.
+                // The first key of a later namespace.
                 next = objects
-                    .range((
-                        Bound::Included((format!("{ns}\0"), String::new())),
+                    .range::<_, str>((
+                        Bound::Included(Key::namespace_end(&ns).as_str()),
                         Bound::Unbounded,
                     ))
                     .next()
-                    .map(|((ns, _), _)| ns.clone());
+                    .map(|(key, _)| key.namespace().to_owned());
                 found.push(ns);
             }
             found.sort_by(|a, b| namespace_order(a, b));
@@ -667,19 +666,24 @@ pub fn in_key_order<'a>(
         .into_iter()
         .filter_map(move |ns| {
             let start = match &after {
-                None => Bound::Included((ns.clone(), String::new())),
-                Some(key) => match namespace_order(&key.0, &ns) {
-                    std::cmp::Ordering::Less => Bound::Included((ns.clone(), String::new())),
-                    std::cmp::Ordering::Equal => Bound::Excluded(key.clone()),
+                None => Bound::Included(Key::namespace_start(&ns)),
+                Some(key) => match namespace_order(key.namespace(), &ns) {
+                    std::cmp::Ordering::Less => Bound::Included(Key::namespace_start(&ns)),
+                    std::cmp::Ordering::Equal => Bound::Excluded(key.as_str().to_owned()),
                     std::cmp::Ordering::Greater => return None,
                 },
             };
             Some((ns, start))
         })
         .flat_map(move |(ns, start)| {
+            let start = match &start {
+                Bound::Included(text) => Bound::Included(text.as_str()),
+                Bound::Excluded(text) => Bound::Excluded(text.as_str()),
+                Bound::Unbounded => Bound::Unbounded,
+            };
             objects
-                .range((start, Bound::Unbounded))
-                .take_while(move |((n, _), _)| *n == ns)
+                .range::<_, str>((start, Bound::Unbounded))
+                .take_while(move |(key, _)| key.namespace() == ns)
         })
 }
 
@@ -697,7 +701,7 @@ pub fn range_is_current(
 ) -> bool {
     let end = match upstream.last() {
         _ if last_page => None,
-        Some(item) => Some((item.namespace.clone(), item.name.clone())),
+        Some(item) => Some(Key::new(&item.namespace, &item.name)),
         None => return true, // an empty range
     };
     let mut cached = in_key_order(objects, scope.namespace.as_deref(), after)
@@ -709,8 +713,7 @@ pub fn range_is_current(
     for item in upstream {
         match cached.next() {
             Some((key, stored))
-                if key.0 == item.namespace
-                    && key.1 == item.name
+                if key.parts() == (item.namespace.as_str(), item.name.as_str())
                     && stored.resource_version() == item.resource_version => {}
             _ => return false,
         }
@@ -814,7 +817,7 @@ impl Sync {
                 return;
             }
             StoreEvent::Added(o) | StoreEvent::Modified(o) => {
-                let key = object_key(&o);
+                let key = Key::of(&o);
                 // The event of a write taken ahead: keep the object (and its app view).
                 let o = match state.ahead.get(&key) {
                     Some(Ahead {
@@ -838,7 +841,7 @@ impl Sync {
                 }
             }
             StoreEvent::Deleted(o) => {
-                let key = object_key(&o);
+                let key = Key::of(&o);
                 let previous = state.objects.remove(&key);
                 let o = Arc::new(Stored::new(&o));
                 CacheEvent {
@@ -1076,7 +1079,7 @@ mod tests {
         assert!(cache.wait_for_revision(3, Duration::from_secs(5)).await);
         let old = cache.snapshot_at(2).unwrap();
         assert!(
-            old.get(&("ns".into(), "b".into())).unwrap().value()["spec"]
+            old.get(Key::text("ns", "b").as_str()).unwrap().value()["spec"]
                 .get("x")
                 .is_none()
         );
@@ -1227,7 +1230,7 @@ mod tests {
             versions: Some(
                 versions
                     .iter()
-                    .map(|rv| (("ns".to_owned(), "pg-a".to_owned()), *rv))
+                    .map(|rv| (Key::new("ns", "pg-a"), *rv))
                     .collect(),
             ),
         };
@@ -1276,7 +1279,7 @@ mod tests {
                 object: stored.clone(),
                 previous: None,
                 revision,
-                key: ("ns".into(), "a".into()),
+                key: Key::new("ns", "a"),
             };
             state.history.push_back((start, Arc::new(event)));
             state.snapshots.push_back((start, revision, OrdMap::new()));
@@ -1296,7 +1299,7 @@ mod tests {
     fn listed(name: &str, rv: u64) -> (Key, Arc<Stored>) {
         let mut object = hr(name);
         object["metadata"]["resourceVersion"] = json!(rv.to_string());
-        (("ns".into(), name.into()), Arc::new(Stored::new(&object)))
+        (Key::new("ns", name), Arc::new(Stored::new(&object)))
     }
 
     /// Regression: a re-list's difference used to go out as events all at
@@ -1334,7 +1337,7 @@ mod tests {
             .map(|e| {
                 (
                     e.event_type,
-                    e.key.1.clone(),
+                    e.key.name().to_owned(),
                     e.revision,
                     e.object.resource_version(),
                 )
@@ -1355,7 +1358,7 @@ mod tests {
             .history
             .iter()
             .filter(|(_, e)| e.revision > 12)
-            .map(|(_, e)| e.key.1.as_str())
+            .map(|(_, e)| e.key.name())
             .collect();
         assert_eq!(after_e, ["d", "b", "c"]);
         drop(state);
@@ -1364,7 +1367,7 @@ mod tests {
         // last change): the deletions take the free revisions below it.
         sync.replace(vec![listed("d", 14), listed("f", 30)], 30);
         let got: Vec<(EventType, String, u64)> = std::iter::from_fn(|| rx.try_recv().ok())
-            .map(|e| (e.event_type, e.key.1.clone(), e.revision))
+            .map(|e| (e.event_type, e.key.name().to_owned(), e.revision))
             .collect();
         assert_eq!(
             got,
@@ -1415,7 +1418,7 @@ mod tests {
             versions: Some(
                 versions
                     .iter()
-                    .map(|(n, rv)| (("ns".to_owned(), (*n).to_owned()), *rv))
+                    .map(|(n, rv)| (Key::new("ns", n), *rv))
                     .collect(),
             ),
         };
@@ -1473,11 +1476,12 @@ mod tests {
         let object = json!({"metadata": {"name": name, "namespace": ns,
             "resourceVersion": rv.to_string(),
             "labels": {crate::storage::helm_release::KIND_LABEL: kind}}});
-        ((ns.into(), name.into()), Arc::new(Stored::new(&object)))
+        (Key::new(ns, name), Arc::new(Stored::new(&object)))
     }
 
     fn keys<'a>(it: impl Iterator<Item = (&'a Key, &'a Arc<Stored>)>) -> Vec<String> {
-        it.map(|((ns, name), _)| format!("{ns}/{name}")).collect()
+        it.map(|(key, _)| format!("{}/{}", key.namespace(), key.name()))
+            .collect()
     }
 
     /// etcd orders by `<namespace>/<name>`: `a-b/x` before `a/x`, where the
@@ -1504,7 +1508,7 @@ mod tests {
         // Continuing after any key yields exactly the keys after it.
         for (i, after) in etcd.iter().enumerate() {
             let (ns, name) = after.split_once('/').unwrap();
-            let key = (ns.to_owned(), name.to_owned());
+            let key = Key::new(ns, name);
             assert_eq!(
                 keys(in_key_order(&objects, None, Some(&key))),
                 etcd[i + 1..]
@@ -1514,15 +1518,15 @@ mod tests {
             keys(in_key_order(&objects, Some("a"), None)),
             ["a/x", "a/y"]
         );
-        let a_x = ("a".to_owned(), "x".to_owned());
+        let a_x = Key::new("a", "x");
         assert_eq!(keys(in_key_order(&objects, Some("a"), Some(&a_x))), ["a/y"]);
         // A position in a namespace before (after) the listed one: all (none) of it.
-        let a_b = ("a-b".to_owned(), "x".to_owned());
+        let a_b = Key::new("a-b", "x");
         assert_eq!(
             keys(in_key_order(&objects, Some("a"), Some(&a_b))),
             ["a/x", "a/y"]
         );
-        let a0 = ("a0".to_owned(), "x".to_owned());
+        let a0 = Key::new("a0", "x");
         assert!(keys(in_key_order(&objects, Some("a"), Some(&a0))).is_empty());
         assert_eq!(key_order(&a_b, &a_x), std::cmp::Ordering::Less);
     }
@@ -1552,7 +1556,7 @@ mod tests {
         // Page 1 of 2: `a-b/x`, `a/x` (Redis is out of scope).
         let page1 = [item("a-b", "x", 4), item("a", "x", 1)];
         assert!(range_is_current(&objects, &scope, None, &page1, false));
-        let after = ("a".to_owned(), "x".to_owned());
+        let after = Key::new("a", "x");
         assert!(range_is_current(
             &objects,
             &scope,
@@ -1593,7 +1597,7 @@ mod tests {
             false
         ));
         // An empty last page: current only when nothing of the scope is left.
-        let end = ("a".to_owned(), "z".to_owned());
+        let end = Key::new("a", "z");
         assert!(range_is_current(&objects, &scope, Some(&end), &[], true));
         assert!(!range_is_current(&objects, &scope, Some(&after), &[], true));
     }

@@ -26,7 +26,6 @@ use super::metadata_list;
 use super::release_json::Release;
 use super::{
     DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState,
-    object_key,
 };
 use crate::apimachinery::user::UserInfo;
 use crate::error_chain::error_chain;
@@ -92,7 +91,7 @@ where
         {
             let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
             while let Some(Release(value)) = seq.next_element::<Release>()? {
-                items.push((object_key(&value), Arc::new(Stored::new(&value))));
+                items.push((Key::of(&value), Arc::new(Stored::new(&value))));
             }
             Ok(items)
         }
@@ -230,7 +229,7 @@ impl ClusterStore {
                 .await?;
             revision.get_or_insert(page.resource_version);
             for item in page.items {
-                versions.insert((item.namespace, item.name), item.resource_version);
+                versions.insert(Key::new(&item.namespace, &item.name), item.resource_version);
             }
             match page.continue_token {
                 Some(token) => continue_token = Some(token),
@@ -503,7 +502,10 @@ mod tests {
         let keys: Vec<_> = page.items.iter().map(|(k, _)| k.clone()).collect();
         assert_eq!(
             keys,
-            [("t".into(), "pg-a".into()), ("t".into(), "pg-b".into())]
+            [
+                crate::storage::key::Key::new("t", "pg-a"),
+                crate::storage::key::Key::new("t", "pg-b")
+            ]
         );
         let (_, a) = &page.items[0];
         assert_eq!(a.resource_version(), 44);

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
-use super::cache::Stored;
+use super::cache::{Key, Stored};
 use super::namespace_store::{self, Phase};
 use super::{
     DeleteOptions, EventStream, Listing, StoreError, StoreEvent, internal, now, object_key,
@@ -137,7 +137,7 @@ impl EmbeddedStore {
                 .map(|body| {
                     body.map_err(internal).and_then(|b| {
                         let value: Value = serde_json::from_str(&b).map_err(internal)?;
-                        Ok((object_key(&value), Arc::new(Stored::new(&value))))
+                        Ok((Key::of(&value), Arc::new(Stored::new(&value))))
                     })
                 })
                 .collect::<Result<Vec<_>, _>>()?;

@@ -31,6 +31,7 @@ pub mod cache;
 pub mod cluster_store;
 pub mod embedded_store;
 pub mod helm_release;
+pub mod key;
 pub mod metadata_list;
 pub mod namespace_store;
 pub mod private_files;
@@ -102,8 +103,9 @@ pub struct ReadScope {
 impl ReadScope {
     /// Whether the stored HelmRelease `stored` under `key` is in the scope.
     pub fn contains(&self, key: &cache::Key, stored: &cache::Stored) -> bool {
-        self.namespace.as_ref().is_none_or(|ns| *ns == key.0)
-            && self.release.as_ref().is_none_or(|name| *name == key.1)
+        let (namespace, name) = key.parts();
+        self.namespace.as_ref().is_none_or(|ns| ns == namespace)
+            && self.release.as_ref().is_none_or(|release| release == name)
             && stored.kind_label() == Some(self.kind.as_str())
             && self.labels.as_ref().is_none_or(|l| l.selects(stored))
     }

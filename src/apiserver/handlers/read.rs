@@ -234,7 +234,7 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                 ));
             }
             let token = decode_continue(text, namespace)?;
-            let after = (token.ns, token.name);
+            let after = Key::new(&token.ns, &token.name);
             if let Some(upstream) = token.up {
                 // A consistent list checked page by page: the next range.
                 let position = CheckedPosition {
@@ -344,10 +344,10 @@ fn render_list(
         Paging::Snapshot { .. } => {
             let revision = snapshot.revision();
             let next = match last_key {
-                Some((ns, name)) if more => Some(Continue {
+                Some(key) if more => Some(Continue {
                     rv: revision,
-                    ns: ns.clone(),
-                    name: name.clone(),
+                    ns: key.namespace().to_owned(),
+                    name: key.name().to_owned(),
                     up: None,
                     snap: None,
                 }),
@@ -361,10 +361,10 @@ fn render_list(
             list_rv,
             ..
         } => {
-            let next = upstream.zip(until).map(|(up, (ns, name))| Continue {
+            let next = upstream.zip(until).map(|(up, key)| Continue {
                 rv: list_rv,
-                ns: ns.clone(),
-                name: name.clone(),
+                ns: key.namespace().to_owned(),
+                name: key.name().to_owned(),
                 up: Some(up.to_owned()),
                 snap: Some(snapshot.revision()),
             });
