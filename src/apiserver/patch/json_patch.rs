@@ -236,24 +236,27 @@ fn merge_patch(current: &Value, body: &[u8]) -> Result<Value, PatchError> {
 }
 
 /// Puts the keys of every object in `patched` back in the order they have
-/// in `original`, new keys last.
+/// in `original`, new keys last (in the patch's order). A map already in
+/// that order (what a patch that only changes values leaves) is not
+/// rebuilt; one that is not is rebuilt in one pass.
 fn restore_order(original: &Value, patched: &mut Value) {
     match (original, patched) {
         (Value::Object(o), Value::Object(p)) => {
-            let mut taken = std::mem::take(p);
-            let mut ordered = Map::new();
-            for key in o.keys() {
-                if let Some(v) = taken.shift_remove(key) {
-                    ordered.insert(key.clone(), v);
+            if !in_original_order(o, p) {
+                let new_keys: Vec<String> =
+                    p.keys().filter(|k| !o.contains_key(*k)).cloned().collect();
+                let mut taken = std::mem::take(p);
+                for key in o.keys().chain(&new_keys) {
+                    if let Some((key, v)) = taken.remove_entry(key) {
+                        p.insert(key, v);
+                    }
                 }
             }
-            ordered.extend(taken);
-            for (key, v) in ordered.iter_mut() {
+            for (key, v) in p.iter_mut() {
                 if let Some(orig) = o.get(key) {
                     restore_order(orig, v);
                 }
             }
-            *p = ordered;
         }
         (Value::Array(o), Value::Array(p)) => {
             for (orig, v) in o.iter().zip(p.iter_mut()) {
@@ -262,6 +265,24 @@ fn restore_order(original: &Value, patched: &mut Value) {
         }
         _ => {}
     }
+}
+
+/// Whether the keys of `patched` that `original` has come in `original`'s
+/// order, before every key it does not have.
+fn in_original_order(original: &Map<String, Value>, patched: &Map<String, Value>) -> bool {
+    let mut original_keys = original.keys();
+    let mut new_seen = false;
+    for key in patched.keys() {
+        if original.contains_key(key) {
+            // Later in `original` than the previous shared key, and no new key before it.
+            if new_seen || !original_keys.any(|k| k == key) {
+                return false;
+            }
+        } else {
+            new_seen = true;
+        }
+    }
+    true
 }
 
 #[cfg(test)]
@@ -435,5 +456,64 @@ mod tests {
         }
         let e = apply_patch(PatchKind::Apply, &current(), b"{}").unwrap_err();
         assert_eq!(e.code, 500);
+    }
+
+    /// The order as first written: every map rebuilt, key by key.
+    fn restore_order_by_rebuilding(original: &Value, patched: &mut Value) {
+        match (original, patched) {
+            (Value::Object(o), Value::Object(p)) => {
+                let mut taken = std::mem::take(p);
+                let mut ordered = Map::new();
+                for key in o.keys() {
+                    if let Some(v) = taken.shift_remove(key) {
+                        ordered.insert(key.clone(), v);
+                    }
+                }
+                ordered.extend(taken);
+                for (key, v) in ordered.iter_mut() {
+                    if let Some(orig) = o.get(key) {
+                        restore_order_by_rebuilding(orig, v);
+                    }
+                }
+                *p = ordered;
+            }
+            (Value::Array(o), Value::Array(p)) => {
+                for (orig, v) in o.iter().zip(p.iter_mut()) {
+                    restore_order_by_rebuilding(orig, v);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    proptest::proptest! {
+        /// Skipping maps already in order and rebuilding the others in one
+        /// pass gives the order rebuilding every map gave, key for key.
+        #[test]
+        fn restored_order_is_the_rebuilt_order(
+            original in proptest::collection::vec(0u8..12, 0..10),
+            patched in proptest::collection::vec(0u8..16, 0..12),
+            nested in proptest::prelude::any::<bool>(),
+        ) {
+            let map = |keys: &[u8], inner: &Value| -> Value {
+                let mut m = Map::new();
+                for k in keys {
+                    m.insert(format!("k{k}"), inner.clone());
+                }
+                Value::Object(m)
+            };
+            let inner_original = if nested { map(&[3, 1, 2], &json!(1)) } else { json!(1) };
+            let inner_patched = if nested { map(&[2, 5, 3], &json!(2)) } else { json!(2) };
+            let original = map(&original, &inner_original);
+            let patched = map(&patched, &inner_patched);
+            let mut fast = patched.clone();
+            restore_order(&original, &mut fast);
+            let mut rebuilt = patched;
+            restore_order_by_rebuilding(&original, &mut rebuilt);
+            proptest::prop_assert_eq!(
+                serde_json::to_string(&fast).unwrap(),
+                serde_json::to_string(&rebuilt).unwrap()
+            );
+        }
     }
 }
