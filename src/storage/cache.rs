@@ -676,13 +676,8 @@ pub fn in_key_order<'a>(
             Some((ns, start))
         })
         .flat_map(move |(ns, start)| {
-            let start = match &start {
-                Bound::Included(text) => Bound::Included(text.as_str()),
-                Bound::Excluded(text) => Bound::Excluded(text.as_str()),
-                Bound::Unbounded => Bound::Unbounded,
-            };
             objects
-                .range::<_, str>((start, Bound::Unbounded))
+                .range::<_, str>((start.as_ref().map(String::as_str), Bound::Unbounded))
                 .take_while(move |(key, _)| key.namespace() == ns)
         })
 }

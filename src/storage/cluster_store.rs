@@ -502,10 +502,7 @@ mod tests {
         let keys: Vec<_> = page.items.iter().map(|(k, _)| k.clone()).collect();
         assert_eq!(
             keys,
-            [
-                crate::storage::key::Key::new("t", "pg-a"),
-                crate::storage::key::Key::new("t", "pg-b")
-            ]
+            [super::Key::new("t", "pg-a"), super::Key::new("t", "pg-b")]
         );
         let (_, a) = &page.items[0];
         assert_eq!(a.resource_version(), 44);
