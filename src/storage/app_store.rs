@@ -146,7 +146,8 @@ impl AppSnapshot {
         })
     }
 
-    /// The names of the apps `filter` selects, in `(namespace, name)` order.
+    /// The names of the apps `filter` selects, in kube-apiserver's key order
+    /// ([`in_key_order`]).
     pub(crate) fn names<'a>(&'a self, filter: &'a AppFilter) -> impl Iterator<Item = &'a str> + 'a {
         let kind = &filter.kind().resolved;
         self.apps(filter, None)

@@ -278,7 +278,7 @@ struct Ahead {
 impl State {
     /// The object under `key` as single-object reads see it: a write taken
     /// ahead of the watch, else the watch's state.
-    fn current(&self, key: &Key) -> Option<Arc<Stored>> {
+    fn current(&self, key: &str) -> Option<Arc<Stored>> {
         match self.ahead.get(key) {
             Some(ahead) => ahead.object.clone(),
             None => self.objects.get(key).cloned(),
@@ -459,7 +459,7 @@ impl WatchCache {
             (&scope.namespace, &scope.release, &upstream.versions)
         {
             let key = Key::new(ns, name);
-            if let Some(ahead) = state.ahead.get(&key) {
+            if let Some(ahead) = state.ahead.get(key.as_str()) {
                 if state.revision >= upstream.revision {
                     return true;
                 }
@@ -536,7 +536,7 @@ impl WatchCache {
     /// The HelmRelease `namespace/name` as it is kept, unparsed (a write
     /// taken ahead of the watch included).
     pub fn stored(&self, namespace: &str, name: &str) -> Option<Arc<Stored>> {
-        self.read().current(&Key::new(namespace, name))
+        self.read().current(&Key::text(namespace, name))
     }
 
     /// Events after `revision` (from history) and a receiver for later ones,

@@ -6,10 +6,13 @@
 //! leaf with it. With two `String`s per key that copy was two allocations
 //! (and later two frees) for each of up to 64 keys, on every watch event —
 //! the largest part of applying one. This key is one reference-counted
-//! block: a copy is a count, and it takes one allocation instead of two.
+//! block: a copy is a count. A lookup borrows the key's text
+//! ([`Key::text`], one allocation) instead of building a key.
 //!
-//! The text is `namespace`, a NUL, then `name`. NUL is below every byte a
-//! name may hold, so the text orders exactly as the pair `(namespace,
+//! The text is `namespace`, a NUL, then `name`. A namespace holds no NUL
+//! (it is a DNS label; [`Key::new`] is never given one from a client, see
+//! the continue tokens in `apiserver/handlers/read.rs`), and NUL is below
+//! every other byte, so the text orders exactly as the pair `(namespace,
 //! name)` does, and a lookup by text ([`std::borrow::Borrow<str>`]) agrees
 //! with the map's order.
 

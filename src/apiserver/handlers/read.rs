@@ -123,7 +123,8 @@ fn encode_continue(token: &Continue) -> String {
 
 /// Reads a `continue` token of a list in `namespace` (all when `None`):
 /// 400 like kube-apiserver's when it does not decode, names another
-/// namespace, or carries an empty upstream token.
+/// namespace, holds a NUL in a namespace or name, or carries an empty
+/// upstream token.
 fn decode_continue(text: &str, namespace: Option<&str>) -> Result<Continue, ApiError> {
     let invalid = || ApiError::bad_request(format!("continue key is not valid: {text}"));
     let token: Continue = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -132,7 +133,9 @@ fn decode_continue(text: &str, namespace: Option<&str>) -> Result<Continue, ApiE
         .and_then(|b| serde_json::from_slice(&b).ok())
         .ok_or_else(invalid)?;
     let other_namespace = namespace.is_some_and(|ns| !token.ns.is_empty() && token.ns != ns);
-    if other_namespace || token.up.as_deref() == Some("") {
+    // A NUL would move the position: the cache's keys join namespace and name with one.
+    let not_a_name = token.ns.contains('\0') || token.name.contains('\0');
+    if other_namespace || not_a_name || token.up.as_deref() == Some("") {
         return Err(invalid());
     }
     Ok(token)
@@ -463,5 +466,16 @@ mod tests {
         assert_eq!(code(&encode_continue(&empty_up), None), 400);
         let extra = br#"{"rv":1,"ns":"t","name":"a","x":1}"#;
         assert_eq!(code(&URL_SAFE_NO_PAD.encode(extra), None), 400);
+        // A NUL would move the position (the cache's keys join namespace and name with one).
+        for (ns, name) in [("t\0x", "a"), ("", "a\0b")] {
+            let nul = Continue {
+                rv: 1,
+                ns: ns.into(),
+                name: name.into(),
+                up: None,
+                snap: None,
+            };
+            assert_eq!(code(&encode_continue(&nul), None), 400, "{ns:?}/{name:?}");
+        }
     }
 }
