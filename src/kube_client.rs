@@ -38,11 +38,7 @@ type Stack = BoxCloneSyncService<http::Request<Body>, http::Response<Incoming>, 
 
 /// A client for `config` whose connections set `TCP_NODELAY`.
 pub fn client(config: kube::Config) -> Result<kube::Client, kube::Error> {
-    if config.proxy_url.is_some() {
-        return kube::Client::try_from(config);
-    }
-    let service = stack(&config)?;
-    Ok(kube::Client::new(service, config.default_namespace))
+    Ok(clients(config)?.0)
 }
 
 /// [`client`], and an [`Unbuffered`] client over the same stack and

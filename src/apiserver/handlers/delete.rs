@@ -4,7 +4,6 @@
 //! deletionTimestamp when finalizers still hold it — or, for a collection,
 //! with the list of what was deleted.
 
-use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::{Value, json};
 
@@ -89,11 +88,7 @@ pub(super) async fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
         .delete(call.namespace(), call.name(), &options, call.user)
         .await?;
     let _span = tracing::debug_span!("encode").entered();
-    Ok(response::encoded_json(
-        StatusCode::OK,
-        Bytes::copy_from_slice(app.json.as_bytes()),
-        "application/json",
-    ))
+    Ok(super::app_json(StatusCode::OK, &app, "application/json"))
 }
 
 /// deletecollection: every matching app in the namespace.

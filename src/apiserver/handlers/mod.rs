@@ -28,6 +28,7 @@ use crate::apimachinery::user::UserInfo;
 use crate::kinds::Registry;
 use crate::kinds::registry::ServedKind;
 use crate::storage::app_store::{AppStore, Apps};
+use crate::storage::helm_release::AppView;
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -204,6 +205,15 @@ pub(crate) async fn handle(
         Verb::DeleteCollection => delete::delete_collection(&call).await,
     };
     result.unwrap_or_else(|e| response::error(&e))
+}
+
+/// A response whose body is an app's kept JSON (`view`), as it is.
+fn app_json(code: http::StatusCode, view: &AppView, content_type: &str) -> Response<Body> {
+    response::encoded_json(
+        code,
+        Bytes::copy_from_slice(view.json.as_bytes()),
+        content_type,
+    )
 }
 
 /// Parses a request body as JSON, or YAML when the content type says so.

@@ -38,9 +38,9 @@ pub(super) async fn get(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     }
     let view = apps.get(call.namespace(), call.name())?;
     if repr == Representation::Json {
-        return Ok(response::encoded_json(
+        return Ok(super::app_json(
             StatusCode::OK,
-            view.json.as_bytes().to_vec(),
+            &view,
             negotiate::content_type_of(repr),
         ));
     }

@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 
-use bytes::Bytes;
 use http::{Response, StatusCode, header};
 use serde_json::{Value, json};
 use tracing::debug_span;
@@ -20,7 +19,7 @@ use crate::apimachinery::status::ApiError;
 use crate::apiserver::duplicate_fields;
 use crate::apiserver::negotiate::{self, BodyType};
 use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
-use crate::apiserver::response::{self, Body};
+use crate::apiserver::response::Body;
 use crate::kinds::schema::{FieldError, FieldErrorKind};
 use crate::storage::helm_release::AppView;
 use crate::storage::now;
@@ -382,11 +381,7 @@ struct Written {
 /// The response for a write, with `Warning: 299` headers as kube-apiserver sends them.
 fn respond(code: StatusCode, written: Written) -> Response<Body> {
     let _span = debug_span!("encode").entered();
-    let mut response = response::encoded_json(
-        code,
-        Bytes::copy_from_slice(written.app.json.as_bytes()),
-        "application/json",
-    );
+    let mut response = super::app_json(code, &written.app, "application/json");
     for warning in written.warnings {
         let escaped = warning.replace('\\', "\\\\").replace('"', "\\\"");
         if let Ok(v) = http::HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
