@@ -17,6 +17,7 @@ pub mod cli;
 pub mod cmd;
 pub mod complete;
 pub mod doctor;
+pub mod drop_later;
 pub mod error_chain;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -47,6 +47,7 @@ use super::{
 };
 use crate::apimachinery::status::{ApiError, known_reason};
 use crate::apimachinery::user::UserInfo;
+use crate::drop_later::drop_later;
 use crate::kinds::registry::ServedKind;
 use crate::kinds::schema::{FieldError, FieldErrorKind};
 
@@ -539,6 +540,7 @@ impl Apps<'_> {
         let release = tracing::debug_span!("convert", to = "HelmRelease")
             .in_scope(|| helm_release::to_helm_release(resolved, &app, None))
             .map_err(|e| self.convert_error(&name, e))?;
+        drop_later(app);
         let created = self
             .store
             .backend
@@ -567,7 +569,9 @@ impl Apps<'_> {
         if !dry_run {
             self.read_your_write(&created, true);
         }
-        Ok(self.written_view(&created, !dry_run))
+        let view = self.written_view(&created, !dry_run);
+        drop_later(created);
+        Ok(view)
     }
 
     /// Replaces the app `current` with `app` (validated and defaulted; its
@@ -595,6 +599,7 @@ impl Apps<'_> {
         let mut release = helm_release::to_helm_release(resolved, &app, Some(&stored))
             .map_err(|e| self.convert_error(&name, e))?;
         release["metadata"]["resourceVersion"] = app["metadata"]["resourceVersion"].clone();
+        drop_later((app, stored));
         drop(convert);
         let updated = self
             .store
@@ -613,7 +618,9 @@ impl Apps<'_> {
         if !dry_run {
             self.read_your_write(&updated, true);
         }
-        Ok(self.written_view(&updated, !dry_run))
+        let view = self.written_view(&updated, !dry_run);
+        drop_later(updated);
+        Ok(view)
     }
 
     /// Deletes the app `namespace/name` for `user`; answers with its last

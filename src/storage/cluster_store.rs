@@ -28,6 +28,7 @@ use super::{
     DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState,
 };
 use crate::apimachinery::user::UserInfo;
+use crate::drop_later::drop_later;
 use crate::error_chain::error_chain;
 use crate::kube_client::Unbuffered;
 
@@ -331,6 +332,7 @@ impl ClusterStore {
     ) -> Result<Value, StoreError> {
         let namespace = namespace_of(&object);
         let body = encode(&object)?;
+        drop_later(object);
         self.send(
             self.raw(&namespace).create(&write_params(dry_run), body),
             user,
@@ -352,12 +354,11 @@ impl ClusterStore {
             .and_then(Value::as_str)
             .unwrap_or_default();
         let body = encode(&object)?;
-        self.send(
-            self.raw(&namespace)
-                .replace(name, &write_params(dry_run), body),
-            user,
-        )
-        .await
+        let request = self
+            .raw(&namespace)
+            .replace(name, &write_params(dry_run), body);
+        drop_later(object);
+        self.send(request, user).await
     }
 
     /// Deletes a HelmRelease for `user`, with preconditions and propagation.

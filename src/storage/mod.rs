@@ -231,10 +231,20 @@ pub(crate) fn internal(e: impl std::fmt::Display) -> StoreError {
 }
 
 /// The current time as Kubernetes writes timestamps (RFC 3339, seconds, UTC).
+/// Formatted once a second per thread: every write asks for it.
 pub fn now() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
+    thread_local! {
+        static LAST: std::cell::RefCell<(i64, String)> =
+            const { std::cell::RefCell::new((0, String::new())) };
+    }
+    let now = jiff::Timestamp::now();
+    LAST.with_borrow_mut(|(second, text)| {
+        if *second != now.as_second() || text.is_empty() {
+            *second = now.as_second();
+            *text = now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+        }
+        text.clone()
+    })
 }
 
 /// A stream of store events (errors end it; callers re-list).
@@ -340,4 +350,22 @@ pub fn object_key(object: &Value) -> (String, String) {
             .to_owned()
     };
     (text("/metadata/namespace"), text("/metadata/name"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::now;
+
+    #[test]
+    fn now_is_the_current_second_in_kubernetes_form() {
+        for _ in 0..3 {
+            let before = jiff::Timestamp::now().as_second();
+            let text = now();
+            let after = jiff::Timestamp::now().as_second();
+            let parsed: jiff::Timestamp = text.parse().expect("RFC 3339");
+            assert!((before..=after).contains(&parsed.as_second()), "{text}");
+            assert_eq!(text.len(), "2026-12-03T22:22:18Z".len(), "{text}");
+            assert!(text.ends_with('Z'), "{text}");
+        }
+    }
 }

@@ -20,6 +20,7 @@ use crate::apiserver::duplicate_fields;
 use crate::apiserver::negotiate::{self, BodyType};
 use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
 use crate::apiserver::response::Body;
+use crate::drop_later::drop_later;
 use crate::kinds::schema::{FieldError, FieldErrorKind};
 use crate::storage::helm_release::AppView;
 use crate::storage::now;
@@ -78,10 +79,9 @@ pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
     }
     let manager = field_manager(call);
     record_update(call, Some(&current), &mut app, &manager);
-    Ok(respond(
-        StatusCode::OK,
-        store_update(call, &current, app).await?,
-    ))
+    let written = store_update(call, &current, app).await;
+    drop_later(current);
+    Ok(respond(StatusCode::OK, written?))
 }
 
 /// patch: JSON patch, merge patch, server-side apply; strategic merge is 415.
@@ -143,10 +143,9 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                     app["metadata"]["resourceVersion"] =
                         current["metadata"]["resourceVersion"].clone();
                 }
-                Ok(respond(
-                    StatusCode::OK,
-                    store_update(call, &current, app).await?,
-                ))
+                let written = store_update(call, &current, app).await;
+                drop_later(current);
+                Ok(respond(StatusCode::OK, written?))
             }
         };
     }
@@ -173,7 +172,10 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                 apps.wait_for_change_after(&current).await;
                 continue;
             }
-            other => return other.map(|written| respond(StatusCode::OK, written)),
+            other => {
+                drop_later(current);
+                return other.map(|written| respond(StatusCode::OK, written));
+            }
         }
     }
     Err(ApiError::conflict(
