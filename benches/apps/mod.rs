@@ -39,5 +39,5 @@ pub fn stored_release(kind: &ServedKind, ns: &str, name: &str, i: usize, manager
         &kind.resolved.group_version(),
         &kind.resolved.definition.open_api_schema,
     );
-    helm_release::to_helm_release(&kind.resolved, &app, None).expect("convert")
+    helm_release::to_helm_release(&kind.resolved, &app, None, None).expect("convert")
 }

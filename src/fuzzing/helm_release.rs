@@ -56,7 +56,7 @@ pub fn helm_release(data: &[u8]) {
     app.insert("apiVersion".into(), kind.group_version().into());
     app.insert("kind".into(), kind.definition.kind.clone().into());
     let app = Value::Object(app);
-    let Ok(release) = to_helm_release(kind, &app, None) else {
+    let Ok(release) = to_helm_release(kind, &app, None, None) else {
         return;
     };
     assert!(
@@ -75,7 +75,7 @@ pub fn helm_release(data: &[u8]) {
         owned(&app),
         "app → HelmRelease → app changed the app\nrelease: {release}"
     );
-    let again = to_helm_release(kind, &back, Some(&release))
+    let again = to_helm_release(kind, &back, Some(&release), None)
         .unwrap_or_else(|e| panic!("the app read back cannot be stored again: {e}"));
     assert_eq!(
         again, release,

@@ -525,20 +525,22 @@ impl Apps<'_> {
         })
     }
 
-    /// Stores a new app (validated and defaulted) for `user`; answers with
-    /// the app as stored (its view, kept with the cached HelmRelease). The namespace is checked by kube-apiserver's
+    /// Stores a new app (validated and defaulted) for `user`, with
+    /// `managed_fields` (their JSON text) when the write recorded them apart
+    /// from the app; answers with the app as stored (its view, kept with the cached HelmRelease). The namespace is checked by kube-apiserver's
     /// NamespaceLifecycle admission on the HelmRelease create itself (dry
     /// runs included); its refusals are reworded for the app.
     pub(crate) async fn create(
         &self,
         app: Value,
+        managed_fields: Option<String>,
         dry_run: bool,
         user: &UserInfo,
     ) -> Result<Arc<AppView>, ApiError> {
         let resolved = &self.kind.resolved;
         let (namespace, name) = super::object_key(&app);
         let release = tracing::debug_span!("convert", to = "HelmRelease")
-            .in_scope(|| helm_release::to_helm_release(resolved, &app, None))
+            .in_scope(|| helm_release::to_helm_release(resolved, &app, None, managed_fields))
             .map_err(|e| self.convert_error(&name, e))?;
         drop_later(app);
         let created = self
@@ -576,12 +578,13 @@ impl Apps<'_> {
 
     /// Replaces the app `current` with `app` (validated and defaulted; its
     /// `metadata.resourceVersion` is the precondition: 409 when stale) for
-    /// `user`. The main resource ignores status changes, as for CRDs with a
-    /// status subresource.
+    /// `user`, with `managed_fields` as on create. The main resource ignores
+    /// status changes, as for CRDs with a status subresource.
     pub(crate) async fn update(
         &self,
         current: &Value,
         mut app: Value,
+        managed_fields: Option<String>,
         dry_run: bool,
         user: &UserInfo,
     ) -> Result<Arc<AppView>, ApiError> {
@@ -596,8 +599,9 @@ impl Apps<'_> {
             .stored(&namespace, &helm_release::release_name(resolved, &name))
             .ok_or_else(|| ApiError::not_found(&self.group_resource(), &name))?
             .write_base();
-        let mut release = helm_release::to_helm_release(resolved, &app, Some(&stored))
-            .map_err(|e| self.convert_error(&name, e))?;
+        let mut release =
+            helm_release::to_helm_release(resolved, &app, Some(&stored), managed_fields)
+                .map_err(|e| self.convert_error(&name, e))?;
         release["metadata"]["resourceVersion"] = app["metadata"]["resourceVersion"].clone();
         drop_later((app, stored));
         drop(convert);
@@ -861,12 +865,12 @@ mod tests {
         };
         store
             .of(&tenant)
-            .create(object("Tenant"), false, &user)
+            .create(object("Tenant"), None, false, &user)
             .await
             .unwrap();
         let err = store
             .of(&etcd)
-            .create(object("Etcd"), false, &user)
+            .create(object("Etcd"), None, false, &user)
             .await
             .unwrap_err();
         assert_eq!((err.code, err.reason), (409, "AlreadyExists"));
@@ -878,7 +882,7 @@ mod tests {
         // The same kind twice keeps Kubernetes' own message.
         let again = store
             .of(&tenant)
-            .create(object("Tenant"), false, &user)
+            .create(object("Tenant"), None, false, &user)
             .await
             .unwrap_err();
         assert_eq!(
@@ -899,7 +903,10 @@ mod tests {
         let apps = store.of(&kind);
         let user = UserInfo::default();
 
-        let view = apps.create(app("db", "a"), false, &user).await.unwrap();
+        let view = apps
+            .create(app("db", "a"), None, false, &user)
+            .await
+            .unwrap();
         let created = view.value();
         assert_eq!(created["metadata"]["name"], "db");
         let rv = created["metadata"]["resourceVersion"].clone();
@@ -909,7 +916,7 @@ mod tests {
         assert!(Arc::ptr_eq(&apps.get("ns", "db").unwrap(), &view));
         assert_eq!(apps.get("ns", "nope").unwrap_err().code, 404);
         let dry = apps
-            .create(app("dry", "a"), true, &user)
+            .create(app("dry", "a"), None, true, &user)
             .await
             .unwrap()
             .value();
@@ -925,13 +932,13 @@ mod tests {
         let mut changed = app("db", "b");
         changed["metadata"]["resourceVersion"] = rv.clone();
         let updated = apps
-            .update(&created, changed.clone(), false, &user)
+            .update(&created, changed.clone(), None, false, &user)
             .await
             .unwrap()
             .value();
         assert_eq!(updated["metadata"]["labels"]["team"], "b");
         let stale = apps
-            .update(&created, changed, false, &user)
+            .update(&created, changed, None, false, &user)
             .await
             .unwrap_err();
         assert_eq!((stale.code, stale.reason), (409, "Conflict"));

@@ -983,7 +983,7 @@ mod tests {
             "metadata": {"name": "db", "namespace": "ns", "labels": {"team": "a"}},
             "spec": {"size": "1Gi"},
         });
-        let mut release = helm_release::to_helm_release(&kind, &app, None).unwrap();
+        let mut release = helm_release::to_helm_release(&kind, &app, None, None).unwrap();
         release["metadata"]["resourceVersion"] = json!("7");
         let stored = Stored::new(&release);
 
@@ -1013,7 +1013,7 @@ mod tests {
                          "annotations": {"note": "x"}},
             "spec": {"size": "1Gi", "spec": {"values": 1}},
         });
-        let mut release = helm_release::to_helm_release(&kind, &app, None).unwrap();
+        let mut release = helm_release::to_helm_release(&kind, &app, None, None).unwrap();
         release["metadata"]["resourceVersion"] = json!("7");
         release["status"] = json!({"lastAttemptedRevision": "0.1.0", "observedGeneration": 1,
             "conditions": [{"type": "Ready", "status": "True"}]});
@@ -1042,8 +1042,8 @@ mod tests {
         let base = stored.write_base();
         assert!(base.get("spec").is_none());
         assert_eq!(
-            helm_release::to_helm_release(&kind, &changed, Some(&base)).unwrap(),
-            helm_release::to_helm_release(&kind, &changed, Some(&release)).unwrap()
+            helm_release::to_helm_release(&kind, &changed, Some(&base), None).unwrap(),
+            helm_release::to_helm_release(&kind, &changed, Some(&release), None).unwrap()
         );
         // Not an object, or a spec that is not one: kept as it is.
         assert_eq!(Stored::new(&json!({"spec": 1})).value(), json!({"spec": 1}));

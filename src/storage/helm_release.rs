@@ -147,10 +147,14 @@ pub fn compact_json(value: &(impl serde::Serialize + ?Sized)) -> Box<str> {
 /// `existing` is the stored HelmRelease on update: its labels and annotations
 /// that are not ours (e.g. Flux's) are kept, and its status. Only those are
 /// read of it ([`crate::storage::cache::Stored::write_base`]).
+/// `managed_fields` is the JSON text of the app's managedFields when the
+/// write recorded them as text (the app then has none); otherwise the app's
+/// own are written.
 pub fn to_helm_release(
     kind: &ResolvedKind,
     app: &Value,
     existing: Option<&Value>,
+    managed_fields: Option<String>,
 ) -> Result<Value, ConvertError> {
     let no_metadata = Map::new();
     let meta = app
@@ -211,14 +215,15 @@ pub fn to_helm_release(
             target.insert(format!("{USER_KEY_PREFIX}{k}"), v.clone());
         }
     }
-    if let Some(managed) = meta
-        .get("managedFields")
-        .filter(|m| m.as_array().is_some_and(|a| !a.is_empty()))
-    {
-        annotations.insert(
-            MANAGED_FIELDS_ANNOTATION.to_owned(),
-            json!(managed.to_string()),
-        );
+    let managed_text = match managed_fields {
+        Some(text) => Some(text),
+        None => meta
+            .get("managedFields")
+            .filter(|m| m.as_array().is_some_and(|a| !a.is_empty()))
+            .map(Value::to_string),
+    };
+    if let Some(text) = managed_text {
+        annotations.insert(MANAGED_FIELDS_ANNOTATION.to_owned(), Value::String(text));
     }
     labels.insert(KIND_LABEL.to_owned(), json!(d.kind));
     labels.insert(GROUP_LABEL.to_owned(), json!(d.group));
@@ -339,7 +344,7 @@ mod tests {
         let kind = postgres();
         let mut app = fixture("app");
         app.as_object_mut().unwrap().remove("status");
-        let release = to_helm_release(&kind, &app, None).unwrap();
+        let release = to_helm_release(&kind, &app, None, None).unwrap();
         let mut expected = fixture("release");
         expected.as_object_mut().unwrap().remove("status");
         assert_eq!(
@@ -404,7 +409,7 @@ mod tests {
         let mut stored = fixture("release");
         stored["metadata"]["labels"]["helm.toolkit.fluxcd.io/name"] = json!("x");
         let app = to_app(&kind, &stored);
-        let again = to_helm_release(&kind, &app, Some(&stored)).unwrap();
+        let again = to_helm_release(&kind, &app, Some(&stored), None).unwrap();
         assert_eq!(
             again["metadata"]["labels"]["helm.toolkit.fluxcd.io/name"],
             "x"
@@ -446,7 +451,7 @@ mod tests {
     fn generate_name_survives_the_round_trip() {
         let kind = postgres();
         let app = json!({"metadata": {"name": "db-x7k2p", "generateName": "db-", "namespace": "ns"}, "spec": {}});
-        let release = to_helm_release(&kind, &app, None).unwrap();
+        let release = to_helm_release(&kind, &app, None, None).unwrap();
         assert_eq!(
             release["metadata"]["generateName"],
             format!("{}db-", kind.release_prefix)
@@ -459,13 +464,13 @@ mod tests {
         let kind = postgres();
         let name = "a".repeat(45);
         let app = json!({"metadata": {"name": name, "namespace": "ns"}, "spec": {}});
-        let err = to_helm_release(&kind, &app, None).unwrap_err();
+        let err = to_helm_release(&kind, &app, None, None).unwrap_err();
         assert!(
             err.to_string()
                 .contains("must be no more than 44 characters"),
             "{err}"
         );
         let ok = json!({"metadata": {"name": "a".repeat(44), "namespace": "ns"}, "spec": {}});
-        to_helm_release(&kind, &ok, None).unwrap();
+        to_helm_release(&kind, &ok, None, None).unwrap();
     }
 }

@@ -44,8 +44,11 @@ pub(super) async fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
     let mut app = decode(call)?;
     let manager = field_manager(call);
     debug_span!("prepare").in_scope(|| prepare_new(call, &mut app))?;
-    record_update(call, None, &mut app, &manager);
-    Ok(respond(StatusCode::CREATED, store_create(call, app).await?))
+    let managed_fields = record_update(call, None, &mut app, &manager);
+    Ok(respond(
+        StatusCode::CREATED,
+        store_create(call, app, managed_fields).await?,
+    ))
 }
 
 /// update.
@@ -78,8 +81,8 @@ pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
         ));
     }
     let manager = field_manager(call);
-    record_update(call, Some(&current), &mut app, &manager);
-    let written = store_update(call, &current, app).await;
+    let managed_fields = record_update(call, Some(&current), &mut app, &manager);
+    let written = store_update(call, &current, app, managed_fields).await;
     drop_later(current);
     Ok(respond(StatusCode::OK, written?))
 }
@@ -136,14 +139,17 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         return match current {
             None => {
                 prepare_new(call, &mut app)?;
-                Ok(respond(StatusCode::CREATED, store_create(call, app).await?))
+                Ok(respond(
+                    StatusCode::CREATED,
+                    store_create(call, app, None).await?,
+                ))
             }
             Some(current) => {
                 if app.pointer("/metadata/resourceVersion").is_none() {
                     app["metadata"]["resourceVersion"] =
                         current["metadata"]["resourceVersion"].clone();
                 }
-                let written = store_update(call, &current, app).await;
+                let written = store_update(call, &current, app, None).await;
                 drop_later(current);
                 Ok(respond(StatusCode::OK, written?))
             }
@@ -166,8 +172,8 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
         }
         drop(prepare);
-        record_update(call, Some(&current), &mut patched, &manager);
-        match store_update(call, &current, patched).await {
+        let managed_fields = record_update(call, Some(&current), &mut patched, &manager);
+        match store_update(call, &current, patched, managed_fields).await {
             Err(e) if e.code == 409 && !explicit_rv => {
                 apps.wait_for_change_after(&current).await;
                 continue;
@@ -190,17 +196,23 @@ fn decode(call: &Call<'_>) -> Result<Value, ApiError> {
     debug_span!("decode").in_scope(|| parse_body(&call.body, call.content_type()))
 }
 
-/// Records `manager`'s update of `app` (over `current`) in its managedFields.
-fn record_update(call: &Call<'_>, current: Option<&Value>, app: &mut Value, manager: &str) {
+/// Records `manager`'s update of `app` (over `current`): the JSON text of
+/// its managedFields, which the app no longer holds (`None`: untracked).
+fn record_update(
+    call: &Call<'_>,
+    current: Option<&Value>,
+    app: &mut Value,
+    manager: &str,
+) -> Option<String> {
     let _span = debug_span!("managed_fields").entered();
-    patch::record_update_with_schema(
+    patch::record_update_text(
         current,
         app,
         manager,
         &now(),
         &call.kind.resolved.group_version(),
         &call.kind.resolved.definition.open_api_schema,
-    );
+    )
 }
 
 fn unsupported_media_type(content_type: Option<&str>) -> ApiError {
@@ -521,13 +533,20 @@ fn duplicates_in_body(call: &Call<'_>) -> Vec<String> {
     }
 }
 
-async fn store_create(call: &Call<'_>, mut app: Value) -> Result<Written, ApiError> {
+async fn store_create(
+    call: &Call<'_>,
+    mut app: Value,
+    managed_fields: Option<String>,
+) -> Result<Written, ApiError> {
     let warnings = debug_span!("validate").in_scope(|| validate(call, &mut app, None))?;
     if let Some(store) = call.state.apps.embedded() {
         super::namespaces::admit_create(store, call.namespace())?;
     }
     let dry_run = call.dry_run()?;
-    let app = call.apps().create(app, dry_run, call.user).await?;
+    let app = call
+        .apps()
+        .create(app, managed_fields, dry_run, call.user)
+        .await?;
     Ok(Written { app, warnings })
 }
 
@@ -535,9 +554,13 @@ async fn store_update(
     call: &Call<'_>,
     current: &Value,
     mut app: Value,
+    managed_fields: Option<String>,
 ) -> Result<Written, ApiError> {
     let warnings = debug_span!("validate").in_scope(|| validate(call, &mut app, Some(current)))?;
     let dry_run = call.dry_run()?;
-    let app = call.apps().update(current, app, dry_run, call.user).await?;
+    let app = call
+        .apps()
+        .update(current, app, managed_fields, dry_run, call.user)
+        .await?;
     Ok(Written { app, warnings })
 }

@@ -24,6 +24,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write as _};
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Number, Value};
 
 use crate::golang::{self, Dialect, json};
@@ -418,20 +419,34 @@ impl Set {
         if include_self && !self.is_empty() {
             out.insert(".".to_string(), Value::Object(Map::new()));
         }
-        // Members and children merged in element order, as Go emits them.
-        let mut keys: Vec<&PathElement> = self.members.iter().collect();
-        keys.extend(self.children.keys().filter(|k| !self.members.contains(*k)));
-        keys.sort();
-        for pe in keys {
-            let is_member = self.members.contains(pe);
-            let contents = match self.children.get(pe) {
-                Some(child) if !child.is_empty() => child.fields_v1_contents(is_member),
-                _ if is_member => Map::new(),
-                _ => continue,
-            };
+        for (pe, child, is_member) in self.fields_v1_levels() {
+            let contents = child.map_or_else(Map::new, |c| c.fields_v1_contents(is_member));
             out.insert(pe.serialize(), Value::Object(contents));
         }
         out
+    }
+
+    /// The `FieldsV1` JSON of the set as something to serialize: the text
+    /// of [`Set::to_fields_v1`] without building its `Value` first.
+    pub(crate) fn fields_v1(&self) -> FieldsV1<'_> {
+        FieldsV1 {
+            set: self,
+            include_self: false,
+        }
+    }
+
+    /// The elements of this level, members and children merged, in element
+    /// order (as Go emits them), each with its subset if non-empty and
+    /// whether it is a member; elements that are neither are skipped.
+    fn fields_v1_levels(&self) -> impl Iterator<Item = (&PathElement, Option<&Set>, bool)> {
+        let mut keys: Vec<&PathElement> = self.members.iter().collect();
+        keys.extend(self.children.keys().filter(|k| !self.members.contains(*k)));
+        keys.sort();
+        keys.into_iter().filter_map(|pe| {
+            let is_member = self.members.contains(pe);
+            let child = self.children.get(pe).filter(|c| !c.is_empty());
+            (child.is_some() || is_member).then_some((pe, child, is_member))
+        })
     }
 
     /// Reads `FieldsV1` JSON.
@@ -440,6 +455,46 @@ impl Set {
             return Err("FieldsV1 must be a JSON object".to_string());
         };
         Ok(read_fields_v1(map)?.0.unwrap_or_default())
+    }
+}
+
+/// A set's `FieldsV1` JSON, serialized straight from the set
+/// ([`Set::fields_v1`]).
+pub(crate) struct FieldsV1<'a> {
+    set: &'a Set,
+    /// Whether the set's node is itself a member (written as `"."`).
+    include_self: bool,
+}
+
+impl Serialize for FieldsV1<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        if self.include_self && !self.set.is_empty() {
+            map.serialize_entry(".", &Empty)?;
+        }
+        for (pe, child, is_member) in self.set.fields_v1_levels() {
+            let key = pe.serialize();
+            match child {
+                Some(set) => map.serialize_entry(
+                    &key,
+                    &FieldsV1 {
+                        set,
+                        include_self: is_member,
+                    },
+                )?,
+                None => map.serialize_entry(&key, &Empty)?,
+            }
+        }
+        map.end()
+    }
+}
+
+/// `{}`.
+struct Empty;
+
+impl Serialize for Empty {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_map(Some(0))?.end()
     }
 }
 
@@ -811,6 +866,15 @@ mod tests {
         fn equality_is_the_orders(a in arbitrary_value(), b in arbitrary_value()) {
             proptest::prop_assert_eq!(values_equal(&a, &b), compare_values(&a, &b).is_eq());
             proptest::prop_assert!(values_equal(&a, &a));
+        }
+
+        /// The serialized `FieldsV1` is the text of the built one.
+        #[test]
+        fn serialized_fields_v1_is_the_built_ones_text(a in arbitrary_set()) {
+            proptest::prop_assert_eq!(
+                serde_json::to_string(&a.fields_v1()).unwrap(),
+                a.to_fields_v1().to_string()
+            );
         }
 
         /// The in-place operations are the copying ones.

@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use super::fieldpath::{PathElement, Set};
@@ -228,6 +229,26 @@ pub(crate) fn unix_seconds(time: Option<&str>) -> i64 {
         .map_or(0, |t| t.as_second())
 }
 
+/// The entries in the order kube writes them: by operation, then time (to
+/// the second), manager, apiVersion and subresource.
+fn sorted(managed: &Managed) -> Vec<&Entry> {
+    let mut entries: Vec<(i64, &Entry)> = managed
+        .entries
+        .values()
+        .map(|e| (unix_seconds(e.time.as_deref()), e))
+        .collect();
+    entries.sort_by(|(p_time, p), (q_time, q)| {
+        p.operation
+            .as_str()
+            .cmp(q.operation.as_str())
+            .then_with(|| p_time.cmp(q_time))
+            .then_with(|| p.manager.cmp(&q.manager))
+            .then_with(|| p.api_version.cmp(&q.api_version))
+            .then_with(|| p.subresource.cmp(&q.subresource))
+    });
+    entries.into_iter().map(|(_, e)| e).collect()
+}
+
 /// Writes the entries into `obj.metadata.managedFields`, sorted as kube
 /// sorts them; no entries removes the field.
 pub(crate) fn encode(obj: &mut Value, managed: &Managed) {
@@ -240,17 +261,7 @@ pub(crate) fn encode(obj: &mut Value, managed: &Managed) {
         }
         return;
     }
-    let mut entries: Vec<&Entry> = managed.entries.values().collect();
-    entries.sort_by(|p, q| {
-        p.operation
-            .as_str()
-            .cmp(q.operation.as_str())
-            .then_with(|| unix_seconds(p.time.as_deref()).cmp(&unix_seconds(q.time.as_deref())))
-            .then_with(|| p.manager.cmp(&q.manager))
-            .then_with(|| p.api_version.cmp(&q.api_version))
-            .then_with(|| p.subresource.cmp(&q.subresource))
-    });
-    let list: Vec<Value> = entries
+    let list: Vec<Value> = sorted(managed)
         .into_iter()
         .map(|e| {
             let mut m = Map::new();
@@ -281,11 +292,107 @@ pub(crate) fn encode(obj: &mut Value, managed: &Managed) {
     }
 }
 
+/// The JSON text of what [`encode`] writes into `metadata.managedFields`,
+/// serialized straight from the entries (`None` for no entries): what the
+/// HelmRelease's annotation holds.
+pub(crate) fn encode_text(managed: &Managed) -> Option<String> {
+    if managed.is_empty() {
+        return None;
+    }
+    let entries: Vec<EntryJson<'_>> = sorted(managed).into_iter().map(EntryJson).collect();
+    Some(serde_json::to_string(&entries).unwrap_or_default())
+}
+
+/// One entry as `metadata.managedFields` holds it.
+struct EntryJson<'a>(&'a Entry);
+
+impl Serialize for EntryJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let e = self.0;
+        let mut m = serializer.serialize_map(None)?;
+        if !e.manager.is_empty() {
+            m.serialize_entry("manager", &e.manager)?;
+        }
+        m.serialize_entry("operation", e.operation.as_str())?;
+        m.serialize_entry("apiVersion", &e.api_version)?;
+        if let Some(t) = &e.time {
+            m.serialize_entry("time", t)?;
+        }
+        m.serialize_entry("fieldsType", "FieldsV1")?;
+        m.serialize_entry("fieldsV1", &e.set.fields_v1())?;
+        if !e.subresource.is_empty() {
+            m.serialize_entry("subresource", &e.subresource)?;
+        }
+        m.end()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const V: &str = "apps.cozystack.io/v1alpha1";
+
+    #[test]
+    fn encoded_text_is_the_encoded_values() {
+        let path = |names: &[&str]| -> Vec<PathElement> {
+            names
+                .iter()
+                .map(|n| PathElement::Field((*n).to_string()))
+                .collect()
+        };
+        let set = |paths: &[&[&str]]| {
+            let paths: Vec<Vec<PathElement>> = paths.iter().map(|p| path(p)).collect();
+            Set::from_paths(paths.iter().map(Vec::as_slice))
+        };
+        let entry =
+            |manager: &str, operation, time: Option<&str>, subresource: &str, s: Set| Entry {
+                manager: manager.to_string(),
+                operation,
+                subresource: subresource.to_string(),
+                api_version: V.to_string(),
+                time: time.map(str::to_string),
+                set: s,
+            };
+        let mut managed = Managed::default();
+        for e in [
+            entry(
+                "kubectl",
+                Operation::Update,
+                Some("2026-12-03T10:00:00Z"),
+                "",
+                set(&[
+                    &["spec", "replicas"],
+                    &["spec"],
+                    &["metadata", "labels", "a\"b"],
+                ]),
+            ),
+            entry(
+                "a<b",
+                Operation::Apply,
+                Some("2026-12-03T09:00:00Z"),
+                "",
+                set(&[&["spec", "storage"]]),
+            ),
+            entry(
+                "",
+                Operation::Update,
+                None,
+                "status",
+                set(&[&["status", "ready"]]),
+            ),
+        ] {
+            let id = identifier(&e.manager, e.operation, &e.api_version, &e.subresource);
+            managed.entries.insert(id, e);
+        }
+        let mut object = serde_json::json!({"metadata": {}});
+        encode(&mut object, &managed);
+        assert_eq!(
+            encode_text(&managed).unwrap(),
+            object["metadata"]["managedFields"].to_string()
+        );
+        assert_eq!(encode_text(&Managed::default()), None);
+    }
 
     #[test]
     fn identifiers_match_kube() {

@@ -39,7 +39,7 @@ use std::fmt;
 
 pub use self::apply::{Applied, ApplyRequest, server_side_apply};
 pub use self::json_patch::apply_patch;
-pub use self::record_update::{record_update, record_update_with_schema};
+pub use self::record_update::{record_update, record_update_text, record_update_with_schema};
 
 /// The kind of a PATCH body, from its `Content-Type`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

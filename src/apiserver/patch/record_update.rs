@@ -29,8 +29,8 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use super::managed_fields::{
-    Entry, Managed, Operation, UNKNOWN_MANAGER, decode, encode, identifier, strip_entry,
-    unix_seconds,
+    Entry, Managed, Operation, UNKNOWN_MANAGER, decode, encode, encode_text, identifier,
+    strip_entry, unix_seconds,
 };
 use super::merge_types::Node;
 use super::updater::Updater;
@@ -215,8 +215,40 @@ pub fn record_update_with_schema(
     api_version: &str,
     schema: &Value,
 ) {
+    if let Some(managed) = recorded(old, new, manager, now, api_version, schema) {
+        encode(new, &managed);
+    }
+}
+
+/// [`record_update_with_schema`] that leaves `new` without managedFields and
+/// answers with their JSON text instead (`None` when nothing is tracked):
+/// what a write stores in its HelmRelease's annotation, serialized straight
+/// from the field sets.
+pub fn record_update_text(
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    now: &str,
+    api_version: &str,
+    schema: &Value,
+) -> Option<String> {
+    let managed = recorded(old, new, manager, now, api_version, schema)?;
+    encode_text(&managed)
+}
+
+/// The managedFields of `new` after `manager`'s update of `old`, with
+/// `new`'s own removed; `None` when `new` is not an object or stays
+/// untracked.
+fn recorded(
+    old: Option<&Value>,
+    new: &mut Value,
+    manager: &str,
+    now: &str,
+    api_version: &str,
+    schema: &Value,
+) -> Option<Managed> {
     if !new.is_object() {
-        return;
+        return None;
     }
     // Borrowed, not copied: the comparison only reads the stored object.
     let empty;
@@ -241,12 +273,12 @@ pub fn record_update_with_schema(
     }
     // An existing object nobody tracks stays untracked.
     if managed.is_empty() && has_uid(live) {
-        return;
+        return None;
     }
     let updater = Updater::new(Node::root(schema), api_version);
     let mut managed = managed;
     update_managed(&updater, live, new, &mut managed, manager, now);
-    encode(new, &managed);
+    Some(managed)
 }
 
 #[cfg(test)]
