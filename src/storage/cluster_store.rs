@@ -330,14 +330,13 @@ impl ClusterStore {
         dry_run: bool,
         user: &UserInfo,
     ) -> Result<Value, StoreError> {
-        let namespace = namespace_of(&object);
-        let body = encode(&object)?;
-        drop_later(object);
-        self.send(
-            self.raw(&namespace).create(&write_params(dry_run), body),
-            user,
-        )
-        .await
+        let request = tracing::debug_span!("encode", to = "upstream").in_scope(|| {
+            let namespace = namespace_of(&object);
+            let body = encode(&object)?;
+            drop_later(object);
+            Ok(self.raw(&namespace).create(&write_params(dry_run), body))
+        })?;
+        self.send(request, user).await
     }
 
     /// Replaces a HelmRelease for `user`; `metadata.resourceVersion` is the
