@@ -5,11 +5,12 @@
 //! calls `free` once per node. Dropped where they go out of scope, they are
 //! freed while the client waits — either before the upstream call or between
 //! upstream's answer and the response. [`drop_later`] hands such a value to
-//! a task of its own, which the runtime runs once the request's task yields:
-//! while it waits for upstream, or after its response is written.
+//! a task of its own, off the request's task: the runtime runs it on another
+//! worker, or on this one once the request's task yields (while it waits for
+//! upstream, or after its response is written).
 
 /// Drops `value` in a task of its own on the current Tokio runtime; at once
-/// where there is none (tests, the command line).
+/// where there is none (synchronous code and its tests).
 pub fn drop_later<T: Send + 'static>(value: T) {
     match tokio::runtime::Handle::try_current() {
         Ok(runtime) => {

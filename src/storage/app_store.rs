@@ -527,7 +527,8 @@ impl Apps<'_> {
 
     /// Stores a new app (validated and defaulted) for `user`, with
     /// `managed_fields` (their JSON text) when the write recorded them apart
-    /// from the app; answers with the app as stored (its view, kept with the cached HelmRelease). The namespace is checked by kube-apiserver's
+    /// from the app; answers with the app as stored (its view, kept with the
+    /// cached HelmRelease). The namespace is checked by kube-apiserver's
     /// NamespaceLifecycle admission on the HelmRelease create itself (dry
     /// runs included); its refusals are reworded for the app.
     pub(crate) async fn create(

@@ -176,6 +176,7 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         match store_update(call, &current, patched, managed_fields).await {
             Err(e) if e.code == 409 && !explicit_rv => {
                 apps.wait_for_change_after(&current).await;
+                drop_later(current);
                 continue;
             }
             other => {
@@ -447,10 +448,12 @@ fn validate(
         .get_mut("metadata")
         .and_then(Value::as_object_mut)
         .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
-    // managedFields are the field manager's by now: a request's own entries
-    // that do not decode were set aside as kube-apiserver's field manager
-    // sets them aside (decodeLiveOrNew), and checking the written ones again
-    // would copy every entry's field set.
+    // managedFields are the field manager's by now: create, update and
+    // non-apply patch recorded them apart from the app (the app has none),
+    // and an apply's are the ones it wrote; a request's own entries that do
+    // not decode were set aside as kube-apiserver's field manager sets them
+    // aside (decodeLiveOrNew). Checking the written ones again would copy
+    // every entry's field set.
     object_meta::check_types_except(meta, &["managedFields"]).map_err(ApiError::bad_request)?;
     if let Some(old) = current
         .and_then(|c| c.get("metadata"))

@@ -300,7 +300,8 @@ pub(crate) fn encode_text(managed: &Managed) -> Option<String> {
         return None;
     }
     let entries: Vec<EntryJson<'_>> = sorted(managed).into_iter().map(EntryJson).collect();
-    Some(serde_json::to_string(&entries).unwrap_or_default())
+    // Strings and maps with string keys: serializing cannot fail.
+    serde_json::to_string(&entries).ok()
 }
 
 /// One entry as `metadata.managedFields` holds it.

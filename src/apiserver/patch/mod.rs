@@ -7,7 +7,9 @@
 //! - [`server_side_apply`]: `application/apply-patch+yaml`, a structured
 //!   merge with field ownership and conflicts;
 //! - [`record_update`] / [`record_update_with_schema`]: ownership for
-//!   create, update and non-apply patches.
+//!   create, update and non-apply patches, written into the object;
+//!   [`record_update_text`]: the same as the JSON text of the entries (what
+//!   the handlers store in the HelmRelease's annotation).
 //!
 //! Strategic merge patch is not here; the handler answers it with 415.
 //!

@@ -221,7 +221,8 @@ pub fn record_update_with_schema(
 }
 
 /// [`record_update_with_schema`] that leaves `new` without managedFields and
-/// answers with their JSON text instead (`None` when nothing is tracked):
+/// answers with their JSON text instead (`None` when nothing is tracked, or
+/// `new` is not an object):
 /// what a write stores in its HelmRelease's annotation, serialized straight
 /// from the field sets.
 pub fn record_update_text(
