@@ -159,11 +159,7 @@ impl ClusterStore {
     /// cache takes it before the watch delivers it; a
     /// `Status` answer comes back as an object of kind `Status`). The round
     /// trip and the parse are `debug` spans (`send`, `parse`).
-    async fn send(
-        &self,
-        request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
-        user: &UserInfo,
-    ) -> Result<Value, StoreError> {
+    async fn send(&self, request: BuiltRequest, user: &UserInfo) -> Result<Value, StoreError> {
         let mut request =
             request.map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
         if self.impersonate {
@@ -330,11 +326,8 @@ impl ClusterStore {
         dry_run: bool,
         user: &UserInfo,
     ) -> Result<Value, StoreError> {
-        let request = tracing::debug_span!("encode", to = "upstream").in_scope(|| {
-            let namespace = namespace_of(&object);
-            let body = encode(&object)?;
-            drop_later(object);
-            Ok(self.raw(&namespace).create(&write_params(dry_run), body))
+        let request = self.write_request(object, |raw, _, body| {
+            raw.create(&write_params(dry_run), body)
         })?;
         self.send(request, user).await
     }
@@ -347,17 +340,31 @@ impl ClusterStore {
         dry_run: bool,
         user: &UserInfo,
     ) -> Result<Value, StoreError> {
-        let namespace = namespace_of(&object);
-        let name = object
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let body = encode(&object)?;
-        let request = self
-            .raw(&namespace)
-            .replace(name, &write_params(dry_run), body);
-        drop_later(object);
+        let request = self.write_request(object, |raw, name, body| {
+            raw.replace(name, &write_params(dry_run), body)
+        })?;
         self.send(request, user).await
+    }
+
+    /// The request of a write of `object`: `build` gets the object's
+    /// namespace's requests, its name and its encoding (a `debug` span,
+    /// `encode to=upstream`); the object is then freed off the request's
+    /// path.
+    fn write_request(
+        &self,
+        object: Value,
+        build: impl FnOnce(kube::core::Request, &str, Vec<u8>) -> BuiltRequest,
+    ) -> Result<BuiltRequest, StoreError> {
+        tracing::debug_span!("encode", to = "upstream").in_scope(|| {
+            let body = encode(&object)?;
+            let name = object
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let request = build(self.raw(&namespace_of(&object)), name, body);
+            drop_later(object);
+            Ok(request)
+        })
     }
 
     /// Deletes a HelmRelease for `user`, with preconditions and propagation.
@@ -401,6 +408,9 @@ fn write_params(dry_run: bool) -> PostParams {
         field_manager: Some("kubectl-cozy".into()),
     }
 }
+
+/// A request as kube's request builders make it.
+type BuiltRequest = Result<http::Request<Vec<u8>>, kube::core::request::Error>;
 
 fn encode(object: &Value) -> Result<Vec<u8>, StoreError> {
     serde_json::to_vec(object).map_err(|e| StoreError::Internal(format!("encode: {e}")))

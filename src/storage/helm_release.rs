@@ -215,14 +215,12 @@ pub fn to_helm_release(
             target.insert(format!("{USER_KEY_PREFIX}{k}"), v.clone());
         }
     }
-    let managed_text = match managed_fields {
-        Some(text) => Some(text),
-        None => meta
-            .get("managedFields")
+    let managed_fields = managed_fields.or_else(|| {
+        meta.get("managedFields")
             .filter(|m| m.as_array().is_some_and(|a| !a.is_empty()))
-            .map(Value::to_string),
-    };
-    if let Some(text) = managed_text {
+            .map(Value::to_string)
+    });
+    if let Some(text) = managed_fields {
         annotations.insert(MANAGED_FIELDS_ANNOTATION.to_owned(), Value::String(text));
     }
     labels.insert(KIND_LABEL.to_owned(), json!(d.kind));
