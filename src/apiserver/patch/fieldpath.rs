@@ -56,6 +56,12 @@ impl PathElement {
     /// The `FieldsV1` key for this element.
     pub(crate) fn serialize(&self) -> String {
         let mut out = String::new();
+        self.write_key(&mut out);
+        out
+    }
+
+    /// Appends the `FieldsV1` key for this element to `out`.
+    fn write_key(&self, out: &mut String) {
         match self {
             PathElement::Field(name) => {
                 out.push_str("f:");
@@ -67,21 +73,20 @@ impl PathElement {
                     if i > 0 {
                         out.push(',');
                     }
-                    json::write_jsoniter_plain_string(&mut out, name);
+                    json::write_jsoniter_plain_string(out, name);
                     out.push(':');
-                    Dialect::JsonIter.write_value(&mut out, value);
+                    Dialect::JsonIter.write_value(out, value);
                 }
                 out.push('}');
             }
             PathElement::Value(value) => {
                 out.push_str("v:");
-                Dialect::JsonIter.write_value(&mut out, value);
+                Dialect::JsonIter.write_value(out, value);
             }
             PathElement::Index(i) => {
                 let _ = write!(out, "i:{i}");
             }
         }
-        out
     }
 
     /// Parses a `FieldsV1` key. `Ok(None)` is an element type this code
@@ -212,6 +217,38 @@ impl Set {
                 None => self.children.entry(first.clone()).or_default().insert(rest),
             },
         }
+    }
+
+    /// Adds `path` and, under it, the paths of `below` (relative to
+    /// `path`; at the root, `below` itself): one descent for a whole
+    /// subtree, where [`Set::insert`] takes one per path.
+    pub(crate) fn insert_with_below(&mut self, path: &[PathElement], below: Set) {
+        match path {
+            [] => self.absorb(below),
+            [last] => self.add_with_below(last.clone(), below),
+            [first, rest @ ..] => match self.children.get_mut(first) {
+                Some(child) => child.insert_with_below(rest, below),
+                None => self
+                    .children
+                    .entry(first.clone())
+                    .or_default()
+                    .insert_with_below(rest, below),
+            },
+        }
+    }
+
+    /// Adds the member `pe` at this level, with the paths of `below` under
+    /// it: a set built level by level, bottom up.
+    pub(crate) fn add_with_below(&mut self, pe: PathElement, below: Set) {
+        if !below.members.is_empty() || !below.children.is_empty() {
+            match self.children.get_mut(&pe) {
+                Some(child) => child.absorb(below),
+                None => {
+                    self.children.insert(pe.clone(), below);
+                }
+            }
+        }
+        self.members.insert(pe);
     }
 
     /// Whether the path is a member.
@@ -439,13 +476,33 @@ impl Set {
     /// order (as Go emits them), each with its subset if non-empty and
     /// whether it is a member; elements that are neither are skipped.
     fn fields_v1_levels(&self) -> impl Iterator<Item = (&PathElement, Option<&Set>, bool)> {
-        let mut keys: Vec<&PathElement> = self.members.iter().collect();
-        keys.extend(self.children.keys().filter(|k| !self.members.contains(*k)));
-        keys.sort();
-        keys.into_iter().filter_map(|pe| {
-            let is_member = self.members.contains(pe);
-            let child = self.children.get(pe).filter(|c| !c.is_empty());
-            (child.is_some() || is_member).then_some((pe, child, is_member))
+        // Both are in element order: merged, not sorted again.
+        let mut members = self.members.iter().peekable();
+        let mut children = self.children.iter().peekable();
+        std::iter::from_fn(move || {
+            loop {
+                let (pe, child, is_member) = match (members.peek(), children.peek()) {
+                    (None, None) => return None,
+                    (Some(m), Some((c, _))) if m > c => {
+                        let (pe, child) = children.next()?;
+                        (pe, Some(child), false)
+                    }
+                    (Some(m), Some((c, _))) if m == c => {
+                        let (pe, child) = children.next()?;
+                        members.next();
+                        (pe, Some(child), true)
+                    }
+                    (Some(_), _) => (members.next()?, None, true),
+                    (None, Some(_)) => {
+                        let (pe, child) = children.next()?;
+                        (pe, Some(child), false)
+                    }
+                };
+                let child = child.filter(|c| !c.is_empty());
+                if child.is_some() || is_member {
+                    return Some((pe, child, is_member));
+                }
+            }
         })
     }
 
@@ -472,8 +529,11 @@ impl Serialize for FieldsV1<'_> {
         if self.include_self && !self.set.is_empty() {
             map.serialize_entry(".", &Empty)?;
         }
+        // One key buffer for the level, not one string per key.
+        let mut key = String::new();
         for (pe, child, is_member) in self.set.fields_v1_levels() {
-            let key = pe.serialize();
+            key.clear();
+            pe.write_key(&mut key);
             match child {
                 Some(set) => map.serialize_entry(
                     &key,
@@ -875,6 +935,29 @@ mod tests {
                 serde_json::to_string(&a.fields_v1()).unwrap(),
                 a.to_fields_v1().to_string()
             );
+        }
+
+        /// A level lists every member and non-empty child once, in
+        /// element order, the way Go emits them.
+        #[test]
+        fn levels_are_members_and_children_in_order(a in arbitrary_set(), b in arbitrary_set()) {
+            let mut s = a.clone();
+            s.subtract(&b); // leaves emptied children behind
+            let levels: Vec<_> = s.fields_v1_levels().collect();
+            let mut expected: Vec<&PathElement> = s.members.iter().collect();
+            expected.extend(
+                s.children
+                    .iter()
+                    .filter(|(pe, c)| !c.is_empty() && !s.members.contains(*pe))
+                    .map(|(pe, _)| pe),
+            );
+            expected.sort();
+            let listed: Vec<&PathElement> = levels.iter().map(|(pe, _, _)| *pe).collect();
+            proptest::prop_assert_eq!(listed, expected);
+            for (pe, child, is_member) in levels {
+                proptest::prop_assert_eq!(is_member, s.members.contains(pe));
+                proptest::prop_assert_eq!(child, s.children.get(pe).filter(|c| !c.is_empty()));
+            }
         }
 
         /// The in-place operations are the copying ones.

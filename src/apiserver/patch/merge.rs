@@ -447,6 +447,17 @@ fn compare_changed(
     rhs: Option<&Value>,
     out: &mut Comparison,
 ) {
+    if let (None, Some(whole)) | (Some(whole), None) = (lhs, rhs) {
+        // A field added or removed whole: it and every path below it,
+        // built level by level and added in one descent.
+        let paths = if lhs.is_none() {
+            &mut out.added
+        } else {
+            &mut out.removed
+        };
+        paths.insert_with_below(path, paths_below(node, whole));
+        return;
+    }
     let ls = lhs.map(|l| shape_of(node, l, rhs));
     let rs = rhs.map(|r| shape_of(node, r, lhs));
     let mut in_leaf = false;
@@ -466,6 +477,47 @@ fn compare_changed(
             out.removed.insert(path);
         }
     }
+}
+
+/// Every path below `v` at `node` (relative to it), as [`compare`] reports
+/// them when `v` is added or removed whole: each field of a granular map,
+/// each item of an associative list with the paths below it (an item whose
+/// key repeats only itself), nothing below a leaf, an atomic value or an
+/// empty one.
+fn paths_below(node: Node<'_>, v: &Value) -> Set {
+    let mut set = Set::new();
+    match (shape_of(node, v, None), v) {
+        (Shape::Map(mt), Value::Object(m)) if !mt.atomic => {
+            for (k, child) in m {
+                // Nothing is below a scalar, whatever its schema: only
+                // maps and lists look theirs up.
+                let below = if child.is_object() || child.is_array() {
+                    paths_below(mt.field(k), child)
+                } else {
+                    Set::new()
+                };
+                set.add_with_below(PathElement::Field(k.clone()), below);
+            }
+        }
+        (Shape::List(info), Value::Array(items)) if !items.is_empty() => {
+            let Some(pes) = item_elements(&info, items) else {
+                return set;
+            };
+            let mut seen: BTreeMap<&PathElement, usize> = BTreeMap::new();
+            for pe in &pes {
+                *seen.entry(pe).or_default() += 1;
+            }
+            for (pe, item) in pes.iter().zip(items) {
+                match seen.get(pe) {
+                    Some(1) => set.add_with_below(pe.clone(), paths_below(info.element, item)),
+                    Some(_) if !set.has_member(pe) => set.add_with_below(pe.clone(), Set::new()),
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+    set
 }
 
 fn compare_leaf(
@@ -879,6 +931,85 @@ mod tests {
             remove_items(n, &v, &rm).unwrap(),
             json!({"replicas": 1, "list": [{"name": "b"}]})
         );
+    }
+
+    /// Every path of `v` as [`compare`] reports a value added whole, one
+    /// [`Set::insert`] per path: the model [`paths_below`] is checked
+    /// against.
+    fn every_path(node: Node<'_>, v: &Value, path: &mut Vec<PathElement>, set: &mut Set) {
+        set.insert(path);
+        match (shape_of(node, v, None), v) {
+            (Shape::Map(mt), Value::Object(m)) if !mt.atomic => {
+                for (k, child) in m {
+                    path.push(PathElement::Field(k.clone()));
+                    every_path(mt.field(k), child, path, set);
+                    path.pop();
+                }
+            }
+            (Shape::List(info), Value::Array(items)) => {
+                let pes = item_elements(&info, items).unwrap_or_default();
+                for (pe, item) in pes.iter().zip(items) {
+                    path.push(pe.clone());
+                    if pes.iter().filter(|p| *p == pe).count() == 1 {
+                        every_path(info.element, item, path, set);
+                    } else {
+                        set.insert(path);
+                    }
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Specs over [`schema`]'s fields and others, nested, with list items
+    /// whose keys repeat, are missing or are not maps.
+    fn arbitrary_spec() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::collection::{btree_map, vec};
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            (0i64..3).prop_map(Value::from),
+            "[ab]{0,1}".prop_map(Value::from),
+        ];
+        // Items from small pools, so that keys repeat.
+        let item = prop_oneof![
+            (0i64..2).prop_map(Value::from),
+            (0i64..3, proptest::option::of(0i64..2)).prop_map(|(name, v)| match v {
+                Some(v) => json!({"name": name, "v": v}),
+                None => json!({"name": name}),
+            }),
+        ];
+        let items = vec(item, 2..5).prop_map(Value::from);
+        let any = leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                vec(inner.clone(), 0..4).prop_map(Value::from),
+                btree_map("(name|v|a)", inner, 0..3)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        });
+        btree_map(
+            "(replicas|list|set|atomic|free|other)",
+            prop_oneof![any, items],
+            0..5,
+        )
+        .prop_map(|m| Value::Object(m.into_iter().collect()))
+    }
+
+    proptest::proptest! {
+        /// A spec added or removed whole reports every path of it, built
+        /// level by level as one per path would build it.
+        #[test]
+        fn whole_values_report_every_path(spec in arbitrary_spec()) {
+            let s = schema();
+            let n = Node::Schema(&s);
+            let mut expected = Set::new();
+            every_path(n, &spec, &mut vec![PathElement::Field("spec".into())], &mut expected);
+            let root = Node::root(&s);
+            let (empty, object) = (json!({}), json!({"spec": spec}));
+            proptest::prop_assert_eq!(&compare(root, &empty, &object).added, &expected);
+            proptest::prop_assert_eq!(&compare(root, &object, &empty).removed, &expected);
+        }
     }
 
     #[test]
