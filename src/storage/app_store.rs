@@ -541,16 +541,17 @@ impl Apps<'_> {
         let resolved = &self.kind.resolved;
         let (namespace, name) = super::object_key(&app);
         let release = tracing::debug_span!("convert", to = "HelmRelease")
-            .in_scope(|| helm_release::to_helm_release(resolved, &app, None, managed_fields))
+            .in_scope(|| helm_release::release_object(resolved, &app, None, managed_fields))
             .map_err(|e| self.convert_error(&name, e))?;
-        drop_later(app);
         let created = self
             .store
             .backend
-            .create(release, dry_run, user)
+            .create(&release, dry_run, user)
             .instrument(tracing::debug_span!("upstream", verb = "create"))
-            .await
-            .map_err(|e| match e {
+            .await;
+        drop(release);
+        drop_later(app);
+        let created = created.map_err(|e| match e {
                 StoreError::NotFound => ApiError::not_found("namespaces", &namespace),
                 StoreError::AlreadyExists => self.already_exists(&namespace, &name),
                 StoreError::Upstream {
@@ -601,18 +602,19 @@ impl Apps<'_> {
             .ok_or_else(|| ApiError::not_found(&self.group_resource(), &name))?
             .write_base();
         let mut release =
-            helm_release::to_helm_release(resolved, &app, Some(&stored), managed_fields)
+            helm_release::release_object(resolved, &app, Some(&stored), managed_fields)
                 .map_err(|e| self.convert_error(&name, e))?;
-        release["metadata"]["resourceVersion"] = app["metadata"]["resourceVersion"].clone();
-        drop_later((app, stored));
+        release.set_resource_version(app["metadata"]["resourceVersion"].clone());
         drop(convert);
         let updated = self
             .store
             .backend
-            .update(release, dry_run, user)
+            .update(&release, dry_run, user)
             .instrument(tracing::debug_span!("upstream", verb = "update"))
-            .await
-            .map_err(|e| match e {
+            .await;
+        drop(release);
+        drop_later((app, stored));
+        let updated = updated.map_err(|e| match e {
                 StoreError::Conflict(_) => ApiError::conflict(
                     &self.group_resource(),
                     &name,

@@ -21,14 +21,13 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use super::cache::{Key, Stored};
-use super::helm_release::{GROUP_LABEL, KIND_LABEL};
+use super::helm_release::{GROUP_LABEL, KIND_LABEL, ReleaseObject};
 use super::metadata_list;
 use super::release_json::Release;
 use super::{
     DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState,
 };
 use crate::apimachinery::user::UserInfo;
-use crate::drop_later::drop_later;
 use crate::error_chain::error_chain;
 use crate::kube_client::Unbuffered;
 
@@ -322,11 +321,11 @@ impl ClusterStore {
     /// Creates a HelmRelease for `user`.
     pub async fn create(
         &self,
-        object: Value,
+        release: &ReleaseObject<'_>,
         dry_run: bool,
         user: &UserInfo,
     ) -> Result<Value, StoreError> {
-        let request = self.write_request(object, |raw, _, body| {
+        let request = self.write_request(release, |raw, _, body| {
             raw.create(&write_params(dry_run), body)
         })?;
         self.send(request, user).await
@@ -336,34 +335,28 @@ impl ClusterStore {
     /// precondition.
     pub async fn update(
         &self,
-        object: Value,
+        release: &ReleaseObject<'_>,
         dry_run: bool,
         user: &UserInfo,
     ) -> Result<Value, StoreError> {
-        let request = self.write_request(object, |raw, name, body| {
+        let request = self.write_request(release, |raw, name, body| {
             raw.replace(name, &write_params(dry_run), body)
         })?;
         self.send(request, user).await
     }
 
-    /// The request of a write of `object`: `build` gets the object's
-    /// namespace's requests, its name and its encoding (a `debug` span,
-    /// `encode to=upstream`); the object is then freed off the request's
-    /// path.
+    /// The request of a write of `release`: `build` gets its namespace's
+    /// requests, its name and its encoding (a `debug` span,
+    /// `encode to=upstream`), written straight from the release's parts.
     fn write_request(
         &self,
-        object: Value,
+        release: &ReleaseObject<'_>,
         build: impl FnOnce(kube::core::Request, &str, Vec<u8>) -> BuiltRequest,
     ) -> Result<BuiltRequest, StoreError> {
         tracing::debug_span!("encode", to = "upstream").in_scope(|| {
-            let body = encode(&object)?;
-            let name = object
-                .pointer("/metadata/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let request = build(self.raw(&namespace_of(&object)), name, body);
-            drop_later(object);
-            Ok(request)
+            let body = serde_json::to_vec(release)
+                .map_err(|e| StoreError::Internal(format!("encode: {e}")))?;
+            Ok(build(self.raw(release.namespace()), release.name(), body))
         })
     }
 
@@ -412,10 +405,6 @@ fn write_params(dry_run: bool) -> PostParams {
 /// A request as kube's request builders make it.
 type BuiltRequest = Result<http::Request<Vec<u8>>, kube::core::request::Error>;
 
-fn encode(object: &Value) -> Result<Vec<u8>, StoreError> {
-    serde_json::to_vec(object).map_err(|e| StoreError::Internal(format!("encode: {e}")))
-}
-
 /// client-go's impersonation headers for `user` (`transport/round_trippers.go`):
 /// extra keys are percent-escaped like `headerKeyEscape`.
 fn impersonation_headers(user: &UserInfo, headers: &mut http::HeaderMap) -> Result<(), StoreError> {
@@ -452,14 +441,6 @@ fn impersonation_headers(user: &UserInfo, headers: &mut http::HeaderMap) -> Resu
         }
     }
     Ok(())
-}
-
-fn namespace_of(object: &Value) -> String {
-    object
-        .pointer("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or("default")
-        .to_owned()
 }
 
 fn upstream(err: kube::Error) -> StoreError {

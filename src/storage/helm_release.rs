@@ -27,7 +27,7 @@ pub use super::release_naming::{
     GROUP_LABEL, HELMRELEASE_API_VERSION, KIND_LABEL, MANAGED_FIELDS_ANNOTATION, NAME_LABEL,
     USER_KEY_PREFIX, app_name, owned_by, ownership_selector, release_name,
 };
-use crate::kinds::definition::{HELM_RELEASE_NAME_MAX, ResolvedKind};
+use crate::kinds::definition::{HELM_RELEASE_NAME_MAX, ObjectRef, ResolvedKind};
 
 /// An app that cannot be stored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -156,6 +156,18 @@ pub fn to_helm_release(
     existing: Option<&Value>,
     managed_fields: Option<String>,
 ) -> Result<Value, ConvertError> {
+    release_object(kind, app, existing, managed_fields).map(|release| release.to_value())
+}
+
+/// [`to_helm_release`] as a [`ReleaseObject`]: the metadata built, the
+/// rest borrowed from `kind`, `app` and `existing`, to encode without
+/// building the whole object.
+pub fn release_object<'a>(
+    kind: &'a ResolvedKind,
+    app: &'a Value,
+    existing: Option<&'a Value>,
+    managed_fields: Option<String>,
+) -> Result<ReleaseObject<'a>, ConvertError> {
     let no_metadata = Map::new();
     let meta = app
         .get("metadata")
@@ -247,53 +259,121 @@ pub fn to_helm_release(
     }
 
     let r = &d.release;
-    let mut spec = Map::new();
-    spec.insert(
-        "interval".into(),
-        json!(r.interval.clone().unwrap_or_else(|| "5m".into())),
-    );
-    spec.insert("releaseName".into(), json!(release));
-    if let Some(chart) = &r.chart {
-        let mut source_ref = json!({"kind": chart.source_ref.kind, "name": chart.source_ref.name});
-        if let Some(ns) = &chart.source_ref.namespace {
-            source_ref["namespace"] = json!(ns);
-        }
-        let mut chart_spec = json!({"chart": chart.name, "sourceRef": source_ref, "reconcileStrategy": "ChartVersion"});
-        if let Some(v) = &chart.version {
-            chart_spec["version"] = json!(v);
-        }
-        spec.insert("chart".into(), json!({"spec": chart_spec}));
-    } else if let Some(chart_ref) = &r.chart_ref {
-        spec.insert(
-            "chartRef".into(),
-            serde_json::to_value(chart_ref).unwrap_or_default(),
-        );
-    }
-    spec.insert(
-        "install".into(),
-        json!({"timeout": r.install_timeout.clone().unwrap_or_else(|| "10m".into())}),
-    );
-    spec.insert(
-        "upgrade".into(),
-        json!({"timeout": r.upgrade_timeout.clone().unwrap_or_else(|| "10m".into())}),
-    );
-    spec.insert("maxHistory".into(), json!(r.max_history.unwrap_or(5)));
-    spec.insert(
-        "values".into(),
-        app.get("spec").cloned().unwrap_or_else(|| json!({})),
-    );
+    let spec = ReleaseSpec {
+        interval: r.interval.as_deref().unwrap_or("5m"),
+        release_name: release,
+        chart: r.chart.as_ref().map(|chart| ChartTemplate {
+            spec: ChartTemplateSpec {
+                chart: &chart.name,
+                source_ref: &chart.source_ref,
+                reconcile_strategy: "ChartVersion",
+                version: chart.version.as_deref(),
+            },
+        }),
+        chart_ref: r.chart.is_none().then_some(r.chart_ref.as_ref()).flatten(),
+        install: Timeout {
+            timeout: r.install_timeout.as_deref().unwrap_or("10m"),
+        },
+        upgrade: Timeout {
+            timeout: r.upgrade_timeout.as_deref().unwrap_or("10m"),
+        },
+        max_history: r.max_history.unwrap_or(5),
+        values: app.get("spec").unwrap_or(&EMPTY_OBJECT),
+    };
+    Ok(ReleaseObject {
+        api_version: HELMRELEASE_API_VERSION,
+        kind: "HelmRelease",
+        metadata,
+        spec,
+        // The status belongs to helm-controller; keep what is stored.
+        status: existing.and_then(|e| e.get("status")),
+    })
+}
 
-    // Built in place: `json!` would copy the metadata and spec once more.
-    let mut release_object = Map::new();
-    release_object.insert("apiVersion".into(), HELMRELEASE_API_VERSION.into());
-    release_object.insert("kind".into(), "HelmRelease".into());
-    release_object.insert("metadata".into(), Value::Object(metadata));
-    release_object.insert("spec".into(), Value::Object(spec));
-    // The status belongs to helm-controller; keep what is stored.
-    if let Some(status) = existing.and_then(|e| e.get("status")) {
-        release_object.insert("status".into(), status.clone());
+/// `{}`, for an app without `spec`.
+static EMPTY_OBJECT: std::sync::LazyLock<Value> =
+    std::sync::LazyLock::new(|| Value::Object(Map::new()));
+
+/// A HelmRelease to write ([`release_object`]): its metadata, and its spec
+/// and status borrowed from the definition, the app and the stored
+/// release. It serializes to the object [`to_helm_release`] builds, key for
+/// key in the same order, so a write can encode it without copying the
+/// app's values into a tree first.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseObject<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: Map<String, Value>,
+    spec: ReleaseSpec<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<&'a Value>,
+}
+
+/// A HelmRelease's spec as the definition makes it; `values` is the app's
+/// spec.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReleaseSpec<'a> {
+    interval: &'a str,
+    release_name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chart: Option<ChartTemplate<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chart_ref: Option<&'a ObjectRef>,
+    install: Timeout<'a>,
+    upgrade: Timeout<'a>,
+    max_history: u32,
+    values: &'a Value,
+}
+
+/// `spec.chart`.
+#[derive(Debug, serde::Serialize)]
+struct ChartTemplate<'a> {
+    spec: ChartTemplateSpec<'a>,
+}
+
+/// `spec.chart.spec`.
+#[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ChartTemplateSpec<'a> {
+    chart: &'a str,
+    source_ref: &'a ObjectRef,
+    reconcile_strategy: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    version: Option<&'a str>,
+}
+
+/// `spec.install` and `spec.upgrade`.
+#[derive(Debug, serde::Serialize)]
+struct Timeout<'a> {
+    timeout: &'a str,
+}
+
+impl ReleaseObject<'_> {
+    /// `metadata.name`.
+    pub fn name(&self) -> &str {
+        &self.spec.release_name
     }
-    Ok(Value::Object(release_object))
+
+    /// `metadata.namespace` (`default` when the app names none).
+    pub fn namespace(&self) -> &str {
+        self.metadata
+            .get("namespace")
+            .and_then(Value::as_str)
+            .unwrap_or("default")
+    }
+
+    /// Sets `metadata.resourceVersion`, an update's precondition.
+    pub fn set_resource_version(&mut self, resource_version: Value) {
+        self.metadata
+            .insert("resourceVersion".into(), resource_version);
+    }
+
+    /// The HelmRelease as a tree.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
 }
 
 /// Converts a HelmRelease owned by `kind` back into the app.
@@ -350,6 +430,12 @@ mod tests {
             expected,
             "{}",
             serde_json::to_string_pretty(&release).unwrap()
+        );
+        // Encoded straight from its parts, key for key in the fixture's order.
+        let object = release_object(&kind, &app, None, None).unwrap();
+        assert_eq!(
+            serde_json::to_string(&object).unwrap(),
+            serde_json::to_string(&expected).unwrap()
         );
     }
 

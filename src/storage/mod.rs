@@ -46,6 +46,7 @@ use std::sync::Arc;
 use futures::stream::BoxStream;
 use serde_json::Value;
 
+use self::helm_release::ReleaseObject;
 use crate::apimachinery::labels::LabelSelector;
 use crate::apimachinery::user::UserInfo;
 use crate::kinds::registry::ServedKind;
@@ -279,13 +280,13 @@ impl Backend {
     /// Creates a HelmRelease for `user`.
     pub async fn create(
         &self,
-        object: Value,
+        release: &ReleaseObject<'_>,
         dry_run: bool,
         user: &UserInfo,
     ) -> Result<Value, StoreError> {
         match self {
-            Backend::Embedded(s) => s.create(object, dry_run).await,
-            Backend::Cluster(s) => s.create(object, dry_run, user).await,
+            Backend::Embedded(s) => s.create(release.to_value(), dry_run).await,
+            Backend::Cluster(s) => s.create(release, dry_run, user).await,
         }
     }
 
@@ -293,13 +294,13 @@ impl Backend {
     /// precondition.
     pub async fn update(
         &self,
-        object: Value,
+        release: &ReleaseObject<'_>,
         dry_run: bool,
         user: &UserInfo,
     ) -> Result<Value, StoreError> {
         match self {
-            Backend::Embedded(s) => s.update(object, dry_run).await,
-            Backend::Cluster(s) => s.update(object, dry_run, user).await,
+            Backend::Embedded(s) => s.update(release.to_value(), dry_run).await,
+            Backend::Cluster(s) => s.update(release, dry_run, user).await,
         }
     }
 

@@ -1,7 +1,9 @@
 //! A HelmRelease's JSON parsed the way the cache keeps it, in one pass:
 //! `metadata.managedFields` is skipped while parsing (kube-apiserver's
 //! record of the HelmRelease's own field owners is about as large as the
-//! rest of the object, and nothing here reads it), and `apiVersion` and
+//! rest of the object, and nothing here reads it), so is every field of
+//! `spec` but `values` (the chart and the Helm knobs come from the kind's
+//! definition; the cache keeps only the values), and `apiVersion` and
 //! `kind` are filled in when a watch event or list item leaves them out.
 //!
 //! Every object from upstream goes through here: watch events, list pages
@@ -19,8 +21,8 @@ use serde_json::{Map, Value};
 
 use super::helm_release::HELMRELEASE_API_VERSION;
 
-/// A HelmRelease (or a `Status` answer) without `metadata.managedFields`,
-/// with its type.
+/// A HelmRelease (or a `Status` answer) without `metadata.managedFields`
+/// and with only `values` of its `spec`, with its type.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Release(pub(crate) Value);
 
@@ -48,10 +50,10 @@ impl<'de> Visitor<'de> for ObjectVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            let value = if key == "metadata" {
-                map.next_value::<Metadata>()?.0
-            } else {
-                map.next_value::<Value>()?
+            let value = match key.as_str() {
+                "metadata" => map.next_value::<Metadata>()?.0,
+                "spec" => map.next_value::<Spec>()?.0,
+                _ => map.next_value::<Value>()?,
             };
             object.insert(key, value);
         }
@@ -95,6 +97,42 @@ impl<'de> Visitor<'de> for MetadataVisitor {
     }
 }
 
+/// `spec`, of which only `values` is kept.
+struct Spec(Value);
+
+impl<'de> Deserialize<'de> for Spec {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Spec, D::Error> {
+        deserializer.deserialize_any(SpecVisitor).map(Spec)
+    }
+}
+
+struct SpecVisitor;
+
+impl<'de> Visitor<'de> for SpecVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a HelmRelease spec")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut spec = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "values" {
+                let values = map.next_value::<Value>()?;
+                spec.insert(key, values);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(Value::Object(spec))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,7 +143,7 @@ mod tests {
     }
 
     #[test]
-    fn managed_fields_are_skipped_and_the_rest_kept_in_order() {
+    fn managed_fields_and_spec_knobs_are_skipped_and_the_rest_kept_in_order() {
         let kept = parse(json!({
             "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
             "metadata": {
@@ -113,7 +151,8 @@ mod tests {
                 "managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {}}}],
                 "labels": {"a": "b"}
             },
-            "spec": {"values": {"replicas": 2, "nested": {"list": [1, null]}}},
+            "spec": {"interval": "5m", "values": {"replicas": 2, "nested": {"list": [1, null]}},
+                     "chart": {"spec": {"chart": "postgres"}}, "maxHistory": 5},
             "status": {}
         }));
         assert_eq!(
@@ -131,6 +170,8 @@ mod tests {
             json!({"apiVersion": "v1", "kind": "Status", "status": "Success", "metadata": {}});
         assert_eq!(parse(status.clone()), status);
         assert_eq!(parse(json!({"metadata": null}))["metadata"], Value::Null);
+        assert_eq!(parse(json!({"spec": null}))["spec"], Value::Null);
+        assert_eq!(parse(json!({"spec": {}}))["spec"], json!({}));
     }
 
     #[test]
@@ -138,5 +179,6 @@ mod tests {
         assert!(serde_json::from_str::<Release>("[]").is_err());
         assert!(serde_json::from_str::<Release>(r#"{"metadata": 3}"#).is_err());
         assert!(serde_json::from_str::<Release>(r#"{"metadata": {"name": "x"#).is_err());
+        assert!(serde_json::from_str::<Release>(r#"{"spec": [1]}"#).is_err());
     }
 }
