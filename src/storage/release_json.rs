@@ -119,6 +119,32 @@ impl<'de> Visitor<'de> for SpecVisitor {
         Ok(Value::Null)
     }
 
+    // A spec that is not an object (which the HelmRelease schema forbids)
+    // is kept as it is rather than failing the whole event or page.
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        Value::deserialize(de::value::SeqAccessDeserializer::new(seq))
+    }
+
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut spec = Map::new();
         while let Some(key) = map.next_key::<String>()? {
@@ -172,6 +198,16 @@ mod tests {
         assert_eq!(parse(json!({"metadata": null}))["metadata"], Value::Null);
         assert_eq!(parse(json!({"spec": null}))["spec"], Value::Null);
         assert_eq!(parse(json!({"spec": {}}))["spec"], json!({}));
+        // A spec the schema forbids is kept as it is, not an error.
+        for spec in [
+            json!([1, {"a": "b"}]),
+            json!("x"),
+            json!(-1),
+            json!(2.5),
+            json!(true),
+        ] {
+            assert_eq!(parse(json!({"spec": spec}))["spec"], spec);
+        }
     }
 
     #[test]
@@ -179,6 +215,5 @@ mod tests {
         assert!(serde_json::from_str::<Release>("[]").is_err());
         assert!(serde_json::from_str::<Release>(r#"{"metadata": 3}"#).is_err());
         assert!(serde_json::from_str::<Release>(r#"{"metadata": {"name": "x"#).is_err());
-        assert!(serde_json::from_str::<Release>(r#"{"spec": [1]}"#).is_err());
     }
 }
