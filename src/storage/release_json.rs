@@ -16,7 +16,7 @@
 
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::helm_release::HELMRELEASE_API_VERSION;
@@ -37,7 +37,8 @@ impl<'de> Deserialize<'de> for Release {
     }
 }
 
-/// The top level: every field as it is, `metadata` through [`Metadata`].
+/// The top level: every field as it is, `metadata` through [`METADATA`]
+/// and `spec` through [`AnySpec`].
 struct ObjectVisitor;
 
 impl<'de> Visitor<'de> for ObjectVisitor {
@@ -51,8 +52,8 @@ impl<'de> Visitor<'de> for ObjectVisitor {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             let value = match key.as_str() {
-                "metadata" => map.next_value::<Metadata>()?.0,
-                "spec" => map.next_value::<Spec>()?.0,
+                "metadata" => map.next_value_seed(METADATA)?,
+                "spec" => map.next_value_seed(AnySpec)?,
                 _ => map.next_value::<Value>()?,
             };
             object.insert(key, value);
@@ -61,22 +62,39 @@ impl<'de> Visitor<'de> for ObjectVisitor {
     }
 }
 
-/// `metadata`, without `managedFields`.
-struct Metadata(Value);
+/// An object of which only the fields `keep` accepts are parsed (the
+/// others are skipped unparsed), or `null`: `metadata` and `spec`.
+#[derive(Clone, Copy)]
+struct KeptFields {
+    what: &'static str,
+    keep: fn(&str) -> bool,
+}
 
-impl<'de> Deserialize<'de> for Metadata {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Metadata, D::Error> {
-        deserializer.deserialize_any(MetadataVisitor).map(Metadata)
+/// `metadata`, without `managedFields`.
+const METADATA: KeptFields = KeptFields {
+    what: "object metadata",
+    keep: |key| key != "managedFields",
+};
+
+/// `spec`, of which only `values` is kept.
+const SPEC: KeptFields = KeptFields {
+    what: "a HelmRelease spec",
+    keep: |key| key == "values",
+};
+
+impl<'de> DeserializeSeed<'de> for KeptFields {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
     }
 }
 
-struct MetadataVisitor;
-
-impl<'de> Visitor<'de> for MetadataVisitor {
+impl<'de> Visitor<'de> for KeptFields {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("object metadata")
+        f.write_str(self.what)
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
@@ -84,43 +102,44 @@ impl<'de> Visitor<'de> for MetadataVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut metadata = Map::new();
+        let mut kept = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if key == "managedFields" {
-                map.next_value::<IgnoredAny>()?;
-            } else {
+            if (self.keep)(&key) {
                 let value = map.next_value::<Value>()?;
-                metadata.insert(key, value);
+                kept.insert(key, value);
+            } else {
+                map.next_value::<IgnoredAny>()?;
             }
         }
-        Ok(Value::Object(metadata))
+        Ok(Value::Object(kept))
     }
 }
 
-/// `spec`, of which only `values` is kept.
-struct Spec(Value);
+/// [`SPEC`], except that a spec that is not an object (which the
+/// HelmRelease schema forbids) is kept as it is rather than failing the
+/// whole event or page.
+#[derive(Clone, Copy)]
+struct AnySpec;
 
-impl<'de> Deserialize<'de> for Spec {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Spec, D::Error> {
-        deserializer.deserialize_any(SpecVisitor).map(Spec)
+impl<'de> DeserializeSeed<'de> for AnySpec {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
     }
 }
 
-struct SpecVisitor;
-
-impl<'de> Visitor<'de> for SpecVisitor {
+impl<'de> Visitor<'de> for AnySpec {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a HelmRelease spec")
+        SPEC.expecting(f)
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
         Ok(Value::Null)
     }
 
-    // A spec that is not an object (which the HelmRelease schema forbids)
-    // is kept as it is rather than failing the whole event or page.
     fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
         Ok(Value::Bool(v))
     }
@@ -145,17 +164,8 @@ impl<'de> Visitor<'de> for SpecVisitor {
         Value::deserialize(de::value::SeqAccessDeserializer::new(seq))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut spec = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "values" {
-                let values = map.next_value::<Value>()?;
-                spec.insert(key, values);
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(Value::Object(spec))
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+        SPEC.visit_map(map)
     }
 }
 
