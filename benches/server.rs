@@ -19,7 +19,7 @@
 //! |---|---|---|
 //! | `list` | list 5,000 apps through the server (JSON and Table, consistent and `resourceVersion=0`), the 50 of another namespace, and in pages of 500 (the first page; every page, as `kubectl get`); the consistency check alone in JSON and protobuf, by page size | the same lists of HelmReleases from kube-apiserver |
 //! | `get` | get one app through the server, consistent and `resourceVersion=0` | the handler's own work in-process (cache lookup, the kept app view); the same gets of the HelmRelease from kube-apiserver |
-//! | `writes` | create / update / merge-patch / delete an app through the server | the same writes of the HelmRelease at kube-apiserver |
+//! | `writes` | create / update / merge-patch / delete an app through the server | the same writes of the HelmRelease at kube-apiserver, and through a pass-through proxy (`passthrough`: the second hop alone, the floor of any server that stores upstream) |
 //! | `watch_fanout` | 1,000 watches on the server, events delivered | one watch straight on kube-apiserver |
 //! | `memory` | VmRSS and VmHWM (and of VmRSS, anonymous and file-backed) of a `kubectl-cozy serve` process: idle, with 5,000 and 10,000 apps cached, after a list of them, then with 1,000 watches open (each on its own HTTP/1.1 connection; on a fresh process, over 5 HTTP/2 connections as kube-apiserver's aggregator multiplexes them); other builds or malloc settings in the same run with `BENCH_MEMORY_BASELINE_BIN` / `BENCH_MEMORY_ENV` | RSS of `kubectl-cozy --version` / `kinds list` |
 //!
@@ -74,6 +74,10 @@ mod support;
 
 /// The server's stage spans, timed (`BENCH_SPANS=1`).
 mod stages;
+
+/// A pass-through HTTPS proxy to kube-apiserver: the writes' floor.
+mod passthrough;
+use passthrough::Passthrough;
 
 const GROUP: &str = "apps.cozystack.io";
 const VERSION: &str = "v1alpha1";
@@ -572,19 +576,23 @@ fn writes() {
     let plane = plane();
     let rt = client_runtime();
     let server = InProcess::start(plane);
+    let passthrough = Passthrough::start(&plane.kubeconfig);
     let load_before = loadavg();
     rt.block_on(async {
         let ns = plane.namespace("bench-write").await;
         let direct = plane.client().await;
         let through = server.client().await;
+        let proxied = passthrough.client().await;
         let kind = postgres(&server.registry);
         let json_body = |v: &Value| Some(("application/json", serde_json::to_vec(v).unwrap()));
 
         // The server's stage spans per verb (BENCH_SPANS=1; empty otherwise).
         let mut stage_times = Vec::new();
-        // create: app through the server, its HelmRelease straight at
-        // kube-apiserver; plus what the server's writes wait for.
-        let mut create: [Samples; 2] = Default::default();
+        // Each verb: [the app through the server, its HelmRelease straight
+        // at kube-apiserver, the HelmRelease through the pass-through proxy
+        // (the floor: the second hop alone)].
+        // create: plus what the server's writes wait for.
+        let mut create: [Samples; 3] = Default::default();
         let mut watch_lag = Samples::default();
         // The extra hop alone, interleaved with the creates: a get served
         // from the server's cache (client -> server -> cache, no upstream
@@ -592,12 +600,27 @@ fn writes() {
         let mut hop = Samples::default();
         let mut server_apps = Vec::new();
         let mut direct_releases = Vec::new();
+        let mut proxied_releases = Vec::new();
         for round in 0..WARMUP + rounds {
             if round == WARMUP {
                 stages::take(); // the warm-up rounds' stages
             }
-            for k in rotation(round, 3) {
+            for k in rotation(round, 4) {
                 match k {
+                    3 => {
+                        let release = stored_release(&kind, &ns, &format!("p-{round}"), round);
+                        let (took, text) = request(
+                            &proxied,
+                            Method::POST,
+                            &hr_path(&ns, None),
+                            json_body(&release),
+                        )
+                        .await;
+                        if round >= WARMUP {
+                            create[2].push(took);
+                        }
+                        proxied_releases.push(serde_json::from_str::<Value>(&text).unwrap());
+                    }
                     2 => {
                         let Some(name) = server_apps
                             .last()
@@ -659,13 +682,13 @@ fn writes() {
 
         stage_times.push(("create", stages::take()));
         // update: change spec.replicas on each object created above.
-        let mut update: [Samples; 2] = Default::default();
+        let mut update: [Samples; 3] = Default::default();
         for round in 0..WARMUP + rounds {
             if round == WARMUP {
                 stages::take(); // the warm-up rounds' stages
             }
             let replicas = 1 + (round + 4) % 9;
-            for k in rotation(round, 2) {
+            for k in rotation(round, 3) {
                 if k == 0 {
                     let mut app = server_apps[round].clone();
                     app["spec"]["replicas"] = json!(replicas);
@@ -683,18 +706,23 @@ fn writes() {
                     let updated: Value = serde_json::from_str(&text).unwrap();
                     assert_eq!(updated["spec"]["replicas"], json!(replicas));
                 } else {
-                    let mut release = direct_releases[round].clone();
+                    let (client, releases) = if k == 1 {
+                        (&direct, &direct_releases)
+                    } else {
+                        (&proxied, &proxied_releases)
+                    };
+                    let mut release = releases[round].clone();
                     release["spec"]["values"]["replicas"] = json!(replicas);
                     let name = release["metadata"]["name"].as_str().unwrap().to_owned();
                     let (took, text) = request(
-                        &direct,
+                        client,
                         Method::PUT,
                         &hr_path(&ns, Some(&name)),
                         json_body(&release),
                     )
                     .await;
                     if round >= WARMUP {
-                        update[1].push(took);
+                        update[k].push(took);
                     }
                     let updated: Value = serde_json::from_str(&text).unwrap();
                     assert_eq!(updated["spec"]["values"]["replicas"], json!(replicas));
@@ -704,7 +732,7 @@ fn writes() {
         stage_times.push(("update", stages::take()));
         // patch: a merge patch of spec.replicas (no resourceVersion: the
         // server reads the current app from its cache).
-        let mut patch: [Samples; 2] = Default::default();
+        let mut patch: [Samples; 3] = Default::default();
         let merge = |v: &Value| {
             Some((
                 "application/merge-patch+json",
@@ -716,7 +744,7 @@ fn writes() {
                 stages::take(); // the warm-up rounds' stages
             }
             let replicas = 1 + (round + 7) % 9;
-            for k in rotation(round, 2) {
+            for k in rotation(round, 3) {
                 let (client, path, body) = if k == 0 {
                     let name = server_apps[round]["metadata"]["name"].as_str().unwrap();
                     (
@@ -725,9 +753,14 @@ fn writes() {
                         json!({"spec": {"replicas": replicas}}),
                     )
                 } else {
-                    let name = direct_releases[round]["metadata"]["name"].as_str().unwrap();
+                    let (client, releases) = if k == 1 {
+                        (&direct, &direct_releases)
+                    } else {
+                        (&proxied, &proxied_releases)
+                    };
+                    let name = releases[round]["metadata"]["name"].as_str().unwrap();
                     (
-                        &direct,
+                        client,
                         hr_path(&ns, Some(name)),
                         json!({"spec": {"values": {"replicas": replicas}}}),
                     )
@@ -749,29 +782,32 @@ fn writes() {
         let (_, listed) = request(&through, Method::GET, &app_path(&ns, None), None).await;
         assert_eq!(
             item_count(&listed),
-            2 * (WARMUP + rounds),
+            3 * (WARMUP + rounds),
             "the server sees every app, whichever way it was written"
         );
 
         // delete: every object created above.
-        let mut delete: [Samples; 2] = Default::default();
+        let mut delete: [Samples; 3] = Default::default();
         for round in 0..WARMUP + rounds {
             if round == WARMUP {
                 stages::take(); // the warm-up rounds' stages
             }
-            for k in rotation(round, 2) {
-                let path = if k == 0 {
-                    app_path(&ns, server_apps[round]["metadata"]["name"].as_str())
-                } else {
-                    hr_path(&ns, direct_releases[round]["metadata"]["name"].as_str())
+            for k in rotation(round, 3) {
+                let (client, path) = match k {
+                    0 => (
+                        &through,
+                        app_path(&ns, server_apps[round]["metadata"]["name"].as_str()),
+                    ),
+                    1 => (
+                        &direct,
+                        hr_path(&ns, direct_releases[round]["metadata"]["name"].as_str()),
+                    ),
+                    _ => (
+                        &proxied,
+                        hr_path(&ns, proxied_releases[round]["metadata"]["name"].as_str()),
+                    ),
                 };
-                let (took, _) = request(
-                    if k == 0 { &through } else { &direct },
-                    Method::DELETE,
-                    &path,
-                    None,
-                )
-                .await;
+                let (took, _) = request(client, Method::DELETE, &path, None).await;
                 if round >= WARMUP {
                     delete[k].push(took);
                 }
@@ -782,10 +818,10 @@ fn writes() {
         let (_, listed) = request(&through, Method::GET, &app_path(&ns, None), None).await;
         assert_eq!(item_count(&listed), 0, "every app deleted");
 
-        let [server_create, direct_create] = &create;
-        let [server_update, direct_update] = &update;
-        let [server_patch, direct_patch] = &patch;
-        let [server_delete, direct_delete] = &delete;
+        let [server_create, direct_create, proxied_create] = &create;
+        let [server_update, direct_update, proxied_update] = &update;
+        let [server_patch, direct_patch, proxied_patch] = &patch;
+        let [server_delete, direct_delete, proxied_delete] = &delete;
         print_samples(
             &format!("writes: create / update / patch / delete ({rounds} of each, interleaved)"),
             &[
@@ -794,10 +830,20 @@ fn writes() {
                     direct_create,
                     String::new(),
                 ),
+                (
+                    "pass-through proxy: create HelmRelease",
+                    proxied_create,
+                    String::new(),
+                ),
                 ("server: create Postgres app", server_create, String::new()),
                 (
                     "kube-apiserver: update (PUT) HelmRelease",
                     direct_update,
+                    String::new(),
+                ),
+                (
+                    "pass-through proxy: update (PUT) HelmRelease",
+                    proxied_update,
                     String::new(),
                 ),
                 (
@@ -811,6 +857,11 @@ fn writes() {
                     String::new(),
                 ),
                 (
+                    "pass-through proxy: merge patch HelmRelease",
+                    proxied_patch,
+                    String::new(),
+                ),
+                (
                     "server: merge patch Postgres app",
                     server_patch,
                     String::new(),
@@ -818,6 +869,11 @@ fn writes() {
                 (
                     "kube-apiserver: delete HelmRelease",
                     direct_delete,
+                    String::new(),
+                ),
+                (
+                    "pass-through proxy: delete HelmRelease",
+                    proxied_delete,
                     String::new(),
                 ),
                 ("server: delete Postgres app", server_delete, String::new()),
@@ -834,11 +890,11 @@ fn writes() {
             ],
         );
         let mut targets = Vec::new();
-        for (verb, server_s, direct_s) in [
-            ("create", server_create, direct_create),
-            ("update", server_update, direct_update),
-            ("patch", server_patch, direct_patch),
-            ("delete", server_delete, direct_delete),
+        for (verb, server_s, direct_s, proxied_s) in [
+            ("create", server_create, direct_create, proxied_create),
+            ("update", server_update, direct_update, proxied_update),
+            ("patch", server_patch, direct_patch, proxied_patch),
+            ("delete", server_delete, direct_delete, proxied_delete),
         ] {
             targets.push(Target::at_most(
                 &format!("{verb} p50 ratio server / kube-apiserver"),
@@ -862,6 +918,21 @@ fn writes() {
                 (direct_s.p50() + hop.p50()) / direct_s.p50(),
                 "x",
             ));
+            targets.push(Target::info(
+                &format!("{verb} p50 ratio floor: pass-through proxy / kube-apiserver"),
+                proxied_s.p50() / direct_s.p50(),
+                "x",
+            ));
+            targets.push(Target::info(
+                &format!("{verb} p99 ratio floor: pass-through proxy / kube-apiserver"),
+                proxied_s.p99() / direct_s.p99(),
+                "x",
+            ));
+            targets.push(Target::info(
+                &format!("{verb} p50 ratio server / pass-through proxy"),
+                server_s.p50() / proxied_s.p50(),
+                "x",
+            ));
         }
         print_targets(&targets);
         for (verb, times) in &stage_times {
@@ -876,6 +947,7 @@ fn writes() {
         }
     });
     print_load(load_before);
+    drop(passthrough);
     drop(server);
 }
 
