@@ -267,6 +267,16 @@ struct State {
     ahead: HashMap<Key, Ahead>,
 }
 
+/// An upstream event made ready to apply outside the cache's write lock.
+enum Prepared {
+    /// Added or changed: the object as the cache keeps it.
+    Put(Key, Arc<Stored>),
+    /// Gone: its last state.
+    Delete(Key, Arc<Stored>),
+    /// No change up to this revision.
+    Bookmark(u64),
+}
+
 /// A write's result taken before its watch event: the object as upstream
 /// answered (`None` when the write deleted it) at `resource_version`.
 #[derive(Debug, Clone)]
@@ -306,6 +316,18 @@ impl State {
             },
         );
         true
+    }
+
+    /// The object a write through this server handed the cache at exactly
+    /// `resource_version` under `key`, if it is still kept aside.
+    fn taken(&self, key: &Key, resource_version: u64) -> Option<Arc<Stored>> {
+        match self.ahead.get(key) {
+            Some(Ahead {
+                resource_version: taken,
+                object: Some(object),
+            }) if *taken == resource_version => Some(object.clone()),
+            _ => None,
+        }
     }
 
     /// Drops the writes the watch has now delivered.
@@ -776,7 +798,10 @@ impl Sync {
                 match event {
                     Ok(event) => {
                         backoff = Duration::from_millis(200);
-                        self.apply(event);
+                        if let Err(err) = self.apply(event) {
+                            tracing::warn!("HelmRelease watch ended: {err}");
+                            break;
+                        }
                     }
                     Err(StoreError::Gone(_)) => {
                         need_list = true;
@@ -795,33 +820,63 @@ impl Sync {
         self.state.write().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn apply(&self, event: StoreEvent) {
+    /// Applies one upstream event. Fails only when a changed object's text
+    /// does not parse (the watch is then ended and resumed, as for an event
+    /// that did not parse in the stream).
+    ///
+    /// What the cache keeps of a changed object is made before the write
+    /// lock is taken (readers wait on it), and not at all when a write
+    /// through this server handed the cache that version already: its
+    /// event then keeps the taken object, app view included, and a changed
+    /// object's text is never parsed.
+    fn apply(&self, event: StoreEvent) -> Result<(), StoreError> {
         let revision = event.resource_version();
+        let prepared = match event {
+            StoreEvent::Bookmark(rv) => Prepared::Bookmark(rv),
+            StoreEvent::Added(o) | StoreEvent::Modified(o) => {
+                let key = Key::of(&o);
+                let Some(taken) = self.taken_unless_seen(&key, revision) else {
+                    return Ok(());
+                };
+                let object = taken.unwrap_or_else(|| Arc::new(Stored::new(&o)));
+                Prepared::Put(key, object)
+            }
+            StoreEvent::Changed(text) => {
+                let key = Key::new(&text.namespace, &text.name);
+                let Some(taken) = self.taken_unless_seen(&key, revision) else {
+                    return Ok(());
+                };
+                let object = match taken {
+                    Some(taken) => taken,
+                    None => Arc::new(Stored::new(&text.parse().map_err(|e| {
+                        StoreError::Internal(format!(
+                            "parse the HelmRelease {}/{} of a watch event: {e}",
+                            text.namespace, text.name
+                        ))
+                    })?)),
+                };
+                Prepared::Put(key, object)
+            }
+            StoreEvent::Deleted(o) => Prepared::Delete(Key::of(&o), Arc::new(Stored::new(&o))),
+        };
         let mut state = self.write();
-        if revision <= state.revision && !matches!(event, StoreEvent::Bookmark(_)) {
-            return; // already seen (a resumed watch may repeat)
+        if revision <= state.revision && !matches!(prepared, Prepared::Bookmark(_)) {
+            return Ok(()); // already seen (a resumed watch may repeat)
         }
-        let cache_event = match event {
-            StoreEvent::Bookmark(rv) => {
+        let cache_event = match prepared {
+            Prepared::Bookmark(rv) => {
                 if rv > state.revision {
                     state.revision = rv;
                     state.confirm_writes();
                     drop(state);
                     self.revision_tx.send_replace(rv);
                 }
-                return;
+                return Ok(());
             }
-            StoreEvent::Added(o) | StoreEvent::Modified(o) => {
-                let key = Key::of(&o);
-                // The event of a write taken ahead: keep the object (and its app view).
-                let o = match state.ahead.get(&key) {
-                    Some(Ahead {
-                        resource_version,
-                        object: Some(taken),
-                    }) if *resource_version == revision => taken.clone(),
-                    _ => Arc::new(Stored::new(&o)),
-                };
-                let previous = state.objects.insert(key.clone(), o.clone());
+            Prepared::Put(key, object) => {
+                // A write taken since the look above wins, app view and all.
+                let object = state.taken(&key, revision).unwrap_or(object);
+                let previous = state.objects.insert(key.clone(), object.clone());
                 let event_type = if previous.is_some() {
                     EventType::Modified
                 } else {
@@ -829,19 +884,17 @@ impl Sync {
                 };
                 CacheEvent {
                     event_type,
-                    object: o,
+                    object,
                     previous,
                     revision,
                     key,
                 }
             }
-            StoreEvent::Deleted(o) => {
-                let key = Key::of(&o);
+            Prepared::Delete(key, object) => {
                 let previous = state.objects.remove(&key);
-                let o = Arc::new(Stored::new(&o));
                 CacheEvent {
                     event_type: EventType::Deleted,
-                    object: o,
+                    object,
                     previous,
                     revision,
                     key,
@@ -849,6 +902,14 @@ impl Sync {
             }
         };
         self.record(&mut state, vec![Arc::new(cache_event)], revision);
+        Ok(())
+    }
+
+    /// `None` when the cache has seen `revision` already; otherwise the
+    /// object a write took at exactly that version of `key`, if any.
+    fn taken_unless_seen(&self, key: &Key, revision: u64) -> Option<Option<Arc<Stored>>> {
+        let state = self.state.read().unwrap_or_else(|p| p.into_inner());
+        (revision > state.revision).then(|| state.taken(key, revision))
     }
 
     /// Replaces the whole set after a (re-)list, emitting the difference.
@@ -1129,6 +1190,57 @@ mod tests {
             .map(|o| o["spec"]["values"]["x"].as_i64().unwrap())
     }
 
+    /// The event of `object` as the cluster store's watch delivers it.
+    fn changed(object: &Value) -> StoreEvent {
+        let text = serde_json::value::to_raw_value(object).unwrap();
+        StoreEvent::Changed(Arc::new(
+            crate::storage::release_json::ReleaseText::new(text).unwrap(),
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_changed_objects_text_is_parsed_only_when_no_write_took_it() {
+        let (cache, sync) = driven();
+        let (_, mut rx) = cache.subscribe(10).unwrap();
+        assert!(cache.take_write(&at("a", 11, 1), true));
+        let taken = cache.stored("ns", "a").unwrap();
+        sync.apply(changed(&at("a", 11, 1))).unwrap();
+        let event = rx.try_recv().unwrap();
+        assert_eq!((event.event_type, event.revision), (EventType::Added, 11));
+        assert!(
+            Arc::ptr_eq(&event.object, &taken),
+            "the taken object is kept"
+        );
+        assert!(cache.read().ahead.is_empty());
+
+        // Changes no write took are parsed: made elsewhere, or newer.
+        assert!(cache.take_write(&at("a", 12, 2), true));
+        sync.apply(changed(&at("a", 13, 3))).unwrap();
+        sync.apply(changed(&at("b", 14, 4))).unwrap();
+        let kinds: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok())
+            .map(|e| (e.event_type, e.key.name().to_owned(), e.revision))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (EventType::Modified, "a".to_owned(), 13),
+                (EventType::Added, "b".to_owned(), 14)
+            ]
+        );
+        assert_eq!((x_of(&cache, "a"), x_of(&cache, "b")), (Some(3), Some(4)));
+        assert_eq!(
+            cache.stored("ns", "a").unwrap().value(),
+            serde_json::from_value::<crate::storage::release_json::Release>(at("a", 13, 3))
+                .unwrap()
+                .0,
+            "kept as the cache keeps any object"
+        );
+        // Seen already: ignored, whatever its text.
+        sync.apply(changed(&at("a", 12, 9))).unwrap();
+        assert_eq!(x_of(&cache, "a"), Some(3));
+        assert_eq!(cache.revision(), 14);
+    }
+
     #[tokio::test]
     async fn a_write_is_read_before_its_watch_event_and_confirmed_by_it() {
         let (cache, sync) = driven();
@@ -1142,7 +1254,8 @@ mod tests {
         let taken = cache.stored("ns", "a").unwrap();
 
         // Its watch event: delivered to watchers as usual, with the object taken.
-        sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))));
+        sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))))
+            .unwrap();
         let event = rx.try_recv().unwrap();
         assert_eq!((event.event_type, event.revision), (EventType::Added, 11));
         assert!(Arc::ptr_eq(&event.object, &taken));
@@ -1155,8 +1268,10 @@ mod tests {
     async fn never_backwards_a_newer_event_or_write_wins() {
         let (cache, sync) = driven();
         // Another client's newer change reached the watch before our answer: ours is old.
-        sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))));
-        sync.apply(StoreEvent::Modified(Arc::new(at("a", 12, 2))));
+        sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))))
+            .unwrap();
+        sync.apply(StoreEvent::Modified(Arc::new(at("a", 12, 2))))
+            .unwrap();
         assert!(!cache.take_write(&at("a", 11, 1), true));
         assert!(!cache.take_write(&at("a", 12, 2), true));
         assert_eq!(x_of(&cache, "a"), Some(2));
@@ -1167,11 +1282,13 @@ mod tests {
         assert_eq!(x_of(&cache, "a"), Some(4));
         // The watch delivers 13 first: watchers get it, reads keep 14.
         let (_, mut rx) = cache.subscribe(12).unwrap();
-        sync.apply(StoreEvent::Modified(Arc::new(at("a", 13, 3))));
+        sync.apply(StoreEvent::Modified(Arc::new(at("a", 13, 3))))
+            .unwrap();
         assert_eq!(rx.try_recv().unwrap().revision, 13);
         assert_eq!(x_of(&cache, "a"), Some(4));
         // Then 14: confirmed, with the previous state for watchers.
-        sync.apply(StoreEvent::Modified(Arc::new(at("a", 14, 4))));
+        sync.apply(StoreEvent::Modified(Arc::new(at("a", 14, 4))))
+            .unwrap();
         let event = rx.try_recv().unwrap();
         assert_eq!(event.previous.as_ref().unwrap().resource_version(), 13);
         assert_eq!(x_of(&cache, "a"), Some(4));
@@ -1190,7 +1307,8 @@ mod tests {
     #[tokio::test]
     async fn a_delete_is_read_as_gone_at_once_and_revisions_confirm_writes() {
         let (cache, sync) = driven();
-        sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))));
+        sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))))
+            .unwrap();
         assert!(cache.take_write(&at("a", 12, 1), false));
         assert_eq!(x_of(&cache, "a"), None);
         assert_eq!(cache.snapshot().0.len(), 1, "lists follow the watch");
@@ -1198,14 +1316,16 @@ mod tests {
         assert!(cache.take_write(&at("a", 13, 3), true));
         assert_eq!(x_of(&cache, "a"), Some(3));
         // The delete's event does not undo the newer re-create; the create's confirms it.
-        sync.apply(StoreEvent::Deleted(Arc::new(at("a", 12, 1))));
+        sync.apply(StoreEvent::Deleted(Arc::new(at("a", 12, 1))))
+            .unwrap();
         assert_eq!(x_of(&cache, "a"), Some(3));
-        sync.apply(StoreEvent::Added(Arc::new(at("a", 13, 3))));
+        sync.apply(StoreEvent::Added(Arc::new(at("a", 13, 3))))
+            .unwrap();
         assert!(cache.read().ahead.is_empty());
         assert_eq!(x_of(&cache, "a"), Some(3));
         // Whatever brings the revision past a taken write drops it (here a bookmark).
         assert!(cache.take_write(&at("a", 15, 5), true));
-        sync.apply(StoreEvent::Bookmark(15));
+        sync.apply(StoreEvent::Bookmark(15)).unwrap();
         assert!(cache.read().ahead.is_empty());
         assert_eq!(x_of(&cache, "a"), Some(3), "the watch's state");
     }

@@ -18,12 +18,13 @@ use kube::api::{
     Preconditions, PropagationPolicy, WatchEvent, WatchParams,
 };
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tracing::Instrument;
 
 use super::cache::{Key, Stored};
 use super::helm_release::{GROUP_LABEL, KIND_LABEL, ReleaseObject};
 use super::metadata_list;
-use super::release_json::Release;
+use super::release_json::{Release, ReleaseText};
 use super::{
     DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState,
 };
@@ -283,8 +284,10 @@ impl ClusterStore {
     pub async fn watch(&self, from: u64) -> Result<EventStream, StoreError> {
         let mut params = WatchParams::default().labels(&self.selector).timeout(290);
         params.bookmarks = true;
-        // Each event's object is parsed once, straight into what the cache
-        // keeps ([`Release`]).
+        // An added or modified object is kept as its text with its key and
+        // resourceVersion read ([`ReleaseText`]): the cache parses it only
+        // when it does not hold that version yet. A deleted one is parsed
+        // at once, straight into what the cache keeps ([`Release`]).
         let request = kube::core::Request::new(<DynamicObject as kube::Resource>::url_path(
             &self.resource,
             None,
@@ -293,16 +296,22 @@ impl ClusterStore {
         .map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
         let stream = self
             .client
-            .request_events::<Release>(request)
+            .request_events::<Box<RawValue>>(request)
             .await
             .map_err(upstream)?;
+        let unreadable = |e: serde_json::Error| {
+            StoreError::Internal(format!("parse a HelmRelease watch event: {e}"))
+        };
         Ok(stream
             .map(|event| event.map_err(upstream))
-            .and_then(|event| async move {
+            .and_then(move |event| async move {
                 match event {
-                    WatchEvent::Added(Release(o)) => Ok(StoreEvent::Added(Arc::new(o))),
-                    WatchEvent::Modified(Release(o)) => Ok(StoreEvent::Modified(Arc::new(o))),
-                    WatchEvent::Deleted(Release(o)) => Ok(StoreEvent::Deleted(Arc::new(o))),
+                    WatchEvent::Added(text) | WatchEvent::Modified(text) => ReleaseText::new(text)
+                        .map(|text| StoreEvent::Changed(Arc::new(text)))
+                        .map_err(unreadable),
+                    WatchEvent::Deleted(text) => serde_json::from_str::<Release>(text.get())
+                        .map(|Release(o)| StoreEvent::Deleted(Arc::new(o)))
+                        .map_err(unreadable),
                     WatchEvent::Bookmark(b) => Ok(StoreEvent::Bookmark(
                         b.metadata.resource_version.parse().unwrap_or(0),
                     )),

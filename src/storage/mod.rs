@@ -35,7 +35,7 @@ pub mod key;
 pub mod metadata_list;
 pub mod namespace_store;
 pub mod private_files;
-pub(crate) mod release_json;
+pub mod release_json;
 mod release_naming;
 pub mod store_lock;
 mod view_labels;
@@ -62,6 +62,10 @@ pub enum StoreEvent {
     Deleted(Arc<Value>),
     /// No change to our objects up to this resourceVersion.
     Bookmark(u64),
+    /// Created or changed upstream (the cluster store's watch): the object
+    /// as upstream's text, parsed only if the cache does not hold this
+    /// version already (see [`release_json`]).
+    Changed(Arc<release_json::ReleaseText>),
 }
 
 impl StoreEvent {
@@ -72,6 +76,7 @@ impl StoreEvent {
                 resource_version(o)
             }
             StoreEvent::Bookmark(rv) => *rv,
+            StoreEvent::Changed(text) => text.resource_version,
         }
     }
 }

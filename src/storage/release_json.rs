@@ -13,10 +13,19 @@
 //!
 //! Writes built from a kept object send no `managedFields`, which leaves
 //! the HelmRelease's as they are upstream.
+//!
+//! A watch event's object is first kept as its text ([`ReleaseText`]) with
+//! only its key and resourceVersion read: the cache parses it only when it
+//! does not already hold that version, which it does for every write made
+//! through the server (taken from the write's answer, see
+//! [`super::cache::WatchCache::take_write`]). That event arrives while the
+//! write's answer is being turned into the client's response, so its parse
+//! competed with the response for the same two cores.
 
 use std::fmt;
 
 use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::helm_release::HELMRELEASE_API_VERSION;
@@ -34,6 +43,72 @@ impl<'de> Deserialize<'de> for Release {
             object.insert("kind".into(), "HelmRelease".into());
         }
         Ok(Release(Value::Object(object)))
+    }
+}
+
+/// A HelmRelease as upstream's JSON text, with the fields read that decide
+/// whether it needs parsing at all: its namespace, name and resourceVersion.
+#[derive(Debug)]
+pub struct ReleaseText {
+    /// `metadata.namespace` (empty when missing or not a string).
+    pub namespace: String,
+    /// `metadata.name` (empty when missing or not a string).
+    pub name: String,
+    /// `metadata.resourceVersion` (0 when missing or not a number).
+    pub resource_version: u64,
+    text: Box<RawValue>,
+}
+
+/// What [`ReleaseText`] reads of an object: `metadata`'s identity fields,
+/// every other field skipped unparsed.
+#[derive(serde::Deserialize)]
+struct Identity {
+    #[serde(default)]
+    metadata: Option<IdentityMeta>,
+}
+
+/// Each field as any JSON: one that is not a string reads as empty, as
+/// [`super::key::Key::of`] and [`super::resource_version`] read it from a
+/// parsed object.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct IdentityMeta {
+    #[serde(default)]
+    namespace: Value,
+    #[serde(default)]
+    name: Value,
+    #[serde(default)]
+    resource_version: Value,
+}
+
+impl ReleaseText {
+    /// Reads `text`'s identity. Fails only where [`ReleaseText::parse`]
+    /// would fail too (a `metadata`, or the whole text, that is neither an
+    /// object nor an array): no event that parses is refused here.
+    pub fn new(text: Box<RawValue>) -> Result<ReleaseText, serde_json::Error> {
+        let meta = serde_json::from_str::<Identity>(text.get())?.metadata;
+        let text_of = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+        let (namespace, name, resource_version) = meta.map_or_else(Default::default, |m| {
+            (
+                text_of(&m.namespace),
+                text_of(&m.name),
+                m.resource_version
+                    .as_str()
+                    .and_then(|rv| rv.parse().ok())
+                    .unwrap_or(0),
+            )
+        });
+        Ok(ReleaseText {
+            namespace,
+            name,
+            resource_version,
+            text,
+        })
+    }
+
+    /// The object as the cache keeps it ([`Release`]).
+    pub fn parse(&self) -> Result<Value, serde_json::Error> {
+        serde_json::from_str::<Release>(self.text.get()).map(|Release(object)| object)
     }
 }
 
@@ -217,6 +292,62 @@ mod tests {
             json!(true),
         ] {
             assert_eq!(parse(json!({"spec": spec}))["spec"], spec);
+        }
+    }
+
+    fn text(json: &str) -> Result<ReleaseText, serde_json::Error> {
+        ReleaseText::new(serde_json::from_str::<Box<RawValue>>(json).unwrap())
+    }
+
+    #[test]
+    fn a_release_text_reads_its_identity_and_parses_as_a_release() {
+        let object = json!({
+            "kind": "HelmRelease", "apiVersion": "helm.toolkit.fluxcd.io/v2",
+            "spec": {"values": {"name": "not this one"}, "interval": "5m"},
+            "metadata": {"labels": {"name": "nor this"}, "namespace": "t",
+                         "managedFields": [{"manager": "m"}], "name": "postgres-db",
+                         "resourceVersion": "42"},
+            "status": {"observedGeneration": 1}
+        });
+        let released = text(&object.to_string()).unwrap();
+        assert_eq!(
+            (
+                released.namespace.as_str(),
+                released.name.as_str(),
+                released.resource_version
+            ),
+            ("t", "postgres-db", 42)
+        );
+        assert_eq!(released.parse().unwrap(), parse(object));
+
+        let bare = text(r#"{"metadata": null}"#).unwrap();
+        assert_eq!((bare.name.as_str(), bare.resource_version), ("", 0));
+        let odd = text(r#"{"metadata": {"name": "x", "resourceVersion": "v1"}}"#).unwrap();
+        assert_eq!((odd.name.as_str(), odd.resource_version), ("x", 0));
+        let odder =
+            text(r#"{"metadata": {"name": 3, "namespace": ["t"], "resourceVersion": 4}}"#).unwrap();
+        assert_eq!(
+            (
+                odder.namespace.as_str(),
+                odder.name.as_str(),
+                odder.resource_version
+            ),
+            ("", "", 0)
+        );
+    }
+
+    #[test]
+    fn a_release_text_is_refused_only_where_a_release_is() {
+        for refused in ["7", r#""x""#, r#"{"metadata": 3}"#, r#"{"metadata": "x"}"#] {
+            assert!(text(refused).is_err(), "{refused}");
+            assert!(
+                serde_json::from_str::<Release>(refused).is_err(),
+                "{refused}"
+            );
+        }
+        // Its reading is the more lenient one: the parse refuses these.
+        for lenient in ["[]", r#"{"metadata": [1]}"#] {
+            assert!(text(lenient).unwrap().parse().is_err(), "{lenient}");
         }
     }
 
