@@ -18,13 +18,12 @@ use kube::api::{
     Preconditions, PropagationPolicy, WatchEvent, WatchParams,
 };
 use serde_json::Value;
-use serde_json::value::RawValue;
 use tracing::Instrument;
 
 use super::cache::{Key, Stored};
 use super::helm_release::{GROUP_LABEL, KIND_LABEL, ReleaseObject};
 use super::metadata_list;
-use super::release_json::{Release, ReleaseText};
+use super::release_json::{ObjectText, Release, ReleaseText};
 use super::{
     DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState,
 };
@@ -296,7 +295,7 @@ impl ClusterStore {
         .map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
         let stream = self
             .client
-            .request_events::<Box<RawValue>>(request)
+            .request_events::<ObjectText>(request)
             .await
             .map_err(upstream)?;
         let unreadable = |e: serde_json::Error| {
@@ -306,12 +305,15 @@ impl ClusterStore {
             .map(|event| event.map_err(upstream))
             .and_then(move |event| async move {
                 match event {
-                    WatchEvent::Added(text) | WatchEvent::Modified(text) => ReleaseText::new(text)
+                    WatchEvent::Added(ObjectText(text))
+                    | WatchEvent::Modified(ObjectText(text)) => ReleaseText::new(text)
                         .map(|text| StoreEvent::Changed(Arc::new(text)))
                         .map_err(unreadable),
-                    WatchEvent::Deleted(text) => serde_json::from_str::<Release>(text.get())
-                        .map(|Release(o)| StoreEvent::Deleted(Arc::new(o)))
-                        .map_err(unreadable),
+                    WatchEvent::Deleted(ObjectText(text)) => {
+                        serde_json::from_str::<Release>(text.get())
+                            .map(|Release(o)| StoreEvent::Deleted(Arc::new(o)))
+                            .map_err(unreadable)
+                    }
                     WatchEvent::Bookmark(b) => Ok(StoreEvent::Bookmark(
                         b.metadata.resource_version.parse().unwrap_or(0),
                     )),

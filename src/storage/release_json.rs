@@ -59,6 +59,52 @@ pub struct ReleaseText {
     text: Box<RawValue>,
 }
 
+/// A watch event's object as its JSON text. Read straight from the line
+/// when the object follows the event's `type`, as kube-apiserver writes
+/// every event; serde buffers an object that comes first (an adjacently
+/// tagged enum's content before its tag), and a buffered object cannot be
+/// read as text, so that one is parsed and encoded again instead of
+/// refused.
+#[derive(Debug, Clone)]
+pub struct ObjectText(pub Box<RawValue>);
+
+/// serde_json's name for a raw value: asked for under it, its deserializer
+/// hands over the text. Any other deserializer (serde's buffer) gives the
+/// value itself, which [`ObjectText`] then encodes.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+impl<'de> Deserialize<'de> for ObjectText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<ObjectText, D::Error> {
+        deserializer.deserialize_newtype_struct(RAW_VALUE_TOKEN, ObjectTextVisitor)
+    }
+}
+
+struct ObjectTextVisitor;
+
+impl<'de> Visitor<'de> for ObjectTextVisitor {
+    type Value = ObjectText;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a Kubernetes object")
+    }
+
+    /// serde_json's raw value: the text, through `RawValue`'s own visitor.
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ObjectText, A::Error> {
+        Box::<RawValue>::deserialize(de::value::MapAccessDeserializer::new(map)).map(ObjectText)
+    }
+
+    /// Any other deserializer: the value, encoded.
+    fn visit_newtype_struct<D: Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<ObjectText, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        serde_json::value::to_raw_value(&value)
+            .map(ObjectText)
+            .map_err(de::Error::custom)
+    }
+}
+
 /// What [`ReleaseText`] reads of an object: `metadata`'s identity fields,
 /// every other field skipped unparsed.
 #[derive(serde::Deserialize)]
@@ -293,6 +339,32 @@ mod tests {
         ] {
             assert_eq!(parse(json!({"spec": spec}))["spec"], spec);
         }
+    }
+
+    #[test]
+    fn a_watch_events_object_is_kept_as_text_in_either_order() {
+        use kube::api::WatchEvent;
+        let object = r#"{"metadata": {"name": "a", "resourceVersion": "5"},  "spec": {"values": {"x": 1e3}}}"#;
+        // kube-apiserver's order: the text as it is, spacing and all.
+        let line = format!(r#"{{"type":"ADDED","object":{object}}}"#);
+        let WatchEvent::Added(ObjectText(text)) = serde_json::from_str(&line).unwrap() else {
+            panic!("an ADDED event");
+        };
+        assert_eq!(text.get(), object);
+        // The object first: buffered by serde, encoded again, same value.
+        let line = format!(r#"{{"object":{object},"type":"MODIFIED"}}"#);
+        let WatchEvent::Modified(ObjectText(text)) = serde_json::from_str(&line).unwrap() else {
+            panic!("a MODIFIED event");
+        };
+        let released = ReleaseText::new(text).unwrap();
+        assert_eq!(
+            (released.name.as_str(), released.resource_version),
+            ("a", 5)
+        );
+        assert_eq!(
+            released.parse().unwrap(),
+            parse(serde_json::from_str(object).unwrap())
+        );
     }
 
     fn text(json: &str) -> Result<ReleaseText, serde_json::Error> {
