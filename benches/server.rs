@@ -607,20 +607,6 @@ fn writes() {
             }
             for k in rotation(round, 4) {
                 match k {
-                    3 => {
-                        let release = stored_release(&kind, &ns, &format!("p-{round}"), round);
-                        let (took, text) = request(
-                            &proxied,
-                            Method::POST,
-                            &hr_path(&ns, None),
-                            json_body(&release),
-                        )
-                        .await;
-                        if round >= WARMUP {
-                            create[2].push(took);
-                        }
-                        proxied_releases.push(serde_json::from_str::<Value>(&text).unwrap());
-                    }
                     2 => {
                         let Some(name) = server_apps
                             .last()
@@ -649,9 +635,16 @@ fn writes() {
                         server_apps.push(serde_json::from_str::<Value>(&text).unwrap());
                     }
                     _ => {
-                        let release = stored_release(&kind, &ns, &format!("d-{round}"), round);
+                        // 1: straight at kube-apiserver; 3: through the proxy.
+                        let (client, prefix, slot) = if k == 1 {
+                            (&direct, "d", 1)
+                        } else {
+                            (&proxied, "p", 2)
+                        };
+                        let release =
+                            stored_release(&kind, &ns, &format!("{prefix}-{round}"), round);
                         let (took, text) = request(
-                            &direct,
+                            client,
                             Method::POST,
                             &hr_path(&ns, None),
                             json_body(&release),
@@ -659,9 +652,13 @@ fn writes() {
                         .await;
                         let responded = Instant::now();
                         if round >= WARMUP {
-                            create[1].push(took);
+                            create[slot].push(took);
                         }
                         let created: Value = serde_json::from_str(&text).unwrap();
+                        if k == 3 {
+                            proxied_releases.push(created);
+                            continue;
+                        }
                         // How long the server's watch cache takes to see it:
                         // what every server write waits for (read-your-writes).
                         let rv = kubectl_cozy::storage::resource_version(&created);
@@ -1973,7 +1970,8 @@ struct InProcess {
     ca: Ca,
     cache: WatchCache,
     registry: Registry,
-    running: RunningServer,
+    /// Held for the server's life (its shutdown handle).
+    _running: RunningServer,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -2024,27 +2022,34 @@ impl InProcess {
             ca,
             cache,
             registry,
-            running,
+            _running: running,
             runtime: Some(runtime),
         }
     }
 
     /// A client with a certificate of the server's CA (bound to the caller's runtime).
     async fn client(&self) -> kube::Client {
-        let pair = self
-            .ca
-            .issue(&LeafSpec::client("bench", &["system:masters"]))
-            .expect("client certificate");
-        let path = std::env::temp_dir().join(format!(
-            "kubectl-cozy-bench-{}-{}.kubeconfig",
-            std::process::id(),
-            self.running.local_addr.port()
-        ));
-        plane::write_kubeconfig(&path, &self.url, self.ca.cert_pem(), &pair).expect("kubeconfig");
-        let config = config_from(&path).await;
-        let _ = std::fs::remove_file(&path);
-        kube::Client::try_from(config).expect("client")
+        client_of(&self.url, &self.ca, &["system:masters"]).await
     }
+}
+
+/// A client of the HTTPS server at `url` whose certificate `ca` issued,
+/// with a client certificate of `ca` for a user in `groups`: the
+/// benchmark's client stack, bound to the caller's runtime.
+async fn client_of(url: &str, ca: &Ca, groups: &[&str]) -> kube::Client {
+    static KUBECONFIGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let pair = ca
+        .issue(&LeafSpec::client("bench", groups))
+        .expect("client certificate");
+    let path = std::env::temp_dir().join(format!(
+        "kubectl-cozy-bench-{}-{}.kubeconfig",
+        std::process::id(),
+        KUBECONFIGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    plane::write_kubeconfig(&path, url, ca.cert_pem(), &pair).expect("kubeconfig");
+    let config = config_from(&path).await;
+    let _ = std::fs::remove_file(&path);
+    kube::Client::try_from(config).expect("client")
 }
 
 impl Drop for InProcess {

@@ -10,7 +10,6 @@
 //! An upstream error is answered 502 with its text (the benchmark's writes
 //! succeed; a failure shows as the client's panic, with that text).
 
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -26,13 +25,10 @@ use tokio::net::TcpListener;
 use kubectl_cozy::kube_client::{self, Unbuffered};
 use kubectl_cozy::pki::{Ca, LeafSpec};
 
-use crate::support::plane;
-
 /// The proxy, running until dropped.
 pub struct Passthrough {
     url: String,
     ca: Ca,
-    addr: SocketAddr,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -69,7 +65,6 @@ impl Passthrough {
         Passthrough {
             url: format!("https://{addr}"),
             ca,
-            addr,
             runtime: Some(runtime),
         }
     }
@@ -77,19 +72,7 @@ impl Passthrough {
     /// A client of the proxy (bound to the caller's runtime), with the
     /// benchmark's client stack.
     pub async fn client(&self) -> kube::Client {
-        let pair = self
-            .ca
-            .issue(&LeafSpec::client("bench", &[]))
-            .expect("client certificate");
-        let path = std::env::temp_dir().join(format!(
-            "kubectl-cozy-bench-passthrough-{}-{}.kubeconfig",
-            std::process::id(),
-            self.addr.port()
-        ));
-        plane::write_kubeconfig(&path, &self.url, self.ca.cert_pem(), &pair).expect("kubeconfig");
-        let config = crate::config_from(&path).await;
-        let _ = std::fs::remove_file(&path);
-        kube::Client::try_from(config).expect("client")
+        crate::client_of(&self.url, &self.ca, &[]).await
     }
 }
 

@@ -842,7 +842,7 @@ impl Sync {
                 Prepared::Put(key, object)
             }
             StoreEvent::Changed(text) => {
-                let key = Key::new(&text.namespace, &text.name);
+                let key = text.key.clone();
                 let Some(taken) = self.taken_unless_seen(&key, revision) else {
                     return Ok(());
                 };
@@ -851,7 +851,8 @@ impl Sync {
                     None => Arc::new(Stored::new(&text.parse().map_err(|e| {
                         StoreError::Internal(format!(
                             "parse the HelmRelease {}/{} of a watch event: {e}",
-                            text.namespace, text.name
+                            key.namespace(),
+                            key.name()
                         ))
                     })?)),
                 };

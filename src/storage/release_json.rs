@@ -29,6 +29,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::helm_release::HELMRELEASE_API_VERSION;
+use super::key::Key;
 
 /// A HelmRelease (or a `Status` answer) without `metadata.managedFields`
 /// and with only `values` of its `spec`, with its type.
@@ -47,13 +48,12 @@ impl<'de> Deserialize<'de> for Release {
 }
 
 /// A HelmRelease as upstream's JSON text, with the fields read that decide
-/// whether it needs parsing at all: its namespace, name and resourceVersion.
+/// whether it needs parsing at all: its key and resourceVersion.
 #[derive(Debug)]
 pub struct ReleaseText {
-    /// `metadata.namespace` (empty when missing or not a string).
-    pub namespace: String,
-    /// `metadata.name` (empty when missing or not a string).
-    pub name: String,
+    /// Its namespace and name, as the cache keys it ([`Key::of`] of the
+    /// parsed object: empty where missing or not a string).
+    pub key: Key,
     /// `metadata.resourceVersion` (0 when missing or not a number).
     pub resource_version: u64,
     text: Box<RawValue>,
@@ -133,11 +133,12 @@ impl ReleaseText {
     /// object nor an array): no event that parses is refused here.
     pub fn new(text: Box<RawValue>) -> Result<ReleaseText, serde_json::Error> {
         let meta = serde_json::from_str::<Identity>(text.get())?.metadata;
-        let text_of = |v: &Value| v.as_str().unwrap_or_default().to_owned();
-        let (namespace, name, resource_version) = meta.map_or_else(Default::default, |m| {
+        let (key, resource_version) = meta.map_or_else(Default::default, |m| {
             (
-                text_of(&m.namespace),
-                text_of(&m.name),
+                Key::new(
+                    m.namespace.as_str().unwrap_or_default(),
+                    m.name.as_str().unwrap_or_default(),
+                ),
                 m.resource_version
                     .as_str()
                     .and_then(|rv| rv.parse().ok())
@@ -145,8 +146,7 @@ impl ReleaseText {
             )
         });
         Ok(ReleaseText {
-            namespace,
-            name,
+            key,
             resource_version,
             text,
         })
@@ -357,10 +357,7 @@ mod tests {
             panic!("a MODIFIED event");
         };
         let released = ReleaseText::new(text).unwrap();
-        assert_eq!(
-            (released.name.as_str(), released.resource_version),
-            ("a", 5)
-        );
+        assert_eq!((released.key.name(), released.resource_version), ("a", 5));
         assert_eq!(
             released.parse().unwrap(),
             parse(serde_json::from_str(object).unwrap())
@@ -384,8 +381,8 @@ mod tests {
         let released = text(&object.to_string()).unwrap();
         assert_eq!(
             (
-                released.namespace.as_str(),
-                released.name.as_str(),
+                released.key.namespace(),
+                released.key.name(),
                 released.resource_version
             ),
             ("t", "postgres-db", 42)
@@ -393,15 +390,15 @@ mod tests {
         assert_eq!(released.parse().unwrap(), parse(object));
 
         let bare = text(r#"{"metadata": null}"#).unwrap();
-        assert_eq!((bare.name.as_str(), bare.resource_version), ("", 0));
+        assert_eq!((bare.key.name(), bare.resource_version), ("", 0));
         let odd = text(r#"{"metadata": {"name": "x", "resourceVersion": "v1"}}"#).unwrap();
-        assert_eq!((odd.name.as_str(), odd.resource_version), ("x", 0));
+        assert_eq!((odd.key.name(), odd.resource_version), ("x", 0));
         let odder =
             text(r#"{"metadata": {"name": 3, "namespace": ["t"], "resourceVersion": 4}}"#).unwrap();
         assert_eq!(
             (
-                odder.namespace.as_str(),
-                odder.name.as_str(),
+                odder.key.namespace(),
+                odder.key.name(),
                 odder.resource_version
             ),
             ("", "", 0)
