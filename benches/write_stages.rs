@@ -1,0 +1,301 @@
+//! Benchmark: the CPU of each stage of a write through the server, in
+//! process and without the network, for the Postgres app that
+//! `benches/server.rs writes` creates and updates. It is the same work that
+//! benchmark's stage spans (`BENCH_SPANS=1`) time inside the running server,
+//! with warm caches and nothing else on the cores. It shows what a change to
+//! one stage saves without the noise of a kube-apiserver round trip that is
+//! a hundred times longer.
+//!
+//! Baseline in the same run: parsing the request body from JSON, which any
+//! server pays. Each stage is printed in µs per write and as a ratio to that
+//! baseline. Each stage runs over 5,000 inputs built before its timer starts
+//! and has its outputs dropped after it stops (the server frees them off the
+//! request's path, see `drop_later`); best of 5 rounds.
+//!
+//! Run: `cargo bench --bench write_stages`
+
+#![allow(
+    unreachable_pub,
+    reason = "the benches' shared app helpers have pub items"
+)]
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Instant;
+
+use kubectl_cozy::apiserver::patch;
+use kubectl_cozy::kinds::Registry;
+use kubectl_cozy::storage::cache::Stored;
+use kubectl_cozy::storage::helm_release;
+use kubectl_cozy::storage::release_json::ReleaseText;
+use serde_json::{Value, json};
+
+#[allow(
+    dead_code,
+    reason = "shared with the server benches, which use all of it"
+)]
+mod apps;
+
+/// Inputs per round.
+const WRITES: usize = 5_000;
+/// Rounds; the best is kept.
+const ROUNDS: usize = 5;
+const NOW: &str = "2026-12-04T12:00:00Z";
+
+/// Best time per input over [`ROUNDS`], in µs: `inputs` builds each round's
+/// inputs before the timer starts, `stage` runs on each.
+fn per_write<I, O>(mut inputs: impl FnMut() -> Vec<I>, mut stage: impl FnMut(I) -> O) -> f64 {
+    let mut best = f64::MAX;
+    for _ in 0..ROUNDS {
+        let batch = inputs();
+        let mut outputs = Vec::with_capacity(batch.len());
+        let start = Instant::now();
+        for input in batch {
+            outputs.push(black_box(stage(input)));
+        }
+        best = best.min(start.elapsed().as_secs_f64() * 1e6 / WRITES as f64);
+        drop(outputs);
+    }
+    best
+}
+
+fn copies<T: Clone>(value: &T) -> Vec<T> {
+    vec![value.clone(); WRITES]
+}
+
+/// kube-apiserver's answer to the create of `release`: the server-set
+/// metadata and the HelmRelease's own managedFields added, as JSON text.
+fn upstream_answer(release: &Value) -> String {
+    let mut answer = release.clone();
+    let meta = &mut answer["metadata"];
+    meta["uid"] = json!("0f6a3c1e-8d2b-4c57-9b1a-2e4f6d8c0a13");
+    meta["resourceVersion"] = json!("48213");
+    meta["generation"] = json!(1);
+    meta["creationTimestamp"] = json!(NOW);
+    patch::record_update_with_schema(
+        None,
+        &mut answer,
+        "kubectl-cozy",
+        NOW,
+        "helm.toolkit.fluxcd.io/v2",
+        &json!({}),
+    );
+    answer.to_string()
+}
+
+fn main() {
+    let registry =
+        Registry::from_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds"))
+            .expect("load examples/kinds");
+    let snapshot = registry.snapshot();
+    let kind = snapshot
+        .get("apps.cozystack.io", "v1alpha1", "postgreses")
+        .expect("postgres kind");
+    let resolved = &kind.resolved;
+    let group_version = resolved.group_version();
+    let schema = &resolved.definition.open_api_schema;
+
+    // Create: the body, then each stage's input as the stage before leaves it.
+    let body = apps::user_app(&resolved.definition.group, "bench", "pg-1", 1).to_string();
+    let parsed: Value = serde_json::from_str(&body).expect("body");
+    let mut validated = parsed.clone();
+    let outcome = kind
+        .schema
+        .default_and_validate(&mut validated["spec"], "spec");
+    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+    let mut recorded = validated.clone();
+    let managed = patch::record_update_text(
+        None,
+        &mut recorded,
+        "kubectl-create",
+        NOW,
+        &group_version,
+        schema,
+    );
+    let release =
+        helm_release::to_helm_release(resolved, &recorded, None, managed.clone()).expect("convert");
+    let answer_text = upstream_answer(&release);
+    let answer = ReleaseText::new(serde_json::from_str(&answer_text).expect("raw"))
+        .expect("identity")
+        .parse()
+        .expect("answer");
+    let view = helm_release::app_view(resolved, &answer).expect("the kind's");
+
+    // Update: the client sends back the app it got with one field changed.
+    let current = view.value();
+    let mut update_body_value = current.clone();
+    update_body_value["spec"]["replicas"] = json!(3);
+    let update_body = update_body_value.to_string();
+    let stored = Stored::new(&answer);
+    let existing = stored.write_base();
+    let mut update_validated = update_body_value.clone();
+    let outcome = kind.schema.default_and_validate_update(
+        &mut update_validated["spec"],
+        Some(&current["spec"]),
+        "spec",
+    );
+    assert!(outcome.errors.is_empty(), "{:?}", outcome.errors);
+    let mut update_recorded = update_validated.clone();
+    let update_managed = patch::record_update_text(
+        Some(&current),
+        &mut update_recorded,
+        "kubectl-edit",
+        NOW,
+        &group_version,
+        schema,
+    );
+
+    let baseline = per_write(|| copies(&body), |b| serde_json::from_str::<Value>(&b));
+    let update_baseline = per_write(
+        || copies(&update_body),
+        |b| serde_json::from_str::<Value>(&b),
+    );
+    let answers = || {
+        (0..WRITES)
+            .map(|_| {
+                ReleaseText::new(serde_json::from_str(&answer_text).expect("raw"))
+                    .expect("identity")
+            })
+            .collect::<Vec<_>>()
+    };
+    let stages: Vec<(&str, f64, f64)> = vec![
+        (
+            "create: validate and default the spec",
+            per_write(
+                || copies(&parsed),
+                |mut app| kind.schema.default_and_validate(&mut app["spec"], "spec"),
+            ),
+            baseline,
+        ),
+        (
+            "create: managedFields",
+            per_write(
+                || copies(&validated),
+                |mut app| {
+                    patch::record_update_text(
+                        None,
+                        &mut app,
+                        "kubectl-create",
+                        NOW,
+                        &group_version,
+                        schema,
+                    )
+                },
+            ),
+            baseline,
+        ),
+        (
+            "create: to HelmRelease, encoded for upstream",
+            per_write(
+                || copies(&managed),
+                |managed| {
+                    helm_release::release_object(resolved, &recorded, None, managed)
+                        .map(|r| serde_json::to_vec(&r))
+                },
+            ),
+            baseline,
+        ),
+        (
+            "upstream's answer parsed",
+            per_write(answers, |text| text.parse()),
+            baseline,
+        ),
+        (
+            "the cache keeps the answer",
+            per_write(|| vec![(); WRITES], |()| Stored::new(&answer)),
+            baseline,
+        ),
+        (
+            "back to the app, encoded (the response)",
+            per_write(
+                || vec![(); WRITES],
+                |()| helm_release::app_view(resolved, &answer),
+            ),
+            baseline,
+        ),
+        (
+            "update: the current app, from its kept view",
+            per_write(|| vec![(); WRITES], |()| view.value()),
+            update_baseline,
+        ),
+        (
+            "update: validate and default against the current spec",
+            per_write(
+                || copies(&update_body_value),
+                |mut app| {
+                    kind.schema.default_and_validate_update(
+                        &mut app["spec"],
+                        Some(&current["spec"]),
+                        "spec",
+                    )
+                },
+            ),
+            update_baseline,
+        ),
+        (
+            "update: managedFields",
+            per_write(
+                || copies(&update_validated),
+                |mut app| {
+                    patch::record_update_text(
+                        Some(&current),
+                        &mut app,
+                        "kubectl-edit",
+                        NOW,
+                        &group_version,
+                        schema,
+                    )
+                },
+            ),
+            update_baseline,
+        ),
+        (
+            "update: to HelmRelease over the stored one, encoded",
+            per_write(
+                || copies(&update_managed),
+                |managed| {
+                    helm_release::release_object(
+                        resolved,
+                        &update_recorded,
+                        Some(&existing),
+                        managed,
+                    )
+                    .map(|r| serde_json::to_vec(&r))
+                },
+            ),
+            update_baseline,
+        ),
+    ];
+
+    println!(
+        "sizes: create body {} B, update body {} B, upstream's answer {} B",
+        body.len(),
+        update_body.len(),
+        answer_text.len()
+    );
+    println!("| stage | µs per write | ratio to parsing the body |");
+    println!("|---|---:|---:|");
+    println!("| baseline: parse the create body | {baseline:.2} | 1.00 x |");
+    println!("| baseline: parse the update body | {update_baseline:.2} | 1.00 x |");
+    let mut create_total = 0.0;
+    let mut update_total = 0.0;
+    for (stage, micros, base) in &stages {
+        println!("| {stage} | {micros:.2} | {:.2} x |", micros / base);
+        if !stage.starts_with("update:") {
+            create_total += micros;
+        }
+        if !stage.starts_with("create:") {
+            update_total += micros;
+        }
+    }
+    println!(
+        "| create, every stage above but the update's, with the body parsed | {:.2} | {:.2} x |",
+        create_total + baseline,
+        (create_total + baseline) / baseline
+    );
+    println!(
+        "| update, every stage above but the create's, with the body parsed | {:.2} | {:.2} x |",
+        update_total + update_baseline,
+        (update_total + update_baseline) / update_baseline
+    );
+}
