@@ -1,8 +1,8 @@
 //! Benchmark: the CPU of each stage of a write through the server, in
 //! process and without the network, for the Postgres app that
-//! `benches/server.rs writes` creates and updates. It is the same work that
+//! `benches/server.rs writes` creates and updates: the work that the writes
 //! benchmark's stage spans (`BENCH_SPANS=1`) time inside the running server,
-//! with warm caches and nothing else on the cores. It shows what a change to
+//! here with warm caches and nothing else on the cores. It shows what a change to
 //! one stage saves without the noise of a kube-apiserver round trip that is
 //! a hundred times longer.
 //!
