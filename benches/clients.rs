@@ -43,9 +43,13 @@ use kubectl_cozy::storage::helm_release;
 use crate::support::plane::{Plane, plane};
 use crate::support::serve::{KindsDir, ServeProcess, kinds_dir};
 
+#[allow(
+    dead_code,
+    reason = "the examples' kind loaders: this benchmark writes its own kinds"
+)]
+mod apps;
 /// The real control plane, `serve` as a process, as the integration tests
 /// have them.
-mod apps;
 #[path = "../tests/it/support/mod.rs"]
 #[allow(
     unused_imports,
@@ -53,8 +57,8 @@ mod apps;
 )]
 mod support;
 
-const VERSION: &str = "v1alpha1";
-const PLURAL: &str = "postgreses";
+use apps::{PLURAL, VERSION};
+
 /// Apps (and HelmReleases) in the listed namespace.
 const APPS: usize = 5_000;
 /// HelmReleases created at once while populating.

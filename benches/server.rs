@@ -80,9 +80,7 @@ mod stages;
 mod passthrough;
 use passthrough::Passthrough;
 
-const GROUP: &str = "apps.cozystack.io";
-const VERSION: &str = "v1alpha1";
-const PLURAL: &str = "postgreses";
+use apps::{GROUP, PLURAL, VERSION, examples_registry, postgres};
 /// Apps per fleet namespace.
 const FLEET_CHUNK: usize = 5_000;
 /// HelmReleases created at once while populating.
@@ -2090,19 +2088,6 @@ fn client_runtime() -> tokio::runtime::Runtime {
 
 // ---------------------------------------------------------------------------
 // apps and HelmReleases
-
-fn examples_registry() -> Registry {
-    Registry::from_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds"))
-        .expect("examples/kinds")
-}
-
-fn postgres(registry: &Registry) -> std::sync::Arc<ServedKind> {
-    registry
-        .snapshot()
-        .get(GROUP, VERSION, PLURAL)
-        .cloned()
-        .expect("the Postgres kind")
-}
 
 fn app_path(ns: &str, name: Option<&str>) -> String {
     let base = format!("/apis/{GROUP}/{VERSION}/namespaces/{ns}/{PLURAL}");

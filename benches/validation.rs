@@ -9,13 +9,22 @@
 //!
 //! Run: `cargo bench --bench validation`
 
+#![allow(
+    unreachable_pub,
+    reason = "the benches' shared app helpers have pub items"
+)]
+
 use std::hint::black_box;
-use std::path::Path;
 use std::time::Instant;
 
-use kubectl_cozy::kinds::Registry;
 use kubectl_cozy::kinds::schema::CompiledSchema;
 use serde_json::{Value, json};
+
+#[allow(
+    dead_code,
+    reason = "shared with the server benches, which use all of it"
+)]
+mod apps;
 
 /// The Postgres schema with rules added: an immutable field, a quantity
 /// bound, a regex, a map-membership check over map entries and a
@@ -44,13 +53,7 @@ fn with_rules(schema: &Value) -> Value {
 const VERSIONS: [&str; 3] = ["16", "17", "18"];
 
 fn main() {
-    let registry =
-        Registry::from_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds"))
-            .expect("load examples/kinds");
-    let snapshot = registry.snapshot();
-    let kind = snapshot
-        .get("apps.cozystack.io", "v1alpha1", "postgreses")
-        .expect("postgres kind");
+    let kind = apps::postgres(&apps::examples_registry());
     let specs: Vec<String> = (0..10_000)
         .map(|i| {
             json!({

@@ -20,11 +20,9 @@
 )]
 
 use std::hint::black_box;
-use std::path::Path;
 use std::time::Instant;
 
 use kubectl_cozy::apiserver::patch;
-use kubectl_cozy::kinds::Registry;
 use kubectl_cozy::storage::cache::Stored;
 use kubectl_cozy::storage::helm_release;
 use kubectl_cozy::storage::release_json::ReleaseText;
@@ -84,13 +82,7 @@ fn upstream_answer(release: &Value) -> String {
 }
 
 fn main() {
-    let registry =
-        Registry::from_path(&Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds"))
-            .expect("load examples/kinds");
-    let snapshot = registry.snapshot();
-    let kind = snapshot
-        .get("apps.cozystack.io", "v1alpha1", "postgreses")
-        .expect("postgres kind");
+    let kind = apps::postgres(&apps::examples_registry());
     let resolved = &kind.resolved;
     let group_version = resolved.group_version();
     let schema = &resolved.definition.open_api_schema;

@@ -834,29 +834,25 @@ impl Sync {
         let prepared = match event {
             StoreEvent::Bookmark(rv) => Prepared::Bookmark(rv),
             StoreEvent::Added(o) | StoreEvent::Modified(o) => {
-                let key = Key::of(&o);
-                let Some(taken) = self.taken_unless_seen(&key, revision) else {
-                    return Ok(());
-                };
-                let object = taken.unwrap_or_else(|| Arc::new(Stored::new(&o)));
-                Prepared::Put(key, object)
+                match self.put_unless_seen(Key::of(&o), revision, || Ok(Stored::new(&o)))? {
+                    Some(put) => put,
+                    None => return Ok(()),
+                }
             }
             StoreEvent::Changed(text) => {
-                let key = text.key.clone();
-                let Some(taken) = self.taken_unless_seen(&key, revision) else {
-                    return Ok(());
-                };
-                let object = match taken {
-                    Some(taken) => taken,
-                    None => Arc::new(Stored::new(&text.parse().map_err(|e| {
+                let parse = || {
+                    text.parse().map(|o| Stored::new(&o)).map_err(|e| {
                         StoreError::Internal(format!(
                             "parse the HelmRelease {}/{} of a watch event: {e}",
-                            key.namespace(),
-                            key.name()
+                            text.key.namespace(),
+                            text.key.name()
                         ))
-                    })?)),
+                    })
                 };
-                Prepared::Put(key, object)
+                match self.put_unless_seen(text.key.clone(), revision, parse)? {
+                    Some(put) => put,
+                    None => return Ok(()),
+                }
             }
             StoreEvent::Deleted(o) => Prepared::Delete(Key::of(&o), Arc::new(Stored::new(&o))),
         };
@@ -906,11 +902,27 @@ impl Sync {
         Ok(())
     }
 
-    /// `None` when the cache has seen `revision` already; otherwise the
-    /// object a write took at exactly that version of `key`, if any.
-    fn taken_unless_seen(&self, key: &Key, revision: u64) -> Option<Option<Arc<Stored>>> {
-        let state = self.state.read().unwrap_or_else(|p| p.into_inner());
-        (revision > state.revision).then(|| state.taken(key, revision))
+    /// The put of `key` at `revision`: `None` when the cache has seen
+    /// `revision` already; otherwise the object a write took at exactly
+    /// that version, or else the one `make` builds (outside any lock).
+    fn put_unless_seen(
+        &self,
+        key: Key,
+        revision: u64,
+        make: impl FnOnce() -> Result<Stored, StoreError>,
+    ) -> Result<Option<Prepared>, StoreError> {
+        let taken = {
+            let state = self.state.read().unwrap_or_else(|p| p.into_inner());
+            if revision <= state.revision {
+                return Ok(None);
+            }
+            state.taken(&key, revision)
+        };
+        let object = match taken {
+            Some(taken) => taken,
+            None => Arc::new(make()?),
+        };
+        Ok(Some(Prepared::Put(key, object)))
     }
 
     /// Replaces the whole set after a (re-)list, emitting the difference.
