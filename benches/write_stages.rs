@@ -25,7 +25,6 @@ use std::time::Instant;
 use kubectl_cozy::apiserver::patch;
 use kubectl_cozy::storage::cache::Stored;
 use kubectl_cozy::storage::helm_release;
-use kubectl_cozy::storage::release_json::ReleaseText;
 use serde_json::{Value, json};
 
 #[allow(
@@ -107,19 +106,15 @@ fn main() {
     let release =
         helm_release::to_helm_release(resolved, &recorded, None, managed.clone()).expect("convert");
     let answer_text = upstream_answer(&release);
-    let answer = ReleaseText::new(serde_json::from_str(&answer_text).expect("raw"))
-        .expect("identity")
-        .parse()
-        .expect("answer");
-    let view = helm_release::app_view(resolved, &answer).expect("the kind's");
+    let (_, kept) = Stored::from_answer(&answer_text, resolved, 1).expect("answer");
+    let view = kept.app_view(resolved, 1).expect("the kind's");
 
     // Update: the client sends back the app it got with one field changed.
     let current = view.value();
     let mut update_body_value = current.clone();
     update_body_value["spec"]["replicas"] = json!(3);
     let update_body = update_body_value.to_string();
-    let stored = Stored::new(&answer);
-    let existing = stored.write_base();
+    let existing = kept.write_base();
     let mut update_validated = update_body_value.clone();
     let outcome = kind.schema.default_and_validate_update(
         &mut update_validated["spec"],
@@ -142,14 +137,6 @@ fn main() {
         || copies(&update_body),
         |b| serde_json::from_str::<Value>(&b),
     );
-    let answers = || {
-        (0..WRITES)
-            .map(|_| {
-                ReleaseText::new(serde_json::from_str(&answer_text).expect("raw"))
-                    .expect("identity")
-            })
-            .collect::<Vec<_>>()
-    };
     let stages: Vec<(&str, f64, f64)> = vec![
         (
             "create: validate and default the spec",
@@ -188,20 +175,10 @@ fn main() {
             baseline,
         ),
         (
-            "upstream's answer parsed",
-            per_write(answers, |text| text.parse()),
-            baseline,
-        ),
-        (
-            "the cache keeps the answer",
-            per_write(|| vec![(); WRITES], |()| Stored::new(&answer)),
-            baseline,
-        ),
-        (
-            "back to the app, encoded (the response)",
+            "upstream's answer kept for the cache, and its app encoded (the response)",
             per_write(
-                || vec![(); WRITES],
-                |()| helm_release::app_view(resolved, &answer),
+                || copies(&answer_text),
+                |text| Stored::from_answer(&text, resolved, 1),
             ),
             baseline,
         ),

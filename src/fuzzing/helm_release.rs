@@ -4,6 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::apimachinery::object_meta;
+use crate::storage::cache::{Key, Stored};
 use crate::storage::helm_release::{app_view, owned_by, to_app, to_helm_release};
 
 /// Metadata an app owns and gets back from its HelmRelease.
@@ -33,7 +34,9 @@ const OWNED_METADATA: [&str; 13] = [
 /// - the HelmRelease is owned by the kind, and converting the app back
 ///   against the stored HelmRelease gives the same HelmRelease;
 /// - the app view the cache keeps (encoded straight from the HelmRelease)
-///   is the app read back, encoded.
+///   is the app read back, encoded;
+/// - the HelmRelease kept straight from its text (as upstream's answers
+///   are) is what keeping its value keeps, and has the same app view.
 pub fn helm_release(data: &[u8]) {
     let Ok(Value::Object(mut app)) = serde_json::from_slice::<Value>(data) else {
         return;
@@ -70,6 +73,16 @@ pub fn helm_release(data: &[u8]) {
         serde_json::to_string(&back).expect("encode"),
         "the app view is not the app read back"
     );
+    // As upstream's answer: kept straight from the text, as from the value.
+    let (key, kept) = Stored::from_text(&release.to_string()).expect("a release is kept");
+    assert_eq!(key, Key::of(&release));
+    assert_eq!(
+        kept.value(),
+        Stored::new(&release).value(),
+        "kept from the text is not kept from the value"
+    );
+    let kept_view = kept.app_view(kind, 1).expect("owned when kept");
+    assert_eq!(kept_view.json, view.json, "the kept object's view differs");
     assert_eq!(
         owned(&back),
         owned(&app),

@@ -38,12 +38,13 @@ use tracing::Instrument as _;
 
 use super::app_filter::AppFilter;
 use super::cache::{
-    Key, Objects, Subscription, WatchCache, in_key_order, key_order, range_is_current,
+    Key, Objects, Stored, Subscription, WatchCache, in_key_order, key_order, range_is_current,
     snapshot_is_current,
 };
 use super::helm_release::{self, AppView, ConvertError};
 use super::{
-    Backend, DeleteOptions, ReadScope, ScopeLabels, StoreError, UpstreamState, resource_version,
+    Backend, DeleteOptions, ReadScope, ScopeLabels, StoreError, UpstreamState, Written,
+    resource_version,
 };
 use crate::apimachinery::status::{ApiError, known_reason};
 use crate::apimachinery::user::UserInfo;
@@ -570,12 +571,7 @@ impl Apps<'_> {
                 }
                 other => self.store_error(other, &name),
             })?;
-        if !dry_run {
-            self.read_your_write(&created, true);
-        }
-        let view = self.written_view(&created, !dry_run);
-        drop_later(created);
-        Ok(view)
+        self.answer_write(&name, created, dry_run)
     }
 
     /// Replaces the app `current` with `app` (validated and defaulted; its
@@ -622,12 +618,7 @@ impl Apps<'_> {
                 ),
                 other => self.store_error(other, &name),
             })?;
-        if !dry_run {
-            self.read_your_write(&updated, true);
-        }
-        let view = self.written_view(&updated, !dry_run);
-        drop_later(updated);
-        Ok(view)
+        self.answer_write(&name, updated, dry_run)
     }
 
     /// Deletes the app `namespace/name` for `user`; answers with its last
@@ -649,21 +640,29 @@ impl Apps<'_> {
             .instrument(tracing::debug_span!("upstream", verb = "delete"))
             .await
             .map_err(|e| self.store_error(e, name))?;
-        // Still there while finalizers hold it (marked for deletion).
-        let mut held = false;
+        // A release deleted at once may come back as a bare Status.
+        let last = result
+            .get("spec")
+            .is_some()
+            .then(|| Arc::new(Stored::new(&result)));
         if !options.dry_run && resource_version(&result) > 0 {
-            held = result
+            // Still there while finalizers hold it (marked for deletion).
+            let held = result
                 .pointer("/metadata/finalizers")
                 .and_then(Value::as_array)
                 .is_some_and(|f| !f.is_empty());
-            self.read_your_write(&result, held);
+            let _span = tracing::debug_span!("cache").entered();
+            match &last {
+                Some(last) if held => {
+                    self.cache().take_kept_write(Key::of(&result), last.clone());
+                }
+                _ => {
+                    self.cache().take_write(&result, held);
+                }
+            }
         }
-        // A release deleted at once may come back as a bare Status; answer with the app we had.
-        if result.get("spec").is_some() {
-            Ok(self.written_view(&result, held))
-        } else {
-            Ok(current)
-        }
+        // Answered with the app we had when upstream's answer has none.
+        Ok(last.map_or(current, |last| self.written_view(&last)))
     }
 
     /// Waits (a bounded time) until the cache has seen a change after the
@@ -674,37 +673,63 @@ impl Apps<'_> {
             .await;
     }
 
-    /// The app of upstream's answer to a write, converted and encoded once:
-    /// the write's answer, and (`keep`: the cache took the write) the view
-    /// the cache keeps for the reads after it.
-    fn written_view(&self, written: &Value, keep: bool) -> Arc<AppView> {
-        let _span = tracing::debug_span!("convert", to = "app").entered();
-        let resolved = &self.kind.resolved;
-        let view = Arc::new(
-            helm_release::app_view(resolved, written).unwrap_or_else(|| AppView {
-                json: serde_json::to_string(&helm_release::to_app(resolved, written))
-                    .unwrap_or_default()
-                    .into_boxed_str(),
-                table_row: std::sync::OnceLock::new(),
-            }),
-        );
-        if keep {
-            let (namespace, name) = super::object_key(written);
-            if let Some(stored) = self.cache().stored(&namespace, &name)
-                && stored.resource_version() == resource_version(written)
+    /// The answer to a create or update of the app `name` that upstream
+    /// stored as `written`: its
+    /// app view, made as the answer is read for the cache and kept with it, and (unless
+    /// `dry_run`) the object handed to the cache at once, view and all, so
+    /// that a read right after the write sees it and finds its view made
+    /// (or, when the watch brought that version first, the view handed to
+    /// the cache's object).
+    fn answer_write(
+        &self,
+        name: &str,
+        written: Written,
+        dry_run: bool,
+    ) -> Result<Arc<AppView>, ApiError> {
+        let (key, stored) = match written {
+            Written::Text(text) => {
+                let _span = tracing::debug_span!("parse").entered();
+                Stored::from_answer(&text, &self.kind.resolved, self.kind.stamp).map_err(|e| {
+                    let cause = StoreError::Internal(format!("parse kube-apiserver's answer: {e}"));
+                    self.store_error(cause, name)
+                })?
+            }
+            Written::Value(value) => (Key::of(&value), Stored::new(&value)),
+        };
+        let view = self.written_view(&stored);
+        if dry_run {
+            return Ok(view);
+        }
+        let _span = tracing::debug_span!("cache").entered();
+        let rv = stored.resource_version();
+        if !self.cache().take_kept_write(key.clone(), Arc::new(stored)) {
+            // The watch brought this version first: its object gets the view.
+            let (namespace, name) = key.parts();
+            if let Some(cached) = self.cache().stored(namespace, name)
+                && cached.resource_version() == rv
             {
-                stored.keep_app_view(self.kind.stamp, view.clone());
+                cached.keep_app_view(self.kind.stamp, view.clone());
             }
         }
-        view
+        Ok(view)
     }
 
-    /// Hands upstream's answer to a write to the cache, so that a read right
-    /// after the write sees it: `written` as stored, or gone when `exists`
-    /// is false.
-    fn read_your_write(&self, written: &Value, exists: bool) {
-        let _span = tracing::debug_span!("cache").entered();
-        self.cache().take_write(written, exists);
+    /// The app of upstream's answer to a write (see [`Stored::app_view`]);
+    /// an answer that is not this kind's (a webhook took its labels) is
+    /// converted all the same.
+    fn written_view(&self, written: &Stored) -> Arc<AppView> {
+        let _span = tracing::debug_span!("convert", to = "app").entered();
+        let resolved = &self.kind.resolved;
+        written
+            .app_view(resolved, self.kind.stamp)
+            .unwrap_or_else(|| {
+                Arc::new(AppView {
+                    json: serde_json::to_string(&helm_release::to_app(resolved, &written.value()))
+                        .unwrap_or_default()
+                        .into_boxed_str(),
+                    table_row: std::sync::OnceLock::new(),
+                })
+            })
     }
 
     /// The 422 of an app that cannot be stored as a HelmRelease.

@@ -140,8 +140,44 @@ impl Stored {
         }
     }
 
+    /// Keeps upstream's JSON text of a HelmRelease, made straight from the
+    /// text ([`super::kept_text`]); with its key. Fails where parsing it as
+    /// a [`super::release_json::Release`] fails.
+    pub fn from_text(text: &str) -> Result<(Key, Stored), serde_json::Error> {
+        let kept = super::kept_text::keep(text)?;
+        let stored = Stored {
+            json: kept.json,
+            resource_version: kept.resource_version,
+            kind_label: kept.kind_label,
+            app: Mutex::new(None),
+        };
+        Ok((kept.key, stored))
+    }
+
+    /// Keeps upstream's answer `text` to a write of an app of `kind` (the
+    /// served kind `stamp`), with its app view made on the way: the answer
+    /// is read once for both ([`super::kept_text::keep_with_parts`]).
+    pub fn from_answer(
+        text: &str,
+        kind: &ResolvedKind,
+        stamp: u64,
+    ) -> Result<(Key, Stored), serde_json::Error> {
+        let mut parts = super::app_text::ReleaseParts::default();
+        let kept = super::kept_text::keep_with_parts(text, &mut parts)?;
+        let view = helm_release::app_view_of_parts(kind, &parts).map(Arc::new);
+        let stored = Stored {
+            json: kept.json,
+            resource_version: kept.resource_version,
+            kind_label: kept.kind_label,
+            app: Mutex::new(Some(AppMemo { stamp, view })),
+        };
+        Ok((kept.key, stored))
+    }
+
     /// The app this HelmRelease is for the served kind `kind` (identified by
-    /// `stamp`), made once and kept; `None` when it is not that kind's.
+    /// `stamp`), made once from the kept JSON and kept; `None` when it is
+    /// not that kind's. A write makes it for its answer before handing the
+    /// object to the cache, so the reads after the write find it made.
     pub fn app_view(&self, kind: &ResolvedKind, stamp: u64) -> Option<Arc<AppView>> {
         let mut memo = self.app.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(memo) = memo.as_ref()
@@ -149,7 +185,7 @@ impl Stored {
         {
             return memo.view.clone();
         }
-        let view = helm_release::app_view(kind, &self.value()).map(Arc::new);
+        let view = helm_release::app_view_of_text(kind, &self.json).map(Arc::new);
         *memo = Some(AppMemo {
             stamp,
             view: view.clone(),
@@ -158,9 +194,9 @@ impl Stored {
     }
 
     /// Keeps `view` as the app view of the served kind `stamp` unless one
-    /// is kept already: a write that made the view for its answer hands it
-    /// over, so the next read of the app does not convert the HelmRelease
-    /// again.
+    /// is kept already: a write whose answer the cache had from the watch
+    /// first hands over the view it made, so the next read of the app does
+    /// not convert the HelmRelease again.
     pub fn keep_app_view(&self, stamp: u64, view: Arc<AppView>) {
         let mut memo = self.app.lock().unwrap_or_else(|p| p.into_inner());
         if memo.is_none() {
@@ -510,6 +546,14 @@ impl WatchCache {
         state.take_write(key, rv, object)
     }
 
+    /// [`WatchCache::take_write`] of an object that exists, kept already
+    /// (as [`Stored::from_text`] keeps upstream's answer).
+    pub fn take_kept_write(&self, key: Key, written: Arc<Stored>) -> bool {
+        let rv = written.resource_version();
+        let mut state = self.state.write().unwrap_or_else(|p| p.into_inner());
+        state.take_write(key, rv, Some(written))
+    }
+
     /// How many upstream watches have been opened (1 while healthy).
     pub fn upstream_watches(&self) -> u64 {
         self.upstream_watches.load(Ordering::Relaxed)
@@ -841,7 +885,7 @@ impl Sync {
             }
             StoreEvent::Changed(text) => {
                 let parse = || {
-                    text.parse().map(|o| Stored::new(&o)).map_err(|e| {
+                    text.keep().map_err(|e| {
                         StoreError::Internal(format!(
                             "parse the HelmRelease {}/{} of a watch event: {e}",
                             text.key.namespace(),
@@ -1071,6 +1115,58 @@ mod tests {
         // Not this kind's (another kind's name prefix): no view.
         let other = Stored::new(&hr("db"));
         assert!(other.app_view(&kind, 1).is_none());
+    }
+
+    #[test]
+    fn an_answer_is_kept_with_its_view_as_a_watch_event_would_be() {
+        let text = "kind: Postgres\nopenAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
+                    release:\n  chart: {name: postgres, version: 0.1.0, sourceRef: {kind: HelmRepository, name: apps}}\n";
+        let kind = crate::kinds::load::load_text(text, "test")
+            .unwrap()
+            .kinds
+            .remove(0);
+        let app = json!({
+            "apiVersion": kind.group_version(), "kind": "Postgres",
+            "metadata": {"name": "db", "namespace": "ns", "labels": {"team": "a"},
+                         "annotations": {"note": "<&>"}},
+            "spec": {"size": "1Gi", "replicas": 2},
+        });
+        let mut release = helm_release::to_helm_release(&kind, &app, None, None).unwrap();
+        release["metadata"]["resourceVersion"] = json!("7");
+        release["metadata"]["managedFields"] =
+            json!([{"manager": "kubectl-cozy", "fieldsV1": {"f:spec": {}}}]);
+        release["status"] =
+            json!({"observedGeneration": 1, "conditions": [{"type": "Ready", "status": "True"}]});
+        // As kube-apiserver escapes it.
+        let answer = release.to_string().replace("<&>", "\\u003c\\u0026\\u003e");
+        assert!(answer.contains("\\u0026"));
+
+        let (key, stored) = Stored::from_answer(&answer, &kind, 1).unwrap();
+        let (watched_key, watched) = Stored::from_text(&answer).unwrap();
+        assert_eq!((&key, key.name()), (&watched_key, "postgres-db"));
+        assert_eq!(stored.json, watched.json);
+        // What parsing the answer as a watch event's object kept (without
+        // the release's own managedFields).
+        let super::super::release_json::Release(parsed) = serde_json::from_str(&answer).unwrap();
+        assert_eq!(stored.value(), Stored::new(&parsed).value());
+        assert!(stored.value()["metadata"].get("managedFields").is_none());
+        assert_eq!(
+            (stored.resource_version(), stored.kind_label()),
+            (7, Some("Postgres"))
+        );
+        // The view made on the way is kept, and is the one a read makes.
+        let view = stored.app_view(&kind, 1).unwrap();
+        assert_eq!(view.json, watched.app_view(&kind, 1).unwrap().json);
+        assert_eq!(view.value(), helm_release::to_app(&kind, &release));
+        assert_eq!(
+            view.value()["metadata"]["annotations"],
+            json!({"note": "<&>"})
+        );
+        assert!(Arc::ptr_eq(&view, &stored.app_view(&kind, 1).unwrap()));
+        // Not this kind's answer: kept, without a view.
+        let (_, other) = Stored::from_answer(&hr("db").to_string(), &kind, 1).unwrap();
+        assert!(other.app_view(&kind, 1).is_none());
+        assert!(Stored::from_answer("{\"kind\": \"Status\"", &kind, 1).is_err());
     }
 
     #[test]

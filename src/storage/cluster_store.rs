@@ -18,6 +18,7 @@ use kube::api::{
     Preconditions, PropagationPolicy, WatchEvent, WatchParams,
 };
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tracing::Instrument;
 
 use super::cache::{Key, Stored};
@@ -25,7 +26,7 @@ use super::helm_release::{GROUP_LABEL, KIND_LABEL, ReleaseObject};
 use super::metadata_list;
 use super::release_json::{ObjectText, Release, ReleaseText};
 use super::{
-    DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState,
+    DeleteOptions, EventStream, Listing, ReadScope, StoreError, StoreEvent, UpstreamState, Written,
 };
 use crate::apimachinery::user::UserInfo;
 use crate::error_chain::error_chain;
@@ -67,8 +68,8 @@ impl PageMeta {
     }
 }
 
-/// The items of a HelmRelease list, each parsed alone and kept as the cache
-/// keeps it ([`Release`], [`Stored`]); `null` is no items.
+/// The items of a HelmRelease list, each kept as the cache keeps it
+/// straight from its text ([`Stored::from_text`]); `null` is no items.
 fn stored_items<'de, D>(deserializer: D) -> Result<Vec<(Key, Arc<Stored>)>, D::Error>
 where
     D: serde::Deserializer<'de>,
@@ -90,8 +91,10 @@ where
             A: serde::de::SeqAccess<'de>,
         {
             let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-            while let Some(Release(value)) = seq.next_element::<Release>()? {
-                items.push((Key::of(&value), Arc::new(Stored::new(&value))));
+            while let Some(text) = seq.next_element::<Box<RawValue>>()? {
+                let (key, stored) =
+                    Stored::from_text(text.get()).map_err(serde::de::Error::custom)?;
+                items.push((key, Arc::new(stored)));
             }
             Ok(items)
         }
@@ -159,21 +162,39 @@ impl ClusterStore {
     /// `Status` answer comes back as an object of kind `Status`). The round
     /// trip and the parse are `debug` spans (`send`, `parse`).
     async fn send(&self, request: BuiltRequest, user: &UserInfo) -> Result<Value, StoreError> {
+        let text = self.send_text(request, user).await?;
+        let _span = tracing::debug_span!("parse").entered();
+        serde_json::from_str::<Release>(&text)
+            .map(|Release(object)| object)
+            .map_err(answer_error)
+    }
+
+    /// Sends a write of a HelmRelease for `user`; answers with upstream's
+    /// answer as its text (the app store reads it, see [`Written`]).
+    async fn send_write(
+        &self,
+        request: BuiltRequest,
+        user: &UserInfo,
+    ) -> Result<Written, StoreError> {
+        self.send_text(request, user).await.map(Written::Text)
+    }
+
+    /// Sends `request` for `user`; answers with the answer's text.
+    async fn send_text(
+        &self,
+        request: BuiltRequest,
+        user: &UserInfo,
+    ) -> Result<String, StoreError> {
         let mut request =
             request.map_err(|e| StoreError::Internal(format!("build the request: {e}")))?;
         if self.impersonate {
             impersonation_headers(user, request.headers_mut())?;
         }
-        let text = self
-            .requests
+        self.requests
             .request_text(request)
             .instrument(tracing::debug_span!("send"))
             .await
-            .map_err(upstream)?;
-        let _span = tracing::debug_span!("parse").entered();
-        serde_json::from_str::<Release>(&text)
-            .map(|Release(object)| object)
-            .map_err(|e| StoreError::Internal(format!("parse kube-apiserver's answer: {e}")))
+            .map_err(upstream)
     }
 
     /// Lists every owned HelmRelease, in pages. Each item of a page is made
@@ -335,11 +356,11 @@ impl ClusterStore {
         release: &ReleaseObject<'_>,
         dry_run: bool,
         user: &UserInfo,
-    ) -> Result<Value, StoreError> {
+    ) -> Result<Written, StoreError> {
         let request = self.write_request(release, |raw, _, body| {
             raw.create(&write_params(dry_run), body)
         })?;
-        self.send(request, user).await
+        self.send_write(request, user).await
     }
 
     /// Replaces a HelmRelease for `user`; `metadata.resourceVersion` is the
@@ -349,11 +370,11 @@ impl ClusterStore {
         release: &ReleaseObject<'_>,
         dry_run: bool,
         user: &UserInfo,
-    ) -> Result<Value, StoreError> {
+    ) -> Result<Written, StoreError> {
         let request = self.write_request(release, |raw, name, body| {
             raw.replace(name, &write_params(dry_run), body)
         })?;
-        self.send(request, user).await
+        self.send_write(request, user).await
     }
 
     /// The request of a write of `release`: `build` gets its namespace's
@@ -404,6 +425,11 @@ impl ClusterStore {
         }
         Ok(deleted)
     }
+}
+
+/// kube-apiserver's answer did not parse as a HelmRelease.
+fn answer_error(e: serde_json::Error) -> StoreError {
+    StoreError::Internal(format!("parse kube-apiserver's answer: {e}"))
 }
 
 fn write_params(dry_run: bool) -> PostParams {

@@ -17,11 +17,12 @@
 //!   `lastAttemptedRevision`, `observedGeneration`.
 //!
 //! The naming and ownership rules are `release_naming`'s (re-exported
-//! here); the app of a release is encoded straight from it by `app_parts`.
+//! here); the app of a release is encoded straight from its JSON text by
+//! `app_text`.
 
 use serde_json::{Map, Value, json};
 
-use super::app_parts::app_parts;
+use super::app_text;
 use super::release_naming::PASSTHROUGH_METADATA;
 pub use super::release_naming::{
     GROUP_LABEL, HELMRELEASE_API_VERSION, KIND_LABEL, MANAGED_FIELDS_ANNOTATION, NAME_LABEL,
@@ -110,32 +111,61 @@ impl AppView {
 
 /// The app view of `release`, or `None` when it is not `kind`'s.
 pub fn app_view(kind: &ResolvedKind, release: &Value) -> Option<AppView> {
-    if !owned_by(kind, release) {
-        return None;
-    }
-    let json = compact_json(&app_parts(kind, release));
-    Some(AppView {
-        json,
+    app_view_of_text(kind, &release.to_string())
+}
+
+/// The app view of the HelmRelease JSON `text` (as the cache keeps it, or
+/// as upstream wrote it), or `None` when it is not `kind`'s: encoded
+/// straight from the text ([`app_text`]).
+pub fn app_view_of_text(kind: &ResolvedKind, text: &str) -> Option<AppView> {
+    app_view_of_parts(kind, &app_text::read(text))
+}
+
+/// The app view of the release `parts` were read from, or `None` when it
+/// is not `kind`'s.
+pub(super) fn app_view_of_parts(
+    kind: &ResolvedKind,
+    parts: &app_text::ReleaseParts<'_>,
+) -> Option<AppView> {
+    parts.owned_by(kind).then(|| AppView {
+        json: app_json(kind, parts),
         table_row: std::sync::OnceLock::new(),
     })
 }
 
-/// `value` as compact JSON in a block of exactly its size: encoded into a
+fn app_json(kind: &ResolvedKind, parts: &app_text::ReleaseParts<'_>) -> Box<str> {
+    exact_json(|out| {
+        parts.write_app(kind, out);
+        Ok::<_, std::convert::Infallible>(())
+    })
+    .unwrap_or_else(|never| match never {})
+}
+
+/// `value` as compact JSON in a block of exactly its size (see
+/// [`exact_json`]).
+pub fn compact_json(value: &(impl serde::Serialize + ?Sized)) -> Box<str> {
+    exact_json(|buffer| serde_json::to_writer(buffer, value)).unwrap_or_default()
+}
+
+/// The JSON `write` writes, in a block of exactly its size: written into a
 /// reused buffer first, so that what the cache keeps of every object is one
 /// allocation, not the last of a series of doublings whose freed blocks are
-/// left between kept ones.
-pub fn compact_json(value: &(impl serde::Serialize + ?Sized)) -> Box<str> {
+/// left between kept ones. `write` must write UTF-8 (JSON) and not call
+/// `exact_json` itself.
+pub(crate) fn exact_json<E>(
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) -> Result<Box<str>, E> {
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     BUFFER.with_borrow_mut(|buffer| {
         buffer.clear();
-        let json = match serde_json::to_writer(&mut *buffer, value) {
-            Ok(()) => std::str::from_utf8(buffer)
+        let written = write(buffer);
+        let json = written.map(|()| {
+            std::str::from_utf8(buffer)
                 .map(Box::from)
-                .unwrap_or_default(),
-            Err(_) => Box::default(),
-        };
+                .unwrap_or_default()
+        });
         if buffer.capacity() > 64 * 1024 {
             *buffer = Vec::new(); // an outsized object: do not keep its buffer
         }
@@ -376,25 +406,12 @@ impl ReleaseObject<'_> {
     }
 }
 
-/// Converts a HelmRelease owned by `kind` back into the app.
+/// Converts a HelmRelease owned by `kind` back into the app (its view,
+/// parsed).
 pub fn to_app(kind: &ResolvedKind, release: &Value) -> Value {
-    let parts = app_parts(kind, release);
-    let mut app = parts.skeleton;
-    if let Value::Object(fields) = &mut app {
-        if let Some(managed) = parts
-            .managed_fields
-            .and_then(|text| serde_json::from_str::<Value>(text).ok())
-            && let Some(Value::Object(metadata)) = fields.get_mut("metadata")
-        {
-            metadata.insert("managedFields".into(), managed);
-        }
-        let spec = parts
-            .spec
-            .cloned()
-            .unwrap_or_else(|| Value::Object(Map::new()));
-        fields.insert("spec".into(), spec);
-    }
-    app
+    let text = release.to_string();
+    let json = app_json(kind, &app_text::read(&text));
+    serde_json::from_str(&json).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]

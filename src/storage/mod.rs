@@ -25,12 +25,14 @@
 //! can make them upstream as that user.
 
 pub(crate) mod app_filter;
-mod app_parts;
 pub mod app_store;
+mod app_text;
 pub mod cache;
 pub mod cluster_store;
 pub mod embedded_store;
 pub mod helm_release;
+mod json_slices;
+mod kept_text;
 pub mod key;
 pub mod metadata_list;
 pub mod namespace_store;
@@ -79,6 +81,17 @@ impl StoreEvent {
             StoreEvent::Changed(text) => text.resource_version,
         }
     }
+}
+
+/// Upstream's answer to a create or an update: the HelmRelease as stored,
+/// as it came. The app store keeps it for the cache and makes the answer's
+/// app from it in one reading ([`cache::Stored::from_answer`]).
+#[derive(Debug)]
+pub enum Written {
+    /// A cluster's answer: its JSON text.
+    Text(String),
+    /// The embedded store's answer.
+    Value(Value),
 }
 
 /// A consistent list of every owned HelmRelease at one resourceVersion,
@@ -288,9 +301,12 @@ impl Backend {
         release: &ReleaseObject<'_>,
         dry_run: bool,
         user: &UserInfo,
-    ) -> Result<Value, StoreError> {
+    ) -> Result<Written, StoreError> {
         match self {
-            Backend::Embedded(s) => s.create(release.to_value(), dry_run).await,
+            Backend::Embedded(s) => s
+                .create(release.to_value(), dry_run)
+                .await
+                .map(Written::Value),
             Backend::Cluster(s) => s.create(release, dry_run, user).await,
         }
     }
@@ -302,9 +318,12 @@ impl Backend {
         release: &ReleaseObject<'_>,
         dry_run: bool,
         user: &UserInfo,
-    ) -> Result<Value, StoreError> {
+    ) -> Result<Written, StoreError> {
         match self {
-            Backend::Embedded(s) => s.update(release.to_value(), dry_run).await,
+            Backend::Embedded(s) => s
+                .update(release.to_value(), dry_run)
+                .await
+                .map(Written::Value),
             Backend::Cluster(s) => s.update(release, dry_run, user).await,
         }
     }

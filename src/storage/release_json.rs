@@ -156,6 +156,12 @@ impl ReleaseText {
     pub fn parse(&self) -> Result<Value, serde_json::Error> {
         serde_json::from_str::<Release>(self.text.get()).map(|Release(object)| object)
     }
+
+    /// The object kept as the cache keeps it, made straight from the text
+    /// ([`super::cache::Stored::from_text`]).
+    pub fn keep(&self) -> Result<super::cache::Stored, serde_json::Error> {
+        super::cache::Stored::from_text(self.text.get()).map(|(_, stored)| stored)
+    }
 }
 
 /// The top level: every field as it is, `metadata` through [`METADATA`]

@@ -2,7 +2,7 @@
 //! (the kind's release prefix and the app's name), the labels that say
 //! which kind owns it, the prefix user labels and annotations are stored
 //! under, and the metadata that is the HelmRelease's own. Both directions of
-//! the conversion ([`super::helm_release`], [`super::app_parts`]) follow
+//! the conversion ([`super::helm_release`], [`super::app_text`]) follow
 //! these rules; they live here so that neither imports the other for them.
 
 use serde_json::Value;
@@ -55,11 +55,24 @@ pub fn ownership_selector(kind: &ResolvedKind) -> String {
 pub fn owned_by(kind: &ResolvedKind, release: &Value) -> bool {
     let labels = release.pointer("/metadata/labels");
     let label = |k: &str| labels.and_then(|l| l.get(k)).and_then(Value::as_str);
-    label(KIND_LABEL) == Some(kind.definition.kind.as_str())
-        && label(GROUP_LABEL) == Some(kind.definition.group.as_str())
-        && release
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .and_then(|n| app_name(kind, n))
-            .is_some()
+    owns(
+        kind,
+        label(KIND_LABEL),
+        label(GROUP_LABEL),
+        release.pointer("/metadata/name").and_then(Value::as_str),
+    )
+}
+
+/// Whether a HelmRelease with these kind and group labels and this name
+/// belongs to `kind`: the labels name the kind, and the name carries its
+/// release prefix.
+pub(super) fn owns(
+    kind: &ResolvedKind,
+    kind_label: Option<&str>,
+    group_label: Option<&str>,
+    name: Option<&str>,
+) -> bool {
+    kind_label == Some(kind.definition.kind.as_str())
+        && group_label == Some(kind.definition.group.as_str())
+        && name.and_then(|n| app_name(kind, n)).is_some()
 }
