@@ -1,26 +1,25 @@
-//! A HelmRelease's JSON parsed the way the cache keeps it, in one pass:
-//! `metadata.managedFields` is skipped while parsing (kube-apiserver's
-//! record of the HelmRelease's own field owners is about as large as the
-//! rest of the object, and nothing here reads it), so is every field of
-//! `spec` but `values` (the chart and the Helm knobs come from the kind's
-//! definition; the cache keeps only the values), and `apiVersion` and
-//! `kind` are filled in when a watch event or list item leaves them out.
-//!
-//! Every object from upstream goes through here: watch events, list pages
-//! and the answers to writes. Parsing into a typed object first (kube's
-//! `DynamicObject`, whose metadata is k8s-openapi's `ObjectMeta`) and
-//! converting that to a `Value` built every object twice.
+//! A HelmRelease's JSON parsed into a `Value` the way the cache keeps it,
+//! in one pass ([`Release`]): `metadata.managedFields` is skipped while
+//! parsing (kube-apiserver's record of the HelmRelease's own field owners
+//! is about as large as the rest of the object, and nothing here reads it),
+//! so is every field of `spec` but `values` (the chart and the Helm knobs
+//! come from the kind's definition; the cache keeps only the values), and
+//! `apiVersion` and `kind` are filled in when an object leaves them out.
+//! The deleted objects of watch events and the answers to deletes come this
+//! way; changed objects, list items and the answers to creates and updates
+//! are kept straight from their text without a `Value`
+//! ([`super::kept_text`], the same object).
 //!
 //! Writes built from a kept object send no `managedFields`, which leaves
 //! the HelmRelease's as they are upstream.
 //!
-//! A watch event's object is first kept as its text ([`ReleaseText`]) with
-//! only its key and resourceVersion read: the cache parses it only when it
-//! does not already hold that version, which it does for every write made
-//! through the server (taken from the write's answer, see
-//! [`super::cache::WatchCache::take_write`]). That event arrives while the
-//! write's answer is being turned into the client's response, so its parse
-//! competed with the response for the same two cores.
+//! A watch event's changed object is first kept as its text
+//! ([`ReleaseText`]) with only its key and resourceVersion read: the cache
+//! keeps it only when it does not already hold that version, which it does
+//! for every write made through the server (taken from the write's answer,
+//! see [`super::cache::WatchCache::take_kept_write`]). That event arrives
+//! while the write's answer is being turned into the client's response, so
+//! reading it again competed with the response for the same two cores.
 
 use std::fmt;
 
