@@ -16,6 +16,7 @@
 
 mod chart;
 mod helm_release;
+mod kept_text;
 mod kubeconfig;
 mod patch;
 mod request;
@@ -24,6 +25,7 @@ mod selectors;
 
 pub use self::chart::chart_archive;
 pub use self::helm_release::helm_release;
+pub use self::kept_text::kept_text;
 pub use self::kubeconfig::kubeconfig;
 pub use self::patch::{apply, json_patch, merge_patch};
 pub use self::request::{negotiate, request_info};
@@ -49,6 +51,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("chart_archive", chart_archive),
     ("kubeconfig", kubeconfig),
     ("helm_release", helm_release),
+    ("kept_text", kept_text),
 ];
 
 /// The target called `name`.

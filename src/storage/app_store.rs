@@ -674,12 +674,11 @@ impl Apps<'_> {
     }
 
     /// The answer to a create or update of the app `name` that upstream
-    /// stored as `written`: its
-    /// app view, made as the answer is read for the cache and kept with it, and (unless
-    /// `dry_run`) the object handed to the cache at once, view and all, so
-    /// that a read right after the write sees it and finds its view made
-    /// (or, when the watch brought that version first, the view handed to
-    /// the cache's object).
+    /// stored as `written`: its app view, made as the answer is read for
+    /// the cache and kept with it. Unless `dry_run`, the object is handed to
+    /// the cache at once, view and all, so that a read right after the write
+    /// sees it and finds its view made (or, when the watch brought that
+    /// version first, the view is handed to the cache's object).
     fn answer_write(
         &self,
         name: &str,
