@@ -581,25 +581,43 @@ fn compare_shape(
             if mt.atomic || empty {
                 return compare_leaf(path, lhs, rhs, in_leaf, out);
             }
-            // Every key once: the left side's, then the right side's new
-            // ones (the sets built are ordered whatever the walk's order).
-            let in_left = l.into_iter().flat_map(Map::keys);
-            let only_right = r
-                .into_iter()
-                .flat_map(Map::keys)
-                .filter(|k| l.is_none_or(|l| !l.contains_key(*k)));
-            for k in in_left.chain(only_right) {
-                let (lv, rv) = (l.and_then(|l| l.get(k)), r.and_then(|r| r.get(k)));
+            // Every key once (the sets built are ordered whatever the walk's
+            // order). While both sides list the same keys in the same order,
+            // as when a client sends back the object it read, the keys are
+            // paired without a lookup; from the first that differs, the left
+            // side's rest are looked up on the right, then the right side's
+            // rest that the left lacks are added. (A key past the paired
+            // prefix on one side cannot be in the other's prefix: the prefixes
+            // hold the same keys, and keys are unique.)
+            let no_fields = Map::new();
+            let (lm, rm) = (l.unwrap_or(&no_fields), r.unwrap_or(&no_fields));
+            let paired = lm
+                .iter()
+                .zip(rm.iter())
+                .take_while(|((lk, _), (rk, _))| lk == rk)
+                .count();
+            let mut visit = |k: &String, lv: Option<&Value>, rv: Option<&Value>| {
                 // Checked before the path is extended, so an equal field costs
                 // no copy of its name; not checked again below.
                 if let (Some(a), Some(b)) = (lv, rv)
                     && values_equal(a, b)
                 {
-                    continue;
+                    return;
                 }
                 path.push(PathElement::Field(k.clone()));
                 compare_changed(mt.field(k), path, lv, rv, out);
                 path.pop();
+            };
+            for ((k, lv), (_, rv)) in lm.iter().zip(rm.iter()).take(paired) {
+                visit(k, Some(lv), Some(rv));
+            }
+            for (k, lv) in lm.iter().skip(paired) {
+                visit(k, Some(lv), rm.get(k));
+            }
+            for (k, rv) in rm.iter().skip(paired) {
+                if !lm.contains_key(k) {
+                    visit(k, None, Some(rv));
+                }
             }
         }
     }
@@ -914,6 +932,53 @@ mod tests {
         );
         assert!(compare(n, &a, &a).is_same());
         assert!(compare(n, &json!({"replicas": 1}), &json!({"replicas": 1.0})).is_same());
+    }
+
+    #[test]
+    fn compare_does_not_depend_on_key_order() {
+        let s = schema();
+        let n = Node::Schema(&s);
+        // The same keys in the same order, then in another order, then with a
+        // shared prefix whose rest differs (one side's rest holds the other's
+        // keys too), each against the fields compared one by one.
+        let a = json!({"replicas": 1, "atomic": [1], "set": ["x"], "gone": 1, "x": {"y": 1}});
+        let orders = [
+            json!({"replicas": 2, "atomic": [1], "set": ["x"], "x": {"y": 2}, "new": 1}),
+            json!({"new": 1, "x": {"y": 2}, "set": ["x"], "atomic": [1], "replicas": 2}),
+            json!({"replicas": 2, "atomic": [1], "x": {"y": 2}, "new": 1, "set": ["x"]}),
+        ];
+        for b in &orders {
+            for (l, r) in [(&a, b), (b, &a)] {
+                let c = compare(n, l, r);
+                let mut fields: Vec<_> = l
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .chain(r.as_object().unwrap().keys())
+                    .collect();
+                fields.sort();
+                fields.dedup();
+                let mut expected = Comparison::default();
+                for f in fields {
+                    let one = |v: &Value| v.get(f).map(|v| json!({f: v})).unwrap_or(json!({}));
+                    let part = compare(n, &one(l), &one(r));
+                    expected.modified.union_with(&part.modified);
+                    expected.added.union_with(&part.added);
+                    expected.removed.union_with(&part.removed);
+                }
+                assert_eq!(c.modified, expected.modified, "{l} -> {r}");
+                assert_eq!(c.added, expected.added, "{l} -> {r}");
+                assert_eq!(c.removed, expected.removed, "{l} -> {r}");
+                assert_eq!(
+                    c.added.to_fields_v1(),
+                    if l == &a {
+                        json!({"f:new": {}})
+                    } else {
+                        json!({"f:gone": {}})
+                    }
+                );
+            }
+        }
     }
 
     #[test]
