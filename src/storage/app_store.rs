@@ -723,9 +723,7 @@ impl Apps<'_> {
             .app_view(resolved, self.kind.stamp)
             .unwrap_or_else(|| {
                 Arc::new(AppView {
-                    json: serde_json::to_string(&helm_release::to_app(resolved, &written.value()))
-                        .unwrap_or_default()
-                        .into_boxed_str(),
+                    json: helm_release::app_json_of_text(resolved, written.json()),
                     table_row: std::sync::OnceLock::new(),
                 })
             })

@@ -144,14 +144,7 @@ impl Stored {
     /// text ([`super::kept_text`]); with its key. Fails where parsing it as
     /// a [`super::release_json::Release`] fails.
     pub fn from_text(text: &str) -> Result<(Key, Stored), serde_json::Error> {
-        let kept = super::kept_text::keep(text)?;
-        let stored = Stored {
-            json: kept.json,
-            resource_version: kept.resource_version,
-            kind_label: kept.kind_label,
-            app: Mutex::new(None),
-        };
-        Ok((kept.key, stored))
+        Ok(Stored::kept(super::kept_text::keep(text)?, None))
     }
 
     /// Keeps upstream's answer `text` to a write of an app of `kind` (the
@@ -165,13 +158,23 @@ impl Stored {
         let mut parts = super::app_text::ReleaseParts::default();
         let kept = super::kept_text::keep_with_parts(text, &mut parts)?;
         let view = helm_release::app_view_of_parts(kind, &parts).map(Arc::new);
+        Ok(Stored::kept(kept, Some(AppMemo { stamp, view })))
+    }
+
+    /// The object `kept` made, with its key, and its app view if made.
+    fn kept(kept: super::kept_text::KeptText, app: Option<AppMemo>) -> (Key, Stored) {
         let stored = Stored {
             json: kept.json,
             resource_version: kept.resource_version,
             kind_label: kept.kind_label,
-            app: Mutex::new(Some(AppMemo { stamp, view })),
+            app: Mutex::new(app),
         };
-        Ok((kept.key, stored))
+        (kept.key, stored)
+    }
+
+    /// The kept JSON.
+    pub(crate) fn json(&self) -> &str {
+        &self.json
     }
 
     /// The app this HelmRelease is for the served kind `kind` (identified by
@@ -1084,18 +1087,23 @@ mod tests {
     use crate::storage::embedded_store::EmbeddedStore;
     use serde_json::json;
 
+    /// A Postgres kind that accepts any spec.
+    fn postgres() -> ResolvedKind {
+        let text = "kind: Postgres\nopenAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
+                    release:\n  chart: {name: postgres, version: 0.1.0, sourceRef: {kind: HelmRepository, name: apps}}\n";
+        crate::kinds::load::load_text(text, "test")
+            .unwrap()
+            .kinds
+            .remove(0)
+    }
+
     fn hr(name: &str) -> Value {
         json!({"metadata": {"name": name, "namespace": "ns"}, "spec": {}})
     }
 
     #[test]
     fn app_views_are_made_once_per_served_kind() {
-        let text = "kind: Postgres\nopenAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
-                    release:\n  chart: {name: postgres, version: 0.1.0, sourceRef: {kind: HelmRepository, name: apps}}\n";
-        let kind = crate::kinds::load::load_text(text, "test")
-            .unwrap()
-            .kinds
-            .remove(0);
+        let kind = postgres();
         let app = json!({
             "apiVersion": kind.group_version(), "kind": "Postgres",
             "metadata": {"name": "db", "namespace": "ns", "labels": {"team": "a"}},
@@ -1119,12 +1127,7 @@ mod tests {
 
     #[test]
     fn an_answer_is_kept_with_its_view_as_a_watch_event_would_be() {
-        let text = "kind: Postgres\nopenAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
-                    release:\n  chart: {name: postgres, version: 0.1.0, sourceRef: {kind: HelmRepository, name: apps}}\n";
-        let kind = crate::kinds::load::load_text(text, "test")
-            .unwrap()
-            .kinds
-            .remove(0);
+        let kind = postgres();
         let app = json!({
             "apiVersion": kind.group_version(), "kind": "Postgres",
             "metadata": {"name": "db", "namespace": "ns", "labels": {"team": "a"},
@@ -1171,12 +1174,7 @@ mod tests {
 
     #[test]
     fn stored_keeps_of_the_spec_only_the_values() {
-        let text = "kind: Postgres\nopenAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
-                    release:\n  chart: {name: postgres, version: 0.1.0, sourceRef: {kind: HelmRepository, name: apps}}\n";
-        let kind = crate::kinds::load::load_text(text, "test")
-            .unwrap()
-            .kinds
-            .remove(0);
+        let kind = postgres();
         let app = json!({
             "apiVersion": kind.group_version(), "kind": "Postgres",
             "metadata": {"name": "db", "namespace": "ns", "labels": {"team": "a"},

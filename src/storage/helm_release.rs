@@ -133,6 +133,12 @@ pub(super) fn app_view_of_parts(
     })
 }
 
+/// The app of the HelmRelease JSON `text` as `kind`'s, encoded, whether
+/// or not the release is `kind`'s.
+pub(crate) fn app_json_of_text(kind: &ResolvedKind, text: &str) -> Box<str> {
+    app_json(kind, &app_text::read(text))
+}
+
 fn app_json(kind: &ResolvedKind, parts: &app_text::ReleaseParts<'_>) -> Box<str> {
     exact_json(|out| {
         parts.write_app(kind, out);
@@ -409,8 +415,7 @@ impl ReleaseObject<'_> {
 /// Converts a HelmRelease owned by `kind` back into the app (its view,
 /// parsed).
 pub fn to_app(kind: &ResolvedKind, release: &Value) -> Value {
-    let text = release.to_string();
-    let json = app_json(kind, &app_text::read(&text));
+    let json = app_json_of_text(kind, &release.to_string());
     serde_json::from_str(&json).unwrap_or(Value::Null)
 }
 

@@ -127,7 +127,7 @@ struct IdentityMeta {
 }
 
 impl ReleaseText {
-    /// Reads `text`'s identity. Fails only where [`ReleaseText::parse`]
+    /// Reads `text`'s identity. Fails only where [`ReleaseText::keep`]
     /// would fail too (a `metadata`, or the whole text, that is neither an
     /// object nor an array): no event that parses is refused here.
     pub fn new(text: Box<RawValue>) -> Result<ReleaseText, serde_json::Error> {
@@ -149,11 +149,6 @@ impl ReleaseText {
             resource_version,
             text,
         })
-    }
-
-    /// The object as the cache keeps it ([`Release`]).
-    pub fn parse(&self) -> Result<Value, serde_json::Error> {
-        serde_json::from_str::<Release>(self.text.get()).map(|Release(object)| object)
     }
 
     /// The object kept as the cache keeps it, made straight from the text
@@ -364,7 +359,7 @@ mod tests {
         let released = ReleaseText::new(text).unwrap();
         assert_eq!((released.key.name(), released.resource_version), ("a", 5));
         assert_eq!(
-            released.parse().unwrap(),
+            released.keep().unwrap().value(),
             parse(serde_json::from_str(object).unwrap())
         );
     }
@@ -392,7 +387,7 @@ mod tests {
             ),
             ("t", "postgres-db", 42)
         );
-        assert_eq!(released.parse().unwrap(), parse(object));
+        assert_eq!(released.keep().unwrap().value(), parse(object));
 
         let bare = text(r#"{"metadata": null}"#).unwrap();
         assert_eq!((bare.key.name(), bare.resource_version), ("", 0));
@@ -419,9 +414,9 @@ mod tests {
                 "{refused}"
             );
         }
-        // Its reading is the more lenient one: the parse refuses these.
+        // Its reading is the more lenient one: keeping refuses these.
         for lenient in ["[]", r#"{"metadata": [1]}"#] {
-            assert!(text(lenient).unwrap().parse().is_err(), "{lenient}");
+            assert!(text(lenient).unwrap().keep().is_err(), "{lenient}");
         }
     }
 
