@@ -12,6 +12,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
@@ -129,8 +130,11 @@ async fn accept_loop(
 }
 
 /// Sends `req` on upstream (method, path and query, content type, body)
-/// and answers with upstream's body.
+/// and answers with upstream's body. Records its time less the upstream
+/// round trip as `passthrough less send` (with `BENCH_SPANS=1`), the floor
+/// of the server's `request … less send`.
 async fn forward(upstream: &Unbuffered, req: Request<Incoming>) -> Response<Full<Bytes>> {
+    let started = Instant::now();
     let (parts, body) = req.into_parts();
     let body = match body.collect().await {
         Ok(collected) => collected.to_bytes(),
@@ -148,10 +152,18 @@ async fn forward(upstream: &Unbuffered, req: Request<Incoming>) -> Response<Full
         out = out.header(header::CONTENT_TYPE, content_type);
     }
     let out = out.body(body.to_vec()).expect("request");
-    match upstream.request_bytes(out).await {
+    let sending = Instant::now();
+    let sent = upstream.request_bytes(out).await;
+    let send_ms = sending.elapsed().as_secs_f64() * 1e3;
+    let response = match sent {
         Ok(answer_body) => answer(StatusCode::OK, answer_body),
         Err(e) => answer(StatusCode::BAD_GATEWAY, e.to_string().into()),
+    };
+    if *crate::stages::ON {
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        crate::stages::record("passthrough less send", ms - send_ms);
     }
+    response
 }
 
 fn answer(status: StatusCode, body: Bytes) -> Response<Full<Bytes>> {

@@ -3,10 +3,18 @@
 //! (its wall time, awaits included, as a stage of a request takes it), per
 //! span name and field values, so a benchmark can print where a request's
 //! time goes next to the time its client saw.
+//!
+//! Each `request` span also gives a row `request method=… less send`: the
+//! request's time less its upstream round trips (its `send` spans), taken
+//! per request. That is what the server itself adds to a write, free of
+//! kube-apiserver's own spread, so two builds can be told apart by a few
+//! microseconds where the client's times differ by a few percent. The
+//! pass-through proxy [`record`]s the same measure of itself
+//! (`passthrough less send`), the floor of that row.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::time::Instant;
 
 use tracing::field::{Field, Visit};
@@ -21,10 +29,13 @@ use tracing_subscriber::{EnvFilter, Registry};
 /// the span's name, then its fields (`convert to=app`).
 static TIMES: Mutex<BTreeMap<String, Vec<f64>>> = Mutex::new(BTreeMap::new());
 
+/// Whether stage times are taken (`BENCH_SPANS` is set).
+pub static ON: LazyLock<bool> = LazyLock::new(|| std::env::var_os("BENCH_SPANS").is_some());
+
 /// Installs the layer as the process's subscriber when `BENCH_SPANS` is
 /// set; returns whether it did.
 pub fn install() -> bool {
-    if std::env::var_os("BENCH_SPANS").is_none() {
+    if !*ON {
         return false;
     }
     Registry::default()
@@ -36,6 +47,16 @@ pub fn install() -> bool {
 /// The stage times recorded since the last call (and forgets them).
 pub fn take() -> BTreeMap<String, Vec<f64>> {
     std::mem::take(&mut *TIMES.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// Records one time of `stage` (ms), as a closed span would.
+pub fn record(stage: &str, ms: f64) {
+    TIMES
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(stage.to_owned())
+        .or_default()
+        .push(ms);
 }
 
 /// Prints `times` (from [`take`]) as a Markdown table: n, p50, p99, mean.
@@ -69,6 +90,11 @@ struct Started {
     at: Instant,
 }
 
+/// Kept with an open `request` span: the time (ms) its closed `send`
+/// spans took.
+#[derive(Default)]
+struct Sent(f64);
+
 /// Appends ` field=value` for every field of a span.
 struct Fields<'a>(&'a mut String);
 
@@ -90,7 +116,11 @@ where
         let mut stage = attrs.metadata().name().to_owned();
         attrs.record(&mut Fields(&mut stage));
         if let Some(span) = ctx.span(id) {
-            span.extensions_mut().insert(Started {
+            let mut extensions = span.extensions_mut();
+            if span.name() == "request" {
+                extensions.insert(Sent::default());
+            }
+            extensions.insert(Started {
                 stage,
                 at: Instant::now(),
             });
@@ -104,11 +134,24 @@ where
             return;
         };
         let ms = started.at.elapsed().as_secs_f64() * 1e3;
-        TIMES
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(started.stage.clone())
-            .or_default()
-            .push(ms);
+        record(&started.stage, ms);
+        match span.name() {
+            "send" => {
+                // Added to the request it was sent for.
+                if let Some(request) = span.scope().skip(1).find(|s| s.name() == "request")
+                    && let Some(sent) = request.extensions_mut().get_mut::<Sent>()
+                {
+                    sent.0 += ms;
+                }
+            }
+            "request" => {
+                if let Some(Sent(sent)) = extensions.get::<Sent>()
+                    && *sent > 0.0
+                {
+                    record(&format!("{} less send", started.stage), ms - sent);
+                }
+            }
+            _ => {}
+        }
     }
 }

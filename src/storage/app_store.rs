@@ -5,9 +5,11 @@
 //! answer to the cache, convert back — so a handler speaks apps only.
 //!
 //! A write does not wait for its watch event: the cache takes upstream's
-//! answer at once ([`WatchCache::take_write`]), so a read right after the
-//! write sees it (read-your-writes) while lists and watches still follow
-//! the watch. The app made from upstream's answer is encoded once: it is
+//! answer at once ([`WatchCache::take_kept_write`],
+//! [`WatchCache::take_delete`]), so a read right after the write sees it
+//! (read-your-writes) while lists and watches still follow the watch. The
+//! answer of a create, update or delete is read once from its text, for
+//! the cache and for the app made from it; that app is encoded once: it is
 //! the write's answer and the view the cache keeps for the next read. Each
 //! stage is a `debug` tracing span (`convert`, `upstream` with the backend's
 //! `send` and `parse`, `cache`), free when debug logging is off.
@@ -38,8 +40,8 @@ use tracing::Instrument as _;
 
 use super::app_filter::AppFilter;
 use super::cache::{
-    Key, Objects, Stored, Subscription, WatchCache, in_key_order, key_order, range_is_current,
-    snapshot_is_current,
+    DeleteAnswer, Key, Objects, Stored, Subscription, WatchCache, in_key_order, key_order,
+    range_is_current, snapshot_is_current,
 };
 use super::helm_release::{self, AppView, ConvertError};
 use super::{
@@ -633,36 +635,58 @@ impl Apps<'_> {
         let resolved = &self.kind.resolved;
         let current = self.get(namespace, name)?;
         let release = helm_release::release_name(resolved, name);
-        let result = self
+        let written = self
             .store
             .backend
             .delete(namespace, &release, options, user)
             .instrument(tracing::debug_span!("upstream", verb = "delete"))
             .await
             .map_err(|e| self.store_error(e, name))?;
-        // A release deleted at once may come back as a bare Status.
-        let last = result
-            .get("spec")
-            .is_some()
-            .then(|| Arc::new(Stored::new(&result)));
-        if !options.dry_run && resource_version(&result) > 0 {
-            // Still there while finalizers hold it (marked for deletion).
-            let held = result
-                .pointer("/metadata/finalizers")
-                .and_then(Value::as_array)
-                .is_some_and(|f| !f.is_empty());
+        let answer = self.delete_answer(name, written)?;
+        let rv = answer.stored.resource_version();
+        if !options.dry_run && rv > 0 {
             let _span = tracing::debug_span!("cache").entered();
-            match &last {
-                Some(last) if held => {
-                    self.cache().take_kept_write(Key::of(&result), last.clone());
-                }
-                _ => {
-                    self.cache().take_write(&result, held);
-                }
+            if answer.held {
+                // Still there while finalizers hold it (marked for deletion).
+                self.cache()
+                    .take_kept_write(answer.key, answer.stored.clone());
+            } else {
+                self.cache().take_delete(answer.key, rv);
             }
         }
-        // Answered with the app we had when upstream's answer has none.
-        Ok(last.map_or(current, |last| self.written_view(&last)))
+        // A release deleted at once may come back as a bare Status: answered
+        // with the app we had.
+        Ok(if answer.is_release {
+            self.written_view(&answer.stored)
+        } else {
+            current
+        })
+    }
+
+    /// Upstream's answer to a delete of the app `name`, kept: read once
+    /// from a cluster's text, as the answers to writes are.
+    fn delete_answer(&self, name: &str, written: Written) -> Result<DeleteAnswer, ApiError> {
+        match written {
+            Written::Text(text) => {
+                let _span = tracing::debug_span!("parse").entered();
+                Stored::from_delete_answer(&text, &self.kind.resolved, self.kind.stamp).map_err(
+                    |e| {
+                        let cause =
+                            StoreError::Internal(format!("parse kube-apiserver's answer: {e}"));
+                        self.store_error(cause, name)
+                    },
+                )
+            }
+            Written::Value(value) => Ok(DeleteAnswer {
+                key: Key::of(&value),
+                stored: Arc::new(Stored::new(&value)),
+                is_release: value.get("spec").is_some(),
+                held: value
+                    .pointer("/metadata/finalizers")
+                    .and_then(Value::as_array)
+                    .is_some_and(|f| !f.is_empty()),
+            }),
+        }
     }
 
     /// Waits (a bounded time) until the cache has seen a change after the

@@ -17,8 +17,9 @@
 //!   lost or duplicated; several changes of one object while the cache was
 //!   not watching reach clients as one.
 //! - Writes ahead of the watch: a write made through the server hands
-//!   upstream's answer to the cache at once ([`WatchCache::take_write`]), so
-//!   it does not wait for its own watch event to read its write. The object
+//!   upstream's answer to the cache at once ([`WatchCache::take_kept_write`],
+//!   [`WatchCache::take_delete`]), so it does not wait for its own watch
+//!   event to read its write. The object
 //!   is kept aside, keyed by its resourceVersion, and read by single-object
 //!   reads only; snapshots, lists and watches keep exactly the watch's state.
 //!   The watch event of the same version later confirms it (reusing the kept
@@ -125,6 +126,20 @@ impl serde::Serialize for SpecValues<'_> {
     }
 }
 
+/// Upstream's answer to a delete, kept ([`Stored::from_delete_answer`]).
+pub struct DeleteAnswer {
+    /// The key the answer names (empty for a `Status`).
+    pub key: Key,
+    /// The answer as the cache keeps a release.
+    pub stored: Arc<Stored>,
+    /// Whether the answer is the release as upstream last had it (it has a
+    /// `spec`) rather than a `Status`.
+    pub is_release: bool,
+    /// Whether finalizers still hold the release (it is marked for
+    /// deletion, not gone).
+    pub held: bool,
+}
+
 impl Stored {
     /// Keeps `object` compactly, of its `spec` only `values`.
     pub fn new(object: &Value) -> Stored {
@@ -159,6 +174,27 @@ impl Stored {
         let kept = super::kept_text::keep_with_parts(text, &mut parts)?;
         let view = helm_release::app_view_of_parts(kind, &parts).map(Arc::new);
         Ok(Stored::kept(kept, Some(AppMemo { stamp, view })))
+    }
+
+    /// Keeps upstream's answer `text` to a delete of an app of `kind` as
+    /// [`Stored::from_answer`] keeps the answer to a write, and reads on the
+    /// way what the delete does next ([`DeleteAnswer`]).
+    pub fn from_delete_answer(
+        text: &str,
+        kind: &ResolvedKind,
+        stamp: u64,
+    ) -> Result<DeleteAnswer, serde_json::Error> {
+        let mut parts = super::app_text::ReleaseParts::default();
+        let kept = super::kept_text::keep_with_parts(text, &mut parts)?;
+        let (is_release, held) = (kept.has_spec, kept.has_finalizers);
+        let view = helm_release::app_view_of_parts(kind, &parts).map(Arc::new);
+        let (key, stored) = Stored::kept(kept, Some(AppMemo { stamp, view }));
+        Ok(DeleteAnswer {
+            key,
+            stored: Arc::new(stored),
+            is_release,
+            held,
+        })
     }
 
     /// The object `kept` made, with its key, and its app view if made.
@@ -537,19 +573,16 @@ impl WatchCache {
 
     /// Takes upstream's answer to a write made through the server at once,
     /// so that reads of the object see it before its watch event arrives:
-    /// `written` as stored, or, when `exists` is false, gone. Ignored when
+    /// the object `key` deleted at `resource_version` (gone). Ignored when
     /// the cache already has that version or a newer one of the object (a
-    /// concurrent newer event or write wins) or `written` has no
-    /// resourceVersion. Returns whether it was taken.
-    pub fn take_write(&self, written: &Value, exists: bool) -> bool {
-        let key = Key::of(written);
-        let rv = resource_version(written);
-        let object = exists.then(|| Arc::new(Stored::new(written)));
+    /// concurrent newer event or write wins) or there is no resourceVersion.
+    /// Returns whether it was taken.
+    pub fn take_delete(&self, key: Key, resource_version: u64) -> bool {
         let mut state = self.state.write().unwrap_or_else(|p| p.into_inner());
-        state.take_write(key, rv, object)
+        state.take_write(key, resource_version, None)
     }
 
-    /// [`WatchCache::take_write`] of an object that exists, kept already
+    /// [`WatchCache::take_delete`] of an object that exists, kept already
     /// (as [`Stored::from_text`] keeps upstream's answer).
     pub fn take_kept_write(&self, key: Key, written: Arc<Stored>) -> bool {
         let rv = written.resource_version();
@@ -1291,6 +1324,15 @@ mod tests {
             "labels": {crate::storage::helm_release::KIND_LABEL: "Postgres"}}, "spec": {"values": {"x": x}}})
     }
 
+    /// Takes the write answered with `written` (gone unless `exists`).
+    fn take_value(cache: &WatchCache, written: &Value, exists: bool) -> bool {
+        if exists {
+            cache.take_kept_write(Key::of(written), Arc::new(Stored::new(written)))
+        } else {
+            cache.take_delete(Key::of(written), resource_version(written))
+        }
+    }
+
     fn x_of(cache: &WatchCache, name: &str) -> Option<i64> {
         cache
             .get("ns", name)
@@ -1309,7 +1351,7 @@ mod tests {
     async fn a_changed_objects_text_is_parsed_only_when_no_write_took_it() {
         let (cache, sync) = driven();
         let (_, mut rx) = cache.subscribe(10).unwrap();
-        assert!(cache.take_write(&at("a", 11, 1), true));
+        assert!(take_value(&cache, &at("a", 11, 1), true));
         let taken = cache.stored("ns", "a").unwrap();
         sync.apply(changed(&at("a", 11, 1))).unwrap();
         let event = rx.try_recv().unwrap();
@@ -1321,7 +1363,7 @@ mod tests {
         assert!(cache.read().ahead.is_empty());
 
         // Changes no write took are parsed: made elsewhere, or newer.
-        assert!(cache.take_write(&at("a", 12, 2), true));
+        assert!(take_value(&cache, &at("a", 12, 2), true));
         sync.apply(changed(&at("a", 13, 3))).unwrap();
         sync.apply(changed(&at("b", 14, 4))).unwrap();
         let kinds: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok())
@@ -1352,7 +1394,7 @@ mod tests {
     async fn a_write_is_read_before_its_watch_event_and_confirmed_by_it() {
         let (cache, sync) = driven();
         let (_, mut rx) = cache.subscribe(10).unwrap();
-        assert!(cache.take_write(&at("a", 11, 1), true));
+        assert!(take_value(&cache, &at("a", 11, 1), true));
         // Single-object reads see it; the revision, snapshots and watchers do not yet.
         assert_eq!(x_of(&cache, "a"), Some(1));
         assert_eq!(cache.revision(), 10);
@@ -1379,13 +1421,13 @@ mod tests {
             .unwrap();
         sync.apply(StoreEvent::Modified(Arc::new(at("a", 12, 2))))
             .unwrap();
-        assert!(!cache.take_write(&at("a", 11, 1), true));
-        assert!(!cache.take_write(&at("a", 12, 2), true));
+        assert!(!take_value(&cache, &at("a", 11, 1), true));
+        assert!(!take_value(&cache, &at("a", 12, 2), true));
         assert_eq!(x_of(&cache, "a"), Some(2));
 
         // Two writes answered out of order: the newer one stays.
-        assert!(cache.take_write(&at("a", 14, 4), true));
-        assert!(!cache.take_write(&at("a", 13, 3), true));
+        assert!(take_value(&cache, &at("a", 14, 4), true));
+        assert!(!take_value(&cache, &at("a", 13, 3), true));
         assert_eq!(x_of(&cache, "a"), Some(4));
         // The watch delivers 13 first: watchers get it, reads keep 14.
         let (_, mut rx) = cache.subscribe(12).unwrap();
@@ -1407,7 +1449,7 @@ mod tests {
             .as_object_mut()
             .unwrap()
             .remove("resourceVersion");
-        assert!(!cache.take_write(&bare, true));
+        assert!(!take_value(&cache, &bare, true));
         assert_eq!(x_of(&cache, "a"), Some(4));
     }
 
@@ -1416,11 +1458,11 @@ mod tests {
         let (cache, sync) = driven();
         sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))))
             .unwrap();
-        assert!(cache.take_write(&at("a", 12, 1), false));
+        assert!(take_value(&cache, &at("a", 12, 1), false));
         assert_eq!(x_of(&cache, "a"), None);
         assert_eq!(cache.snapshot().0.len(), 1, "lists follow the watch");
         // A re-create answered before the delete's event: it is back.
-        assert!(cache.take_write(&at("a", 13, 3), true));
+        assert!(take_value(&cache, &at("a", 13, 3), true));
         assert_eq!(x_of(&cache, "a"), Some(3));
         // The delete's event does not undo the newer re-create; the create's confirms it.
         sync.apply(StoreEvent::Deleted(Arc::new(at("a", 12, 1))))
@@ -1431,16 +1473,62 @@ mod tests {
         assert!(cache.read().ahead.is_empty());
         assert_eq!(x_of(&cache, "a"), Some(3));
         // Whatever brings the revision past a taken write drops it (here a bookmark).
-        assert!(cache.take_write(&at("a", 15, 5), true));
+        assert!(take_value(&cache, &at("a", 15, 5), true));
         sync.apply(StoreEvent::Bookmark(15)).unwrap();
         assert!(cache.read().ahead.is_empty());
         assert_eq!(x_of(&cache, "a"), Some(3), "the watch's state");
     }
 
     #[tokio::test]
+    async fn a_deletes_answer_is_read_once_for_the_cache_and_the_app() {
+        let (cache, sync) = driven();
+        let kind = postgres();
+        // The HelmRelease of the app `name` at `rv`, as upstream stores it.
+        let release = |name: &str, rv: u64| {
+            let app = json!({
+                "apiVersion": kind.group_version(), "kind": "Postgres",
+                "metadata": {"name": name, "namespace": "ns"}, "spec": {"replicas": 2},
+            });
+            let mut release = helm_release::to_helm_release(&kind, &app, None, None).unwrap();
+            release["metadata"]["resourceVersion"] = json!(rv.to_string());
+            release
+        };
+        for name in ["held", "gone"] {
+            sync.apply(StoreEvent::Added(Arc::new(release(name, 11))))
+                .unwrap();
+        }
+        // Finalizers hold it: still there, marked, at once.
+        let mut held = release("held", 12);
+        held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+        held["metadata"]["deletionTimestamp"] = json!("2026-12-04T20:00:00Z");
+        let answer = Stored::from_delete_answer(&held.to_string(), &kind, 1).unwrap();
+        assert!(answer.is_release && answer.held);
+        assert_eq!(answer.key, Key::new("ns", "postgres-held"));
+        let view = answer.stored.app_view(&kind, 1).expect("made on the way");
+        assert_eq!(view.value()["metadata"]["name"], "held");
+        assert!(view.value()["metadata"]["deletionTimestamp"].is_string());
+        assert!(cache.take_kept_write(answer.key, answer.stored));
+        assert!(
+            cache.get("ns", "postgres-held").unwrap()["metadata"]["deletionTimestamp"].is_string()
+        );
+        // Deleted outright: gone at once.
+        let answer =
+            Stored::from_delete_answer(&release("gone", 13).to_string(), &kind, 1).unwrap();
+        assert!(answer.is_release && !answer.held);
+        let rv = answer.stored.resource_version();
+        assert!(cache.take_delete(answer.key, rv));
+        assert!(cache.get("ns", "postgres-gone").is_none());
+        // A Status instead of the release: nothing to take.
+        let status = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success"}"#;
+        let answer = Stored::from_delete_answer(status, &kind, 1).unwrap();
+        assert!(!answer.is_release && !answer.held);
+        assert_eq!(answer.stored.resource_version(), 0);
+    }
+
+    #[tokio::test]
     async fn a_single_object_read_is_current_with_a_write_taken_ahead() {
         let (cache, _sync) = driven();
-        assert!(cache.take_write(&at("pg-a", 11, 1), true));
+        assert!(take_value(&cache, &at("pg-a", 11, 1), true));
         let one = ReadScope {
             kind: "Postgres".into(),
             namespace: Some("ns".into()),
@@ -1479,7 +1567,7 @@ mod tests {
                 .await
         );
         // A delete taken ahead is current when upstream has no such object.
-        assert!(cache.take_write(&at("pg-a", 12, 1), false));
+        assert!(take_value(&cache, &at("pg-a", 12, 1), false));
         assert!(cache.wait_until_current(&upstream(&[]), &one, quick).await);
     }
 

@@ -17,7 +17,6 @@ use kube::api::{
     ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, PostParams,
     Preconditions, PropagationPolicy, WatchEvent, WatchParams,
 };
-use serde_json::Value;
 use serde_json::value::RawValue;
 use tracing::Instrument;
 
@@ -154,19 +153,6 @@ impl ClusterStore {
             &self.resource,
             Some(namespace),
         ))
-    }
-
-    /// Sends a write, as `user` when impersonating, and parses the answer
-    /// straight into the object as the watch cache keeps it ([`Release`]: the
-    /// cache takes it before the watch delivers it; a
-    /// `Status` answer comes back as an object of kind `Status`). The round
-    /// trip and the parse are `debug` spans (`send`, `parse`).
-    async fn send(&self, request: BuiltRequest, user: &UserInfo) -> Result<Value, StoreError> {
-        let text = self.send_text(request, user).await?;
-        let _span = tracing::debug_span!("parse").entered();
-        serde_json::from_str::<Release>(&text)
-            .map(|Release(object)| object)
-            .map_err(answer_error)
     }
 
     /// Sends a write of a HelmRelease for `user`; answers with upstream's
@@ -392,14 +378,16 @@ impl ClusterStore {
         })
     }
 
-    /// Deletes a HelmRelease for `user`, with preconditions and propagation.
+    /// Deletes a HelmRelease for `user`, with preconditions and propagation;
+    /// answers with upstream's answer as its text: the release as it was
+    /// last stored, or a `Status` (the app store reads it, see [`Written`]).
     pub async fn delete(
         &self,
         namespace: &str,
         name: &str,
         options: &DeleteOptions,
         user: &UserInfo,
-    ) -> Result<Value, StoreError> {
+    ) -> Result<Written, StoreError> {
         let params = DeleteParams {
             dry_run: options.dry_run,
             propagation_policy: match options.propagation_policy.as_deref() {
@@ -416,20 +404,9 @@ impl ClusterStore {
             ),
             ..DeleteParams::default()
         };
-        let deleted = self
-            .send(self.raw(namespace).delete(name, &params), user)
-            .await?;
-        if deleted.get("kind").and_then(Value::as_str) == Some("Status") {
-            // Deleted at once; report the last state we can know.
-            return Ok(serde_json::json!({"metadata": {"name": name, "namespace": namespace}}));
-        }
-        Ok(deleted)
+        self.send_write(self.raw(namespace).delete(name, &params), user)
+            .await
     }
-}
-
-/// kube-apiserver's answer did not parse as a HelmRelease.
-fn answer_error(e: serde_json::Error) -> StoreError {
-    StoreError::Internal(format!("parse kube-apiserver's answer: {e}"))
 }
 
 fn write_params(dry_run: bool) -> PostParams {

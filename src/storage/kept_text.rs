@@ -11,7 +11,8 @@
 //! about as long as the rest of a write's own work.
 //!
 //! The fields a scan checks without parsing are read on the way: the
-//! object's key, resourceVersion and kind label.
+//! object's key, resourceVersion and kind label, and for the answer to a
+//! delete whether it has a `spec` and finalizers.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -39,6 +40,12 @@ pub(crate) struct KeptText {
     pub(crate) resource_version: u64,
     /// The app kind label, if any.
     pub(crate) kind_label: Option<Box<str>>,
+    /// Whether the object has a `spec` (upstream's answer to a delete may
+    /// be a `Status` instead of the release).
+    pub(crate) has_spec: bool,
+    /// Whether `metadata.finalizers` lists any (a deleted release they
+    /// hold is still there, marked for deletion).
+    pub(crate) has_finalizers: bool,
 }
 
 /// What [`keep`] reads of `metadata` on the way.
@@ -48,6 +55,7 @@ struct Identity<'a> {
     name: Option<&'a RawValue>,
     resource_version: Option<&'a RawValue>,
     labels: Option<&'a RawValue>,
+    finalizers: Option<&'a RawValue>,
 }
 
 /// Keeps the HelmRelease `text` (see the module documentation). Fails when
@@ -72,6 +80,7 @@ fn keep_reading<'a>(
     parts: Option<&mut ReleaseParts<'a>>,
 ) -> Result<KeptText, serde_json::Error> {
     let mut identity = Identity::default();
+    let mut has_spec = false;
     let json = super::helm_release::exact_json(|out| {
         let mut top = TopLevel {
             object: ObjectWriter::new(out),
@@ -79,14 +88,17 @@ fn keep_reading<'a>(
             parts,
             has_api_version: false,
             has_kind: false,
+            has_spec: false,
         };
         read_object(text, &mut top)?;
         let TopLevel {
             mut object,
             has_api_version,
             has_kind,
+            has_spec: spec,
             ..
         } = top;
+        has_spec = spec;
         if !has_api_version {
             object.str("apiVersion", HELMRELEASE_API_VERSION);
             if !has_kind {
@@ -119,7 +131,17 @@ fn keep_reading<'a>(
         key,
         resource_version,
         kind_label,
+        has_spec,
+        has_finalizers: identity.finalizers.is_some_and(is_non_empty_array),
     })
+}
+
+/// Whether `raw` is an array with an item.
+fn is_non_empty_array(raw: &RawValue) -> bool {
+    raw.get()
+        .trim_start()
+        .strip_prefix('[')
+        .is_some_and(|items| !items.trim_start().starts_with(']'))
 }
 
 /// The release's fields: `metadata` and `spec` kept through their own
@@ -130,6 +152,7 @@ struct TopLevel<'a, 'o, 'r> {
     parts: Option<&'r mut ReleaseParts<'a>>,
     has_api_version: bool,
     has_kind: bool,
+    has_spec: bool,
 }
 
 impl<'a> Members<'a> for TopLevel<'a, '_, '_> {
@@ -148,10 +171,13 @@ impl<'a> Members<'a> for TopLevel<'a, '_, '_> {
                     metadata.object.null();
                 }
             }
-            "spec" => map.next_value_seed(Spec {
-                out: self.object.key("spec"),
-                parts: self.parts.as_deref_mut(),
-            })?,
+            "spec" => {
+                self.has_spec = true;
+                map.next_value_seed(Spec {
+                    out: self.object.key("spec"),
+                    parts: self.parts.as_deref_mut(),
+                })?
+            }
             _ => {
                 let value: &'a RawValue = map.next_value()?;
                 self.has_api_version |= key == "apiVersion";
@@ -187,6 +213,7 @@ impl<'a> Members<'a> for Metadata<'a, '_, '_> {
             "name" => self.identity.name = Some(value),
             "resourceVersion" => self.identity.resource_version = Some(value),
             "labels" => self.identity.labels = Some(value),
+            "finalizers" => self.identity.finalizers = Some(value),
             _ => {}
         }
         if let Some(parts) = self.parts.as_deref_mut() {
@@ -345,6 +372,27 @@ mod tests {
             keep(r#"{"metadata": {"name": 3, "resourceVersion": "v1", "labels": [1]}}"#).unwrap();
         assert_eq!((odd.key.name(), odd.resource_version), ("", 0));
         assert_eq!(odd.kind_label, None);
+    }
+
+    #[test]
+    fn spec_and_finalizers_are_read_on_the_way() {
+        let read = |text: &str| {
+            let kept = keep(text).unwrap();
+            (kept.has_spec, kept.has_finalizers)
+        };
+        let held = r#"{"metadata": {"name": "a", "finalizers": ["x/y"]}, "spec": {"values": {}}}"#;
+        assert_eq!(read(held), (true, true));
+        assert_eq!(
+            read(r#"{"metadata": {"finalizers": [ ]}, "spec": null}"#),
+            (true, false)
+        );
+        assert_eq!(
+            read(r#"{"metadata": {"finalizers": null}}"#),
+            (false, false)
+        );
+        let status = r#"{"kind": "Status", "apiVersion": "v1", "status": "Success",
+            "details": {"name": "a"}, "metadata": {}}"#;
+        assert_eq!(read(status), (false, false));
     }
 
     #[test]

@@ -83,9 +83,10 @@ impl StoreEvent {
     }
 }
 
-/// Upstream's answer to a create or an update: the HelmRelease as stored,
-/// as it came. The app store keeps it for the cache and makes the answer's
-/// app from it in one reading ([`cache::Stored::from_answer`]).
+/// Upstream's answer to a create, an update or a delete: the HelmRelease as
+/// stored (a delete's answer may be a `Status`), as it came. The app store
+/// keeps it for the cache and makes the answer's app from it in one reading
+/// ([`cache::Stored::from_answer`], [`cache::Stored::from_delete_answer`]).
 #[derive(Debug)]
 pub enum Written {
     /// A cluster's answer: its JSON text.
@@ -335,9 +336,9 @@ impl Backend {
         name: &str,
         options: &DeleteOptions,
         user: &UserInfo,
-    ) -> Result<Value, StoreError> {
+    ) -> Result<Written, StoreError> {
         match self {
-            Backend::Embedded(s) => s.delete(namespace, name, options).await,
+            Backend::Embedded(s) => s.delete(namespace, name, options).await.map(Written::Value),
             Backend::Cluster(s) => s.delete(namespace, name, options, user).await,
         }
     }

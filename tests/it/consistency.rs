@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
 use kube::api::{
-    Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams, WatchEvent,
-    WatchParams,
+    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    PatchParams, PostParams, WatchEvent, WatchParams,
 };
 use kubectl_cozy::auth::Auth;
 use kubectl_cozy::pki::{Ca, LeafSpec};
@@ -522,4 +522,88 @@ async fn label_selected_lists_see_label_changes_made_upstream_just_before() {
         .await
         .expect("the same, unpaged");
     assert!(none.items.is_empty());
+}
+
+/// Deletes through the server on a cluster: kube-apiserver answers each
+/// with the release as it was last stored, which the server reads once for
+/// its cache and for its own answer (the app). One that finalizers hold is
+/// answered and then read marked for deletion; one deleted outright is
+/// answered as it was and then gone, from the cache (`resourceVersion=0`)
+/// as from upstream. (Whether the cache took the answer before its late
+/// watch event is checked in the cache's unit tests: here the delaying
+/// proxy also delays the answer.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletes_answer_the_app_and_leave_held_ones_marked() {
+    let plane = plane();
+    let ns = plane.namespace("deletes").await;
+    let (_server, direct) = lagging_server().await;
+    let (apps, releases) = apps_and_releases(direct, &ns).await;
+    let app = |name: &str, finalizers: &[&str]| -> DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "apps.cozystack.io/v1alpha1",
+            "kind": "Postgres",
+            "metadata": {"name": name, "finalizers": finalizers},
+            "spec": {"replicas": 2},
+        }))
+        .unwrap()
+    };
+    let from_cache = |apps: Api<DynamicObject>| async move {
+        apps.list(&ListParams::default().match_any())
+            .await
+            .expect("list from the cache")
+            .items
+    };
+    for (name, finalizers) in [("held", &["example.com/hold"][..]), ("gone", &[])] {
+        apps.create(&PostParams::default(), &app(name, finalizers))
+            .await
+            .expect("create");
+    }
+
+    let held = apps
+        .delete("held", &DeleteParams::default())
+        .await
+        .expect("delete the held app")
+        .left()
+        .expect("the app, still there");
+    assert!(held.metadata.deletion_timestamp.is_some(), "{held:?}");
+    assert_eq!(held.data["spec"]["replicas"], 2, "{held:?}");
+    let gone = apps
+        .delete("gone", &DeleteParams::default())
+        .await
+        .expect("delete the other app")
+        .left()
+        .expect("the app as it was last stored");
+    assert_eq!(gone.metadata.name.as_deref(), Some("gone"));
+    assert_eq!(gone.data["spec"]["replicas"], 2, "{gone:?}");
+
+    let cached = from_cache(apps.clone()).await;
+    let names: Vec<_> = cached
+        .iter()
+        .filter_map(|a| a.metadata.name.as_deref())
+        .collect();
+    assert_eq!(
+        names,
+        ["held"],
+        "the cache before the watch brought either delete"
+    );
+    assert!(
+        cached[0].metadata.deletion_timestamp.is_some(),
+        "{:?}",
+        cached[0]
+    );
+
+    // Releasing the finalizer (straight at kube-apiserver) completes it.
+    releases
+        .patch(
+            "postgres-held",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .expect("release the finalizer");
+    let err = apps.get("held").await.expect_err("deleted");
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 404),
+        "{err}"
+    );
 }
