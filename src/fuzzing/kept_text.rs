@@ -1,6 +1,7 @@
 //! Fuzz target of what the cache keeps of upstream's JSON text: made
-//! straight from the text ([`Stored::from_text`], [`Stored::from_answer`])
-//! it must be what parsing the text into a `Value` first keeps.
+//! straight from the text ([`Stored::from_text`], [`Stored::from_answer`],
+//! [`Stored::from_delete_answer`]) it must be what parsing the text into a
+//! `Value` first keeps.
 
 use serde_json::Value;
 
@@ -19,7 +20,9 @@ use crate::storage::release_json::Release;
 ///   and kind label, and parses to what keeping the parsed value keeps;
 /// - the app view made while reading a write's answer is the one a read
 ///   of the kept object makes, and both are what converting the parsed value
-///   gives.
+///   gives;
+/// - read as a delete's answer, it is kept alike and found to be a release
+///   (a `spec`) and held (finalizers) exactly where the parsed value is.
 pub fn kept_text(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -32,6 +35,12 @@ pub fn kept_text(data: &[u8]) {
         answered.is_ok(),
         "an answer and an event of the same text are kept alike"
     );
+    let deleted = Stored::from_delete_answer(text, kind, 1);
+    assert_eq!(
+        from_text.is_ok(),
+        deleted.is_ok(),
+        "a delete's answer and an event of the same text are kept alike"
+    );
     let Ok(Release(parsed)) = serde_json::from_str::<Release>(text) else {
         return;
     };
@@ -43,6 +52,15 @@ pub fn kept_text(data: &[u8]) {
         return; // the value's way overwrites the kind, the text's keeps it
     }
     let (key, kept) = from_text.expect("a release that parses is kept from its text");
+    let deleted = deleted.expect("kept");
+    assert_eq!(deleted.key, key);
+    assert_eq!(*deleted.stored.json(), *kept.json());
+    assert_eq!(deleted.is_release, original.get("spec").is_some());
+    let held = original
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|f| !f.is_empty());
+    assert_eq!(deleted.held, held, "finalizers read from the text");
     let by_value = Stored::new(&parsed);
     assert_eq!(key, Key::of(&parsed));
     assert_eq!(kept.resource_version(), by_value.resource_version());
