@@ -19,12 +19,12 @@
 //! - Writes ahead of the watch: a write made through the server hands
 //!   upstream's answer to the cache at once ([`WatchCache::take_kept_write`],
 //!   [`WatchCache::take_delete`]), so it does not wait for its own watch
-//!   event to read its write. The object
-//!   is kept aside, keyed by its resourceVersion, and read by single-object
-//!   reads only; snapshots, lists and watches keep exactly the watch's state.
-//!   The watch event of the same version later confirms it (reusing the kept
-//!   object, app view included); a newer event or write always wins, and an
-//!   older one never replaces it.
+//!   event to read its write. The object is kept aside, keyed by its
+//!   resourceVersion, and read by single-object reads only; snapshots,
+//!   lists and watches keep exactly the watch's state. The watch event of
+//!   the same version later confirms it (reusing the kept object, app view
+//!   included); a newer event or write always wins, and an older one never
+//!   replaces it.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ops::Bound;
@@ -582,8 +582,10 @@ impl WatchCache {
         state.take_write(key, resource_version, None)
     }
 
-    /// [`WatchCache::take_delete`] of an object that exists, kept already
-    /// (as [`Stored::from_text`] keeps upstream's answer).
+    /// Takes upstream's answer to a write of an object that exists, kept
+    /// already (as [`Stored::from_answer`] keeps it), as
+    /// [`WatchCache::take_delete`] takes a delete: keyed by its
+    /// resourceVersion, and on the same terms.
     pub fn take_kept_write(&self, key: Key, written: Arc<Stored>) -> bool {
         let rv = written.resource_version();
         let mut state = self.state.write().unwrap_or_else(|p| p.into_inner());

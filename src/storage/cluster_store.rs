@@ -155,8 +155,9 @@ impl ClusterStore {
         ))
     }
 
-    /// Sends a write of a HelmRelease for `user`; answers with upstream's
-    /// answer as its text (the app store reads it, see [`Written`]).
+    /// Sends a write of a HelmRelease (create, update or delete) for
+    /// `user`; answers with upstream's answer as its text (the app store
+    /// reads it, see [`Written`]).
     async fn send_write(
         &self,
         request: BuiltRequest,
