@@ -663,29 +663,23 @@ impl Apps<'_> {
         })
     }
 
+    /// The error of upstream's answer about the app `name` that did not
+    /// parse as a HelmRelease.
+    fn answer_error(&self, name: &str, e: serde_json::Error) -> ApiError {
+        let cause = StoreError::Internal(format!("parse kube-apiserver's answer: {e}"));
+        self.store_error(cause, name)
+    }
+
     /// Upstream's answer to a delete of the app `name`, kept: read once
     /// from a cluster's text, as the answers to writes are.
     fn delete_answer(&self, name: &str, written: Written) -> Result<DeleteAnswer, ApiError> {
         match written {
             Written::Text(text) => {
                 let _span = tracing::debug_span!("parse").entered();
-                Stored::from_delete_answer(&text, &self.kind.resolved, self.kind.stamp).map_err(
-                    |e| {
-                        let cause =
-                            StoreError::Internal(format!("parse kube-apiserver's answer: {e}"));
-                        self.store_error(cause, name)
-                    },
-                )
+                Stored::from_delete_answer(&text, &self.kind.resolved, self.kind.stamp)
+                    .map_err(|e| self.answer_error(name, e))
             }
-            Written::Value(value) => Ok(DeleteAnswer {
-                key: Key::of(&value),
-                stored: Arc::new(Stored::new(&value)),
-                is_release: value.get("spec").is_some(),
-                held: value
-                    .pointer("/metadata/finalizers")
-                    .and_then(Value::as_array)
-                    .is_some_and(|f| !f.is_empty()),
-            }),
+            Written::Value(value) => Ok(Stored::from_delete_value(&value)),
         }
     }
 
@@ -712,10 +706,8 @@ impl Apps<'_> {
         let (key, stored) = match written {
             Written::Text(text) => {
                 let _span = tracing::debug_span!("parse").entered();
-                Stored::from_answer(&text, &self.kind.resolved, self.kind.stamp).map_err(|e| {
-                    let cause = StoreError::Internal(format!("parse kube-apiserver's answer: {e}"));
-                    self.store_error(cause, name)
-                })?
+                Stored::from_answer(&text, &self.kind.resolved, self.kind.stamp)
+                    .map_err(|e| self.answer_error(name, e))?
             }
             Written::Value(value) => (Key::of(&value), Stored::new(&value)),
         };

@@ -170,10 +170,8 @@ impl Stored {
         kind: &ResolvedKind,
         stamp: u64,
     ) -> Result<(Key, Stored), serde_json::Error> {
-        let mut parts = super::app_text::ReleaseParts::default();
-        let kept = super::kept_text::keep_with_parts(text, &mut parts)?;
-        let view = helm_release::app_view_of_parts(kind, &parts).map(Arc::new);
-        Ok(Stored::kept(kept, Some(AppMemo { stamp, view })))
+        let (kept, app) = Stored::read_answer(text, kind, stamp)?;
+        Ok(Stored::kept(kept, Some(app)))
     }
 
     /// Keeps upstream's answer `text` to a delete of an app of `kind` as
@@ -184,17 +182,42 @@ impl Stored {
         kind: &ResolvedKind,
         stamp: u64,
     ) -> Result<DeleteAnswer, serde_json::Error> {
-        let mut parts = super::app_text::ReleaseParts::default();
-        let kept = super::kept_text::keep_with_parts(text, &mut parts)?;
+        let (kept, app) = Stored::read_answer(text, kind, stamp)?;
         let (is_release, held) = (kept.has_spec, kept.has_finalizers);
-        let view = helm_release::app_view_of_parts(kind, &parts).map(Arc::new);
-        let (key, stored) = Stored::kept(kept, Some(AppMemo { stamp, view }));
+        let (key, stored) = Stored::kept(kept, Some(app));
         Ok(DeleteAnswer {
             key,
             stored: Arc::new(stored),
             is_release,
             held,
         })
+    }
+
+    /// [`Stored::from_delete_answer`] of the embedded store's answer, a
+    /// `Value`.
+    pub fn from_delete_value(answer: &Value) -> DeleteAnswer {
+        DeleteAnswer {
+            key: Key::of(answer),
+            stored: Arc::new(Stored::new(answer)),
+            is_release: answer.get("spec").is_some(),
+            held: answer
+                .pointer("/metadata/finalizers")
+                .and_then(Value::as_array)
+                .is_some_and(|f| !f.is_empty()),
+        }
+    }
+
+    /// Upstream's answer `text` kept, and the app of `kind` made from the
+    /// parts read on the way.
+    fn read_answer(
+        text: &str,
+        kind: &ResolvedKind,
+        stamp: u64,
+    ) -> Result<(super::kept_text::KeptText, AppMemo), serde_json::Error> {
+        let mut parts = super::app_text::ReleaseParts::default();
+        let kept = super::kept_text::keep_with_parts(text, &mut parts)?;
+        let view = helm_release::app_view_of_parts(kind, &parts).map(Arc::new);
+        Ok((kept, AppMemo { stamp, view }))
     }
 
     /// The object `kept` made, with its key, and its app view if made.

@@ -91,14 +91,13 @@ fn keep_reading<'a>(
             has_spec: false,
         };
         read_object(text, &mut top)?;
+        has_spec = top.has_spec;
         let TopLevel {
             mut object,
             has_api_version,
             has_kind,
-            has_spec: spec,
             ..
         } = top;
-        has_spec = spec;
         if !has_api_version {
             object.str("apiVersion", HELMRELEASE_API_VERSION);
             if !has_kind {
