@@ -18,10 +18,15 @@
 //!   `create -f`;
 //! - a kube-rs client over one kept-alive TLS connection to kube-apiserver
 //!   (no process start): consistent get, create, update (PUT), and the
-//!   5,000-object list as JSON and as a Table, unpaged.
+//!   5,000-object list as JSON and as a Table, unpaged. Beside the two, the
+//!   aggregated floor: the same HelmReleases through a pass-through proxy
+//!   registered as an APIService of a group of its own (`passthrough`),
+//!   which is kube-apiserver's proxying and the second hop with no work
+//!   behind them.
 //!
 //! Prints Markdown tables with p50 and p99 per subject and the ratio of
-//! each app row to its HelmRelease row, and the load average. Asserts
+//! each app row to its HelmRelease row (and, for kube-rs, to the floor's),
+//! and the load average. Asserts
 //! counts and names only, never a time. Run it with `benches/clients.sh
 //! [kubectl|client]` (or `cargo bench --bench clients -- [FILTER]`).
 
@@ -33,6 +38,7 @@
 use std::time::{Duration, Instant};
 
 use http::{Method, Request, header};
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::{Value, json};
 
@@ -48,6 +54,12 @@ use crate::support::serve::{KindsDir, ServeProcess, kinds_dir};
     reason = "the examples' kind loaders: this benchmark writes its own kinds"
 )]
 mod apps;
+/// The pass-through proxy: the aggregated rows' floor.
+mod passthrough;
+/// The proxy's own timing (`BENCH_SPANS=1`), unused here.
+#[allow(dead_code, reason = "the spans are printed by the server benchmark")]
+mod stages;
+use passthrough::Passthrough;
 /// The real control plane, `serve` as a process, as the integration tests
 /// have them.
 #[path = "../tests/it/support/mod.rs"]
@@ -106,7 +118,13 @@ struct Bench {
     writes: String,
     /// kubectl's discovery cache.
     cache_dir: tempfile::TempDir,
+    /// The pass-through proxy, registered for [`Bench::floor_group`].
+    floor: Passthrough,
+    floor_group: String,
 }
+
+/// The floor's Service (an ExternalName to `localhost`).
+const FLOOR_SERVICE: &str = "bench-passthrough";
 
 impl Bench {
     async fn start(plane: &'static Plane) -> Bench {
@@ -144,6 +162,19 @@ impl Bench {
             "[bench] serve registered (external-name route) in {:.1}s",
             started.elapsed().as_secs_f64()
         );
+        let floor_ns = plane.namespace("bench-clients-floor").await;
+        let floor_group = support::serve::group("passthrough");
+        // Started on a thread of its own: it builds and blocks on a runtime
+        // of its own, which this runtime's threads may not.
+        let floor = {
+            let (ns, group) = (floor_ns.clone(), floor_group.clone());
+            std::thread::spawn(move || {
+                Passthrough::behind_aggregator(&plane.kubeconfig, FLOOR_SERVICE, &ns, &group)
+            })
+            .join()
+            .expect("start the pass-through proxy")
+        };
+        register_floor(plane, &floor, &floor_ns, &floor_group).await;
         let bench = Bench {
             plane,
             kinds,
@@ -152,6 +183,8 @@ impl Bench {
             fleet,
             writes,
             cache_dir: tempfile::tempdir().expect("cache dir"),
+            floor,
+            floor_group,
         };
         // Served through the aggregator, all of them, before anything is timed.
         let client = plane.client().await;
@@ -174,6 +207,11 @@ impl Bench {
     async fn stop(mut self) {
         self.serve.signal("-INT");
         let _ = self.serve.exit(Duration::from_secs(30)).await;
+        let api: Api<APIService> = Api::all(self.plane.client().await);
+        api.delete(&floor_api_service(&self.floor_group), &Default::default())
+            .await
+            .expect("delete the floor's APIService");
+        drop(self.floor);
     }
 
     fn group(&self) -> &str {
@@ -337,6 +375,7 @@ impl Bench {
         ];
         print_pairs(
             "kubectl through kube-apiserver: apps (aggregated: kube-apiserver → serve → kube-apiserver) vs HelmReleases (kube-apiserver)",
+            ("apps", "HelmReleases"),
             &rows,
         );
         println!(
@@ -355,19 +394,27 @@ impl Bench {
         let load_before = loadavg();
         let client = self.plane.client().await;
         let ns = self.fleet.as_str();
-        let hr_path = |ns: &str, name: Option<&str>| {
-            let base = format!("{HR_API}/namespaces/{ns}/helmreleases");
+        // The HelmReleases' path, straight or through the floor.
+        let hr_path = |api: &str, ns: &str, name: Option<&str>| {
+            let base = format!("{api}/namespaces/{ns}/helmreleases");
             name.map_or(base.clone(), |n| format!("{base}/{n}"))
         };
+        let floor_api = format!("/apis/{}/v2", self.floor_group);
         let json_body =
             |v: &Value| Some(("application/json", serde_json::to_vec(v).expect("JSON")));
 
-        let mut lists: [[Samples; 2]; 2] = Default::default(); // [JSON, Table][app, HR]
+        // Every subject: [apps, HelmReleases, HelmReleases through the floor].
+        let mut lists: [[Samples; 3]; 2] = Default::default(); // [JSON, Table]
         for round in 0..WARMUP + LIST_ROUNDS {
-            for (k, path) in rotate(round, [self.app_path(None), hr_path(ns, None)]) {
+            let paths = [
+                self.app_path(None),
+                hr_path(HR_API, ns, None),
+                hr_path(&floor_api, ns, None),
+            ];
+            for (k, path) in rotate(round, paths) {
                 for (a, accept) in [None, Some(TABLE)].into_iter().enumerate() {
                     let (took, text) = request(&client, Method::GET, &path, accept, None).await;
-                    assert_eq!(item_count(&text), APPS);
+                    assert_eq!(item_count(&text), APPS, "{path}");
                     if round >= WARMUP {
                         lists[a][k].push(took);
                     }
@@ -376,15 +423,15 @@ impl Bench {
         }
 
         let name = format!("db{:05}", APPS / 2);
-        let mut gets: [Samples; 2] = Default::default();
+        let release = self.release_name(&name);
+        let mut gets: [Samples; 3] = Default::default();
         for round in 0..WARMUP + ROUNDS {
-            for (k, path) in rotate(
-                round,
-                [
-                    self.app_path(Some(&name)),
-                    hr_path(ns, Some(&self.release_name(&name))),
-                ],
-            ) {
+            let paths = [
+                self.app_path(Some(&name)),
+                hr_path(HR_API, ns, Some(&release)),
+                hr_path(&floor_api, ns, Some(&release)),
+            ];
+            for (k, path) in rotate(round, paths) {
                 let (took, _) = request(&client, Method::GET, &path, None, None).await;
                 if round >= WARMUP {
                     gets[k].push(took);
@@ -392,21 +439,24 @@ impl Bench {
             }
         }
 
-        let mut creates: [Samples; 2] = Default::default();
-        let mut created: [Vec<Value>; 2] = Default::default();
+        let mut creates: [Samples; 3] = Default::default();
+        let mut created: [Vec<Value>; 3] = Default::default();
         for round in 0..WARMUP + ROUNDS {
-            for k in rotate(round, [0, 1]).map(|(k, _)| k) {
+            for k in rotate(round, [0, 1, 2]).map(|(k, _)| k) {
                 let name = format!("kr-{k}-{round}");
-                let (path, object) = if k == 0 {
-                    (
+                let (path, object) = match k {
+                    0 => (
                         self.app_path_in(&self.writes, None),
                         user_app(self.group(), &self.writes, &name, round),
-                    )
-                } else {
-                    (
-                        hr_path(&self.writes, None),
+                    ),
+                    1 => (
+                        hr_path(HR_API, &self.writes, None),
                         stored_release(&self.kind, &self.writes, &name, round),
-                    )
+                    ),
+                    _ => (
+                        hr_path(&floor_api, &self.writes, None),
+                        stored_release(&self.kind, &self.writes, &name, round),
+                    ),
                 };
                 let (took, text) =
                     request(&client, Method::POST, &path, None, json_body(&object)).await;
@@ -417,10 +467,10 @@ impl Bench {
             }
         }
 
-        let mut updates: [Samples; 2] = Default::default();
+        let mut updates: [Samples; 3] = Default::default();
         for round in 0..WARMUP + ROUNDS {
             let replicas = 1 + (round + 4) % 9;
-            for k in rotate(round, [0, 1]).map(|(k, _)| k) {
+            for k in rotate(round, [0, 1, 2]).map(|(k, _)| k) {
                 let mut object = created[k]
                     .get(round)
                     .cloned()
@@ -429,12 +479,19 @@ impl Bench {
                     .as_str()
                     .expect("name")
                     .to_owned();
-                let path = if k == 0 {
-                    object["spec"]["replicas"] = json!(replicas);
-                    self.app_path_in(&self.writes, Some(&name))
-                } else {
-                    object["spec"]["values"]["replicas"] = json!(replicas);
-                    hr_path(&self.writes, Some(&name))
+                let path = match k {
+                    0 => {
+                        object["spec"]["replicas"] = json!(replicas);
+                        self.app_path_in(&self.writes, Some(&name))
+                    }
+                    1 => {
+                        object["spec"]["values"]["replicas"] = json!(replicas);
+                        hr_path(HR_API, &self.writes, Some(&name))
+                    }
+                    _ => {
+                        object["spec"]["values"]["replicas"] = json!(replicas);
+                        hr_path(&floor_api, &self.writes, Some(&name))
+                    }
                 };
                 let (took, _) =
                     request(&client, Method::PUT, &path, None, json_body(&object)).await;
@@ -445,26 +502,108 @@ impl Bench {
         }
 
         let rows = [
-            (
-                "list 5,000, JSON (consistent, unpaged)".to_owned(),
-                &lists[0][0],
-                &lists[0][1],
-            ),
-            (
-                "list 5,000, Table (consistent, unpaged)".to_owned(),
-                &lists[1][0],
-                &lists[1][1],
-            ),
-            ("get one (consistent)".to_owned(), &gets[0], &gets[1]),
-            ("create".to_owned(), &creates[0], &creates[1]),
-            ("update (PUT)".to_owned(), &updates[0], &updates[1]),
+            ("list 5,000, JSON (consistent, unpaged)", &lists[0]),
+            ("list 5,000, Table (consistent, unpaged)", &lists[1]),
+            ("get one (consistent)", &gets),
+            ("create", &creates),
+            ("update (PUT)", &updates),
         ];
         print_pairs(
             "kube-rs client through kube-apiserver (one kept-alive TLS connection): apps (aggregated) vs HelmReleases",
-            &rows,
+            ("apps", "HelmReleases"),
+            &rows.map(|(what, s)| (what.to_owned(), &s[0], &s[1])),
+        );
+        print_pairs(
+            "The aggregated floor: HelmReleases through a pass-through APIService (kube-apiserver → proxy → kube-apiserver) vs HelmReleases",
+            ("floor", "HelmReleases"),
+            &rows.map(|(what, s)| (what.to_owned(), &s[2], &s[1])),
+        );
+        print_pairs(
+            "apps (aggregated) vs the aggregated floor: what serving apps adds beyond the two hops",
+            ("apps", "floor"),
+            &rows.map(|(what, s)| (what.to_owned(), &s[0], &s[2])),
         );
         print_load(&load_before);
     }
+}
+
+/// Registers `floor` for `group`/v2: an ExternalName Service to
+/// `localhost` at its port in `ns`, and an APIService with its CA; waits
+/// until kube-apiserver reports it Available.
+async fn register_floor(plane: &Plane, floor: &Passthrough, ns: &str, group: &str) {
+    use k8s_openapi::api::core::v1::{Service, ServiceSpec};
+    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::{
+        APIServiceSpec, ServiceReference,
+    };
+    use kube::api::ObjectMeta;
+    let client = plane.client().await;
+    let service = Service {
+        metadata: ObjectMeta {
+            name: Some(FLOOR_SERVICE.to_owned()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(ServiceSpec {
+            type_: Some("ExternalName".to_owned()),
+            external_name: Some("localhost".to_owned()),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    };
+    Api::<Service>::namespaced(client.clone(), ns)
+        .create(&PostParams::default(), &service)
+        .await
+        .expect("the floor's Service");
+    let api_service = APIService {
+        metadata: ObjectMeta {
+            name: Some(floor_api_service(group)),
+            ..ObjectMeta::default()
+        },
+        spec: Some(APIServiceSpec {
+            group: Some(group.to_owned()),
+            version: Some("v2".to_owned()),
+            service: Some(ServiceReference {
+                namespace: Some(ns.to_owned()),
+                name: Some(FLOOR_SERVICE.to_owned()),
+                port: Some(i32::from(floor.port())),
+            }),
+            ca_bundle: Some(k8s_openapi::ByteString(
+                floor.ca().cert_pem().as_bytes().to_vec(),
+            )),
+            group_priority_minimum: 1000,
+            version_priority: 15,
+            insecure_skip_tls_verify: None,
+        }),
+        status: None,
+    };
+    let api: Api<APIService> = Api::all(client);
+    api.create(&PostParams::default(), &api_service)
+        .await
+        .expect("the floor's APIService");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let current = api
+            .get(&floor_api_service(group))
+            .await
+            .expect("APIService");
+        let available = current
+            .status
+            .and_then(|s| s.conditions)
+            .unwrap_or_default()
+            .into_iter()
+            .any(|c| c.type_ == "Available" && c.status == "True");
+        if available {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the floor's APIService is not Available"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+fn floor_api_service(group: &str) -> String {
+    format!("v2.{group}")
 }
 
 /// Creates [`APPS`] HelmReleases in `ns` straight at kube-apiserver, as the
@@ -546,13 +685,11 @@ fn item_count(list: &str) -> usize {
     items.as_array().map_or(0, Vec::len)
 }
 
-/// `pair` in the order of round `round` (alternating which goes first),
+/// `subjects` in the order of round `round` (each goes first in turn),
 /// each with its index.
-fn rotate<T>(round: usize, pair: [T; 2]) -> impl Iterator<Item = (usize, T)> {
-    let mut items: Vec<(usize, T)> = pair.into_iter().enumerate().collect();
-    if round % 2 == 1 {
-        items.reverse();
-    }
+fn rotate<T, const N: usize>(round: usize, subjects: [T; N]) -> impl Iterator<Item = (usize, T)> {
+    let mut items: Vec<(usize, T)> = subjects.into_iter().enumerate().collect();
+    items.rotate_left(round % N);
     items.into_iter()
 }
 
@@ -592,11 +729,12 @@ fn ms(v: f64) -> String {
     }
 }
 
-/// One table: each subject through the server against its HelmRelease baseline.
-fn print_pairs(title: &str, rows: &[(String, &Samples, &Samples)]) {
+/// One table: each subject against its baseline, the columns named by
+/// `(subject, baseline)`.
+fn print_pairs(title: &str, (a, b): (&str, &str), rows: &[(String, &Samples, &Samples)]) {
     println!("\n### {title}\n");
     println!(
-        "| what | n | apps p50 ms | HelmReleases p50 ms | p50 ratio | apps p99 ms | HelmReleases p99 ms | p99 ratio |"
+        "| what | n | {a} p50 ms | {b} p50 ms | p50 ratio | {a} p99 ms | {b} p99 ms | p99 ratio |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     for (what, app, hr) in rows {

@@ -4,7 +4,9 @@
 # (external-name route) against direct HelmRelease access through the same
 # kube-apiserver, with the real kubectl binary (one process per request)
 # and with a kube-rs client; 5,000 apps; every subject interleaved with its
-# baseline. Prints ratios and the load average; nothing asserts a time.
+# baseline. The kube-rs rows also have the aggregated floor: the same
+# HelmReleases through a pass-through proxy registered as an APIService.
+# Prints ratios and the load average; nothing asserts a time.
 #
 # Usage: benches/clients.sh [kubectl|client]
 # The full output goes to $CARGO_TARGET_DIR/bench-clients.log (or target/);

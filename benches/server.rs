@@ -581,7 +581,7 @@ fn writes() {
         let ns = plane.namespace("bench-write").await;
         let direct = plane.client().await;
         let through = server.client().await;
-        let proxied = passthrough.client().await;
+        let proxied = client_of(passthrough.url(), passthrough.ca(), &[]).await;
         let kind = postgres(&server.registry);
         let json_body = |v: &Value| Some(("application/json", serde_json::to_vec(v).unwrap()));
 
