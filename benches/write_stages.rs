@@ -12,6 +12,14 @@
 //! and has its outputs dropped after it stops (the server frees them off the
 //! request's path, see `drop_later`); best of 5 rounds.
 //!
+//! Each stage also shows its heap allocations per write (and the bytes
+//! they ask for), counted by a global allocator that wraps the system's
+//! malloc, which the server uses: unlike a time, that count is exact and
+//! the same on any machine, and malloc and free are a quarter of a
+//! request's CPU in the server (`docs/performance.md`). The counting adds
+//! two uncontended atomic increments per allocation, to every stage and to
+//! the baseline alike.
+//!
 //! Run: `cargo bench --bench write_stages`
 
 #![allow(
@@ -19,7 +27,9 @@
     reason = "the benches' shared app helpers have pub items"
 )]
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use kubectl_cozy::apiserver::patch;
@@ -39,21 +49,90 @@ const WRITES: usize = 5_000;
 const ROUNDS: usize = 5;
 const NOW: &str = "2026-12-04T12:00:00Z";
 
-/// Best time per input over [`ROUNDS`], in µs: `inputs` builds each round's
-/// inputs before the timer starts, `stage` runs on each.
-fn per_write<I, O>(mut inputs: impl FnMut() -> Vec<I>, mut stage: impl FnMut(I) -> O) -> f64 {
+/// The system's malloc, counting allocations (a `realloc` counts as one)
+/// and the bytes they ask for.
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+static ALLOCATED_BYTES: AtomicU64 = AtomicU64::new(0);
+
+fn count(bytes: usize) {
+    ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    ALLOCATED_BYTES.fetch_add(bytes as u64, Ordering::Relaxed);
+}
+
+// SAFETY: every call is passed on to `System` unchanged; counting touches
+// only two atomics.
+#[expect(
+    unsafe_code,
+    reason = "GlobalAlloc is unsafe to implement; this one counts and passes each call on"
+)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(layout.size());
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count(layout.size());
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count(new_size);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// One stage's cost per write.
+#[derive(Clone, Copy)]
+struct Cost {
+    /// Best time over [`ROUNDS`], µs.
+    micros: f64,
+    /// Heap allocations (exact, the same every round).
+    allocations: f64,
+    /// Bytes those allocations ask for.
+    bytes: f64,
+}
+
+/// Best time per input over [`ROUNDS`], and allocations per input:
+/// `inputs` builds each round's inputs before the timer starts, `stage`
+/// runs on each.
+fn per_write<I, O>(mut inputs: impl FnMut() -> Vec<I>, mut stage: impl FnMut(I) -> O) -> Cost {
     let mut best = f64::MAX;
+    let (mut allocations, mut bytes) = (0, 0);
     for _ in 0..ROUNDS {
         let batch = inputs();
         let mut outputs = Vec::with_capacity(batch.len());
+        let (allocations_before, bytes_before) = (
+            ALLOCATIONS.load(Ordering::Relaxed),
+            ALLOCATED_BYTES.load(Ordering::Relaxed),
+        );
         let start = Instant::now();
         for input in batch {
             outputs.push(black_box(stage(input)));
         }
         best = best.min(start.elapsed().as_secs_f64() * 1e6 / WRITES as f64);
+        allocations = ALLOCATIONS.load(Ordering::Relaxed) - allocations_before;
+        bytes = ALLOCATED_BYTES.load(Ordering::Relaxed) - bytes_before;
         drop(outputs);
     }
-    best
+    Cost {
+        micros: best,
+        allocations: allocations as f64 / WRITES as f64,
+        bytes: bytes as f64 / WRITES as f64,
+    }
 }
 
 fn copies<T: Clone>(value: &T) -> Vec<T> {
@@ -137,7 +216,7 @@ fn main() {
         || copies(&update_body),
         |b| serde_json::from_str::<Value>(&b),
     );
-    let stages: Vec<(&str, f64, f64)> = vec![
+    let stages: Vec<(&str, Cost, Cost)> = vec![
         (
             "create: validate and default the spec",
             per_write(
@@ -242,29 +321,49 @@ fn main() {
         update_body.len(),
         answer_text.len()
     );
-    println!("| stage | µs per write | ratio to parsing the body |");
-    println!("|---|---:|---:|");
-    println!("| baseline: parse the create body | {baseline:.2} | 1.00 x |");
-    println!("| baseline: parse the update body | {update_baseline:.2} | 1.00 x |");
-    let mut create_total = 0.0;
-    let mut update_total = 0.0;
-    for (stage, micros, base) in &stages {
-        println!("| {stage} | {micros:.2} | {:.2} x |", micros / base);
+    println!(
+        "| stage | µs per write | ratio to parsing the body | allocations per write | bytes allocated per write |"
+    );
+    println!("|---|---:|---:|---:|---:|");
+    let row = |stage: &str, cost: &Cost, base: &Cost| {
+        println!(
+            "| {stage} | {:.2} | {:.2} x | {:.0} | {:.0} |",
+            cost.micros,
+            cost.micros / base.micros,
+            cost.allocations,
+            cost.bytes
+        );
+    };
+    row("baseline: parse the create body", &baseline, &baseline);
+    row(
+        "baseline: parse the update body",
+        &update_baseline,
+        &update_baseline,
+    );
+    let add = |a: Cost, b: &Cost| Cost {
+        micros: a.micros + b.micros,
+        allocations: a.allocations + b.allocations,
+        bytes: a.bytes + b.bytes,
+    };
+    let mut create_total = baseline;
+    let mut update_total = update_baseline;
+    for (stage, cost, base) in &stages {
+        row(stage, cost, base);
         if !stage.starts_with("update:") {
-            create_total += micros;
+            create_total = add(create_total, cost);
         }
         if !stage.starts_with("create:") {
-            update_total += micros;
+            update_total = add(update_total, cost);
         }
     }
-    println!(
-        "| create, every stage above but the update's, with the body parsed | {:.2} | {:.2} x |",
-        create_total + baseline,
-        (create_total + baseline) / baseline
+    row(
+        "create, every stage above but the update's, with the body parsed",
+        &create_total,
+        &baseline,
     );
-    println!(
-        "| update, every stage above but the create's, with the body parsed | {:.2} | {:.2} x |",
-        update_total + update_baseline,
-        (update_total + update_baseline) / update_baseline
+    row(
+        "update, every stage above but the create's, with the body parsed",
+        &update_total,
+        &update_baseline,
     );
 }
