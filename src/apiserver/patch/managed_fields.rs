@@ -129,7 +129,7 @@ pub(crate) fn strip_set() -> &'static Set {
 }
 
 fn build_strip_set() -> Set {
-    let f = |s: &str| PathElement::Field(s.to_string());
+    let f = |s: &str| PathElement::Field(s.into());
     let meta = |s: &str| vec![f("metadata"), f(s)];
     let paths: Vec<Vec<PathElement>> = vec![
         vec![f("apiVersion")],
@@ -339,7 +339,7 @@ mod tests {
         let path = |names: &[&str]| -> Vec<PathElement> {
             names
                 .iter()
-                .map(|n| PathElement::Field((*n).to_string()))
+                .map(|n| PathElement::Field((*n).into()))
                 .collect()
         };
         let set = |paths: &[&[&str]]| {

@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-use super::fieldpath::{PathDisplay, PathElement, Set, values_equal};
+use super::fieldpath::{FieldName, PathDisplay, PathElement, Set, values_equal};
 use super::merge_types::{ListInfo, ListType, MapType, Node};
 
 static NULL: Value = Value::Null;
@@ -177,7 +177,7 @@ fn validate_walk(node: Node<'_>, v: &Value, path: &mut Vec<PathElement>, errors:
                 return;
             }
             for (k, child) in m {
-                path.push(PathElement::Field(k.clone()));
+                path.push(PathElement::Field(FieldName::new(k)));
                 validate_walk(mt.field(k), child, path, errors);
                 path.pop();
             }
@@ -227,7 +227,7 @@ fn field_set_walk(node: Node<'_>, v: &Value, path: &mut Vec<PathElement>, set: &
                 return;
             }
             for (k, child) in m {
-                path.push(PathElement::Field(k.clone()));
+                path.push(PathElement::Field(FieldName::new(k)));
                 field_set_walk(mt.field(k), child, path, set);
                 let empty = child.is_null() || child.as_object().is_some_and(Map::is_empty);
                 if empty || !mt.is_named_field(k) {
@@ -496,7 +496,7 @@ fn paths_below(node: Node<'_>, v: &Value) -> Set {
                 } else {
                     Set::new()
                 };
-                set.add_with_below(PathElement::Field(k.clone()), below);
+                set.add_with_below(PathElement::Field(FieldName::new(k)), below);
             }
         }
         (Shape::List(info), Value::Array(items)) if !items.is_empty() => {
@@ -604,7 +604,7 @@ fn compare_shape(
                 {
                     return;
                 }
-                path.push(PathElement::Field(k.clone()));
+                path.push(PathElement::Field(FieldName::new(k)));
                 compare_changed(mt.field(k), path, lv, rv, out);
                 path.pop();
             };
@@ -715,7 +715,7 @@ pub(crate) fn remove_items(node: Node<'_>, v: &Value, remove: &Set) -> Option<Va
             }
             let mut out = Map::new();
             for (k, child) in m {
-                let pe = PathElement::Field(k.clone());
+                let pe = PathElement::Field(FieldName::new(k));
                 if remove.has_member(&pe) {
                     continue;
                 }
@@ -1006,7 +1006,7 @@ mod tests {
         match (shape_of(node, v, None), v) {
             (Shape::Map(mt), Value::Object(m)) if !mt.atomic => {
                 for (k, child) in m {
-                    path.push(PathElement::Field(k.clone()));
+                    path.push(PathElement::Field(FieldName::new(k)));
                     every_path(mt.field(k), child, path, set);
                     path.pop();
                 }

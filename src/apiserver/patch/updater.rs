@@ -42,9 +42,8 @@ pub(crate) struct Updater<'s> {
 
 /// The fields nobody owns: `status`.
 fn ignored() -> &'static Set {
-    static IGNORED: std::sync::LazyLock<Set> = std::sync::LazyLock::new(|| {
-        Set::from_paths([&[PathElement::Field("status".to_string())][..]])
-    });
+    static IGNORED: std::sync::LazyLock<Set> =
+        std::sync::LazyLock::new(|| Set::from_paths([&[PathElement::Field("status".into())][..]]));
     &IGNORED
 }
 
