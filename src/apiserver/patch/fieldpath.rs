@@ -191,7 +191,8 @@ impl fmt::Display for PathDisplay<'_> {
 /// B-trees: a level holds a handful of elements, so a binary search finds
 /// one as fast, and a `Vec` allocates exactly its elements where a B-tree
 /// allocates a node for eleven (a managedFields update allocated 145 times
-/// and 29 KB with B-trees; `benches/write_stages.rs`).
+/// and 29 KB with B-trees, 81 times and 16 KB with `Vec`s;
+/// `benches/write_stages.rs`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Set {
     /// Sorted, without duplicates.
