@@ -3,9 +3,9 @@
 //! request over TLS and HTTP/1.1 (HTTP/2 too behind the aggregator) on a
 //! 2-worker runtime of its own, as the server under test does, sends it on
 //! with the same upstream client (`kube_client::clients`: kube-rs's stack,
-//! `TCP_NODELAY`, no queue) and answers with upstream's body. No routing, authentication, validation,
-//! conversion or cache: only the second hop, with the bodies of the
-//! benchmark's own writes.
+//! `TCP_NODELAY`, no queue) and answers with upstream's body. No routing,
+//! authentication, validation, conversion or cache: only the second hop,
+//! with the bodies of the benchmark's own writes.
 //!
 //! An upstream error is answered 502 with its text (the benchmark's writes
 //! succeed; a failure shows as the client's panic, with that text).
