@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
 use kube::api::{
-    Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch,
+    Api, ApiResource, DeleteParams, DynamicObject, GetParams, GroupVersionKind, ListParams, Patch,
     PatchParams, PostParams, WatchEvent, WatchParams,
 };
 use kubectl_cozy::auth::Auth;
@@ -528,10 +528,13 @@ async fn label_selected_lists_see_label_changes_made_upstream_just_before() {
 /// with the release as it was last stored, which the server reads once for
 /// its cache and for its own answer (the app). One that finalizers hold is
 /// answered and then read marked for deletion; one deleted outright is
-/// answered as it was and then gone, from the cache (`resourceVersion=0`)
-/// as from upstream. (Whether the cache took the answer before its late
-/// watch event is checked in the cache's unit tests: here the delaying
-/// proxy also delays the answer.)
+/// answered as it was and then gone: at once for a read of that object
+/// from the cache (`resourceVersion=0`), which sees a delete taken ahead of
+/// the watch, and for a list from the cache once the watch has brought the
+/// deletes (a `resourceVersion=0` list is the watch's state, and may be
+/// stale as kube-apiserver's is). (Whether the cache took the answer
+/// before its late watch event is checked in the cache's unit tests: here
+/// the delaying proxy delays the answer as much as the watch event.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deletes_answer_the_app_and_leave_held_ones_marked() {
     let plane = plane();
@@ -576,21 +579,40 @@ async fn deletes_answer_the_app_and_leave_held_ones_marked() {
     assert_eq!(gone.metadata.name.as_deref(), Some("gone"));
     assert_eq!(gone.data["spec"]["replicas"], 2, "{gone:?}");
 
-    let cached = from_cache(apps.clone()).await;
-    let names: Vec<_> = cached
-        .iter()
-        .filter_map(|a| a.metadata.name.as_deref())
-        .collect();
-    assert_eq!(
-        names,
-        ["held"],
-        "the cache before the watch brought either delete"
-    );
+    // One object read from the cache sees each delete at once.
+    let held_cached = apps
+        .get_with("held", &GetParams::any())
+        .await
+        .expect("the held app, from the cache");
     assert!(
-        cached[0].metadata.deletion_timestamp.is_some(),
-        "{:?}",
-        cached[0]
+        held_cached.metadata.deletion_timestamp.is_some(),
+        "{held_cached:?}"
     );
+    let err = apps
+        .get_with("gone", &GetParams::any())
+        .await
+        .expect_err("gone from the cache");
+    assert!(
+        matches!(&err, kube::Error::Api(s) if s.code == 404),
+        "{err}"
+    );
+    // A list from the cache shows the same once the watch has both.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let cached = from_cache(apps.clone()).await;
+        let names: Vec<_> = cached
+            .iter()
+            .filter_map(|a| a.metadata.name.as_deref())
+            .collect();
+        if names == ["held"] && cached[0].metadata.deletion_timestamp.is_some() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the cache's list after the watch: {cached:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 
     // Releasing the finalizer (straight at kube-apiserver) completes it.
     releases
