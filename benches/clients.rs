@@ -169,7 +169,7 @@ impl Bench {
         let floor = {
             let (ns, group) = (floor_ns.clone(), floor_group.clone());
             std::thread::spawn(move || {
-                Passthrough::behind_aggregator(&plane.kubeconfig, FLOOR_SERVICE, &ns, &group)
+                Passthrough::behind_aggregator(plane, FLOOR_SERVICE, &ns, &group)
             })
             .join()
             .expect("start the pass-through proxy")

@@ -575,7 +575,7 @@ fn writes() {
     let plane = plane();
     let rt = client_runtime();
     let server = InProcess::start(plane);
-    let passthrough = Passthrough::start(&plane.kubeconfig);
+    let passthrough = Passthrough::start(plane);
     let load_before = loadavg();
     rt.block_on(async {
         let ns = plane.namespace("bench-write").await;

@@ -17,7 +17,6 @@
 //! aggregator's discovery of `/apis` falls back to the group/version, and
 //! kube-apiserver's proxying is measured with no work behind it.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -32,6 +31,8 @@ use tokio::net::TcpListener;
 
 use kubectl_cozy::kube_client::{self, Unbuffered};
 use kubectl_cozy::pki::{Ca, LeafSpec};
+
+use crate::support::plane::Plane;
 
 /// The proxy, running until dropped.
 pub struct Passthrough {
@@ -53,15 +54,15 @@ struct Rewrite {
 const HELM_RELEASES: &str = "/apis/helm.toolkit.fluxcd.io/v2";
 
 impl Passthrough {
-    /// Starts the proxy in front of the cluster of `kubeconfig` (its
+    /// Starts the proxy in front of `plane`'s kube-apiserver (its admin
     /// credentials are the proxy's upstream identity), for clients that
     /// reach it straight at its address.
     #[allow(
         dead_code,
         reason = "the aggregated benchmark starts it behind the aggregator"
     )]
-    pub fn start(kubeconfig: &Path) -> Passthrough {
-        Passthrough::start_with(kubeconfig, &[], None)
+    pub fn start(plane: &Plane) -> Passthrough {
+        Passthrough::start_with(plane, &[], None)
     }
 
     /// Starts the proxy for kube-apiserver's aggregator: its certificate
@@ -69,13 +70,13 @@ impl Passthrough {
     /// checks), and it serves `/apis/<group>/v2/…` as HelmReleases'.
     #[allow(dead_code, reason = "the writes benchmark reaches it straight")]
     pub fn behind_aggregator(
-        kubeconfig: &Path,
+        plane: &Plane,
         service: &str,
         namespace: &str,
         group: &str,
     ) -> Passthrough {
         Passthrough::start_with(
-            kubeconfig,
+            plane,
             &[format!("{service}.{namespace}.svc")],
             Some(Rewrite {
                 from: format!("/apis/{group}/v2").into(),
@@ -83,11 +84,7 @@ impl Passthrough {
         )
     }
 
-    fn start_with(
-        kubeconfig: &Path,
-        dns_names: &[String],
-        rewrite: Option<Rewrite>,
-    ) -> Passthrough {
+    fn start_with(plane: &Plane, dns_names: &[String], rewrite: Option<Rewrite>) -> Passthrough {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("bench-passthrough")
@@ -105,11 +102,7 @@ impl Passthrough {
             ))
             .expect("serving certificate");
         let addr = runtime.block_on(async {
-            let kubeconfig =
-                kube::config::Kubeconfig::read_from(kubeconfig).expect("read kubeconfig");
-            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-                .await
-                .expect("kubeconfig");
+            let config = plane.config().await;
             let (_, upstream) = kube_client::clients(config).expect("upstream client");
             let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
             let addr = listener.local_addr().expect("address");
