@@ -11,7 +11,13 @@
 //! With `BENCH_SPANS=1` the writes benchmark also prints the server's
 //! `debug` stage spans per verb (`request`, `auth`, `body`, `decode`,
 //! `prepare`, `managed_fields`, `validate`, `convert`, `upstream` with its
-//! `send` and `parse`, `cache`, `encode`): p50 and p99 of each.
+//! `send` and `parse`, `cache`, `encode`): p50 and p99 of each, wall time
+//! and the CPU time of its thread. Every write of the writes benchmark (the
+//! baselines' too) is followed, outside the timing, by a wait for the
+//! server's watch cache to apply its event, so no timed request shares the
+//! cores with the cache parsing an earlier write's event.
+//! `BENCH_CORES=split` runs the writes benchmark with the control plane on
+//! CPU 0 and this process on the others (`cores`), as on separate machines.
 //! `BENCH_WRITE_ROUNDS=N` sets its rounds (100 by default; a p99 worth
 //! quoting takes 1,000 or more, and its ratios still move by ±0.1 between
 //! runs of 3,000, the pass-through proxy's as much as the server's).
@@ -78,6 +84,9 @@ mod stages;
 
 /// A pass-through HTTPS proxy to kube-apiserver: the writes' floor.
 mod passthrough;
+
+/// `BENCH_CORES=split`: the control plane and this process on separate cores.
+mod cores;
 use passthrough::Passthrough;
 
 use apps::{GROUP, PLURAL, VERSION, examples_registry, postgres};
@@ -573,6 +582,8 @@ fn writes() {
     /// Rounds not counted: the first connections, the first writes.
     const WARMUP: usize = 5;
     let plane = plane();
+    cores::split_if_asked();
+    println!("cores: {}", cores::arrangement());
     let rt = client_runtime();
     let server = InProcess::start(plane);
     let passthrough = Passthrough::start(plane);
@@ -631,6 +642,7 @@ fn writes() {
                         if round >= WARMUP {
                             create[0].push(took);
                         }
+                        settle(&server.cache, &text).await;
                         server_apps.push(serde_json::from_str::<Value>(&text).unwrap());
                     }
                     _ => {
@@ -655,6 +667,7 @@ fn writes() {
                         }
                         let created: Value = serde_json::from_str(&text).unwrap();
                         if k == 3 {
+                            settle(&server.cache, &text).await;
                             proxied_releases.push(created);
                             continue;
                         }
@@ -699,6 +712,7 @@ fn writes() {
                     if round >= WARMUP {
                         update[0].push(took);
                     }
+                    settle(&server.cache, &text).await;
                     let updated: Value = serde_json::from_str(&text).unwrap();
                     assert_eq!(updated["spec"]["replicas"], json!(replicas));
                 } else {
@@ -720,6 +734,7 @@ fn writes() {
                     if round >= WARMUP {
                         update[k].push(took);
                     }
+                    settle(&server.cache, &text).await;
                     let updated: Value = serde_json::from_str(&text).unwrap();
                     assert_eq!(updated["spec"]["values"]["replicas"], json!(replicas));
                 }
@@ -765,6 +780,7 @@ fn writes() {
                 if round >= WARMUP {
                     patch[k].push(took);
                 }
+                settle(&server.cache, &text).await;
                 let patched: Value = serde_json::from_str(&text).unwrap();
                 let got = if k == 0 {
                     &patched["spec"]["replicas"]
@@ -803,10 +819,11 @@ fn writes() {
                         hr_path(&ns, proxied_releases[round]["metadata"]["name"].as_str()),
                     ),
                 };
-                let (took, _) = request(client, Method::DELETE, &path, None).await;
+                let (took, text) = request(client, Method::DELETE, &path, None).await;
                 if round >= WARMUP {
                     delete[k].push(took);
                 }
+                settle(&server.cache, &text).await;
             }
         }
         stage_times.push(("delete", stages::take()));
@@ -2481,6 +2498,24 @@ fn loadavg() -> String {
         .take(3)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Waits until `cache` has applied the watch event of the write that
+/// `answer` (its response body) reports, so that the next timed request
+/// does not share the cores with the cache parsing it: every write of the
+/// writes benchmark, the baselines' too, is followed by it, outside the
+/// timing. An answer without a resourceVersion (a `Status`) has none to wait for.
+async fn settle(cache: &WatchCache, answer: &str) {
+    let revision = serde_json::from_str::<Value>(answer)
+        .ok()
+        .map(|object| kubectl_cozy::storage::resource_version(&object))
+        .filter(|&rv| rv > 0);
+    if let Some(rv) = revision {
+        assert!(
+            cache.wait_for_revision(rv, Duration::from_secs(10)).await,
+            "the watch cache never saw revision {rv}"
+        );
+    }
 }
 
 fn print_load(before: String) {

@@ -4,6 +4,11 @@
 //! span name and field values, so a benchmark can print where a request's
 //! time goes next to the time its client saw.
 //!
+//! Each span also gives a row `… (CPU while entered)`: the CPU time of the
+//! thread that ran it while it was entered (summed over its polls for an
+//! async span), from `CLOCK_THREAD_CPUTIME_ID`. Where it equals the span's
+//! wall time, the stage was running, not waiting for a core.
+//!
 //! Each `request` span also gives a row `request method=… less send`: the
 //! request's time less its upstream round trips (its `send` spans), taken
 //! per request. That is what the server itself adds to a write, free of
@@ -15,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{LazyLock, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id};
@@ -88,6 +93,24 @@ struct StageTimes;
 struct Started {
     stage: String,
     at: Instant,
+    /// The thread's CPU time when the span was last entered.
+    entered_cpu: Option<Duration>,
+    /// CPU time of the span's thread while it was entered, summed.
+    cpu: Duration,
+}
+
+/// The calling thread's CPU time so far.
+fn thread_cpu() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    #[expect(unsafe_code, reason = "clock_gettime has no safe wrapper")]
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now);
+    }
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }
 
 /// Kept with an open `request` span: the time (ms) its closed `send`
@@ -123,7 +146,26 @@ where
             extensions.insert(Started {
                 stage,
                 at: Instant::now(),
+                entered_cpu: None,
+                cpu: Duration::ZERO,
             });
+        }
+    }
+
+    fn on_enter(&self, id: &Id, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(id)
+            && let Some(started) = span.extensions_mut().get_mut::<Started>()
+        {
+            started.entered_cpu = Some(thread_cpu());
+        }
+    }
+
+    fn on_exit(&self, id: &Id, ctx: Context<'_, S>) {
+        if let Some(span) = ctx.span(id)
+            && let Some(started) = span.extensions_mut().get_mut::<Started>()
+            && let Some(entered) = started.entered_cpu.take()
+        {
+            started.cpu += thread_cpu().saturating_sub(entered);
         }
     }
 
@@ -135,6 +177,10 @@ where
         };
         let ms = started.at.elapsed().as_secs_f64() * 1e3;
         record(&started.stage, ms);
+        record(
+            &format!("{} (CPU while entered)", started.stage),
+            started.cpu.as_secs_f64() * 1e3,
+        );
         match span.name() {
             "send" => {
                 // Added to the request it was sent for.
