@@ -5,6 +5,8 @@
 # and against the targets in docs/design.md; none of them asserts a time.
 #
 # Usage: benches/server.sh [FILTER]   e.g. benches/server.sh watch_fanout
+# Environment (see benches/server.rs): BENCH_WRITE_ROUNDS=N, BENCH_SPANS=1
+# (stage times), BENCH_CORES=split (writes: the control plane on CPU 0).
 # The full output goes to $CARGO_TARGET_DIR/bench-server.log (or target/);
 # the tables are printed at the end.
 #
@@ -42,4 +44,4 @@ cargo bench --locked --bench server -- "$filter" 2>&1 | tee -a "$log"
 
 echo
 echo "================ results (full log: $log) ================"
-grep -E '^(##|\||[0-9]+ watches|load average|machine|  )' "$log" || true
+grep -E '^(##|\||[0-9]+ watches|load average|machine|cores:|  )' "$log" || true
