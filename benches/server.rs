@@ -84,10 +84,10 @@ mod stages;
 
 /// A pass-through HTTPS proxy to kube-apiserver: the writes' floor.
 mod passthrough;
+use passthrough::Passthrough;
 
 /// `BENCH_CORES=split`: the control plane and this process on separate cores.
 mod cores;
-use passthrough::Passthrough;
 
 use apps::{GROUP, PLURAL, VERSION, examples_registry, postgres};
 /// Apps per fleet namespace.
