@@ -642,8 +642,9 @@ fn writes() {
                         if round >= WARMUP {
                             create[0].push(took);
                         }
-                        settle(&server.cache, &text).await;
-                        server_apps.push(serde_json::from_str::<Value>(&text).unwrap());
+                        let created: Value = serde_json::from_str(&text).unwrap();
+                        settle(&server.cache, &created).await;
+                        server_apps.push(created);
                     }
                     _ => {
                         // 1: straight at kube-apiserver; 3: through the proxy.
@@ -667,7 +668,7 @@ fn writes() {
                         }
                         let created: Value = serde_json::from_str(&text).unwrap();
                         if k == 3 {
-                            settle(&server.cache, &text).await;
+                            settle(&server.cache, &created).await;
                             proxied_releases.push(created);
                             continue;
                         }
@@ -712,8 +713,8 @@ fn writes() {
                     if round >= WARMUP {
                         update[0].push(took);
                     }
-                    settle(&server.cache, &text).await;
                     let updated: Value = serde_json::from_str(&text).unwrap();
+                    settle(&server.cache, &updated).await;
                     assert_eq!(updated["spec"]["replicas"], json!(replicas));
                 } else {
                     let (client, releases) = if k == 1 {
@@ -734,8 +735,8 @@ fn writes() {
                     if round >= WARMUP {
                         update[k].push(took);
                     }
-                    settle(&server.cache, &text).await;
                     let updated: Value = serde_json::from_str(&text).unwrap();
+                    settle(&server.cache, &updated).await;
                     assert_eq!(updated["spec"]["values"]["replicas"], json!(replicas));
                 }
             }
@@ -780,8 +781,8 @@ fn writes() {
                 if round >= WARMUP {
                     patch[k].push(took);
                 }
-                settle(&server.cache, &text).await;
                 let patched: Value = serde_json::from_str(&text).unwrap();
+                settle(&server.cache, &patched).await;
                 let got = if k == 0 {
                     &patched["spec"]["replicas"]
                 } else {
@@ -823,7 +824,7 @@ fn writes() {
                 if round >= WARMUP {
                     delete[k].push(took);
                 }
-                settle(&server.cache, &text).await;
+                settle(&server.cache, &serde_json::from_str(&text).unwrap_or_default()).await;
             }
         }
         stage_times.push(("delete", stages::take()));
@@ -2501,16 +2502,14 @@ fn loadavg() -> String {
 }
 
 /// Waits until `cache` has applied the watch event of the write that
-/// `answer` (its response body) reports, so that the next timed request
-/// does not share the cores with the cache parsing it: every write of the
-/// writes benchmark, the baselines' too, is followed by it, outside the
-/// timing. An answer without a resourceVersion (a `Status`) has none to wait for.
-async fn settle(cache: &WatchCache, answer: &str) {
-    let revision = serde_json::from_str::<Value>(answer)
-        .ok()
-        .map(|object| kubectl_cozy::storage::resource_version(&object))
-        .filter(|&rv| rv > 0);
-    if let Some(rv) = revision {
+/// `answer` (its response body, parsed) reports, so that the next timed
+/// request does not share the cores with the cache parsing it: every write
+/// of the writes benchmark, the baselines' too, is followed by it, outside
+/// the timing. An answer without a resourceVersion (a `Status`) has none to
+/// wait for.
+async fn settle(cache: &WatchCache, answer: &Value) {
+    let rv = kubectl_cozy::storage::resource_version(answer);
+    if rv > 0 {
         assert!(
             cache.wait_for_revision(rv, Duration::from_secs(10)).await,
             "the watch cache never saw revision {rv}"
