@@ -18,6 +18,8 @@
 //! cores with the cache parsing an earlier write's event.
 //! `BENCH_CORES=split` runs the writes benchmark with the control plane on
 //! CPU 0 and this process on the others (`cores`), as on separate machines.
+//! `BENCH_SERVER_WORKERS=N` gives the server's and the pass-through proxy's
+//! runtimes N workers instead of `serve`'s 2.
 //! `BENCH_WRITE_ROUNDS=N` sets its rounds (100 by default; a p99 worth
 //! quoting takes 1,000 or more, and its ratios still move by ±0.1 between
 //! runs of 3,000, the pass-through proxy's as much as the server's).
@@ -2001,7 +2003,7 @@ impl InProcess {
     /// Starts the server on its own runtime and waits for its cache to sync.
     fn start(plane: &'static Plane) -> InProcess {
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(passthrough::runtime_workers())
             .thread_name("bench-server")
             .enable_all()
             .build()

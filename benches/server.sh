@@ -6,7 +6,8 @@
 #
 # Usage: benches/server.sh [FILTER]   e.g. benches/server.sh watch_fanout
 # Environment (see benches/server.rs): BENCH_WRITE_ROUNDS=N, BENCH_SPANS=1
-# (stage times), BENCH_CORES=split (writes: the control plane on CPU 0).
+# (stage times), BENCH_CORES=split (writes: the control plane on CPU 0),
+# BENCH_SERVER_WORKERS=N (the server's and the proxy's runtime workers).
 # The full output goes to $CARGO_TARGET_DIR/bench-server.log (or target/);
 # the tables are printed at the end.
 #

@@ -17,6 +17,17 @@
 //! in the middle of the heap. The watch cache also calls [`trim`] right
 //! after its list (each HelmRelease is parsed and only its compact JSON
 //! kept), so the idle figure does not wait for the trimmer's next look.
+//!
+//! Which thread allocates in which arena matters too: glibc gives a thread
+//! an arena at its first allocation, a new one while under the limit, else
+//! the next existing one in turn, starting with the main thread's. The
+//! runtime's two workers have made theirs before `serve` sets the limit
+//! (they allocate as they start; checked with gdb on a running `serve`);
+//! the watch cache's thread (`storage::cache_thread`), started right after,
+//! is the first to reuse one and gets the main thread's. So what the cache
+//! keeps stays out of the workers' arenas, where each request's short-lived
+//! blocks would otherwise sit among it (`docs/performance.md`).
+//!
 //! Other allocators and platforms are left alone; `MALLOC_ARENA_MAX`,
 //! `MALLOC_MMAP_THRESHOLD_` and `GLIBC_TUNABLES` set in the environment
 //! take precedence over these settings.

@@ -1,7 +1,8 @@
 //! A pass-through HTTPS proxy to kube-apiserver, the floor of what any
 //! server that stores its objects upstream adds to a write: it takes a
 //! request over TLS and HTTP/1.1 (HTTP/2 too behind the aggregator) on a
-//! 2-worker runtime of its own, as the server under test does, sends it on
+//! runtime of its own with as many workers as the server under test
+//! ([`runtime_workers`]: 2, as `serve` has), sends it on
 //! with the same upstream client (`kube_client::clients`: kube-rs's stack,
 //! `TCP_NODELAY`, no queue) and answers with upstream's body. No routing,
 //! authentication, validation, conversion or cache: only the second hop,
@@ -86,7 +87,7 @@ impl Passthrough {
 
     fn start_with(plane: &Plane, dns_names: &[String], rewrite: Option<Rewrite>) -> Passthrough {
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(runtime_workers())
             .thread_name("bench-passthrough")
             .enable_all()
             .build()
@@ -274,4 +275,14 @@ fn answer(status: StatusCode, body: Bytes) -> Response<Full<Bytes>> {
         .header(header::CONTENT_TYPE, "application/json")
         .body(Full::new(body))
         .expect("response")
+}
+
+/// Worker threads of the server's and this proxy's runtimes: 2, as `serve`
+/// runs, or `BENCH_SERVER_WORKERS`.
+pub fn runtime_workers() -> usize {
+    std::env::var("BENCH_SERVER_WORKERS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(2)
 }

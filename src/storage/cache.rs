@@ -11,6 +11,8 @@
 //!   [`FRESH`] (kube-apiserver's watch-cache event freshness, 75 s) only
 //!   the newest [`HISTORY_MIN`] events and the newest snapshot stay, so a
 //!   burst of writes does not hold its objects in memory once it is over.
+//! - The upstream list and watch, and what they keep, run on a thread of
+//!   their own (`cache_thread`), apart from the request workers.
 //! - Upstream reconnects resume from the last seen revision; when upstream
 //!   says 410, the cache re-lists and emits the difference as events (in
 //!   resourceVersion order, see [`Sync::replace`]), so no client event is
@@ -479,7 +481,8 @@ pub struct Expired {
 }
 
 impl WatchCache {
-    /// Starts syncing from `backend`; [`WatchCache::ready`] turns true after the first list.
+    /// Starts syncing from `backend`, on the caches' own thread
+    /// (`cache_thread`); [`WatchCache::ready`] turns true after the first list.
     pub fn start(backend: Backend) -> WatchCache {
         let state = Arc::new(RwLock::new(State {
             objects: OrdMap::new(),
@@ -502,8 +505,11 @@ impl WatchCache {
             ready_tx: ready_tx.clone(),
             upstream_watches: upstream_watches.clone(),
         };
-        let task = tokio::spawn(sync.run(backend));
-        tokio::spawn(prune_while_alive(Arc::downgrade(&state)));
+        // On a thread of its own, so what the cache keeps is allocated
+        // apart from the requests' short-lived blocks (`cache_thread`).
+        let runtime = super::cache_thread::handle();
+        let task = runtime.spawn(sync.run(backend));
+        runtime.spawn(prune_while_alive(Arc::downgrade(&state)));
         WatchCache {
             state,
             events,

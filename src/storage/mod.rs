@@ -28,6 +28,7 @@ pub(crate) mod app_filter;
 pub mod app_store;
 mod app_text;
 pub mod cache;
+pub(crate) mod cache_thread;
 pub mod cluster_store;
 pub mod embedded_store;
 pub mod helm_release;
