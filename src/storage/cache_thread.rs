@@ -13,11 +13,11 @@
 //! write's answer, which the cache takes at once, is still kept where the
 //! write ran.)
 //!
-//! Measured (`benches/server.sh writes`, spans): what the server adds to a
-//! write beside upstream's round trip, p50, went from 0.208–0.223 to
-//! 0.189–0.194 ms per create and from 0.380–0.383 to 0.310–0.315 ms per
-//! update; parsing an update's body alone from 45 to 31 µs
-//! (`docs/performance.md`).
+//! Measured (`benches/server.sh writes`, spans, six paired runs): what the
+//! server adds to a write beside upstream's round trip, p50, fell by 4–19 %
+//! per update (0.380 to 0.310 ms in the first pair) and 8–20 % per patch;
+//! creates and deletes did not move consistently; parsing an update's body
+//! alone went from 45 to 31 µs (`docs/performance.md`).
 
 use std::sync::OnceLock;
 
