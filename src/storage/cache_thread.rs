@@ -24,9 +24,10 @@ use std::sync::OnceLock;
 use tokio::runtime::{Builder, Handle};
 
 /// The cache runtime's handle; the thread starts on first use and runs for
-/// the rest of the process (one for every cache of the process). `serve`
-/// starts it right after tuning malloc ([`crate::allocator`]), before any
-/// other thread: glibc then hands it the main thread's arena, apart from
+/// the rest of the process (one shared by every cache of the process).
+/// `serve` starts it right after tuning malloc ([`crate::allocator`]),
+/// before any thread but the runtime's workers: glibc then hands it the
+/// main thread's arena, apart from
 /// the request workers' (the first thread to reuse an arena gets the main
 /// one), and the call returns once the thread has allocated, so that holds.
 pub(crate) fn handle() -> Handle {

@@ -56,8 +56,9 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         return plan::dry_run(&args, &registry, route, ctx).await;
     }
     crate::allocator::tune_for_server();
-    // Before any other thread starts: the watch cache's thread then shares
-    // the main thread's malloc arena, not a request worker's.
+    // Before any other thread but the runtime's workers starts: the watch
+    // cache's thread then shares the main thread's malloc arena, not a
+    // request worker's (`allocator`).
     crate::storage::cache_thread::handle();
     crate::allocator::spawn_trimmer();
     if let Some((before, after)) = crate::open_files::raise_to_hard_limit() {
