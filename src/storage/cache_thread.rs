@@ -27,9 +27,9 @@ use tokio::runtime::{Builder, Handle};
 /// the rest of the process (one shared by every cache of the process).
 /// `serve` starts it right after tuning malloc ([`crate::allocator`]),
 /// before any thread but the runtime's workers: glibc then hands it the
-/// main thread's arena, apart from
-/// the request workers' (the first thread to reuse an arena gets the main
-/// one), and the call returns once the thread has allocated, so that holds.
+/// main thread's arena, apart from the request workers' (the first thread
+/// to reuse an arena gets the main one), and the call returns once the
+/// thread has allocated, so that holds.
 pub(crate) fn handle() -> Handle {
     static HANDLE: OnceLock<Handle> = OnceLock::new();
     HANDLE.get_or_init(start).clone()
