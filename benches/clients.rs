@@ -60,6 +60,10 @@ mod passthrough;
 #[allow(dead_code, reason = "the spans are printed by the server benchmark")]
 mod stages;
 use passthrough::Passthrough;
+/// Latencies, their percentiles, and ratios of percentiles with an interval.
+#[allow(dead_code, reason = "the server benchmark uses all of it")]
+mod samples;
+use samples::{Samples, percentile_ratio};
 /// The real control plane, `serve` as a process, as the integration tests
 /// have them.
 #[path = "../tests/it/support/mod.rs"]
@@ -693,34 +697,6 @@ fn rotate<T, const N: usize>(round: usize, subjects: [T; N]) -> impl Iterator<It
     items.into_iter()
 }
 
-/// Times of one subject, ms.
-#[derive(Default)]
-struct Samples {
-    ms: Vec<f64>,
-}
-
-impl Samples {
-    fn push(&mut self, d: Duration) {
-        self.ms.push(d.as_secs_f64() * 1e3);
-    }
-
-    /// Nearest-rank percentile, ms.
-    fn pct(&self, p: f64) -> f64 {
-        let mut v = self.ms.clone();
-        v.sort_by(f64::total_cmp);
-        let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
-        v[rank.clamp(1, v.len()) - 1]
-    }
-
-    fn p50(&self) -> f64 {
-        self.pct(50.0)
-    }
-
-    fn p99(&self) -> f64 {
-        self.pct(99.0)
-    }
-}
-
 fn ms(v: f64) -> String {
     if v < 10.0 {
         format!("{v:.2}")
@@ -730,23 +706,29 @@ fn ms(v: f64) -> String {
 }
 
 /// One table: each subject against its baseline, the columns named by
-/// `(subject, baseline)`.
+/// `(subject, baseline)`; each ratio with its 95 % interval (a paired
+/// bootstrap over the rounds, [`percentile_ratio`]).
 fn print_pairs(title: &str, (a, b): (&str, &str), rows: &[(String, &Samples, &Samples)]) {
     println!("\n### {title}\n");
     println!(
-        "| what | n | {a} p50 ms | {b} p50 ms | p50 ratio | {a} p99 ms | {b} p99 ms | p99 ratio |"
+        "| what | n | {a} p50 ms | {b} p50 ms | p50 ratio (95 % interval) | {a} p99 ms | {b} p99 ms | p99 ratio (95 % interval) |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    let ratio = |a: &Samples, b: &Samples, p: f64| {
+        let r = percentile_ratio(a, b, p);
+        let (low, high) = r.interval;
+        format!("{:.2}× ({low:.2}–{high:.2})", r.value)
+    };
     for (what, app, hr) in rows {
         println!(
-            "| {what} | {} | {} | {} | {:.2}× | {} | {} | {:.2}× |",
+            "| {what} | {} | {} | {} | {} | {} | {} | {} |",
             app.ms.len(),
             ms(app.p50()),
             ms(hr.p50()),
-            app.p50() / hr.p50(),
+            ratio(app, hr, 50.0),
             ms(app.p99()),
             ms(hr.p99()),
-            app.p99() / hr.p99(),
+            ratio(app, hr, 99.0),
         );
     }
 }
