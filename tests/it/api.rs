@@ -557,6 +557,50 @@ async fn writes_preconditions_patches_and_apply() {
     assert_eq!(r.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
 }
 
+/// A deletecollection right after creates deletes them, though the cache's
+/// watch may not have delivered them yet (the creates' objects wait in the
+/// cache as writes taken ahead of it): it lists as a consistent list does.
+/// Another server's writes keep the caches' shared thread busy meanwhile,
+/// so that the watch lags as it does under load.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletecollection_right_after_creates_deletes_them() {
+    let s = local().await;
+    let busy = local().await;
+    let load = tokio::spawn(async move {
+        for i in 0.. {
+            busy.create(&format!("load{i}"), json!({}), json!({})).await;
+        }
+    });
+    for round in 0..20 {
+        for i in 0..3 {
+            s.create(
+                &format!("batch{round}-{i}"),
+                json!({}),
+                json!({"batch": round.to_string()}),
+            )
+            .await;
+        }
+        let r = s
+            .call(
+                Method::DELETE,
+                &format!("{PG}?labelSelector=batch%3D{round}"),
+                &[],
+                None,
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        assert_eq!(
+            r.body["items"].as_array().unwrap().len(),
+            3,
+            "round {round}: {}",
+            r.body
+        );
+    }
+    load.abort();
+    let r = s.call(Method::GET, PG, &[], None).await;
+    assert_eq!(r.body["items"].as_array().unwrap().len(), 0, "{}", r.body);
+}
+
 #[tokio::test]
 async fn deletion_finalizers_and_collections() {
     let s = local().await;

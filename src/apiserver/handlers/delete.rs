@@ -96,7 +96,15 @@ pub(super) async fn delete_collection(call: &Call<'_>) -> Result<Response<Body>,
     let options = options(call)?;
     let filter = super::read::filter(call)?;
     let apps = call.apps();
-    let names: Vec<String> = apps.snapshot().names(&filter).map(str::to_owned).collect();
+    // The apps to delete are listed as a list with the same options reads
+    // them: consistent unless `resourceVersion` says otherwise, so that
+    // writes made just before (taken by the cache ahead of its watch) are
+    // among them.
+    let snapshot = apps
+        .snapshot_at(Some(call.namespace()), super::read::read_at(call)?)
+        .await?;
+    let names: Vec<String> = snapshot.names(&filter).map(str::to_owned).collect();
+    drop(snapshot);
     let mut deleted = Vec::new();
     for name in names {
         match apps
