@@ -147,6 +147,17 @@ impl Local {
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
         r.body
     }
+
+    /// deletecollection of the Postgres apps labelled `key=value`.
+    async fn delete_collection(&self, key: &str, value: &str) -> Reply {
+        self.call(
+            Method::DELETE,
+            &format!("{PG}?labelSelector={key}%3D{value}"),
+            &[],
+            None,
+        )
+        .await
+    }
 }
 
 #[tokio::test]
@@ -580,14 +591,7 @@ async fn deletecollection_right_after_creates_deletes_them() {
             )
             .await;
         }
-        let r = s
-            .call(
-                Method::DELETE,
-                &format!("{PG}?labelSelector=batch%3D{round}"),
-                &[],
-                None,
-            )
-            .await;
+        let r = s.delete_collection("batch", &round.to_string()).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
         assert_eq!(
             r.body["items"].as_array().unwrap().len(),
@@ -609,14 +613,7 @@ async fn deletion_finalizers_and_collections() {
         .await;
     s.create("drop2", json!({}), json!({"tier": "bronze"}))
         .await;
-    let r = s
-        .call(
-            Method::DELETE,
-            &format!("{PG}?labelSelector=tier%3Dbronze"),
-            &[],
-            None,
-        )
-        .await;
+    let r = s.delete_collection("tier", "bronze").await;
     assert_eq!(r.status, StatusCode::OK);
     assert_eq!(r.body["items"].as_array().unwrap().len(), 2);
     let r = s.call(Method::GET, PG, &[], None).await;
