@@ -6,7 +6,7 @@
 #   <out>/kubectl-cozy-<tag>-linux-<arch>.oci.tar   the same as an oci-archive
 #
 # Both name the image ghcr.io/kubectl-cozy/kubectl-cozy:<tag>
-# (org.opencontainers.image.ref.name; src/cli/image.rs holds the same
+# (org.opencontainers.image.ref.name; src/version.rs (IMAGE) holds the same
 # reference as the default agent image), so that `skopeo copy
 # oci-archive:<tar> docker://ghcr.io/kubectl-cozy/kubectl-cozy:<tag>` publishes
 # it and `podman load`/`ctr image import` name it. Prints <out> last.

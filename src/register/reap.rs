@@ -1,6 +1,6 @@
-//! Reaping a session whose Lease is missing or expired: what `doctor --fix`
-//! does now, and what `serve` and its agent will do for sessions that died
-//! before them.
+//! Reaping a session whose Lease is missing or expired, shared by
+//! `doctor --fix`, `serve` (its own teardown, and sessions that died in its
+//! way) and the tunnel agent (a serve that stopped renewing).
 //!
 //! [`reap`] re-reads the Lease right before acting (a session that renewed it
 //! meanwhile is left alone: judged by the clock for `doctor` and `serve`, by

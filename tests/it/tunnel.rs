@@ -3,8 +3,8 @@
 //! a client certificate stands in for serve's API server, the in-process
 //! `TunnelClient` connects to the agent's control port over TCP, and a TLS
 //! client stands in for the aggregator on the agent's data port. No cluster
-//! is needed (the port-forward transport is tested once a simulated node
-//! exists).
+//! is needed (the port-forward transport is tested over the plane's kwok
+//! node in `node.rs` and `serve.rs`).
 
 use std::net::SocketAddr;
 use std::process::Stdio;
