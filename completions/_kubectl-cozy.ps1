@@ -44,6 +44,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print shell completion scripts, or install kubectl''s plugin completer')
             [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the client version and, when a cluster is reachable, the server version')
             [CompletionResult]::new('options', 'options', [CompletionResultType]::ParameterValue, 'Print the list of flags inherited by all commands')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'kubectl-cozy;serve' {
@@ -58,7 +59,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--lease-duration', '--lease-duration', [CompletionResultType]::ParameterName, 'Duration of the session Lease (renewed every third of it)')
             [CompletionResult]::new('--agent-service-external-name', '--agent-service-external-name', [CompletionResultType]::ParameterName, 'Test seam: make the Service an ExternalName to HOST and the APIService port PORT (the test plane cannot route to pods)')
             [CompletionResult]::new('--data', '--data', [CompletionResultType]::ParameterName, 'Embedded store file (standalone; default: <state dir>/standalone.sqlite)')
-            [CompletionResult]::new('--write-kubeconfig', '--write-kubeconfig', [CompletionResultType]::ParameterName, 'Where to write the kubeconfig (standalone; default: ~/.config/kubectl-cozy/standalone.kubeconfig)')
+            [CompletionResult]::new('--write-kubeconfig', '--write-kubeconfig', [CompletionResultType]::ParameterName, 'Where to write the kubeconfig (standalone; merged into an existing one, whose other contexts stay; default: ~/.config/kubectl-cozy/standalone.kubeconfig)')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for CAs and certificates (default: ~/.local/state/kubectl-cozy)')
             [CompletionResult]::new('--tls-cert-file', '--tls-cert-file', [CompletionResultType]::ParameterName, 'Serving certificate (--route none), PEM')
             [CompletionResult]::new('--tls-key-file', '--tls-key-file', [CompletionResultType]::ParameterName, 'Serving key (--route none), PEM')
@@ -411,6 +412,72 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-cozy;help' {
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run the extension API server locally and register it with the cluster')
+            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install the server in the cluster: a Deployment, its Service, certificate and APIServices')
+            [CompletionResult]::new('doctor', 'doctor', [CompletionResultType]::ParameterValue, 'Diagnose APIService health and namespaces stuck in Terminating')
+            [CompletionResult]::new('kinds', 'kinds', [CompletionResultType]::ParameterValue, 'List served kinds and scaffold kind definitions from Helm charts')
+            [CompletionResult]::new('completion', 'completion', [CompletionResultType]::ParameterValue, 'Print shell completion scripts, or install kubectl''s plugin completer')
+            [CompletionResult]::new('version', 'version', [CompletionResultType]::ParameterValue, 'Print the client version and, when a cluster is reachable, the server version')
+            [CompletionResult]::new('options', 'options', [CompletionResultType]::ParameterValue, 'Print the list of flags inherited by all commands')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kubectl-cozy;help;serve' {
+            break
+        }
+        'kubectl-cozy;help;install' {
+            break
+        }
+        'kubectl-cozy;help;doctor' {
+            break
+        }
+        'kubectl-cozy;help;kinds' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List kinds from local definitions or from the live cluster')
+            [CompletionResult]::new('scaffold', 'scaffold', [CompletionResultType]::ParameterValue, 'Turn a Helm chart into a kind definition')
+            break
+        }
+        'kubectl-cozy;help;kinds;list' {
+            break
+        }
+        'kubectl-cozy;help;kinds;scaffold' {
+            break
+        }
+        'kubectl-cozy;help;completion' {
+            [CompletionResult]::new('bash', 'bash', [CompletionResultType]::ParameterValue, 'Print the bash completion script')
+            [CompletionResult]::new('zsh', 'zsh', [CompletionResultType]::ParameterValue, 'Print the zsh completion script')
+            [CompletionResult]::new('fish', 'fish', [CompletionResultType]::ParameterValue, 'Print the fish completion script')
+            [CompletionResult]::new('powershell', 'powershell', [CompletionResultType]::ParameterValue, 'Print the PowerShell completion script')
+            [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install kubectl_complete-cozy next to the plugin binary, for `kubectl cozy <TAB>`')
+            break
+        }
+        'kubectl-cozy;help;completion;bash' {
+            break
+        }
+        'kubectl-cozy;help;completion;zsh' {
+            break
+        }
+        'kubectl-cozy;help;completion;fish' {
+            break
+        }
+        'kubectl-cozy;help;completion;powershell' {
+            break
+        }
+        'kubectl-cozy;help;completion;install' {
+            break
+        }
+        'kubectl-cozy;help;version' {
+            break
+        }
+        'kubectl-cozy;help;options' {
+            break
+        }
+        'kubectl-cozy;help;tunnel-agent' {
+            break
+        }
+        'kubectl-cozy;help;help' {
             break
         }
     })

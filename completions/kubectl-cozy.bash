@@ -22,6 +22,9 @@ _kubectl__cozy() {
             kubectl__cozy,doctor)
                 cmd="kubectl__cozy__subcmd__doctor"
                 ;;
+            kubectl__cozy,help)
+                cmd="kubectl__cozy__subcmd__help"
+                ;;
             kubectl__cozy,install)
                 cmd="kubectl__cozy__subcmd__install"
                 ;;
@@ -55,6 +58,54 @@ _kubectl__cozy() {
             kubectl__cozy__subcmd__completion,zsh)
                 cmd="kubectl__cozy__subcmd__completion__subcmd__zsh"
                 ;;
+            kubectl__cozy__subcmd__help,completion)
+                cmd="kubectl__cozy__subcmd__help__subcmd__completion"
+                ;;
+            kubectl__cozy__subcmd__help,doctor)
+                cmd="kubectl__cozy__subcmd__help__subcmd__doctor"
+                ;;
+            kubectl__cozy__subcmd__help,help)
+                cmd="kubectl__cozy__subcmd__help__subcmd__help"
+                ;;
+            kubectl__cozy__subcmd__help,install)
+                cmd="kubectl__cozy__subcmd__help__subcmd__install"
+                ;;
+            kubectl__cozy__subcmd__help,kinds)
+                cmd="kubectl__cozy__subcmd__help__subcmd__kinds"
+                ;;
+            kubectl__cozy__subcmd__help,options)
+                cmd="kubectl__cozy__subcmd__help__subcmd__options"
+                ;;
+            kubectl__cozy__subcmd__help,serve)
+                cmd="kubectl__cozy__subcmd__help__subcmd__serve"
+                ;;
+            kubectl__cozy__subcmd__help,tunnel-agent)
+                cmd="kubectl__cozy__subcmd__help__subcmd__tunnel__subcmd__agent"
+                ;;
+            kubectl__cozy__subcmd__help,version)
+                cmd="kubectl__cozy__subcmd__help__subcmd__version"
+                ;;
+            kubectl__cozy__subcmd__help__subcmd__completion,bash)
+                cmd="kubectl__cozy__subcmd__help__subcmd__completion__subcmd__bash"
+                ;;
+            kubectl__cozy__subcmd__help__subcmd__completion,fish)
+                cmd="kubectl__cozy__subcmd__help__subcmd__completion__subcmd__fish"
+                ;;
+            kubectl__cozy__subcmd__help__subcmd__completion,install)
+                cmd="kubectl__cozy__subcmd__help__subcmd__completion__subcmd__install"
+                ;;
+            kubectl__cozy__subcmd__help__subcmd__completion,powershell)
+                cmd="kubectl__cozy__subcmd__help__subcmd__completion__subcmd__powershell"
+                ;;
+            kubectl__cozy__subcmd__help__subcmd__completion,zsh)
+                cmd="kubectl__cozy__subcmd__help__subcmd__completion__subcmd__zsh"
+                ;;
+            kubectl__cozy__subcmd__help__subcmd__kinds,list)
+                cmd="kubectl__cozy__subcmd__help__subcmd__kinds__subcmd__list"
+                ;;
+            kubectl__cozy__subcmd__help__subcmd__kinds,scaffold)
+                cmd="kubectl__cozy__subcmd__help__subcmd__kinds__subcmd__scaffold"
+                ;;
             kubectl__cozy__subcmd__kinds,list)
                 cmd="kubectl__cozy__subcmd__kinds__subcmd__list"
                 ;;
@@ -68,7 +119,7 @@ _kubectl__cozy() {
 
     case "${cmd}" in
         kubectl__cozy)
-            opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version serve install doctor kinds completion version options"
+            opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version serve install doctor kinds completion version options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -639,6 +690,244 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help)
+            opts="serve install doctor kinds completion version options help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__completion)
+            opts="bash zsh fish powershell install"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__completion__subcmd__bash)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__completion__subcmd__fish)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__completion__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__completion__subcmd__powershell)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__completion__subcmd__zsh)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__doctor)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__kinds)
+            opts="list scaffold"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__kinds__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__kinds__subcmd__scaffold)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__options)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__tunnel__subcmd__agent)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__cozy__subcmd__help__subcmd__version)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;

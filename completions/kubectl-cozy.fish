@@ -46,6 +46,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "kinds" -d
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "completion" -d 'Print shell completion scripts, or install kubectl\'s plugin completer'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "version" -d 'Print the client version and, when a cluster is reachable, the server version'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "options" -d 'Print the list of flags inherited by all commands'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l kinds -d 'Kind definitions: a file or a directory of YAML files (reloaded on change)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l charts -d 'Serve Helm charts as kinds, scaffolded in memory: a chart directory, or a directory of charts and .tgz files (re-scaffolded on change)' -r -f -a "(__fish_complete_directories)"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l listen -d 'Address to listen on (default: 127.0.0.1:6443 standalone, 127.0.0.1:<any> with the tunnel, 0.0.0.0:<any> for external-name)' -r
@@ -59,7 +60,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l time
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l lease-duration -d 'Duration of the session Lease (renewed every third of it)' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l agent-service-external-name -d 'Test seam: make the Service an ExternalName to HOST and the APIService port PORT (the test plane cannot route to pods)' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l data -d 'Embedded store file (standalone; default: <state dir>/standalone.sqlite)' -r -F
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l write-kubeconfig -d 'Where to write the kubeconfig (standalone; default: ~/.config/kubectl-cozy/standalone.kubeconfig)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l write-kubeconfig -d 'Where to write the kubeconfig (standalone; merged into an existing one, whose other contexts stay; default: ~/.config/kubectl-cozy/standalone.kubeconfig)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l state-dir -d 'Directory for CAs and certificates (default: ~/.local/state/kubectl-cozy)' -r -f -a "(__fish_complete_directories)"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l tls-cert-file -d 'Serving certificate (--route none), PEM' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l tls-key-file -d 'Serving key (--route none), PEM' -r -F
@@ -353,3 +354,18 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" 
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s V -l version -d 'Print version'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "serve" -d 'Run the extension API server locally and register it with the cluster'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "install" -d 'Install the server in the cluster: a Deployment, its Service, certificate and APIServices'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "doctor" -d 'Diagnose APIService health and namespaces stuck in Terminating'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "kinds" -d 'List served kinds and scaffold kind definitions from Helm charts'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "completion" -d 'Print shell completion scripts, or install kubectl\'s plugin completer'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "version" -d 'Print the client version and, when a cluster is reachable, the server version'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "options" -d 'Print the list of flags inherited by all commands'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and __fish_seen_subcommand_from kinds" -f -a "list" -d 'List kinds from local definitions or from the live cluster'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and __fish_seen_subcommand_from kinds" -f -a "scaffold" -d 'Turn a Helm chart into a kind definition'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and __fish_seen_subcommand_from completion" -f -a "bash" -d 'Print the bash completion script'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and __fish_seen_subcommand_from completion" -f -a "zsh" -d 'Print the zsh completion script'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and __fish_seen_subcommand_from completion" -f -a "fish" -d 'Print the fish completion script'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and __fish_seen_subcommand_from completion" -f -a "powershell" -d 'Print the PowerShell completion script'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and __fish_seen_subcommand_from completion" -f -a "install" -d 'Install kubectl_complete-cozy next to the plugin binary, for `kubectl cozy <TAB>`'

@@ -14,6 +14,9 @@ pub enum Error {
     /// Neither `--kubeconfig`, `KUBECONFIG` nor `~/.kube/config` gave a file.
     #[error("no kubeconfig found: pass --kubeconfig, set KUBECONFIG, or create ~/.kube/config")]
     NotFound,
+    /// `KUBECONFIG` is set, and none of its files exists.
+    #[error("no kubeconfig found: KUBECONFIG names {} and none of them exists", list_paths(.0))]
+    NoneOfTheList(Vec<PathBuf>),
     /// A kubeconfig file could not be read or parsed.
     #[error("read kubeconfig {path}")]
     Read {
@@ -60,6 +63,12 @@ pub struct Selection {
     pub request_timeout: Option<Duration>,
 }
 
+/// The `KUBECONFIG` list as the user wrote it.
+fn list_paths(paths: &[PathBuf]) -> String {
+    let joined: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    joined.join(", ")
+}
+
 /// Reads the kubeconfig files the selection points at and merges them.
 pub fn read(selection: &Selection) -> Result<Kubeconfig, Error> {
     if let Some(path) = &selection.kubeconfig {
@@ -84,7 +93,7 @@ pub fn read(selection: &Selection) -> Result<Kubeconfig, Error> {
                 })?,
             });
         }
-        return merged.ok_or(Error::NotFound);
+        return merged.ok_or(Error::NoneOfTheList(from_env));
     }
     let default = home_dir().map(|h| h.join(".kube").join("config"));
     match default {

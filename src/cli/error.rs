@@ -124,6 +124,10 @@ impl CliError {
                 source: crate::doctor::Error::Unreachable(_),
                 ..
             } => ExitStatus::Unreachable,
+            // Whatever a command was doing, if the cluster did not answer
+            // that is what the exit code says (`install --apply` reading
+            // its Secrets, serve configuring authentication, …).
+            err if connection_failure(err).is_some() => ExitStatus::Unreachable,
             _ => ExitStatus::Error,
         }
     }
@@ -197,10 +201,63 @@ struct ConnectionFailure {
     hint: &'static str,
 }
 
+const CONTEXT_HINT: &str =
+    "is the cluster running, and is this the right context? (--context, --kubeconfig, KUBECONFIG)";
+const NETWORK_HINT: &str = "check the network path to the server (VPN, Wi-Fi, firewall)";
+const TIMEOUT_HINT: &str = "check the network path to the server (VPN, firewall); raise --request-timeout if it is only slow";
+
+/// Connection failures known by their text: (text, summary, hint, whether
+/// it outranks what the socket error's kind said). A name that does not
+/// resolve, or a certificate not trusted, says more than the transport
+/// error it comes with.
+const BY_TEXT: [(&str, &str, &str, bool); 7] = [
+    (
+        "Connection refused",
+        "connection refused",
+        CONTEXT_HINT,
+        false,
+    ),
+    (
+        "No route to host",
+        "the server's network is unreachable",
+        NETWORK_HINT,
+        false,
+    ),
+    (
+        "Network is unreachable",
+        "the server's network is unreachable",
+        NETWORK_HINT,
+        false,
+    ),
+    (
+        "no answer within",
+        "the server did not answer in time",
+        TIMEOUT_HINT,
+        false,
+    ),
+    (
+        "dns error",
+        "the server's host name does not resolve",
+        "check the server address in the kubeconfig and your DNS or VPN",
+        true,
+    ),
+    (
+        "failed to lookup address",
+        "the server's host name does not resolve",
+        "check the server address in the kubeconfig and your DNS or VPN",
+        true,
+    ),
+    (
+        "invalid peer certificate",
+        "the server's certificate is not trusted",
+        "check certificate-authority(-data) of the cluster in the kubeconfig",
+        true,
+    ),
+];
+
 /// Finds, in `err`'s cause chain, a failure to connect to the server (refused,
 /// unreachable, timed out, name resolution, TLS trust), if any.
 fn connection_failure(err: &(dyn StdError + 'static)) -> Option<ConnectionFailure> {
-    const CONTEXT_HINT: &str = "is the cluster running, and is this the right context? (--context, --kubeconfig, KUBECONFIG)";
     let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
     let mut found = None;
     while let Some(e) = cur {
@@ -208,14 +265,10 @@ fn connection_failure(err: &(dyn StdError + 'static)) -> Option<ConnectionFailur
             use std::io::ErrorKind::*;
             let failure = match io.kind() {
                 ConnectionRefused => Some(("connection refused", CONTEXT_HINT)),
-                TimedOut => Some((
-                    "the connection timed out",
-                    "check the network path to the server (VPN, firewall); raise --request-timeout if it is only slow",
-                )),
-                HostUnreachable | NetworkUnreachable | NetworkDown => Some((
-                    "the server's network is unreachable",
-                    "check the network path to the server (VPN, Wi-Fi, firewall)",
-                )),
+                TimedOut => Some(("the connection timed out", TIMEOUT_HINT)),
+                HostUnreachable | NetworkUnreachable | NetworkDown => {
+                    Some(("the server's network is unreachable", NETWORK_HINT))
+                }
                 ConnectionReset | ConnectionAborted => Some((
                     "the server closed the connection",
                     "the server may be restarting, or a proxy in between refused the connection; retry",
@@ -227,24 +280,14 @@ fn connection_failure(err: &(dyn StdError + 'static)) -> Option<ConnectionFailur
             }
         }
         // Some callers flatten the chain into one message (doctor's request
-        // errors), so the socket error is also recognised by its text.
+        // errors), so the socket error is also recognised by its text. Name
+        // resolution and TLS trust are only ever known by their text.
         let message = e.to_string();
-        if found.is_none() && message.contains("Connection refused") {
-            found = Some(ConnectionFailure {
-                summary: "connection refused",
-                hint: CONTEXT_HINT,
-            });
-        }
-        if message.contains("dns error") || message.contains("failed to lookup address") {
-            found = Some(ConnectionFailure {
-                summary: "the server's host name does not resolve",
-                hint: "check the server address in the kubeconfig and your DNS or VPN",
-            });
-        } else if message.contains("invalid peer certificate") {
-            found = Some(ConnectionFailure {
-                summary: "the server's certificate is not trusted",
-                hint: "check certificate-authority(-data) of the cluster in the kubeconfig",
-            });
+        for (needle, summary, hint, overrides) in BY_TEXT {
+            if message.contains(needle) && (overrides || found.is_none()) {
+                found = Some(ConnectionFailure { summary, hint });
+                break;
+            }
         }
         cur = e.source();
     }
@@ -308,6 +351,35 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn flattened_unreachable_and_silent_servers_are_named_and_exit_4() {
+        let no_route = CliError::other(
+            "diagnose the cluster at https://192.0.2.77:6443/",
+            std::io::Error::other(
+                "ServiceError: client error (Connect): tcp connect error: No route to host (os error 113)",
+            ),
+        );
+        let text = render(&no_route, None, false);
+        assert!(
+            text.contains(": the server's network is unreachable\n  hint: "),
+            "{text}"
+        );
+        assert_eq!(no_route.exit_status(), ExitStatus::Unreachable);
+        let silent = CliError::other(
+            "read the install's Secrets",
+            std::io::Error::other("reach the API server: no answer within 10s"),
+        );
+        assert!(render(&silent, None, false).contains("did not answer in time"));
+        assert_eq!(silent.exit_status(), ExitStatus::Unreachable);
+        let refused = CliError::other(
+            "read the install's Secrets",
+            std::io::Error::from(std::io::ErrorKind::ConnectionRefused),
+        );
+        assert_eq!(refused.exit_status(), ExitStatus::Unreachable);
+        let local = CliError::other("load kind definitions", std::io::Error::other("bad file"));
+        assert_eq!(local.exit_status(), ExitStatus::Error);
     }
 
     #[test]

@@ -26,7 +26,10 @@ pub struct Page {
 
 /// Every page, the root's first, then each visible subcommand's, depth first.
 pub fn pages() -> Vec<Page> {
-    let mut root = Cli::command().bin_name("kubectl cozy");
+    // `kubectl cozy help CMD` is `kubectl cozy CMD --help`: no pages of its own.
+    let mut root = Cli::command()
+        .disable_help_subcommand(true)
+        .bin_name("kubectl cozy");
     root.build();
     let global_ids: Vec<clap::Id> = GlobalArgs::augment_args(clap::Command::new("globals"))
         .get_arguments()

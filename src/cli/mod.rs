@@ -50,7 +50,6 @@ Exit codes:
     long_about = LONG_ABOUT,
     after_help = AFTER_HELP,
     propagate_version = true,
-    disable_help_subcommand = true,
     max_term_width = 110
 )]
 pub struct Cli {
@@ -71,7 +70,8 @@ pub enum Command {
     /// Diagnose APIService health and namespaces stuck in Terminating
     Doctor(cmd::doctor::DoctorArgs),
     /// List served kinds and scaffold kind definitions from Helm charts
-    #[command(subcommand, after_help = KINDS_EXAMPLES)]
+    // `help` is the root's alone, as kubectl's is: `kubectl cozy help kinds list`.
+    #[command(subcommand, disable_help_subcommand = true, after_help = KINDS_EXAMPLES)]
     Kinds(Box<cmd::kinds::KindsCommand>),
     /// Print shell completion scripts, or install kubectl's plugin completer
     Completion(cmd::completion::CompletionArgs),
@@ -271,9 +271,14 @@ fn init_logging(verbosity: u8, global: &GlobalArgs) {
     // reports failures itself (and `doctor` expects 503s from dead APIServices),
     // so those lines only show when debugging.
     let trace_layer = if verbosity >= 4 { level } else { "off" };
+    // kube's TLS warns on every connection of a cluster with
+    // `insecure-skip-tls-verify: true`; kubectl says nothing there, so it
+    // shows only when debugging.
+    let tls = if verbosity >= 4 { level } else { "error" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(format!(
-            "kubectl_cozy={level},kube={level},kube_client::client::builder={trace_layer}"
+            "kubectl_cozy={level},kube={level},kube_client::client::builder={trace_layer},\
+             kube_client::client::tls={tls}"
         ))
     });
     let _ = tracing_subscriber::fmt()

@@ -16,6 +16,7 @@ pub const COMPLETER_NAME: &str = "kubectl_complete-cozy";
 
 /// Arguments of `kubectl cozy completion`.
 #[derive(Debug, Args)]
+#[command(disable_help_subcommand = true)]
 #[command(after_help = "\
 Examples:
   # kubectl cozy <TAB>: make kubectl's own completion reach the plugin (kubectl >= 1.26)

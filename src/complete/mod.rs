@@ -318,7 +318,8 @@ mod tests {
                 "kinds",
                 "completion",
                 "version",
-                "options"
+                "options",
+                "help"
             ]
         );
         assert_eq!(d, directive::NO_FILE_COMP);
@@ -361,7 +362,8 @@ mod tests {
                 "kinds",
                 "completion",
                 "version",
-                "options"
+                "options",
+                "help"
             ]
         );
     }

@@ -25,6 +25,14 @@ pub enum CertFilesError {
     /// Certificate generation.
     #[error(transparent)]
     Pki(#[from] crate::pki::Error),
+    /// A kubeconfig to write into is not one; it is left as it is.
+    #[error("{path} is not a kubeconfig ({message}); it was left as it is: pass another path")]
+    NotKubeconfig {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
     /// A stored CA could not be loaded.
     #[error("the CA in {path} is unusable ({message}); remove the directory to start afresh")]
     BadCa {

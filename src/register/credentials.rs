@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 
 use super::cert_files::{CertFilesError, io, store_ca, stored_ca, write_private};
+use super::kubeconfig_file;
 use crate::pki::{CA_LIFETIME, Ca, CertPair, LEAF_LIFETIME, LeafSpec};
 
 /// Credentials of a standalone server.
@@ -134,26 +135,44 @@ pub fn server_url(bound: SocketAddr) -> String {
     format!("https://{}", SocketAddr::new(ip, bound.port()))
 }
 
-/// Writes a kubeconfig (context `kubectl-cozy`) for `server` and returns its text.
+/// Writes the context `kubectl-cozy` for `server` into the kubeconfig at
+/// `path`, keeping whatever else the file holds
+/// ([`super::kubeconfig_file`]), and makes it current. Answers the server
+/// the context named before when it named another one.
 pub fn write_kubeconfig(
     path: &Path,
     server: &str,
     credentials: &Credentials,
-) -> Result<(), CertFilesError> {
+) -> Result<Option<String>, CertFilesError> {
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
-    let text = format!(
-        "apiVersion: v1\nkind: Config\ncurrent-context: kubectl-cozy\nclusters:\n- name: kubectl-cozy\n  cluster:\n    \
-         server: {server}\n    certificate-authority-data: {ca}\ncontexts:\n- name: kubectl-cozy\n  context:\n    \
-         cluster: kubectl-cozy\n    user: kubectl-cozy-admin\n    namespace: default\nusers:\n- name: kubectl-cozy-admin\n  \
-         user:\n    client-certificate-data: {cert}\n    client-key-data: {key}\n",
-        ca = b64(&credentials.ca_pem),
-        cert = b64(&credentials.client.cert_pem),
-        key = b64(&credentials.client.key_pem),
+    let (ca_data, cert_data, key_data) = (
+        b64(&credentials.ca_pem),
+        b64(&credentials.client.cert_pem),
+        b64(&credentials.client.key_pem),
     );
+    let existing = match std::fs::read_to_string(path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io("read", path)(e)),
+    };
+    let merged = kubeconfig_file::merge(
+        existing.as_deref(),
+        &kubeconfig_file::Entries {
+            server,
+            ca_data: &ca_data,
+            cert_data: &cert_data,
+            key_data: &key_data,
+        },
+    )
+    .map_err(|message| CertFilesError::NotKubeconfig {
+        path: path.to_owned(),
+        message,
+    })?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io("create", parent))?;
     }
-    write_private(path, &text)
+    write_private(path, &merged.text)?;
+    Ok(merged.replaced_server)
 }
 
 #[cfg(test)]

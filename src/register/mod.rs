@@ -17,6 +17,7 @@
 //! | [`manifests`] | the RBAC `serve --print-rbac` prints |
 //! | [`install`] | a production install (`kubectl cozy install`): the Deployment running `serve --in-cluster`, its Secret, Service, APIServices; diff and server-side apply |
 //! | [`credentials`] | standalone mode's local CA, certificates and kubeconfig |
+//! | [`kubeconfig_file`] | standalone's entries written into a kubeconfig file, keeping everyone else's |
 
 pub mod agent;
 pub mod apiservice;
@@ -25,6 +26,7 @@ pub mod certs;
 pub mod credentials;
 pub mod discovered;
 pub mod install;
+pub mod kubeconfig_file;
 pub mod lease;
 pub mod manifests;
 pub mod plan;

@@ -252,12 +252,16 @@ impl EmbeddedStore {
                 };
             }
             meta.insert("generation".into(), json!(if spec_changed { generation + 1 } else { generation }));
-            meta.insert("resourceVersion".into(), json!(revision.to_string()));
+            // As kube-apiserver: a dry run answers with the current version,
+            // and an update that changes nothing is not written (no new
+            // version, no event).
+            meta.insert("resourceVersion".into(), json!(resource_version(&current).to_string()));
             let finalizers_left = meta.get("finalizers").and_then(Value::as_array).is_some_and(|f| !f.is_empty());
             let terminating = meta.contains_key("deletionTimestamp");
-            if dry_run {
+            if dry_run || object == current {
                 return Ok(object);
             }
+            metadata_mut(&mut object).insert("resourceVersion".into(), json!(revision.to_string()));
             if terminating && !finalizers_left {
                 commit(&mut inner, revision, &namespace, &name, None, StoreEvent::Deleted(Arc::new(object.clone())))?;
             } else {
@@ -318,11 +322,11 @@ impl EmbeddedStore {
                     finalizers.push(json!(f));
                 }
             }
-            meta.insert("resourceVersion".into(), json!(revision.to_string()));
             if finalizers.is_empty() {
                 if options.dry_run {
                     return Ok(object);
                 }
+                metadata_mut(&mut object).insert("resourceVersion".into(), json!(revision.to_string()));
                 commit(&mut inner, revision, &namespace, &name, None, StoreEvent::Deleted(Arc::new(object.clone())))?;
                 return Ok(object);
             }
@@ -336,6 +340,7 @@ impl EmbeddedStore {
             if options.dry_run {
                 return Ok(object);
             }
+            meta.insert("resourceVersion".into(), json!(revision.to_string()));
             let event = StoreEvent::Modified(Arc::new(object.clone()));
             commit(&mut inner, revision, &namespace, &name, Some(&object), event)?;
             Ok(object)
@@ -517,6 +522,48 @@ mod tests {
         drop(store);
         let store = EmbeddedStore::open(&dir.path().join("db.sqlite")).unwrap();
         assert_eq!(store.list().await.unwrap().resource_version, 5);
+    }
+
+    #[tokio::test]
+    async fn dry_runs_and_updates_that_change_nothing_keep_the_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(&dir.path().join("db.sqlite")).unwrap();
+        let created = store.create(hr("a"), false).await.unwrap();
+        let rv = |o: &Value| o["metadata"]["resourceVersion"].clone();
+        let dry_run = DeleteOptions {
+            dry_run: true,
+            ..Default::default()
+        };
+
+        let same = store.update(created.clone(), false).await.unwrap();
+        assert_eq!(same, created);
+        let mut unconditional = created.clone();
+        unconditional["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("resourceVersion");
+        assert_eq!(store.update(unconditional, false).await.unwrap(), created);
+
+        let mut changed = created.clone();
+        changed["spec"]["values"]["a"] = json!(2);
+        let dry = store.update(changed.clone(), true).await.unwrap();
+        assert_eq!(rv(&dry), rv(&created));
+        assert_eq!(dry["spec"]["values"]["a"], 2);
+        let dry = store.delete("ns", "a", &dry_run).await.unwrap();
+        assert_eq!(rv(&dry), rv(&created));
+        let mut finalized = created.clone();
+        finalized["metadata"]["finalizers"] = json!(["example.com/block"]);
+        let finalized = store.update(finalized, false).await.unwrap();
+        assert_eq!(rv(&finalized), "2");
+        let dry = store.delete("ns", "a", &dry_run).await.unwrap();
+        assert_eq!(rv(&dry), "2");
+        assert!(dry["metadata"]["deletionTimestamp"].is_string());
+
+        // Only the create and the finalizer were written.
+        assert_eq!(store.revision(), 2);
+        let stored = load(&store.lock().conn, "ns", "a").unwrap().unwrap();
+        assert_eq!(rv(&stored), "2");
+        assert!(stored["metadata"]["deletionTimestamp"].is_null());
     }
 
     #[cfg(unix)]

@@ -103,6 +103,15 @@ fn version_without_kubeconfig_prints_client_then_fails_clearly() {
         "{}",
         text(&out.stderr)
     );
+    // KUBECONFIG set to files that do not exist: the error names them.
+    let out = run(cozy(&["version"]).env("KUBECONFIG", "/nonexistent/a:/nonexistent/b"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr)
+            .contains("KUBECONFIG names /nonexistent/a, /nonexistent/b and none of them exists"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = run(&mut cozy(&["version", "--client", "-o", "json"]));
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");

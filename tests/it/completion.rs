@@ -66,6 +66,7 @@ fn completer_speaks_kubectls_protocol() {
             "completion",
             "version",
             "options",
+            "help",
             ":4"
         ]
     );

@@ -375,6 +375,24 @@ fn scaffold_bad_input_writes_nothing() {
         text(&out.stderr)
     );
 
+    // --chart belongs to --repo-index: beside a chart path it is a usage
+    // error, not silently ignored.
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        work.path().to_str().unwrap(),
+        "--chart",
+        "postgres",
+        "--out",
+        &out_path,
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--chart names a chart of --repo-index"),
+        "{}",
+        text(&out.stderr)
+    );
+
     // A .tgz escaping its directory.
     let evil = work.path().join("evil.tgz");
     {

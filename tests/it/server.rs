@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::aggregated::aggregated;
 use crate::support::standalone::{
-    Standalone, example_kinds as examples, kubectl as kubectl_with, ok, text,
+    self, Standalone, example_kinds as examples, kubectl as kubectl_with, ok, text,
 };
 use crate::support::{bins, plane};
 
@@ -207,6 +207,66 @@ fn a_second_standalone_server_on_the_same_store_is_refused() {
     assert!(!dir.join("kubeconfig2").exists());
     // The first server is unharmed.
     ok(&server.kubectl(&["get", "postgreses"]));
+}
+
+/// `--write-kubeconfig` onto a kubeconfig that holds other clusters adds
+/// its context and keeps theirs (as `kind` does), and refuses a file that
+/// is not a kubeconfig, leaving it as it was.
+#[test]
+fn standalone_writes_its_context_into_an_existing_kubeconfig() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubeconfig");
+    std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: Config\ncurrent-context: work\nclusters:\n- name: work\n  cluster:\n    \
+         server: https://10.0.0.1:6443\ncontexts:\n- name: work\n  context:\n    cluster: work\n    user: me\n\
+         users:\n- name: me\n  user:\n    token: abc\n",
+    )
+    .unwrap();
+    let server = Standalone::launch("127.0.0.1:0", "--kinds", &examples(), dir).expect("serve");
+    ok(&server.kubectl(&["get", "postgreses"]));
+    let contexts = ok(&server.kubectl(&["config", "get-contexts", "-o", "name"]));
+    let mut contexts: Vec<&str> = contexts.lines().collect();
+    contexts.sort_unstable();
+    assert_eq!(contexts, ["kubectl-cozy", "work"]);
+    let token = ok(&server.kubectl(&[
+        "config",
+        "view",
+        "--raw",
+        "-o",
+        "jsonpath={.users[?(@.name==\"me\")].user.token}",
+    ]));
+    assert_eq!(token, "abc");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubeconfig");
+    let not_a_kubeconfig = "notes: [unclosed\n";
+    std::fs::write(&path, not_a_kubeconfig).unwrap();
+    let args: Vec<std::ffi::OsString> = [
+        "serve",
+        "--standalone",
+        "--listen",
+        "127.0.0.1:0",
+        "--kinds",
+    ]
+    .into_iter()
+    .map(Into::into)
+    .chain([examples().into_os_string()])
+    .collect();
+    let mut serve = standalone::spawn(&args, dir.path()).expect("serve");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while serve.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = serve.kill();
+            panic!("serve kept running beside a kubeconfig it could not write into");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = serve.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("is not a kubeconfig"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), not_a_kubeconfig);
 }
 
 #[cfg(unix)]
@@ -791,6 +851,23 @@ fn standalone_serves_namespaces_to_kubectl() {
         "{}",
         text(&out.stderr)
     );
+
+    // `default` may not be deleted (kube-apiserver's NamespaceLifecycle),
+    // dry run or not, and its apps stay.
+    for dry_run in ["--dry-run=none", "--dry-run=server"] {
+        let out = server.kubectl(&["delete", "namespace", "default", dry_run]);
+        assert!(!out.status.success(), "{dry_run}");
+        assert!(
+            text(&out.stderr)
+                .contains("namespaces \"default\" is forbidden: this namespace may not be deleted"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let left = ok(&server.kubectl(&["get", "ns", "default", "-o", "name"]));
+    assert_eq!(left.trim(), "namespace/default");
+    let all = ok(&server.kubectl(&["get", "pg", "-A", "-o", "name"]));
+    assert_eq!(all.trim(), "postgres.apps.cozystack.io/db-default");
 }
 
 /// Issue 14 §4: a storm of 2,000 unauthenticated keep-alive connections

@@ -26,7 +26,7 @@ use crate::apiserver::response::{self, Body};
 use crate::apiserver::table;
 use crate::storage::StoreError;
 use crate::storage::embedded_store::EmbeddedStore;
-use crate::storage::namespace_store::Phase;
+use crate::storage::namespace_store::{DEFAULT_NAMESPACE, Phase};
 
 const GROUP_RESOURCE: &str = "namespaces";
 
@@ -206,11 +206,21 @@ fn create(
     }
 }
 
+/// Namespaces kube-apiserver's `NamespaceLifecycle` admission refuses to
+/// delete.
+const IMMORTAL: [&str; 3] = [DEFAULT_NAMESPACE, "kube-system", "kube-public"];
+
 async fn delete(
     store: &EmbeddedStore,
     name: &str,
     query: &Query,
 ) -> Result<Response<Body>, ApiError> {
+    if IMMORTAL.contains(&name) {
+        // Admission comes before dry-run and before the existence check.
+        return Err(ApiError::forbidden(format!(
+            "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
+        )));
+    }
     if query.get("dryRun").is_some_and(|d| d == "All") {
         let ns = store
             .namespace(name)

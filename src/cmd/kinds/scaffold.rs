@@ -133,6 +133,11 @@ fn parse_ref(flag: &str, text: &str) -> Result<ObjectRef, CliError> {
 /// Runs `kinds scaffold`.
 pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let source = match (&args.chart, &args.repo_index, &args.chart_name) {
+        (Some(_), _, Some(_)) => {
+            return Err(CliError::Usage(
+                "--chart names a chart of --repo-index; with a chart path, leave it out".into(),
+            ));
+        }
         (Some(path), _, _) => ChartSource::from_path(path),
         (None, Some(index), Some(spec)) => ChartSource::repo_index(index, spec),
         _ => {

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum, ValueHint};
+use clap::{ArgGroup, Args, ValueEnum, ValueHint};
 
 use crate::cli::CliError;
 use crate::kinds::KindSource;
@@ -24,6 +24,7 @@ pub enum RouteArg {
 
 /// Arguments of `kubectl cozy serve`.
 #[derive(Debug, Args)]
+#[command(group = ArgGroup::new("source").required(true).args(["kinds", "charts"]))]
 #[command(after_help = "\
 Examples:
   # Serve the kinds in the current cluster (through a tunnel), until Ctrl-C
@@ -54,7 +55,7 @@ pub struct ServeArgs {
     pub standalone: bool,
 
     /// Kind definitions: a file or a directory of YAML files (reloaded on change)
-    #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath, required_unless_present = "charts", conflicts_with = "charts")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath)]
     pub kinds: Option<PathBuf>,
 
     /// Serve Helm charts as kinds, scaffolded in memory: a chart directory, or a directory of charts and .tgz files (re-scaffolded on change)
@@ -113,7 +114,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub data: Option<PathBuf>,
 
-    /// Where to write the kubeconfig (standalone; default: ~/.config/kubectl-cozy/standalone.kubeconfig)
+    /// Where to write the kubeconfig (standalone; merged into an existing one, whose other contexts stay; default: ~/.config/kubectl-cozy/standalone.kubeconfig)
     #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub write_kubeconfig: Option<PathBuf>,
 

@@ -71,8 +71,15 @@ pub(super) async fn serve_standalone(
         .write_kubeconfig
         .clone()
         .unwrap_or_else(standalone::default_kubeconfig_path);
-    standalone::write_kubeconfig(&kubeconfig, &url, &credentials)
+    let replaced = standalone::write_kubeconfig(&kubeconfig, &url, &credentials)
         .map_err(|e| CliError::other("write the kubeconfig", e))?;
+    if let Some(before) = replaced {
+        eprintln!(
+            "Note: context kubectl-cozy in {} pointed at {before}; it now points here \
+             (--write-kubeconfig PATH keeps one file per server)",
+            kubeconfig.display()
+        );
+    }
     let snapshot = registry.snapshot();
     let kinds: Vec<&str> = snapshot
         .kinds()

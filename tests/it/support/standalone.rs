@@ -77,9 +77,15 @@ impl Standalone {
         self.wait_ready()
     }
 
+    /// Waits until the kubeconfig has the server's context current (a file
+    /// that was there before it started may name others).
     fn wait_ready(&mut self) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(30);
-        while !self.kubeconfig().exists() {
+        let written = |path: &Path| {
+            std::fs::read_to_string(path)
+                .is_ok_and(|text| text.contains("current-context: kubectl-cozy"))
+        };
+        while !written(&self.kubeconfig()) {
             if let Some(status) = self.child.try_wait().map_err(|e| e.to_string())? {
                 let mut err = String::new();
                 if let Some(mut stderr) = self.child.stderr.take() {
@@ -129,7 +135,7 @@ impl Drop for Standalone {
 }
 
 /// `kubectl-cozy ARGS` with its store, kubeconfig and state in `dir`.
-fn spawn(args: &[std::ffi::OsString], dir: &Path) -> Result<Child, String> {
+pub fn spawn(args: &[std::ffi::OsString], dir: &Path) -> Result<Child, String> {
     Command::new(bins::kubectl_cozy())
         .args(args)
         .arg("--data")

@@ -337,7 +337,9 @@ pub(super) struct Typed<'s> {
 }
 
 /// Splits cozyvalues-gen `{type} name - description`, where the name may be
-/// written `[name]` (optional) and followed by `=default`.
+/// written `[name]` (optional) and followed by `=default`. Without the ` - `,
+/// the name is the first word and the description the rest, as in an
+/// untyped `@param name Description`.
 fn split_typed(rest: &str) -> Option<Typed<'_>> {
     let inner = rest.strip_prefix('{')?;
     let close = inner.find('}')?;
@@ -345,7 +347,13 @@ fn split_typed(rest: &str) -> Option<Typed<'_>> {
     let after = inner[close + 1..].trim_start();
     let (name_part, text) = match after.find(" - ") {
         Some(i) => (&after[..i], after[i + 3..].trim()),
-        None => (after.trim_end(), ""),
+        None => match after.split_once(char::is_whitespace) {
+            // `[name` alone is an optional name with a space inside its brackets.
+            Some((word, text)) if !word.starts_with('[') || word.contains(']') => {
+                (word, text.trim())
+            }
+            _ => (after.trim_end(), ""),
+        },
     };
     let name_part = name_part.trim();
     let (optional, name, default) = match name_part.strip_prefix('[') {
@@ -510,6 +518,31 @@ mod tests {
             })
         );
         assert_eq!(split_typed("replicas - untyped"), None);
+        // Without ` - `, the first word is the name.
+        assert_eq!(
+            split_typed("{quantity} memory Memory limit per replica"),
+            Some(Typed {
+                type_name: "quantity",
+                name: "memory",
+                optional: false,
+                default: None,
+                text: "Memory limit per replica"
+            })
+        );
+        assert_eq!(
+            split_typed("{int} [replicas]=2 How many."),
+            Some(Typed {
+                type_name: "int",
+                name: "replicas",
+                optional: true,
+                default: Some("2"),
+                text: "How many."
+            })
+        );
+        assert_eq!(
+            split_typed("{string} name").map(|t| (t.name, t.text)),
+            Some(("name", ""))
+        );
         assert_eq!(options_source("{source: gpu}"), Some("gpu".into()));
         assert_eq!(
             options_source("{\"source\": \"storageclass\"}"),
