@@ -877,4 +877,23 @@ fn scaffolded_kinds_are_served_and_reloaded() {
         },
         "recovery not logged",
     );
+
+    // A new kind is served at once, and serve says so.
+    std::fs::write(
+        kinds.join("vault.yaml"),
+        "kind: Vault\nopenAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
+         release: {prefix: vault-, chartRef: {kind: ExternalArtifact, name: vault}}\n",
+    )
+    .unwrap();
+    wait_for(
+        &|| {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .lines()
+                .any(|l| l.starts_with("Kinds: reloaded, serving 5 (") && l.contains("vaults"))
+        },
+        "the new kind's reload not reported",
+    );
+    let out = kubectl(&["get", "vaults"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }

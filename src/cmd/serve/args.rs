@@ -63,7 +63,7 @@ pub struct ServeArgs {
     pub charts: Option<PathBuf>,
 
     /// Address to listen on (default: 127.0.0.1:6443 standalone, 127.0.0.1:<any> with the tunnel, 0.0.0.0:<any> for external-name)
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
     pub listen: Option<SocketAddr>,
 
     /// How kube-apiserver reaches this server (default: tunnel; none with --tls-cert-file)
@@ -197,6 +197,28 @@ pub(super) fn route_of(args: &ServeArgs) -> Result<RouteArg, CliError> {
 }
 
 /// Validates `--rbac-subject` (kept as text: `ServeArgs` stays small).
+/// `--listen`: `IP:PORT`, or `HOST:PORT` with a host name that resolves here
+/// (`localhost:6443`); of a name's addresses, the first IPv4 one.
+fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let usage = "expected ADDRESS:PORT, e.g. 127.0.0.1:6443, [::1]:6443 or localhost:6443";
+    let Some((host, port)) = text.rsplit_once(':') else {
+        return Err(usage.into());
+    };
+    let port: u16 = port.parse().map_err(|_| usage.to_owned())?;
+    let addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+        .map_err(|e| format!("{host} does not resolve: {e}"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| format!("{host} has no address"))
+}
+
 pub(super) fn parse_rbac_subject(text: &str) -> Result<String, String> {
     RbacSubject::parse(text).map(|_| text.to_owned())
 }
@@ -249,5 +271,23 @@ mod tests {
         );
         assert!(args(&["--agent-service-external-name", "nope"]).is_err());
         assert!(args(&["--print-manifests"]).unwrap().dry_run);
+    }
+
+    #[test]
+    fn listen_takes_an_address_or_a_host_name() {
+        let listen = |a: &str| args(&["--listen", a]).map(|s| s.listen.unwrap());
+        assert_eq!(
+            listen("127.0.0.1:6443").unwrap(),
+            "127.0.0.1:6443".parse().unwrap()
+        );
+        assert_eq!(listen("[::1]:7000").unwrap(), "[::1]:7000".parse().unwrap());
+        let local = listen("localhost:6480").unwrap();
+        assert!(local.ip().is_loopback() && local.port() == 6480, "{local}");
+        assert!(listen("localhost").unwrap_err().contains("ADDRESS:PORT"));
+        assert!(
+            listen("localhost:http")
+                .unwrap_err()
+                .contains("ADDRESS:PORT")
+        );
     }
 }

@@ -95,11 +95,36 @@ pub(super) async fn serve_standalone(
         kubeconfig.display(),
         kinds.first().copied().unwrap_or("all")
     );
+    let reloads = report_reloads(&registry);
     Signals::new()?.next().await;
+    reloads.abort();
     eprintln!(
         "Shutting down (draining for up to {:?})",
         args.drain_timeout
     );
     running.shutdown(args.drain_timeout).await;
     Ok(ExitStatus::Success)
+}
+
+/// Says on stderr what is served after each accepted change of the kinds
+/// (a refused one is logged by the registry); a cluster session says it in
+/// its log instead.
+fn report_reloads(registry: &Registry) -> tokio::task::JoinHandle<()> {
+    let mut changes = registry.subscribe();
+    changes.mark_unchanged();
+    tokio::spawn(async move {
+        while changes.changed().await.is_ok() {
+            let snapshot = changes.borrow_and_update().clone();
+            let plurals: Vec<&str> = snapshot
+                .kinds()
+                .iter()
+                .map(|k| k.resolved.definition.plural.as_str())
+                .collect();
+            eprintln!(
+                "Kinds: reloaded, serving {} ({})",
+                plurals.len(),
+                plurals.join(", ")
+            );
+        }
+    })
 }
