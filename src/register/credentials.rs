@@ -150,6 +150,10 @@ pub fn write_kubeconfig(
         b64(&credentials.client.cert_pem),
         b64(&credentials.client.key_pem),
     );
+    // A kubeconfig kept elsewhere behind a symlink (dotfiles) is written
+    // where it lives, and the link stays.
+    let real = std::fs::canonicalize(path);
+    let path = real.as_deref().unwrap_or(path);
     let existing = match std::fs::read_to_string(path) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -228,6 +232,29 @@ mod tests {
             time::Time::MIDNIGHT,
         );
         assert!(!ca_is_current(year_4096, now), "unbounded");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_kubeconfig_behind_a_symlink_is_written_where_it_lives() {
+        let tmp = tempfile::tempdir().unwrap();
+        let credentials =
+            credentials(&tmp.path().join("state"), "127.0.0.1:0".parse().unwrap()).unwrap();
+        let real = tmp.path().join("dotfiles-kubeconfig");
+        std::fs::write(
+            &real,
+            "apiVersion: v1\nkind: Config\ncontexts:\n- name: work\n",
+        )
+        .unwrap();
+        let link = tmp.path().join("config");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_kubeconfig(&link, "https://127.0.0.1:6443", &credentials).unwrap();
+        assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+        let text = std::fs::read_to_string(&real).unwrap();
+        assert!(
+            text.contains("name: work") && text.contains("current-context: kubectl-cozy"),
+            "{text}"
+        );
     }
 
     #[test]
