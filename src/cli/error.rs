@@ -204,6 +204,8 @@ struct ConnectionFailure {
 const CONTEXT_HINT: &str =
     "is the cluster running, and is this the right context? (--context, --kubeconfig, KUBECONFIG)";
 const NETWORK_HINT: &str = "check the network path to the server (VPN, Wi-Fi, firewall)";
+const DNS_SUMMARY: &str = "the server's host name does not resolve";
+const DNS_HINT: &str = "check the server address in the kubeconfig and your DNS or VPN";
 const TIMEOUT_HINT: &str = "check the network path to the server (VPN, firewall); raise --request-timeout if it is only slow";
 
 /// Connection failures known by their text: (text, summary, hint, whether
@@ -235,18 +237,8 @@ const BY_TEXT: [(&str, &str, &str, bool); 7] = [
         TIMEOUT_HINT,
         false,
     ),
-    (
-        "dns error",
-        "the server's host name does not resolve",
-        "check the server address in the kubeconfig and your DNS or VPN",
-        true,
-    ),
-    (
-        "failed to lookup address",
-        "the server's host name does not resolve",
-        "check the server address in the kubeconfig and your DNS or VPN",
-        true,
-    ),
+    ("dns error", DNS_SUMMARY, DNS_HINT, true),
+    ("failed to lookup address", DNS_SUMMARY, DNS_HINT, true),
     (
         "invalid peer certificate",
         "the server's certificate is not trusted",

@@ -84,6 +84,15 @@ impl Snapshot {
         &self.kinds
     }
 
+    /// The served kinds' plurals, in [`Snapshot::kinds`] order (what serve
+    /// prints when it starts and when the kinds change).
+    pub fn plurals(&self) -> Vec<&str> {
+        self.kinds()
+            .iter()
+            .map(|k| k.resolved.definition.plural.as_str())
+            .collect()
+    }
+
     /// The kind served at `group/version/plural`.
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<&Arc<ServedKind>> {
         self.by_resource

@@ -79,11 +79,7 @@ pub(super) async fn serve(
     };
     if synced {
         let snapshot = registry.snapshot();
-        let kinds: Vec<&str> = snapshot
-            .kinds()
-            .iter()
-            .map(|k| k.resolved.definition.plural.as_str())
-            .collect();
+        let kinds = snapshot.plurals();
         eprintln!(
             "Ready: serving {} kinds ({}) on https://{}, HelmRelease cache synced",
             kinds.len(),

@@ -372,11 +372,7 @@ fn print_ready(
     t_available: Duration,
 ) {
     let snapshot = registry.snapshot();
-    let kinds: Vec<&str> = snapshot
-        .kinds()
-        .iter()
-        .map(|k| k.resolved.definition.plural.as_str())
-        .collect();
+    let kinds = snapshot.plurals();
     let tunnel = tunnel_at
         .map(|t| format!(", tunnel connected {:.2}s", t.as_secs_f64()))
         .unwrap_or_default();

@@ -81,11 +81,7 @@ pub(super) async fn serve_standalone(
         );
     }
     let snapshot = registry.snapshot();
-    let kinds: Vec<&str> = snapshot
-        .kinds()
-        .iter()
-        .map(|k| k.resolved.definition.plural.as_str())
-        .collect();
+    let kinds = snapshot.plurals();
     eprintln!(
         "Serving {} kinds ({}) on {url} from {}\nKubeconfig: {}\nTry: kubectl --kubeconfig {} get {}\nPress Ctrl-C to stop.",
         kinds.len(),
@@ -115,11 +111,7 @@ fn report_reloads(registry: &Registry) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         while changes.changed().await.is_ok() {
             let snapshot = changes.borrow_and_update().clone();
-            let plurals: Vec<&str> = snapshot
-                .kinds()
-                .iter()
-                .map(|k| k.resolved.definition.plural.as_str())
-                .collect();
+            let plurals = snapshot.plurals();
             eprintln!(
                 "Kinds: reloaded, serving {} ({})",
                 plurals.len(),

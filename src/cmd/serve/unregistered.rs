@@ -46,11 +46,7 @@ pub(super) async fn serve_unregistered(
     apps.wait_ready().await;
     spinner.finish_and_clear();
     let snapshot = registry.snapshot();
-    let kinds: Vec<&str> = snapshot
-        .kinds()
-        .iter()
-        .map(|k| k.resolved.definition.plural.as_str())
-        .collect();
+    let kinds = snapshot.plurals();
     eprintln!(
         "Serving {} kinds ({}) on https://{}, storing HelmReleases in the cluster (no APIService registered: --route none)",
         kinds.len(),
