@@ -66,6 +66,28 @@ pub enum CliError {
         #[source]
         source: kube::Error,
     },
+    /// The server at the kubeconfig's address answered a path every
+    /// Kubernetes API server serves (`/version`, `/apis`) with 404: it is
+    /// something else.
+    #[error("{server} is not a Kubernetes API server ({request}: {answer})")]
+    NotKubernetes {
+        /// The API server URL from the kubeconfig.
+        server: String,
+        /// The request, e.g. `GET /version`.
+        request: &'static str,
+        /// The answer, e.g. `HTTP 404: <html>…`.
+        answer: String,
+    },
+    /// The cluster refused the kubeconfig's credentials (401).
+    #[error("the cluster at {server} refused the credentials ({request}: {answer})")]
+    Unauthorized {
+        /// The API server URL from the kubeconfig.
+        server: String,
+        /// The request, e.g. `GET /version`.
+        request: &'static str,
+        /// The answer, e.g. `HTTP 401 Unauthorized`.
+        answer: String,
+    },
     /// `doctor` could not produce a report.
     #[error("diagnose the cluster at {server}")]
     Doctor {
@@ -107,6 +129,37 @@ impl CliError {
         }
     }
 
+    /// What the failure of a command's first request (`request`, one every
+    /// Kubernetes API server serves to everyone) means: a server that is not
+    /// Kubernetes (404), credentials refused (401), or a cluster that could
+    /// not be reached.
+    pub fn first_request_failed(
+        server: String,
+        request: &'static str,
+        source: kube::Error,
+    ) -> Self {
+        match &source {
+            kube::Error::Api(status) if matches!(status.code, 401 | 404) => {
+                let code = status.code;
+                let answer = crate::doctor::requester::CallError::from(source).to_string();
+                if code == 404 {
+                    CliError::NotKubernetes {
+                        server,
+                        request,
+                        answer,
+                    }
+                } else {
+                    CliError::Unauthorized {
+                        server,
+                        request,
+                        answer,
+                    }
+                }
+            }
+            _ => CliError::Unreachable { server, source },
+        }
+    }
+
     /// Wraps an I/O error with a description of what was being written.
     pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
         CliError::Io {
@@ -119,9 +172,12 @@ impl CliError {
     pub fn exit_status(&self) -> ExitStatus {
         match self {
             CliError::Usage(_) => ExitStatus::Usage,
-            CliError::Unreachable { .. } => ExitStatus::Unreachable,
+            CliError::Unreachable { .. } | CliError::NotKubernetes { .. } => {
+                ExitStatus::Unreachable
+            }
             CliError::Doctor {
-                source: crate::doctor::Error::Unreachable(_),
+                source:
+                    crate::doctor::Error::Unreachable(_) | crate::doctor::Error::NotKubernetes(_),
                 ..
             } => ExitStatus::Unreachable,
             // Whatever a command was doing, if the cluster did not answer
@@ -191,7 +247,28 @@ fn render(err: &CliError, server: Option<&str>, verbose: bool) -> String {
         text.push_str(&format!("  caused by: {cause}\n"));
         source = cause.source();
     }
+    if let Some(hint) = answer_hint(err) {
+        text.push_str(&format!("  hint: {hint}\n"));
+    }
     text
+}
+
+/// The likely fix when the server answered, but not as hoped.
+fn answer_hint(err: &CliError) -> Option<&'static str> {
+    use crate::doctor::Error as Doctor;
+    match err {
+        CliError::NotKubernetes { .. }
+        | CliError::Doctor {
+            source: Doctor::NotKubernetes(_),
+            ..
+        } => Some(NOT_KUBERNETES_HINT),
+        CliError::Unauthorized { .. }
+        | CliError::Doctor {
+            source: Doctor::Unauthorized(_),
+            ..
+        } => Some(UNAUTHORIZED_HINT),
+        _ => None,
+    }
 }
 
 /// Why a request never reached the server, in the user's terms.
@@ -206,6 +283,8 @@ const CONTEXT_HINT: &str =
 const NETWORK_HINT: &str = "check the network path to the server (VPN, Wi-Fi, firewall)";
 const DNS_SUMMARY: &str = "the server's host name does not resolve";
 const DNS_HINT: &str = "check the server address in the kubeconfig and your DNS or VPN";
+const NOT_KUBERNETES_HINT: &str = "the context's server address leads somewhere else; check it with `kubectl config view --minify`";
+const UNAUTHORIZED_HINT: &str = "the kubeconfig's credentials are missing, wrong or expired: log in again, or choose another context (--context)";
 const TIMEOUT_HINT: &str = "check the network path to the server (VPN, firewall); raise --request-timeout if it is only slow";
 
 /// Connection failures known by their text: (text, summary, hint, whether
@@ -386,6 +465,53 @@ mod tests {
             std::io::Error::other("invalid peer certificate: UnknownIssuer"),
         );
         assert!(render(&tls, None, false).contains("not trusted"));
+    }
+
+    fn api_error(code: u16, reason: &str, message: &str) -> kube::Error {
+        kube::Error::Api(
+            kube::core::Status::failure(message, reason)
+                .with_code(code)
+                .boxed(),
+        )
+    }
+
+    #[test]
+    fn a_server_that_is_not_kubernetes_is_named_with_a_hint() {
+        let err = CliError::first_request_failed(
+            "https://127.0.0.1:8443/".into(),
+            "GET /version",
+            api_error(404, "Failed to parse error data", "<html>not found</html>"),
+        );
+        assert_eq!(
+            render(&err, Some("https://127.0.0.1:8443/"), false),
+            "error: https://127.0.0.1:8443/ is not a Kubernetes API server (GET /version: HTTP 404: \
+             <html>not found</html>)\n  hint: the context's server address leads somewhere else; check it \
+             with `kubectl config view --minify`\n"
+        );
+        assert_eq!(err.exit_status(), ExitStatus::Unreachable);
+    }
+
+    #[test]
+    fn refused_credentials_are_named_with_a_hint() {
+        let err = CliError::first_request_failed(
+            "https://10.0.0.1:6443/".into(),
+            "GET /version",
+            api_error(401, "Unauthorized", "Unauthorized"),
+        );
+        let text = render(&err, None, false);
+        assert!(
+            text.starts_with(
+                "error: the cluster at https://10.0.0.1:6443/ refused the credentials (GET /version: HTTP 401 Unauthorized"
+            ) && text.contains("hint: the kubeconfig's credentials"),
+            "{text}"
+        );
+        assert_eq!(err.exit_status(), ExitStatus::Error);
+        let other = CliError::first_request_failed(
+            "https://10.0.0.1:6443/".into(),
+            "GET /version",
+            api_error(500, "InternalError", "etcd is down"),
+        );
+        assert!(matches!(other, CliError::Unreachable { .. }));
     }
 
     /// An error with a message and a source, like hyper's client errors.

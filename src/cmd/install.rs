@@ -117,7 +117,15 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let client = if offline {
         None
     } else if args.apply || args.dry_run == Some(DryRun::Server) {
-        Some(ctx.client().await?)
+        let client = ctx.client().await?;
+        // First make sure the context leads to a cluster that takes our
+        // credentials, so that a wrong address is named as such.
+        let server = ctx.server_url().unwrap_or_default();
+        client
+            .apiserver_version()
+            .await
+            .map_err(|source| CliError::first_request_failed(server, "GET /version", source))?;
+        Some(client)
     } else {
         // Printing: reuse the cluster's certificates when it can be read.
         match ctx.client().await {

@@ -76,5 +76,5 @@ async fn server_version(
     client
         .apiserver_version()
         .await
-        .map_err(|source| CliError::Unreachable { server, source })
+        .map_err(|source| CliError::first_request_failed(server, "GET /version", source))
 }

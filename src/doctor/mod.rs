@@ -87,6 +87,12 @@ pub enum Error {
     /// The API server did not answer `/version`.
     #[error("reach the API server")]
     Unreachable(#[source] CallError),
+    /// `GET /version`, which every Kubernetes API server serves, answered 404.
+    #[error("not a Kubernetes API server (GET /version: {0})")]
+    NotKubernetes(CallError),
+    /// The API server refused the credentials (401).
+    #[error("the API server refused the credentials (GET /version: {0})")]
+    Unauthorized(CallError),
     /// `-n NAME` names a namespace that does not exist.
     #[error("namespace {0:?} not found")]
     NamespaceNotFound(String),
@@ -104,6 +110,8 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
         Err(err @ (CallError::Transport(_) | CallError::Timeout(_))) => {
             return Err(Error::Unreachable(err));
         }
+        Err(err) if err.status() == Some(404) => return Err(Error::NotKubernetes(err)),
+        Err(err) if err.status() == Some(401) => return Err(Error::Unauthorized(err)),
         Err(err) => {
             unchecked.push(err.unchecked("GET /version"));
             None

@@ -160,6 +160,62 @@ fn version_reports_the_server_and_unreachable_clusters() {
     );
 }
 
+/// The admin kubeconfig of the plane with its cluster or user changed by `edit`.
+fn edited_kubeconfig(name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> String {
+    let plane = plane();
+    let admin = kube::config::Kubeconfig::read_from(&plane.kubeconfig).expect("read kubeconfig");
+    let mut doc = serde_json::to_value(&admin).expect("kubeconfig as JSON");
+    edit(&mut doc);
+    let path = plane.dir.join(name);
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_wrong_address_or_refused_credentials_are_named_with_a_hint() {
+    // A path under the API server that is not an API server: kube-apiserver
+    // answers its /version with 404, as a web server or a wrong proxy path
+    // would.
+    let wrong_path = edited_kubeconfig("wrong-path.kubeconfig", |doc| {
+        let server = doc["clusters"][0]["cluster"]["server"].as_str().unwrap();
+        let server = format!("{}/not-kubernetes", server.trim_end_matches('/'));
+        doc["clusters"][0]["cluster"]["server"] = server.into();
+    });
+    for args in [&["version"][..], &["doctor"], &["kinds", "list"]] {
+        let out = run(cozy(args).args(["--kubeconfig", &wrong_path]));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("not a Kubernetes API server (GET /")
+                && stderr.contains("HTTP 404")
+                && stderr.contains("hint: the context's server address leads somewhere else"),
+            "{args:?}: {stderr}"
+        );
+    }
+
+    // A token the cluster does not know: 401 on the first request.
+    let bad_token = edited_kubeconfig("bad-token.kubeconfig", |doc| {
+        doc["users"][0]["user"] = serde_json::json!({"token": "not-a-token-of-this-cluster"});
+    });
+    for args in [
+        &["version"][..],
+        &["doctor"],
+        &["serve", "--kinds", "examples/kinds"],
+    ] {
+        let out = run(cozy(args)
+            .args(["--kubeconfig", &bad_token])
+            .current_dir(env!("CARGO_MANIFEST_DIR")));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("refused the credentials (GET /version: HTTP 401")
+                && stderr
+                    .contains("hint: the kubeconfig's credentials are missing, wrong or expired"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 #[test]
 fn broken_pipe_exits_zero() {
     let (reader, writer) = std::io::pipe().expect("pipe");

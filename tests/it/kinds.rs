@@ -108,9 +108,41 @@ fn list_local_definitions_like_kubectl() {
 
     let out = cozy(&["kinds", "list", "--kinds", "examples/kinds", "-o", "json"]);
     let listed: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    assert_eq!(listed[1]["kind"], "Postgres");
-    assert_eq!(listed[1]["groupVersion"], "apps.cozystack.io/v1alpha1");
-    assert_eq!(listed[1]["chart"], "postgres");
+    assert_eq!(listed["apiVersion"], "v1");
+    assert_eq!(listed["kind"], "List");
+    let postgres = &listed["items"][1];
+    assert_eq!(postgres["kind"], "Postgres");
+    assert_eq!(postgres["groupVersion"], "apps.cozystack.io/v1alpha1");
+    assert_eq!(postgres["chart"], "postgres");
+    assert_eq!(
+        postgres["definition"]["openAPISchema"]["properties"]["replicas"]["maximum"],
+        9
+    );
+    // An item's definition is a kind definition file as it was loaded: it
+    // loads back as the same kind.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("postgres.json");
+    std::fs::write(&file, postgres["definition"].to_string()).unwrap();
+    let out = cozy(&[
+        "kinds",
+        "list",
+        "--kinds",
+        file.to_str().unwrap(),
+        "-o",
+        "name",
+    ]);
+    assert_eq!(
+        text(&out.stdout),
+        "postgreses.apps.cozystack.io\n",
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cozy(&["kinds", "list", "--kinds", "examples/kinds", "-o", "yaml"]);
+    let yaml = text(&out.stdout);
+    assert!(
+        yaml.starts_with("apiVersion: v1\nkind: List\nitems:\n") && yaml.contains("openAPISchema:"),
+        "{yaml}"
+    );
     let out = cozy(&["kinds", "list", "--kinds", "examples/kinds", "-o", "name"]);
     assert_eq!(
         text(&out.stdout),

@@ -8,7 +8,7 @@ use clap::{Args, ValueHint};
 use serde::Serialize;
 
 use crate::cli::{CliError, Ctx, ExitStatus};
-use crate::kinds::definition::{DEFAULT_GROUP, ResolvedKind};
+use crate::kinds::definition::{DEFAULT_GROUP, KindDefinition, ResolvedKind};
 use crate::kinds::{application_definitions, load};
 use crate::output::{self, OutputFormat, Rows};
 
@@ -22,8 +22,11 @@ Examples:
   # Kinds the current cluster serves in apps.cozystack.io
   kubectl cozy kinds list
 
-  # Everything about them, as YAML
-  kubectl cozy kinds list --kinds examples/kinds -o yaml")]
+  # Everything about them (a List whose items carry each full definition), as YAML
+  kubectl cozy kinds list --kinds examples/kinds -o yaml
+
+  # The plural of every kind, with jq
+  kubectl cozy kinds list --kinds examples/kinds -o json | jq -r '.items[].plural'")]
 pub struct ListArgs {
     /// Kind definitions: a file or a directory of YAML files (default: ask the cluster)
     #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath)]
@@ -34,7 +37,17 @@ pub struct ListArgs {
     pub group: String,
 }
 
-/// One listed kind, as `-o json|yaml` prints it.
+/// What `-o json|yaml` prints: a `List`, as `kubectl get -o json` does.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListDocument<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    items: &'a [Listed],
+}
+
+/// One listed kind: the table's fields, and the whole definition where it is
+/// known (local files, or the cluster's ApplicationDefinitions).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Listed {
@@ -48,6 +61,8 @@ struct Listed {
     chart_version: Option<String>,
     release_prefix: Option<String>,
     source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    definition: Option<KindDefinition>,
 }
 
 impl Listed {
@@ -69,6 +84,7 @@ impl Listed {
             chart_version,
             release_prefix: Some(k.release_prefix.clone()),
             source: k.source.clone(),
+            definition: Some(d.clone()),
         }
     }
 }
@@ -96,9 +112,14 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         }
     }
     let mut out = ctx.stdout();
+    let document = ListDocument {
+        api_version: "v1",
+        kind: "List",
+        items: &listed,
+    };
     let written = match ctx.output_or(OutputFormat::Table) {
-        OutputFormat::Json => output::write_json(&mut out, &listed),
-        OutputFormat::Yaml => output::write_yaml(&mut out, &listed),
+        OutputFormat::Json => output::write_json(&mut out, &document),
+        OutputFormat::Yaml => output::write_yaml(&mut out, &document),
         OutputFormat::Name => {
             let text: String = listed
                 .iter()
@@ -165,7 +186,7 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
     let groups = client
         .list_api_groups()
         .await
-        .map_err(|source| CliError::Unreachable { server, source })?;
+        .map_err(|source| CliError::first_request_failed(server, "GET /apis", source))?;
     let Some(api_group) = groups.groups.iter().find(|g| g.name == group) else {
         return Err(CliError::other(
             format!("list kinds in {group}"),
@@ -203,6 +224,7 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
                 chart_version: None,
                 release_prefix: None,
                 source: String::new(),
+                definition: None,
             },
         };
         entry.short_names = r.short_names.clone().unwrap_or_default();

@@ -50,13 +50,9 @@ pub(super) async fn serve_session(
     };
     let client = ctx.client().await?;
     let server_url = ctx.server_url().unwrap_or_default();
-    client
-        .apiserver_version()
-        .await
-        .map_err(|source| CliError::Unreachable {
-            server: server_url.clone(),
-            source,
-        })?;
+    client.apiserver_version().await.map_err(|source| {
+        CliError::first_request_failed(server_url.clone(), "GET /version", source)
+    })?;
     let log = Log::new(args.quiet);
     log.install_access_log();
 
