@@ -8,7 +8,8 @@
 //! unrenewed on its own clock — see [`Judge`]), then handles the session's APIServices **first**
 //! — restoring the ones it took over from their saved originals
 //! ([`SavedApiService`]), byte for byte, and deleting the others (uid
-//! precondition) — because an APIService whose server is gone stalls
+//! precondition), and an original that was itself a serve session's whose
+//! Lease is gone or expired since (its Service went with it) — because an APIService whose server is gone stalls
 //! discovery and namespace deletion cluster-wide. Then it deletes the other
 //! objects in [`SESSION_KINDS`] order, the saved originals and the Lease
 //! last of the namespaced ones: if an APIService could not be restored, those
@@ -197,6 +198,9 @@ pub struct ReapReport {
     pub failed: Vec<(SessionObject, String)>,
     /// Objects the re-read shows are not as intended, and what it shows.
     pub unverified: Vec<(SessionObject, String)>,
+    /// APIServices deleted instead of restored, and why: their original
+    /// belonged to a serve session that has ended since.
+    pub not_restored: Vec<(String, String)>,
 }
 
 async fn call<T>(
@@ -394,14 +398,29 @@ impl Reaping {
                 continue;
             }
             match self.saved.get(&o.name) {
-                Some(Ok(original)) => match restore(client, o, &id, original, limit).await {
-                    Step::Done => report.restored.push(o.name.clone()),
-                    Step::Gone => report.deleted.push(o.clone()),
-                    Step::Left(why) => report.left.push((o.clone(), why)),
-                    Step::Failed(why) => {
-                        self.keep_record = true;
-                        report.failed.push((o.clone(), why));
-                    }
+                Some(Ok(original)) => match ended_session_of(client, original, limit).await {
+                    Some(ended) => match delete_api_service(client, o, &id, limit).await {
+                        Step::Done | Step::Gone => {
+                            report.deleted.push(o.clone());
+                            report.not_restored.push((
+                                o.name.clone(),
+                                format!(
+                                    "its original belonged to serve session {ended}, which has ended; deleted instead of restored"
+                                ),
+                            ));
+                        }
+                        Step::Left(why) => report.left.push((o.clone(), why)),
+                        Step::Failed(why) => report.failed.push((o.clone(), why)),
+                    },
+                    None => match restore(client, o, &id, original, limit).await {
+                        Step::Done => report.restored.push(o.name.clone()),
+                        Step::Gone => report.deleted.push(o.clone()),
+                        Step::Left(why) => report.left.push((o.clone(), why)),
+                        Step::Failed(why) => {
+                            self.keep_record = true;
+                            report.failed.push((o.clone(), why));
+                        }
+                    },
                 },
                 Some(Err(why)) => {
                     self.keep_record = true;
@@ -594,6 +613,35 @@ async fn read_owned(
         None => Err(Step::Left(
             "it no longer carries the session label; not touched".to_owned(),
         )),
+    }
+}
+
+/// The serve session `original` belonged to, when that session has ended
+/// (its Lease gone or expired): restoring it would bring back an APIService
+/// whose Service went with its session, stalling discovery and every
+/// namespace deletion. `None` when it was not a session's, the session is
+/// alive, or its Lease cannot be read (then the original is restored, as
+/// saved).
+async fn ended_session_of(
+    client: &Client,
+    original: &SavedApiService,
+    limit: Duration,
+) -> Option<String> {
+    let strings =
+        |map: &Option<serde_json::Map<String, serde_json::Value>>| -> BTreeMap<String, String> {
+            map.iter()
+                .flatten()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
+        };
+    let labels = strings(&original.labels);
+    let annotations = strings(&original.annotations);
+    let (id, namespace) = super::session::session_of(Some(&labels), Some(&annotations), None)?;
+    let leases: Api<Lease> = Api::namespaced(client.clone(), &namespace);
+    let lease = call(limit, leases.get_opt(&lease_name(&id))).await.ok()?;
+    match judge(lease.as_ref(), Timestamp::now()) {
+        Liveness::Alive { .. } => None,
+        Liveness::Expired { .. } | Liveness::Missing => Some(id),
     }
 }
 

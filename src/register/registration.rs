@@ -2,11 +2,13 @@
 //! leaves nothing behind if any step fails or the process dies between
 //! steps:
 //!
-//! 1. the session namespace, if missing (labelled as the session's);
-//! 2. sessions whose Lease expired over a minute ago are reaped in passing
-//!    ([`SWEEP_MARGIN`]); then who serves each group/version now: refuse (nothing created yet but the
-//!    namespace) unless free, held by an expired session (reaped first) or
-//!    `--takeover`;
+//! 1. sessions whose Lease expired over a minute ago are reaped in passing
+//!    ([`SWEEP_MARGIN`]); then who serves each group/version now: refuse
+//!    (nothing created yet) unless free, held by an expired session (reaped
+//!    first) or `--takeover`;
+//! 2. the session namespace, if missing (labelled as the session's); one
+//!    being deleted — the previous session's, stopped a moment ago or just
+//!    reaped — is waited for ([`NAMESPACE_WAIT`]) and created again;
 //! 3. the Lease, recording everything that follows, so a reaper knows it all
 //!    from the first moment;
 //! 4. the saved originals of APIServices about to be taken over;
@@ -41,6 +43,10 @@ use super::plan::Plan;
 use super::reap::{self, Reaped, Target};
 use super::session::{self, Liveness, SavedApiService, SessionObject, SessionRecord};
 
+/// How long `serve` waits for a session namespace being deleted (the
+/// previous session's) to be gone before creating it again.
+pub const NAMESPACE_WAIT: Duration = Duration::from_secs(60);
+
 /// How long past its expiry a session's Lease must be before `serve` reaps
 /// it in passing (clocks of different machines disagree).
 pub const SWEEP_MARGIN: Duration = Duration::from_secs(60);
@@ -70,11 +76,17 @@ pub enum RegisterError {
     /// A group/version is served by someone else (the text names them).
     #[error("{0}")]
     Taken(String),
-    /// The session namespace is being deleted.
+    /// The session namespace was still being deleted after a wait.
     #[error(
-        "namespace {0} is being deleted; wait until it is gone or choose another with --session-namespace"
+        "namespace {namespace} is still being deleted after {}s; `kubectl cozy doctor -n {namespace}` says what holds it, or choose another with --session-namespace",
+        waited.as_secs()
     )]
-    NamespaceTerminating(String),
+    NamespaceTerminating {
+        /// The namespace.
+        namespace: String,
+        /// How long serve waited.
+        waited: Duration,
+    },
     /// An object did not convert to or from JSON.
     #[error("{what}: encode the object")]
     Encode {
@@ -97,10 +109,16 @@ pub enum RegisterError {
 
 fn api_error(what: impl Into<String>, source: kube::Error) -> RegisterError {
     match source {
-        kube::Error::Api(status) if status.code == 403 => RegisterError::Forbidden {
-            what: what.into(),
-            message: status.message,
-        },
+        // kube-apiserver's NamespaceLifecycle answers 403 too, for a
+        // namespace being deleted: not a matter of rights.
+        kube::Error::Api(status)
+            if status.code == 403 && !status.message.contains("because it is being terminated") =>
+        {
+            RegisterError::Forbidden {
+                what: what.into(),
+                message: status.message,
+            }
+        }
         source => RegisterError::Api {
             what: what.into(),
             source,
@@ -204,23 +222,6 @@ impl Registrar {
         let mut done = Registered::default();
         let ns = plan.namespace.as_str();
 
-        step("namespace");
-        let namespaces: Api<Namespace> = Api::all(self.client.clone());
-        let existing = self
-            .timed(&format!("get namespace {ns}"), namespaces.get_opt(ns))
-            .await?;
-        match existing {
-            Some(n) if n.metadata.deletion_timestamp.is_some() => {
-                return Err(RegisterError::NamespaceTerminating(ns.to_owned()));
-            }
-            Some(_) => {}
-            None => {
-                self.create(&session::NAMESPACE, None, &plan.namespace_object())
-                    .await?;
-                done.created_namespace = true;
-            }
-        }
-
         step("expired sessions");
         self.sweep(&plan.id, &mut done).await;
 
@@ -263,6 +264,11 @@ impl Registrar {
         }
         done.took_over = originals.keys().cloned().collect();
         let saved = !originals.is_empty();
+
+        // After the reaps: a reaped session may have deleted the namespace
+        // it created, which is often this one.
+        step("namespace");
+        done.created_namespace = self.ensure_namespace(plan, &mut step).await?;
 
         step("Lease");
         let record = plan.record(done.created_namespace, saved);
@@ -386,6 +392,45 @@ impl Registrar {
         Ok(done)
     }
 
+    /// Makes sure the session namespace exists, waiting up to
+    /// [`NAMESPACE_WAIT`] for one being deleted (the previous session's, just
+    /// stopped or reaped) to be gone first; whether it was created.
+    async fn ensure_namespace(
+        &mut self,
+        plan: &Plan,
+        step: &mut impl FnMut(&str),
+    ) -> Result<bool, RegisterError> {
+        let ns = plan.namespace.as_str();
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        let deadline = tokio::time::Instant::now() + NAMESPACE_WAIT;
+        loop {
+            let existing = self
+                .timed(&format!("get namespace {ns}"), namespaces.get_opt(ns))
+                .await?;
+            match existing {
+                Some(n) if n.metadata.deletion_timestamp.is_some() => {
+                    if tokio::time::Instant::now() >= deadline {
+                        return Err(RegisterError::NamespaceTerminating {
+                            namespace: ns.to_owned(),
+                            waited: NAMESPACE_WAIT,
+                        });
+                    }
+                    step(&format!(
+                        "waiting for namespace {ns} to finish terminating (up to {}s)",
+                        NAMESPACE_WAIT.as_secs()
+                    ));
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                Some(_) => return Ok(false),
+                None => {
+                    self.create(&session::NAMESPACE, None, &plan.namespace_object())
+                        .await?;
+                    return Ok(true);
+                }
+            }
+        }
+    }
+
     /// Reaps every session whose Lease expired more than [`SWEEP_MARGIN`]
     /// ago (by this machine's clock; the margin allows for another machine's
     /// clock running late). Best effort: a failure is logged, not fatal.
@@ -503,5 +548,19 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("needs cluster-admin-like rights"), "{text}");
+
+        // NamespaceLifecycle's 403 is about the namespace, not rights.
+        let status = kube::core::Status {
+            code: 403,
+            message: "leases.coordination.k8s.io \"kubectl-cozy-a\" is forbidden: unable to create new content in namespace kubectl-cozy-system because it is being terminated".into(),
+            reason: "Forbidden".into(),
+            ..Default::default()
+        };
+        let err = api_error(
+            "create leases.coordination.k8s.io/kubectl-cozy-a -n kubectl-cozy-system",
+            kube::Error::Api(Box::new(status)),
+        );
+        assert!(matches!(err, RegisterError::Api { .. }), "{err:?}");
+        assert!(!err.to_string().contains("cluster-admin"), "{err}");
     }
 }

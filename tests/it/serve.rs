@@ -689,10 +689,71 @@ async fn a_second_serve_for_the_same_group_is_refused_and_takeover_takes_it() {
     }
     second_runtime.shutdown(&client).await;
 
+    // Taken over again at once, in the namespace the second session has just
+    // deleted (serve waits for it to be gone), and then the first session
+    // ends while its group is taken: when the taker ends, the first
+    // session's APIService is not brought back (its Service went with the
+    // first session), so nothing is left to stall discovery and namespace
+    // deletion.
+    let mut third_runtime = AgentRuntime::prepare(plane_ref, &client, &second_ns).await;
+    third_runtime.start(plane_ref, client.clone());
+    let seam = third_runtime.seam();
+    let mut third = ServeProcess::start(
+        plane,
+        &first.kinds,
+        &[
+            "--session-namespace",
+            &second_ns,
+            "--agent-service-external-name",
+            &seam,
+            "--timeout",
+            "150s",
+            "--lease-duration",
+            "6s",
+            "--takeover",
+        ],
+    );
+    let third_ready = match third.ready(START).await {
+        Ok(r) => r,
+        Err(e) => panic!("{e}\n{}\n{}", third.output(), third_runtime.logs()),
+    };
+    first.serve.signal("-INT");
     first
         .serve
-        .stop_cleanly("-INT", &client, &first_ready.id, END)
-        .await;
+        .exit(END)
+        .await
+        .expect("the first session exits");
+    assert!(
+        first.serve.output().contains(&format!(
+            "it now belongs to serve session {}; not touched",
+            third_ready.id
+        )),
+        "{}",
+        first.serve.output()
+    );
+    third.signal("-INT");
+    assert!(
+        third.exit(END).await.expect("exit").success(),
+        "{}",
+        third.output()
+    );
+    assert!(
+        third.output().contains(&format!(
+            "APIService {name}: its original belonged to serve session {}, which has ended; deleted instead of restored",
+            first_ready.id
+        )),
+        "{}",
+        third.output()
+    );
+    apiservice_becomes(&client, &name, None, END)
+        .await
+        .expect("the ended session's APIService is not restored");
+    for id in [&first_ready.id, &third_ready.id] {
+        if let Err(left) = wait_session_gone(&client, id, END).await {
+            panic!("left by session {id}: {left:?}");
+        }
+    }
+    third_runtime.shutdown(&client).await;
     first.runtime.shutdown(&client).await;
 }
 

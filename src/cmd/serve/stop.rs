@@ -1,7 +1,8 @@
 //! The end of a session: the renewer stops, the APIServices go (restored or
 //! deleted) first, then the tunnel and the server stop while the rest of
 //! the objects go — unless a second signal says to leave them to the Lease's
-//! expiry (the agent, the next serve or `doctor --fix` reap them).
+//! expiry (the agent, the next serve or `doctor --fix` reap them) and not to
+//! wait for the tunnel and the server either.
 
 use std::time::{Duration, Instant};
 
@@ -57,35 +58,49 @@ pub(super) async fn end(
         }
         running.shutdown(drain.min(Duration::from_secs(2))).await;
     };
+    let cleaned = std::cell::Cell::new(false);
     let rest = async {
-        let reaping = match first {
-            Ok(reaping) => reaping,
-            Err(err) => {
-                eprintln!(
-                    "Could not remove the session's APIServices: {}\n  the agent, the next serve or `kubectl cozy doctor --fix` removes them once the Lease expires",
-                    crate::error_chain::error_chain(&err)
-                );
-                return None;
+        match first {
+            Ok(reaping) => {
+                let report = teardown.rest(reaping).await;
+                print_removal(plan, created, &report, began);
             }
-        };
-        tokio::select! {
-            report = teardown.rest(reaping) => Some(report),
-            () = signals.next() => {
+            Err(err) => eprintln!(
+                "Could not remove the session's APIServices: {}\n  the agent, the next serve or `kubectl cozy doctor --fix` removes them once the Lease expires",
+                crate::error_chain::error_chain(&err)
+            ),
+        }
+        cleaned.set(true);
+    };
+    // A second signal skips what is left: the cleanup, and the wait for the
+    // tunnel and the server to stop (the process exits right after).
+    tokio::select! {
+        _ = async { tokio::join!(stopping, rest) } => {}
+        () = signals.next() => {
+            if !cleaned.get() {
                 eprintln!(
                     "Skipped the rest of the cleanup: the Lease {}/{} expires within {}s and the agent or `kubectl cozy doctor --fix` removes what is left",
                     plan.namespace,
                     session::lease_name(&plan.id),
                     plan.lease_duration.as_secs()
                 );
-                None
             }
         }
-    };
-    let ((), report) = tokio::join!(stopping, rest);
-    let Some(report) = report else {
+    }
+}
+
+/// Says what the teardown removed, or what it could not; nothing when the
+/// session had created nothing (a start refused before its first object).
+fn print_removal(
+    plan: &Plan,
+    created: &[session::SessionObject],
+    report: &crate::register::reap::ReapReport,
+    began: Instant,
+) {
+    if created.is_empty() && report.deleted.is_empty() && report.restored.is_empty() {
         return;
-    };
-    let problems = teardown::problems(&report);
+    }
+    let problems = teardown::problems(report);
     if problems.is_empty() {
         eprintln!(
             "Removed session {} ({} objects{}) in {:.1}s",
@@ -103,5 +118,8 @@ pub(super) async fn end(
         for line in problems {
             eprintln!("  {line}");
         }
+    }
+    for (name, why) in &report.not_restored {
+        eprintln!("  APIService {name}: {why}");
     }
 }
