@@ -1160,8 +1160,12 @@ pub(crate) fn v3_group_version(
 /// Upper-case hex SHA-512 of the serialized document, as kube-openapi
 /// computes the `?hash=` and `ETag` of v3 documents.
 pub(crate) fn hash_of(doc: &Value) -> String {
-    let bytes = serde_json::to_vec(doc).unwrap_or_default();
-    Sha512::digest(&bytes)
+    hash_of_bytes(&serde_json::to_vec(doc).unwrap_or_default())
+}
+
+/// Upper-case hex SHA-512 of `bytes`.
+pub(crate) fn hash_of_bytes(bytes: &[u8]) -> String {
+    Sha512::digest(bytes)
         .iter()
         .map(|b| format!("{b:02X}"))
         .collect()

@@ -6,16 +6,17 @@
 //! the first request after it builds the new documents.
 //!
 //! Discovery is small and built with the snapshot's entry; the OpenAPI
-//! documents are built on their first request (v2 alone, v3 all
-//! group-versions at once, since the v3 root carries every document's hash).
+//! documents are built on their first request (v2 alone, in JSON and in
+//! gnostic's protobuf at once; v3 all group-versions at once, since the v3
+//! root carries every document's hash).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 
-use super::discovery;
 use super::openapi::{self, OpenApiOptions};
+use super::{discovery, gnostic};
 use crate::kinds::registry::Snapshot;
 
 /// One encoded document and its ETag value (quoted).
@@ -27,10 +28,11 @@ pub(crate) struct Document {
     pub etag: String,
 }
 
-/// An OpenAPI v3 document and its hash (the `?hash=` clients pin).
+/// An OpenAPI document and its hash (the `ETag`, and for v3 the `?hash=`
+/// clients pin).
 #[derive(Debug, Clone)]
 pub(crate) struct HashedDocument {
-    /// The JSON body.
+    /// The body: JSON, or protobuf for v2's.
     pub body: Bytes,
     /// Upper-case hex SHA-512 of the body.
     pub hash: String,
@@ -41,6 +43,39 @@ impl HashedDocument {
         HashedDocument {
             body: encode(doc),
             hash: openapi::hash_of(doc),
+        }
+    }
+}
+
+/// `/openapi/v2` in both encodings, each with its own hash.
+///
+/// kube-openapi's handler gives both the JSON's `ETag`; here the protobuf
+/// body has its own. Earlier versions answered client-go's protobuf request
+/// with JSON under the JSON's `ETag`, which kubectl keeps in its HTTP cache
+/// (`~/.kube/cache/http`, by URL and `Accept`): with a shared `ETag` its
+/// revalidation would get 304 and it would go on failing to decode that
+/// cached JSON until the document changed.
+#[derive(Debug)]
+pub(crate) struct OpenApiV2 {
+    /// The JSON document and its hash.
+    pub json: HashedDocument,
+    /// The document as gnostic's protobuf `openapi_v2.Document` and the
+    /// hash of those bytes, or why it could not be converted.
+    pub protobuf: Result<HashedDocument, gnostic::Error>,
+}
+
+impl OpenApiV2 {
+    fn of(doc: &serde_json::Value) -> OpenApiV2 {
+        let protobuf = gnostic::encode(doc).map(|bytes| HashedDocument {
+            hash: openapi::hash_of_bytes(&bytes),
+            body: Bytes::from(bytes),
+        });
+        if let Err(e) = &protobuf {
+            tracing::error!("OpenAPI v2 will not be served as protobuf: {e}");
+        }
+        OpenApiV2 {
+            json: HashedDocument::of(doc),
+            protobuf,
         }
     }
 }
@@ -56,7 +91,7 @@ pub(crate) struct Published {
     pub aggregated: Document,
     groups: HashMap<String, Bytes>,
     resource_lists: HashMap<(String, String), Bytes>,
-    v2: OnceLock<HashedDocument>,
+    v2: OnceLock<OpenApiV2>,
     v3: OnceLock<OpenApiV3>,
 }
 
@@ -117,10 +152,10 @@ impl Published {
             .get(&(group.to_owned(), version.to_owned()))
     }
 
-    /// `/openapi/v2`, built on first use.
-    pub(crate) fn openapi_v2(&self) -> &HashedDocument {
+    /// `/openapi/v2`, built (in both encodings) on first use.
+    pub(crate) fn openapi_v2(&self) -> &OpenApiV2 {
         self.v2
-            .get_or_init(|| HashedDocument::of(&openapi::v2(&self.snapshot, &self.options)))
+            .get_or_init(|| OpenApiV2::of(&openapi::v2(&self.snapshot, &self.options)))
     }
 
     fn openapi_v3(&self) -> &OpenApiV3 {
@@ -233,8 +268,13 @@ mod tests {
         assert!(published.group("example.com").is_none());
 
         let v2 = openapi::v2(&a, &options);
-        assert_eq!(published.openapi_v2().body, encode(&v2));
-        assert_eq!(published.openapi_v2().hash, openapi::hash_of(&v2));
+        assert_eq!(published.openapi_v2().json.body, encode(&v2));
+        assert_eq!(published.openapi_v2().json.hash, openapi::hash_of(&v2));
+        let protobuf = published.openapi_v2().protobuf.as_ref().unwrap();
+        let bytes = gnostic::encode(&v2).unwrap();
+        assert_eq!(protobuf.body, bytes);
+        assert_eq!(protobuf.hash, openapi::hash_of_bytes(&bytes));
+        assert_ne!(protobuf.hash, published.openapi_v2().json.hash);
         let v3 = openapi::v3_group_version(&a, "apps.cozystack.io", "v1alpha1", &options).unwrap();
         let doc = published
             .openapi_v3_group_version("apps.cozystack.io", "v1alpha1")

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::aggregated::aggregated;
 use crate::support::standalone::{
-    self, Standalone, example_kinds as examples, kubectl as kubectl_with, ok, text,
+    self, Standalone, example_kinds as examples, kubectl as kubectl_with, ok, refused, text,
 };
 use crate::support::{bins, plane};
 
@@ -83,6 +83,40 @@ fn standalone_server_works_with_kubectl() {
             .trim()
             .is_empty()
     );
+}
+
+/// kubectl validates a manifest whose kind no OpenAPI v3 document names
+/// against OpenAPI v2, which it asks for only as gnostic protobuf
+/// (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`): a
+/// misspelled kind ends in kubectl's own "no matches for kind", as with
+/// kube-apiserver, not in `failed to download openapi: proto: cannot parse
+/// invalid wire-format data`. Decoding the document also runs it through
+/// kube-openapi's model parser.
+#[test]
+fn a_misspelled_kind_is_reported_as_kube_apiserver_reports_it() {
+    let server = Standalone::start();
+    let typo = postgres("typo").replace("kind: Postgres", "kind: Postgress");
+    for verb in ["apply", "create"] {
+        let err = refused(&server.kubectl_stdin(&[verb, "-f", "-"], &typo));
+        assert!(
+            err.contains(
+                "resource mapping not found for name: \"typo\" namespace: \"\" from \"STDIN\": \
+                 no matches for kind \"Postgress\" in version \"apps.cozystack.io/v1alpha1\""
+            ),
+            "{verb}: {err}"
+        );
+        assert!(!err.contains("openapi"), "{verb}: {err}");
+    }
+    // Correct manifests still go through, beside a misspelled one too.
+    ok(&server.kubectl_stdin(&["create", "-f", "-"], &postgres("db1")));
+    ok(&server.kubectl_stdin(&["apply", "-f", "-"], &postgres("db2")));
+    let both = format!("{}---\n{typo}", postgres("db3"));
+    let err = refused(&server.kubectl_stdin(&["apply", "-f", "-"], &both));
+    assert!(err.contains("no matches for kind \"Postgress\""), "{err}");
+    let names = ok(&server.kubectl(&["get", "postgreses", "-o", "name"]));
+    for name in ["db1", "db2", "db3"] {
+        assert!(names.contains(name), "{name}: {names}");
+    }
 }
 
 #[test]
