@@ -7,8 +7,9 @@
 //!
 //! Discovery is small and built with the snapshot's entry; the OpenAPI
 //! documents are built on their first request (v2 alone, in JSON and in
-//! gnostic's protobuf at once; v3 all group-versions at once, since the v3
-//! root carries every document's hash).
+//! gnostic's protobuf at once; v3 all group-versions at once, the core
+//! `api/v1` of a standalone server included, since the v3 root carries
+//! every document's hash).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -161,24 +162,27 @@ impl Published {
     fn openapi_v3(&self) -> &OpenApiV3 {
         self.v3.get_or_init(|| {
             let mut documents = HashMap::new();
+            // The core group first, as kube-apiserver lists it.
+            let mut order = vec![(String::new(), "v1".to_owned())];
+            if let Some(doc) = openapi::v3_core_v1(&self.options) {
+                documents.insert((String::new(), "v1".to_owned()), HashedDocument::of(&doc));
+            }
             for (group, versions) in discovery::groups(&self.snapshot) {
                 for version in versions {
                     if let Some(doc) =
                         openapi::v3_group_version(&self.snapshot, &group, &version, &self.options)
                     {
-                        documents.insert((group.clone(), version), HashedDocument::of(&doc));
+                        documents
+                            .insert((group.clone(), version.clone()), HashedDocument::of(&doc));
                     }
+                    order.push((group.clone(), version));
                 }
             }
-            let root = openapi::v3_root_from(discovery::groups(&self.snapshot).iter().flat_map(
-                |(group, versions)| {
-                    versions.iter().filter_map(|version| {
-                        documents
-                            .get(&(group.clone(), version.clone()))
-                            .map(|doc| (group.as_str(), version.as_str(), doc.hash.as_str()))
-                    })
-                },
-            ));
+            let root = openapi::v3_root_from(order.iter().filter_map(|key| {
+                documents
+                    .get(key)
+                    .map(|doc| (key.0.as_str(), key.1.as_str(), doc.hash.as_str()))
+            }));
             OpenApiV3 {
                 root: encode(&root),
                 documents,
@@ -191,7 +195,8 @@ impl Published {
         &self.openapi_v3().root
     }
 
-    /// `/openapi/v3/apis/<group>/<version>`, if served.
+    /// `/openapi/v3/apis/<group>/<version>` (`/openapi/v3/api/<version>`
+    /// for group `""`), if served.
     pub(crate) fn openapi_v3_group_version(
         &self,
         group: &str,
@@ -249,45 +254,62 @@ mod tests {
 
     #[test]
     fn documents_are_the_builders_own_and_kept_per_snapshot() {
-        let options = OpenApiOptions {
-            field_validation: true,
-        };
+        for core_namespaces in [false, true] {
+            let options = OpenApiOptions {
+                field_validation: true,
+                core_namespaces,
+            };
+            let a = snapshot(PG);
+            let cache = PublishedCache::new(options);
+            let published = cache.of(&a);
+            assert!(Arc::ptr_eq(&published, &cache.of(&a)), "kept");
+
+            assert_eq!(published.group_list, encode(&discovery::api_group_list(&a)));
+            assert_eq!(published.aggregated.etag, discovery::etag(&a));
+            assert_eq!(
+                published.resource_list("apps.cozystack.io", "v1alpha1"),
+                discovery::api_resource_list(&a, "apps.cozystack.io", "v1alpha1")
+                    .map(|d| encode(&d))
+                    .as_ref()
+            );
+            assert!(published.group("example.com").is_none());
+
+            let v2 = openapi::v2(&a, &options);
+            assert_eq!(published.openapi_v2().json.body, encode(&v2));
+            assert_eq!(published.openapi_v2().json.hash, openapi::hash_of(&v2));
+            let protobuf = published.openapi_v2().protobuf.as_ref().unwrap();
+            let bytes = gnostic::encode(&v2).unwrap();
+            assert_eq!(protobuf.body, bytes);
+            assert_eq!(protobuf.hash, openapi::hash_of_bytes(&bytes));
+            assert_ne!(protobuf.hash, published.openapi_v2().json.hash);
+            let v3 =
+                openapi::v3_group_version(&a, "apps.cozystack.io", "v1alpha1", &options).unwrap();
+            let doc = published
+                .openapi_v3_group_version("apps.cozystack.io", "v1alpha1")
+                .unwrap();
+            assert_eq!(
+                (&doc.body, &doc.hash),
+                (&encode(&v3), &openapi::hash_of(&v3))
+            );
+            let core = published.openapi_v3_group_version("", "v1");
+            assert_eq!(
+                core.map(|doc| (&doc.body, &doc.hash)),
+                openapi::v3_core_v1(&options)
+                    .map(|v3| (encode(&v3), openapi::hash_of(&v3)))
+                    .as_ref()
+                    .map(|(body, hash)| (body, hash))
+            );
+            assert_eq!(core.is_some(), core_namespaces);
+            assert_eq!(
+                published.openapi_v3_root(),
+                &encode(&openapi::v3_root(&a, &options))
+            );
+        }
+
+        let options = OpenApiOptions::default();
         let a = snapshot(PG);
         let cache = PublishedCache::new(options);
         let published = cache.of(&a);
-        assert!(Arc::ptr_eq(&published, &cache.of(&a)), "kept");
-
-        assert_eq!(published.group_list, encode(&discovery::api_group_list(&a)));
-        assert_eq!(published.aggregated.etag, discovery::etag(&a));
-        assert_eq!(
-            published.resource_list("apps.cozystack.io", "v1alpha1"),
-            discovery::api_resource_list(&a, "apps.cozystack.io", "v1alpha1")
-                .map(|d| encode(&d))
-                .as_ref()
-        );
-        assert!(published.group("example.com").is_none());
-
-        let v2 = openapi::v2(&a, &options);
-        assert_eq!(published.openapi_v2().json.body, encode(&v2));
-        assert_eq!(published.openapi_v2().json.hash, openapi::hash_of(&v2));
-        let protobuf = published.openapi_v2().protobuf.as_ref().unwrap();
-        let bytes = gnostic::encode(&v2).unwrap();
-        assert_eq!(protobuf.body, bytes);
-        assert_eq!(protobuf.hash, openapi::hash_of_bytes(&bytes));
-        assert_ne!(protobuf.hash, published.openapi_v2().json.hash);
-        let v3 = openapi::v3_group_version(&a, "apps.cozystack.io", "v1alpha1", &options).unwrap();
-        let doc = published
-            .openapi_v3_group_version("apps.cozystack.io", "v1alpha1")
-            .unwrap();
-        assert_eq!(
-            (&doc.body, &doc.hash),
-            (&encode(&v3), &openapi::hash_of(&v3))
-        );
-        assert_eq!(
-            published.openapi_v3_root(),
-            &encode(&openapi::v3_root(&a, &options))
-        );
-
         // A new snapshot (a reload, even of the same text) gets its own.
         let b = snapshot(PG);
         assert!(!Arc::ptr_eq(&published, &cache.of(&b)));

@@ -3,7 +3,8 @@
 //! `/apis`, `/apis/<g>`, `/apis/<g>/<v>` (aggregated discovery v2 with
 //! ETag/304), `/openapi/v2` (JSON, or gnostic protobuf when `Accept` asks
 //! for it: [`super::gnostic`]), `/openapi/v3`, `/openapi/v3/apis/<g>/<v>`
-//! (from the documents [`super::published`] keeps per kinds snapshot), and
+//! and, standalone, `/openapi/v3/api/v1` (from the documents
+//! [`super::published`] keeps per kinds snapshot), and
 //! every resource path of the served kinds ([`super::handlers`]).
 
 use bytes::Bytes;
@@ -21,12 +22,17 @@ use crate::apimachinery::request_info::Route;
 use crate::apimachinery::status::ApiError;
 use crate::apimachinery::user::UserInfo;
 
-/// The handlers honour `fieldValidation`, so the documents declare it (and
-/// kubectl validates on the server; it fetches protobuf OpenAPI v2 only for
-/// a kind the v3 documents do not name).
-const OPENAPI: openapi::OpenApiOptions = openapi::OpenApiOptions {
-    field_validation: true,
-};
+/// What the OpenAPI documents describe. The handlers honour
+/// `fieldValidation`, so the documents declare it (and kubectl validates on
+/// the server; it fetches protobuf OpenAPI v2 only for a kind the v3
+/// documents do not name). A standalone server (embedded store) serves the
+/// core namespaces, so it describes them too.
+fn openapi_options(state: &ApiState) -> openapi::OpenApiOptions {
+    openapi::OpenApiOptions {
+        field_validation: true,
+        core_namespaces: state.apps.embedded().is_some(),
+    }
+}
 
 /// An authorized request, its body read, as the router takes it.
 pub(crate) struct Request<'a> {
@@ -54,8 +60,8 @@ impl Router {
     /// server stops (readiness fails, watches end).
     pub(crate) fn new(state: ApiState, shutdown: watch::Receiver<bool>) -> Router {
         Router {
+            published: PublishedCache::new(openapi_options(&state)),
             state,
-            published: PublishedCache::new(OPENAPI),
             shutdown,
         }
     }

@@ -489,6 +489,26 @@ fn kubectl_through_the_aggregator() {
 
     let explain = ok(&k(&["explain", "postgreses.spec"]));
     assert!(explain.contains("replicas"), "{explain}");
+    // kube-apiserver owns core/v1: the server publishes no api/v1 document
+    // here (the aggregator would merge it into the cluster's v3 root).
+    let explain = ok(&k(&["explain", "ns"]));
+    assert!(
+        explain.contains("KIND:       Namespace")
+            && !explain.contains("apps in different namespaces may share a name"),
+        "{explain}"
+    );
+    // kube-apiserver's OpenAPI v2 (merged from this server's JSON) reports
+    // a misspelled kind as ever.
+    let typo = postgres("typo").replace("kind: Postgres", "kind: Postgress");
+    let err = refused(&kubectl_with(
+        &kc,
+        &["-n", &ns, "apply", "-f", "-"],
+        Some(&typo),
+    ));
+    assert!(
+        err.contains("no matches for kind \"Postgress\" in version \"apps.cozystack.io/v1alpha1\""),
+        "{err}"
+    );
     let resources = ok(&k(&["api-resources", "--api-group=apps.cozystack.io"]));
     assert!(resources.contains("postgreses"), "{resources}");
 
@@ -846,6 +866,45 @@ fn standalone_serves_namespaces_to_kubectl() {
     ));
     let all = ok(&server.kubectl(&["get", "pg", "-A", "-o", "name"]));
     assert!(all.contains("db-a") && all.contains("db-default"), "{all}");
+
+    // kubectl explain reads the core v1 document (/openapi/v3/api/v1).
+    let explain = ok(&server.kubectl(&["explain", "ns"]));
+    assert!(
+        explain.contains("KIND:       Namespace")
+            && explain.contains("VERSION:    v1")
+            && !explain.contains("GROUP:"),
+        "{explain}"
+    );
+    for field in ["metadata", "spec", "status"] {
+        assert!(explain.contains(field), "{field}: {explain}");
+    }
+    let spec = ok(&server.kubectl(&["explain", "ns.spec"]));
+    assert!(
+        spec.contains("FIELD: spec <NamespaceSpec>") && spec.contains("finalizers\t<[]string>"),
+        "{spec}"
+    );
+    let phase = ok(&server.kubectl(&["explain", "namespace.status.phase"]));
+    assert!(phase.contains("Terminating"), "{phase}");
+    // A Namespace manifest is validated by kubectl against OpenAPI v2 (no v3
+    // patch operation declares fieldValidation for it): a good one is
+    // created, a misspelled field is refused before anything is sent.
+    ok(&kubectl_with(
+        &kc,
+        &["apply", "-f", "-"],
+        Some("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-b\n"),
+    ));
+    let err = refused(&kubectl_with(
+        &kc,
+        &["create", "-f", "-"],
+        Some(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-c\nspec:\n  finalizer: []\n",
+        ),
+    ));
+    assert!(
+        err.contains("unknown field \"finalizer\" in io.k8s.api.core.v1.NamespaceSpec"),
+        "{err}"
+    );
+    ok(&server.kubectl(&["delete", "namespace", "team-b", "--timeout=30s"]));
 
     // Objects go only into namespaces that exist, as with kube-apiserver.
     let out = kubectl_with(

@@ -397,13 +397,14 @@ fn examples() -> std::sync::Arc<crate::kinds::registry::Snapshot> {
 #[test]
 fn published_documents_round_trip() {
     let s = examples();
-    for options in [
-        OpenApiOptions::default(),
-        OpenApiOptions {
-            field_validation: true,
-        },
-    ] {
-        assert_round_trip(&openapi::v2(&s, &options));
+    for field_validation in [false, true] {
+        for core_namespaces in [false, true] {
+            let options = OpenApiOptions {
+                field_validation,
+                core_namespaces,
+            };
+            assert_round_trip(&openapi::v2(&s, &options));
+        }
     }
 }
 
