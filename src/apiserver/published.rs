@@ -314,4 +314,24 @@ mod tests {
         let b = snapshot(PG);
         assert!(!Arc::ptr_eq(&published, &cache.of(&b)));
     }
+
+    /// A document gnostic's messages cannot hold is still served as JSON;
+    /// its protobuf is an error saying where (answered 503, as kube-openapi
+    /// answers when its conversion fails).
+    #[test]
+    fn a_document_protobuf_cannot_hold_stays_json() {
+        let kind = PG.replace(
+            "openAPISchema: {type: object}",
+            "openAPISchema: {type: object, properties: {a: {type: string, externalDocs: {description: d}}}}",
+        );
+        let published = PublishedCache::new(OpenApiOptions::default()).of(&snapshot(&kind));
+        let v2 = published.openapi_v2();
+        assert!(!v2.json.body.is_empty());
+        let err = v2.protobuf.as_ref().expect_err("no url");
+        assert_eq!(
+            err.pointer,
+            "/definitions/io.cozystack.apps.v1alpha1.Postgres/properties/spec/properties/a/externalDocs"
+        );
+        assert_eq!(err.problem, "missing required url");
+    }
 }
