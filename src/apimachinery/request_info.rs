@@ -33,7 +33,8 @@ pub enum Route {
     OpenApiV2,
     /// `/openapi/v3`.
     OpenApiV3Root,
-    /// `/openapi/v3/apis/<group>/<version>`.
+    /// `/openapi/v3/apis/<group>/<version>`, or `/openapi/v3/api/<version>`
+    /// with an empty group (the core group).
     OpenApiV3(String, String),
     /// A resource request.
     Resource(ResourceRequest),
@@ -130,6 +131,7 @@ pub fn route(method: &Method, path: &str, query: &Query) -> Route {
         ["openapi", "v3", "apis", group, version] => {
             Route::OpenApiV3((*group).to_owned(), (*version).to_owned())
         }
+        ["openapi", "v3", "api", version] => Route::OpenApiV3(String::new(), (*version).to_owned()),
         ["apis", group, version, rest @ ..] => {
             match resource_request(method, group, version, rest, query) {
                 Some(req) => Route::Resource(req),

@@ -10,6 +10,7 @@
 //! - [`table`]: `Table` and `PartialObjectMetadata(List)` responses
 //! - [`discovery`]: `/apis`, `/apis/<g>`, `/apis/<g>/<v>` and aggregated discovery
 //! - [`openapi`]: `/openapi/v2` and `/openapi/v3`
+//! - [`gnostic`]: `/openapi/v2` as gnostic's protobuf `openapi_v2.Document`
 //! - [`published`]: discovery and OpenAPI, built once per registry snapshot
 //! - [`patch`]: JSON patch, merge patch, server-side apply, managedFields
 //! - [`response`]: HTTP response helpers
@@ -29,6 +30,7 @@
 
 pub(crate) mod discovery;
 pub(crate) mod duplicate_fields;
+pub(crate) mod gnostic;
 pub mod handlers;
 pub(crate) mod negotiate;
 pub(crate) mod openapi;

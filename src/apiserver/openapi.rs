@@ -8,6 +8,10 @@
 //! - `GET /openapi/v3/apis/<g>/<v>` → [`v3_group_version`]; its `ETag` and
 //!   `?hash=` are [`hash_of`] the document.
 //!
+//! A standalone server also serves the core `v1` namespaces, so with
+//! [`OpenApiOptions::core_namespaces`] `Namespace` is in v2 too, and v3 has
+//! an `api/v1` document ([`v3_core_v1`], from [`namespaces`]).
+//!
 //! Per kind: list/create/deletecollection on
 //! `/apis/<g>/<v>/namespaces/{namespace}/<plural>`, get/put/patch/delete on
 //! `…/{name}`, get on `…/{name}/status`, and list on `/apis/<g>/<v>/<plural>`
@@ -35,6 +39,8 @@
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha512};
 
+mod namespaces;
+
 use super::negotiate::PATCH_TYPES;
 use crate::kinds::definition::KindDefinition;
 use crate::kinds::registry::Snapshot;
@@ -45,6 +51,9 @@ pub(crate) struct OpenApiOptions {
     /// Declare the `fieldValidation` query parameter on create, update and
     /// patch. Only set this when the server honours `Strict` and `Warn`.
     pub field_validation: bool,
+    /// Describe the core `v1` namespaces (v2, and v3 at `api/v1`): only a
+    /// standalone server serves them.
+    pub core_namespaces: bool,
 }
 
 const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1";
@@ -108,9 +117,13 @@ fn operation_id_part(s: &str, capitalize_first: bool) -> String {
 }
 
 /// The operation ID and tag kube-apiserver derives for `verb` + `rest` on
-/// group `group`, version `version` (`listAppsCozystackIoV1alpha1NamespacedPostgres`).
+/// group `group`, version `version` (`listAppsCozystackIoV1alpha1NamespacedPostgres`;
+/// the core group is `core`: `listCoreV1Namespace`).
 fn operation_id(verb: &str, rest: &str, group: &str, version: &str) -> (String, String) {
-    let trimmed = group.strip_suffix(".k8s.io").unwrap_or(group);
+    let trimmed = match group {
+        "" => "core",
+        g => g.strip_suffix(".k8s.io").unwrap_or(g),
+    };
     let id = format!(
         "{verb}{}{}{}",
         operation_id_part(trimmed, true),
@@ -333,7 +346,8 @@ struct Operation<'a> {
 /// What every operation of one kind shares.
 struct Context<'a> {
     flavor: Flavor,
-    d: &'a KindDefinition,
+    group: &'a str,
+    version: &'a str,
     gvk: Value,
 }
 
@@ -341,8 +355,7 @@ const JSON_YAML: &[&str] = &["application/json", "application/yaml"];
 
 impl Context<'_> {
     fn operation(&self, op: Operation<'_>) -> Value {
-        let d = self.d;
-        let (id, tag) = operation_id(op.verb, &op.rest, &d.group, &d.version);
+        let (id, tag) = operation_id(op.verb, &op.rest, self.group, self.version);
         let mut out = Map::new();
         let mut responses = Map::new();
         for (code, description, schema) in op.responses {
@@ -450,7 +463,8 @@ fn kind_paths(
     let status = flavor.meta("Status");
     let ctx = Context {
         flavor,
-        d,
+        group: &d.group,
+        version: &d.version,
         gvk: json!({"group": d.group, "version": d.version, "kind": d.kind}),
     };
     let kind = d.kind.as_str();
@@ -1087,9 +1101,13 @@ fn info() -> Value {
     json!({"title": "kubectl-cozy", "version": env!("CARGO_PKG_VERSION")})
 }
 
-/// `GET /openapi/v2`: Swagger 2.0 for every served kind.
+/// `GET /openapi/v2`: Swagger 2.0 for every served kind (and the core
+/// namespaces with [`OpenApiOptions::core_namespaces`]).
 pub(crate) fn v2(snapshot: &Snapshot, options: &OpenApiOptions) -> Value {
-    let (paths, definitions) = build(Flavor::V2, snapshot, options, |_| true);
+    let (mut paths, mut definitions) = build(Flavor::V2, snapshot, options, |_| true);
+    if options.core_namespaces {
+        add_core_namespaces(Flavor::V2, &mut paths, &mut definitions);
+    }
     json!({
         "swagger": "2.0",
         "info": info(),
@@ -1098,19 +1116,37 @@ pub(crate) fn v2(snapshot: &Snapshot, options: &OpenApiOptions) -> Value {
     })
 }
 
+/// The namespaces' paths and definitions, and the meta ones they need.
+fn add_core_namespaces(
+    flavor: Flavor,
+    paths: &mut Map<String, Value>,
+    definitions: &mut Map<String, Value>,
+) {
+    paths.extend(namespaces::paths(flavor));
+    definitions.extend(namespaces::definitions(flavor));
+    for (name, schema) in meta_definitions(flavor) {
+        definitions.entry(name).or_insert(schema);
+    }
+}
+
 /// `GET /openapi/v3`: one entry per served group-version, pointing at its
 /// document with the document's hash (built here; the server builds it with
 /// [`v3_root_from`] over the documents it keeps).
 #[cfg(test)]
 pub(crate) fn v3_root(snapshot: &Snapshot, options: &OpenApiOptions) -> Value {
-    let documents: Vec<(String, String, String)> = super::discovery::groups(snapshot)
+    let core = v3_core_v1(options).map(|doc| (String::new(), "v1".to_owned(), hash_of(&doc)));
+    let documents: Vec<(String, String, String)> = core
         .into_iter()
-        .flat_map(|(group, versions)| {
-            versions.into_iter().filter_map(move |version| {
-                let doc = v3_group_version(snapshot, &group, &version, options)?;
-                Some((group.clone(), version, hash_of(&doc)))
-            })
-        })
+        .chain(
+            super::discovery::groups(snapshot)
+                .into_iter()
+                .flat_map(|(group, versions)| {
+                    versions.into_iter().filter_map(move |version| {
+                        let doc = v3_group_version(snapshot, &group, &version, options)?;
+                        Some((group.clone(), version, hash_of(&doc)))
+                    })
+                }),
+        )
         .collect();
     v3_root_from(
         documents
@@ -1120,13 +1156,17 @@ pub(crate) fn v3_root(snapshot: &Snapshot, options: &OpenApiOptions) -> Value {
 }
 
 /// The v3 root over documents already built: `(group, version, hash)` of
-/// each, in discovery order.
+/// each, in discovery order (group `""` is the core group, `api/<v>`).
 pub(crate) fn v3_root_from<'a>(
     documents: impl Iterator<Item = (&'a str, &'a str, &'a str)>,
 ) -> Value {
     let mut paths = Map::new();
     for (group, version, hash) in documents {
-        let key = format!("apis/{group}/{version}");
+        let key = if group.is_empty() {
+            format!("api/{version}")
+        } else {
+            format!("apis/{group}/{version}")
+        };
         paths.insert(
             key.clone(),
             json!({"serverRelativeURL": format!("/openapi/v3/{key}?hash={hash}")}),
@@ -1157,11 +1197,32 @@ pub(crate) fn v3_group_version(
     }))
 }
 
+/// `GET /openapi/v3/api/v1`: the OpenAPI 3.0 document of the core `v1`
+/// namespaces, or `None` unless [`OpenApiOptions::core_namespaces`].
+pub(crate) fn v3_core_v1(options: &OpenApiOptions) -> Option<Value> {
+    if !options.core_namespaces {
+        return None;
+    }
+    let mut paths = Map::new();
+    let mut schemas = Map::new();
+    add_core_namespaces(Flavor::V3, &mut paths, &mut schemas);
+    Some(json!({
+        "openapi": "3.0.0",
+        "info": info(),
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }))
+}
+
 /// Upper-case hex SHA-512 of the serialized document, as kube-openapi
 /// computes the `?hash=` and `ETag` of v3 documents.
 pub(crate) fn hash_of(doc: &Value) -> String {
-    let bytes = serde_json::to_vec(doc).unwrap_or_default();
-    Sha512::digest(&bytes)
+    hash_of_bytes(&serde_json::to_vec(doc).unwrap_or_default())
+}
+
+/// Upper-case hex SHA-512 of `bytes`.
+pub(crate) fn hash_of_bytes(bytes: &[u8]) -> String {
+    Sha512::digest(bytes)
         .iter()
         .map(|b| format!("{b:02X}"))
         .collect()
@@ -1211,6 +1272,10 @@ mod tests {
         assert_eq!(
             operation_id("delete", "CollectionNamespacedPod", "batch.k8s.io", "v1").0,
             "deleteBatchV1CollectionNamespacedPod"
+        );
+        assert_eq!(
+            operation_id("list", "Namespace", "", "v1"),
+            ("listCoreV1Namespace".to_owned(), "core_v1".to_owned())
         );
         assert_eq!(article_for("Postgres"), " ");
         assert_eq!(article_for("Bucket"), " a ");
@@ -1282,6 +1347,7 @@ mod tests {
         .unwrap()));
         let on = OpenApiOptions {
             field_validation: true,
+            ..OpenApiOptions::default()
         };
         assert!(has(&v3_group_version(
             &s,
@@ -1306,6 +1372,7 @@ mod tests {
         let s = examples();
         let options = OpenApiOptions {
             field_validation: true,
+            core_namespaces: false,
         };
         let v2 = v2(&s, &options);
         assert_no_dangling_refs(&v2, "#/definitions/", &v2["definitions"]);
@@ -1330,6 +1397,76 @@ mod tests {
             hash_of(&v3_group_version(&s, "apps.cozystack.io", "v1alpha1", &options).unwrap())
         );
         insta::assert_snapshot!("openapi_v3_apps_cozystack_io_v1alpha1", snapshot_text(doc));
+    }
+
+    /// A standalone server's documents: Namespace in v2, and an `api/v1`
+    /// document first in the v3 root; without the option, neither.
+    #[test]
+    fn standalone_documents_describe_namespaces() {
+        let s = examples();
+        let aggregated = OpenApiOptions {
+            field_validation: true,
+            core_namespaces: false,
+        };
+        let standalone = OpenApiOptions {
+            core_namespaces: true,
+            ..aggregated
+        };
+        assert!(v3_core_v1(&aggregated).is_none());
+        let doc = v3_core_v1(&standalone).unwrap();
+        assert_no_dangling_refs(&doc, "#/components/schemas/", &doc["components"]["schemas"]);
+        let list = &doc["paths"]["/api/v1/namespaces"]["get"];
+        assert_eq!(list["operationId"], "listCoreV1Namespace");
+        assert_eq!(
+            list["x-kubernetes-group-version-kind"],
+            json!({"group": "", "version": "v1", "kind": "Namespace"})
+        );
+        let paths: Vec<&String> = doc["paths"].as_object().unwrap().keys().collect();
+        assert_eq!(paths, ["/api/v1/namespaces", "/api/v1/namespaces/{name}"]);
+        // No patch and no fieldValidation: kubectl validates namespaces itself.
+        assert!(!doc.to_string().contains("fieldValidation"));
+        assert!(!doc.to_string().contains("\"patch\""));
+        insta::assert_snapshot!("openapi_v3_api_v1", snapshot_text(doc.clone()));
+
+        let root = v3_root(&s, &standalone);
+        let keys: Vec<&String> = root["paths"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["api/v1", "apis/apps.cozystack.io/v1alpha1"]);
+        assert_eq!(
+            root["paths"]["api/v1"]["serverRelativeURL"],
+            format!("/openapi/v3/api/v1?hash={}", hash_of(&doc))
+        );
+        // The group-version documents do not change.
+        assert_eq!(
+            v3_group_version(&s, "apps.cozystack.io", "v1alpha1", &standalone),
+            v3_group_version(&s, "apps.cozystack.io", "v1alpha1", &aggregated)
+        );
+
+        let with = v2(&s, &standalone);
+        let without = v2(&s, &aggregated);
+        assert_no_dangling_refs(&with, "#/definitions/", &with["definitions"]);
+        for name in [
+            "io.k8s.api.core.v1.Namespace",
+            "io.k8s.api.core.v1.NamespaceList",
+            "io.k8s.api.core.v1.NamespaceSpec",
+            "io.k8s.api.core.v1.NamespaceStatus",
+            "io.k8s.api.core.v1.NamespaceCondition",
+        ] {
+            assert!(with["definitions"].get(name).is_some(), "{name}");
+            assert!(without["definitions"].get(name).is_none(), "{name}");
+        }
+        assert_eq!(
+            with["paths"]["/api/v1/namespaces/{name}"]["delete"]["operationId"],
+            "deleteCoreV1Namespace"
+        );
+        // Everything else is as in the aggregated document.
+        let mut trimmed = with.clone();
+        for (key, _) in without["paths"].as_object().unwrap() {
+            trimmed["paths"].as_object_mut().unwrap().remove(key);
+        }
+        assert_eq!(trimmed["paths"].as_object().unwrap().len(), 2);
+        for (key, value) in without["definitions"].as_object().unwrap() {
+            assert_eq!(&with["definitions"][key], value, "{key}");
+        }
     }
 
     fn assert_no_dangling_refs(doc: &Value, prefix: &str, defs: &Value) {

@@ -6,16 +6,18 @@
 //! the first request after it builds the new documents.
 //!
 //! Discovery is small and built with the snapshot's entry; the OpenAPI
-//! documents are built on their first request (v2 alone, v3 all
-//! group-versions at once, since the v3 root carries every document's hash).
+//! documents are built on their first request (v2 alone, in JSON and in
+//! gnostic's protobuf at once; v3 all group-versions at once, the core
+//! `api/v1` of a standalone server included, since the v3 root carries
+//! every document's hash).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::Bytes;
 
-use super::discovery;
 use super::openapi::{self, OpenApiOptions};
+use super::{discovery, gnostic};
 use crate::kinds::registry::Snapshot;
 
 /// One encoded document and its ETag value (quoted).
@@ -27,10 +29,11 @@ pub(crate) struct Document {
     pub etag: String,
 }
 
-/// An OpenAPI v3 document and its hash (the `?hash=` clients pin).
+/// An OpenAPI document and its hash (the `ETag`, and for v3 the `?hash=`
+/// clients pin).
 #[derive(Debug, Clone)]
 pub(crate) struct HashedDocument {
-    /// The JSON body.
+    /// The body: JSON, or protobuf for v2's.
     pub body: Bytes,
     /// Upper-case hex SHA-512 of the body.
     pub hash: String,
@@ -41,6 +44,39 @@ impl HashedDocument {
         HashedDocument {
             body: encode(doc),
             hash: openapi::hash_of(doc),
+        }
+    }
+}
+
+/// `/openapi/v2` in both encodings, each with its own hash.
+///
+/// kube-openapi's handler gives both the JSON's `ETag`; here the protobuf
+/// body has its own. Earlier versions answered client-go's protobuf request
+/// with JSON under the JSON's `ETag`, which kubectl keeps in its HTTP cache
+/// (`~/.kube/cache/http`, by URL and `Accept`): with a shared `ETag` its
+/// revalidation would get 304 and it would go on failing to decode that
+/// cached JSON until the document changed.
+#[derive(Debug)]
+pub(crate) struct OpenApiV2 {
+    /// The JSON document and its hash.
+    pub json: HashedDocument,
+    /// The document as gnostic's protobuf `openapi_v2.Document` and the
+    /// hash of those bytes, or why it could not be converted.
+    pub protobuf: Result<HashedDocument, gnostic::Error>,
+}
+
+impl OpenApiV2 {
+    fn of(doc: &serde_json::Value) -> OpenApiV2 {
+        let protobuf = gnostic::encode(doc).map(|bytes| HashedDocument {
+            hash: openapi::hash_of_bytes(&bytes),
+            body: Bytes::from(bytes),
+        });
+        if let Err(e) = &protobuf {
+            tracing::error!("OpenAPI v2 will not be served as protobuf: {e}");
+        }
+        OpenApiV2 {
+            json: HashedDocument::of(doc),
+            protobuf,
         }
     }
 }
@@ -56,7 +92,7 @@ pub(crate) struct Published {
     pub aggregated: Document,
     groups: HashMap<String, Bytes>,
     resource_lists: HashMap<(String, String), Bytes>,
-    v2: OnceLock<HashedDocument>,
+    v2: OnceLock<OpenApiV2>,
     v3: OnceLock<OpenApiV3>,
 }
 
@@ -117,33 +153,36 @@ impl Published {
             .get(&(group.to_owned(), version.to_owned()))
     }
 
-    /// `/openapi/v2`, built on first use.
-    pub(crate) fn openapi_v2(&self) -> &HashedDocument {
+    /// `/openapi/v2`, built (in both encodings) on first use.
+    pub(crate) fn openapi_v2(&self) -> &OpenApiV2 {
         self.v2
-            .get_or_init(|| HashedDocument::of(&openapi::v2(&self.snapshot, &self.options)))
+            .get_or_init(|| OpenApiV2::of(&openapi::v2(&self.snapshot, &self.options)))
     }
 
     fn openapi_v3(&self) -> &OpenApiV3 {
         self.v3.get_or_init(|| {
             let mut documents = HashMap::new();
+            // The core group first, as kube-apiserver lists it.
+            let mut order = vec![(String::new(), "v1".to_owned())];
+            if let Some(doc) = openapi::v3_core_v1(&self.options) {
+                documents.insert((String::new(), "v1".to_owned()), HashedDocument::of(&doc));
+            }
             for (group, versions) in discovery::groups(&self.snapshot) {
                 for version in versions {
                     if let Some(doc) =
                         openapi::v3_group_version(&self.snapshot, &group, &version, &self.options)
                     {
-                        documents.insert((group.clone(), version), HashedDocument::of(&doc));
+                        documents
+                            .insert((group.clone(), version.clone()), HashedDocument::of(&doc));
                     }
+                    order.push((group.clone(), version));
                 }
             }
-            let root = openapi::v3_root_from(discovery::groups(&self.snapshot).iter().flat_map(
-                |(group, versions)| {
-                    versions.iter().filter_map(|version| {
-                        documents
-                            .get(&(group.clone(), version.clone()))
-                            .map(|doc| (group.as_str(), version.as_str(), doc.hash.as_str()))
-                    })
-                },
-            ));
+            let root = openapi::v3_root_from(order.iter().filter_map(|key| {
+                documents
+                    .get(key)
+                    .map(|doc| (key.0.as_str(), key.1.as_str(), doc.hash.as_str()))
+            }));
             OpenApiV3 {
                 root: encode(&root),
                 documents,
@@ -156,7 +195,8 @@ impl Published {
         &self.openapi_v3().root
     }
 
-    /// `/openapi/v3/apis/<group>/<version>`, if served.
+    /// `/openapi/v3/apis/<group>/<version>` (`/openapi/v3/api/<version>`
+    /// for group `""`), if served.
     pub(crate) fn openapi_v3_group_version(
         &self,
         group: &str,
@@ -214,42 +254,84 @@ mod tests {
 
     #[test]
     fn documents_are_the_builders_own_and_kept_per_snapshot() {
-        let options = OpenApiOptions {
-            field_validation: true,
-        };
+        for core_namespaces in [false, true] {
+            let options = OpenApiOptions {
+                field_validation: true,
+                core_namespaces,
+            };
+            let a = snapshot(PG);
+            let cache = PublishedCache::new(options);
+            let published = cache.of(&a);
+            assert!(Arc::ptr_eq(&published, &cache.of(&a)), "kept");
+
+            assert_eq!(published.group_list, encode(&discovery::api_group_list(&a)));
+            assert_eq!(published.aggregated.etag, discovery::etag(&a));
+            assert_eq!(
+                published.resource_list("apps.cozystack.io", "v1alpha1"),
+                discovery::api_resource_list(&a, "apps.cozystack.io", "v1alpha1")
+                    .map(|d| encode(&d))
+                    .as_ref()
+            );
+            assert!(published.group("example.com").is_none());
+
+            let v2 = openapi::v2(&a, &options);
+            assert_eq!(published.openapi_v2().json.body, encode(&v2));
+            assert_eq!(published.openapi_v2().json.hash, openapi::hash_of(&v2));
+            let protobuf = published.openapi_v2().protobuf.as_ref().unwrap();
+            let bytes = gnostic::encode(&v2).unwrap();
+            assert_eq!(protobuf.body, bytes);
+            assert_eq!(protobuf.hash, openapi::hash_of_bytes(&bytes));
+            assert_ne!(protobuf.hash, published.openapi_v2().json.hash);
+            let v3 =
+                openapi::v3_group_version(&a, "apps.cozystack.io", "v1alpha1", &options).unwrap();
+            let doc = published
+                .openapi_v3_group_version("apps.cozystack.io", "v1alpha1")
+                .unwrap();
+            assert_eq!(
+                (&doc.body, &doc.hash),
+                (&encode(&v3), &openapi::hash_of(&v3))
+            );
+            let core = published.openapi_v3_group_version("", "v1");
+            assert_eq!(
+                core.map(|doc| (&doc.body, &doc.hash)),
+                openapi::v3_core_v1(&options)
+                    .map(|v3| (encode(&v3), openapi::hash_of(&v3)))
+                    .as_ref()
+                    .map(|(body, hash)| (body, hash))
+            );
+            assert_eq!(core.is_some(), core_namespaces);
+            assert_eq!(
+                published.openapi_v3_root(),
+                &encode(&openapi::v3_root(&a, &options))
+            );
+        }
+
+        let options = OpenApiOptions::default();
         let a = snapshot(PG);
         let cache = PublishedCache::new(options);
         let published = cache.of(&a);
-        assert!(Arc::ptr_eq(&published, &cache.of(&a)), "kept");
-
-        assert_eq!(published.group_list, encode(&discovery::api_group_list(&a)));
-        assert_eq!(published.aggregated.etag, discovery::etag(&a));
-        assert_eq!(
-            published.resource_list("apps.cozystack.io", "v1alpha1"),
-            discovery::api_resource_list(&a, "apps.cozystack.io", "v1alpha1")
-                .map(|d| encode(&d))
-                .as_ref()
-        );
-        assert!(published.group("example.com").is_none());
-
-        let v2 = openapi::v2(&a, &options);
-        assert_eq!(published.openapi_v2().body, encode(&v2));
-        assert_eq!(published.openapi_v2().hash, openapi::hash_of(&v2));
-        let v3 = openapi::v3_group_version(&a, "apps.cozystack.io", "v1alpha1", &options).unwrap();
-        let doc = published
-            .openapi_v3_group_version("apps.cozystack.io", "v1alpha1")
-            .unwrap();
-        assert_eq!(
-            (&doc.body, &doc.hash),
-            (&encode(&v3), &openapi::hash_of(&v3))
-        );
-        assert_eq!(
-            published.openapi_v3_root(),
-            &encode(&openapi::v3_root(&a, &options))
-        );
-
         // A new snapshot (a reload, even of the same text) gets its own.
         let b = snapshot(PG);
         assert!(!Arc::ptr_eq(&published, &cache.of(&b)));
+    }
+
+    /// A document gnostic's messages cannot hold is still served as JSON;
+    /// its protobuf is an error saying where (answered 503, as kube-openapi
+    /// answers when its conversion fails).
+    #[test]
+    fn a_document_protobuf_cannot_hold_stays_json() {
+        let kind = PG.replace(
+            "openAPISchema: {type: object}",
+            "openAPISchema: {type: object, properties: {a: {type: string, externalDocs: {description: d}}}}",
+        );
+        let published = PublishedCache::new(OpenApiOptions::default()).of(&snapshot(&kind));
+        let v2 = published.openapi_v2();
+        assert!(!v2.json.body.is_empty());
+        let err = v2.protobuf.as_ref().expect_err("no url");
+        assert_eq!(
+            err.pointer,
+            "/definitions/io.cozystack.apps.v1alpha1.Postgres/properties/spec/properties/a/externalDocs"
+        );
+        assert_eq!(err.problem, "missing required url");
     }
 }

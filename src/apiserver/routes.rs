@@ -1,8 +1,10 @@
 //! What each path answers, once the caller is authorized: `/healthz`,
 //! `/livez`, `/readyz` (named checks, `?verbose`, `?exclude=`), `/version`,
 //! `/apis`, `/apis/<g>`, `/apis/<g>/<v>` (aggregated discovery v2 with
-//! ETag/304), `/openapi/v2`, `/openapi/v3`, `/openapi/v3/apis/<g>/<v>`
-//! (from the documents [`super::published`] keeps per kinds snapshot), and
+//! ETag/304), `/openapi/v2` (JSON, or gnostic protobuf when `Accept` asks
+//! for it: [`super::gnostic`]), `/openapi/v3`, `/openapi/v3/apis/<g>/<v>`
+//! and, standalone, `/openapi/v3/api/v1` (from the documents
+//! [`super::published`] keeps per kinds snapshot), and
 //! every resource path of the served kinds ([`super::handlers`]).
 
 use bytes::Bytes;
@@ -10,8 +12,9 @@ use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, header};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use super::gnostic::{self, Encoding};
 use super::handlers::{self, ApiState};
-use super::published::{HashedDocument, PublishedCache};
+use super::published::PublishedCache;
 use super::response::{self, Body};
 use super::{discovery, openapi};
 use crate::apimachinery::query::Query;
@@ -19,11 +22,17 @@ use crate::apimachinery::request_info::Route;
 use crate::apimachinery::status::ApiError;
 use crate::apimachinery::user::UserInfo;
 
-/// The handlers honour `fieldValidation`, so the documents declare it (and
-/// kubectl validates on the server instead of fetching protobuf OpenAPI v2).
-const OPENAPI: openapi::OpenApiOptions = openapi::OpenApiOptions {
-    field_validation: true,
-};
+/// What the OpenAPI documents describe. The handlers honour
+/// `fieldValidation`, so the documents declare it (and kubectl validates on
+/// the server; it fetches protobuf OpenAPI v2 only for a kind the v3
+/// documents do not name). A standalone server (embedded store) serves the
+/// core namespaces, so it describes them too.
+fn openapi_options(state: &ApiState) -> openapi::OpenApiOptions {
+    openapi::OpenApiOptions {
+        field_validation: true,
+        core_namespaces: state.apps.embedded().is_some(),
+    }
+}
 
 /// An authorized request, its body read, as the router takes it.
 pub(crate) struct Request<'a> {
@@ -51,8 +60,8 @@ impl Router {
     /// server stops (readiness fails, watches end).
     pub(crate) fn new(state: ApiState, shutdown: watch::Receiver<bool>) -> Router {
         Router {
+            published: PublishedCache::new(openapi_options(&state)),
             state,
-            published: PublishedCache::new(OPENAPI),
             shutdown,
         }
     }
@@ -130,12 +139,38 @@ impl Router {
                     None => response::error(&not_found_path()),
                 }
             }
-            Route::OpenApiV2 => get_only(openapi_response(published.openapi_v2(), headers, None)),
+            Route::OpenApiV2 => {
+                let v2 = published.openapi_v2();
+                get_only(match gnostic::negotiate(accept) {
+                    Encoding::Json => openapi_response(
+                        &v2.json.body,
+                        "application/json",
+                        &v2.json.hash,
+                        headers,
+                        None,
+                    ),
+                    Encoding::Protobuf => match &v2.protobuf {
+                        Ok(doc) => openapi_response(
+                            &doc.body,
+                            gnostic::CONTENT_TYPE,
+                            &doc.hash,
+                            headers,
+                            None,
+                        ),
+                        // kube-openapi answers 503 when it cannot convert.
+                        Err(e) => response::error(&ApiError::service_unavailable(format!(
+                            "the OpenAPI v2 document cannot be served as protobuf: {e}"
+                        ))),
+                    },
+                })
+            }
             Route::OpenApiV3Root => get_only(json(published.openapi_v3_root())),
             Route::OpenApiV3(group, version) => {
                 match published.openapi_v3_group_version(&group, &version) {
                     Some(doc) => get_only(openapi_response(
-                        doc,
+                        &doc.body,
+                        "application/json",
+                        &doc.hash,
                         headers,
                         query.get("hash").map(String::as_str),
                     )),
@@ -164,15 +199,17 @@ fn not_found_path() -> ApiError {
     ApiError::not_found_route("the server could not find the requested resource")
 }
 
-/// OpenAPI documents with ETags; a matching `?hash=` is immutable. A
-/// mismatching hash gets the current document, never a redirect (the
-/// aggregator turns redirects into 502).
+/// An OpenAPI document `body` of `content_type` whose ETag is `digest`
+/// (quoted); a matching `?hash=` is immutable. A mismatching hash gets the
+/// current document, never a redirect (the aggregator turns redirects into
+/// 502).
 fn openapi_response(
-    doc: &HashedDocument,
+    body: &Bytes,
+    content_type: &str,
+    digest: &str,
     headers: &http::HeaderMap,
     hash: Option<&str>,
 ) -> Response<Body> {
-    let digest = doc.hash.as_str();
     let etag = format!("\"{digest}\"");
     if headers
         .get(header::IF_NONE_MATCH)
@@ -186,7 +223,7 @@ fn openapi_response(
         }
         return r;
     }
-    let mut r = response::encoded_json(StatusCode::OK, doc.body.clone(), "application/json");
+    let mut r = response::encoded_json(StatusCode::OK, body.clone(), content_type);
     let h = r.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&etag) {
         h.insert(header::ETAG, v);

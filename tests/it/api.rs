@@ -220,6 +220,85 @@ async fn discovery_etag_and_health() {
     );
 }
 
+/// `/openapi/v2` as kube-openapi's handler answers it: JSON by default,
+/// gnostic protobuf for either protobuf media type (answered with the
+/// non-deprecated one), each with its own ETag and 304 on it; and the core
+/// v1 document a standalone server adds to the v3 root.
+#[tokio::test]
+async fn openapi_v2_is_negotiated_and_the_core_group_published() {
+    let s = local().await;
+    const PROTOBUF: &str = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
+    let json = s.call(Method::GET, "/openapi/v2", &[], None).await;
+    assert_eq!(json.status, StatusCode::OK);
+    assert_eq!(json.headers["content-type"], "application/json");
+    assert_eq!(json.body["swagger"], "2.0");
+    assert!(
+        json.body["definitions"]
+            .get("io.k8s.api.core.v1.Namespace")
+            .is_some()
+    );
+    let json_etag = json.headers["etag"].to_str().unwrap().to_owned();
+    for accept in [
+        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+        PROTOBUF,
+        "application/json;q=0.5, application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+    ] {
+        let r = s
+            .raw(
+                Method::GET,
+                "/openapi/v2",
+                &[("accept", accept)],
+                Vec::new(),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{accept}");
+        assert_eq!(r.headers["content-type"], PROTOBUF, "{accept}");
+        assert_eq!(r.headers["vary"], "Accept");
+        // Field 1 (swagger), a string: "2.0".
+        let body = r.body.as_str().unwrap_or_default();
+        assert!(body.starts_with("\n\u{3}2.0"), "{accept}: {body:.20}");
+        let etag = r.headers["etag"].to_str().unwrap().to_owned();
+        assert_ne!(etag, json_etag);
+        let again = s
+            .raw(
+                Method::GET,
+                "/openapi/v2",
+                &[("accept", accept), ("if-none-match", &etag)],
+                Vec::new(),
+            )
+            .await;
+        assert_eq!(again.status, StatusCode::NOT_MODIFIED, "{accept}");
+    }
+    // The aggregator's request, and a q that prefers JSON.
+    for accept in [
+        "application/json, */*",
+        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf;q=0.5, application/json",
+    ] {
+        let r = s
+            .call(Method::GET, "/openapi/v2", &[("accept", accept)], None)
+            .await;
+        assert_eq!(r.headers["content-type"], "application/json", "{accept}");
+        assert_eq!(r.headers["etag"].to_str().unwrap(), json_etag);
+    }
+
+    let root = s.call(Method::GET, "/openapi/v3", &[], None).await;
+    let url = root.body["paths"]["api/v1"]["serverRelativeURL"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(url.starts_with("/openapi/v3/api/v1?hash="), "{url}");
+    let core = s.call(Method::GET, &url, &[], None).await;
+    assert_eq!(core.status, StatusCode::OK);
+    assert!(
+        core.body["components"]["schemas"]
+            .get("io.k8s.api.core.v1.NamespaceList")
+            .is_some()
+    );
+    assert!(core.body["paths"].get("/api/v1/namespaces").is_some());
+    let missing = s.call(Method::GET, "/openapi/v3/api/v2", &[], None).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+}
+
 #[tokio::test]
 async fn pagination_is_consistent_and_complete() {
     let s = local().await;

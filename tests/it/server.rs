@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::aggregated::aggregated;
 use crate::support::standalone::{
-    self, Standalone, example_kinds as examples, kubectl as kubectl_with, ok, text,
+    self, Standalone, example_kinds as examples, kubectl as kubectl_with, ok, refused, text,
 };
 use crate::support::{bins, plane};
 
@@ -83,6 +83,40 @@ fn standalone_server_works_with_kubectl() {
             .trim()
             .is_empty()
     );
+}
+
+/// kubectl validates a manifest whose kind no OpenAPI v3 document names
+/// against OpenAPI v2, which it asks for only as gnostic protobuf
+/// (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`): a
+/// misspelled kind ends in kubectl's own "no matches for kind", as with
+/// kube-apiserver, not in `failed to download openapi: proto: cannot parse
+/// invalid wire-format data`. Decoding the document also runs it through
+/// kube-openapi's model parser.
+#[test]
+fn a_misspelled_kind_is_reported_as_kube_apiserver_reports_it() {
+    let server = Standalone::start();
+    let typo = postgres("typo").replace("kind: Postgres", "kind: Postgress");
+    for verb in ["apply", "create"] {
+        let err = refused(&server.kubectl_stdin(&[verb, "-f", "-"], &typo));
+        assert!(
+            err.contains(
+                "resource mapping not found for name: \"typo\" namespace: \"\" from \"STDIN\": \
+                 no matches for kind \"Postgress\" in version \"apps.cozystack.io/v1alpha1\""
+            ),
+            "{verb}: {err}"
+        );
+        assert!(!err.contains("openapi"), "{verb}: {err}");
+    }
+    // Correct manifests still go through, beside a misspelled one too.
+    ok(&server.kubectl_stdin(&["create", "-f", "-"], &postgres("db1")));
+    ok(&server.kubectl_stdin(&["apply", "-f", "-"], &postgres("db2")));
+    let both = format!("{}---\n{typo}", postgres("db3"));
+    let err = refused(&server.kubectl_stdin(&["apply", "-f", "-"], &both));
+    assert!(err.contains("no matches for kind \"Postgress\""), "{err}");
+    let names = ok(&server.kubectl(&["get", "postgreses", "-o", "name"]));
+    for name in ["db1", "db2", "db3"] {
+        assert!(names.contains(name), "{name}: {names}");
+    }
 }
 
 #[test]
@@ -455,6 +489,26 @@ fn kubectl_through_the_aggregator() {
 
     let explain = ok(&k(&["explain", "postgreses.spec"]));
     assert!(explain.contains("replicas"), "{explain}");
+    // kube-apiserver owns core/v1: the server publishes no api/v1 document
+    // here (the aggregator would merge it into the cluster's v3 root).
+    let explain = ok(&k(&["explain", "ns"]));
+    assert!(
+        explain.contains("KIND:       Namespace")
+            && !explain.contains("apps in different namespaces may share a name"),
+        "{explain}"
+    );
+    // kube-apiserver's OpenAPI v2 (merged from this server's JSON) reports
+    // a misspelled kind as ever.
+    let typo = postgres("typo").replace("kind: Postgres", "kind: Postgress");
+    let err = refused(&kubectl_with(
+        &kc,
+        &["-n", &ns, "apply", "-f", "-"],
+        Some(&typo),
+    ));
+    assert!(
+        err.contains("no matches for kind \"Postgress\" in version \"apps.cozystack.io/v1alpha1\""),
+        "{err}"
+    );
     let resources = ok(&k(&["api-resources", "--api-group=apps.cozystack.io"]));
     assert!(resources.contains("postgreses"), "{resources}");
 
@@ -812,6 +866,45 @@ fn standalone_serves_namespaces_to_kubectl() {
     ));
     let all = ok(&server.kubectl(&["get", "pg", "-A", "-o", "name"]));
     assert!(all.contains("db-a") && all.contains("db-default"), "{all}");
+
+    // kubectl explain reads the core v1 document (/openapi/v3/api/v1).
+    let explain = ok(&server.kubectl(&["explain", "ns"]));
+    assert!(
+        explain.contains("KIND:       Namespace")
+            && explain.contains("VERSION:    v1")
+            && !explain.contains("GROUP:"),
+        "{explain}"
+    );
+    for field in ["metadata", "spec", "status"] {
+        assert!(explain.contains(field), "{field}: {explain}");
+    }
+    let spec = ok(&server.kubectl(&["explain", "ns.spec"]));
+    assert!(
+        spec.contains("FIELD: spec <NamespaceSpec>") && spec.contains("finalizers\t<[]string>"),
+        "{spec}"
+    );
+    let phase = ok(&server.kubectl(&["explain", "namespace.status.phase"]));
+    assert!(phase.contains("Terminating"), "{phase}");
+    // A Namespace manifest is validated by kubectl against OpenAPI v2 (no v3
+    // patch operation declares fieldValidation for it): a good one is
+    // created, a misspelled field is refused before anything is sent.
+    ok(&kubectl_with(
+        &kc,
+        &["apply", "-f", "-"],
+        Some("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-b\n"),
+    ));
+    let err = refused(&kubectl_with(
+        &kc,
+        &["create", "-f", "-"],
+        Some(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-c\nspec:\n  finalizer: []\n",
+        ),
+    ));
+    assert!(
+        err.contains("unknown field \"finalizer\" in io.k8s.api.core.v1.NamespaceSpec"),
+        "{err}"
+    );
+    ok(&server.kubectl(&["delete", "namespace", "team-b", "--timeout=30s"]));
 
     // Objects go only into namespaces that exist, as with kube-apiserver.
     let out = kubectl_with(

@@ -7,7 +7,9 @@
 //! kube-controller-manager's namespace controller would) and removes it as
 //! soon as nothing is left; apps held by finalizers keep it `Terminating`
 //! until they go. Watching namespaces is not served. In cluster mode the
-//! cluster serves namespaces and none of this is reached.
+//! cluster serves namespaces and none of this is reached. The OpenAPI
+//! documents describe these operations (`openapi/namespaces.rs`), for
+//! `kubectl explain ns` and kubectl's validation of Namespace manifests.
 
 use std::time::Duration;
 
