@@ -8,6 +8,7 @@
 //! | [`certs`] | the CA (`caBundle`) and serving certificate for `<svc>.<ns>.svc`, kept per cluster and groups |
 //! | [`apiservice`] | APIService and Service manifests, who serves a group/version now, the wait for `Available` |
 //! | [`agent`] | the tunnel agent's manifests: RBAC scoped by `resourceNames`, a PSA-restricted Deployment |
+//! | [`agent_state`] | the agent pod's state in `kubectl get pods` terms, for serve's progress and errors |
 //! | [`route`] | the external-name host of local clusters (kind, minikube, k3d) |
 //! | [`lease`] | creating the Lease and renewing it every third of its duration |
 //! | [`registration`] | creating the objects in a leak-proof order, remembering them |
@@ -20,6 +21,7 @@
 //! | [`kubeconfig_file`] | standalone's entries written into a kubeconfig file, keeping everyone else's |
 
 pub mod agent;
+pub mod agent_state;
 pub mod apiservice;
 pub mod cert_files;
 pub mod certs;

@@ -138,7 +138,8 @@ where
 /// What the tunnel is doing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TunnelState {
-    /// Opening the first connection.
+    /// Opening the first connection (retrying until it opens, with
+    /// [`TunnelStatus::last_error`] saying why it has not yet).
     Connecting,
     /// Connected; streams flow.
     Connected {
@@ -296,8 +297,14 @@ impl TunnelClient {
                 } => (error, endpoint, connected_for),
             };
             let message = error_chain(&error);
+            let connected_before = self.status.borrow().connections > 0;
             match connected_for {
                 Some(d) => tracing::warn!(error = %message, after = ?d, "tunnel connection lost"),
+                // Until the first connection, failing is waiting (for the
+                // agent pod to run): the caller shows that as progress.
+                None if !connected_before => {
+                    tracing::debug!(error = %message, "tunnel not connected yet");
+                }
                 None => tracing::warn!(error = %message, "tunnel connect failed"),
             }
             self.status
@@ -331,12 +338,14 @@ impl TunnelClient {
                 });
             }
             let delay = self.config.backoff.delay(attempt, &mut rng);
-            self.status.send_modify(|s| {
-                s.state = TunnelState::Reconnecting {
-                    attempt,
-                    retry_in: delay,
-                }
-            });
+            if connected_before {
+                self.status.send_modify(|s| {
+                    s.state = TunnelState::Reconnecting {
+                        attempt,
+                        retry_in: delay,
+                    }
+                });
+            }
             tracing::info!(attempt, retry_in = ?delay, "tunnel reconnecting");
             tokio::select! {
                 () = tokio::time::sleep(delay) => {}

@@ -478,6 +478,110 @@ async fn sigkill_of_serve_is_reaped_by_the_agent_within_the_lease_ttl() {
     s.runtime.shutdown(&client).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_pod_that_never_runs_is_named_and_nothing_is_left() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    // A namespace where no pod may be created, as a quota or Pod Security
+    // admission can make one (here an admission policy): the agent's
+    // Deployment gets no pod.
+    let namespace = session_namespace("no-pods");
+    kubectl_stdin(
+        plane,
+        &["apply", "-f", "-"],
+        &format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {namespace}}}\n---\n\
+             apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n\
+             metadata: {{name: {namespace}}}\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    \
+             resourceRules: [{{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [pods]}}]\n  \
+             validations: [{{expression: \"false\", message: no pods in this namespace}}]\n---\n\
+             apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\n\
+             metadata: {{name: {namespace}}}\nspec:\n  policyName: {namespace}\n  validationActions: [Deny]\n  \
+             matchResources: {{namespaceSelector: {{matchLabels: {{kubernetes.io/metadata.name: {namespace}}}}}}}\n"
+        ),
+    );
+    // The policy binds once kube-apiserver has loaded it.
+    let deadline = Instant::now() + END;
+    loop {
+        let out = kubectl(
+            plane,
+            &[
+                "run",
+                "probe",
+                "-n",
+                &namespace,
+                "--image=none",
+                "--dry-run=server",
+            ],
+        );
+        if String::from_utf8_lossy(&out.stderr).contains("no pods in this namespace") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the admission policy never applied"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let kinds = kinds_dir(&group("no-pods"));
+    let out = tokio::process::Command::new(bins::kubectl_cozy())
+        .arg("serve")
+        .arg("--kubeconfig")
+        .arg(&plane.kubeconfig)
+        .arg("--kinds")
+        .arg(kinds.dir.path())
+        .args([
+            "--session-namespace",
+            &namespace,
+            "--agent-service-external-name",
+            "localhost:1",
+            "--timeout",
+            "8s",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .expect("serve");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the tunnel to the agent in namespace {namespace} never connected"
+        )) && stderr.contains("agent: no agent pod could be created (FailedCreate: ")
+            && stderr.contains("no pods in this namespace"),
+        "{stderr}"
+    );
+    // Waiting for the pod is not a reconnect, nor a warning.
+    assert!(
+        !stderr.contains("Tunnel: reconnecting") && !stderr.contains("WARN"),
+        "{stderr}"
+    );
+    // The session's objects are gone; the namespace was not its own.
+    let api: Api<APIService> = Api::all(client.clone());
+    assert!(
+        api.get_opt(&format!("v1alpha1.{}", kinds.group))
+            .await
+            .expect("get APIService")
+            .is_none()
+    );
+    let _ = kubectl(
+        plane,
+        &[
+            "delete",
+            "validatingadmissionpolicybinding,validatingadmissionpolicy",
+            &namespace,
+        ],
+    );
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let _ = namespaces
+        .delete(&namespace, &DeleteParams::default())
+        .await;
+    namespace_gone(&client, &namespace, END)
+        .await
+        .expect("the test's namespace goes");
+}
+
 /// The status of every namespace among `left` (phase, conditions, pods left
 /// in it), for a failure message: a namespace outliving its session is
 /// usually held by its controller's discovery or by a pod.

@@ -23,7 +23,7 @@ use crate::register::credentials as standalone;
 use crate::register::lease::{self, RenewState, Renewer};
 use crate::register::plan::{Plan, Route};
 use crate::register::registration::Registrar;
-use crate::register::{agent, certs, discovered, session};
+use crate::register::{agent, agent_state, certs, discovered, session};
 use crate::tunnel::{
     ClientConfig, PortForwardTransport, TcpUpstream, TunnelClient, TunnelState, TunnelStatus,
 };
@@ -180,11 +180,39 @@ pub(super) async fn serve_session(
     let spinner = log.spinner("waiting for the APIServices to become Available");
     let deadline = Instant::now() + args.timeout;
     let waiting = |e| CliError::other("wait for the APIServices", e);
+    let tunnel_down = || {
+        tunnel_status
+            .as_ref()
+            .is_some_and(|s| !matches!(s.borrow().state, TunnelState::Connected { .. }))
+    };
+    // Until the tunnel first connects, what the agent pod is doing is the
+    // news (Pending, pulling its image, …), not the APIServices' condition.
+    let agent_news: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    let watch_agent = async {
+        if tunnel_status.is_some() {
+            while tunnel_status
+                .as_ref()
+                .is_some_and(|s| s.borrow().connections == 0)
+            {
+                if let Some(line) = agent_state::describe(&client, &plan.namespace, &plan.id).await
+                {
+                    spinner.set_message(format!("waiting for the tunnel agent: {line}"));
+                    if let Ok(mut news) = agent_news.lock() {
+                        *news = Some(line);
+                    }
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }
+        std::future::pending::<std::convert::Infallible>().await
+    };
     let available = async {
         let progress = |name: &str, reason: &str| {
-            spinner.set_message(format!(
-                "waiting for APIService {name} to become Available ({reason})"
-            ));
+            if !tunnel_down() {
+                spinner.set_message(format!(
+                    "waiting for APIService {name} to become Available ({reason})"
+                ));
+            }
         };
         apiservice::wait_available(&client, &names, args.timeout, progress)
             .await
@@ -231,7 +259,38 @@ pub(super) async fn serve_session(
     let waited = tokio::select! {
         r = available => Some(r),
         e = tunnel_failed => Some(Err(e)),
+        never = watch_agent => match never {},
         () = signals.next() => None,
+    };
+    // A tunnel that never connected is the cause, whatever the APIServices
+    // said meanwhile: name the agent's state and the tunnel's last error.
+    let waited = match waited {
+        Some(Err(err))
+            if tunnel_status
+                .as_ref()
+                .is_some_and(|s| s.borrow().connections == 0) =>
+        {
+            let last = tunnel_status
+                .as_ref()
+                .and_then(|s| s.borrow().last_error.clone())
+                .unwrap_or_else(|| "no attempt finished".to_owned());
+            let agent = agent_news
+                .lock()
+                .ok()
+                .and_then(|n| n.clone())
+                .unwrap_or_else(|| "its state could not be read".to_owned());
+            Some(Err(CliError::other(
+                format!(
+                    "the tunnel to the agent in namespace {} never connected",
+                    plan.namespace
+                ),
+                format!(
+                    "agent: {agent}; last attempt: {last}; meanwhile: {}",
+                    crate::error_chain::error_chain(&err)
+                ),
+            )))
+        }
+        other => other,
     };
     spinner.finish_and_clear();
     log.clear_spinner();
