@@ -17,6 +17,20 @@ pub enum Error {
     /// `KUBECONFIG` is set, and none of its files exists.
     #[error("no kubeconfig found: KUBECONFIG names {} and none of them exists", list_paths(.0))]
     NoneOfTheList(Vec<PathBuf>),
+    /// `--kubeconfig` names a file that does not exist.
+    #[error("kubeconfig {0} does not exist")]
+    Missing(PathBuf),
+    /// `--context`, `--cluster` or `--user` names an entry the kubeconfig
+    /// does not have.
+    #[error("{what} {name:?} does not exist in the kubeconfig ({})", known_names(what, .known))]
+    NoSuchEntry {
+        /// `context`, `cluster` or `user`.
+        what: &'static str,
+        /// The name asked for.
+        name: String,
+        /// The names the kubeconfig has.
+        known: Vec<String>,
+    },
     /// A kubeconfig file could not be read or parsed.
     #[error("read kubeconfig {path}")]
     Read {
@@ -102,9 +116,61 @@ pub fn read(selection: &Selection) -> Result<Kubeconfig, Error> {
     }
 }
 
+/// `contexts: a, b` or `it has no contexts`, for [`Error::NoSuchEntry`].
+fn known_names(what: &str, known: &[String]) -> String {
+    if known.is_empty() {
+        format!("it has no {what}s")
+    } else {
+        format!("{what}s: {}", known.join(", "))
+    }
+}
+
+/// Refuses a `--context`, `--cluster` or `--user` the kubeconfig lacks,
+/// naming the ones it has (kube's loader only says it failed to load it).
+fn check_names(kubeconfig: &Kubeconfig, selection: &Selection) -> Result<(), Error> {
+    let asked = [
+        (
+            "context",
+            &selection.context,
+            kubeconfig
+                .contexts
+                .iter()
+                .map(|c| c.name.clone())
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "cluster",
+            &selection.cluster,
+            kubeconfig.clusters.iter().map(|c| c.name.clone()).collect(),
+        ),
+        (
+            "user",
+            &selection.user,
+            kubeconfig
+                .auth_infos
+                .iter()
+                .map(|c| c.name.clone())
+                .collect(),
+        ),
+    ];
+    for (what, name, known) in asked {
+        if let Some(name) = name
+            && !known.contains(name)
+        {
+            return Err(Error::NoSuchEntry {
+                what,
+                name: name.clone(),
+                known,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Loads the client configuration for the selection.
 pub async fn load(selection: &Selection) -> Result<kube::Config, Error> {
     let kubeconfig = read(selection)?;
+    check_names(&kubeconfig, selection)?;
     let options = KubeConfigOptions {
         context: selection.context.clone(),
         cluster: selection.cluster.clone(),
@@ -153,6 +219,9 @@ pub fn user_names(selection: &Selection) -> Vec<String> {
 }
 
 fn read_file(path: &Path) -> Result<Kubeconfig, Error> {
+    if !path.exists() {
+        return Err(Error::Missing(path.to_owned()));
+    }
     let read_error = |source| Error::Read {
         path: path.to_owned(),
         source,
@@ -258,6 +327,38 @@ mod tests {
             kubeconfig: Some("/nonexistent/kubeconfig".into()),
             ..Default::default()
         };
-        assert!(matches!(read(&sel), Err(Error::Read { .. })));
+        let err = read(&sel).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "kubeconfig /nonexistent/kubeconfig does not exist"
+        );
+    }
+
+    #[test]
+    fn unknown_context_cluster_or_user_names_the_known_ones() {
+        let kubeconfig = Kubeconfig::from_yaml(
+            "apiVersion: v1\nkind: Config\nclusters: [{name: dev, cluster: {server: 'https://127.0.0.1:6443'}}]\n\
+             users: [{name: admin, user: {token: x}}]\n\
+             contexts: [{name: dev, context: {cluster: dev, user: admin}}, {name: prod, context: {cluster: dev, user: admin}}]\n",
+        )
+        .unwrap();
+        let sel = |context: Option<&str>, user: Option<&str>| Selection {
+            context: context.map(str::to_owned),
+            user: user.map(str::to_owned),
+            ..Default::default()
+        };
+        assert!(check_names(&kubeconfig, &sel(Some("prod"), Some("admin"))).is_ok());
+        assert_eq!(
+            check_names(&kubeconfig, &sel(Some("nope"), None))
+                .unwrap_err()
+                .to_string(),
+            "context \"nope\" does not exist in the kubeconfig (contexts: dev, prod)"
+        );
+        assert_eq!(
+            check_names(&kubeconfig, &sel(None, Some("root")))
+                .unwrap_err()
+                .to_string(),
+            "user \"root\" does not exist in the kubeconfig (users: admin)"
+        );
     }
 }

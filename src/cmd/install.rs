@@ -85,8 +85,13 @@ pub struct InstallArgs {
 /// Runs `install`.
 pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let format = ctx.output_or(OutputFormat::Yaml);
-    if !matches!(format, OutputFormat::Yaml | OutputFormat::Json) {
-        return Err(CliError::Usage("install prints -o yaml or -o json".into()));
+    if !matches!(
+        format,
+        OutputFormat::Yaml | OutputFormat::Json | OutputFormat::Name
+    ) {
+        return Err(CliError::Usage(
+            "install prints -o yaml, -o json or -o name".into(),
+        ));
     }
     if args.apply && args.dry_run == Some(DryRun::Client) {
         return Err(CliError::Usage(
@@ -213,18 +218,7 @@ fn print(
     format: OutputFormat,
     objects: &[serde_json::Value],
 ) -> Result<ExitStatus, CliError> {
-    let text = match format {
-        OutputFormat::Json => {
-            let mut t = serde_json::to_string_pretty(&install::to_list(objects))
-                .map_err(|e| CliError::other("render the objects", e))?;
-            t.push('\n');
-            t
-        }
-        _ => crate::register::plan::to_yaml(objects)
-            .map_err(|e| CliError::io("render the objects", e))?,
-    };
-    ctx.stdout()
-        .write_all(text.as_bytes())
+    crate::output::write_objects(&mut ctx.stdout(), format, objects)
         .map_err(|e| CliError::io("write the objects", e))?;
     Ok(ExitStatus::Success)
 }

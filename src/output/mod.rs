@@ -106,6 +106,48 @@ pub fn write_yaml<T: Serialize>(w: &mut impl Write, value: &T) -> std::io::Resul
     w.write_all(text.as_bytes())
 }
 
+/// Writes Kubernetes objects as kubectl prints several: YAML documents
+/// (`---` before each), one JSON `List` (which `kubectl apply -f` takes), or
+/// `kind.group/name` lines (`-o name`). The table formats are the caller's
+/// to refuse; they print YAML here.
+pub fn write_objects(
+    w: &mut impl Write,
+    format: OutputFormat,
+    objects: &[serde_json::Value],
+) -> std::io::Result<()> {
+    match format {
+        OutputFormat::Json => write_json(
+            w,
+            &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": objects}),
+        ),
+        OutputFormat::Name => {
+            let text: String = objects.iter().map(|o| name_line(o) + "\n").collect();
+            w.write_all(text.as_bytes())
+        }
+        OutputFormat::Yaml | OutputFormat::Table | OutputFormat::Wide => {
+            let mut text = String::new();
+            for object in objects {
+                text.push_str("---\n");
+                text.push_str(&to_yaml(object)?);
+            }
+            w.write_all(text.as_bytes())
+        }
+    }
+}
+
+/// `lease.coordination.k8s.io/name`, `service/name`: kubectl's `-o name`.
+fn name_line(object: &serde_json::Value) -> String {
+    let kind = object["kind"].as_str().unwrap_or_default().to_lowercase();
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    match object["apiVersion"]
+        .as_str()
+        .and_then(|v| v.split_once('/'))
+    {
+        Some((group, _)) => format!("{kind}.{group}/{name}"),
+        None => format!("{kind}/{name}"),
+    }
+}
+
 /// Serializes a value to YAML text (serde-saphyr), ending in a newline.
 pub fn to_yaml<T: Serialize>(value: &T) -> std::io::Result<String> {
     let mut text = serde_saphyr::to_string(value).map_err(std::io::Error::other)?;
@@ -118,6 +160,28 @@ pub fn to_yaml<T: Serialize>(value: &T) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn objects_print_as_yaml_documents_a_json_list_or_names() {
+        let objects = [
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}),
+            serde_json::json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                               "metadata": {"name": "b", "namespace": "a"}}),
+        ];
+        let print = |format| {
+            let mut out = Vec::new();
+            write_objects(&mut out, format, &objects).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(
+            print(OutputFormat::Name),
+            "namespace/a\nlease.coordination.k8s.io/b\n"
+        );
+        assert!(print(OutputFormat::Yaml).starts_with("---\napiVersion: v1\nkind: Namespace\n"));
+        let list: serde_json::Value = serde_json::from_str(&print(OutputFormat::Json)).unwrap();
+        assert_eq!(list["kind"], "List");
+        assert_eq!(list["items"][1]["kind"], "Lease");
+    }
 
     #[test]
     fn table_reads_like_kubectl_get() {

@@ -278,16 +278,6 @@ pub fn rbac<'a>(
     out
 }
 
-/// The objects as one multi-document YAML stream.
-pub fn to_yaml(objects: &[Manifest]) -> std::io::Result<String> {
-    let mut text = String::new();
-    for object in objects {
-        text.push_str("---\n");
-        text.push_str(&crate::output::to_yaml(object)?);
-    }
-    Ok(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,7 +368,13 @@ mod tests {
             serde_json::to_value(&user[1]).unwrap()["subjects"][0],
             json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "me"})
         );
-        let yaml = to_yaml(&typed).unwrap();
+        let values: Vec<Value> = typed
+            .iter()
+            .map(|m| serde_json::to_value(m).unwrap())
+            .collect();
+        let mut out = Vec::new();
+        crate::output::write_objects(&mut out, crate::output::OutputFormat::Yaml, &values).unwrap();
+        let yaml = String::from_utf8(out).unwrap();
         assert_eq!(yaml.matches("---\n").count(), typed.len());
         assert!(yaml.contains("aggregate-to-view"), "{yaml}");
         assert!(

@@ -218,16 +218,6 @@ impl Plan {
     }
 }
 
-/// Manifests as one YAML stream of `---` documents.
-pub fn to_yaml(manifests: &[Value]) -> std::io::Result<String> {
-    let mut text = String::new();
-    for m in manifests {
-        text.push_str("---\n");
-        text.push_str(&crate::output::to_yaml(m)?);
-    }
-    Ok(text)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,7 +301,10 @@ mod tests {
             record.saved_api_services.as_deref(),
             Some("kubectl-cozy-3f2a-originals")
         );
-        let yaml = to_yaml(&p.manifests()).unwrap();
+        let mut out = Vec::new();
+        crate::output::write_objects(&mut out, crate::output::OutputFormat::Yaml, &p.manifests())
+            .unwrap();
+        let yaml = String::from_utf8(out).unwrap();
         assert_eq!(yaml.matches("---\n").count(), 11);
         assert!(yaml.contains("kind: Deployment"), "{yaml}");
     }

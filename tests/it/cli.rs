@@ -87,6 +87,97 @@ fn usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     let out = run(&mut cozy(&["version", "--request-timeout", "soon"]));
     assert_eq!(out.status.code(), Some(2));
+
+    // kubectl's -n and -o where serve has no use for them: refused, not ignored.
+    let kinds = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/kinds");
+    for (args, says) in [
+        (
+            &["serve", "--kinds", kinds, "--dry-run", "-n", "team-a"][..],
+            "serve takes no -n/--namespace",
+        ),
+        (
+            &["serve", "--kinds", kinds, "-o", "json"],
+            "-o applies to --dry-run and --print-rbac only",
+        ),
+        (
+            &["serve", "--kinds", kinds, "--print-rbac", "-o", "wide"],
+            "print -o yaml, -o json or -o name",
+        ),
+    ] {
+        let out = run(&mut cozy(args));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(text(&out.stderr).contains(says), "{}", text(&out.stderr));
+    }
+    // ... and where it has: --print-rbac as a List, or names kubectl takes.
+    let out = run(&mut cozy(&[
+        "serve",
+        "--kinds",
+        kinds,
+        "--print-rbac",
+        "-o",
+        "json",
+    ]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON List");
+    assert_eq!(list["kind"], "List");
+    let out = run(&mut cozy(&[
+        "serve",
+        "--kinds",
+        kinds,
+        "--print-rbac",
+        "-o",
+        "name",
+    ]));
+    assert!(
+        text(&out.stdout)
+            .lines()
+            .all(|l| l.contains(".rbac.authorization.k8s.io/kubectl-cozy:")),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_context_or_kubeconfig_that_does_not_exist_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("config");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\ncurrent-context: dev\nclusters: [{name: dev, cluster: {server: 'https://127.0.0.1:9'}}]\n\
+         users: [{name: dev, user: {token: x}}]\ncontexts: [{name: dev, context: {cluster: dev, user: dev}}]\n",
+    )
+    .unwrap();
+    let kubeconfig = kubeconfig.to_str().unwrap();
+    let out = run(&mut cozy(&[
+        "version",
+        "--kubeconfig",
+        kubeconfig,
+        "--context",
+        "prod",
+    ]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr)
+            .contains("error: context \"prod\" does not exist in the kubeconfig (contexts: dev)"),
+        "{}",
+        text(&out.stderr)
+    );
+    let missing = dir.path().join("missing");
+    let out = run(&mut cozy(&[
+        "version",
+        "--kubeconfig",
+        missing.to_str().unwrap(),
+    ]));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!("error: kubeconfig {} does not exist\n", missing.display())
+    );
 }
 
 #[test]

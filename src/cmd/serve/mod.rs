@@ -40,6 +40,7 @@ use args::{kind_source, route_of};
 
 /// Runs `serve`.
 pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
+    check_global_flags(&args, ctx)?;
     let source = kind_source(&args)?;
     let registry = Registry::from_source(&source).map_err(|e| {
         let what = match &source {
@@ -79,5 +80,28 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     match route {
         RouteArg::None => unregistered::serve_unregistered(&args, registry, ctx).await,
         route => session::serve_session(&args, registry, route, ctx).await,
+    }
+}
+
+/// kubectl's `-n` and `-o` mean something only for some of serve's modes;
+/// elsewhere they are refused rather than ignored.
+fn check_global_flags(args: &ServeArgs, ctx: &Ctx) -> Result<(), CliError> {
+    use crate::output::OutputFormat;
+    if ctx.global().namespace.is_some() {
+        return Err(CliError::Usage(
+            "serve takes no -n/--namespace: it serves every namespace, and a session's own objects go in \
+             --session-namespace (default kubectl-cozy-system)"
+                .into(),
+        ));
+    }
+    match ctx.global().output {
+        None => Ok(()),
+        Some(OutputFormat::Table | OutputFormat::Wide) if args.dry_run || args.print_rbac => Err(
+            CliError::Usage("--dry-run and --print-rbac print -o yaml, -o json or -o name".into()),
+        ),
+        Some(_) if args.dry_run || args.print_rbac => Ok(()),
+        Some(_) => Err(CliError::Usage(
+            "-o applies to --dry-run and --print-rbac only".into(),
+        )),
     }
 }

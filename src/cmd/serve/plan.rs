@@ -7,9 +7,10 @@ use std::io::Write as _;
 use super::args::{RouteArg, ServeArgs};
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::Registry;
+use crate::output::OutputFormat;
 use crate::register::apiservice::GroupVersion;
 use crate::register::lease;
-use crate::register::plan::{self, Plan, Route};
+use crate::register::plan::{Plan, Route};
 use crate::register::{certs, route, session};
 
 /// The group/versions the kinds are in.
@@ -116,8 +117,7 @@ pub(super) async fn dry_run(
     let certs = certs::ephemeral(&session::object_name(&plan.id), &plan.namespace)
         .map_err(|e| CliError::other("make certificates", e))?;
     plan.ca_pem = certs.ca_pem;
-    let text =
-        plan::to_yaml(&plan.manifests()).map_err(|e| CliError::io("render the manifests", e))?;
+    let format = ctx.output_or(OutputFormat::Yaml);
     let mut out = ctx.stdout();
     let header = format!(
         "# kubectl cozy serve --dry-run: what session {id} would create (nothing was created).\n\
@@ -132,8 +132,12 @@ pub(super) async fn dry_run(
             ""
         }
     );
-    out.write_all(header.as_bytes())
-        .and_then(|()| out.write_all(text.as_bytes()))
+    // The header is YAML comments: only YAML has room for it.
+    if format == OutputFormat::Yaml {
+        out.write_all(header.as_bytes())
+            .map_err(|e| CliError::io("write the manifests", e))?;
+    }
+    crate::output::write_objects(&mut out, format, &plan.manifests())
         .map_err(|e| CliError::io("write the manifests", e))?;
     Ok(ExitStatus::Success)
 }

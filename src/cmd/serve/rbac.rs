@@ -3,9 +3,11 @@
 use super::args::ServeArgs;
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::Registry;
+use crate::output::OutputFormat;
 use crate::register::manifests::{self, RbacOptions, RbacSubject};
 
-/// `--print-rbac`: the objects for the loaded kinds, as YAML on stdout.
+/// `--print-rbac`: the objects for the loaded kinds on stdout, as YAML (or
+/// `-o json|name`).
 pub(super) fn print_rbac(
     args: &ServeArgs,
     registry: &Registry,
@@ -18,10 +20,13 @@ pub(super) fn print_rbac(
         ..RbacOptions::default()
     };
     let objects = manifests::rbac(snapshot.kinds().iter().map(|k| &k.resolved), &options);
-    let text =
-        manifests::to_yaml(&objects).map_err(|e| CliError::io("render the RBAC objects", e))?;
-    let mut out = ctx.stdout();
-    std::io::Write::write_all(&mut out, text.as_bytes())
+    let objects = objects
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| CliError::other("render the RBAC objects", e))?;
+    let format = ctx.output_or(OutputFormat::Yaml);
+    crate::output::write_objects(&mut ctx.stdout(), format, &objects)
         .map_err(|e| CliError::io("write the RBAC objects", e))?;
     Ok(ExitStatus::Success)
 }
