@@ -582,6 +582,46 @@ async fn an_agent_pod_that_never_runs_is_named_and_nothing_is_left() {
         .expect("the test's namespace goes");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_watch_ends_cleanly_when_serve_stops() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut s = TunnelSession::start(&client, "watch-end", &[]).await;
+    let ready = s.ready().await;
+    let mut watch = tokio::process::Command::from(plane.kubectl());
+    let watch = watch
+        .args(["get", &s.resource("postgreses"), "-A", "-w"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl get -w");
+    // The watch is open once serve has answered kubectl's list and then its
+    // watch (the access log has no query: two GETs of the collection).
+    let deadline = Instant::now() + END;
+    let collection = format!("/{}/v1alpha1/postgreses 200", s.kinds.group);
+    while s.serve.output().matches(&collection).count() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "no watch reached serve:\n{}",
+            s.serve.output()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    s.serve.stop_cleanly("-INT", &client, &ready.id, END).await;
+    let out = tokio::time::timeout(END, watch.wait_with_output())
+        .await
+        .expect("kubectl's watch ends when serve stops")
+        .expect("kubectl");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("kubectl get -w: {:?}\n{stderr}", out.status);
+    assert!(
+        !stderr.contains("INTERNAL_ERROR") && !stderr.contains("stream error"),
+        "{stderr}"
+    );
+    s.runtime.shutdown(&client).await;
+}
+
 /// The status of every namespace among `left` (phase, conditions, pods left
 /// in it), for a failure message: a namespace outliving its session is
 /// usually held by its controller's discovery or by a pod.
