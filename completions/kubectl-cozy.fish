@@ -131,7 +131,7 @@ json\t'JSON'
 yaml\t'YAML'
 name\t'Only resource names, as kind/name'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s A -l all-namespaces -d 'Check every namespace: also objects stuck in deletion outside Terminating namespaces'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s A -l all-namespaces -d 'Check every namespace: also objects stuck in deletion outside Terminating namespaces (-n is then ignored)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l fix -d 'Build a fix plan and show it; apply it after a confirmation at the terminal, or with --yes'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s y -l yes -d 'Apply the fix plan without asking'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l finalize-namespaces -d 'Also plan, as a last resort, clearing spec.finalizers through /finalize for namespaces still stuck after the other actions (objects left in them stay in etcd)'

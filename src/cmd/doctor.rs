@@ -45,7 +45,7 @@ Exit codes: 0 healthy, 3 problems found, 5 some checks could not run (nothing wr
 1 error, 4 cluster unreachable. After an applied --fix the code describes the state after the fix."
 )]
 pub struct DoctorArgs {
-    /// Check every namespace: also objects stuck in deletion outside Terminating namespaces
+    /// Check every namespace: also objects stuck in deletion outside Terminating namespaces (-n is then ignored)
     #[arg(short = 'A', long)]
     pub all_namespaces: bool,
 
@@ -89,13 +89,9 @@ const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// Runs `doctor`.
 pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let global = ctx.global();
+    // As kubectl: -A wins over -n.
     let (scope, namespace) = match (args.all_namespaces, &global.namespace) {
-        (true, Some(_)) => {
-            return Err(CliError::Usage(
-                "-A/--all-namespaces and -n/--namespace cannot be combined".into(),
-            ));
-        }
-        (true, None) => (ScopeKind::All, None),
+        (true, _) => (ScopeKind::All, None),
         (false, Some(ns)) => (ScopeKind::Namespace, Some(ns.clone())),
         (false, None) => (ScopeKind::Terminating, None),
     };
@@ -181,14 +177,7 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &report),
         OutputFormat::Yaml => output::write_yaml(&mut out, &report),
-        OutputFormat::Name => {
-            let names: String = report
-                .findings
-                .iter()
-                .map(|f| format!("{}/{}\n", f.subject.kind.to_lowercase(), f.subject.name))
-                .collect();
-            out.write_all(names.as_bytes())
-        }
+        OutputFormat::Name => out.write_all(render::names(&report).as_bytes()),
         OutputFormat::Table | OutputFormat::Wide if !args.fix => {
             out.write_all(render::report(&report, wide).as_bytes())
         }

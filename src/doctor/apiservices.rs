@@ -20,7 +20,7 @@ use kube::api::{Api, ListParams};
 
 use super::findings::{
     ApiServiceReport, CaBundleCheck, CertificateInfo, Code, Condition, Finding, ObjectRef, Remedy,
-    ServiceCheck, SessionState, Severity, Unchecked,
+    ServiceCheck, SessionCheck, SessionState, Severity, Unchecked,
 };
 use super::render::condition_text;
 use super::requester::Requester;
@@ -377,23 +377,10 @@ pub fn findings(
                     command: reap.command,
                     automatic: true,
                 }
-            } else if let Some(session) = r
-                .session
-                .as_ref()
-                .filter(|s| s.state == SessionState::Alive)
-            {
-                Remedy {
-                    description: format!(
-                        "registered by the serve session {} whose Lease is still renewed: fix or stop that `kubectl cozy serve` (it deregisters on exit)",
-                        session.id
-                    ),
-                    command: format!(
-                        "kubectl get lease -n {} {}",
-                        session.namespace,
-                        contract::lease_name(&session.id)
-                    ),
-                    automatic: false,
-                }
+            } else if let Some(check) = live_session(r) {
+                let agent = has_agent(sessions, check);
+                f.hint = Some(sessions::live_session_hint(check, agent, now));
+                sessions::live_session_remedy(check, agent, now)
             } else {
                 Remedy {
                     description: "restore the backend Service, or — if this API is no longer needed — delete the APIService; \
@@ -424,11 +411,32 @@ pub fn findings(
                  APIService will turn unavailable at the next check",
             );
             add_api_service_evidence(&mut f, r, now);
-            f.remedy = Some(Remedy {
-                description: "check the extension server behind the Service; retry the probe"
-                    .into(),
-                command: format!("kubectl get --raw {}", probe.path),
-                automatic: false,
+            f.remedy = Some(if let Some(session) = reaped.get(r.name.as_str()) {
+                let reap = sessions::reap_remedy(session);
+                Remedy {
+                    description: format!(
+                        "left behind by the expired serve session {}, whose server is gone; reaping the session {}",
+                        session.check.id,
+                        if session.saved_api_services().is_some() {
+                            "restores what it took over or removes it"
+                        } else {
+                            "removes it"
+                        }
+                    ),
+                    command: reap.command,
+                    automatic: true,
+                }
+            } else if let Some(check) = live_session(r) {
+                let agent = has_agent(sessions, check);
+                f.hint = Some(sessions::live_session_hint(check, agent, now));
+                sessions::live_session_remedy(check, agent, now)
+            } else {
+                Remedy {
+                    description: "check the extension server behind the Service; retry the probe"
+                        .into(),
+                    command: format!("kubectl get --raw {}", probe.path),
+                    automatic: false,
+                }
             });
             out.push(f);
         }
@@ -499,6 +507,21 @@ pub fn findings(
         }
     }
     out
+}
+
+/// The session that registered `r`, when its Lease is still valid.
+fn live_session(r: &ApiServiceReport) -> Option<&SessionCheck> {
+    r.session
+        .as_ref()
+        .filter(|s| s.state == SessionState::Alive)
+}
+
+/// Whether the session `check` describes has a tunnel agent to reap it.
+fn has_agent(sessions: &[Session], check: &SessionCheck) -> bool {
+    sessions
+        .iter()
+        .find(|s| s.check.id == check.id)
+        .is_some_and(Session::has_agent)
 }
 
 fn add_api_service_evidence(f: &mut Finding, r: &ApiServiceReport, now: Timestamp) {
@@ -716,11 +739,22 @@ mod tests {
         );
     }
 
+    fn live(id: &str, namespace: &str) -> SessionCheck {
+        let lease: k8s_openapi::api::coordination::v1::Lease =
+            serde_json::from_value(serde_json::json!({
+                "spec": {"holderIdentity": "alice@laptop, pid 4242", "leaseDurationSeconds": 15,
+                         "renewTime": "2026-09-01T11:59:51.250000Z"}
+            }))
+            .unwrap();
+        sessions::judge_lease(id, namespace, Some(&lease), now())
+    }
+
     #[test]
     fn a_live_session_is_pointed_at_not_deleted() {
         let mut r = report("v1alpha1.apps.cozystack.io", "False", false);
-        let mut check = sessions::judge_lease("abc", "team-sessions", None, now());
-        check.state = SessionState::Alive;
+        let check = live("abc", "team-sessions");
+        assert_eq!(check.state, SessionState::Alive);
+        assert_eq!(check.expires_in_seconds, Some(6));
         r.session = Some(check);
         let found = findings(&[r], &[], 30, now());
         let remedy = found[0].remedy.as_ref().unwrap();
@@ -729,6 +763,89 @@ mod tests {
             remedy.command,
             "kubectl get lease -n team-sessions kubectl-cozy-abc"
         );
+        assert_eq!(
+            remedy.description,
+            "registered by the serve session abc (alice@laptop, pid 4242), and its Lease expires at \
+             2026-09-01T12:00:06Z (in 6s) unless renewed: do not delete its APIService by hand. Stop that `kubectl cozy \
+             serve` (it deregisters on exit), or wait until the Lease expires: `kubectl cozy doctor --fix` then reaps \
+             the session"
+        );
+        assert_eq!(
+            found[0].evidence.last().unwrap().observed,
+            "serve session abc: Lease team-sessions/kubectl-cozy-abc alive (renewed 2026-09-01T11:59:51.25Z, duration \
+             15s, expires in 6s)"
+        );
+    }
+
+    /// Regression: right after `serve` was killed its Lease is still valid
+    /// and the aggregator may still say Available, but the probe fails. The
+    /// finding says the serve may have died and when it will be reaped.
+    #[test]
+    fn a_failing_apiservice_of_a_live_session_hints_that_serve_may_have_died() {
+        let mut r = report("v1alpha1.apps.cozystack.io", "True", false);
+        r.probe = Some(Probe {
+            path: "/apis/apps.cozystack.io/v1alpha1".into(),
+            status: None,
+            latency_ms: 4,
+            ok: false,
+            error: Some("connection reset by peer".into()),
+        });
+        r.healthy = false;
+        let check = live("abc", contract::DEFAULT_NAMESPACE);
+        r.session = Some(check.clone());
+        let session = Session {
+            check,
+            record: crate::register::session::SessionRecord {
+                route: Some("service kubectl-cozy-system/kubectl-cozy-abc:443 → tunnel".into()),
+                ..Default::default()
+            },
+            api_services: vec![r.name.clone()],
+            objects: vec![],
+            lease_exists: true,
+        };
+        let found = findings(&[r], &[session], 30, now());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].code, Code::ApiServiceProbeFailed);
+        assert_eq!(
+            found[0].hint.as_deref(),
+            Some(
+                "the Lease of serve session abc is still valid but its APIService fails: that `kubectl cozy serve` may \
+                 have died (killed, crashed, or cut off from the cluster). If so, nothing renews the Lease: it expires \
+                 at 2026-09-01T12:00:06Z (in 6s) unless renewed, and its tunnel agent then reaps the session within \
+                 seconds (or `kubectl cozy doctor --fix` does)"
+            )
+        );
+        let remedy = found[0].remedy.as_ref().unwrap();
+        assert!(!remedy.automatic);
+        assert!(
+            remedy
+                .description
+                .contains("do not delete its APIService by hand"),
+            "{remedy:?}"
+        );
+    }
+
+    /// An expired session's APIService the aggregator still calls Available
+    /// (it re-checks every 30s) is reaped with its session, as --fix plans.
+    #[test]
+    fn a_failing_probe_of_an_expired_sessions_apiservice_is_fixed_by_the_reap() {
+        let mut r = report("v1alpha1.apps.cozystack.io", "True", false);
+        r.probe.as_mut().unwrap().ok = false;
+        r.probe.as_mut().unwrap().status = Some(503);
+        let check = sessions::judge_lease("abc", contract::DEFAULT_NAMESPACE, None, now());
+        let session = Session {
+            check,
+            record: Default::default(),
+            api_services: vec![r.name.clone()],
+            objects: vec![],
+            lease_exists: false,
+        };
+        attach_sessions(std::slice::from_mut(&mut r), std::slice::from_ref(&session));
+        let found = findings(&[r], &[session], 30, now());
+        assert_eq!(found[1].code, Code::ApiServiceProbeFailed);
+        let remedy = found[1].remedy.as_ref().unwrap();
+        assert!(remedy.automatic);
+        assert!(remedy.command.contains("-l kubectl-cozy.io/session=abc"));
     }
 
     #[test]

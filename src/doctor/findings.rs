@@ -302,6 +302,10 @@ pub struct SessionCheck {
     /// Seconds since the Lease expired (when expired).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expired_for_seconds: Option<i64>,
+    /// Seconds until the Lease expires unless renewed (when alive):
+    /// `renewTime + leaseDurationSeconds` minus the time of the diagnosis.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_in_seconds: Option<i64>,
 }
 
 /// A serve session and the objects carrying its label.
@@ -474,6 +478,18 @@ impl ObjectRef {
         }
     }
 
+    /// As `kubectl get -o name` prints it: the lower-case kind, `.group`
+    /// unless core, `/name` — `configmap/x`,
+    /// `apiservice.apiregistration.k8s.io/x` — without the namespace, as
+    /// kubectl prints it.
+    pub fn kubectl_object_name(&self) -> String {
+        let kind = self.kind.to_lowercase();
+        match self.group() {
+            "" => format!("{kind}/{}", self.name),
+            group => format!("{kind}.{group}/{}", self.name),
+        }
+    }
+
     /// `kubectl_name` plus ` -n <ns>` for namespaced objects.
     pub fn kubectl_args(&self) -> String {
         match &self.namespace {
@@ -592,6 +608,10 @@ pub struct Finding {
     /// Who is expected to act (e.g. the owner of a finalizer).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub owner: Option<String>,
+    /// What the evidence suggests beyond what was read (e.g. that a serve
+    /// session whose Lease is still valid has died).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
     /// How to fix it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remedy: Option<Remedy>,
@@ -618,6 +638,7 @@ impl Finding {
             blocks: Vec::new(),
             caused_by: Vec::new(),
             owner: None,
+            hint: None,
             remedy: None,
         }
     }
@@ -736,7 +757,8 @@ pub struct PlannedAction {
 pub enum Action {
     /// Reap what an expired `serve` session left (everything carrying its
     /// session label): restore the APIServices it took over, delete the other
-    /// APIServices, then the rest, the Lease last.
+    /// APIServices, then the rest in reap order (the Lease after what it owns,
+    /// then the session namespace, the cluster-wide RBAC last).
     ReapSession {
         /// The session id.
         session: String,
@@ -872,6 +894,24 @@ mod tests {
         let w = ObjectRef::cluster("example.com/v1", "Widget", "widgets", "w");
         assert_eq!(w.group(), "example.com");
         assert_eq!(w.kubectl_args(), "widgets.example.com/w");
+        // -o name: what `kubectl get -o name` prints, which kubectl reads back.
+        assert_eq!(cm.kubectl_object_name(), "configmap/blocked");
+        assert_eq!(w.kubectl_object_name(), "widget.example.com/w");
+        assert_eq!(
+            ObjectRef::api_service("v1alpha1.apps.cozystack.io").kubectl_object_name(),
+            "apiservice.apiregistration.k8s.io/v1alpha1.apps.cozystack.io"
+        );
+        assert_eq!(
+            ObjectRef {
+                api_version: "coordination.k8s.io/v1".into(),
+                kind: "Lease".into(),
+                resource: "leases".into(),
+                namespace: Some("kubectl-cozy-system".into()),
+                name: "kubectl-cozy-51mt0qm3".into(),
+            }
+            .kubectl_object_name(),
+            "lease.coordination.k8s.io/kubectl-cozy-51mt0qm3"
+        );
         assert_eq!(
             Finding::new(Code::FinalizerBlocking, Severity::Error, cm, "", "").id,
             "FinalizerBlocking:configmap/team-a/blocked"

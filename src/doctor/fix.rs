@@ -7,7 +7,8 @@
 //! Actions, in the order they run:
 //! 1. reap expired `serve` sessions ([`crate::register::reap`]: restore the
 //!    APIServices they took over, delete their other APIServices, then
-//!    everything else they labelled, the Lease last);
+//!    everything else they labelled in reap order: the Lease after what it
+//!    owns, then the session namespace, the cluster-wide RBAC last);
 //! 2. delete unavailable APIServices (uid-preconditioned; at the prompt the
 //!    user must type the APIService's name);
 //! 3. remove named finalizers with a resourceVersion-guarded merge patch;
@@ -16,7 +17,13 @@
 //!    through `/finalize`.
 //!
 //! Webhook configurations, certificates and live sessions are never touched:
-//! their findings say what to run instead.
+//! their findings say what to run instead (for a live session: stop it, or
+//! wait until its Lease expires). A finding's remedy is `automatic` exactly
+//! when [`plan`] has an action for it.
+//!
+//! While applying, it says what it does on the requester's bar, or one line
+//! at a time on stderr when the bar is not drawn (stderr is not a terminal);
+//! waiting for namespaces, the bar counts the namespaces gone.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -27,12 +34,18 @@ use kube::api::{
     Api, ApiResource, DeleteParams, DynamicObject, Patch, PatchParams, PostParams, Preconditions,
 };
 
+use k8s_openapi::jiff::Timestamp;
+
 use super::findings::{
-    Action, ActionOutcome, ActionResult, AfterFix, Code, FixMode, FixReport, NamespaceAfter,
-    NotPlanned, ObjectRef, PlannedAction, Report, SessionState, Severity, subject_key,
+    Action, ActionOutcome, ActionResult, AfterFix, Code, Finding, FixMode, FixReport,
+    NamespaceAfter, NotPlanned, ObjectRef, PlannedAction, Report, SessionCheck, SessionState,
+    Severity, subject_key,
 };
+use super::render::action_title;
 use super::requester::Requester;
-use super::sessions::{lease_ref, session_object};
+use super::sessions::{
+    NEVER_BY_HAND, lease_ref, live_session_wait, route_has_agent, session_object,
+};
 use super::{Options, diagnose};
 use crate::error_chain::error_chain;
 use crate::register::reap::{self, ReapReport, Reaped, Target};
@@ -82,9 +95,11 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
             subject_key(&lease_ref(namespace, id))
         )];
         for o in s.objects.iter().filter(|o| o.kind == "APIService") {
-            let fid = format!("{}:{}", Code::ApiServiceUnavailable, subject_key(o));
-            if finding_ids.contains(fid.as_str()) {
-                fixes.push(fid);
+            for code in [Code::ApiServiceUnavailable, Code::ApiServiceProbeFailed] {
+                let fid = format!("{code}:{}", subject_key(o));
+                if finding_ids.contains(fid.as_str()) {
+                    fixes.push(fid);
+                }
             }
         }
         fixes.retain(|f| finding_ids.contains(f.as_str()));
@@ -296,7 +311,7 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
         .filter(|f| f.severity != Severity::Info && !covered.contains(&f.id))
         .map(|f| NotPlanned {
             finding: f.id.clone(),
-            reason: not_planned_reason(f, opts),
+            reason: not_planned_reason(f, report, opts),
         })
         .collect();
     FixReport {
@@ -308,7 +323,7 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
     }
 }
 
-fn blocks_namespace(f: &super::findings::Finding, ns: &str) -> bool {
+fn blocks_namespace(f: &Finding, ns: &str) -> bool {
     f.blocks.iter().any(|b| b == ns)
         || f.subject.namespace.as_deref() == Some(ns)
         || (f.subject.kind == "Namespace" && f.subject.name == ns)
@@ -316,12 +331,63 @@ fn blocks_namespace(f: &super::findings::Finding, ns: &str) -> bool {
 
 /// About the namespace itself or an object in it (what `/finalize` settles),
 /// as opposed to a cluster-wide cause that merely blocks it.
-fn inside_namespace(f: &super::findings::Finding, ns: &str) -> bool {
+fn inside_namespace(f: &Finding, ns: &str) -> bool {
     f.subject.namespace.as_deref() == Some(ns)
         || (f.subject.kind == "Namespace" && f.subject.name == ns)
 }
 
-fn not_planned_reason(f: &super::findings::Finding, opts: &FixOptions) -> String {
+/// The live serve session behind an unhealthy APIService's finding, or
+/// behind a cause of a namespace's discovery failure: (APIService, session).
+fn live_session_of<'a>(f: &Finding, report: &'a Report) -> Option<(&'a str, &'a SessionCheck)> {
+    let of_api = |name: &str| {
+        report
+            .api_services
+            .iter()
+            .find(|a| a.name == name)
+            .and_then(|a| {
+                a.session
+                    .as_ref()
+                    .filter(|s| s.state == SessionState::Alive)
+                    .map(|s| (a.name.as_str(), s))
+            })
+    };
+    let unhealthy = |f: &Finding| {
+        matches!(
+            f.code,
+            Code::ApiServiceUnavailable | Code::ApiServiceProbeFailed
+        )
+    };
+    if unhealthy(f) {
+        return of_api(&f.subject.name);
+    }
+    if f.code != Code::NamespaceDiscoveryFailure {
+        return None;
+    }
+    f.caused_by
+        .iter()
+        .filter_map(|id| report.findings.iter().find(|c| &c.id == id))
+        .filter(|c| unhealthy(c))
+        .find_map(|c| of_api(&c.subject.name))
+}
+
+fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String {
+    if let Some((name, check)) = live_session_of(f, report) {
+        let now = report
+            .generated_at
+            .parse()
+            .unwrap_or_else(|_| Timestamp::now());
+        let agent = report
+            .serve_sessions
+            .iter()
+            .find(|s| s.check.id == check.id)
+            .is_some_and(|s| route_has_agent(s.route.as_deref()));
+        let wait = live_session_wait(name, check, agent, now);
+        return if f.code == Code::NamespaceDiscoveryFailure {
+            format!("its cause is not fixed by the plan: {wait}. {NEVER_BY_HAND}")
+        } else {
+            format!("{wait}. {NEVER_BY_HAND}")
+        };
+    }
     let command = f
         .remedy
         .as_ref()
@@ -449,13 +515,15 @@ pub async fn apply(
         return;
     }
     fix.mode = FixMode::Applied;
-    req.progress().set_message("applying the fix");
     let mut results = Vec::new();
     for a in fix.actions.iter().filter(|a| approved.contains(&a.id)) {
         if matches!(a.action, Action::FinalizeNamespace { .. }) {
             continue;
         }
-        results.push(apply_one(req, a).await);
+        step(req, format!("{}. {}…", a.id, action_title(&a.action)));
+        let result = apply_one(req, a).await;
+        say(req, &outcome_line(a, &result));
+        results.push(result);
     }
     let succeeded: BTreeSet<usize> = results
         .iter()
@@ -500,17 +568,14 @@ pub async fn apply(
         .map(|ns| (*ns).to_owned())
         .collect();
     if !wait_for.is_empty() {
-        req.progress().set_message(format!(
-            "waiting for {} namespace(s), up to {}s",
-            wait_for.len(),
-            opts.wait.as_secs()
-        ));
         wait_gone(req, &wait_for, opts.wait).await;
     }
     let mut finalized = Vec::new();
     for a in fix.actions.iter().filter(|a| approved.contains(&a.id)) {
         if let Action::FinalizeNamespace { name } = &a.action {
+            step(req, format!("{}. {}…", a.id, action_title(&a.action)));
             let result = finalize_namespace(req, a.id, name).await;
+            say(req, &outcome_line(a, &result));
             if result.outcome == ActionOutcome::Done {
                 finalized.push(name.clone());
             }
@@ -531,7 +596,7 @@ pub async fn apply(
     results.sort_by_key(|r| r.action);
     fix.results = results;
 
-    req.progress().set_message("re-verifying");
+    step(req, "re-verifying: a fresh diagnosis…");
     let mut again = diagnosis.clone();
     again.require_namespace = false;
     let after = match diagnose(req, &report.cluster, &again).await {
@@ -580,25 +645,116 @@ pub async fn apply(
     });
 }
 
-/// Polls until every namespace is gone or the time is up; returns those left.
+/// Says what `--fix` is doing now: the message of the requester's bar when
+/// it is drawn (stderr is a terminal), else a line on stderr.
+fn step(req: &Requester, message: impl Into<String>) {
+    tell(req.progress(), message);
+}
+
+fn tell(bar: &indicatif::ProgressBar, message: impl Into<String>) {
+    let message = message.into();
+    if bar.is_hidden() {
+        eprintln!("{message}");
+    }
+    bar.set_message(message);
+}
+
+/// Says what `--fix` just did: a line on stderr when no bar is drawn (a
+/// terminal sees the results on stdout at the end).
+fn say(req: &Requester, line: &str) {
+    say_on(req.progress(), line);
+}
+
+fn say_on(bar: &indicatif::ProgressBar, line: &str) {
+    if bar.is_hidden() {
+        eprintln!("{line}");
+    }
+}
+
+/// `1. delete APIService x: done`, for the progress lines.
+fn outcome_line(a: &PlannedAction, r: &ActionResult) -> String {
+    let outcome = match r.outcome {
+        ActionOutcome::Done => "done",
+        ActionOutcome::AlreadyDone => "already done",
+        ActionOutcome::Skipped => "skipped",
+        ActionOutcome::NotVerified => "NOT VERIFIED",
+        ActionOutcome::Failed => "FAILED",
+    };
+    format!("{}. {}: {outcome}", a.id, action_title(&a.action))
+}
+
+/// Polls until every namespace is gone or the time is up, counting on the
+/// requester's bar; returns those left. The bar counts requests again
+/// afterwards.
 async fn wait_gone(req: &Requester, names: &[String], limit: Duration) -> Vec<String> {
+    let bar = req.progress().clone();
+    let quiet = req.with_progress(indicatif::ProgressBar::hidden());
+    let left = wait_namespaces_gone(&quiet, &bar, names, limit).await;
+    bar.set_length(0);
+    bar.set_position(0);
+    left
+}
+
+/// Polls through `req` until every namespace is gone or the time is up;
+/// returns those left. Says what it waits for and when each namespace is
+/// gone, as kubectl says `namespace "x" deleted`: on stderr when `bar` is
+/// not drawn (stderr is not a terminal), else on `bar`, whose counter counts
+/// the namespaces gone out of those waited for (`req`'s requests should not
+/// move it: give `req` another bar).
+pub async fn wait_namespaces_gone(
+    req: &Requester,
+    bar: &indicatif::ProgressBar,
+    names: &[String],
+    limit: Duration,
+) -> Vec<String> {
     let api: Api<Namespace> = Api::all(req.client().clone());
-    let deadline = Instant::now() + limit;
+    let started = Instant::now();
+    let deadline = started + limit;
+    bar.set_length(names.len() as u64);
+    bar.set_position(0);
+    tell(
+        bar,
+        format!(
+            "waiting for {} namespace(s) to be deleted (up to {})…",
+            names.len(),
+            super::render::duration(limit.as_secs() as i64)
+        ),
+    );
     let mut left: Vec<String> = names.to_vec();
     loop {
         let mut still = Vec::new();
         for name in &left {
             match req.call(api.get_metadata_opt(name)).await {
-                Ok(None) => {}
+                Ok(None) => {
+                    bar.inc(1);
+                    say_on(
+                        bar,
+                        &format!(
+                            "namespace \"{name}\" deleted (after {})",
+                            super::render::duration(started.elapsed().as_secs() as i64)
+                        ),
+                    );
+                }
                 _ => still.push(name.clone()),
             }
         }
         left = still;
         if left.is_empty() || Instant::now() >= deadline {
-            return left;
+            break;
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+    if !left.is_empty() {
+        say_on(
+            bar,
+            &format!(
+                "still Terminating after {}: namespace(s) {}",
+                super::render::duration(limit.as_secs() as i64),
+                left.join(", ")
+            ),
+        );
+    }
+    left
 }
 
 fn dynamic_api(req: &Requester, o: &ObjectRef) -> Api<DynamicObject> {
@@ -1063,8 +1219,7 @@ pub fn fixes_by_finding(fix: &FixReport) -> BTreeMap<String, Vec<usize>> {
 mod tests {
     use super::*;
     use crate::doctor::findings::{
-        Finding, NamespaceReport, RemainingObject, Remedy, Scope, ScopeKind, SessionCheck,
-        SessionReport, Summary, Verdict,
+        NamespaceReport, RemainingObject, Remedy, Scope, ScopeKind, SessionReport, Summary, Verdict,
     };
 
     fn report(findings: Vec<Finding>, namespaces: Vec<NamespaceReport>) -> Report {
@@ -1236,6 +1391,7 @@ mod tests {
                 renew_time: None,
                 lease_duration_seconds: None,
                 expired_for_seconds: None,
+                expires_in_seconds: None,
             },
             objects: vec![apiservice],
             served: Vec::new(),

@@ -271,6 +271,7 @@ fn conclude(g: Gathered<'_>) -> Report {
             discovered,
             crds,
             webhooks: &webhooks,
+            sessions,
             now,
             stuck_after_seconds: opts.stuck_after.as_secs() as i64,
         });

@@ -17,9 +17,10 @@ use super::content::{Content, is_terminating};
 use super::discovery::Discovered;
 use super::findings::{
     ApiServiceReport, Code, Condition, Evidence, Finding, NamespaceReport, ObjectRef,
-    RemainingObject, Remedy, Severity, WebhookReport,
+    RemainingObject, Remedy, SessionState, Severity, WebhookReport,
 };
 use super::render::{ago, condition_text};
+use super::sessions::{self, Session};
 
 /// Who is expected to remove a finalizer, when that is knowable.
 pub fn finalizer_owner(
@@ -131,6 +132,8 @@ pub struct Inputs<'a> {
     pub crds: &'a BTreeMap<String, Vec<String>>,
     /// Webhooks (for attribution of content failures).
     pub webhooks: &'a [WebhookReport],
+    /// `kubectl cozy serve` sessions (who reaps a live one's APIServices).
+    pub sessions: &'a [Session],
     /// Now.
     pub now: Timestamp,
     /// After how long deletion counts as stuck rather than in progress.
@@ -430,21 +433,104 @@ fn discovery_failure(
         });
     }
     f.blocks = vec![name.clone()];
-    let deletes: Vec<String> = attributed
-        .iter()
-        .filter(|(a, _)| !a.local)
-        .map(|(a, _)| a.name.clone())
-        .collect();
-    if !deletes.is_empty() {
-        f.remedy = Some(Remedy {
-            description: "make the APIService(s) available again, or delete them if their API is gone for good; \
-                          the namespace controller then finishes on its own"
-                .into(),
-            command: format!("kubectl delete apiservice {}", deletes.join(" ")),
-            automatic: true,
-        });
-    }
+    f.remedy = discovery_remedy(e, &attributed);
     Some(f)
+}
+
+/// How a namespace's discovery failure goes away: through the fix of each
+/// APIService behind it, so that it says what `--fix` does for them —
+/// planned only when every cause's fix is (an APIService nobody owns is
+/// deleted, an expired session's is reaped); an APIService of a live
+/// session is waited for, never deleted.
+fn discovery_remedy(
+    e: &Examined<'_>,
+    attributed: &[&(ApiServiceReport, String)],
+) -> Option<Remedy> {
+    let mut deletes: Vec<&str> = Vec::new();
+    let mut parts: Vec<String> = Vec::new();
+    let mut commands: Vec<String> = Vec::new();
+    let mut automatic = true;
+    let mut live_sessions = false;
+    for (a, id) in attributed.iter().filter(|(a, _)| !a.local) {
+        let cause = e.inputs.api_findings.iter().find(|f| &f.id == id);
+        let remedy = cause.and_then(|c| c.remedy.as_ref());
+        let live = a
+            .session
+            .as_ref()
+            .filter(|s| s.state == SessionState::Alive);
+        let (part, command) = match (live, remedy) {
+            (Some(check), _) => {
+                let agent = e
+                    .inputs
+                    .sessions
+                    .iter()
+                    .find(|s| s.check.id == check.id)
+                    .is_some_and(Session::has_agent);
+                automatic = false;
+                live_sessions = true;
+                (
+                    sessions::live_session_wait(&a.name, check, agent, e.inputs.now),
+                    sessions::lease_command(check),
+                )
+            }
+            (None, Some(r))
+                if r.automatic
+                    && a.session.is_none()
+                    && cause.is_some_and(|c| c.code == Code::ApiServiceUnavailable) =>
+            {
+                deletes.push(&a.name);
+                continue;
+            }
+            (None, Some(r)) => {
+                automatic &= r.automatic;
+                (
+                    format!("APIService {}: {}", a.name, r.description),
+                    r.command.clone(),
+                )
+            }
+            (None, None) => {
+                automatic = false;
+                (
+                    format!(
+                        "APIService {} fails discovery although it looked healthy when checked; see its status",
+                        a.name
+                    ),
+                    format!("kubectl get apiservice {} -o yaml", a.name),
+                )
+            }
+        };
+        parts.push(part);
+        if !commands.contains(&command) {
+            commands.push(command);
+        }
+    }
+    if !deletes.is_empty() {
+        parts.insert(
+            0,
+            "make the APIService(s) available again, or delete them if their API is gone for good"
+                .to_owned(),
+        );
+        commands.insert(
+            0,
+            format!("kubectl delete apiservice {}", deletes.join(" ")),
+        );
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(Remedy {
+        description: format!(
+            "{}; the namespace controller then finishes on its own{}",
+            parts.join("; "),
+            if live_sessions {
+                format!(". {}", sessions::NEVER_BY_HAND)
+            } else {
+                String::new()
+            }
+        ),
+        command: commands.join(" && "),
+        automatic,
+    })
 }
 
 /// Rule 2: a group-version in discovery does not parse (the condition,
@@ -914,14 +1000,16 @@ mod tests {
             "example.com".to_owned(),
             vec!["widgets.example.com".to_owned()],
         )]);
+        let api_findings = crate::doctor::apiservices::findings(api_services, &[], 30, now());
         conclude(&Inputs {
             namespaces,
             content,
             api_services,
-            api_findings: &[],
+            api_findings: &api_findings,
             discovered: &discovered,
             crds: &crds,
             webhooks: &[],
+            sessions: &[],
             now: now(),
             stuck_after_seconds: 300,
         })
@@ -964,6 +1052,68 @@ mod tests {
         assert_eq!(
             blocks["APIServiceUnavailable:apiservice/v1alpha1.doctor-test.example.com"],
             vec!["team-a"]
+        );
+    }
+
+    /// Regression: right after a `serve` was killed, its Lease is still
+    /// valid while its APIService fails. The namespace's fix said `kubectl
+    /// delete apiservice …` "[planned by --fix]", which --fix then refused
+    /// to plan; it must wait for the Lease instead, and say until when.
+    #[test]
+    fn a_live_sessions_apiservice_is_waited_for_not_deleted() {
+        let ns = terminating_ns(
+            "team-e",
+            serde_json::json!([{
+                "type": "NamespaceDeletionDiscoveryFailure", "status": "True", "reason": "DiscoveryFailed",
+                "message": "Discovery failed for some groups, 1 failing: unable to retrieve the complete list of server APIs: doctor-test.example.com/v1alpha1: stale GroupVersion discovery: doctor-test.example.com/v1alpha1",
+                "lastTransitionTime": "2026-09-01T11:50:01Z"
+            }]),
+        );
+        let mut a = dead_api_service();
+        let lease: k8s_openapi::api::coordination::v1::Lease =
+            serde_json::from_value(serde_json::json!({
+                "spec": {"holderIdentity": "alice@laptop, pid 4242", "leaseDurationSeconds": 15,
+                         "renewTime": "2026-09-01T11:59:58.000000Z"}
+            }))
+            .unwrap();
+        a.session = Some(sessions::judge_lease(
+            "51mt0qm3",
+            "kubectl-cozy-system",
+            Some(&lease),
+            now(),
+        ));
+        let (_, findings, _) = run(&[ns], &Content::default(), &[a]);
+        let f = findings
+            .iter()
+            .find(|f| f.code == Code::NamespaceDiscoveryFailure)
+            .unwrap();
+        assert_eq!(
+            f.caused_by,
+            vec!["APIServiceUnavailable:apiservice/v1alpha1.doctor-test.example.com"]
+        );
+        let remedy = f.remedy.as_ref().unwrap();
+        assert!(!remedy.automatic, "{remedy:?}");
+        assert_eq!(
+            remedy.command,
+            "kubectl get lease -n kubectl-cozy-system kubectl-cozy-51mt0qm3"
+        );
+        assert!(
+            !remedy.description.contains("delete apiservice"),
+            "{remedy:?}"
+        );
+        assert!(
+            remedy.description.contains(
+                "APIService v1alpha1.doctor-test.example.com belongs to the live serve session 51mt0qm3, and its \
+                 Lease expires at 2026-09-01T12:00:13Z (in 13s) unless renewed: stop that `kubectl cozy serve`, or \
+                 wait until the Lease expires"
+            ),
+            "{remedy:?}"
+        );
+        assert!(
+            remedy
+                .description
+                .ends_with("on its own. Never delete a live session's APIService by hand."),
+            "{remedy:?}"
         );
     }
 

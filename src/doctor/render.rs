@@ -86,7 +86,15 @@ fn probe_cell(a: &ApiServiceReport) -> String {
     match &a.probe {
         Some(p) => match p.status {
             Some(code) => format!("{code} {}ms", p.latency_ms),
-            None => format!("timeout {}ms", p.latency_ms),
+            // No answer: the limit ran out, or the connection failed.
+            None if p
+                .error
+                .as_deref()
+                .is_some_and(|e| e.starts_with("no answer")) =>
+            {
+                format!("timeout {}ms", p.latency_ms)
+            }
+            None => format!("failed {}ms", p.latency_ms),
         },
         None => "-".into(),
     }
@@ -463,6 +471,9 @@ fn finding_block(number: usize, f: &Finding) -> String {
     if !f.caused_by.is_empty() {
         let _ = writeln!(out, "   cause:    {}", f.caused_by.join(", "));
     }
+    if let Some(hint) = &f.hint {
+        let _ = writeln!(out, "   hint:     {hint}");
+    }
     if let Some(r) = &f.remedy {
         let _ = writeln!(out, "   fix:      {}", r.command);
         let _ = writeln!(
@@ -475,6 +486,23 @@ fn finding_block(number: usize, f: &Finding) -> String {
                 ""
             }
         );
+    }
+    out
+}
+
+/// `-o name`: the subject of each finding, once each, in the order of the
+/// findings, as `kubectl get -o name` names objects
+/// (`apiservice.apiregistration.k8s.io/v1alpha1.apps.cozystack.io`,
+/// `namespace/team-a`), without namespaces, as kubectl prints them.
+pub fn names(report: &Report) -> String {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = String::new();
+    for f in &report.findings {
+        let name = f.subject.kubectl_object_name();
+        if seen.insert(name.clone()) {
+            out.push_str(&name);
+            out.push('\n');
+        }
     }
     out
 }
@@ -558,7 +586,8 @@ pub fn verdict(result: Verdict, fixing: bool) -> String {
     }
 }
 
-fn action_title(action: &Action) -> String {
+/// One line naming an action: `delete APIService x`.
+pub fn action_title(action: &Action) -> String {
     match action {
         Action::ReapSession {
             session, objects, ..
@@ -1082,6 +1111,70 @@ mod tests {
             cluster.report()
         }
 
+        /// Seconds after `kubectl cozy serve` was SIGKILLed while namespace
+        /// team-e was being deleted: its Lease is still valid, the
+        /// aggregator still says Available, the probe gets a connection
+        /// reset.
+        pub(super) fn live_session_of_a_killed_serve() -> Report {
+            let mut api = plane();
+            let mut a = aggregated(
+                "v1alpha1.apps.cozystack.io",
+                cluster_ip(DEFAULT_NAMESPACE, "kubectl-cozy-51mt0qm3", 1),
+                true,
+            );
+            a.probe = Some(Probe {
+                path: "/apis/apps.cozystack.io/v1alpha1".into(),
+                status: None,
+                latency_ms: 4,
+                ok: false,
+                error: Some("error trying to connect: connection reset by peer".into()),
+            });
+            a.healthy = false;
+            api.push(a);
+            let lease = Lease {
+                spec: Some(LeaseSpec {
+                    holder_identity: Some("alice@laptop, pid 4242".into()),
+                    lease_duration_seconds: Some(15),
+                    renew_time: Some(MicroTime("2026-09-01T11:59:54Z".parse().unwrap())),
+                    ..LeaseSpec::default()
+                }),
+                ..Lease::default()
+            };
+            let session = Session {
+                check: judge_lease("51mt0qm3", DEFAULT_NAMESPACE, Some(&lease), now()),
+                record: SessionRecord {
+                    served: vec!["apps.cozystack.io/v1alpha1".into()],
+                    api_services: vec!["v1alpha1.apps.cozystack.io".into()],
+                    route: Some(
+                        "service kubectl-cozy-system/kubectl-cozy-51mt0qm3:443 → tunnel".into(),
+                    ),
+                    started: Some("2026-09-01T11:30:00Z".parse().unwrap()),
+                    saved_api_services: None,
+                    created_namespace: false,
+                },
+                api_services: vec!["v1alpha1.apps.cozystack.io".into()],
+                objects: Vec::new(),
+                lease_exists: true,
+            };
+            let mut cluster = Cluster::new(api);
+            cluster.sessions = vec![session];
+            cluster.namespaces = vec![terminating(
+                "team-e",
+                "2026-09-01T11:59:50Z",
+                serde_json::json!([{
+                    "type": "NamespaceDeletionDiscoveryFailure", "status": "True", "reason": "DiscoveryFailed",
+                    "message": "Discovery failed for some groups, 1 failing: unable to retrieve the complete list of \
+                                server APIs: apps.cozystack.io/v1alpha1: stale GroupVersion discovery: apps.cozystack.io/v1alpha1",
+                    "lastTransitionTime": "2026-09-01T11:59:52Z"
+                }]),
+            )];
+            cluster.discovered.failed.insert(
+                "apps.cozystack.io/v1alpha1".into(),
+                "stale GroupVersion discovery".into(),
+            );
+            cluster.report()
+        }
+
         pub(super) fn failing_webhook() -> Report {
             let mut cluster = Cluster::new(plane());
             let mut missing = cluster_ip("policy-system", "deny-webhook", 0);
@@ -1154,5 +1247,101 @@ mod tests {
     fn failing_webhook_report() {
         let r = fixtures::failing_webhook();
         both("failing_webhook", &r);
+    }
+
+    fn plan_of(r: &Report) -> FixReport {
+        crate::doctor::fix::plan(
+            r,
+            &crate::doctor::fix::FixOptions {
+                finalize_namespaces: false,
+                wait: std::time::Duration::from_secs(60),
+            },
+        )
+    }
+
+    /// Regression: seconds after `serve` was SIGKILLed, the namespace's fix
+    /// said `kubectl delete apiservice …` "[planned by --fix]", the plan
+    /// planned nothing and offered that delete "by hand" — of a live
+    /// session's APIService. Both now wait for its Lease and say until when.
+    #[test]
+    fn a_killed_serve_is_waited_for_and_never_deleted_by_hand() {
+        let r = fixtures::live_session_of_a_killed_serve();
+        let text = report(&r, false);
+        let fix = plan_of(&r);
+        let planned = plan(&fix);
+        insta::assert_snapshot!("killed_serve", text);
+        insta::assert_snapshot!("killed_serve_plan", planned);
+        for out in [&text, &planned] {
+            assert!(!out.contains("kubectl delete apiservice"), "{out}");
+            assert!(!out.contains("[planned by --fix]"), "{out}");
+        }
+        assert!(
+            text.contains(
+                "hint:     the Lease of serve session 51mt0qm3 is still valid but its APIService fails: that `kubectl \
+                 cozy serve` may have died"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("it expires at 2026-09-01T12:00:09Z (in 9s) unless renewed"),
+            "{text}"
+        );
+        assert!(fix.actions.is_empty());
+        let reasons: Vec<&str> = fix.not_planned.iter().map(|n| n.reason.as_str()).collect();
+        assert_eq!(reasons.len(), 2, "{reasons:?}");
+        assert!(
+            reasons[1].starts_with(
+                "its cause is not fixed by the plan: APIService v1alpha1.apps.cozystack.io belongs to the live serve \
+                 session 51mt0qm3, and its Lease expires at 2026-09-01T12:00:09Z (in 9s) unless renewed"
+            ),
+            "{reasons:?}"
+        );
+    }
+
+    /// What a finding marks "[planned by --fix]" the plan plans, and what it
+    /// does not mark, the plan lists as not planned: in every fixture.
+    #[test]
+    fn planned_by_fix_agrees_with_the_plan() {
+        use crate::doctor::findings::Severity;
+        for r in [
+            fixtures::healthy(),
+            fixtures::dead_api_service_blocking_namespaces(),
+            fixtures::expired_session(),
+            fixtures::failing_webhook(),
+            fixtures::live_session_of_a_killed_serve(),
+        ] {
+            let fix = plan_of(&r);
+            let planned = crate::doctor::fix::fixes_by_finding(&fix);
+            for f in r.findings.iter().filter(|f| f.severity != Severity::Info) {
+                let automatic = f.remedy.as_ref().is_some_and(|r| r.automatic);
+                assert_eq!(
+                    automatic,
+                    planned.contains_key(&f.id),
+                    "{}: remedy {:?}, plan {:#?}",
+                    f.id,
+                    f.remedy,
+                    fix
+                );
+            }
+        }
+    }
+
+    /// `-o name` prints what `kubectl get -o name` prints, once per object.
+    #[test]
+    fn names_read_like_kubectl_get_o_name() {
+        let r = fixtures::dead_api_service_blocking_namespaces();
+        assert_eq!(
+            names(&r),
+            "apiservice.apiregistration.k8s.io/v1alpha1.doctor-test.example.com\n\
+             namespace/team-a\n\
+             namespace/team-b\n\
+             configmap/blocked\n"
+        );
+        let r = fixtures::expired_session();
+        assert_eq!(
+            names(&r),
+            "lease.coordination.k8s.io/kubectl-cozy-3f2a\n\
+             apiservice.apiregistration.k8s.io/v1alpha1.apps.cozystack.io\n"
+        );
     }
 }

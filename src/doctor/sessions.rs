@@ -78,8 +78,10 @@ impl Session {
         }
     }
 
-    /// Everything a reap acts on, in its order: APIServices, the other
-    /// labelled objects, the Lease.
+    /// Everything a reap acts on, in its order ([`contract::reap_rank`], as
+    /// [`crate::register::reap`] sorts them): APIServices, what serves them,
+    /// the saved originals, the Lease, the session namespace, the
+    /// cluster-wide RBAC last.
     pub fn all_objects(&self) -> Vec<ObjectRef> {
         let mut all: Vec<ObjectRef> = self
             .api_services
@@ -90,7 +92,14 @@ impl Session {
         if self.lease_exists {
             all.push(lease_ref(&self.check.namespace, &self.check.id));
         }
+        // Stable: APIServices keep their order, the rest theirs within a kind.
+        all.sort_by_key(|o| contract::reap_rank(&o.api_version, &o.kind));
         all
+    }
+
+    /// Whether its tunnel agent reaps it when its Lease expires.
+    pub fn has_agent(&self) -> bool {
+        route_has_agent(self.record.route.as_deref())
     }
 
     /// The session as the report lists it.
@@ -364,6 +373,7 @@ pub fn judge_lease(
         renew_time: None,
         lease_duration_seconds: None,
         expired_for_seconds: None,
+        expires_in_seconds: None,
     };
     if let Some(spec) = lease.and_then(|l| l.spec.as_ref()) {
         check.holder = spec.holder_identity.clone();
@@ -371,7 +381,10 @@ pub fn judge_lease(
         check.lease_duration_seconds = spec.lease_duration_seconds;
     }
     match contract::judge(lease, now) {
-        Liveness::Alive { .. } => check.state = SessionState::Alive,
+        Liveness::Alive { expires } => {
+            check.state = SessionState::Alive;
+            check.expires_in_seconds = Some(expires.as_second() - now.as_second());
+        }
         Liveness::Expired { since } => {
             check.state = SessionState::Expired;
             check.expired_for_seconds = since.map(|t| now.as_second() - t.as_second());
@@ -381,13 +394,114 @@ pub fn judge_lease(
     check
 }
 
+/// Whether a session of this route (its Lease's route annotation) has a
+/// tunnel agent, which reaps it when its Lease expires.
+pub fn route_has_agent(route: Option<&str>) -> bool {
+    route.is_some_and(|r| r.contains("→ tunnel"))
+}
+
+/// When an alive session's Lease runs out unless renewed:
+/// `spec.renewTime + spec.leaseDurationSeconds` (whole seconds, as
+/// [`contract::judge`] counts).
+pub fn expires_at(s: &SessionCheck) -> Option<Timestamp> {
+    let renewed: Timestamp = s.renew_time.as_deref()?.parse().ok()?;
+    let at = renewed
+        .as_second()
+        .saturating_add(i64::from(s.lease_duration_seconds.unwrap_or(0)));
+    Timestamp::from_second(at).ok()
+}
+
+/// `its Lease expires at 2026-09-01T12:00:13Z (in 13s) unless renewed`, for
+/// an alive session, counted from `now`.
+pub fn expiry_text(s: &SessionCheck, now: Timestamp) -> String {
+    match expires_at(s) {
+        Some(at) => format!(
+            "its Lease expires at {at} (in {}) unless renewed",
+            super::render::duration(at.as_second() - now.as_second())
+        ),
+        None => "its Lease is still valid".to_owned(),
+    }
+}
+
+/// Who reaps a session once its Lease expires: its tunnel agent (`agent`)
+/// or `doctor --fix`.
+fn reaper_text(agent: bool) -> &'static str {
+    if agent {
+        "its tunnel agent then reaps the session within seconds (or `kubectl cozy doctor --fix` does)"
+    } else {
+        "`kubectl cozy doctor --fix` then reaps the session"
+    }
+}
+
+/// What to do about an APIService of a session whose Lease is still valid
+/// (`check`, alive at `now`): stop that serve or wait for the Lease to
+/// expire; never delete its APIService by hand. `--fix` plans nothing for it.
+pub fn live_session_remedy(check: &SessionCheck, agent: bool, now: Timestamp) -> Remedy {
+    Remedy {
+        description: format!(
+            "registered by the serve session {}{}, and {}: do not delete its APIService by hand. Stop that \
+             `kubectl cozy serve` (it deregisters on exit), or wait until the Lease expires: {}",
+            check.id,
+            check
+                .holder
+                .as_deref()
+                .map(|h| format!(" ({h})"))
+                .unwrap_or_default(),
+            expiry_text(check, now),
+            reaper_text(agent)
+        ),
+        command: lease_command(check),
+        automatic: false,
+    }
+}
+
+/// The part of a namespace's fix that waits for the live session `check`
+/// behind APIService `name` (followed by [`NEVER_BY_HAND`]).
+pub fn live_session_wait(name: &str, check: &SessionCheck, agent: bool, now: Timestamp) -> String {
+    format!(
+        "APIService {name} belongs to the live serve session {}, and {}: stop that `kubectl cozy serve`, or wait \
+         until the Lease expires: {}",
+        check.id,
+        expiry_text(check, now),
+        reaper_text(agent)
+    )
+}
+
+/// What doctor never suggests for a live session's APIService.
+pub const NEVER_BY_HAND: &str = "Never delete a live session's APIService by hand.";
+
+/// For an APIService that fails although its session's Lease is valid: the
+/// serve process may be gone, and when the Lease will say so.
+pub fn live_session_hint(check: &SessionCheck, agent: bool, now: Timestamp) -> String {
+    format!(
+        "the Lease of serve session {} is still valid but its APIService fails: that `kubectl cozy serve` may have \
+         died (killed, crashed, or cut off from the cluster). If so, nothing renews the Lease: {}, and {}",
+        check.id,
+        expiry_text(check, now).replacen("its Lease ", "it ", 1),
+        reaper_text(agent)
+    )
+}
+
+/// `kubectl get lease -n NS kubectl-cozy-ID`: who holds a session (holder
+/// `user@host, pid N`) and when it was renewed.
+pub fn lease_command(check: &SessionCheck) -> String {
+    format!(
+        "kubectl get lease -n {} {}",
+        check.namespace,
+        contract::lease_name(&check.id)
+    )
+}
+
 /// A Lease's state in words.
 pub fn state_text(s: &SessionCheck) -> String {
     match s.state {
         SessionState::Alive => format!(
-            "alive (renewed {}, duration {}s)",
+            "alive (renewed {}, duration {}s{})",
             s.renew_time.clone().unwrap_or_default(),
-            s.lease_duration_seconds.unwrap_or(0)
+            s.lease_duration_seconds.unwrap_or(0),
+            s.expires_in_seconds
+                .map(|secs| format!(", expires in {}", super::render::duration(secs)))
+                .unwrap_or_default()
         ),
         SessionState::Expired => match s.expired_for_seconds {
             Some(secs) => format!(
@@ -432,7 +546,7 @@ pub fn reap_remedy(session: &Session) -> Remedy {
         Some(saved) => Remedy {
             description: format!(
                 "reap the session: restore the APIServices it took over from {}, delete its other APIServices, then \
-                 everything else labeled {SESSION_LABEL}={id}, the Lease last",
+                 everything else labeled {SESSION_LABEL}={id} in reap order",
                 saved.kubectl_args()
             ),
             command: "kubectl cozy doctor --fix".to_owned(),
@@ -440,7 +554,7 @@ pub fn reap_remedy(session: &Session) -> Remedy {
         },
         None => Remedy {
             description: format!(
-                "reap the session: delete everything labeled {SESSION_LABEL}={id} (APIServices first, the Lease last)"
+                "reap the session: delete everything labeled {SESSION_LABEL}={id} (its APIServices first)"
             ),
             command: contract::reap_command(id, &session.check.namespace),
             automatic: true,
@@ -569,6 +683,62 @@ mod tests {
         );
         assert_eq!(s.saved_api_services(), None);
         assert_eq!(s.report().objects.len(), 3);
+    }
+
+    /// Regression: `serveSessions[].objects`, documented "in reap order",
+    /// listed the namespace and the cluster-wide RBAC before the Lease,
+    /// which `register::reap` deletes before them.
+    #[test]
+    fn objects_are_listed_in_the_order_the_reaper_acts_on_them() {
+        let ns = Some("kubectl-cozy-system");
+        let of = |api_version: &str, kind: &str, namespace: Option<&str>, name: &str| {
+            object_ref(&SessionObject::of(
+                contract::session_kind(api_version, kind).unwrap(),
+                namespace,
+                name,
+            ))
+        };
+        // As `collect` sorts them (the Lease is not among them).
+        let mut objects = vec![
+            of(
+                "rbac.authorization.k8s.io/v1",
+                "ClusterRole",
+                None,
+                "kubectl-cozy-abc",
+            ),
+            of("v1", "Namespace", None, "kubectl-cozy-system"),
+            of(
+                "rbac.authorization.k8s.io/v1",
+                "ClusterRoleBinding",
+                None,
+                "kubectl-cozy-abc",
+            ),
+            of("v1", "ConfigMap", ns, "kubectl-cozy-abc-originals"),
+            of("v1", "Service", ns, "kubectl-cozy-abc"),
+            of("apps/v1", "Deployment", ns, "kubectl-cozy-abc"),
+        ];
+        objects.sort_by_key(|o| contract::reap_rank(&o.api_version, &o.kind));
+        let s = session(SessionState::Expired, SessionRecord::default(), objects);
+        let kinds: Vec<String> = s.report().objects.iter().map(|o| o.kind.clone()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "APIService",
+                "Service",
+                "Deployment",
+                "ConfigMap",
+                "Lease",
+                "Namespace",
+                "ClusterRoleBinding",
+                "ClusterRole"
+            ]
+        );
+        // The order `register::reap` acts in.
+        let mut reaped: Vec<SessionObject> =
+            s.all_objects().iter().rev().map(session_object).collect();
+        reaped.sort_by_key(|o| contract::reap_rank(&o.api_version, &o.kind));
+        let reaped: Vec<String> = reaped.into_iter().map(|o| o.kind).collect();
+        assert_eq!(reaped, kinds);
     }
 
     #[test]

@@ -27,7 +27,8 @@
 //! for byte instead of deleted.
 //!
 //! [`SESSION_KINDS`] lists what a session may create, in the order a reaper
-//! acts on it: APIServices first (restored or deleted), the Lease last.
+//! acts on it: APIServices first (restored or deleted), the Lease after the
+//! namespaced objects it owns, the cluster-wide RBAC last.
 
 use std::collections::BTreeMap;
 

@@ -324,6 +324,26 @@ async fn healthy_plane_exits_0_with_no_findings() {
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let yaml: Value = serde_saphyr::from_str(&text(&out.stdout)).expect("yaml report");
     assert_eq!(yaml["result"], "Healthy");
+
+    // -A wins over -n, as in kubectl: every namespace, and a -n naming none
+    // that exists is not even looked up (it used to be a usage error, exit 2).
+    let out = doctor_once_healthy(&[
+        "doctor",
+        "-n",
+        "doctor-no-such-namespace",
+        "-A",
+        "-o",
+        "json",
+    ])
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let r = report(&out);
+    assert_eq!(
+        r["scope"],
+        serde_json::json!({"namespaces": "all"}),
+        "{r:#}"
+    );
+    assert!(r["summary"]["namespaces"].as_u64().unwrap() >= 4, "{r:#}");
 }
 
 #[tokio::test]
@@ -416,6 +436,27 @@ async fn dead_apiservice_blocking_namespace_deletion_is_named_and_fixed() {
         assert!(stdout.contains(needle), "{needle:?} missing:\n{stdout}");
     }
 
+    // -o name: what `kubectl get -o name` prints, which kubectl reads back.
+    let out = cozy(&["doctor", "-o", "name"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let names = text(&out.stdout);
+    let lines: Vec<&str> = names.lines().collect();
+    let api_line = format!("apiservice.apiregistration.k8s.io/{name}");
+    assert!(lines.contains(&api_line.as_str()), "{names}");
+    assert!(
+        lines.contains(&format!("namespace/{ns}").as_str()),
+        "{names}"
+    );
+    let unique: BTreeSet<&str> = lines.iter().copied().collect();
+    assert_eq!(unique.len(), lines.len(), "a subject twice:\n{names}");
+    let got = kubectl(&["get", &api_line, &format!("namespace/{ns}"), "-o", "name"]);
+    assert!(got.status.success(), "{}", text(&got.stderr));
+    assert_eq!(
+        text(&got.stdout),
+        format!("{api_line}\nnamespace/{ns}\n"),
+        "kubectl names them the same way"
+    );
+
     // --fix without --yes and without a terminal is a dry run.
     let out = cozy(&["doctor", "--fix"]);
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
@@ -459,7 +500,58 @@ async fn dead_apiservice_blocking_namespace_deletion_is_named_and_fixed() {
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert!(namespace_gone(&ns).await);
     assert!(!kubectl(&["get", "apiservice", &name]).status.success());
+    // Without a terminal, what it did and what it waited for is said on
+    // stderr as it happens (it used to wait in silence), stdout stays JSON.
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    let at = |needle: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle:?} missing from stderr:\n{stderr}"))
+    };
+    let deleted = at(&format!("{}. delete APIService {name}: done", delete["id"]));
+    let waiting = at("namespace(s) to be deleted (up to 100s)…");
+    let gone = at(&format!("namespace \"{ns}\" deleted (after "));
+    let verifying = at("re-verifying: a fresh diagnosis…");
+    assert!(
+        deleted < waiting && waiting < gone && gone < verifying,
+        "{stderr}"
+    );
     drop(cleanup);
+}
+
+/// `--fix` waits for namespaces with a bar whose counter counts the
+/// namespaces gone, out of those it waits for (it counted the requests it
+/// made while polling: `5/6` for two namespaces).
+#[tokio::test]
+async fn the_wait_for_namespaces_counts_namespaces() {
+    use indicatif::ProgressBar;
+    use kubectl_cozy::doctor::fix::wait_namespaces_gone;
+    use kubectl_cozy::doctor::requester::Requester;
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    no_terminating_namespaces().await;
+    let client = plane.client().await;
+    let names = vec![
+        plane.namespace("doctor-wait").await,
+        plane.namespace("doctor-wait").await,
+    ];
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    for name in &names {
+        namespaces
+            .delete(name, &DeleteParams::default())
+            .await
+            .expect("delete namespace");
+    }
+    let polled = ProgressBar::hidden();
+    let req = Requester::new(client, 4, Duration::from_secs(10), polled.clone());
+    let bar = ProgressBar::hidden();
+    let left = wait_namespaces_gone(&req, &bar, &names, Duration::from_secs(100)).await;
+    assert!(left.is_empty(), "{left:?} still there");
+    assert_eq!((bar.position(), bar.length()), (2, Some(2)));
+    assert!(req.requests() >= 2);
+    assert_eq!(polled.position(), req.requests() as u64);
 }
 
 #[tokio::test]
@@ -761,13 +853,14 @@ fn without_a_cluster_doctor_fails_clearly() {
         describe(&out)
     );
 
-    // -A and -n together are a usage error.
+    // -A and -n together are not a usage error (-A wins, as in kubectl):
+    // doctor goes on to the cluster, which cannot be reached.
     let out = Command::new(bins::kubectl_cozy())
         .args(["doctor", "-A", "-n", "x", "--kubeconfig"])
         .arg(&path)
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(2), "{}", describe(&out));
+    assert_eq!(out.status.code(), Some(4), "{}", describe(&out));
 }
 
 /// The figure: 200 namespaces (20 Terminating, each held by a finalizer), 60
@@ -1039,6 +1132,46 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
     ));
     wait_unavailable(name).await;
 
+    // A namespace deleted meanwhile is stuck on the live session's APIService.
+    let client = plane().client().await;
+    let stuck = plane().namespace("doctor-live-session").await;
+    Api::<Namespace>::all(client.clone())
+        .delete(&stuck, &DeleteParams::default())
+        .await
+        .expect("delete namespace");
+    eventually(
+        "NamespaceDeletionDiscoveryFailure=True",
+        Duration::from_secs(60),
+        || async {
+            namespace_condition(&stuck, "NamespaceDeletionDiscoveryFailure").await
+                == Some("True".into())
+        },
+    )
+    .await;
+
+    // Alive: what the findings say --fix does agrees with the plan, and
+    // nothing says to delete the live session's APIService by hand; they say
+    // to wait for its Lease, until when, and that serve may have died.
+    let out = cozy(&["doctor", "--fix"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains("kubectl delete apiservice"), "{stdout}");
+    assert!(!stdout.contains("[planned by --fix]"), "{stdout}");
+    for needle in [
+        &format!("NamespaceDiscoveryFailure namespaces/{stuck}"),
+        &format!("fix:      kubectl get lease -n {ns} {lease}"),
+        &format!("belongs to the live serve session {id}, and its Lease expires at "),
+        "hint:     the Lease of serve session ",
+        "may have died",
+        "FIX PLAN: nothing doctor can fix automatically",
+        &format!(
+            "NamespaceDiscoveryFailure:namespace/{stuck}: its cause is not fixed by the plan: APIService {name} belongs to the live serve session {id}"
+        ),
+        "Never delete a live session's APIService by hand.",
+    ] {
+        assert!(stdout.contains(needle), "{needle:?} missing:\n{stdout}");
+    }
+
     // Alive: reported (it is unavailable) but never planned for deletion.
     let out = cozy(&["doctor", "--fix", "-o", "json"]);
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
@@ -1065,12 +1198,22 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
         f["remedy"]["description"]
             .as_str()
             .unwrap()
-            .contains("still renewed")
+            .contains("do not delete its APIService by hand"),
+        "{f:#}"
     );
     assert_eq!(
         f["remedy"]["command"],
         format!("kubectl get lease -n {ns} {lease}")
     );
+    let expires_in = a["session"]["expiresInSeconds"]
+        .as_i64()
+        .expect("expiresInSeconds");
+    assert!((3500..=3600).contains(&expires_in), "{a:#}");
+    let blocked = findings_with(&r, "NamespaceDiscoveryFailure")
+        .into_iter()
+        .find(|f| f["subject"]["name"] == stuck.as_str())
+        .expect("the namespace's finding");
+    assert_eq!(blocked["remedy"]["automatic"], false, "{blocked:#}");
     assert_eq!(r["fix"]["actions"], serde_json::json!([]), "{:#}", r["fix"]);
 
     // Expired two hours and a minute after its last renewal (duration one
@@ -1126,7 +1269,7 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
         "{session:#}"
     );
 
-    let out = cozy(&["doctor", "--fix", "--yes", "-o", "json"]);
+    let out = cozy(&["doctor", "--fix", "--yes", "--wait", "100s", "-o", "json"]);
     let r = report(&out);
     let fix = &r["fix"];
     assert_eq!(
@@ -1135,7 +1278,15 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
     );
     assert_eq!(fix["actions"][0]["action"]["namespace"], ns, "{fix:#}");
     assert_eq!(fix["results"][0]["outcome"], "done", "{fix:#}");
+    // The reap fixes the namespace's discovery failure too: it is gone.
+    assert!(
+        fix["actions"][0]["fixes"]
+            .to_string()
+            .contains(&format!("NamespaceDiscoveryFailure:namespace/{stuck}")),
+        "{fix:#}"
+    );
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert!(namespace_gone(&stuck).await);
     assert!(!kubectl(&["get", "apiservice", name]).status.success());
     for object in [
         format!("service/{service}"),
