@@ -249,6 +249,22 @@ impl Occupant {
         }
     }
 
+    /// Who holds it, for "took over … from …": `serve session 3f2a
+    /// (bob@box, pid 7)` or `service cozy-system/cozystack-api`.
+    pub fn describe(&self) -> Option<String> {
+        match self {
+            Occupant::Session { id, holder, .. } => Some(format!(
+                "serve session {id} ({})",
+                holder.as_deref().unwrap_or("holder unknown")
+            )),
+            Occupant::Foreign { service, .. } => Some(format!(
+                "service {}",
+                service.as_deref().unwrap_or("(none)")
+            )),
+            Occupant::Free | Occupant::Local => None,
+        }
+    }
+
     /// Why `gv` cannot be served without `--takeover` (or at all), or `None`
     /// when it can.
     pub fn refusal(&self, gv: &GroupVersion, takeover: bool) -> Option<String> {
@@ -271,7 +287,14 @@ impl Occupant {
                  stop it, or pass --takeover to take it over for this session (it is given back when this session ends)",
                 who = holder.as_deref().unwrap_or("holder unknown"),
                 since = since
-                    .map(|t| t.to_string())
+                    .map(|t| {
+                        let age = Timestamp::now().as_second() - t.as_second();
+                        format!(
+                            "{}, {}",
+                            t.round(k8s_openapi::jiff::Unit::Second).unwrap_or(t),
+                            crate::doctor::render::ago(age)
+                        )
+                    })
                     .unwrap_or_else(|| "an unknown time".into()),
                 lease = session::lease_name(id),
             )),
@@ -535,7 +558,8 @@ mod tests {
         };
         let text = live.refusal(&gv, false).unwrap();
         assert!(
-            text.contains("session 9x (bob@box, pid 7, since 2026-09-01T11:00:00Z"),
+            text.contains("session 9x (bob@box, pid 7, since 2026-09-01T11:00:00Z, ")
+                && text.contains(" ago; Lease kubectl-cozy-system/"),
             "{text}"
         );
         assert!(text.contains("--takeover"), "{text}");

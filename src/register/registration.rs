@@ -131,7 +131,7 @@ fn api_error(what: impl Into<String>, source: kube::Error) -> RegisterError {
 pub struct Registered {
     /// Whether the session created its namespace.
     pub created_namespace: bool,
-    /// APIServices taken over (their originals saved).
+    /// APIServices taken over (their originals saved), as `NAME from WHO`.
     pub took_over: Vec<String>,
     /// Expired sessions reaped on the way.
     pub reaped: Vec<String>,
@@ -256,13 +256,15 @@ impl Registrar {
             if let Some(refusal) = occupant.refusal(gv, takeover) {
                 refusals.push(refusal);
             } else if let Some(object) = occupant.object() {
+                if let Some(from) = occupant.describe() {
+                    done.took_over.push(format!("{name} from {from}"));
+                }
                 originals.insert(name, object.clone());
             }
         }
         if !refusals.is_empty() {
             return Err(RegisterError::Taken(refusals.join("\n")));
         }
-        done.took_over = originals.keys().cloned().collect();
         let saved = !originals.is_empty();
 
         // After the reaps: a reaped session may have deleted the namespace

@@ -249,8 +249,17 @@ async fn tunnel_route_end_to_end_then_nothing_of_the_session_remains() {
     assert!(after.trim().is_empty(), "{after}");
     let log = s.serve.output();
     assert!(
-        log.contains(&format!("GET /apis/{}/v1alpha1", s.kinds.group)),
+        log.contains(&format!(
+            "GET /apis/{}/v1alpha1/namespaces/{apps}/",
+            s.kinds.group
+        )),
         "no access log:\n{log}"
+    );
+    // The aggregator's probes are the cluster's business, not the log's.
+    assert!(
+        !log.lines()
+            .any(|l| l.contains(" 200 ") && l.ends_with(" system:kube-aggregator")),
+        "{log}"
     );
 
     // A namespace deletion started during the session.
@@ -704,7 +713,7 @@ async fn a_taken_over_apiservice_is_restored_byte_for_byte_on_sigint_and_on_sigk
         assert!(
             s.serve
                 .output()
-                .contains(&format!("Took over APIService {name}")),
+                .contains(&format!("Took over APIService {name} from service ")),
             "{}",
             s.serve.output()
         );
@@ -861,6 +870,14 @@ async fn a_second_serve_for_the_same_group_is_refused_and_takeover_takes_it() {
         Ok(r) => r,
         Err(e) => panic!("{e}\n{}\n{}", third.output(), third_runtime.logs()),
     };
+    assert!(
+        third.output().contains(&format!(
+            "Took over APIService {name} from serve session {} (",
+            first_ready.id
+        )),
+        "{}",
+        third.output()
+    );
     first.serve.signal("-INT");
     first
         .serve

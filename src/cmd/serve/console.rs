@@ -13,12 +13,32 @@ use crate::tunnel::{TunnelState, TunnelStatus};
 /// The user kube-apiserver's aggregator probes APIServices as.
 const AGGREGATOR: &str = "system:kube-aggregator";
 
+/// Users whose successful reads are the cluster's own traffic, not anyone's
+/// work: the aggregator's availability probes and OpenAPI downloads, the
+/// controllers' discovery and lists (namespace deletion, garbage
+/// collection). The access log leaves them out below `-v 1`.
+const SYSTEM_READERS: [&str; 4] = [
+    AGGREGATOR,
+    "system:aggregator",
+    "system:kube-controller-manager",
+    "system:apiserver",
+];
+
+/// Whether `a` is the cluster's own background traffic (see [`SYSTEM_READERS`]).
+fn is_system_read(a: &Access<'_>) -> bool {
+    (a.status.is_success() || a.status == http::StatusCode::NOT_MODIFIED)
+        && a.method == http::Method::GET
+        && a.user.is_some_and(|u| SYSTEM_READERS.contains(&u))
+}
+
 /// What serve prints while running: the access log (unless `-q`), tunnel
 /// state changes, spinners (only on a terminal); lines printed while a
 /// spinner spins go above it.
 #[derive(Clone)]
 pub(super) struct Log {
     quiet: bool,
+    /// Whether the access log shows the cluster's own reads too (`-v 1`+).
+    system_reads: bool,
     spinner: Arc<Mutex<Option<ProgressBar>>>,
     /// Paths the aggregator fetched successfully (its availability probes
     /// of `/apis/<group>/<version>`): proof that it reaches *this* server.
@@ -26,9 +46,12 @@ pub(super) struct Log {
 }
 
 impl Log {
-    pub(super) fn new(quiet: bool) -> Self {
+    /// The console; `quiet` drops the access log, `system_reads` keeps the
+    /// cluster's own reads in it.
+    pub(super) fn new(quiet: bool, system_reads: bool) -> Self {
         Log {
             quiet,
+            system_reads,
             spinner: Arc::new(Mutex::new(None)),
             probed: Arc::new(tokio::sync::watch::channel(Default::default()).0),
         }
@@ -72,7 +95,7 @@ impl Log {
                 let path = a.path.to_owned();
                 log.probed.send_if_modified(|seen| seen.insert(path));
             }
-            if !log.quiet {
+            if !log.quiet && (log.system_reads || !is_system_read(a)) {
                 log.line(&access_line(a));
             }
         }));
@@ -155,6 +178,24 @@ mod tests {
             connections: 1,
         };
         assert_eq!(tunnel_line(&status(TunnelState::Connecting)), None);
+        let probe = Access {
+            method: &http::Method::GET,
+            path: "/apis/a.example.com/v1",
+            status: http::StatusCode::OK,
+            latency: Duration::from_micros(100),
+            user: Some(AGGREGATOR),
+        };
+        assert!(is_system_read(&probe));
+        let failed = Access {
+            status: http::StatusCode::FORBIDDEN,
+            ..probe
+        };
+        assert!(!is_system_read(&failed), "a failure is news");
+        let mine = Access {
+            user: Some("alice"),
+            ..probe
+        };
+        assert!(!is_system_read(&mine));
         assert_eq!(
             tunnel_line(&status(TunnelState::Reconnecting {
                 attempt: 2,

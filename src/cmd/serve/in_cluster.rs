@@ -54,7 +54,7 @@ pub(super) async fn serve(
     let config = config(ctx).await?;
     let client = crate::kube_client::client(config.clone())
         .map_err(|e| CliError::other("build the Kubernetes client", e))?;
-    let log = Log::new(args.quiet);
+    let log = Log::new(args.quiet, ctx.global().verbosity > 0);
     log.install_access_log();
     let listen = args
         .listen

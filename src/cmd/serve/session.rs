@@ -53,7 +53,7 @@ pub(super) async fn serve_session(
     client.apiserver_version().await.map_err(|source| {
         CliError::first_request_failed(server_url.clone(), "GET /version", source)
     })?;
-    let log = Log::new(args.quiet);
+    let log = Log::new(args.quiet, ctx.global().verbosity > 0);
     log.install_access_log();
 
     // Certificates (the Service name needs the session id: plan first).

@@ -27,7 +27,7 @@ pub(super) async fn serve_unregistered(
     };
     let (cert_pem, key_pem) = (read(cert)?, read(key)?);
     let client = ctx.client().await?;
-    let log = Log::new(args.quiet);
+    let log = Log::new(args.quiet, ctx.global().verbosity > 0);
     log.install_access_log();
     let listen = args
         .listen
