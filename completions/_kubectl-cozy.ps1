@@ -112,6 +112,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--cert-manager', '--cert-manager', [CompletionResultType]::ParameterName, 'Take the serving certificate from cert-manager (Issuers and Certificates; caBundle injected)')
             [CompletionResult]::new('--impersonate', '--impersonate', [CompletionResultType]::ParameterName, 'Write HelmReleases as the requesting user (impersonation rights are granted)')
             [CompletionResult]::new('--apply', '--apply', [CompletionResultType]::ParameterName, 'Server-side apply the objects (after showing the diff and asking)')
+            [CompletionResult]::new('--delete', '--delete', [CompletionResultType]::ParameterName, 'Remove the install (after showing what and asking): its APIServices first, the namespace last')
             [CompletionResult]::new('-y', '-y', [CompletionResultType]::ParameterName, 'Apply without asking')
             [CompletionResult]::new('--yes', '--yes', [CompletionResultType]::ParameterName, 'Apply without asking')
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')

@@ -936,7 +936,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__install)
-            opts="-y -n -o -v -h -V --kinds --replicas --image --cert-manager --impersonate --apply --dry-run --yes --field-manager --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
+            opts="-y -n -o -v -h -V --kinds --replicas --image --cert-manager --impersonate --apply --delete --dry-run --yes --field-manager --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

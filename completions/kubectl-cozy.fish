@@ -110,6 +110,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s v 
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l cert-manager -d 'Take the serving certificate from cert-manager (Issuers and Certificates; caBundle injected)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l impersonate -d 'Write HelmReleases as the requesting user (impersonation rights are granted)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l apply -d 'Server-side apply the objects (after showing the diff and asking)'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l delete -d 'Remove the install (after showing what and asking): its APIServices first, the namespace last'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s y -l yes -d 'Apply without asking'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -4,7 +4,8 @@
 //! serving certificate (reused from the cluster while valid, else issued; or
 //! cert-manager's), build the objects, then print them (YAML, or a JSON
 //! List with `-o json`) or, with `--apply`, show the diff against the
-//! cluster, ask, and server-side apply them. `--dry-run=client` prints
+//! cluster, ask, and server-side apply them; `--delete` removes what the
+//! cluster holds of them, APIServices first. `--dry-run=client` prints
 //! without contacting the cluster; `--dry-run=server` has the server check
 //! everything and stores nothing. See `docs/install.md`.
 
@@ -43,7 +44,10 @@ Examples:
   kubectl cozy install --kinds ./kinds --apply --dry-run=server
 
   # Certificates from cert-manager instead of a generated Secret
-  kubectl cozy install --kinds ./kinds --cert-manager -n cozy-api --replicas 3 --apply --yes")]
+  kubectl cozy install --kinds ./kinds --cert-manager -n cozy-api --replicas 3 --apply --yes
+
+  # Remove it again: APIServices first (nothing is left to stall namespace deletion)
+  kubectl cozy install --kinds ./kinds --delete")]
 pub struct InstallArgs {
     /// Kind definitions: a file or a directory of YAML files (shipped as a ConfigMap)
     #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath)]
@@ -68,6 +72,10 @@ pub struct InstallArgs {
     /// Server-side apply the objects (after showing the diff and asking)
     #[arg(long)]
     pub apply: bool,
+
+    /// Remove the install (after showing what and asking): its APIServices first, the namespace last
+    #[arg(long, conflicts_with_all = ["apply", "dry_run"])]
+    pub delete: bool,
 
     /// client: print without contacting the cluster; server: the server checks, nothing is stored
     #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, default_missing_value = "client")]
@@ -121,7 +129,7 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let offline = args.dry_run == Some(DryRun::Client);
     let client = if offline {
         None
-    } else if args.apply || args.dry_run == Some(DryRun::Server) {
+    } else if args.apply || args.delete || args.dry_run == Some(DryRun::Server) {
         let client = ctx.client().await?;
         // First make sure the context leads to a cluster that takes our
         // credentials, so that a wrong address is named as such.
@@ -147,7 +155,7 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         let existing = match &client {
             Some(c) => match apply::read_certificates(c, &namespace).await {
                 Ok(found) => found,
-                Err(e) if args.apply || args.dry_run.is_some() => {
+                Err(e) if args.apply || args.delete || args.dry_run.is_some() => {
                     return Err(CliError::other("read the install's Secrets", e));
                 }
                 Err(e) => {
@@ -186,7 +194,18 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         kind_files,
         certificates,
     };
-    let objects = install::manifests(&spec);
+    let mut objects = install::manifests(&spec);
+    if args.delete {
+        // Whichever way the certificates were made: cert-manager's objects
+        // too (the ones the cluster lacks are skipped).
+        if !args.cert_manager {
+            objects.extend(tls::cert_manager(&spec));
+        }
+        let Some(client) = client else {
+            return Err(CliError::Usage("--delete needs the cluster".into()));
+        };
+        return delete_objects(&args, &client, &objects, &spec).await;
+    }
     match (args.apply, client) {
         (true, Some(client)) => apply_objects(&args, &client, &objects, &spec).await,
         (false, Some(client)) if args.dry_run == Some(DryRun::Server) => {
@@ -220,6 +239,68 @@ fn print(
 ) -> Result<ExitStatus, CliError> {
     crate::output::write_objects(&mut ctx.stdout(), format, objects)
         .map_err(|e| CliError::io("write the objects", e))?;
+    Ok(ExitStatus::Success)
+}
+
+/// Asks `prompt` on the terminal unless `--yes`; without a terminal, `--yes`
+/// is required (`flag` names the mode in the message).
+fn confirmed(yes: bool, flag: &str, prompt: String) -> Result<bool, CliError> {
+    if yes {
+        return Ok(true);
+    }
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Err(CliError::Usage(format!(
+            "{flag} asks before changing the cluster: pass --yes when not on a terminal"
+        )));
+    }
+    dialoguer::Confirm::with_theme(&dialoguer::theme::SimpleTheme)
+        .with_prompt(prompt)
+        .default(false)
+        .interact()
+        .map_err(|e| CliError::other("ask for confirmation", e))
+}
+
+/// `--delete`: what of the install the cluster holds, the question, the
+/// deletion (APIServices first).
+async fn delete_objects(
+    args: &InstallArgs,
+    client: &kube::Client,
+    objects: &[serde_json::Value],
+    spec: &InstallSpec,
+) -> Result<ExitStatus, CliError> {
+    use install::remove::{self, Removal};
+    let plan = remove::plan(client, objects)
+        .await
+        .map_err(|e| CliError::other("read the install", e))?;
+    let to_delete = plan
+        .iter()
+        .filter(|r| matches!(r, Removal::Delete(_)))
+        .count();
+    for removal in &plan {
+        match removal {
+            Removal::Delete(object) => eprintln!("delete {}", apply::describe(object)),
+            Removal::Keep { object, why } => eprintln!("keep   {object}: {why}"),
+        }
+    }
+    if to_delete == 0 {
+        eprintln!(
+            "Nothing to delete: the cluster holds no object of an install in namespace {}.",
+            spec.namespace
+        );
+        return Ok(ExitStatus::Success);
+    }
+    let prompt = format!(
+        "Delete these {to_delete} objects (APIServices first) from namespace {} and the cluster-wide ones?",
+        spec.namespace
+    );
+    if !confirmed(args.yes, "--delete", prompt)? {
+        eprintln!("Nothing deleted.");
+        return Ok(ExitStatus::Error);
+    }
+    let deleted = remove::delete(client, &plan, |object| eprintln!("{object} deleted"))
+        .await
+        .map_err(|e| CliError::other("delete the install", e))?;
+    eprintln!("Deleted {deleted} objects.");
     Ok(ExitStatus::Success)
 }
 
@@ -265,25 +346,13 @@ async fn apply_objects(
         eprintln!("Dry run (server): nothing was stored.");
         return Ok(ExitStatus::Success);
     }
-    if !args.yes {
-        if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
-            return Err(CliError::Usage(
-                "--apply asks before changing the cluster: pass --yes when not on a terminal"
-                    .into(),
-            ));
-        }
-        let go = dialoguer::Confirm::with_theme(&dialoguer::theme::SimpleTheme)
-            .with_prompt(format!(
-                "Apply these changes to namespace {} and the cluster-wide objects?",
-                spec.namespace
-            ))
-            .default(false)
-            .interact()
-            .map_err(|e| CliError::other("ask for confirmation", e))?;
-        if !go {
-            eprintln!("Nothing applied.");
-            return Ok(ExitStatus::Error);
-        }
+    let prompt = format!(
+        "Apply these changes to namespace {} and the cluster-wide objects?",
+        spec.namespace
+    );
+    if !confirmed(args.yes, "--apply", prompt)? {
+        eprintln!("Nothing applied.");
+        return Ok(ExitStatus::Error);
     }
     let applied = apply::apply(client, objects, &args.field_manager, false)
         .await

@@ -617,4 +617,76 @@ async fn run(kinds_path: String, group: String, ns: String) {
     );
     let a = apis.get(&name).await.expect("APIService");
     assert!(available(&a), "{:?}", a.status);
+
+    // Removed with the command: it asks (here: refuses without --yes, stdin
+    // not being a terminal), deletes the APIServices first and everything
+    // labelled as the install's, and keeps a namespace that is not its
+    // default one (it may hold more), naming it.
+    let out = install(plane, &["--kinds", &kinds_path, "-n", &ns, "--delete"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("pass --yes"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        apis.get_opt(&name).await.expect("get").is_some(),
+        "deleted without --yes"
+    );
+    let (_, stderr) = ok(
+        install(
+            plane,
+            &["--kinds", &kinds_path, "-n", &ns, "--delete", "--yes"],
+        ),
+        "install --delete",
+    );
+    let deleted: Vec<&str> = stderr.lines().filter(|l| l.ends_with(" deleted")).collect();
+    assert!(
+        deleted
+            .first()
+            .is_some_and(|l| l.starts_with("APIService ")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "keep   Namespace {ns}: it may hold more than the install"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        apis.get_opt(&name).await.expect("get").is_none(),
+        "{stderr}"
+    );
+    let labelled = ListParams::default().labels("app.kubernetes.io/managed-by=kubectl-cozy");
+    let services: Api<Service> = Api::namespaced(client.clone(), &ns);
+    assert!(
+        services
+            .list(&labelled)
+            .await
+            .expect("list")
+            .items
+            .is_empty(),
+        "{stderr}"
+    );
+    let roles: Api<ClusterRole> = Api::all(client.clone());
+    let prefix = format!("kubectl-cozy-{ns}:");
+    let left: Vec<String> = roles
+        .list_metadata(&labelled)
+        .await
+        .expect("list")
+        .items
+        .into_iter()
+        .filter_map(|r| r.metadata.name)
+        .filter(|n| n.starts_with(&prefix))
+        .collect();
+    assert!(left.is_empty(), "{left:?}\n{stderr}");
+    // Again: there is nothing left to delete.
+    let (_, stderr) = ok(
+        install(
+            plane,
+            &["--kinds", &kinds_path, "-n", &ns, "--delete", "--yes"],
+        ),
+        "install --delete (again)",
+    );
+    assert!(stderr.contains("Nothing to delete"), "{stderr}");
 }

@@ -87,7 +87,11 @@ fn address(object: &Value) -> String {
     }
 }
 
-fn api(client: &Client, object: &Value) -> Result<(Api<DynamicObject>, String), ApplyError> {
+/// The API of `object`'s resource (namespaced where it is) and its name.
+pub(super) fn api(
+    client: &Client,
+    object: &Value,
+) -> Result<(Api<DynamicObject>, String), ApplyError> {
     let (resource, namespaced) = resource(object)?;
     let name = object["metadata"]["name"]
         .as_str()
@@ -100,7 +104,11 @@ fn api(client: &Client, object: &Value) -> Result<(Api<DynamicObject>, String), 
     Ok((api, name))
 }
 
-fn request_error(what: &'static str, object: &Value) -> impl FnOnce(kube::Error) -> ApplyError {
+/// Wraps a failed `what` request about `object`.
+pub(super) fn request_error(
+    what: &'static str,
+    object: &Value,
+) -> impl FnOnce(kube::Error) -> ApplyError {
     let kind = object["kind"].as_str().unwrap_or_default().to_owned();
     let name = address(object);
     move |source| ApplyError::Request {
