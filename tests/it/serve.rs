@@ -828,6 +828,16 @@ async fn a_second_serve_for_the_same_group_is_refused_and_takeover_takes_it() {
     let during = exact(&client, &name).await.expect("taken over");
     assert!(during.contains(&second_ready.id), "{during}");
     kubectl_ok(plane, &["get", &first.resource("postgreses"), "-A"]);
+    // The first session is told, and told again when it gets it back.
+    let taken_line = format!(
+        "APIService {name} was taken over by serve session {}",
+        second_ready.id
+    );
+    assert!(
+        first.serve.wait_line(&taken_line, END).await.is_some(),
+        "{}",
+        first.serve.output()
+    );
     second.signal("-INT");
     assert!(
         second.exit(END).await.expect("exit").success(),
@@ -840,6 +850,15 @@ async fn a_second_serve_for_the_same_group_is_refused_and_takeover_takes_it() {
     if let Err(left) = wait_session_gone(&client, &second_ready.id, END).await {
         panic!("left by the second session: {left:?}");
     }
+    assert!(
+        first
+            .serve
+            .wait_line(&format!("APIService {name} is back with this session"), END)
+            .await
+            .is_some(),
+        "{}",
+        first.serve.output()
+    );
     second_runtime.shutdown(&client).await;
 
     // Taken over again at once, in the namespace the second session has just

@@ -3,7 +3,8 @@
 //!
 //! A composer: flags → options → start the parts → wait for a signal → tear
 //! down in reverse. This file owns the dispatch ([`args`] the flags); a registered
-//! session is [`session`] (and its end [`stop`]), the other modes are
+//! session is [`session`] (its end [`stop`]; while it runs, [`kinds_follow`]
+//! and [`ownership`] watch the kinds and who holds its APIServices), the other modes are
 //! [`standalone`] and [`unregistered`]. The parts live in
 //! [`crate::register`] (certificates, the session's objects, the Lease, the
 //! teardown) and [`crate::tunnel`] (the reverse tunnel); see `docs/serve.md`.
@@ -24,6 +25,7 @@ mod cluster_server;
 mod console;
 mod in_cluster;
 mod kinds_follow;
+mod ownership;
 mod plan;
 mod rbac;
 mod session;

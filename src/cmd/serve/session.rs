@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use super::args::{RouteArg, ServeArgs};
 use super::cluster_server::start_cluster_server;
 use super::console::Log;
-use super::kinds_follow;
 use super::plan::{external_host, plan, served};
 use super::signals::Signals;
 use super::stop::end;
+use super::{kinds_follow, ownership};
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::Registry;
 use crate::register::apiservice;
@@ -339,7 +339,13 @@ pub(super) async fn serve_session(
             TunnelState::Connected { since, .. } => Some(since.duration_since(started)),
             _ => None,
         });
-    let _kinds_follow = KindsFollow(kinds_follow::spawn(
+    let ownership_watch = BackgroundTask(ownership::spawn(
+        client.clone(),
+        plan.id.clone(),
+        plan.api_service_names(),
+        log.clone(),
+    ));
+    let _kinds_follow = BackgroundTask(kinds_follow::spawn(
         client.clone(),
         registry.clone(),
         plan.api_service_names(),
@@ -388,6 +394,8 @@ pub(super) async fn serve_session(
             ),
         )),
     };
+    // The teardown changes the APIServices itself: not news.
+    drop(ownership_watch);
     eprintln!("Stopping: removing the session (Ctrl-C again to skip all but the APIServices)");
     end(
         &client,
@@ -454,10 +462,11 @@ fn print_ready(
     );
 }
 
-/// Stops following the kinds when the session ends.
-struct KindsFollow(tokio::task::JoinHandle<()>);
+/// A background task of the running session (following the kinds, who
+/// holds its APIServices), stopped when the session ends.
+struct BackgroundTask(tokio::task::JoinHandle<()>);
 
-impl Drop for KindsFollow {
+impl Drop for BackgroundTask {
     fn drop(&mut self) {
         self.0.abort();
     }
