@@ -363,20 +363,7 @@ pub fn findings(
                     automatic: false,
                 }
             } else if let Some(session) = reaped.get(r.name.as_str()) {
-                let reap = sessions::reap_remedy(session);
-                Remedy {
-                    description: format!(
-                        "left behind by the expired serve session {}; reaping the session {}",
-                        session.check.id,
-                        if session.saved_api_services().is_some() {
-                            "restores what it took over or removes it"
-                        } else {
-                            "removes it"
-                        }
-                    ),
-                    command: reap.command,
-                    automatic: true,
-                }
+                left_by_expired_session(session, "")
             } else if let Some(check) = live_session(r) {
                 let agent = has_agent(sessions, check);
                 f.hint = Some(sessions::live_session_hint(check, agent, now));
@@ -412,20 +399,7 @@ pub fn findings(
             );
             add_api_service_evidence(&mut f, r, now);
             f.remedy = Some(if let Some(session) = reaped.get(r.name.as_str()) {
-                let reap = sessions::reap_remedy(session);
-                Remedy {
-                    description: format!(
-                        "left behind by the expired serve session {}, whose server is gone; reaping the session {}",
-                        session.check.id,
-                        if session.saved_api_services().is_some() {
-                            "restores what it took over or removes it"
-                        } else {
-                            "removes it"
-                        }
-                    ),
-                    command: reap.command,
-                    automatic: true,
-                }
+                left_by_expired_session(session, ", whose server is gone")
             } else if let Some(check) = live_session(r) {
                 let agent = has_agent(sessions, check);
                 f.hint = Some(sessions::live_session_hint(check, agent, now));
@@ -582,6 +556,26 @@ fn add_api_service_evidence(f: &mut Finding, r: &ApiServiceReport, now: Timestam
                 sessions::state_text(s)
             ),
         });
+    }
+}
+
+/// The remedy for an APIService an expired serve session left behind
+/// (`why` adds to "left behind by the expired serve session ID"): reaping
+/// the session.
+fn left_by_expired_session(session: &Session, why: &str) -> Remedy {
+    let reap = sessions::reap_remedy(session);
+    Remedy {
+        description: format!(
+            "left behind by the expired serve session {}{why}; reaping the session {}",
+            session.check.id,
+            if session.saved_api_services().is_some() {
+                "restores what it took over or removes it"
+            } else {
+                "removes it"
+            }
+        ),
+        command: reap.command,
+        automatic: true,
     }
 }
 

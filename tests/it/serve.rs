@@ -757,6 +757,34 @@ async fn delete_apiservice(client: &kube::Client, name: &str) {
     let _ = api.delete(name, &DeleteParams::default()).await;
 }
 
+/// A `serve --takeover` of `kinds` with its agent runtime, in `namespace`.
+async fn start_taker(
+    client: &kube::Client,
+    kinds: &KindsDir,
+    namespace: &str,
+) -> (AgentRuntime, ServeProcess) {
+    let plane = plane();
+    let mut runtime = AgentRuntime::prepare(plane, client, namespace).await;
+    runtime.start(plane, client.clone());
+    let seam = runtime.seam();
+    let serve = ServeProcess::start(
+        plane,
+        kinds,
+        &[
+            "--session-namespace",
+            namespace,
+            "--agent-service-external-name",
+            &seam,
+            "--timeout",
+            "150s",
+            "--lease-duration",
+            "6s",
+            "--takeover",
+        ],
+    );
+    (runtime, serve)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_serve_for_the_same_group_is_refused_and_takeover_takes_it() {
     let _serial = CLUSTER_LOCK.lock().await;
@@ -802,25 +830,7 @@ async fn a_second_serve_for_the_same_group_is_refused_and_takeover_takes_it() {
     );
 
     // With --takeover: it serves, and gives the group back when it ends.
-    let plane_ref = plane;
-    let mut second_runtime = AgentRuntime::prepare(plane_ref, &client, &second_ns).await;
-    second_runtime.start(plane_ref, client.clone());
-    let seam = second_runtime.seam();
-    let mut second = ServeProcess::start(
-        plane,
-        &first.kinds,
-        &[
-            "--session-namespace",
-            &second_ns,
-            "--agent-service-external-name",
-            &seam,
-            "--timeout",
-            "150s",
-            "--lease-duration",
-            "6s",
-            "--takeover",
-        ],
-    );
+    let (second_runtime, mut second) = start_taker(&client, &first.kinds, &second_ns).await;
     let second_ready = match second.ready(START).await {
         Ok(r) => r,
         Err(e) => panic!("{e}\n{}", second_runtime.logs()),
@@ -867,24 +877,7 @@ async fn a_second_serve_for_the_same_group_is_refused_and_takeover_takes_it() {
     // session's APIService is not brought back (its Service went with the
     // first session), so nothing is left to stall discovery and namespace
     // deletion.
-    let mut third_runtime = AgentRuntime::prepare(plane_ref, &client, &second_ns).await;
-    third_runtime.start(plane_ref, client.clone());
-    let seam = third_runtime.seam();
-    let mut third = ServeProcess::start(
-        plane,
-        &first.kinds,
-        &[
-            "--session-namespace",
-            &second_ns,
-            "--agent-service-external-name",
-            &seam,
-            "--timeout",
-            "150s",
-            "--lease-duration",
-            "6s",
-            "--takeover",
-        ],
-    );
+    let (third_runtime, mut third) = start_taker(&client, &first.kinds, &second_ns).await;
     let third_ready = match third.ready(START).await {
         Ok(r) => r,
         Err(e) => panic!("{e}\n{}\n{}", third.output(), third_runtime.logs()),
