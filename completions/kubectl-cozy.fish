@@ -34,7 +34,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s o -l output -
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -76,15 +76,15 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s o -l
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l standalone -d 'Serve without any cluster, over an embedded store, and write a kubeconfig for it'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l takeover -d 'Take over group/versions another server or session serves; restored byte for byte on exit'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l takeover -d 'Take over group/versions another server or session serves; restored byte for byte on exit (deleted instead if their own serve session has ended)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s q -l quiet -d 'No access log on stderr'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l exit-on-disconnect -d 'Exit (after cleaning up) when the tunnel drops instead of reconnecting'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l dry-run -d 'Print every object the session would create (YAML) and create nothing'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l dry-run -d 'Print every object the session would create (YAML; -o json a List, -o name names) and create nothing'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l impersonate -d 'Write HelmReleases as the requesting user (impersonation), so users need HelmRelease rights too'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l print-rbac -d 'Print the RBAC objects the server and its users need (YAML) and exit'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l print-rbac -d 'Print the RBAC objects the server and its users need (YAML, or -o json|name) and exit'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l in-cluster -d 'Run as the in-cluster server `kubectl cozy install` deploys: in-cluster config, --tls-cert-file/--tls-key-file, no registration'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -105,13 +105,13 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s o 
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l cert-manager -d 'Take the serving certificate from cert-manager (Issuers and Certificates; caBundle injected)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l impersonate -d 'Write HelmReleases as the requesting user (impersonation rights are granted)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l apply -d 'Server-side apply the objects (after showing the diff and asking)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l delete -d 'Remove the install (after showing what and asking): its APIServices first, the namespace last'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s y -l yes -d 'Apply without asking'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s y -l yes -d 'Apply or delete without asking'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s V -l version -d 'Print version'
@@ -130,7 +130,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s o -
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s A -l all-namespaces -d 'Check every namespace: also objects stuck in deletion outside Terminating namespaces (-n is then ignored)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l fix -d 'Build a fix plan and show it; apply it after a confirmation at the terminal, or with --yes'
@@ -149,7 +149,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -168,7 +168,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __f
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -197,7 +197,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __f
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -212,7 +212,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -232,7 +232,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -247,7 +247,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -262,7 +262,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -277,7 +277,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -293,7 +293,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l force -d 'Replace an existing kubectl_complete-cozy that is not ours'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -309,7 +309,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s o 
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l client -d 'Print only the client version; do not contact the cluster'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -325,7 +325,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s o 
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -350,7 +350,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" 
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kind/name'"
+name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -38,7 +38,7 @@ Examples:
 
 Exit codes:
   0  success          1  error             2  usage error
-  3  problems found (doctor)               4  cluster unreachable
+  3  problems found (doctor)               4  cluster unreachable or not Kubernetes
   5  doctor could not run every check (permissions, timeouts); nothing wrong in what it checked";
 
 /// The `kubectl cozy` command line.

@@ -42,7 +42,7 @@ Examples:
   kubectl cozy doctor --fix --finalize-namespaces
 
 Exit codes: 0 healthy, 3 problems found, 5 some checks could not run (nothing wrong in the rest),
-1 error, 4 cluster unreachable. After an applied --fix the code describes the state after the fix."
+1 error, 4 cluster unreachable or not a Kubernetes API server. After an applied --fix the code describes the state after the fix."
 )]
 pub struct DoctorArgs {
     /// Check every namespace: also objects stuck in deletion outside Terminating namespaces (-n is then ignored)

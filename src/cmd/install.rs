@@ -2,8 +2,8 @@
 //!
 //! A composer over [`crate::register::install`]: load the kinds, prepare the
 //! serving certificate (reused from the cluster while valid, else issued; or
-//! cert-manager's), build the objects, then print them (YAML, or a JSON
-//! List with `-o json`) or, with `--apply`, show the diff against the
+//! cert-manager's), build the objects, then print them (YAML, a JSON List
+//! with `-o json`, or `kind.group/name` lines with `-o name`) or, with `--apply`, show the diff against the
 //! cluster, ask, and server-side apply them; `--delete` removes what the
 //! cluster holds of them, APIServices first. `--dry-run=client` prints
 //! without contacting the cluster; `--dry-run=server` has the server check
@@ -81,7 +81,7 @@ pub struct InstallArgs {
     #[arg(long, value_enum, value_name = "MODE", num_args = 0..=1, default_missing_value = "client")]
     pub dry_run: Option<DryRun>,
 
-    /// Apply without asking
+    /// Apply or delete without asking
     #[arg(short = 'y', long)]
     pub yes: bool,
 

@@ -1,6 +1,6 @@
 //! Rendering results the way kubectl does: borderless tables with upper-case
 //! headers and three spaces between columns, JSON and YAML documents, and
-//! `kind/name` lines. Progress on long waits lives in [`progress`].
+//! `kind.group/name` lines. Progress on long waits lives in [`progress`].
 
 pub mod progress;
 
@@ -21,7 +21,7 @@ pub enum OutputFormat {
     Json,
     /// YAML
     Yaml,
-    /// Only resource names, as kind/name
+    /// Only resource names, as kubectl get -o name prints them (kind.group/name)
     Name,
 }
 

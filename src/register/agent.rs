@@ -14,6 +14,7 @@
 //! | Role | `configmaps` `<saved originals>` | get, delete | restore taken-over APIServices, then drop the copies |
 //! | ClusterRole | `apiservices` (the session's) | get, update, patch, delete | restore or delete them first |
 //! | ClusterRole | `namespaces` `<ns>` | get, patch, delete | only when the session created it |
+//! | ClusterRole | `leases` of the sessions it took APIServices from | get | only when taking over from another serve session: an original whose session has ended is deleted, not restored |
 //! | ClusterRole | `clusterroles` `kubectl-cozy-<id>` | get, delete | its own rights, last |
 //!
 //! The rest (Deployment, ServiceAccount, Role, RoleBinding) is owned by the
@@ -70,6 +71,10 @@ pub struct AgentSpec {
     pub saved_api_services: Option<String>,
     /// Whether the session creates its namespace.
     pub created_namespace: bool,
+    /// The Leases of the serve sessions whose APIServices it takes over: the
+    /// agent reads them when reaping, to delete rather than restore an
+    /// original whose own session has ended.
+    pub original_leases: Vec<String>,
 }
 
 /// The agent pods' labels (also the Deployment's selector).
@@ -211,6 +216,14 @@ pub fn cluster_role(spec: &AgentSpec) -> ClusterRole {
             "namespaces",
             std::slice::from_ref(&spec.namespace),
             &["get", "patch", "delete"],
+        ));
+    }
+    if !spec.original_leases.is_empty() {
+        rules.push(rule(
+            "coordination.k8s.io",
+            "leases",
+            &spec.original_leases,
+            &["get"],
         ));
     }
     rules.push(rule(
@@ -380,6 +393,7 @@ mod tests {
             api_services: vec!["v1alpha1.a.example.com".into()],
             saved_api_services: created.then(|| session::saved_api_services_name("3f2a")),
             created_namespace: created,
+            original_leases: Vec::new(),
         }
     }
 
@@ -430,7 +444,9 @@ mod tests {
                 .to_string()
                 .contains("kubectl-cozy-3f2a-originals")
         );
-        let cluster = value(&cluster_role(&spec(true)));
+        let mut taker = spec(true);
+        taker.original_leases = vec!["kubectl-cozy-9x".into()];
+        let cluster = value(&cluster_role(&taker));
         assert!(
             cluster["rules"]
                 .as_array()
@@ -439,6 +455,18 @@ mod tests {
                 .all(|r| r.get("resourceNames").is_some())
         );
         assert!(cluster.to_string().contains("\"namespaces\""));
+        // The Leases of the sessions it took over from: read only, by name.
+        let leases = cluster["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["resources"] == serde_json::json!(["leases"]))
+            .expect("a leases rule");
+        assert_eq!(
+            leases["resourceNames"],
+            serde_json::json!(["kubectl-cozy-9x"])
+        );
+        assert_eq!(leases["verbs"], serde_json::json!(["get"]));
         // No wildcard anywhere.
         for text in [namespaced.to_string(), cluster.to_string()] {
             assert!(!text.contains('*'), "{text}");

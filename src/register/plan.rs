@@ -155,6 +155,7 @@ impl Plan {
             api_services: self.api_service_names(),
             saved_api_services: saved.then(|| session::saved_api_services_name(&self.id)),
             created_namespace,
+            original_leases: Vec::new(),
         })
     }
 

@@ -9,7 +9,9 @@
 //! — restoring the ones it took over from their saved originals
 //! ([`SavedApiService`]), byte for byte, and deleting the others (uid
 //! precondition), and an original that was itself a serve session's whose
-//! Lease is gone or expired since (its Service went with it) — because an APIService whose server is gone stalls
+//! Lease is gone or expired since (its Service went with it; the tunnel
+//! agent may read that Lease: its ClusterRole names the Leases of the
+//! sessions it took over from) — because an APIService whose server is gone stalls
 //! discovery and namespace deletion cluster-wide. Then it deletes the other
 //! objects in [`SESSION_KINDS`] order, the saved originals and the Lease
 //! last of the namespaced ones: if an APIService could not be restored, those

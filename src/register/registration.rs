@@ -227,6 +227,7 @@ impl Registrar {
 
         step("APIServices in place");
         let mut originals: BTreeMap<String, Value> = BTreeMap::new();
+        let mut original_leases: Vec<String> = Vec::new();
         let mut refusals = Vec::new();
         for gv in &plan.served {
             let name = gv.api_service_name();
@@ -258,6 +259,9 @@ impl Registrar {
             } else if let Some(object) = occupant.object() {
                 if let Some(from) = occupant.describe() {
                     done.took_over.push(format!("{name} from {from}"));
+                }
+                if let Occupant::Session { id, .. } = &occupant {
+                    original_leases.push(session::lease_name(id));
                 }
                 originals.insert(name, object.clone());
             }
@@ -329,7 +333,8 @@ impl Registrar {
         service.metadata.owner_references = Some(vec![owner.clone()]);
         self.create(&session::SERVICE, Some(ns), &service).await?;
 
-        if let Some(spec) = plan.agent(done.created_namespace, saved) {
+        if let Some(mut spec) = plan.agent(done.created_namespace, saved) {
+            spec.original_leases = original_leases;
             step("tunnel agent");
             let mut sa: ServiceAccount = agent::service_account(&spec);
             sa.metadata.owner_references = Some(vec![owner.clone()]);

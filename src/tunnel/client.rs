@@ -150,7 +150,8 @@ pub enum TunnelState {
         /// When this connection was established.
         since: Instant,
     },
-    /// The connection dropped or could not be opened; retrying.
+    /// After a first connection: it dropped, or could not be opened again;
+    /// retrying.
     Reconnecting {
         /// Consecutive failed attempts so far (1 for the first retry).
         attempt: u32,

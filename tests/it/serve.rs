@@ -928,6 +928,47 @@ async fn a_second_serve_for_the_same_group_is_refused_and_takeover_takes_it() {
     }
     third_runtime.shutdown(&client).await;
     first.runtime.shutdown(&client).await;
+
+    // The same when the taker is killed: its agent reaps it with its own
+    // scoped rights, which let it read the Lease of the session it took the
+    // APIService from, and deletes the APIService instead of restoring it.
+    let origin_ns = session_namespace("shared-origin");
+    let mut origin_runtime = AgentRuntime::prepare(plane, &client, &origin_ns).await;
+    origin_runtime.start(plane, client.clone());
+    let seam = origin_runtime.seam();
+    let mut origin = ServeProcess::start(
+        plane,
+        &first.kinds,
+        &[
+            "--session-namespace",
+            &origin_ns,
+            "--agent-service-external-name",
+            &seam,
+            "--timeout",
+            "150s",
+            "--lease-duration",
+            "6s",
+        ],
+    );
+    let origin_ready = origin.ready(START).await.expect("the origin session");
+    let (taker_runtime, mut taker) = start_taker(&client, &first.kinds, &second_ns).await;
+    let taker_ready = taker.ready(START).await.expect("the taker");
+    origin
+        .stop_cleanly("-INT", &client, &origin_ready.id, END)
+        .await;
+    taker.signal("-KILL");
+    taker.exit(END).await.expect("the taker killed");
+    apiservice_becomes(&client, &name, None, END)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", taker_runtime.logs()));
+    if let Err(left) = wait_session_gone(&client, &taker_ready.id, END).await {
+        panic!(
+            "left by the killed taker: {left:?}\n{}",
+            taker_runtime.logs()
+        );
+    }
+    taker_runtime.shutdown(&client).await;
+    origin_runtime.shutdown(&client).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -82,7 +82,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "IMAGE", default_value = agent::DEFAULT_IMAGE)]
     pub agent_image: String,
 
-    /// Take over group/versions another server or session serves; restored byte for byte on exit
+    /// Take over group/versions another server or session serves; restored byte for byte on exit (deleted instead if their own serve session has ended)
     #[arg(long)]
     pub takeover: bool,
 
@@ -98,7 +98,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub exit_on_disconnect: bool,
 
-    /// Print every object the session would create (YAML) and create nothing
+    /// Print every object the session would create (YAML; -o json a List, -o name names) and create nothing
     #[arg(long, alias = "print-manifests")]
     pub dry_run: bool,
 
@@ -134,7 +134,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub impersonate: bool,
 
-    /// Print the RBAC objects the server and its users need (YAML) and exit
+    /// Print the RBAC objects the server and its users need (YAML, or -o json|name) and exit
     #[arg(long)]
     pub print_rbac: bool,
 

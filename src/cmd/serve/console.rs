@@ -1,4 +1,5 @@
-//! What serve prints while it runs: the access log (unless `-q`), tunnel
+//! What serve prints while it runs: the access log (unless `-q`; without the
+//! cluster's own successful reads, [`SYSTEM_READERS`], below `-v 1`), tunnel
 //! state changes and spinners (lines printed while a spinner spins go above
 //! it); and, from the access log, proof that the aggregator's availability
 //! probes reached this very server.

@@ -1,8 +1,10 @@
 //! A registered session, start to end: certificates, the server, the
 //! session's objects, the Lease renewer, the route (tunnel or external
 //! name), the wait for Available (the condition *and* a probe that reached
-//! this very server), then serving until a signal, a lost Lease or a dropped
-//! tunnel, and the teardown ([`super::stop`]).
+//! this very server; until the tunnel first connects, the agent pod's state
+//! from [`crate::register::agent_state`]), then serving until a signal, a
+//! lost Lease or a dropped tunnel (meanwhile [`super::ownership`] says who
+//! holds its APIServices), and the teardown ([`super::stop`]).
 
 use std::io::Write as _;
 use std::net::SocketAddr;
