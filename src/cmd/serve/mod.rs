@@ -2,9 +2,10 @@
 //! cluster for as long as it runs.
 //!
 //! A composer: flags → options → start the parts → wait for a signal → tear
-//! down in reverse. This file owns the dispatch ([`args`] the flags); a registered
-//! session is [`session`] (its end [`stop`]; while it runs, [`kinds_follow`]
-//! and [`ownership`] watch the kinds and who holds its APIServices), the other modes are
+//! down in reverse. This file owns the dispatch ([`args`] the flags); a
+//! registered session is [`session`] (its wait for the agent [`agent_wait`],
+//! its end [`stop`]; while it runs, [`kinds_follow`] and [`ownership`] watch
+//! the kinds and who holds its APIServices), the other modes are
 //! [`standalone`] and [`unregistered`]. The parts live in
 //! [`crate::register`] (certificates, the session's objects, the Lease, the
 //! teardown) and [`crate::tunnel`] (the reverse tunnel); see `docs/serve.md`.
@@ -20,6 +21,7 @@
 //! - `--dry-run` prints every object a session would create and creates
 //!   nothing; `--print-rbac` prints the RBAC of an in-cluster server.
 
+mod agent_wait;
 mod args;
 mod cluster_server;
 mod console;

@@ -17,7 +17,7 @@ use super::console::Log;
 use super::plan::{external_host, plan, served};
 use super::signals::Signals;
 use super::stop::end;
-use super::{kinds_follow, ownership};
+use super::{agent_wait, kinds_follow, ownership};
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::Registry;
 use crate::register::apiservice;
@@ -25,7 +25,7 @@ use crate::register::credentials as standalone;
 use crate::register::lease::{self, RenewState, Renewer};
 use crate::register::plan::{Plan, Route};
 use crate::register::registration::Registrar;
-use crate::register::{agent, agent_state, certs, discovered, session};
+use crate::register::{agent, certs, discovered, session};
 use crate::tunnel::{
     ClientConfig, PortForwardTransport, TcpUpstream, TunnelClient, TunnelState, TunnelStatus,
 };
@@ -189,24 +189,15 @@ pub(super) async fn serve_session(
     };
     // Until the tunnel first connects, what the agent pod is doing is the
     // news (Pending, pulling its image, …), not the APIServices' condition.
-    let agent_news: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    let agent_news = std::sync::Mutex::new(None);
     let watch_agent = async {
-        if tunnel_status.is_some() {
-            while tunnel_status
-                .as_ref()
-                .is_some_and(|s| s.borrow().connections == 0)
-            {
-                if let Some(line) = agent_state::describe(&client, &plan.namespace, &plan.id).await
-                {
-                    spinner.set_message(format!("waiting for the tunnel agent: {line}"));
-                    if let Ok(mut news) = agent_news.lock() {
-                        *news = Some(line);
-                    }
-                }
-                tokio::time::sleep(Duration::from_secs(1)).await;
+        match &tunnel_status {
+            Some(status) => {
+                agent_wait::show_until_connected(&client, &plan, status, &spinner, &agent_news)
+                    .await
             }
+            None => std::future::pending().await,
         }
-        std::future::pending::<std::convert::Infallible>().await
     };
     let available = async {
         let progress = |name: &str, reason: &str| {
@@ -265,34 +256,12 @@ pub(super) async fn serve_session(
         () = signals.next() => None,
     };
     // A tunnel that never connected is the cause, whatever the APIServices
-    // said meanwhile: name the agent's state and the tunnel's last error.
-    let waited = match waited {
-        Some(Err(err))
-            if tunnel_status
-                .as_ref()
-                .is_some_and(|s| s.borrow().connections == 0) =>
-        {
-            let last = tunnel_status
-                .as_ref()
-                .and_then(|s| s.borrow().last_error.clone())
-                .unwrap_or_else(|| "no attempt finished".to_owned());
-            let agent = agent_news
-                .lock()
-                .ok()
-                .and_then(|n| n.clone())
-                .unwrap_or_else(|| "its state could not be read".to_owned());
-            Some(Err(CliError::other(
-                format!(
-                    "the tunnel to the agent in namespace {} never connected",
-                    plan.namespace
-                ),
-                format!(
-                    "agent: {agent}; last attempt: {last}; meanwhile: {}",
-                    crate::error_chain::error_chain(&err)
-                ),
-            )))
-        }
-        other => other,
+    // said meanwhile.
+    let waited = match (waited, &tunnel_status) {
+        (Some(Err(err)), Some(status)) if agent_wait::never_connected_yet(status) => Some(Err(
+            agent_wait::never_connected(&err, &plan, status, &agent_news),
+        )),
+        (other, _) => other,
     };
     spinner.finish_and_clear();
     log.clear_spinner();
