@@ -353,6 +353,16 @@ struct Context<'a> {
 
 const JSON_YAML: &[&str] = &["application/json", "application/yaml"];
 
+/// What a create answers: the object, as 200, 201 or 202 (kube-apiserver's
+/// three).
+fn create_responses(object: &Value) -> Vec<(&'static str, &'static str, Option<Value>)> {
+    ["200", "201", "202"]
+        .into_iter()
+        .zip(["OK", "Created", "Accepted"])
+        .map(|(code, text)| (code, text, Some(object.clone())))
+        .collect()
+}
+
 impl Context<'_> {
     fn operation(&self, op: Operation<'_>) -> Value {
         let (id, tag) = operation_id(op.verb, &op.rest, self.group, self.version);
@@ -516,11 +526,7 @@ fn kind_paths(
             schema: object.clone(),
             required: true,
         }),
-        responses: vec![
-            ("200", "OK", Some(object.clone())),
-            ("201", "Created", Some(object.clone())),
-            ("202", "Accepted", Some(object.clone())),
-        ],
+        responses: create_responses(&object),
     });
     let delete_collection = ctx.operation(Operation {
         action: "deletecollection",

@@ -18,7 +18,8 @@ use serde_json::{Map, Value, json};
 
 use super::{
     API_VERSION_DESCRIPTION, Body, Context, DRY_RUN, FIELD_SELECTOR, Flavor, JSON_YAML,
-    KIND_DESCRIPTION, NAMESPACE, Operation, PRETTY, Param, gvk_extension, param_json, path_item,
+    KIND_DESCRIPTION, NAMESPACE, Operation, PRETTY, Param, create_responses, gvk_extension,
+    param_json, path_item,
 };
 
 /// The definition-name prefix of the core `v1` group.
@@ -70,11 +71,7 @@ pub(super) fn paths(flavor: Flavor) -> Vec<(String, Value)> {
             schema: object.clone(),
             required: true,
         }),
-        responses: vec![
-            ("200", "OK", Some(object.clone())),
-            ("201", "Created", Some(object.clone())),
-            ("202", "Accepted", Some(object.clone())),
-        ],
+        responses: create_responses(&object),
     });
     let read = ctx.operation(Operation {
         action: "get",
