@@ -182,11 +182,6 @@ pub(super) async fn serve_session(
     let spinner = log.spinner("waiting for the APIServices to become Available");
     let deadline = Instant::now() + args.timeout;
     let waiting = |e| CliError::other("wait for the APIServices", e);
-    let tunnel_down = || {
-        tunnel_status
-            .as_ref()
-            .is_some_and(|s| !matches!(s.borrow().state, TunnelState::Connected { .. }))
-    };
     // Until the tunnel first connects, what the agent pod is doing is the
     // news (Pending, pulling its image, …), not the APIServices' condition.
     let agent_news = std::sync::Mutex::new(None);
@@ -201,7 +196,11 @@ pub(super) async fn serve_session(
     };
     let available = async {
         let progress = |name: &str, reason: &str| {
-            if !tunnel_down() {
+            // Until the tunnel first connects the agent's state is shown.
+            if !tunnel_status
+                .as_ref()
+                .is_some_and(agent_wait::never_connected_yet)
+            {
                 spinner.set_message(format!(
                     "waiting for APIService {name} to become Available ({reason})"
                 ));
