@@ -47,7 +47,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true, help_heading = HEADING)]
     pub no_color: bool,
 
-    /// Log verbosity on stderr, kubectl's scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace
+    /// Log verbosity on stderr, kubectl's scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent
     #[arg(short = 'v', long = "v", global = true, value_name = "LEVEL", default_value_t = 0,
           help_heading = HEADING)]
     pub verbosity: u8,

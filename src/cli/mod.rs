@@ -259,7 +259,8 @@ fn run(cli: Cli, name: &str) -> (Result<ExitStatus, CliError>, Option<String>) {
 }
 
 /// Logs go to stderr through tracing. `-v N` follows kubectl's scale: 0 shows
-/// warnings, 1–3 info, 4–5 debug, 6 and more trace; `RUST_LOG` overrides it.
+/// warnings, 1–3 info, 4–5 debug, 6 and more trace and every request the
+/// command sends (method, URL, status, time); `RUST_LOG` overrides it.
 fn init_logging(verbosity: u8, global: &GlobalArgs) {
     let level = match verbosity {
         0 => "warn",
@@ -267,17 +268,25 @@ fn init_logging(verbosity: u8, global: &GlobalArgs) {
         4..=5 => "debug",
         _ => "trace",
     };
-    // kube's HTTP trace layer logs every 5xx at error level; the command
-    // reports failures itself (and `doctor` expects 503s from dead APIServices),
-    // so those lines only show when debugging.
-    let trace_layer = if verbosity >= 4 { level } else { "off" };
+    // kube's HTTP trace layer logs every 5xx at error level, and its client
+    // every answer that is not a success as a `Status` dump at debug level;
+    // the command reports failures itself (`doctor` expects 503s from dead
+    // APIServices, `serve` 404s from objects it looks for), so those lines
+    // show only at `-v 6`, beside the request log (`kube_client::request_log`),
+    // which says the same in one line per request, as kubectl's `-v 6` does.
+    let requests = if verbosity >= 6 { level } else { "off" };
+    let kube_answers = match verbosity {
+        4..=5 => "info",
+        _ => level,
+    };
     // kube's TLS warns on every connection of a cluster with
     // `insecure-skip-tls-verify: true`; kubectl says nothing there, so it
     // shows only when debugging.
     let tls = if verbosity >= 4 { level } else { "error" };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
         tracing_subscriber::EnvFilter::new(format!(
-            "kubectl_cozy={level},kube={level},kube_client::client::builder={trace_layer},\
+            "kubectl_cozy={level},kube={level},kubectl_cozy::http={requests},\
+             kube_client::client={kube_answers},kube_client::client::builder={requests},\
              kube_client::client::tls={tls}"
         ))
     });

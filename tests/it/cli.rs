@@ -307,6 +307,59 @@ fn a_wrong_address_or_refused_credentials_are_named_with_a_hint() {
     }
 }
 
+/// `-v 6` logs every request as kubectl's `-v 6` does, one line each;
+/// `-v 4` (debug) keeps the client library's dumps of expected failures out.
+#[test]
+fn requests_are_logged_at_v6_and_expected_failures_stay_quiet_at_v4() {
+    let wrong_path = edited_kubeconfig("wrong-path-v.kubeconfig", |doc| {
+        let server = doc["clusters"][0]["cluster"]["server"].as_str().unwrap();
+        let server = format!("{}/not-kubernetes", server.trim_end_matches('/'));
+        doc["clusters"][0]["cluster"]["server"] = server.into();
+    });
+    let debug = run(&mut cozy(&[
+        "version",
+        "-v",
+        "4",
+        "--kubeconfig",
+        &wrong_path,
+    ]));
+    let stderr = text(&debug.stderr);
+    assert_eq!(debug.status.code(), Some(4), "{stderr}");
+    assert!(!stderr.contains("Unsuccessful"), "{stderr}");
+    assert!(!stderr.contains("kubectl_cozy::http"), "{stderr}");
+
+    let requests = run(&mut cozy(&[
+        "version",
+        "-v",
+        "6",
+        "--kubeconfig",
+        &wrong_path,
+    ]));
+    let stderr = text(&requests.stderr);
+    assert!(
+        stderr.contains("kubectl_cozy::http: GET https://127.0.0.1:")
+            && stderr.contains("/not-kubernetes/version 404 Not Found in "),
+        "{stderr}"
+    );
+
+    let plane = plane();
+    let kubeconfig = plane.kubeconfig.to_string_lossy().into_owned();
+    let out = run(&mut cozy(&[
+        "version",
+        "-v",
+        "6",
+        "--kubeconfig",
+        &kubeconfig,
+    ]));
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let lines = stderr
+        .lines()
+        .filter(|l| l.contains("kubectl_cozy::http: GET ") && l.contains("/version 200 OK in "))
+        .count();
+    assert_eq!(lines, 1, "one line per request: {stderr}");
+}
+
 #[test]
 fn broken_pipe_exits_zero() {
     let (reader, writer) = std::io::pipe().expect("pipe");

@@ -1,6 +1,7 @@
 //! Builds every `kube::Client` the binary uses: kube-rs's own stack (TLS from
 //! the kubeconfig, auth, extra headers such as `--as`, timeouts, optional
-//! retries) over a connector whose sockets set `TCP_NODELAY`.
+//! retries) over a connector whose sockets set `TCP_NODELAY`, with each
+//! request logged at `-v 6` as kubectl logs its own ([`request_log`]).
 //!
 //! kube-rs's `Client::try_from(Config)` dials with hyper's default connector,
 //! which leaves Nagle's algorithm on. On a request/response connection that
@@ -32,6 +33,8 @@ use kube::core::Status;
 use tower::retry::RetryLayer;
 use tower::util::BoxCloneSyncService;
 use tower::{BoxError, ServiceBuilder, ServiceExt as _};
+
+pub mod request_log;
 
 /// kube-rs's service stack over a `TCP_NODELAY` connector, type-erased.
 type Stack = BoxCloneSyncService<http::Request<Body>, http::Response<Incoming>, BoxError>;
@@ -149,8 +152,8 @@ fn api_error(status: http::StatusCode, body: &[u8]) -> kube::Error {
     }
 }
 
-/// kube-rs's stack (base URI, optional retries, auth, extra headers) over
-/// a `TCP_NODELAY` connector with `config`'s timeouts.
+/// kube-rs's stack (base URI, optional retries, auth, extra headers) and
+/// the request log over a `TCP_NODELAY` connector with `config`'s timeouts.
 fn stack(config: &kube::Config) -> Result<Stack, kube::Error> {
     let mut http = HttpConnector::new();
     http.enforce_http(false);
@@ -172,6 +175,7 @@ fn stack(config: &kube::Config) -> Result<Stack, kube::Error> {
         )
         .option_layer(config.auth_layer()?)
         .layer(config.extra_headers_layer()?)
+        .layer_fn(request_log::LogRequests)
         .map_err(BoxError::from)
         .service(http_client);
     Ok(BoxCloneSyncService::new(service))
