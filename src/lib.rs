@@ -30,5 +30,7 @@ pub mod output;
 pub mod pki;
 pub mod register;
 pub mod storage;
+#[cfg(test)]
+mod test_log;
 pub mod tunnel;
 pub mod version;

@@ -113,37 +113,13 @@ pub(crate) fn method_not_allowed() -> ApiError {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
-
     use http_body_util::BodyExt;
 
     use super::*;
 
-    /// A log sink for one test.
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     #[tokio::test]
     async fn an_internal_error_is_logged_and_answered_generically() {
-        let log = Captured::default();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer({
-                let log = log.clone();
-                move || log.clone()
-            })
-            .with_ansi(false)
-            .finish();
+        let (subscriber, log) = crate::test_log::subscriber(None);
         let cause = "UPDATE objects: database is locked (/var/lib/cozy/db.sqlite)";
         let response = tracing::subscriber::with_default(subscriber, || {
             error(&ApiError::internal_hidden(cause))
@@ -159,7 +135,7 @@ mod tests {
             !String::from_utf8_lossy(&body).contains("database"),
             "{status}"
         );
-        let logged = String::from_utf8(log.0.lock().unwrap().clone()).unwrap();
+        let logged = log.text();
         assert!(logged.contains(cause), "{logged}");
     }
 }

@@ -338,30 +338,9 @@ mod tests {
         assert!(registry.last_error().is_none());
     }
 
-    /// A log sink for one test.
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            if let Ok(mut b) = self.0.lock() {
-                b.extend_from_slice(buf);
-            }
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     #[test]
     fn recovery_is_logged_even_when_nothing_changes() {
-        let logs = Captured::default();
-        let sink = logs.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || sink.clone())
-            .with_ansi(false)
-            .finish();
+        let (subscriber, logs) = crate::test_log::subscriber(None);
         tracing::subscriber::with_default(subscriber, || {
             let registry =
                 Registry::new(Snapshot::build(load::load_text(PG, "a").unwrap()).unwrap());
@@ -370,7 +349,7 @@ mod tests {
             assert!(!registry.apply(load::load_text(PG, "a")));
             assert!(registry.last_error().is_none());
         });
-        let text = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        let text = logs.text();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2, "{text}");
         assert!(

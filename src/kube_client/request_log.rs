@@ -66,32 +66,9 @@ where
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
-
     use tower::ServiceExt as _;
 
     use super::*;
-
-    /// A writer into a shared buffer, for a test subscriber.
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Captured {
-        fn text(&self) -> String {
-            String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-        }
-    }
 
     /// A service that answers every request with `status`, or fails.
     fn answering(
@@ -111,13 +88,7 @@ mod tests {
     }
 
     async fn send(status: Option<u16>, filter: &str) -> String {
-        let captured = Captured::default();
-        let writer = captured.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
+        let (subscriber, captured) = crate::test_log::subscriber(Some(filter));
         let _guard = tracing::subscriber::set_default(subscriber);
         let request = http::Request::get("https://127.0.0.1:6443/apis/apps/v1/namespaces/x")
             .body(())

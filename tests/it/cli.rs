@@ -262,16 +262,20 @@ fn edited_kubeconfig(name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> S
     path.to_string_lossy().into_owned()
 }
 
-#[test]
-fn a_wrong_address_or_refused_credentials_are_named_with_a_hint() {
-    // A path under the API server that is not an API server: kube-apiserver
-    // answers its /version with 404, as a web server or a wrong proxy path
-    // would.
-    let wrong_path = edited_kubeconfig("wrong-path.kubeconfig", |doc| {
+/// The plane's admin kubeconfig with a server address under kube-apiserver
+/// that is not an API server: kube-apiserver answers its /version with 404,
+/// as a web server or a wrong proxy path would.
+fn not_kubernetes_kubeconfig(name: &str) -> String {
+    edited_kubeconfig(name, |doc| {
         let server = doc["clusters"][0]["cluster"]["server"].as_str().unwrap();
         let server = format!("{}/not-kubernetes", server.trim_end_matches('/'));
         doc["clusters"][0]["cluster"]["server"] = server.into();
-    });
+    })
+}
+
+#[test]
+fn a_wrong_address_or_refused_credentials_are_named_with_a_hint() {
+    let wrong_path = not_kubernetes_kubeconfig("wrong-path.kubeconfig");
     for args in [&["version"][..], &["doctor"], &["kinds", "list"]] {
         let out = run(cozy(args).args(["--kubeconfig", &wrong_path]));
         let stderr = text(&out.stderr);
@@ -311,11 +315,7 @@ fn a_wrong_address_or_refused_credentials_are_named_with_a_hint() {
 /// `-v 4` (debug) keeps the client library's dumps of expected failures out.
 #[test]
 fn requests_are_logged_at_v6_and_expected_failures_stay_quiet_at_v4() {
-    let wrong_path = edited_kubeconfig("wrong-path-v.kubeconfig", |doc| {
-        let server = doc["clusters"][0]["cluster"]["server"].as_str().unwrap();
-        let server = format!("{}/not-kubernetes", server.trim_end_matches('/'));
-        doc["clusters"][0]["cluster"]["server"] = server.into();
-    });
+    let wrong_path = not_kubernetes_kubeconfig("wrong-path-v.kubeconfig");
     let debug = run(&mut cozy(&[
         "version",
         "-v",
