@@ -1,20 +1,43 @@
-//! An error and its causes on one line, for messages, logs and reports.
+//! An error and its causes on one line, for messages, logs and reports, and
+//! the text of one error of a chain ([`one_error`]).
 
 /// `err` and each of its causes, `: `-separated (`a: b: c`). A cause whose
 /// text the line already holds is left out: many errors (kube's, hyper's)
 /// repeat their source in their own message.
-pub fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
+pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let (mut text, mut said_all) = one_error(err);
     let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
+    while let Some(cause) = source.filter(|_| !said_all) {
+        let (cause_text, all) = one_error(cause);
         if !text.contains(&cause_text) {
             text.push_str(": ");
             text.push_str(&cause_text);
         }
+        said_all = all;
         source = cause.source();
     }
     text
+}
+
+/// The text of `err` alone, and whether it says its causes too. An API
+/// server's answer (kube's `Error::Api`) reads as kubectl prints one, its
+/// message and status (`… is invalid: spec.x: Invalid value … (HTTP 422
+/// Invalid)`), where kube's own text repeats it with a `Status { … }` dump.
+pub fn one_error(err: &(dyn std::error::Error + 'static)) -> (String, bool) {
+    match err.downcast_ref::<kube::Error>() {
+        Some(kube::Error::Api(status)) => {
+            let reason = if status.reason.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", status.reason)
+            };
+            (
+                format!("{} (HTTP {}{reason})", status.message, status.code),
+                true,
+            )
+        }
+        _ => (err.to_string(), false),
+    }
 }
 
 #[cfg(test)]
@@ -50,5 +73,19 @@ mod tests {
             "list the session Leases: ApiError: forbidden"
         );
         assert_eq!(error_chain(&Layer("alone", None)), "alone");
+    }
+
+    #[test]
+    fn an_api_servers_answer_reads_as_kubectl_prints_it() {
+        let status = kube::core::Status::failure(
+            "APIService.apiregistration.k8s.io \"v1.x\" is invalid: spec.insecureSkipTLSVerify: Invalid value: true",
+            "Invalid",
+        )
+        .with_code(422);
+        let err = kube::Error::Api(status.boxed());
+        assert_eq!(
+            error_chain(&err),
+            "APIService.apiregistration.k8s.io \"v1.x\" is invalid: spec.insecureSkipTLSVerify: Invalid value: true (HTTP 422 Invalid)"
+        );
     }
 }

@@ -244,8 +244,9 @@ fn render(err: &CliError, server: Option<&str>, verbose: bool) -> String {
     }
     let mut source = err.source();
     while let Some(cause) = source {
-        text.push_str(&format!("  caused by: {cause}\n"));
-        source = cause.source();
+        let (cause_text, said_all) = crate::error_chain::one_error(cause);
+        text.push_str(&format!("  caused by: {cause_text}\n"));
+        source = cause.source().filter(|_| !said_all);
     }
     if let Some(hint) = answer_hint(err) {
         text.push_str(&format!("  hint: {hint}\n"));
@@ -404,6 +405,17 @@ mod tests {
         assert_eq!(
             render(&err, None, false),
             "error: load kind definitions\n  caused by: bad file\n"
+        );
+    }
+
+    #[test]
+    fn an_api_servers_answer_is_one_cause_as_kubectl_prints_it() {
+        let status = kube::core::Status::failure("namespaces \"x\" is forbidden: no", "Forbidden")
+            .with_code(403);
+        let err = CliError::other("apply", kube::Error::Api(status.boxed()));
+        assert_eq!(
+            render(&err, None, false),
+            "error: apply\n  caused by: namespaces \"x\" is forbidden: no (HTTP 403 Forbidden)\n"
         );
     }
 

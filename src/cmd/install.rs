@@ -149,6 +149,8 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
             }
         }
     };
+    // Whether the cluster answered (printing goes on without it).
+    let mut cluster_answered = client.is_some();
     let certificates = if args.cert_manager {
         Certificates::CertManager
     } else {
@@ -162,6 +164,7 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
                     eprintln!(
                         "Note: could not read the install's Secrets ({e}); printing new certificates"
                     );
+                    cluster_answered = false;
                     (None, None)
                 }
             },
@@ -195,6 +198,9 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         certificates,
     };
     let mut objects = install::manifests(&spec);
+    if let Some(client) = client.as_ref().filter(|_| cluster_answered && !args.delete) {
+        check_claims(&args, client, &spec).await?;
+    }
     if args.delete {
         // Whichever way the certificates were made: cert-manager's objects
         // too (the ones the cluster lacks are skipped).
@@ -228,7 +234,50 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
             );
             Ok(ExitStatus::Success)
         }
-        _ => print(ctx, format, &objects),
+        _ => {
+            if matches!(spec.certificates, Certificates::Generated(_))
+                && format != OutputFormat::Name
+            {
+                eprintln!(
+                    "Note: the output holds private keys (Secrets {} and {}): keep it out of Git unless \
+                     encrypted (SOPS, sealed-secrets), or use --cert-manager, which keeps the keys in the cluster",
+                    tls::CA_SECRET,
+                    tls::SERVING_SECRET
+                );
+            }
+            print(ctx, format, &objects)
+        }
+    }
+}
+
+/// Refuses to apply (or to check with the server) an install whose
+/// APIServices another server holds; when printing, says so on stderr, as
+/// `kubectl apply` of the output would repoint them.
+async fn check_claims(
+    args: &InstallArgs,
+    client: &kube::Client,
+    spec: &InstallSpec,
+) -> Result<(), CliError> {
+    let to_cluster = args.apply || args.dry_run == Some(DryRun::Server);
+    match install::claim::refusals(client, spec).await {
+        Ok(refusals) if refusals.is_empty() => Ok(()),
+        Ok(refusals) if to_cluster => Err(CliError::other(
+            format!("install into namespace {}", spec.namespace),
+            refusals.join("\n"),
+        )),
+        Ok(refusals) => {
+            for refusal in refusals {
+                eprintln!("Warning: {refusal}; applying this output would repoint it");
+            }
+            Ok(())
+        }
+        Err(e) if to_cluster => Err(CliError::other("read the install's APIServices", e)),
+        // Printing: the Secrets were read, so this is a passing fault; the
+        // output does not depend on it.
+        Err(e) => {
+            eprintln!("Note: could not read the install's APIServices ({e})");
+            Ok(())
+        }
     }
 }
 

@@ -618,6 +618,59 @@ async fn run(kinds_path: String, group: String, ns: String) {
     let a = apis.get(&name).await.expect("APIService");
     assert!(available(&a), "{:?}", a.status);
 
+    // A second install of the same kinds in another namespace: the
+    // APIService's name is the same, and it is this install's. Applying
+    // refuses (and creates nothing), naming the install that holds it;
+    // printing warns; deleting keeps it.
+    let other = format!("{ns}-b");
+    let refused = install(
+        plane,
+        &["--kinds", &kinds_path, "-n", &other, "--apply", "--yes"],
+    );
+    let stderr = text(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    let holder = format!(
+        "APIService {name} points at service {ns}/kubectl-cozy (the install of kubectl-cozy in namespace {ns})"
+    );
+    assert!(stderr.contains(&holder), "{stderr}");
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    assert!(
+        namespaces.get_opt(&other).await.expect("get").is_none(),
+        "a refused install created its namespace: {stderr}"
+    );
+    let (_, stderr) = ok(
+        install(plane, &["--kinds", &kinds_path, "-n", &other]),
+        "install (print) into another namespace",
+    );
+    assert!(
+        stderr.contains("Warning: ")
+            && stderr.contains(&holder)
+            && stderr.contains("applying this output would repoint it")
+            && stderr.contains("Note: the output holds private keys (Secrets kubectl-cozy-ca and"),
+        "{stderr}"
+    );
+    let (_, stderr) = ok(
+        install(
+            plane,
+            &["--kinds", &kinds_path, "-n", &other, "--delete", "--yes"],
+        ),
+        "install --delete of the other namespace",
+    );
+    assert!(
+        stderr.contains(&format!(
+            "keep   APIService {name}: it points at service {ns}/kubectl-cozy, not at this install's ({other}/kubectl-cozy)"
+        )) && stderr.contains("Nothing to delete"),
+        "{stderr}"
+    );
+    let a = apis.get(&name).await.expect("APIService kept");
+    assert_eq!(
+        a.spec
+            .and_then(|s| s.service)
+            .and_then(|s| s.namespace)
+            .as_deref(),
+        Some(ns.as_str())
+    );
+
     // Removed with the command: it asks (here: refuses without --yes, stdin
     // not being a terminal), deletes the APIServices first and everything
     // labelled as the install's, and keeps a namespace that is not its

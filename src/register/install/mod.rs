@@ -14,9 +14,11 @@
 //! | [`kinds`] | the kind definitions as a ConfigMap |
 //! | [`tls`] | the CA and serving Secrets (reused, renewed, rotated) or cert-manager's Issuers and Certificates |
 //! | [`apply`] | the diff against the cluster and the server-side apply |
+//! | [`claim`] | whether the APIServices the cluster holds for the install's group/versions are free for it |
 //! | [`remove`] | `install --delete`: what of an install the cluster holds, removed APIServices first |
 
 pub mod apply;
+pub mod claim;
 pub mod kinds;
 pub mod remove;
 pub mod tls;

@@ -5,7 +5,9 @@
 //! server is gone makes discovery fail, and with it every namespace deletion
 //! in the cluster — then the rest in reverse apply order, the namespace last
 //! ([`delete`]). A namespace other than the install's default one is kept:
-//! it may hold more than the install.
+//! it may hold more than the install. So is an APIService that points at
+//! another Service than this install's: its name does not depend on the
+//! namespace, and another install or server may use it now.
 
 use std::time::Duration;
 
@@ -54,6 +56,16 @@ fn labelled_ours(held: &Value) -> bool {
     held["metadata"]["labels"]["app.kubernetes.io/managed-by"].as_str() == Some(NAME)
 }
 
+/// `namespace/name` of the Service an APIService points at.
+fn service_of(api_service: &Value) -> String {
+    let service = &api_service["spec"]["service"];
+    format!(
+        "{}/{}",
+        service["namespace"].as_str().unwrap_or_default(),
+        service["name"].as_str().unwrap_or_default()
+    )
+}
+
 /// What to delete of `objects` (an install's manifests): the ones the
 /// cluster holds, in [`removal_order`]; objects it does not hold (or whose
 /// kind it does not serve, cert-manager's without cert-manager) are left
@@ -73,6 +85,15 @@ pub async fn plan(client: &Client, objects: &[Value]) -> Result<Vec<Removal>, Ap
             out.push(Removal::Keep {
                 object: described,
                 why: format!("not labelled app.kubernetes.io/managed-by={NAME}: not the install's"),
+            });
+        } else if object["kind"] == "APIService" && service_of(&held) != service_of(object) {
+            out.push(Removal::Keep {
+                object: described,
+                why: format!(
+                    "it points at service {}, not at this install's ({})",
+                    service_of(&held),
+                    service_of(object)
+                ),
             });
         } else if object["kind"] == "Namespace" && name != DEFAULT_NAMESPACE {
             out.push(Removal::Keep {
@@ -174,5 +195,14 @@ mod tests {
         assert!(labelled_ours(&ours));
         assert!(!labelled_ours(&theirs));
         assert!(!labelled_ours(&serde_json::json!({"metadata": {}})));
+    }
+
+    #[test]
+    fn an_api_service_is_known_by_the_service_it_points_at() {
+        let api_service =
+            serde_json::json!({"spec": {"service": {"namespace": "ns2", "name": NAME}}});
+        assert_eq!(service_of(&api_service), "ns2/kubectl-cozy");
+        let local = serde_json::json!({"spec": {}});
+        assert_eq!(service_of(&local), "/");
     }
 }
