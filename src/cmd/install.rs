@@ -33,6 +33,8 @@ pub enum DryRun {
 /// Arguments of `kubectl cozy install`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
+The install's namespace is -n NAME; without it, kubectl-cozy (not the context's namespace).
+
 Examples:
   # Print the install (namespace kubectl-cozy, 2 replicas); apply it with kubectl
   kubectl cozy install --kinds ./kinds | kubectl apply --server-side -f -

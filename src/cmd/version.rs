@@ -30,12 +30,32 @@ struct ClientVersion {
     platform: String,
 }
 
+/// This build's platform as Go names it (`linux/amd64`), as kubectl's
+/// `version` and the server's `/version` say it.
+fn platform() -> String {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        other => other,
+    };
+    format!("{}/{arch}", std::env::consts::OS)
+}
+
 /// Runs `version`.
 pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
+    if ctx
+        .global()
+        .output
+        .is_some_and(|f| !matches!(f, OutputFormat::Json | OutputFormat::Yaml))
+    {
+        // kubectl's words for the same mistake.
+        return Err(CliError::Usage("--output must be 'yaml' or 'json'".into()));
+    }
     let mut versions = Versions {
         client_version: ClientVersion {
             git_version: format!("v{}", env!("CARGO_PKG_VERSION")),
-            platform: format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+            platform: platform(),
         },
         server_version: None,
     };
@@ -49,9 +69,9 @@ pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         versions.server_version = Some(info.clone());
     }
     let mut out = ctx.stdout();
-    let written = match ctx.output_or(OutputFormat::Table) {
-        OutputFormat::Json => output::write_json(&mut out, &versions),
-        OutputFormat::Yaml => output::write_yaml(&mut out, &versions),
+    let written = match ctx.global().output {
+        Some(OutputFormat::Json) => output::write_json(&mut out, &versions),
+        Some(OutputFormat::Yaml) => output::write_yaml(&mut out, &versions),
         _ => {
             let mut text = format!("Client Version: {}\n", versions.client_version.git_version);
             if let Some(info) = &versions.server_version {
@@ -77,4 +97,18 @@ async fn server_version(
         .apiserver_version()
         .await
         .map_err(|source| CliError::first_request_failed(server, "GET /version", source))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_platform_is_named_as_go_names_it() {
+        let platform = super::platform();
+        assert!(
+            !platform.contains("x86_64") && !platform.contains("aarch64"),
+            "{platform}"
+        );
+        #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+        assert_eq!(platform, "linux/amd64");
+    }
 }

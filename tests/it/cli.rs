@@ -85,6 +85,16 @@ fn usage_errors_exit_2() {
     );
     let out = run(&mut cozy(&["version", "-o", "xml"]));
     assert_eq!(out.status.code(), Some(2));
+    // Formats version cannot print are refused in kubectl's words, not ignored.
+    for format in ["wide", "name", "table"] {
+        let out = run(&mut cozy(&["version", "--client", "-o", format]));
+        assert_eq!(out.status.code(), Some(2), "-o {format}");
+        assert!(
+            text(&out.stderr).contains("--output must be 'yaml' or 'json'"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
     let out = run(&mut cozy(&["version", "--request-timeout", "soon"]));
     assert_eq!(out.status.code(), Some(2));
 
