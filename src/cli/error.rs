@@ -292,7 +292,7 @@ const TIMEOUT_HINT: &str = "check the network path to the server (VPN, firewall)
 /// it outranks what the socket error's kind said). A name that does not
 /// resolve, or a certificate not trusted, says more than the transport
 /// error it comes with.
-const BY_TEXT: [(&str, &str, &str, bool); 7] = [
+const BY_TEXT: [(&str, &str, &str, bool); 8] = [
     (
         "Connection refused",
         "connection refused",
@@ -316,6 +316,12 @@ const BY_TEXT: [(&str, &str, &str, bool); 7] = [
         "the server did not answer in time",
         TIMEOUT_HINT,
         false,
+    ),
+    (
+        "TLS handshake timeout",
+        "the server took the connection but never answered the TLS handshake (10 s)",
+        "is this a Kubernetes API server's address, and is the port-forward, tunnel or proxy to it still up?",
+        true,
     ),
     ("dns error", DNS_SUMMARY, DNS_HINT, true),
     ("failed to lookup address", DNS_SUMMARY, DNS_HINT, true),

@@ -1,6 +1,7 @@
 //! Builds every `kube::Client` the binary uses: kube-rs's own stack (TLS from
 //! the kubeconfig, auth, extra headers such as `--as`, timeouts, optional
-//! retries) over a connector whose sockets set `TCP_NODELAY`, with each
+//! retries) over a connector whose sockets set `TCP_NODELAY` and whose TLS
+//! handshakes have client-go's 10 s deadline ([`handshake`]), with each
 //! request logged at `-v 6` as kubectl logs its own ([`request_log`]).
 //!
 //! kube-rs's `Client::try_from(Config)` dials with hyper's default connector,
@@ -22,6 +23,8 @@
 //! back cost 0.05–0.08 ms of each (p50 of 2,950 interleaved GETs against
 //! kube-apiserver on 2 cores: 1.10 vs 1.04 ms, 1.26 vs 1.18 ms).
 
+use std::time::Duration;
+
 use bytes::Bytes;
 use futures::AsyncReadExt as _;
 use http_body_util::BodyExt as _;
@@ -34,6 +37,7 @@ use tower::retry::RetryLayer;
 use tower::util::BoxCloneSyncService;
 use tower::{BoxError, ServiceBuilder, ServiceExt as _};
 
+pub mod handshake;
 pub mod request_log;
 
 /// kube-rs's service stack over a `TCP_NODELAY` connector, type-erased.
@@ -153,12 +157,21 @@ fn api_error(status: http::StatusCode, body: &[u8]) -> kube::Error {
 }
 
 /// kube-rs's stack (base URI, optional retries, auth, extra headers) and
-/// the request log over a `TCP_NODELAY` connector with `config`'s timeouts.
+/// the request log over a `TCP_NODELAY` connector with `config`'s timeouts
+/// and client-go's TLS handshake deadline ([`handshake`]).
 fn stack(config: &kube::Config) -> Result<Stack, kube::Error> {
+    stack_with(config, handshake::TLS_HANDSHAKE_TIMEOUT)
+}
+
+/// [`stack`] with a TLS handshake deadline of `handshake_timeout`.
+fn stack_with(config: &kube::Config, handshake_timeout: Duration) -> Result<Stack, kube::Error> {
     let mut http = HttpConnector::new();
     http.enforce_http(false);
     http.set_nodelay(true);
-    let https = config.rustls_https_connector_with_connector(http)?;
+    let https = config.rustls_https_connector_with_connector(handshake::HandshakeDeadline::new(
+        http,
+        handshake_timeout,
+    ))?;
     let mut connector = hyper_timeout::TimeoutConnector::new(https);
     connector.set_connect_timeout(config.connect_timeout);
     connector.set_read_timeout(config.read_timeout);

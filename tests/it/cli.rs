@@ -261,6 +261,45 @@ fn version_reports_the_server_and_unreachable_clusters() {
     );
 }
 
+/// A server that takes the TCP connection and never answers the TLS
+/// handshake (a port-forward whose far end is gone) fails at client-go's
+/// 10 s handshake deadline, as kubectl does, not at the 30 s dial timeout,
+/// and is named as such.
+#[test]
+fn a_server_that_never_answers_the_handshake_fails_in_ten_seconds() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for socket in listener.incoming() {
+            held.push(socket);
+        }
+    });
+    let plane = plane();
+    let kubeconfig = plane.dir.join("silent.kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: s\nclusters:\n- name: s\n  cluster: {{server: 'https://{addr}', insecure-skip-tls-verify: true}}\n\
+             contexts:\n- name: s\n  context: {{cluster: s, user: s}}\nusers:\n- name: s\n  user: {{token: x}}\n"
+        ),
+    )
+    .unwrap();
+    let out = run(&mut cozy(&[
+        "version",
+        "--kubeconfig",
+        &kubeconfig.to_string_lossy(),
+    ]));
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    // Only the handshake's deadline says this; the 30 s dial timeout would
+    // say that the server did not answer in time.
+    assert!(
+        stderr.contains("never answered the TLS handshake (10 s)"),
+        "{stderr}"
+    );
+}
+
 /// The admin kubeconfig of the plane with its cluster or user changed by `edit`.
 fn edited_kubeconfig(name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> String {
     let plane = plane();
