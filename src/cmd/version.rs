@@ -7,6 +7,11 @@ use serde::Serialize;
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::output::{self, OutputFormat};
 
+/// The `-o` formats `version` prints: kubectl's text (`table`, the default),
+/// `json` and `yaml`.
+pub const OUTPUT_FORMATS: &[OutputFormat] =
+    &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Yaml];
+
 /// Arguments of `kubectl cozy version`.
 #[derive(Debug, Args)]
 pub struct VersionArgs {
@@ -32,6 +37,7 @@ struct ClientVersion {
 
 /// Runs `version`.
 pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
+    let format = ctx.output_in(OutputFormat::Table, OUTPUT_FORMATS, "version")?;
     let mut versions = Versions {
         client_version: ClientVersion {
             git_version: format!("v{}", env!("CARGO_PKG_VERSION")),
@@ -49,7 +55,7 @@ pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         versions.server_version = Some(info.clone());
     }
     let mut out = ctx.stdout();
-    let written = match ctx.output_or(OutputFormat::Table) {
+    let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &versions),
         OutputFormat::Yaml => output::write_yaml(&mut out, &versions),
         _ => {
