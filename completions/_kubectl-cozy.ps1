@@ -88,8 +88,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'kubectl-cozy;install' {
@@ -118,8 +116,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'kubectl-cozy;doctor' {
@@ -148,8 +144,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'kubectl-cozy;kinds' {
@@ -167,8 +161,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List kinds from local definitions or from the live cluster')
             [CompletionResult]::new('scaffold', 'scaffold', [CompletionResultType]::ParameterValue, 'Turn a Helm chart into a kind definition')
             break
@@ -190,8 +182,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'kubectl-cozy;kinds;scaffold' {
@@ -222,8 +212,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'kubectl-cozy;completion' {
@@ -241,13 +229,12 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('bash', 'bash', [CompletionResultType]::ParameterValue, 'Print the bash completion script')
             [CompletionResult]::new('zsh', 'zsh', [CompletionResultType]::ParameterValue, 'Print the zsh completion script')
             [CompletionResult]::new('fish', 'fish', [CompletionResultType]::ParameterValue, 'Print the fish completion script')
             [CompletionResult]::new('powershell', 'powershell', [CompletionResultType]::ParameterValue, 'Print the PowerShell completion script')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install kubectl_complete-cozy next to the plugin binary, for `kubectl cozy <TAB>`')
+            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove the kubectl_complete-cozy link that `completion install` made')
             break
         }
         'kubectl-cozy;completion;bash' {
@@ -265,8 +252,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'kubectl-cozy;completion;zsh' {
@@ -284,8 +269,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'kubectl-cozy;completion;fish' {
@@ -303,8 +286,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'kubectl-cozy;completion;powershell' {
@@ -322,8 +303,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'kubectl-cozy;completion;install' {
@@ -343,8 +322,24 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kubectl-cozy;completion;uninstall' {
+            [CompletionResult]::new('--dir', '--dir', [CompletionResultType]::ParameterName, 'Directory to remove it from (default: where completion install puts it)')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The kubeconfig cluster to use')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'The kubeconfig user to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity on stderr, kubectl''s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity on stderr, kubectl''s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
         'kubectl-cozy;version' {
@@ -363,8 +358,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'kubectl-cozy;options' {
@@ -382,8 +375,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'kubectl-cozy;tunnel-agent' {
@@ -411,8 +402,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'kubectl-cozy;help' {
@@ -452,6 +441,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('fish', 'fish', [CompletionResultType]::ParameterValue, 'Print the fish completion script')
             [CompletionResult]::new('powershell', 'powershell', [CompletionResultType]::ParameterValue, 'Print the PowerShell completion script')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install kubectl_complete-cozy next to the plugin binary, for `kubectl cozy <TAB>`')
+            [CompletionResult]::new('uninstall', 'uninstall', [CompletionResultType]::ParameterValue, 'Remove the kubectl_complete-cozy link that `completion install` made')
             break
         }
         'kubectl-cozy;help;completion;bash' {
@@ -467,6 +457,9 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             break
         }
         'kubectl-cozy;help;completion;install' {
+            break
+        }
+        'kubectl-cozy;help;completion;uninstall' {
             break
         }
         'kubectl-cozy;help;version' {

@@ -35,6 +35,26 @@ impl Ctx {
         self.global.output.unwrap_or(default)
     }
 
+    /// The requested output format, or `default` when `-o` was not given; a
+    /// usage error when `command` does not print that format (`accepted`,
+    /// the command's `OUTPUT_FORMATS`, which completion offers too).
+    pub fn output_in(
+        &self,
+        default: OutputFormat,
+        accepted: &[OutputFormat],
+        command: &str,
+    ) -> Result<OutputFormat, CliError> {
+        let format = self.output_or(default);
+        if accepted.contains(&format) {
+            return Ok(format);
+        }
+        Err(CliError::Usage(format!(
+            "-o {}: {command} prints {}",
+            format.name(),
+            crate::output::describe_formats(accepted)
+        )))
+    }
+
     /// Whether stdout may be colored.
     pub fn color(&self) -> bool {
         self.global.stdout_color()

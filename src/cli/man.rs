@@ -7,6 +7,10 @@
 //! The global options are documented once, on `kubectl-cozy.1`; the page of a
 //! subcommand lists its own options and points there, as `--help` points to
 //! `kubectl cozy options`.
+//!
+//! Text is set ragged-right without hyphenation (`.nh`, `.ad l`), and the
+//! examples section as written (`.nf`), so that commands and names stay whole
+//! and can be copied from the page.
 
 use clap::{Args, CommandFactory};
 
@@ -73,8 +77,34 @@ fn render(cmd: clap::Command) -> Page {
         .expect("rendering into a Vec cannot fail");
     Page {
         file_name: man.get_filename(),
-        roff,
+        roff: copyable(&String::from_utf8_lossy(&roff)).into_bytes(),
     }
+}
+
+/// clap_mangen's page with hyphenation and justification off after the
+/// title (`.nh`, `.ad l`: no `cozys-tack`, no stretched spaces), and its
+/// EXTRA section (the examples) in no-fill mode (`.nf` … `.fi`), each line as
+/// written: roff would otherwise join and break the example commands.
+fn copyable(roff: &str) -> String {
+    let mut out = String::with_capacity(roff.len() + 32);
+    let mut in_extra = false;
+    for line in roff.split_inclusive('\n') {
+        if line.starts_with(".SH ") && in_extra {
+            out.push_str(".fi\n");
+            in_extra = false;
+        }
+        out.push_str(line);
+        if line.starts_with(".TH ") {
+            out.push_str(".nh\n.ad l\n");
+        } else if line == ".SH EXTRA\n" {
+            out.push_str(".nf\n");
+            in_extra = true;
+        }
+    }
+    if in_extra {
+        out.push_str(".fi\n");
+    }
+    out
 }
 
 #[cfg(test)]
@@ -129,6 +159,37 @@ mod tests {
         assert!(!serve.contains(global_option), "{serve}");
         assert!(serve.contains("see kubectl\\-cozy(1)"), "{serve}");
         assert!(serve.contains("Examples:"), "{serve}");
+    }
+
+    /// Regression: roff hyphenated and justified the pages (`cozys-tack`,
+    /// `de-scribes`) and filled the examples, joining and breaking the
+    /// commands. Every page turns both off; the examples are set as written.
+    #[test]
+    fn pages_are_not_hyphenated_and_examples_stay_as_written() {
+        for page in pages() {
+            let roff = text(&page);
+            let th = roff.find("\n.TH ").expect("title");
+            let after_title = &roff[th + 1..];
+            let body = after_title.split_once('\n').expect("title line").1;
+            assert!(
+                body.starts_with(".nh\n.ad l\n"),
+                "{}: {roff}",
+                page.file_name
+            );
+            let extra = roff.split_once(".SH EXTRA\n").expect("examples").1;
+            assert!(extra.starts_with(".nf\n"), "{}: {roff}", page.file_name);
+            let examples = extra.split(".SH ").next().unwrap_or_default();
+            assert!(
+                examples.ends_with(".fi\n"),
+                "{}: {examples}",
+                page.file_name
+            );
+            assert!(
+                examples.contains("Examples:\n  # "),
+                "{}: {examples}",
+                page.file_name
+            );
+        }
     }
 
     /// The committed pages equal what the clap definition renders now; with

@@ -49,7 +49,6 @@ Exit codes:
     about = "Run Kubernetes extension API servers locally, diagnose APIServices, scaffold kinds from Helm charts",
     long_about = LONG_ABOUT,
     after_help = AFTER_HELP,
-    propagate_version = true,
     max_term_width = 110
 )]
 pub struct Cli {
@@ -141,8 +140,9 @@ pub fn command_named(name: &str) -> clap::Command {
 }
 
 /// Applies kubectl's help layout to the root command and all its
-/// subcommands: about, examples (clap's `after_help`), usage, the command's
-/// own options, then `footer`. The global options, defined on the root and
+/// subcommands: about, examples (clap's `after_help`, copied into the
+/// template as it is, so that clap never wraps an example command across
+/// lines), usage, the command's own options, then `footer`. The global options, defined on the root and
 /// propagated by clap when it builds the command, are hidden from help (not
 /// from parsing or completion).
 fn with_help_layout(mut cmd: clap::Command, footer: &str) -> clap::Command {
@@ -157,10 +157,16 @@ fn with_help_layout(mut cmd: clap::Command, footer: &str) -> clap::Command {
 }
 
 fn with_help_template(cmd: clap::Command, footer: &str) -> clap::Command {
-    // clap writes `{after-help}` (the examples) after two newlines of its own.
-    let template = format!(
-        "{{about}}{{after-help}}\n\n{{usage-heading}} {{usage}}\n\n{{all-args}}\n\n{footer}"
-    );
+    // `{after-help}` would wrap the examples at the terminal's width, cutting
+    // long commands in two; the template's own text is written as it is.
+    // (Tags in braces are clap's: an example's `${fpath[1]}` is not one and
+    // stays as written; a test checks every example.)
+    let examples = cmd
+        .get_after_help()
+        .map(|h| format!("\n\n{h}"))
+        .unwrap_or_default();
+    let template =
+        format!("{{about}}{examples}\n\n{{usage-heading}} {{usage}}\n\n{{all-args}}\n\n{footer}");
     let mut cmd = cmd.help_template(template);
     let names: Vec<String> = cmd
         .get_subcommands()
@@ -191,7 +197,8 @@ pub fn main() -> ExitCode {
         return crate::complete::main(command_named("kubectl cozy"));
     }
     let name = display_name(args.first());
-    let matches = match command_named(&name).try_get_matches_from(&args) {
+    let cmd = command_named(&name).color(clap_color(&args));
+    let matches = match cmd.try_get_matches_from(&args) {
         Ok(m) => m,
         Err(err) => return print_clap_error(err),
     };
@@ -203,6 +210,22 @@ pub fn main() -> ExitCode {
     let verbosity = cli.global.verbosity;
     let (result, server) = run(cli, &name);
     error::report(result, server.as_deref(), verbosity)
+}
+
+/// `--no-color` turns off clap's colours too (its errors, usage and help),
+/// which clap decides before it parses: `NO_COLOR` it reads itself. Only
+/// words before `--` count, as for parsing.
+fn clap_color(args: &[OsString]) -> clap::ColorChoice {
+    let no_color = args
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--no-color");
+    if no_color {
+        clap::ColorChoice::Never
+    } else {
+        clap::ColorChoice::Auto
+    }
 }
 
 fn is_completer(argv0: Option<&OsString>) -> bool {
@@ -367,6 +390,90 @@ mod tests {
         let cli = Cli::from_arg_matches(&matches).unwrap();
         assert_eq!(cli.global.context.as_deref(), Some("dev"));
         assert_eq!(cli.global.namespace.as_deref(), Some("x"));
+    }
+
+    /// Regression: `-V/--version` was offered on every subcommand
+    /// (`kubectl cozy version --version` printed `kubectl cozy-version 0.1.0`).
+    #[test]
+    fn version_flag_is_the_roots_alone() {
+        let parse = |args: &[&str]| command_named("kubectl cozy").try_get_matches_from(args);
+        let err = parse(&["kubectl-cozy", "--version"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::DisplayVersion);
+        for sub in [&["version"][..], &["kinds", "list"], &["serve"]] {
+            let mut args = vec!["kubectl-cozy"];
+            args.extend(sub);
+            args.push("--version");
+            let err = parse(&args).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::UnknownArgument,
+                "{args:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_color_also_turns_off_claps_colours() {
+        let args = |words: &[&str]| -> Vec<OsString> { words.iter().map(OsString::from).collect() };
+        assert_eq!(
+            clap_color(&args(&["kubectl-cozy", "version", "--no-color", "--bad"])),
+            clap::ColorChoice::Never
+        );
+        assert_eq!(
+            clap_color(&args(&["kubectl-cozy", "--no-color", "--help"])),
+            clap::ColorChoice::Never
+        );
+        assert_eq!(
+            clap_color(&args(&["kubectl-cozy", "version"])),
+            clap::ColorChoice::Auto
+        );
+        assert_eq!(
+            clap_color(&args(&["kubectl-cozy", "serve", "--", "--no-color"])),
+            clap::ColorChoice::Auto
+        );
+    }
+
+    /// Regression: clap wrapped the examples at the terminal's width, so
+    /// `kinds scaffold --help` cut a command in two (`--format` /
+    /// `cozystack`). Every example line shows as written, however narrow
+    /// the terminal.
+    #[test]
+    fn examples_are_never_wrapped() {
+        fn walk(cmd: &mut clap::Command, path: &str, broken: &mut Vec<String>) {
+            if let Some(examples) = cmd.get_after_help().map(|h| h.to_string()) {
+                for long in [false, true] {
+                    let help = if long {
+                        cmd.render_long_help()
+                    } else {
+                        cmd.render_help()
+                    }
+                    .to_string();
+                    let lines: Vec<&str> = help.lines().collect();
+                    for line in examples.lines().filter(|l| !l.trim().is_empty()) {
+                        if !lines.contains(&line) {
+                            broken.push(format!("{path}: {line}"));
+                        }
+                    }
+                }
+            }
+            let names: Vec<String> = cmd
+                .get_subcommands()
+                .filter(|s| !s.is_hide_set())
+                .map(|s| s.get_name().to_owned())
+                .collect();
+            for name in names {
+                let sub = cmd.find_subcommand_mut(&name).expect("listed");
+                walk(sub, &format!("{path} {name}"), broken);
+            }
+        }
+        let mut cmd = command_named("kubectl cozy").term_width(40);
+        cmd.build();
+        let mut broken = Vec::new();
+        walk(&mut cmd, "kubectl cozy", &mut broken);
+        assert!(
+            broken.is_empty(),
+            "wrapped or missing example lines: {broken:#?}"
+        );
     }
 
     #[test]

@@ -16,6 +16,15 @@ use crate::doctor::requester::Requester;
 use crate::doctor::{self, Options, render};
 use crate::output::{self, OutputFormat, progress};
 
+/// The `-o` formats `doctor` prints its report in: all of them.
+pub const OUTPUT_FORMATS: &[OutputFormat] = &[
+    OutputFormat::Table,
+    OutputFormat::Wide,
+    OutputFormat::Json,
+    OutputFormat::Yaml,
+    OutputFormat::Name,
+];
+
 /// Arguments of `kubectl cozy doctor`.
 #[derive(Debug, Args)]
 #[command(
@@ -95,7 +104,7 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         (false, Some(ns)) => (ScopeKind::Namespace, Some(ns.clone())),
         (false, None) => (ScopeKind::Terminating, None),
     };
-    let format = ctx.output_or(OutputFormat::Table);
+    let format = ctx.output_in(OutputFormat::Table, OUTPUT_FORMATS, "doctor")?;
     let request_timeout = match global.request_timeout {
         Some(t) if t.is_zero() => Duration::from_secs(24 * 3600),
         Some(t) => t,

@@ -30,6 +30,11 @@ pub enum DryRun {
     Server,
 }
 
+/// The `-o` formats `install` prints (yaml, the default, is what `--apply`
+/// would send).
+pub const OUTPUT_FORMATS: &[OutputFormat] =
+    &[OutputFormat::Yaml, OutputFormat::Json, OutputFormat::Name];
+
 /// Arguments of `kubectl cozy install`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -94,15 +99,7 @@ pub struct InstallArgs {
 
 /// Runs `install`.
 pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
-    let format = ctx.output_or(OutputFormat::Yaml);
-    if !matches!(
-        format,
-        OutputFormat::Yaml | OutputFormat::Json | OutputFormat::Name
-    ) {
-        return Err(CliError::Usage(
-            "install prints -o yaml, -o json or -o name".into(),
-        ));
-    }
+    let format = ctx.output_in(OutputFormat::Yaml, OUTPUT_FORMATS, "install")?;
     if args.apply && args.dry_run == Some(DryRun::Client) {
         return Err(CliError::Usage(
             "--apply talks to the cluster: use --dry-run=server to check without storing, or drop --apply to print"

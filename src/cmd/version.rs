@@ -7,6 +7,11 @@ use serde::Serialize;
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::output::{self, OutputFormat};
 
+/// The `-o` formats `version` prints: kubectl's text (`table`, the default),
+/// `json` and `yaml`.
+pub const OUTPUT_FORMATS: &[OutputFormat] =
+    &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Yaml];
+
 /// Arguments of `kubectl cozy version`.
 #[derive(Debug, Args)]
 pub struct VersionArgs {
@@ -44,14 +49,7 @@ fn platform() -> String {
 
 /// Runs `version`.
 pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
-    if ctx
-        .global()
-        .output
-        .is_some_and(|f| !matches!(f, OutputFormat::Json | OutputFormat::Yaml))
-    {
-        // kubectl's words for the same mistake.
-        return Err(CliError::Usage("--output must be 'yaml' or 'json'".into()));
-    }
+    let format = ctx.output_in(OutputFormat::Table, OUTPUT_FORMATS, "version")?;
     let mut versions = Versions {
         client_version: ClientVersion {
             git_version: format!("v{}", env!("CARGO_PKG_VERSION")),
@@ -69,9 +67,9 @@ pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         versions.server_version = Some(info.clone());
     }
     let mut out = ctx.stdout();
-    let written = match ctx.global().output {
-        Some(OutputFormat::Json) => output::write_json(&mut out, &versions),
-        Some(OutputFormat::Yaml) => output::write_yaml(&mut out, &versions),
+    let written = match format {
+        OutputFormat::Json => output::write_json(&mut out, &versions),
+        OutputFormat::Yaml => output::write_yaml(&mut out, &versions),
         _ => {
             let mut text = format!("Client Version: {}\n", versions.client_version.git_version);
             if let Some(info) = &versions.server_version {

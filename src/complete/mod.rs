@@ -5,14 +5,22 @@
 //! final `:<cobra ShellCompDirective>` line.
 //!
 //! Candidates come from the clap definition (subcommands, flags, enumerated
-//! values) and from the kubeconfig (contexts, clusters, users). Later features
-//! plug dynamic sources into [`value_candidates`].
+//! values, the `-o` formats the command prints) and from the kubeconfig
+//! (contexts, clusters, users). A value completes file names only when it is
+//! a path (clap's `ValueHint::FilePath`, `DirPath`, `AnyPath`; a `PathBuf`
+//! argument is `AnyPath`); for any other value (a namespace, an image, a
+//! number) the shell is told not to offer files. As in cobra, the value of
+//! `--flag=value` completes bare (`json`, not `--output=json`): the shells'
+//! scripts keep the flag. [`for_completion`] is the clap definition as
+//! completion sees it, shared with `kubectl cozy completion`'s scripts.
+//! Later features plug dynamic sources into [`value_candidates`].
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Arg, ArgAction, ValueHint};
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap::{Arg, ArgAction, ValueEnum, ValueHint};
 
 use crate::kubeconfig::{self, Selection};
 
@@ -93,6 +101,9 @@ struct Position {
     command: clap::Command,
     /// The flag whose value is being typed, if any.
     pending_value: Option<Arg>,
+    /// A flag whose value is optional (`install --dry-run`) right before the
+    /// word being typed: that word may be its value or the next argument.
+    optional_value: Option<Arg>,
     /// Positional arguments already given to `command`.
     positionals: usize,
     /// Flags seen so far, for kubeconfig look-ups (`--kubeconfig`, `--context`).
@@ -103,51 +114,119 @@ struct Position {
 
 /// Completes `args` against `root`: the words after `kubectl cozy`, the last
 /// being the word under the cursor (possibly empty).
-pub fn complete(mut root: clap::Command, args: &[String]) -> Completions {
+pub fn complete(root: clap::Command, args: &[String]) -> Completions {
     let (typed, words) = match args.split_last() {
         Some((last, rest)) => (last.as_str(), rest),
         None => ("", &[][..]),
     };
-    root.build();
-    let pos = walk(root, words);
+    let pos = walk(for_completion(root), words);
 
     if let Some(arg) = &pos.pending_value {
         return filter(value_candidates(arg, &pos.selection), typed);
     }
-    if let Some((flag, value)) = typed.split_once('=')
-        && flag.starts_with("--")
-        && let Some(arg) = find_long(&pos.command, &flag[2..])
-    {
-        let mut values = filter(value_candidates(arg, &pos.selection), value);
-        for candidate in &mut values.candidates {
-            candidate.0 = format!("{flag}={}", candidate.0);
-        }
-        return values;
+    if pos.after_double_dash {
+        return filter(word_candidates(&pos), typed);
     }
-    if typed.starts_with('-') && !pos.after_double_dash {
+    // `--output=j` and `-o=j` complete to the bare value (`json`), as cobra
+    // answers: kubectl's bash, zsh and fish scripts complete what follows the
+    // `=` and keep the flag.
+    if let Some((flag, value)) = typed.split_once('=')
+        && let Some(arg) = find_flag(&pos.command, flag)
+        && takes_value(arg)
+    {
+        return filter(value_candidates(arg, &pos.selection), value);
+    }
+    if typed.starts_with('-') {
         return filter(flag_candidates(&pos.command), typed);
     }
-    let mut out = Completions::new(directive::NO_FILE_COMP);
-    for sub in pos.command.get_subcommands().filter(|s| !s.is_hide_set()) {
-        out.push(
-            sub.get_name(),
-            sub.get_about().map(|a| a.to_string()).unwrap_or_default(),
-        );
+    let words = word_candidates(&pos);
+    let Some(arg) = &pos.optional_value else {
+        return filter(words, typed);
+    };
+    // The word after a flag with an optional value is that value when it
+    // does not start with `-` (clap takes it so), or else the next argument:
+    // offer both.
+    let mut out = value_candidates(arg, &pos.selection);
+    if !words.candidates.is_empty() || words.directive != directive::NO_FILE_COMP {
+        out.directive = words.directive;
     }
-    if out.candidates.is_empty() {
-        // No subcommands: complete the next positional argument.
-        let positional = pos.command.get_positionals().nth(pos.positionals);
-        if let Some(arg) = positional {
-            return filter(value_candidates(arg, &pos.selection), typed);
+    out.candidates.extend(words.candidates);
+    filter(out, typed)
+}
+
+/// The subcommands of the command reached or, when it has none, what its
+/// next positional argument takes.
+fn word_candidates(pos: &Position) -> Completions {
+    let mut out = Completions::new(directive::NO_FILE_COMP);
+    if !pos.after_double_dash {
+        for sub in pos.command.get_subcommands().filter(|s| !s.is_hide_set()) {
+            out.push(
+                sub.get_name(),
+                sub.get_about().map(|a| a.to_string()).unwrap_or_default(),
+            );
         }
     }
-    filter(out, typed)
+    if out.candidates.is_empty()
+        && let Some(arg) = pos.command.get_positionals().nth(pos.positionals)
+    {
+        return value_candidates(arg, &pos.selection);
+    }
+    out
+}
+
+/// The clap definition as completion sees it, for the completer and for the
+/// standalone scripts alike: built (the global flags propagated to every
+/// subcommand); `-o` of each command offering only the formats it prints
+/// ([`crate::cmd::output_formats`]); every value that is neither a path nor
+/// enumerated marked [`ValueHint::Other`], which tells every shell not to
+/// offer file names.
+pub fn for_completion(mut root: clap::Command) -> clap::Command {
+    root.build();
+    narrow_output_formats(with_value_hints(root), &[])
+}
+
+fn with_value_hints(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| {
+        if arg.get_action().takes_values()
+            && arg.get_value_hint() == ValueHint::Unknown
+            && arg.get_possible_values().is_empty()
+        {
+            arg.value_hint(ValueHint::Other)
+        } else {
+            arg
+        }
+    })
+    .mut_subcommands(with_value_hints)
+}
+
+fn narrow_output_formats(cmd: clap::Command, path: &[String]) -> clap::Command {
+    let names: Vec<&str> = path.iter().map(String::as_str).collect();
+    let cmd = match crate::cmd::output_formats(&names) {
+        Some(formats) => cmd.mut_args(|arg| {
+            if arg.get_id() == "output" {
+                let values: Vec<PossibleValue> = formats
+                    .iter()
+                    .filter_map(ValueEnum::to_possible_value)
+                    .collect();
+                arg.value_parser(PossibleValuesParser::new(values))
+            } else {
+                arg
+            }
+        }),
+        None => cmd,
+    };
+    cmd.mut_subcommands(|sub| {
+        let mut sub_path = path.to_vec();
+        sub_path.push(sub.get_name().to_owned());
+        narrow_output_formats(sub, &sub_path)
+    })
 }
 
 fn walk(root: clap::Command, words: &[String]) -> Position {
     let mut pos = Position {
         command: root,
         pending_value: None,
+        optional_value: None,
         positionals: 0,
         selection: Selection::default(),
         after_double_dash: false,
@@ -183,6 +262,23 @@ fn walk(root: clap::Command, words: &[String]) -> Position {
             if takes_value(&arg) {
                 let value = match inline {
                     Some(v) => Some(v),
+                    // `--dry-run` alone: clap takes the next word as its value
+                    // only if it does not look like a flag, and never when the
+                    // value must follow `=`.
+                    None if value_is_optional(&arg) => {
+                        if arg.is_require_equals_set() {
+                            None
+                        } else {
+                            match iter.peek() {
+                                Some(next) if !next.starts_with('-') => iter.next().cloned(),
+                                Some(_) => None,
+                                None => {
+                                    pos.optional_value = Some(arg);
+                                    return pos;
+                                }
+                            }
+                        }
+                    }
                     None => match iter.next() {
                         Some(v) => Some(v.clone()),
                         None => {
@@ -226,6 +322,11 @@ fn takes_value(arg: &Arg) -> bool {
     matches!(arg.get_action(), ArgAction::Set | ArgAction::Append)
 }
 
+/// Whether the flag may be given without a value (`num_args = 0..=1`).
+fn value_is_optional(arg: &Arg) -> bool {
+    arg.get_num_args().is_some_and(|n| n.min_values() == 0)
+}
+
 fn find_long<'a>(cmd: &'a clap::Command, name: &str) -> Option<&'a Arg> {
     cmd.get_arguments().find(|a| {
         a.get_long() == Some(name) || a.get_all_aliases().is_some_and(|al| al.contains(&name))
@@ -234,6 +335,18 @@ fn find_long<'a>(cmd: &'a clap::Command, name: &str) -> Option<&'a Arg> {
 
 fn find_short(cmd: &clap::Command, c: char) -> Option<&Arg> {
     cmd.get_arguments().find(|a| a.get_short() == Some(c))
+}
+
+/// The flag spelled `--name` or `-c`.
+fn find_flag<'a>(cmd: &'a clap::Command, flag: &str) -> Option<&'a Arg> {
+    if let Some(long) = flag.strip_prefix("--") {
+        return find_long(cmd, long);
+    }
+    let mut chars = flag.strip_prefix('-')?.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => find_short(cmd, c),
+        _ => None,
+    }
 }
 
 fn flag_candidates(cmd: &clap::Command) -> Completions {
@@ -251,7 +364,8 @@ fn flag_candidates(cmd: &clap::Command) -> Completions {
 }
 
 /// Candidates for the value of `arg`: enumerated values, kubeconfig names,
-/// or a directive telling the shell to complete files or directories.
+/// or a directive: files for a path, directories for a directory, nothing
+/// (no file names) for any other value.
 pub fn value_candidates(arg: &Arg, selection: &Selection) -> Completions {
     let names = match arg.get_id().as_str() {
         "context" => Some(kubeconfig::context_names(selection)),
@@ -279,7 +393,7 @@ pub fn value_candidates(arg: &Arg, selection: &Selection) -> Completions {
     }
     match arg.get_value_hint() {
         ValueHint::DirPath => Completions::new(directive::FILTER_DIRS),
-        ValueHint::FilePath | ValueHint::AnyPath | ValueHint::Unknown => {
+        ValueHint::FilePath | ValueHint::AnyPath | ValueHint::ExecutablePath => {
             Completions::new(directive::DEFAULT)
         }
         _ => Completions::new(directive::NO_FILE_COMP),
@@ -296,6 +410,7 @@ fn filter(mut completions: Completions, typed: &str) -> Completions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::OutputFormat;
 
     fn values(args: &[&str]) -> (Vec<String>, u32) {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
@@ -339,14 +454,20 @@ mod tests {
             v.contains(&"-n".to_owned()) && v.contains(&"--namespace".to_owned()),
             "{v:?}"
         );
+        // --version is the root's alone.
+        assert!(v.contains(&"--version".to_owned()), "{v:?}");
+        let (v, _) = values(&["version", "-"]);
+        assert!(
+            !v.contains(&"--version".to_owned()) && !v.contains(&"-V".to_owned()),
+            "{v:?}"
+        );
     }
 
     #[test]
     fn flag_values() {
-        let (v, d) = values(&["version", "-o", ""]);
+        let (v, d) = values(&["kinds", "list", "-o", ""]);
         assert_eq!(v, ["table", "wide", "json", "yaml", "name"]);
         assert_eq!(d, directive::NO_FILE_COMP);
-        assert_eq!(values(&["version", "--output=j"]).0, ["--output=json"]);
         assert_eq!(values(&["--kubeconfig", ""]).1, directive::DEFAULT);
         assert_eq!(
             values(&["completion", "install", "--dir", ""]).1,
@@ -366,6 +487,163 @@ mod tests {
                 "help"
             ]
         );
+    }
+
+    /// cobra's protocol: `kubectl __complete get --output=j` answers `json`,
+    /// and kubectl's bash, zsh and fish scripts put the flag back. A
+    /// candidate `--output=json` became `--output=--output=json`.
+    #[test]
+    fn flag_equals_value_completes_bare_values() {
+        assert_eq!(
+            values(&["version", "--output=j"]),
+            (vec!["json".to_owned()], 4)
+        );
+        assert_eq!(values(&["version", "-o=y"]).0, ["yaml"]);
+        assert_eq!(values(&["install", "--dry-run="]).0, ["client", "server"]);
+        assert_eq!(values(&["install", "--dry-run=s"]).0, ["server"]);
+        // A path's value leaves it to the shell's file completion.
+        assert_eq!(
+            values(&["install", "--kinds=ex"]),
+            (Vec::new(), directive::DEFAULT)
+        );
+        // An unknown flag or a flag without a value: nothing.
+        assert_eq!(values(&["version", "--client=t"]).0, Vec::<String>::new());
+        assert_eq!(values(&["version", "--nope=t"]).0, Vec::<String>::new());
+    }
+
+    /// Files only where the value is a path: a namespace, an image, a
+    /// number or a duration is not.
+    #[test]
+    fn only_path_values_complete_files() {
+        for args in [
+            &["-n", ""][..],
+            &["--namespace", ""],
+            &["install", "--image", ""],
+            &["install", "--replicas", ""],
+            &["install", "--field-manager", ""],
+            &["--request-timeout", ""],
+            &["-v", ""],
+            &["serve", "--listen", ""],
+            &["serve", "--agent-image", ""],
+            &["kinds", "scaffold", "--kind", ""],
+            &["doctor", "--concurrency", ""],
+        ] {
+            assert_eq!(
+                values(args),
+                (Vec::new(), directive::NO_FILE_COMP),
+                "{args:?}"
+            );
+        }
+        for args in [
+            &["--kubeconfig", ""][..],
+            &["install", "--kinds", ""],
+            &["serve", "--kinds", ""],
+            &["serve", "--data", ""],
+            &["kinds", "scaffold", "--repo-index", ""],
+            &["kinds", "scaffold", ""],
+        ] {
+            assert_eq!(values(args), (Vec::new(), directive::DEFAULT), "{args:?}");
+        }
+        for args in [
+            &["serve", "--charts", ""][..],
+            &["serve", "--state-dir", ""],
+            &["kinds", "scaffold", "--out", ""],
+        ] {
+            assert_eq!(
+                values(args),
+                (Vec::new(), directive::FILTER_DIRS),
+                "{args:?}"
+            );
+        }
+    }
+
+    /// Every value that names a path (value name PATH, FILE, DIR, …) is
+    /// declared a path, so it keeps completing files.
+    #[test]
+    fn path_values_are_declared_paths() {
+        fn walk(cmd: &clap::Command, path: &str, wrong: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let names = arg.get_value_names().unwrap_or_default();
+                let looks_like_path = names
+                    .iter()
+                    .any(|n| ["PATH", "FILE", "DIR", "INDEX", "CHART"].contains(&n.as_str()));
+                let is_path = matches!(
+                    arg.get_value_hint(),
+                    ValueHint::FilePath | ValueHint::DirPath | ValueHint::AnyPath
+                );
+                if looks_like_path != is_path {
+                    wrong.push(format!("{path} --{}", arg.get_id()));
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), wrong);
+            }
+        }
+        let mut wrong = Vec::new();
+        let root = for_completion(crate::cli::command_named("kubectl cozy"));
+        walk(&root, "kubectl cozy", &mut wrong);
+        assert!(wrong.is_empty(), "{wrong:?}");
+    }
+
+    /// `install --dry-run`'s value is optional: a flag after it is a flag,
+    /// not its value.
+    #[test]
+    fn optional_values_do_not_swallow_the_next_flag() {
+        assert_eq!(
+            values(&["install", "--dry-run", "--kinds", ""]),
+            values(&["install", "--kinds", ""])
+        );
+        assert_eq!(
+            values(&["install", "--dry-run", "--kinds", ""]).1,
+            directive::DEFAULT
+        );
+        assert_eq!(
+            values(&["install", "--dry-run", "-o", ""]).0,
+            ["yaml", "json", "name"]
+        );
+        // A word that is not a flag is its value (as clap parses it).
+        assert_eq!(
+            values(&["install", "--dry-run", "server", "--kinds", ""]).1,
+            directive::DEFAULT
+        );
+        // Right after it: its values, or a flag.
+        assert_eq!(
+            values(&["install", "--dry-run", ""]),
+            (
+                vec!["client".to_owned(), "server".to_owned()],
+                directive::NO_FILE_COMP
+            )
+        );
+        assert!(values(&["install", "--dry-run", "--ki"]).0 == ["--kinds"]);
+    }
+
+    /// `-o` offers what the command prints (the list its own check uses).
+    #[test]
+    fn output_formats_are_the_commands_own() {
+        let names = |formats: &[OutputFormat]| -> Vec<String> {
+            formats.iter().map(|f| f.name().to_owned()).collect()
+        };
+        assert_eq!(
+            values(&["install", "-o", ""]).0,
+            names(crate::cmd::install::OUTPUT_FORMATS)
+        );
+        assert_eq!(values(&["install", "-o", ""]).0, ["yaml", "json", "name"]);
+        assert_eq!(
+            values(&["kinds", "scaffold", "--output", ""]).0,
+            ["yaml", "json"]
+        );
+        assert_eq!(values(&["version", "-o", ""]).0, ["table", "json", "yaml"]);
+        assert_eq!(values(&["serve", "-o", ""]).0, ["yaml", "json", "name"]);
+        assert_eq!(
+            values(&["doctor", "-o", ""]).0,
+            ["table", "wide", "json", "yaml", "name"]
+        );
+        // Before the command is known, every format.
+        assert_eq!(
+            values(&["-o", ""]).0,
+            ["table", "wide", "json", "yaml", "name"]
+        );
+        assert_eq!(values(&["kinds", "scaffold", "--output=j"]).0, ["json"]);
     }
 
     #[test]

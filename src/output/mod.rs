@@ -25,6 +25,29 @@ pub enum OutputFormat {
     Name,
 }
 
+impl OutputFormat {
+    /// The name `-o` takes, e.g. `json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Table => "table",
+            OutputFormat::Wide => "wide",
+            OutputFormat::Json => "json",
+            OutputFormat::Yaml => "yaml",
+            OutputFormat::Name => "name",
+        }
+    }
+}
+
+/// `formats` as an error message lists them: `-o yaml, -o json or -o name`.
+pub fn describe_formats(formats: &[OutputFormat]) -> String {
+    let names: Vec<String> = formats.iter().map(|f| format!("-o {}", f.name())).collect();
+    match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
 /// A table of rows under upper-case headers, printed the way `kubectl get` does.
 #[derive(Debug, Clone, Default)]
 pub struct Rows {
@@ -160,6 +183,21 @@ pub fn to_yaml<T: Serialize>(value: &T) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn format_names_are_what_o_takes() {
+        for format in OutputFormat::value_variants() {
+            assert_eq!(
+                format.to_possible_value().map(|v| v.get_name().to_owned()),
+                Some(format.name().to_owned())
+            );
+        }
+        assert_eq!(
+            describe_formats(&[OutputFormat::Yaml, OutputFormat::Json, OutputFormat::Name]),
+            "-o yaml, -o json or -o name"
+        );
+        assert_eq!(describe_formats(&[OutputFormat::Json]), "-o json");
+    }
 
     #[test]
     fn objects_print_as_yaml_documents_a_json_list_or_names() {

@@ -51,6 +51,36 @@ fn help_through_kubectl_plugin_discovery_says_kubectl_cozy() {
     );
 }
 
+/// `--no-color` turns off clap's colours (errors, usage, help) as NO_COLOR
+/// does; `CLICOLOR_FORCE=1` makes clap colour even into a pipe.
+#[test]
+fn no_color_turns_off_claps_colours_too() {
+    let escape = |out: &Output| out.stdout.contains(&0x1b) || out.stderr.contains(&0x1b);
+    for args in [&["version", "--bogus"][..], &["version", "--help"]] {
+        let out = run(cozy(args).env("CLICOLOR_FORCE", "1"));
+        assert!(escape(&out), "{args:?} is coloured by default: {out:?}");
+        let mut with = args.to_vec();
+        with.push("--no-color");
+        let out = run(cozy(&with).env("CLICOLOR_FORCE", "1"));
+        assert!(
+            !escape(&out),
+            "{with:?}: {}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        let out = run(cozy(args).env("CLICOLOR_FORCE", "1").env("NO_COLOR", "1"));
+        assert!(!escape(&out), "{args:?} with NO_COLOR");
+    }
+    // -V/--version is the root's alone.
+    let out = run(&mut cozy(&["version", "--version"]));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let out = run(&mut cozy(&["--version"]));
+    assert_eq!(
+        text(&out.stdout),
+        format!("kubectl cozy {}\n", env!("CARGO_PKG_VERSION"))
+    );
+}
+
 #[test]
 fn subcommand_help_names_the_plugin_too() {
     let out = run(&mut cozy(&["kinds", "list", "--help"]));
@@ -85,12 +115,12 @@ fn usage_errors_exit_2() {
     );
     let out = run(&mut cozy(&["version", "-o", "xml"]));
     assert_eq!(out.status.code(), Some(2));
-    // Formats version cannot print are refused in kubectl's words, not ignored.
-    for format in ["wide", "name", "table"] {
+    // Formats version cannot print are refused, not ignored.
+    for format in ["wide", "name"] {
         let out = run(&mut cozy(&["version", "--client", "-o", format]));
         assert_eq!(out.status.code(), Some(2), "-o {format}");
         assert!(
-            text(&out.stderr).contains("--output must be 'yaml' or 'json'"),
+            text(&out.stderr).contains(&format!("-o {format}: version prints")),
             "{}",
             text(&out.stderr)
         );

@@ -1,5 +1,7 @@
-//! Shell completion: committed scripts are current, and kubectl's plugin
-//! completion protocol works through the real kubectl.
+//! Shell completion: committed scripts are current and work in bash, zsh and
+//! fish; kubectl's plugin completion protocol works through the real kubectl
+//! and its own shell scripts; `completion install` and `uninstall`, also
+//! under a real krew across an upgrade.
 
 use std::path::Path;
 use std::process::Command;
@@ -7,7 +9,7 @@ use std::process::Command;
 use clap_complete::Shell;
 use kubectl_cozy::cmd::completion::{script, script_file_name};
 
-use crate::support::{bins, plane};
+use crate::support::{bins, plane, tools};
 
 #[test]
 fn committed_completion_scripts_are_current() {
@@ -74,6 +76,32 @@ fn completer_speaks_kubectls_protocol() {
     assert!(out.contains("yaml\t") && out.contains("wide\t"), "{out}");
     let out = completer(&["--kube"]);
     assert!(out.starts_with("--kubeconfig\t"), "{out}");
+    // As cobra answers `kubectl __complete get --output=j`: the bare value.
+    assert_eq!(completer(&["version", "--output=j"]), "json\tJSON\n:4\n");
+    // A namespace is not a file name.
+    assert_eq!(completer(&["-n", ""]), ":4\n");
+}
+
+/// The completer runs through any chain of links named
+/// `kubectl_complete-cozy` (kubectl runs it by its PATH name).
+#[test]
+fn completer_is_recognised_through_a_chain_of_links() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = dir.path().join("store");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&store).unwrap();
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::copy(bins::kubectl_cozy(), store.join("kubectl-cozy")).unwrap();
+    std::os::unix::fs::symlink(store.join("kubectl-cozy"), bin.join("kubectl-cozy")).unwrap();
+    std::os::unix::fs::symlink("kubectl-cozy", bin.join("kubectl_complete-cozy")).unwrap();
+    let out = Command::new(bin.join("kubectl_complete-cozy"))
+        .args(["kinds", "sc"])
+        .output()
+        .expect("run the completer");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "scaffold\tTurn a Helm chart into a kind definition\n:4\n"
+    );
 }
 
 #[test]
@@ -92,6 +120,70 @@ fn kubectl_completes_the_plugin() {
     assert!(out.lines().any(|l| l.starts_with("kinds")), "{out}");
     let out = kubectl(&["__complete", "cozy", "kinds", ""]);
     assert!(out.lines().any(|l| l.starts_with("scaffold")), "{out}");
+    // kubectl answers `kubectl __complete get --output=j` with `json`; the
+    // plugin's answer must be the same shape.
+    let own = kubectl(&["__complete", "get", "--output=j"]);
+    assert!(own.lines().any(|l| l == "json"), "{own}");
+    let out = kubectl(&["__complete", "cozy", "version", "--output=j"]);
+    assert!(out.starts_with("json\t"), "{out}");
+    let out = kubectl(&["__complete", "cozy", "install", "--dry-run="]);
+    let values: Vec<&str> = out.lines().map(|l| l.split('\t').next().unwrap()).collect();
+    assert_eq!(values, ["client", "server", ":4"], "{out}");
+}
+
+/// Where kubectl's own completion scripts (which speak cobra's protocol)
+/// are available: `kubectl cozy version --output=j<TAB>` completes `json`.
+/// The candidate `--output=json` completed nothing in bash and zsh and
+/// `--output=--output=json` in fish.
+#[test]
+fn kubectls_shell_scripts_complete_flag_equals_values() {
+    let bin_dir = plane::binaries().expect("control plane binaries");
+    let path = bins::plugin_path(&[&bin_dir]);
+    let bash_completion = Path::new("/usr/share/bash-completion/bash_completion");
+    if bash_completion.is_file() {
+        // kubectl's bash script needs bash-completion; COMP_WORDS as bash
+        // splits `--output=j` (at `=`, which is in COMP_WORDBREAKS).
+        let program = format!(
+            "source {}\n\
+             source <(kubectl completion bash)\n\
+             COMP_WORDS=(kubectl cozy version --output = j)\n\
+             COMP_CWORD=5\n\
+             COMP_LINE='kubectl cozy version --output=j'\n\
+             COMP_POINT=${{#COMP_LINE}}\n\
+             __start_kubectl kubectl j =\n\
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+            bash_completion.display()
+        );
+        let out = Command::new("bash")
+            .args(["--norc", "--noprofile", "-c", &program])
+            .env("PATH", &path)
+            .env("HOME", "/nonexistent-home")
+            .output()
+            .expect("run bash");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "json\n",
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    } else {
+        eprintln!("skipping kubectl's bash script: bash-completion is not installed");
+    }
+    if let Some(fish) = shell("fish") {
+        let out = Command::new(fish)
+            .args(["--no-config", "-c"])
+            .arg("kubectl completion fish | source; complete -C 'kubectl cozy version --output=j'")
+            .env("PATH", &path)
+            .env("HOME", "/nonexistent-home")
+            .output()
+            .expect("run fish");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "--output=json\tJSON\n",
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 #[test]
@@ -113,6 +205,46 @@ fn completion_install_links_the_completer() {
         .output()
         .expect("run installed completer");
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("scaffold\t"));
+}
+
+/// Regression: "installed …; kubectl cozy <TAB> now completes" and then,
+/// on the same stdout, a warning that kubectl would not find it. Off PATH:
+/// what was done on stdout, the warning (what to add to PATH) on stderr.
+#[test]
+fn completion_install_off_path_warns_on_stderr_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(bins::kubectl_cozy())
+        .args(["completion", "install", "--dir"])
+        .arg(dir.path())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("run");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(stdout.starts_with("installed "), "{stdout}");
+    assert!(!stdout.contains("completes"), "{stdout}");
+    assert!(!stdout.contains("warning"), "{stdout}");
+    assert!(
+        stderr.starts_with("warning: ") && stderr.contains("is not on PATH"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("export PATH=\"{}:$PATH\"", dir.path().display())),
+        "{stderr}"
+    );
+
+    let out = Command::new(bins::kubectl_cozy())
+        .args(["completion", "uninstall", "--dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.starts_with("removed "), "{stdout}");
+    assert!(!dir.path().join("kubectl_complete-cozy").exists());
 }
 
 /// Completes `words` (the last one is being typed) by running the committed
@@ -180,6 +312,33 @@ fn bash_script_completes_subcommands_and_flag_values() {
     assert_eq!(flags, ["--standalone"]);
 }
 
+/// `--output=j<TAB>`: bash splits the word at `=`, so the word before `j`
+/// is `=`; the script completed nothing (then file names). And values that
+/// are not paths offered file names.
+#[test]
+fn bash_script_completes_flag_equals_values_and_no_files_for_names() {
+    let values = bash_complete(&["kubectl-cozy", "version", "--output", "=", "j"]);
+    assert_eq!(values, ["json"]);
+    let values = bash_complete(&["kubectl-cozy", "install", "--dry-run", "=", "s"]);
+    assert_eq!(values, ["server"]);
+    let values = bash_complete(&["kubectl-cozy", "install", "-o", ""]);
+    assert_eq!(values, ["yaml", "json", "name"]);
+    // The test runs in the crate's directory, which holds files: none of
+    // them is offered for a namespace or an image.
+    for words in [
+        &["kubectl-cozy", "install", "--namespace", "C"][..],
+        &["kubectl-cozy", "install", "--image", "C"],
+    ] {
+        let values = bash_complete(words);
+        assert!(
+            !values.iter().any(|v| v.starts_with("Cargo")),
+            "{words:?}: {values:?}"
+        );
+    }
+    let files = bash_complete(&["kubectl-cozy", "install", "--kinds", "Cargo.t"]);
+    assert_eq!(files, ["Cargo.toml"]);
+}
+
 /// A shell the test needs, or `None` (with a note) where it is not installed
 /// and `COZY_REQUIRE_SHELLS` is unset; `.ci/run` installs them and sets it.
 fn shell(name: &str) -> Option<std::path::PathBuf> {
@@ -229,6 +388,29 @@ fn fish_script_completes_subcommands_and_flag_values() {
     assert!(!top.contains(&"tunnel-agent".to_owned()), "hidden: {top:?}");
     let output = complete("kubectl-cozy doctor -o ");
     assert!(output.contains(&"json".to_owned()), "{output:?}");
+    // fish keeps `--flag=` itself; values that are not paths offer no files.
+    assert_eq!(
+        complete("kubectl-cozy version --output=j"),
+        ["--output=json"]
+    );
+    assert_eq!(
+        complete("kubectl-cozy install -o "),
+        ["json", "name", "yaml"]
+    );
+    assert_eq!(
+        complete("kubectl-cozy install --image=C"),
+        Vec::<String>::new()
+    );
+    assert_eq!(complete("kubectl-cozy -n C"), Vec::<String>::new());
+    // A global option's value before the subcommand: its values, not files.
+    assert_eq!(
+        complete("kubectl-cozy -o "),
+        ["json", "name", "table", "wide", "yaml"]
+    );
+    assert_eq!(
+        complete("kubectl-cozy install --kinds Cargo.t"),
+        ["Cargo.toml"]
+    );
 }
 
 #[test]
@@ -257,18 +439,27 @@ fn zsh_script_defines_its_completion_function() {
 
 /// Regression (issue 16 §6): under krew the binary lives in krew's store and
 /// `$KREW_ROOT/bin` holds a symlink to it; `completion install` must link the
-/// completer where kubectl looks (the PATH directory), not into the store.
+/// completer where kubectl looks (the PATH directory), not into the store,
+/// and to krew's link, not to the store's binary, which an upgrade deletes.
 #[test]
-fn completion_install_under_krew_layout_reaches_kubectl() {
+fn completion_install_under_krew_layout_reaches_kubectl_and_survives_an_upgrade() {
     let bin_dir = plane::binaries().expect("control plane binaries");
     let root = tempfile::tempdir().expect("tempdir");
-    let store = root.path().join("store/cozy/v0.1.0");
+    let store = |version: &str| root.path().join("store/cozy").join(version);
     let krew_bin = root.path().join("bin");
-    std::fs::create_dir_all(&store).unwrap();
+    std::fs::create_dir_all(store("v0.1.0")).unwrap();
     std::fs::create_dir_all(&krew_bin).unwrap();
-    std::fs::copy(bins::kubectl_cozy(), store.join("kubectl-cozy")).unwrap();
-    std::fs::copy(bins::kubectl_cozy(), store.join("kubectl_complete-cozy")).unwrap();
-    std::os::unix::fs::symlink(store.join("kubectl-cozy"), krew_bin.join("kubectl-cozy")).unwrap();
+    std::fs::copy(bins::kubectl_cozy(), store("v0.1.0").join("kubectl-cozy")).unwrap();
+    std::fs::copy(
+        bins::kubectl_cozy(),
+        store("v0.1.0").join("kubectl_complete-cozy"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        store("v0.1.0").join("kubectl-cozy"),
+        krew_bin.join("kubectl-cozy"),
+    )
+    .unwrap();
     let path = std::env::join_paths([krew_bin.as_path(), Path::new("/usr/bin"), Path::new("/bin")])
         .unwrap();
 
@@ -284,18 +475,236 @@ fn completion_install_under_krew_layout_reaches_kubectl() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.starts_with("installed"), "{stdout}");
-    assert!(!stdout.contains("warning"), "{stdout}");
-    assert!(krew_bin.join("kubectl_complete-cozy").exists());
+    assert!(stdout.contains("now completes"), "{stdout}");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_link(krew_bin.join("kubectl_complete-cozy")).unwrap(),
+        Path::new("kubectl-cozy")
+    );
 
-    let out = Command::new(bin_dir.join("kubectl"))
-        .args(["__complete", "cozy", "kinds", ""])
-        .env("PATH", &path)
-        .env("HOME", "/nonexistent-home")
-        .output()
-        .expect("run kubectl __complete");
-    let completions = String::from_utf8_lossy(&out.stdout);
+    let complete_kinds = || {
+        let out = Command::new(bin_dir.join("kubectl"))
+            .args(["__complete", "cozy", "kinds", ""])
+            .env("PATH", &path)
+            .env("HOME", "/nonexistent-home")
+            .output()
+            .expect("run kubectl __complete");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let completions = complete_kinds();
     assert!(
         completions.lines().any(|l| l.starts_with("scaffold")),
         "{completions}"
     );
+
+    // What `kubectl krew upgrade` does to the layout: the new version in
+    // the store, bin/'s link re-pointed, the old version deleted.
+    std::fs::create_dir_all(store("v0.1.1")).unwrap();
+    std::fs::copy(bins::kubectl_cozy(), store("v0.1.1").join("kubectl-cozy")).unwrap();
+    std::fs::remove_file(krew_bin.join("kubectl-cozy")).unwrap();
+    std::os::unix::fs::symlink(
+        store("v0.1.1").join("kubectl-cozy"),
+        krew_bin.join("kubectl-cozy"),
+    )
+    .unwrap();
+    std::fs::remove_dir_all(store("v0.1.0")).unwrap();
+    let completions = complete_kinds();
+    assert!(
+        completions.lines().any(|l| l.starts_with("scaffold")),
+        "after an upgrade: {completions}"
+    );
+}
+
+/// The whole life of the completer under a real krew (sigs.k8s.io/krew
+/// v0.4.3 from the test tools, its index a local git repository, the archive
+/// served over loopback): install, `completion install`, `kubectl krew
+/// upgrade` (which deletes the old version's store directory: the
+/// completer must keep working), `completion uninstall`, `kubectl krew
+/// uninstall` — after which `KREW_ROOT` is as it was.
+#[test]
+fn under_krew_the_completer_survives_an_upgrade_and_uninstalls() {
+    use sha2::{Digest, Sha256};
+
+    use crate::support::krew::{serve_file, tree};
+
+    let kubectl = plane::binaries()
+        .expect("control plane binaries")
+        .join("kubectl");
+    let tools = tools::tools_dir().expect("the Go test tools");
+    let root = tempfile::tempdir().expect("tempdir");
+    let (krew_root, home) = (root.path().join("krew"), root.path().join("home"));
+    let krew_bin = krew_root.join("bin");
+    std::fs::create_dir_all(&home).unwrap();
+
+    // The plugin's archive, as the release ships it (the binaries built for
+    // this test run).
+    let pkg = root.path().join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::copy(bins::kubectl_cozy(), pkg.join("kubectl-cozy")).unwrap();
+    std::fs::copy(
+        bins::kubectl_complete_cozy(),
+        pkg.join("kubectl_complete-cozy"),
+    )
+    .unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("LICENSE"),
+        pkg.join("LICENSE"),
+    )
+    .unwrap();
+    let archive = root.path().join("cozy.tar.gz");
+    let out = Command::new("tar")
+        .arg("-czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(&pkg)
+        .args(["kubectl-cozy", "kubectl_complete-cozy", "LICENSE"])
+        .output()
+        .expect("run tar");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sha: String = Sha256::digest(std::fs::read(&archive).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let uri = format!("{}/cozy.tar.gz", serve_file(archive.clone()));
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    let manifest = |version: &str| {
+        format!(
+            "apiVersion: krew.googlecontainertools.github.com/v1alpha2\n\
+             kind: Plugin\n\
+             metadata: {{name: cozy}}\n\
+             spec:\n  \
+               version: {version}\n  \
+               homepage: https://example.invalid/kubectl-cozy\n  \
+               shortDescription: kubectl-cozy, for the completion tests\n  \
+               description: kubectl-cozy, for the completion tests\n  \
+               platforms:\n  \
+               - selector:\n      \
+                   matchLabels: {{os: {os}, arch: {arch}}}\n    \
+                 uri: {uri}\n    \
+                 sha256: {sha}\n    \
+                 files:\n    \
+                 - {{from: kubectl-cozy, to: .}}\n    \
+                 - {{from: kubectl_complete-cozy, to: .}}\n    \
+                 - {{from: LICENSE, to: .}}\n    \
+                 bin: kubectl-cozy\n",
+            os = std::env::consts::OS,
+        )
+    };
+    // The index krew updates from: a local git repository.
+    let index = root.path().join("krew-index");
+    std::fs::create_dir_all(index.join("plugins")).unwrap();
+    let publish = |version: &str| {
+        std::fs::write(index.join("plugins/cozy.yaml"), manifest(version)).unwrap();
+        for args in [
+            &["init", "-q"][..],
+            &["add", "plugins"],
+            &[
+                "-c",
+                "user.name=test",
+                "-c",
+                "user.email=test@example.invalid",
+                "commit",
+                "-qm",
+                version,
+            ],
+        ] {
+            let out = Command::new("git")
+                .args(args)
+                .current_dir(&index)
+                .env("HOME", &home)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .expect("run git");
+            assert!(
+                out.status.success(),
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    };
+    let path = std::env::join_paths([
+        krew_bin.as_path(),
+        tools.as_path(),
+        kubectl.parent().unwrap(),
+        Path::new("/usr/bin"),
+        Path::new("/bin"),
+    ])
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(&kubectl)
+            .args(args)
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", &home)
+            .env("KREW_ROOT", &krew_root)
+            .env("KREW_NO_UPGRADE_CHECK", "1")
+            .env("KREW_DEFAULT_INDEX_URI", &index)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run kubectl");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "kubectl {args:?}: {text}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let kinds = || -> Vec<String> {
+        run(&["__complete", "cozy", "kinds", ""])
+            .lines()
+            .map(|l| l.split('\t').next().unwrap_or_default().to_owned())
+            .collect()
+    };
+
+    // What krew keeps, but for the index (which each update changes).
+    let krew_tree = || -> Vec<String> {
+        tree(&krew_root)
+            .into_iter()
+            .filter(|entry| !entry[2..].starts_with("index"))
+            .collect()
+    };
+
+    publish("v0.1.0");
+    run(&["krew", "update"]);
+    let before = krew_tree();
+    run(&["krew", "install", "cozy"]);
+    let message = run(&["cozy", "completion", "install"]);
+    let completer = krew_bin.join("kubectl_complete-cozy");
+    assert_eq!(
+        message.trim_end(),
+        format!(
+            "installed {} -> kubectl-cozy; kubectl cozy <TAB> now completes",
+            completer.display()
+        )
+    );
+    assert_eq!(kinds(), ["list", "scaffold", ":4"]);
+
+    publish("v0.1.1");
+    run(&["krew", "update"]);
+    run(&["krew", "upgrade", "cozy"]);
+    assert!(!krew_root.join("store/cozy/v0.1.0").exists());
+    assert!(krew_root.join("store/cozy/v0.1.1/kubectl-cozy").is_file());
+    assert_eq!(kinds(), ["list", "scaffold", ":4"], "after the upgrade");
+
+    // Before `krew uninstall`: the plugin removes its own link.
+    let message = run(&["cozy", "completion", "uninstall"]);
+    assert_eq!(
+        message.trim_end(),
+        format!("removed {} (a link to kubectl-cozy)", completer.display())
+    );
+    run(&["krew", "uninstall", "cozy"]);
+    assert_eq!(krew_tree(), before, "krew's root is as before the install");
 }

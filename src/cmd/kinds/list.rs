@@ -12,6 +12,15 @@ use crate::kinds::definition::{DEFAULT_GROUP, KindDefinition, ResolvedKind};
 use crate::kinds::{application_definitions, load};
 use crate::output::{self, OutputFormat, Rows};
 
+/// The `-o` formats `kinds list` prints: all of them.
+pub const OUTPUT_FORMATS: &[OutputFormat] = &[
+    OutputFormat::Table,
+    OutputFormat::Wide,
+    OutputFormat::Json,
+    OutputFormat::Yaml,
+    OutputFormat::Name,
+];
+
 /// Arguments of `kubectl cozy kinds list`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -91,6 +100,7 @@ impl Listed {
 
 /// Runs `kinds list`.
 pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
+    let format = ctx.output_in(OutputFormat::Table, OUTPUT_FORMATS, "kinds list")?;
     let (listed, warnings) = match &args.kinds {
         Some(path) => {
             let loaded =
@@ -117,7 +127,7 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         kind: "List",
         items: &listed,
     };
-    let written = match ctx.output_or(OutputFormat::Table) {
+    let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &document),
         OutputFormat::Yaml => output::write_yaml(&mut out, &document),
         OutputFormat::Name => {

@@ -15,6 +15,9 @@ use crate::kinds::definition::ObjectRef;
 use crate::kinds::scaffold::{ScaffoldOptions, scaffold};
 use crate::output::{self, OutputFormat};
 
+/// The `-o` formats `kinds scaffold` writes a definition in.
+pub const OUTPUT_FORMATS: &[OutputFormat] = &[OutputFormat::Yaml, OutputFormat::Json];
+
 /// Arguments of `kubectl cozy kinds scaffold`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
@@ -168,15 +171,7 @@ pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> 
             .map(|r| parse_ref("--chart-ref", r))
             .transpose()?,
     };
-    let output_format = match ctx.output_or(OutputFormat::Yaml) {
-        f @ (OutputFormat::Yaml | OutputFormat::Json) => f,
-        other => {
-            return Err(CliError::Usage(format!(
-                "-o {}: kinds scaffold writes yaml or json",
-                format!("{other:?}").to_lowercase()
-            )));
-        }
-    };
+    let output_format = ctx.output_in(OutputFormat::Yaml, OUTPUT_FORMATS, "kinds scaffold")?;
 
     let loaded = tokio::task::spawn_blocking(move || chart::load(&source))
         .await

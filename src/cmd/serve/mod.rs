@@ -40,7 +40,13 @@ pub use args::{RouteArg, ServeArgs};
 
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::{KindSource, Registry};
+use crate::output::OutputFormat;
 use args::{kind_source, route_of};
+
+/// The `-o` formats of what `serve --dry-run` and `--print-rbac` print
+/// (objects; the serving itself takes no `-o`).
+pub const OUTPUT_FORMATS: &[OutputFormat] =
+    &[OutputFormat::Yaml, OutputFormat::Json, OutputFormat::Name];
 
 /// Runs `serve`.
 pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
@@ -90,7 +96,6 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
 /// kubectl's `-n` and `-o` mean something only for some of serve's modes;
 /// elsewhere they are refused rather than ignored.
 fn check_global_flags(args: &ServeArgs, ctx: &Ctx) -> Result<(), CliError> {
-    use crate::output::OutputFormat;
     if ctx.global().namespace.is_some() {
         return Err(CliError::Usage(
             "serve takes no -n/--namespace: it serves every namespace, and a session's own objects go in \
@@ -100,10 +105,16 @@ fn check_global_flags(args: &ServeArgs, ctx: &Ctx) -> Result<(), CliError> {
     }
     match ctx.global().output {
         None => Ok(()),
-        Some(OutputFormat::Table | OutputFormat::Wide) if args.dry_run || args.print_rbac => Err(
-            CliError::Usage("--dry-run and --print-rbac print -o yaml, -o json or -o name".into()),
-        ),
-        Some(_) if args.dry_run || args.print_rbac => Ok(()),
+        Some(format) if args.dry_run || args.print_rbac => {
+            if OUTPUT_FORMATS.contains(&format) {
+                Ok(())
+            } else {
+                Err(CliError::Usage(format!(
+                    "--dry-run and --print-rbac print {}",
+                    crate::output::describe_formats(OUTPUT_FORMATS)
+                )))
+            }
+        }
         Some(_) => Err(CliError::Usage(
             "-o applies to --dry-run and --print-rbac only".into(),
         )),

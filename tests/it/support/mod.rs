@@ -3,7 +3,8 @@
 //! serializes tests which change cluster-wide state, the Go test tools, a
 //! local echo server that stands in for a pod's container, `serve` as a
 //! process, the container runtimes of its tunnel agent and of `install`'s
-//! server pods, and `serve --standalone` with kubectl pointed at it.
+//! server pods, `serve --standalone` with kubectl pointed at it, and krew's
+//! plugin archives served over loopback.
 
 #![allow(dead_code, reason = "helpers for tests of later features")]
 
@@ -12,6 +13,7 @@ pub mod aggregated;
 pub mod bins;
 pub mod echo;
 pub mod install;
+pub mod krew;
 pub mod node;
 pub mod plane;
 pub mod private_plane;
