@@ -200,11 +200,17 @@ pub(crate) fn scaffold(
             ..ReleaseSpec::default()
         },
     };
-    // Check it the way it will be loaded, so a bad override fails here.
+    // Check it the way it will be loaded and served (the schema and its CEL
+    // rules compiled), so a bad override or rule fails here.
     definition
         .clone()
         .resolve(origin)
         .map_err(|problems| ScaffoldError::Invalid { problems })?;
+    schema::CompiledSchema::new(&definition.open_api_schema).map_err(|e| {
+        ScaffoldError::Invalid {
+            problems: vec![format!("openAPISchema: {e}")],
+        }
+    })?;
     Ok(Scaffolded {
         definition,
         warnings,

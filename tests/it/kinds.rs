@@ -178,6 +178,63 @@ fn broken_definitions_name_file_and_line() {
     assert!(stderr.contains("b.yaml:"), "{stderr}");
 }
 
+/// `kinds list --kinds` loads as `serve` does: a CEL rule that does not
+/// compile fails the list with serve's message (file, JSON pointer, the
+/// compiler's line and column), and load warnings show at -v 0.
+#[test]
+fn list_loads_kinds_as_serve_does() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("queue.yaml"),
+        "kind: Queue
+openAPISchema:
+  type: object
+  properties:
+    replicas:
+      type: integer
+      x-kubernetes-validations:
+      - rule: self >
+        message: broken
+release: {chartRef: {kind: A, name: b}}
+",
+    )
+    .unwrap();
+    let out = cozy(&["kinds", "list", "--kinds", dir.path().to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(
+        stderr.contains("queue.yaml:1: openAPISchema: /properties/replicas/x-kubernetes-validations/0/rule: compilation failed: ERROR: <input>:1:7: Syntax error"),
+        "{stderr}"
+    );
+
+    // Two kinds sharing a release prefix: listed, and the warning shows
+    // without -v.
+    let dir = tempfile::tempdir().unwrap();
+    for kind in ["Queue", "Topic"] {
+        std::fs::write(
+            dir.path().join(format!("{}.yaml", kind.to_lowercase())),
+            format!(
+                "kind: {kind}
+openAPISchema: {{type: object}}
+release:
+  prefix: msg-
+  chartRef: {{kind: A, name: b}}
+"
+            ),
+        )
+        .unwrap();
+    }
+    let out = cozy(&["kinds", "list", "--kinds", dir.path().to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(text(&out.stdout).contains("Topic"), "{}", text(&out.stdout));
+    assert!(
+        stderr.contains("release prefix \"msg-\" is shared by Queue"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn scaffold_writes_files_and_formats() {
     let dir = tempfile::tempdir().unwrap();
@@ -500,6 +557,36 @@ fn scaffold_bad_input_writes_nothing() {
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("values.schema.json:3:"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // A CEL rule that does not compile: serve would refuse the kind.
+    let bad_rule = work.path().join("badrule");
+    std::fs::create_dir(&bad_rule).unwrap();
+    std::fs::write(
+        bad_rule.join("Chart.yaml"),
+        "apiVersion: v2\nname: queue\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        bad_rule.join("values.schema.json"),
+        r#"{"type": "object", "properties": {"replicas": {"type": "integer",
+  "x-kubernetes-validations": [{"rule": "self %", "message": "broken"}]}}}"#,
+    )
+    .unwrap();
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        bad_rule.to_str().unwrap(),
+        "--out",
+        &out_path,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(
+            "openAPISchema: /properties/replicas/x-kubernetes-validations/0/rule: compilation failed"
+        ),
         "{}",
         text(&out.stderr)
     );

@@ -1,5 +1,6 @@
 //! `kubectl cozy kinds list`: the kinds a definition set serves (`--kinds
-//! PATH`), or the kinds a live cluster serves in a group (discovery, enriched
+//! PATH`, loaded and checked as `serve` loads them, CEL rules compiled, its
+//! warnings logged), or the kinds a live cluster serves in a group (discovery, enriched
 //! with ApplicationDefinitions where the cluster has them).
 
 use std::path::PathBuf;
@@ -9,7 +10,7 @@ use serde::Serialize;
 
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::definition::{DEFAULT_GROUP, KindDefinition, ResolvedKind};
-use crate::kinds::{application_definitions, load};
+use crate::kinds::{Snapshot, application_definitions, load};
 use crate::output::{self, OutputFormat, Rows};
 
 /// Arguments of `kubectl cozy kinds list`.
@@ -93,23 +94,25 @@ impl Listed {
 pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let (listed, warnings) = match &args.kinds {
         Some(path) => {
-            let loaded =
-                load::load_path(path).map_err(|e| CliError::other("load kind definitions", e))?;
+            // As `serve` loads them: schemas and CEL rules compiled, so that
+            // what lists here also serves.
+            let snapshot = load::load_path(path)
+                .and_then(Snapshot::build)
+                .map_err(|e| CliError::other("load kind definitions", e))?;
             (
-                loaded
-                    .kinds
+                snapshot
+                    .kinds()
                     .iter()
-                    .map(Listed::from_resolved)
+                    .map(|k| Listed::from_resolved(&k.resolved))
                     .collect::<Vec<_>>(),
-                loaded.warnings,
+                snapshot.warnings().to_vec(),
             )
         }
         None => (from_cluster(ctx, &args.group).await?, Vec::new()),
     };
-    if ctx.global().verbosity > 0 {
-        for w in &warnings {
-            tracing::warn!("{w}");
-        }
+    // At -v 0 too, as `serve` logs them.
+    for w in &warnings {
+        tracing::warn!("{w}");
     }
     let mut out = ctx.stdout();
     let document = ListDocument {
