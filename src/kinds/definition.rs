@@ -259,6 +259,12 @@ impl KindDefinition {
                 "kind: {:?} must be UpperCamelCase letters and digits (e.g. Postgres)",
                 self.kind
             ));
+        } else if self.kind == "List" {
+            problems.push(
+                "kind: \"List\" is the kind of lists of objects (`kind: List` documents, as `kubectl get -o yaml` \
+                 prints them), which kubectl and these loaders read as a list, not as one object: choose another kind"
+                    .to_owned(),
+            );
         }
         for (field, value) in [("singular", &self.singular), ("plural", &self.plural)] {
             if let Some(why) = dns1035_problem(value) {

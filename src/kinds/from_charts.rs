@@ -46,6 +46,7 @@ pub(crate) fn chart_sources(dir: &Path) -> Result<Vec<ChartSource>, LoadError> {
     if sources.is_empty() {
         return Err(LoadError::Empty {
             path: dir.to_owned(),
+            found: "no chart directories (with a Chart.yaml) or packaged charts (.tgz)".to_owned(),
         });
     }
     Ok(sources)

@@ -296,6 +296,89 @@ fn scaffold_writes_files_and_formats() {
     );
 }
 
+/// A chart written for a test: `Chart.yaml` and a Cozystack-style
+/// `values.yaml`.
+fn write_chart(dir: &Path, name: &str, description: &str) -> PathBuf {
+    let chart = dir.join(name);
+    std::fs::create_dir_all(&chart).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        format!("apiVersion: v2\nname: {name}\ndescription: {description}\nversion: 0.2.0\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("values.yaml"),
+        "## @param replicas Number of replicas\nreplicas: 2\n## @param size Persistent volume size\nsize: 10Gi\n",
+    )
+    .unwrap();
+    chart
+}
+
+/// Kinds scaffold refuses names it could not serve or load back, and
+/// says how to choose another when the name came from the chart.
+#[test]
+fn scaffold_refuses_kind_names_it_cannot_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let out_path = out_dir.to_str().unwrap();
+    let todo = write_chart(dir.path(), "todo", "A to-do list service");
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        todo.to_str().unwrap(),
+        "--kind",
+        "List",
+        "--out",
+        out_path,
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("kind: \"List\" is the kind of lists of objects"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--kind, or with"), "{stderr}");
+
+    // Named from the chart: the hint says where the name came from.
+    let list = write_chart(dir.path(), "list", "Shopping lists");
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        list.to_str().unwrap(),
+        "--out",
+        out_path,
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "kind: \"List\" is the kind of lists of objects (`kind: List` documents, as `kubectl get -o yaml` \
+             prints them), which kubectl and these loaders read as a list, not as one object: choose another kind; \
+             the kind comes from the chart (the chart name with each word capitalized): name it with --kind, or \
+             with the kubectl-cozy.io/kind annotation in Chart.yaml"
+        ),
+        "{stderr}"
+    );
+    let lives = write_chart(dir.path(), "9lives", "Cats");
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        lives.to_str().unwrap(),
+        "--out",
+        out_path,
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "kind: \"9lives\" must be UpperCamelCase letters and digits (e.g. Postgres); the kind comes from \
+             the chart (the chart name with each word capitalized): name it with --kind"
+        ),
+        "{stderr}"
+    );
+    assert!(!out_dir.exists(), "refused scaffolds wrote files");
+}
+
 #[test]
 fn scaffold_from_packaged_chart_and_repo_index() {
     let dir = tempfile::tempdir().unwrap();
