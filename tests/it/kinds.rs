@@ -266,6 +266,15 @@ fn scaffold_writes_files_and_formats() {
         "json",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // What an ApplicationDefinition cannot hold is named, field by field.
+    let stderr = text(&out.stderr);
+    for dropped in [
+        "warning: --format cozystack: description: ",
+        "warning: --format cozystack: release.chart.version 0.2.1: ",
+        "warning: --format cozystack: release.chart.sourceRef HelmRepository/cozystack-apps: ",
+    ] {
+        assert!(stderr.contains(dropped), "{dropped}: {stderr}");
+    }
     let appdef: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(appdef["kind"], "ApplicationDefinition");
     let schema: serde_json::Value = serde_json::from_str(

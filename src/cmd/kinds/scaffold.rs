@@ -185,10 +185,19 @@ pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> 
     let scaffolded =
         scaffold(&loaded, &options).map_err(|e| CliError::other("scaffold a kind", e))?;
 
+    let mut scaffolded = scaffolded;
     let document = match args.format {
         Format::Kind => serde_json::to_value(&scaffolded.definition)
             .map_err(|e| CliError::other("encode", e))?,
-        Format::Cozystack => cozystack::to_application_definition(&scaffolded.definition),
+        Format::Cozystack => {
+            let (document, dropped) = cozystack::to_application_definition(&scaffolded.definition);
+            scaffolded.warnings.extend(
+                dropped
+                    .into_iter()
+                    .map(|d| format!("--format cozystack: {d}")),
+            );
+            document
+        }
     };
     let text = match output_format {
         OutputFormat::Json => {
