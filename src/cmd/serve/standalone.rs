@@ -44,6 +44,8 @@ pub(super) async fn serve_standalone(
         .map_err(|e| CliError::other(format!("open {}", data.display()), e))?;
     let credentials = standalone::credentials(&state_dir, listen)
         .map_err(|e| CliError::other("prepare the standalone certificates", e))?;
+    // Namespaces whose deletion a stopped server left unfinished.
+    crate::apiserver::handlers::namespaces::resume_deletions(&store);
     let backend = Backend::Embedded(store);
     let apps = AppStore::new(WatchCache::start(backend.clone()), backend);
     let running = server::start(ServerConfig {
