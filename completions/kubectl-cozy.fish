@@ -175,7 +175,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l repo-index -d 'A Helm repository index.yaml to take the chart from (with --chart)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l chart -d 'The chart in the repository index: NAME or NAME@VERSION' -r
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l kind -d 'Kind name (default: from Chart.yaml\'s name, UpperCamelCase)' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l kind -d 'Kind name (default: Chart.yaml\'s kubectl-cozy.io/kind annotation, else the chart name in UpperCamelCase, capitalized as Chart.yaml\'s description writes it or as known acronyms are)' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l singular -d 'Singular resource name (default: the kind, lower-case)' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l plural -d 'Plural resource name (default: Kubernetes\' rule; set it for irregular plurals)' -r
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l short-name -d 'A short name for kubectl (repeatable)' -r
@@ -199,6 +199,7 @@ json\t'JSON'
 yaml\t'YAML'
 name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l force -d 'With --out: overwrite a file there that differs from the scaffolded definition (hand edits are lost)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s V -l version -d 'Print version'

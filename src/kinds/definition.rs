@@ -282,10 +282,18 @@ impl KindDefinition {
             }
         }
         if !is_dns1123_subdomain(&self.group) || !self.group.contains('.') {
-            problems.push(format!(
-                "group: {:?} must be a DNS subdomain with at least one dot",
-                self.group
-            ));
+            let lower = self.group.to_lowercase();
+            if lower != self.group && is_dns1123_subdomain(&lower) && lower.contains('.') {
+                problems.push(format!(
+                    "group: {:?} must be lower-case ({lower:?}): an API group is a DNS subdomain",
+                    self.group
+                ));
+            } else {
+                problems.push(format!(
+                    "group: {:?} must be a DNS subdomain with at least one dot",
+                    self.group
+                ));
+            }
         }
         if !is_api_version(&self.version) {
             problems.push(format!(
@@ -812,6 +820,24 @@ mod tests {
             with_prefix("Redis", "redis-", "d.yaml"),
         ];
         assert!(release_name_overlaps(&own).is_empty());
+    }
+
+    #[test]
+    fn a_group_with_capitals_is_told_so() {
+        let mut d = minimal("Postgres");
+        d.group = "Apps.Example.com".into();
+        assert_eq!(
+            d.resolve("test").unwrap_err(),
+            [
+                "group: \"Apps.Example.com\" must be lower-case (\"apps.example.com\"): an API group is a DNS subdomain"
+            ]
+        );
+        let mut d = minimal("Postgres");
+        d.group = "Apps_Example".into();
+        assert_eq!(
+            d.resolve("test").unwrap_err(),
+            ["group: \"Apps_Example\" must be a DNS subdomain with at least one dot"]
+        );
     }
 
     #[test]

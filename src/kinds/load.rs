@@ -4,7 +4,9 @@
 //! `config.yaml` (`resources: [{application, release}]`). A path is a file
 //! with one or more YAML/JSON documents, or a directory of such files.
 //!
-//! Errors name the file and line; a set that fails any check loads nothing.
+//! Errors name the file and line; every file is read to the end, so every
+//! problem (syntax errors too) is reported, and a set that fails any check
+//! loads nothing.
 
 use std::path::{Path, PathBuf};
 
@@ -78,6 +80,7 @@ pub(crate) fn load_path(path: &Path) -> Result<Loaded, LoadError> {
     let files = definition_files(path)?;
     let mut loaded = Loaded::default();
     let mut problems = Vec::new();
+    let mut syntax = Vec::new();
     let mut found = Vec::new();
     for file in &files {
         let text = read_limited(file)?;
@@ -86,11 +89,12 @@ pub(crate) fn load_path(path: &Path) -> Result<Loaded, LoadError> {
             &file.display().to_string(),
             &mut loaded,
             &mut problems,
+            &mut syntax,
             &mut found,
-        )?;
+        );
     }
     loaded.files = files;
-    if loaded.kinds.is_empty() && problems.is_empty() {
+    if loaded.kinds.is_empty() && problems.is_empty() && syntax.is_empty() {
         let found = if loaded.files.is_empty() {
             "no .yaml, .yml or .json files".to_owned()
         } else if found.is_empty() {
@@ -103,7 +107,7 @@ pub(crate) fn load_path(path: &Path) -> Result<Loaded, LoadError> {
             found,
         });
     }
-    finish(loaded, problems)
+    conclude(loaded, problems, syntax)
 }
 
 /// Parses definitions from text (every supported format), naming `source` in
@@ -113,8 +117,35 @@ pub(crate) fn load_path(path: &Path) -> Result<Loaded, LoadError> {
 pub(crate) fn load_text(text: &str, source: &str) -> Result<Loaded, LoadError> {
     let mut loaded = Loaded::default();
     let mut problems = Vec::new();
-    parse_text(text, source, &mut loaded, &mut problems, &mut Vec::new())?;
-    finish(loaded, problems)
+    let mut syntax = Vec::new();
+    parse_text(
+        text,
+        source,
+        &mut loaded,
+        &mut problems,
+        &mut syntax,
+        &mut Vec::new(),
+    );
+    conclude(loaded, problems, syntax)
+}
+
+/// Every problem found: one syntax error alone is itself, anything more is
+/// the list of them all (syntax errors first), as files are read to the end
+/// whatever they hold.
+fn conclude(
+    loaded: Loaded,
+    mut problems: Vec<String>,
+    mut syntax: Vec<LoadError>,
+) -> Result<Loaded, LoadError> {
+    if syntax.is_empty() {
+        return finish(loaded, problems);
+    }
+    if syntax.len() == 1 && problems.is_empty() {
+        return Err(syntax.remove(0));
+    }
+    let mut all: Vec<String> = syntax.iter().map(ToString::to_string).collect();
+    all.append(&mut problems);
+    Err(LoadError::Invalid { problems: all })
 }
 
 /// Validates a set of already-resolved kinds (e.g. ApplicationDefinitions
@@ -146,11 +177,17 @@ fn parse_text(
     source: &str,
     loaded: &mut Loaded,
     problems: &mut Vec<String>,
+    syntax: &mut Vec<LoadError>,
     empty: &mut Vec<String>,
-) -> Result<(), LoadError> {
+) {
     for (start_line, doc_text) in split_documents(text) {
-        let document: Value = serde_saphyr::from_str(doc_text)
-            .map_err(|e| syntax_error(source, &e, start_line - 1))?;
+        let document: Value = match serde_saphyr::from_str(doc_text) {
+            Ok(document) => document,
+            Err(e) => {
+                syntax.push(syntax_error(source, &e, start_line - 1));
+                continue;
+            }
+        };
         if document.is_null() {
             continue;
         }
@@ -194,8 +231,13 @@ fn parse_text(
             },
             Format::Own => {
                 // Parsed again into the typed form so errors carry exact lines.
-                let definition = serde_saphyr::from_str::<KindDefinition>(doc_text)
-                    .map_err(|e| syntax_error(source, &e, start_line - 1))?;
+                let definition = match serde_saphyr::from_str::<KindDefinition>(doc_text) {
+                    Ok(definition) => definition,
+                    Err(e) => {
+                        syntax.push(syntax_error(source, &e, start_line - 1));
+                        continue;
+                    }
+                };
                 match definition.resolve(here.clone()) {
                     Ok(kind) => loaded.kinds.push(kind),
                     Err(found) => {
@@ -205,7 +247,6 @@ fn parse_text(
             }
         }
     }
-    Ok(())
 }
 
 fn accept(
@@ -433,6 +474,31 @@ mod tests {
         let err = load_text(&text, "typo.yaml").unwrap_err();
         assert!(err.to_string().starts_with("typo.yaml:15:"), "{err}");
         assert!(err.to_string().contains("unknown field `relase`"), "{err}");
+    }
+
+    /// Every file is read: each syntax error is reported, with the other
+    /// problems, not only the first.
+    #[test]
+    fn every_syntax_error_of_a_directory_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), "kind: A\nrelease: [1, 2\nx: 3\n").unwrap();
+        std::fs::write(
+            dir.path().join("b.yaml"),
+            "kind: Bbb\nrelease: {chartRef: {kind: A, name: b}}\n---\nkind: Ccc\nrelase: {}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("c.yaml"),
+            "kind: lower\nrelease: {chartRef: {kind: A, name: c}}\n",
+        )
+        .unwrap();
+        let err = load_path(dir.path()).unwrap_err().to_string();
+        let at = |file: &str| format!("{}", dir.path().join(file).display());
+        assert!(err.starts_with("invalid kind definitions:\n"), "{err}");
+        assert!(err.contains(&format!("{}:3:", at("a.yaml"))), "{err}");
+        assert!(err.contains(&format!("{}:5:", at("b.yaml"))), "{err}");
+        assert!(err.contains("unknown field `relase`"), "{err}");
+        assert!(err.contains(&format!("{}:1: kind:", at("c.yaml"))), "{err}");
     }
 
     #[test]

@@ -388,6 +388,126 @@ fn scaffold_refuses_kind_names_it_cannot_serve() {
     assert!(!out_dir.exists(), "refused scaffolds wrote files");
 }
 
+/// `scaffold --out` leaves a file with hand edits alone unless --force,
+/// and says what it did.
+#[test]
+fn scaffold_out_keeps_hand_edits_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = write_chart(dir.path(), "queue", "A message queue");
+    let out_dir = dir.path().join("kinds");
+    let out_path = out_dir.to_str().unwrap();
+    let file = out_dir.join("queue.yaml");
+    let scaffold = |extra: &[&str]| {
+        let mut args = vec![
+            "kinds",
+            "scaffold",
+            chart.to_str().unwrap(),
+            "--out",
+            out_path,
+        ];
+        args.extend_from_slice(extra);
+        cozy(&args)
+    };
+    let out = scaffold(&[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&format!("wrote {}", file.display())));
+    let out = scaffold(&[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("{} unchanged", file.display())),
+        "{}",
+        text(&out.stderr)
+    );
+    let edited = format!("{}# a hand edit\n", std::fs::read_to_string(&file).unwrap());
+    std::fs::write(&file, &edited).unwrap();
+    let out = scaffold(&[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the file exists and differs from the scaffolded definition (hand edits would be lost): \
+                         pass --force to overwrite it"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), edited);
+    let out = scaffold(&["--force"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&format!("overwrote {}", file.display())));
+    assert!(
+        !std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("hand edit")
+    );
+    // --force means something only with --out.
+    let out = cozy(&["kinds", "scaffold", chart.to_str().unwrap(), "--force"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+/// `serve --charts` names a sub-directory it skips for want of a
+/// Chart.yaml, and counts its kinds in words.
+#[test]
+fn serve_charts_warns_of_a_directory_that_is_no_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let charts = dir.path().join("charts");
+    write_chart(&charts, "queue", "A message queue");
+    std::fs::create_dir_all(charts.join("topic")).unwrap();
+    std::fs::write(
+        charts.join("topic/Chart.yml"),
+        "apiVersion: v2\nname: topic\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    let mut child = Command::new(crate::support::bins::kubectl_cozy())
+        .args([
+            "serve",
+            "--standalone",
+            "--listen",
+            "127.0.0.1:0",
+            "--charts",
+        ])
+        .arg(&charts)
+        .arg("--data")
+        .arg(dir.path().join("store.sqlite"))
+        .arg("--write-kubeconfig")
+        .arg(dir.path().join("kubeconfig"))
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start serve --standalone");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut seen = String::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !seen.contains("Serving ") && std::time::Instant::now() < deadline {
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
+            seen.push_str(&line);
+            seen.push('\n');
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(seen.contains("Serving 1 kind (queues)"), "{seen}");
+    assert!(
+        seen.contains(&format!(
+            "{}: not a chart (no Chart.yaml); skipped",
+            charts.join("topic").display()
+        )),
+        "{seen}"
+    );
+}
+
 #[test]
 fn scaffold_from_packaged_chart_and_repo_index() {
     let dir = tempfile::tempdir().unwrap();
@@ -795,6 +915,16 @@ fn list_from_a_live_cluster_uses_discovery() {
         pid = std::process::id()
     );
     kubectl_apply(plane, &crd);
+    // A second kind whose plural sorts after the first's, so that discovery's
+    // order (by resource name) is not the list's (by kind).
+    kubectl_apply(
+        plane,
+        &crd.replace("widgets.discovery", "zgadgets.discovery")
+            .replace(
+                "kind: Widget, plural: widgets, singular: widget, shortNames: [wd]",
+                "kind: Gadget, plural: zgadgets, singular: zgadget",
+            ),
+    );
     let kubeconfig = plane.kubeconfig.to_str().unwrap().to_owned();
     let group = format!("discovery-{}.example.com", std::process::id());
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
@@ -816,6 +946,33 @@ fn list_from_a_live_cluster_uses_discovery() {
             assert!(
                 stdout.contains(&format!("cluster {group}/v1alpha1")),
                 "{stdout}"
+            );
+            if !stdout.contains("Gadget") {
+                std::thread::sleep(Duration::from_millis(250));
+                continue;
+            }
+            let kinds: Vec<&str> = stdout
+                .lines()
+                .skip(1)
+                .filter_map(|l| l.split_whitespace().next())
+                .collect();
+            assert_eq!(kinds, ["Gadget", "Widget"], "{stdout}");
+            // -o wide: SOURCE does not repeat APIVERSION.
+            let out = cozy(&[
+                "kinds",
+                "list",
+                "--kubeconfig",
+                &kubeconfig,
+                "--group",
+                &group,
+                "-o",
+                "wide",
+            ]);
+            let wide = text(&out.stdout);
+            assert_eq!(
+                wide.matches(&format!("{group}/v1alpha1")).count(),
+                2,
+                "{wide}"
             );
             break;
         }

@@ -150,13 +150,18 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
             }
             let mut rows = Rows::new(headers);
             for l in &listed {
+                // `cluster <group/version>` says no more than APIVERSION does.
+                let source = match l.source.strip_suffix(&format!(" {}", l.group_version)) {
+                    Some(source) if wide => source.to_owned(),
+                    _ => l.source.clone(),
+                };
                 let mut row = vec![
                     l.kind.clone(),
                     l.plural.clone(),
                     l.short_names.join(","),
                     l.chart.clone().unwrap_or_default(),
                     l.chart_version.clone().unwrap_or_default(),
-                    l.source.clone(),
+                    source,
                 ];
                 if wide {
                     row.extend([
@@ -235,5 +240,8 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
         entry.source = format!("cluster {group_version}");
         listed.push(entry);
     }
+    // Discovery's order is the server's; list by kind, as definitions are
+    // read (files in name order).
+    listed.sort_by(|a, b| (&a.kind, &a.plural).cmp(&(&b.kind, &b.plural)));
     Ok(listed)
 }

@@ -85,8 +85,8 @@ pub(super) async fn serve_standalone(
     let snapshot = registry.snapshot();
     let kinds = snapshot.plurals();
     eprintln!(
-        "Serving {} kinds ({}) on {url} from {}\nKubeconfig: {}\nTry: kubectl --kubeconfig {} get {}\nPress Ctrl-C to stop.",
-        kinds.len(),
+        "Serving {} ({}) on {url} from {}\nKubeconfig: {}\nTry: kubectl --kubeconfig {} get {}\nPress Ctrl-C to stop.",
+        super::kinds_count(kinds.len()),
         kinds.join(", "),
         data.display(),
         kubeconfig.display(),
