@@ -187,7 +187,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
         'kubectl-cozy;kinds;scaffold' {
             [CompletionResult]::new('--repo-index', '--repo-index', [CompletionResultType]::ParameterName, 'A Helm repository index.yaml to take the chart from (with --chart)')
             [CompletionResult]::new('--chart', '--chart', [CompletionResultType]::ParameterName, 'The chart in the repository index: NAME or NAME@VERSION')
-            [CompletionResult]::new('--kind', '--kind', [CompletionResultType]::ParameterName, 'Kind name (default: from Chart.yaml''s name, UpperCamelCase)')
+            [CompletionResult]::new('--kind', '--kind', [CompletionResultType]::ParameterName, 'Kind name (default: Chart.yaml''s kubectl-cozy.io/kind annotation, else the chart name in UpperCamelCase, capitalized as Chart.yaml''s description writes it or as known acronyms are)')
             [CompletionResult]::new('--singular', '--singular', [CompletionResultType]::ParameterName, 'Singular resource name (default: the kind, lower-case)')
             [CompletionResult]::new('--plural', '--plural', [CompletionResultType]::ParameterName, 'Plural resource name (default: Kubernetes'' rule; set it for irregular plurals)')
             [CompletionResult]::new('--short-name', '--short-name', [CompletionResultType]::ParameterName, 'A short name for kubectl (repeatable)')
@@ -209,6 +209,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format')
             [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity on stderr, kubectl''s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent')
             [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity on stderr, kubectl''s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'With --out: overwrite a file there that differs from the scaffolded definition (hand edits are lost)')
             [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

@@ -1586,7 +1586,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__kinds__subcmd__scaffold)
-            opts="-n -o -v -h --repo-index --chart --kind --singular --plural --short-name --category --group-version --prefix --source-ref --chart-ref --format --out --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --repo-index --chart --kind --singular --plural --short-name --category --group-version --prefix --source-ref --chart-ref --format --out --force --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

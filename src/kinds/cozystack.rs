@@ -187,9 +187,21 @@ fn convert_schema(schema_in: &Value, warnings: &mut Vec<String>) -> Result<Value
     Ok(conversion.schema)
 }
 
-/// Emits an `ApplicationDefinition` equivalent to `definition`, for
-/// `kinds scaffold --format cozystack`.
-pub(crate) fn to_application_definition(definition: &KindDefinition) -> Value {
+/// An `ApplicationDefinition` for `definition`, for `kinds scaffold --format
+/// cozystack`, and one sentence per field of the definition the format
+/// cannot hold (left out, not silently lost).
+///
+/// Cozystack's `spec.application` holds only `kind`, `singular`, `plural`
+/// and `openAPISchema`, and `spec.release` a `chartRef`, `prefix` and
+/// `labels` (Cozystack's `api/v1alpha1/applicationdefinitions_types.go`):
+/// its CRD refuses other fields, so
+/// short names, categories, a description, another group/version, printer
+/// columns, the release interval and history, and a chart's version and
+/// repository are left out. A `chart` becomes a `chartRef` to a Flux
+/// HelmChart named after the chart in the repository's namespace, which
+/// must exist (the warnings say what it holds).
+pub(crate) fn to_application_definition(definition: &KindDefinition) -> (Value, Vec<String>) {
+    let mut dropped = Vec::new();
     let singular = if definition.singular.is_empty() {
         definition.kind.to_lowercase()
     } else {
@@ -200,14 +212,50 @@ pub(crate) fn to_application_definition(definition: &KindDefinition) -> Value {
     } else {
         definition.plural.clone()
     };
-    let mut application = json!({
+    let application = json!({
         "kind": definition.kind,
         "singular": singular,
         "plural": plural,
         "openAPISchema": serde_json::to_string(&definition.open_api_schema).unwrap_or_default(),
     });
+    const HOLDS: &str = "an ApplicationDefinition's spec.application holds only kind, singular, plural and \
+                         openAPISchema";
     if !definition.short_names.is_empty() {
-        application["shortNames"] = json!(definition.short_names);
+        dropped.push(format!(
+            "shortNames {}: {HOLDS}; left out",
+            definition.short_names.join(",")
+        ));
+    }
+    if !definition.categories.is_empty() {
+        dropped.push(format!(
+            "categories {}: {HOLDS} (spec.dashboard.category is the dashboard's menu group, not a kubectl \
+             category); left out",
+            definition.categories.join(",")
+        ));
+    }
+    if !definition.description.is_empty() {
+        dropped.push(
+            "description: an ApplicationDefinition keeps one only in spec.dashboard.description, beside the \
+             dashboard's required singular, plural and category; left out (add spec.dashboard by hand)"
+                .to_owned(),
+        );
+    }
+    if definition.group != super::definition::DEFAULT_GROUP
+        || definition.version != super::definition::DEFAULT_VERSION
+    {
+        dropped.push(format!(
+            "group/version {}/{}: Cozystack serves every ApplicationDefinition in {}/{}; left out",
+            definition.group,
+            definition.version,
+            super::definition::DEFAULT_GROUP,
+            super::definition::DEFAULT_VERSION
+        ));
+    }
+    if !definition.printer_columns.is_empty() {
+        dropped.push(
+            "printerColumns: Cozystack's columns are fixed (NAME, READY, AGE, VERSION); left out"
+                .to_owned(),
+        );
     }
     let r = &definition.release;
     let mut release = json!({"prefix": r.prefix.clone().unwrap_or_else(|| format!("{singular}-"))});
@@ -219,11 +267,40 @@ pub(crate) fn to_application_definition(definition: &KindDefinition) -> Value {
     } else if let Some(chart) = &r.chart {
         // Cozystack's current API only takes chartRef; a Flux HelmChart named
         // after the chart in the source's namespace is the equivalent object.
+        let namespace = chart
+            .source_ref
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "cozy-system".to_owned());
         release["chartRef"] = json!({
             "kind": "HelmChart",
             "name": chart.name,
-            "namespace": chart.source_ref.namespace.clone().unwrap_or_else(|| "cozy-system".to_owned()),
+            "namespace": namespace,
         });
+        let helm_chart = format!("the Flux HelmChart {namespace}/{}", chart.name);
+        dropped.push(format!(
+            "release.chart.sourceRef {}/{}: an ApplicationDefinition names its chart only by chartRef, here \
+             {helm_chart}, which must exist: create it with spec.chart {} and spec.sourceRef {{kind: {}, name: {}}}",
+            chart.source_ref.kind, chart.source_ref.name, chart.name, chart.source_ref.kind, chart.source_ref.name
+        ));
+        if let Some(version) = &chart.version {
+            dropped.push(format!(
+                "release.chart.version {version}: an ApplicationDefinition holds no chart version; it belongs \
+                 in {helm_chart} (spec.version)"
+            ));
+        }
+    }
+    if let Some(interval) = &r.interval {
+        dropped.push(format!(
+            "release.interval {interval}: Cozystack sets it for every kind (cozystack-api \
+             --helmrelease-interval); left out"
+        ));
+    }
+    if let Some(max_history) = r.max_history {
+        dropped.push(format!(
+            "release.maxHistory {max_history}: Cozystack sets it for every kind (cozystack-api \
+             --helmrelease-max-history); left out"
+        ));
     }
     let mut metadata = json!({"name": singular});
     let mut annotations = serde_json::Map::new();
@@ -236,12 +313,13 @@ pub(crate) fn to_application_definition(definition: &KindDefinition) -> Value {
     if !annotations.is_empty() {
         metadata["annotations"] = Value::Object(annotations);
     }
-    json!({
+    let document = json!({
         "apiVersion": "cozystack.io/v1alpha1",
         "kind": "ApplicationDefinition",
         "metadata": metadata,
         "spec": {"application": application, "release": release},
-    })
+    });
+    (document, dropped)
 }
 
 #[cfg(test)]
@@ -312,9 +390,47 @@ spec:
     fn round_trip_through_application_definition() {
         let object: Value = serde_saphyr::from_str(APPDEF).unwrap();
         let first = from_application_definition(&object).unwrap().definition;
-        let emitted = to_application_definition(&first);
+        let (emitted, dropped) = to_application_definition(&first);
+        assert_eq!(dropped, Vec::<String>::new());
         let second = from_application_definition(&emitted).unwrap().definition;
         assert_eq!(first, second);
+    }
+
+    /// What the format cannot hold is left out with one warning per field;
+    /// the document holds only fields Cozystack's CRD knows.
+    #[test]
+    fn what_an_application_definition_cannot_hold_is_named() {
+        let definition: KindDefinition = serde_saphyr::from_str(
+            "kind: Kafka\nshortNames: [kf]\ncategories: [cozy]\ndescription: Managed Kafka\n\
+             openAPISchema: {type: object}\nrelease:\n  chart:\n    name: kafka\n    version: 1.3.0\n    \
+             sourceRef: {kind: HelmRepository, name: bar, namespace: foo}\n",
+        )
+        .unwrap();
+        let (document, dropped) = to_application_definition(&definition);
+        assert_eq!(
+            document["spec"],
+            json!({
+                "application": {"kind": "Kafka", "singular": "kafka", "plural": "kafkas", "openAPISchema": "{\"type\":\"object\"}"},
+                "release": {"prefix": "kafka-", "chartRef": {"kind": "HelmChart", "name": "kafka", "namespace": "foo"}}
+            })
+        );
+        assert_eq!(
+            dropped,
+            [
+                "shortNames kf: an ApplicationDefinition's spec.application holds only kind, singular, plural and \
+                 openAPISchema; left out",
+                "categories cozy: an ApplicationDefinition's spec.application holds only kind, singular, plural \
+                 and openAPISchema (spec.dashboard.category is the dashboard's menu group, not a kubectl \
+                 category); left out",
+                "description: an ApplicationDefinition keeps one only in spec.dashboard.description, beside the \
+                 dashboard's required singular, plural and category; left out (add spec.dashboard by hand)",
+                "release.chart.sourceRef HelmRepository/bar: an ApplicationDefinition names its chart only by \
+                 chartRef, here the Flux HelmChart foo/kafka, which must exist: create it with spec.chart kafka \
+                 and spec.sourceRef {kind: HelmRepository, name: bar}",
+                "release.chart.version 1.3.0: an ApplicationDefinition holds no chart version; it belongs in the \
+                 Flux HelmChart foo/kafka (spec.version)",
+            ]
+        );
     }
 
     #[test]

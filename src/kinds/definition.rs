@@ -259,6 +259,12 @@ impl KindDefinition {
                 "kind: {:?} must be UpperCamelCase letters and digits (e.g. Postgres)",
                 self.kind
             ));
+        } else if self.kind == "List" {
+            problems.push(
+                "kind: \"List\" is the kind of lists of objects (`kind: List` documents, as `kubectl get -o yaml` \
+                 prints them), which kubectl and these loaders read as a list, not as one object: choose another kind"
+                    .to_owned(),
+            );
         }
         for (field, value) in [("singular", &self.singular), ("plural", &self.plural)] {
             if let Some(why) = dns1035_problem(value) {
@@ -276,10 +282,18 @@ impl KindDefinition {
             }
         }
         if !is_dns1123_subdomain(&self.group) || !self.group.contains('.') {
-            problems.push(format!(
-                "group: {:?} must be a DNS subdomain with at least one dot",
-                self.group
-            ));
+            let lower = self.group.to_lowercase();
+            if lower != self.group && is_dns1123_subdomain(&lower) && lower.contains('.') {
+                problems.push(format!(
+                    "group: {:?} must be lower-case ({lower:?}): an API group is a DNS subdomain",
+                    self.group
+                ));
+            } else {
+                problems.push(format!(
+                    "group: {:?} must be a DNS subdomain with at least one dot",
+                    self.group
+                ));
+            }
         }
         if !is_api_version(&self.version) {
             problems.push(format!(
@@ -383,13 +397,38 @@ impl KindDefinition {
 }
 
 /// Checks a set of resolved kinds for collisions: the same kind, plural,
-/// singular or short name twice in one group/version.
+/// singular or short name twice in one group/version, or a kind named as
+/// another's list kind (`BucketList` beside `Bucket`: both would be served
+/// and described as `BucketList`; kube-apiserver refuses the second CRD,
+/// `"BucketList" is already in use`).
 pub(crate) fn validate_set(kinds: &[ResolvedKind]) -> Vec<String> {
     let mut problems = Vec::new();
     let mut seen: BTreeMap<(String, String), &ResolvedKind> = BTreeMap::new();
+    // Kinds and list kinds by group/version and exact name; `true` for a
+    // list kind.
+    let mut types: BTreeMap<(String, String), (&ResolvedKind, bool)> = BTreeMap::new();
     for kind in kinds {
         let d = &kind.definition;
         let gv = kind.group_version();
+        let list_kind = format!("{}List", d.kind);
+        match types.get(&(gv.clone(), d.kind.clone())) {
+            Some((other, true)) if other.definition.kind != d.kind => problems.push(format!(
+                "kind {:?} of {} is already in use as the list kind of {} ({}) in {gv}; rename one of them",
+                d.kind, kind.source, other.definition.kind, other.source
+            )),
+            _ => {}
+        }
+        match types.get(&(gv.clone(), list_kind.clone())) {
+            Some((other, false)) if other.definition.kind != d.kind => problems.push(format!(
+                "list kind {list_kind:?} of {} ({}) is already in use by the kind {} ({}) in {gv}; rename one of them",
+                d.kind, kind.source, other.definition.kind, other.source
+            )),
+            _ => {}
+        }
+        types
+            .entry((gv.clone(), d.kind.clone()))
+            .or_insert((kind, false));
+        types.entry((gv.clone(), list_kind)).or_insert((kind, true));
         let mut names = vec![
             ("kind", d.kind.to_lowercase()),
             ("plural", d.plural.clone()),
@@ -706,6 +745,43 @@ mod tests {
         );
     }
 
+    /// kube-apiserver refuses a CRD whose kind is another CRD's list kind
+    /// in the group (NamesAccepted False, `"BucketList" is already in
+    /// use`); served together, both would answer as `BucketList`.
+    #[test]
+    fn a_kind_named_as_another_kinds_list_is_refused() {
+        let bucket = || minimal("Bucket").resolve("kinds/bucket.yaml").unwrap();
+        let list = || {
+            minimal("BucketList")
+                .resolve("kinds/bucketlist.yaml")
+                .unwrap()
+        };
+        assert_eq!(
+            validate_set(&[bucket(), list()]),
+            [
+                "kind \"BucketList\" of kinds/bucketlist.yaml is already in use as the list kind of Bucket \
+              (kinds/bucket.yaml) in apps.cozystack.io/v1alpha1; rename one of them"
+            ]
+        );
+        assert_eq!(
+            validate_set(&[list(), bucket()]),
+            [
+                "list kind \"BucketList\" of Bucket (kinds/bucket.yaml) is already in use by the kind \
+              BucketList (kinds/bucketlist.yaml) in apps.cozystack.io/v1alpha1; rename one of them"
+            ]
+        );
+        // Another version, or another group, is another set of names.
+        let mut v2 = minimal("BucketList");
+        v2.version = "v1beta1".into();
+        assert!(validate_set(&[bucket(), v2.resolve("kinds/v2.yaml").unwrap()]).is_empty());
+        // Versions of one kind are no clash.
+        let mut bucket_v2 = minimal("Bucket");
+        bucket_v2.version = "v1beta1".into();
+        assert!(
+            validate_set(&[bucket(), bucket_v2.resolve("kinds/bucket.yaml").unwrap()]).is_empty()
+        );
+    }
+
     #[test]
     fn shared_release_prefixes_are_warned_about() {
         let with_prefix = |kind: &str, prefix: &str, source: &str| {
@@ -744,6 +820,24 @@ mod tests {
             with_prefix("Redis", "redis-", "d.yaml"),
         ];
         assert!(release_name_overlaps(&own).is_empty());
+    }
+
+    #[test]
+    fn a_group_with_capitals_is_told_so() {
+        let mut d = minimal("Postgres");
+        d.group = "Apps.Example.com".into();
+        assert_eq!(
+            d.resolve("test").unwrap_err(),
+            [
+                "group: \"Apps.Example.com\" must be lower-case (\"apps.example.com\"): an API group is a DNS subdomain"
+            ]
+        );
+        let mut d = minimal("Postgres");
+        d.group = "Apps_Example".into();
+        assert_eq!(
+            d.resolve("test").unwrap_err(),
+            ["group: \"Apps_Example\" must be a DNS subdomain with at least one dot"]
+        );
     }
 
     #[test]

@@ -6,8 +6,10 @@
 //! refused and the previous kinds stay).
 //!
 //! `DIR` is one chart (it holds `Chart.yaml`) or a directory of charts:
-//! sub-directories holding `Chart.yaml` and packaged charts (`*.tgz`); other
-//! entries are ignored.
+//! sub-directories holding `Chart.yaml` and packaged charts (`*.tgz`); a
+//! sub-directory without `Chart.yaml` is skipped with a warning (a typo
+//! would otherwise make a chart vanish), hidden entries and other files
+//! silently. A broken chart's problem is named once by its source.
 
 use std::path::{Path, PathBuf};
 
@@ -16,14 +18,15 @@ use super::load::{self, LoadError, Loaded};
 use super::scaffold::{self, ScaffoldOptions};
 use crate::error_chain::error_chain;
 
-/// The charts under `dir`, in name order.
-pub(crate) fn chart_sources(dir: &Path) -> Result<Vec<ChartSource>, LoadError> {
+/// The charts under `dir`, in name order, and a warning for each
+/// sub-directory skipped because it holds no `Chart.yaml`.
+pub(crate) fn chart_sources(dir: &Path) -> Result<(Vec<ChartSource>, Vec<String>), LoadError> {
     let read_error = |source| LoadError::Read {
         path: dir.to_owned(),
         source,
     };
     if dir.join("Chart.yaml").is_file() {
-        return Ok(vec![ChartSource::Dir(dir.to_owned())]);
+        return Ok((vec![ChartSource::Dir(dir.to_owned())], Vec::new()));
     }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(read_error)?
@@ -31,14 +34,24 @@ pub(crate) fn chart_sources(dir: &Path) -> Result<Vec<ChartSource>, LoadError> {
         .collect::<Result<_, _>>()
         .map_err(read_error)?;
     entries.sort();
+    let mut skipped = Vec::new();
     let sources: Vec<ChartSource> = entries
         .into_iter()
         .filter_map(|path| {
+            let hidden = path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
             if path.join("Chart.yaml").is_file() {
                 Some(ChartSource::Dir(path))
             } else if path.is_file() && path.extension().is_some_and(|e| e == "tgz") {
                 Some(ChartSource::Archive(path))
             } else {
+                if path.is_dir() && !hidden {
+                    skipped.push(format!(
+                        "{}: not a chart (no Chart.yaml); skipped",
+                        path.display()
+                    ));
+                }
                 None
             }
         })
@@ -46,9 +59,19 @@ pub(crate) fn chart_sources(dir: &Path) -> Result<Vec<ChartSource>, LoadError> {
     if sources.is_empty() {
         return Err(LoadError::Empty {
             path: dir.to_owned(),
+            found: "no chart directories (with a Chart.yaml) or packaged charts (.tgz)".to_owned(),
         });
     }
-    Ok(sources)
+    Ok((sources, skipped))
+}
+
+/// `{origin}: {message}`, unless the message already starts with the origin.
+fn named(origin: &str, message: String) -> String {
+    if message.starts_with(&format!("{origin}: ")) {
+        message
+    } else {
+        format!("{origin}: {message}")
+    }
 }
 
 /// Scaffolds every chart under `dir` and validates the set. Every broken
@@ -56,21 +79,21 @@ pub(crate) fn chart_sources(dir: &Path) -> Result<Vec<ChartSource>, LoadError> {
 /// their chart too.
 pub(crate) fn load_charts(dir: &Path) -> Result<Loaded, LoadError> {
     let mut kinds = Vec::new();
-    let mut warnings = Vec::new();
     let mut problems = Vec::new();
-    for source in chart_sources(dir)? {
+    let (sources, mut warnings) = chart_sources(dir)?;
+    for source in sources {
         let origin = source.to_string();
         let loaded = match chart::load(&source) {
             Ok(loaded) => loaded,
             Err(err) => {
-                problems.push(format!("{origin}: {}", error_chain(&err)));
+                problems.push(named(&origin, error_chain(&err)));
                 continue;
             }
         };
         let scaffolded = match scaffold::scaffold(&loaded, &ScaffoldOptions::default()) {
             Ok(s) => s,
             Err(err) => {
-                problems.push(format!("{origin}: {}", error_chain(&err)));
+                problems.push(named(&origin, error_chain(&err)));
                 continue;
             }
         };
@@ -162,6 +185,45 @@ mod tests {
         assert!(text.contains("bad"), "{text}");
         assert!(text.contains("values.schema.json"), "{text}");
         assert!(!text.contains("good"), "{text}");
+        // The source is named once.
+        let bad = format!("chart directory {}", dir.path().join("bad").display());
+        assert_eq!(text.matches(&bad).count(), 1, "{text}");
+    }
+
+    #[test]
+    fn a_sub_directory_without_chart_yaml_is_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "good/Chart.yaml",
+            "apiVersion: v2\nname: good\nversion: 0.1.0\n",
+        );
+        write(
+            dir.path(),
+            "good/values.yaml",
+            "## @param size Volume size\nsize: 1Gi\n",
+        );
+        write(
+            dir.path(),
+            "typo/Chart.yml",
+            "apiVersion: v2\nname: typo\nversion: 0.1.0\n",
+        );
+        write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
+        write(dir.path(), "README.md", "# charts\n");
+        let loaded = load_charts(dir.path()).unwrap();
+        assert_eq!(loaded.kinds.len(), 1);
+        let skipped: Vec<&String> = loaded
+            .warnings
+            .iter()
+            .filter(|w| w.contains("skipped"))
+            .collect();
+        assert_eq!(
+            skipped,
+            [&format!(
+                "{}: not a chart (no Chart.yaml); skipped",
+                dir.path().join("typo").display()
+            )]
+        );
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! `config.yaml` (`resources: [{application, release}]`). A path is a file
 //! with one or more YAML/JSON documents, or a directory of such files.
 //!
-//! Errors name the file and line; a set that fails any check loads nothing.
+//! Errors name the file and line; every file is read to the end, so every
+//! problem (syntax errors too) is reported, and a set that fails any check
+//! loads nothing.
 
 use std::path::{Path, PathBuf};
 
@@ -51,10 +53,13 @@ pub enum LoadError {
         problems: Vec<String>,
     },
     /// The path holds no definition at all.
-    #[error("{path} holds no kind definitions (expected .yaml, .yml or .json files)")]
+    #[error("{path} holds no kind definitions: {found}")]
     Empty {
         /// The file or directory.
         path: PathBuf,
+        /// What it holds instead (`no .yaml, .yml or .json files`, `…:1:
+        /// a List with no items`).
+        found: String,
     },
 }
 
@@ -75,6 +80,8 @@ pub(crate) fn load_path(path: &Path) -> Result<Loaded, LoadError> {
     let files = definition_files(path)?;
     let mut loaded = Loaded::default();
     let mut problems = Vec::new();
+    let mut syntax = Vec::new();
+    let mut found = Vec::new();
     for file in &files {
         let text = read_limited(file)?;
         parse_text(
@@ -82,15 +89,25 @@ pub(crate) fn load_path(path: &Path) -> Result<Loaded, LoadError> {
             &file.display().to_string(),
             &mut loaded,
             &mut problems,
-        )?;
+            &mut syntax,
+            &mut found,
+        );
     }
     loaded.files = files;
-    if loaded.kinds.is_empty() && problems.is_empty() {
+    if loaded.kinds.is_empty() && problems.is_empty() && syntax.is_empty() {
+        let found = if loaded.files.is_empty() {
+            "no .yaml, .yml or .json files".to_owned()
+        } else if found.is_empty() {
+            "no YAML documents, only blanks and comments".to_owned()
+        } else {
+            found.join("; ")
+        };
         return Err(LoadError::Empty {
             path: path.to_owned(),
+            found,
         });
     }
-    finish(loaded, problems)
+    conclude(loaded, problems, syntax)
 }
 
 /// Parses definitions from text (every supported format), naming `source` in
@@ -100,8 +117,35 @@ pub(crate) fn load_path(path: &Path) -> Result<Loaded, LoadError> {
 pub(crate) fn load_text(text: &str, source: &str) -> Result<Loaded, LoadError> {
     let mut loaded = Loaded::default();
     let mut problems = Vec::new();
-    parse_text(text, source, &mut loaded, &mut problems)?;
-    finish(loaded, problems)
+    let mut syntax = Vec::new();
+    parse_text(
+        text,
+        source,
+        &mut loaded,
+        &mut problems,
+        &mut syntax,
+        &mut Vec::new(),
+    );
+    conclude(loaded, problems, syntax)
+}
+
+/// Every problem found: one syntax error alone is itself, anything more is
+/// the list of them all (syntax errors first), as files are read to the end
+/// whatever they hold.
+fn conclude(
+    loaded: Loaded,
+    mut problems: Vec<String>,
+    mut syntax: Vec<LoadError>,
+) -> Result<Loaded, LoadError> {
+    if syntax.is_empty() {
+        return finish(loaded, problems);
+    }
+    if syntax.len() == 1 && problems.is_empty() {
+        return Err(syntax.remove(0));
+    }
+    let mut all: Vec<String> = syntax.iter().map(ToString::to_string).collect();
+    all.append(&mut problems);
+    Err(LoadError::Invalid { problems: all })
 }
 
 /// Validates a set of already-resolved kinds (e.g. ApplicationDefinitions
@@ -133,10 +177,17 @@ fn parse_text(
     source: &str,
     loaded: &mut Loaded,
     problems: &mut Vec<String>,
-) -> Result<(), LoadError> {
+    syntax: &mut Vec<LoadError>,
+    empty: &mut Vec<String>,
+) {
     for (start_line, doc_text) in split_documents(text) {
-        let document: Value = serde_saphyr::from_str(doc_text)
-            .map_err(|e| syntax_error(source, &e, start_line - 1))?;
+        let document: Value = match serde_saphyr::from_str(doc_text) {
+            Ok(document) => document,
+            Err(e) => {
+                syntax.push(syntax_error(source, &e, start_line - 1));
+                continue;
+            }
+        };
         if document.is_null() {
             continue;
         }
@@ -149,6 +200,10 @@ fn parse_text(
                 }
             }
             Format::List => {
+                let kind = document["kind"].as_str().unwrap_or("List");
+                if document["items"].as_array().is_none_or(Vec::is_empty) {
+                    empty.push(format!("{here}: a {kind} with no items"));
+                }
                 let lines = item_lines(doc_text, start_line, "items");
                 for (i, item) in document["items"]
                     .as_array()
@@ -176,8 +231,13 @@ fn parse_text(
             },
             Format::Own => {
                 // Parsed again into the typed form so errors carry exact lines.
-                let definition = serde_saphyr::from_str::<KindDefinition>(doc_text)
-                    .map_err(|e| syntax_error(source, &e, start_line - 1))?;
+                let definition = match serde_saphyr::from_str::<KindDefinition>(doc_text) {
+                    Ok(definition) => definition,
+                    Err(e) => {
+                        syntax.push(syntax_error(source, &e, start_line - 1));
+                        continue;
+                    }
+                };
                 match definition.resolve(here.clone()) {
                     Ok(kind) => loaded.kinds.push(kind),
                     Err(found) => {
@@ -187,7 +247,6 @@ fn parse_text(
             }
         }
     }
-    Ok(())
 }
 
 fn accept(
@@ -262,6 +321,10 @@ fn classify(document: &Value) -> Format {
         )
     {
         Format::ApplicationDefinition
+    } else if kind == "List" && document.get("items").is_none() && is_own_format(document) {
+        // Our own format naming the kind `List`, which `resolve` refuses
+        // with its line rather than reading it as an empty list.
+        Format::Own
     } else if kind == "List" || kind.ends_with("List") && document.get("items").is_some() {
         Format::List
     } else if document.get("resources").is_some_and(Value::is_array)
@@ -271,6 +334,21 @@ fn classify(document: &Value) -> Format {
     } else {
         Format::Own
     }
+}
+
+/// A document with our format's own fields beside `kind`.
+fn is_own_format(document: &Value) -> bool {
+    document.get("apiVersion").is_none()
+        && [
+            "openAPISchema",
+            "release",
+            "plural",
+            "singular",
+            "group",
+            "version",
+        ]
+        .iter()
+        .any(|k| document.get(*k).is_some())
 }
 
 fn syntax_error(source: &str, err: &serde_saphyr::Error, line_offset: usize) -> LoadError {
@@ -398,6 +476,31 @@ mod tests {
         assert!(err.to_string().contains("unknown field `relase`"), "{err}");
     }
 
+    /// Every file is read: each syntax error is reported, with the other
+    /// problems, not only the first.
+    #[test]
+    fn every_syntax_error_of_a_directory_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.yaml"), "kind: A\nrelease: [1, 2\nx: 3\n").unwrap();
+        std::fs::write(
+            dir.path().join("b.yaml"),
+            "kind: Bbb\nrelease: {chartRef: {kind: A, name: b}}\n---\nkind: Ccc\nrelase: {}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("c.yaml"),
+            "kind: lower\nrelease: {chartRef: {kind: A, name: c}}\n",
+        )
+        .unwrap();
+        let err = load_path(dir.path()).unwrap_err().to_string();
+        let at = |file: &str| format!("{}", dir.path().join(file).display());
+        assert!(err.starts_with("invalid kind definitions:\n"), "{err}");
+        assert!(err.contains(&format!("{}:3:", at("a.yaml"))), "{err}");
+        assert!(err.contains(&format!("{}:5:", at("b.yaml"))), "{err}");
+        assert!(err.contains("unknown field `relase`"), "{err}");
+        assert!(err.contains(&format!("{}:1: kind:", at("c.yaml"))), "{err}");
+    }
+
     #[test]
     fn invalid_definitions_are_all_reported() {
         let err = load_text("kind: lower\nrelease: {}\n---\nkind: Ok\nplural: BAD\nrelease: {chartRef: {kind: A, name: b}}\n", "x.yaml")
@@ -438,6 +541,65 @@ mod tests {
             load_path(empty.path()),
             Err(LoadError::Empty { .. })
         ));
+    }
+
+    /// A definition of kind `List` is ours, refused with its line, not read
+    /// as an empty list of definitions; an empty list says so.
+    #[test]
+    fn a_kind_named_list_is_refused_and_empty_lists_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let own = dir.path().join("list.yaml");
+        std::fs::write(
+            &own,
+            "# Generated by `kubectl cozy kinds scaffold` from chart directory charts/list.\n\
+             kind: List\nsingular: list\nplural: lists\nopenAPISchema: {type: object}\n\
+             release: {chartRef: {kind: A, name: b}}\n",
+        )
+        .unwrap();
+        let err = load_path(&own).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!(
+                "{}:1: kind: \"List\" is the kind of lists",
+                own.display()
+            )),
+            "{err}"
+        );
+        // Beside other kinds in a directory, it is not silently dropped.
+        std::fs::write(
+            dir.path().join("queue.yaml"),
+            "kind: Queue\nrelease: {chartRef: {kind: A, name: q}}\n",
+        )
+        .unwrap();
+        let err = load_path(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("kind: \"List\" is the kind of lists"), "{err}");
+
+        let empty_list = dir.path().join("empty.yaml");
+        std::fs::write(&empty_list, "apiVersion: v1\nkind: List\nitems: []\n").unwrap();
+        let err = load_path(&empty_list).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{0} holds no kind definitions: {0}:1: a List with no items",
+                empty_list.display()
+            )
+        );
+        let comments = dir.path().join("comments.yaml");
+        std::fs::write(&comments, "# nothing yet\n---\n").unwrap();
+        assert_eq!(
+            load_path(&comments).unwrap_err().to_string(),
+            format!(
+                "{} holds no kind definitions: no YAML documents, only blanks and comments",
+                comments.display()
+            )
+        );
+        let none = tempfile::tempdir().unwrap();
+        assert_eq!(
+            load_path(none.path()).unwrap_err().to_string(),
+            format!(
+                "{} holds no kind definitions: no .yaml, .yml or .json files",
+                none.path().display()
+            )
+        );
     }
 
     #[test]

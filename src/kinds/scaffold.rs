@@ -90,6 +90,9 @@ pub(crate) fn scaffold(
     let origin = loaded.origin.clone();
     let mut warnings = Vec::new();
     let mut notes = Vec::new();
+    // Where a kind that was not given comes from, for the note and for
+    // the hint beside a problem with it.
+    let mut derived = None;
     let kind = match &options.kind {
         Some(kind) => kind.clone(),
         None => {
@@ -102,6 +105,7 @@ pub(crate) fn scaffold(
                 "kind {kind} ({source}); choose another with --kind, or set the {} annotation in Chart.yaml",
                 chart::KIND_ANNOTATION
             ));
+            derived = Some(source);
             kind
         }
     };
@@ -200,11 +204,28 @@ pub(crate) fn scaffold(
             ..ReleaseSpec::default()
         },
     };
-    // Check it the way it will be loaded, so a bad override fails here.
+    // Check it the way it will be loaded and served (the schema and its CEL
+    // rules compiled), so a bad override or rule fails here.
     definition
         .clone()
         .resolve(origin)
-        .map_err(|problems| ScaffoldError::Invalid { problems })?;
+        .map_err(|mut problems| {
+            if let Some(source) = &derived {
+                for p in problems.iter_mut().filter(|p| p.starts_with("kind:")) {
+                    p.push_str(&format!(
+                        "; the kind comes from the chart ({source}): name it with --kind, or with the {} annotation \
+                         in Chart.yaml",
+                        chart::KIND_ANNOTATION
+                    ));
+                }
+            }
+            ScaffoldError::Invalid { problems }
+        })?;
+    schema::CompiledSchema::new(&definition.open_api_schema).map_err(|e| {
+        ScaffoldError::Invalid {
+            problems: vec![format!("openAPISchema: {e}")],
+        }
+    })?;
     Ok(Scaffolded {
         definition,
         warnings,

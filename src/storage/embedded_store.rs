@@ -442,14 +442,23 @@ impl EmbeddedStore {
         namespace_store::list(&self.lock().conn)
     }
 
-    /// Creates namespace `name` with these labels (409 when it exists).
-    pub fn create_namespace(
+    /// Creates `namespace`, made by [`namespace_store::new_namespace`]
+    /// (409 when one of its name exists).
+    pub fn create_namespace(&self, namespace: Value, dry_run: bool) -> Result<Value, StoreError> {
+        namespace_store::create(&self.lock().conn, namespace, dry_run)
+    }
+
+    /// Replaces the client's metadata (labels, annotations, finalizers,
+    /// ownerReferences, managedFields) of namespace `name` with
+    /// `metadata`'s; a conflict when `resource_version` is not the stored one.
+    pub fn update_namespace(
         &self,
         name: &str,
-        labels: &Value,
+        metadata: &serde_json::Map<String, Value>,
+        resource_version: Option<&str>,
         dry_run: bool,
     ) -> Result<Value, StoreError> {
-        namespace_store::create(&self.lock().conn, name, labels, dry_run)
+        namespace_store::update(&self.lock().conn, name, metadata, resource_version, dry_run)
     }
 
     /// Marks namespace `name` Terminating (once) and returns it.
@@ -627,17 +636,49 @@ mod tests {
             Some(Phase::Active)
         );
         assert_eq!(store.namespace_phase("team-a").unwrap(), None);
+        let meta =
+            json!({"labels": {"team": "a"}, "annotations": {"owner": "ops"}, "finalizers": []});
         let created = store
-            .create_namespace("team-a", &json!({"team": "a"}), false)
+            .create_namespace(
+                namespace_store::new_namespace("team-a", meta.as_object().unwrap()),
+                false,
+            )
             .unwrap();
         assert_eq!(
             created["metadata"]["labels"]["kubernetes.io/metadata.name"],
             "team-a"
         );
         assert_eq!(created["metadata"]["labels"]["team"], "a");
+        assert_eq!(created["metadata"]["annotations"]["owner"], "ops");
+        assert!(created["metadata"].get("finalizers").is_none());
         assert!(matches!(
-            store.create_namespace("team-a", &Value::Null, false),
+            store.create_namespace(
+                namespace_store::new_namespace("team-a", &Default::default()),
+                false
+            ),
             Err(StoreError::AlreadyExists)
+        ));
+        // Updates change the client's metadata only; a no-op keeps the
+        // resourceVersion, a stale one is a conflict.
+        let rv = created["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let same = store
+            .update_namespace("team-a", meta.as_object().unwrap(), Some(&rv), false)
+            .unwrap();
+        assert_eq!(same, created);
+        let changed = json!({"labels": {"team": "b"}, "uid": "ignored"});
+        let updated = store
+            .update_namespace("team-a", changed.as_object().unwrap(), Some(&rv), false)
+            .unwrap();
+        assert_eq!(updated["metadata"]["labels"]["team"], "b");
+        assert!(updated["metadata"].get("annotations").is_none());
+        assert_eq!(updated["metadata"]["uid"], created["metadata"]["uid"]);
+        assert_ne!(updated["metadata"]["resourceVersion"], rv.as_str());
+        assert!(matches!(
+            store.update_namespace("team-a", changed.as_object().unwrap(), Some(&rv), false),
+            Err(StoreError::Conflict(_))
         ));
         store
             .create(
@@ -660,6 +701,15 @@ mod tests {
         store
             .delete("team-a", "x", &Default::default())
             .await
+            .unwrap();
+        // A finalizer of the namespace's own holds it too.
+        let held = json!({"finalizers": ["example.com/hold"]});
+        store
+            .update_namespace("team-a", held.as_object().unwrap(), None, false)
+            .unwrap();
+        assert!(!store.finish_namespace("team-a").unwrap());
+        store
+            .update_namespace("team-a", &Default::default(), None, false)
             .unwrap();
         assert!(store.finish_namespace("team-a").unwrap());
         assert_eq!(store.namespace_phase("team-a").unwrap(), None);

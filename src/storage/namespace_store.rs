@@ -1,18 +1,21 @@
 //! The namespaces of `serve --standalone`, kept in the embedded store's
-//! SQLite file beside the objects: a minimal `v1` Namespace (name, uid,
-//! resourceVersion from its own counter, creationTimestamp, the
-//! `kubernetes.io/metadata.name` label, phase `Active` or `Terminating`).
+//! SQLite file beside the objects: a `v1` Namespace with the metadata a
+//! client gives it (labels, annotations, finalizers, ownerReferences,
+//! managedFields), the server's (name, uid, resourceVersion from its own
+//! counter, creationTimestamp, the `kubernetes.io/metadata.name` label) and
+//! phase `Active` or `Terminating`.
 //!
 //! `default` always exists, and so does every namespace that already holds
 //! objects when the store is opened (stores from before namespaces were
 //! kept). Deleting a namespace marks it `Terminating`; it is removed once
-//! no object is left in it (see [`crate::apiserver::handlers`]).
+//! no object is left in it and no `metadata.finalizers` hold it (see
+//! [`crate::apiserver::handlers`]).
 //!
 //! Functions over the store's SQLite connection; [`super::embedded_store`]
 //! calls them under its lock and offers them as `EmbeddedStore` methods.
 
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::{StoreError, internal, now};
 
@@ -50,27 +53,64 @@ pub(super) fn prepare(conn: &Connection) -> Result<(), StoreError> {
             .optional()
             .map_err(internal)?;
         if exists.is_none() {
-            insert(conn, new_namespace(&name, &Value::Null))?;
+            insert(conn, new_namespace(&name, &Map::new()))?;
         }
     }
     Ok(())
 }
 
-fn new_namespace(name: &str, labels: &Value) -> Value {
-    let mut labels = labels.as_object().cloned().unwrap_or_default();
-    labels.insert("kubernetes.io/metadata.name".into(), json!(name));
+/// The metadata a client sets on a namespace, kept as given.
+pub const CLIENT_METADATA: [&str; 5] = [
+    "labels",
+    "annotations",
+    "finalizers",
+    "ownerReferences",
+    "managedFields",
+];
+
+/// The label kube-apiserver keeps on every namespace, its name.
+pub const NAME_LABEL: &str = "kubernetes.io/metadata.name";
+
+/// A new namespace `name` with the client's metadata of `meta`.
+pub fn new_namespace(name: &str, meta: &Map<String, Value>) -> Value {
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), json!(name));
+    metadata.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
+    metadata.insert("creationTimestamp".into(), json!(now()));
+    keep_client_metadata(&mut metadata, meta, name);
     json!({
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {
-            "name": name,
-            "uid": uuid::Uuid::new_v4().to_string(),
-            "creationTimestamp": now(),
-            "labels": labels,
-        },
+        "metadata": metadata,
         "spec": {"finalizers": ["kubernetes"]},
         "status": {"phase": "Active"},
     })
+}
+
+/// Copies the client's metadata of `from` into `metadata` (a `null` or
+/// empty field is left out) and sets the name label.
+pub fn keep_client_metadata(
+    metadata: &mut Map<String, Value>,
+    from: &Map<String, Value>,
+    name: &str,
+) {
+    for key in CLIENT_METADATA {
+        metadata.remove(key);
+        match from.get(key) {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(a)) if a.is_empty() => {}
+            Some(Value::Object(o)) if o.is_empty() => {}
+            Some(value) => {
+                metadata.insert(key.into(), value.clone());
+            }
+        }
+    }
+    let labels = metadata
+        .entry("labels")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(labels) = labels.as_object_mut() {
+        labels.insert(NAME_LABEL.into(), json!(name));
+    }
 }
 
 /// Stores `namespace` with the next namespace resourceVersion.
@@ -112,7 +152,7 @@ pub(super) fn get(conn: &Connection, name: &str) -> Result<Option<Value>, StoreE
 }
 
 /// The phase a stored namespace is in.
-pub(super) fn phase(namespace: &Value) -> Phase {
+pub fn phase(namespace: &Value) -> Phase {
     if namespace.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating") {
         Phase::Terminating
     } else {
@@ -134,21 +174,53 @@ pub(super) fn list(conn: &Connection) -> Result<Vec<Value>, StoreError> {
         .collect()
 }
 
-/// Creates namespace `name` with these labels (409 when it exists).
+/// Creates `namespace` (made by [`new_namespace`]; 409 when one of its
+/// name exists).
 pub(super) fn create(
     conn: &Connection,
-    name: &str,
-    labels: &Value,
+    namespace: Value,
     dry_run: bool,
 ) -> Result<Value, StoreError> {
+    let name = namespace["metadata"]["name"].as_str().unwrap_or_default();
     if load(conn, name)?.is_some() {
         return Err(StoreError::AlreadyExists);
     }
-    let namespace = new_namespace(name, labels);
     if dry_run {
         return Ok(namespace);
     }
     insert(conn, namespace)
+}
+
+/// Replaces the client's metadata of namespace `name` with `metadata`'s;
+/// everything else stays. With `resource_version`, a stored namespace at
+/// another resourceVersion is a conflict. A change that changes nothing
+/// keeps the resourceVersion, as kube-apiserver does.
+pub(super) fn update(
+    conn: &Connection,
+    name: &str,
+    metadata: &Map<String, Value>,
+    resource_version: Option<&str>,
+    dry_run: bool,
+) -> Result<Value, StoreError> {
+    let current = load(conn, name)?.ok_or(StoreError::NotFound)?;
+    let stored_rv = current["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or_default();
+    if let Some(rv) = resource_version.filter(|rv| !rv.is_empty())
+        && rv != stored_rv
+    {
+        return Err(StoreError::Conflict(
+            "the object has been modified; please apply your changes to the latest version and try again".into(),
+        ));
+    }
+    let mut updated = current.clone();
+    if let Some(meta) = updated["metadata"].as_object_mut() {
+        keep_client_metadata(meta, metadata, name);
+    }
+    if updated == current || dry_run {
+        return Ok(updated);
+    }
+    insert(conn, updated)
 }
 
 /// Marks namespace `name` Terminating (once) and returns it.
@@ -162,8 +234,19 @@ pub(super) fn terminate(conn: &Connection, name: &str) -> Result<Value, StoreErr
     insert(conn, namespace)
 }
 
-/// Removes namespace `name` if it holds no objects; true if it is gone.
+/// Removes namespace `name` if it holds no objects and no
+/// `metadata.finalizers`; true if it is gone.
 pub(super) fn finish(conn: &Connection, name: &str) -> Result<bool, StoreError> {
+    let Some(namespace) = load(conn, name)? else {
+        return Ok(true);
+    };
+    if namespace
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|f| !f.is_empty())
+    {
+        return Ok(false);
+    }
     let left: i64 = conn
         .query_row(
             "SELECT COUNT(*) FROM objects WHERE namespace = ?1",

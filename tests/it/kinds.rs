@@ -178,6 +178,63 @@ fn broken_definitions_name_file_and_line() {
     assert!(stderr.contains("b.yaml:"), "{stderr}");
 }
 
+/// `kinds list --kinds` loads as `serve` does: a CEL rule that does not
+/// compile fails the list with serve's message (file, JSON pointer, the
+/// compiler's line and column), and load warnings show at -v 0.
+#[test]
+fn list_loads_kinds_as_serve_does() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("queue.yaml"),
+        "kind: Queue
+openAPISchema:
+  type: object
+  properties:
+    replicas:
+      type: integer
+      x-kubernetes-validations:
+      - rule: self >
+        message: broken
+release: {chartRef: {kind: A, name: b}}
+",
+    )
+    .unwrap();
+    let out = cozy(&["kinds", "list", "--kinds", dir.path().to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(
+        stderr.contains("queue.yaml:1: openAPISchema: /properties/replicas/x-kubernetes-validations/0/rule: compilation failed: ERROR: <input>:1:7: Syntax error"),
+        "{stderr}"
+    );
+
+    // Two kinds sharing a release prefix: listed, and the warning shows
+    // without -v.
+    let dir = tempfile::tempdir().unwrap();
+    for kind in ["Queue", "Topic"] {
+        std::fs::write(
+            dir.path().join(format!("{}.yaml", kind.to_lowercase())),
+            format!(
+                "kind: {kind}
+openAPISchema: {{type: object}}
+release:
+  prefix: msg-
+  chartRef: {{kind: A, name: b}}
+"
+            ),
+        )
+        .unwrap();
+    }
+    let out = cozy(&["kinds", "list", "--kinds", dir.path().to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(text(&out.stdout).contains("Topic"), "{}", text(&out.stdout));
+    assert!(
+        stderr.contains("release prefix \"msg-\" is shared by Queue"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn scaffold_writes_files_and_formats() {
     let dir = tempfile::tempdir().unwrap();
@@ -209,6 +266,15 @@ fn scaffold_writes_files_and_formats() {
         "json",
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // What an ApplicationDefinition cannot hold is named, field by field.
+    let stderr = text(&out.stderr);
+    for dropped in [
+        "warning: --format cozystack: description: ",
+        "warning: --format cozystack: release.chart.version 0.2.1: ",
+        "warning: --format cozystack: release.chart.sourceRef HelmRepository/cozystack-apps: ",
+    ] {
+        assert!(stderr.contains(dropped), "{dropped}: {stderr}");
+    }
     let appdef: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(appdef["kind"], "ApplicationDefinition");
     let schema: serde_json::Value = serde_json::from_str(
@@ -236,6 +302,209 @@ fn scaffold_writes_files_and_formats() {
         "redises.apps.cozystack.io\n",
         "{}",
         text(&out.stderr)
+    );
+}
+
+/// A chart written for a test: `Chart.yaml` and a Cozystack-style
+/// `values.yaml`.
+fn write_chart(dir: &Path, name: &str, description: &str) -> PathBuf {
+    let chart = dir.join(name);
+    std::fs::create_dir_all(&chart).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        format!("apiVersion: v2\nname: {name}\ndescription: {description}\nversion: 0.2.0\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("values.yaml"),
+        "## @param replicas Number of replicas\nreplicas: 2\n## @param size Persistent volume size\nsize: 10Gi\n",
+    )
+    .unwrap();
+    chart
+}
+
+/// Kinds scaffold refuses names it could not serve or load back, and
+/// says how to choose another when the name came from the chart.
+#[test]
+fn scaffold_refuses_kind_names_it_cannot_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let out_path = out_dir.to_str().unwrap();
+    let todo = write_chart(dir.path(), "todo", "A to-do list service");
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        todo.to_str().unwrap(),
+        "--kind",
+        "List",
+        "--out",
+        out_path,
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("kind: \"List\" is the kind of lists of objects"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--kind, or with"), "{stderr}");
+
+    // Named from the chart: the hint says where the name came from.
+    let list = write_chart(dir.path(), "list", "Shopping lists");
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        list.to_str().unwrap(),
+        "--out",
+        out_path,
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "kind: \"List\" is the kind of lists of objects (`kind: List` documents, as `kubectl get -o yaml` \
+             prints them), which kubectl and these loaders read as a list, not as one object: choose another kind; \
+             the kind comes from the chart (the chart name with each word capitalized): name it with --kind, or \
+             with the kubectl-cozy.io/kind annotation in Chart.yaml"
+        ),
+        "{stderr}"
+    );
+    let lives = write_chart(dir.path(), "9lives", "Cats");
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        lives.to_str().unwrap(),
+        "--out",
+        out_path,
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "kind: \"9lives\" must be UpperCamelCase letters and digits (e.g. Postgres); the kind comes from \
+             the chart (the chart name with each word capitalized): name it with --kind"
+        ),
+        "{stderr}"
+    );
+    assert!(!out_dir.exists(), "refused scaffolds wrote files");
+}
+
+/// `scaffold --out` leaves a file with hand edits alone unless --force,
+/// and says what it did.
+#[test]
+fn scaffold_out_keeps_hand_edits_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = write_chart(dir.path(), "queue", "A message queue");
+    let out_dir = dir.path().join("kinds");
+    let out_path = out_dir.to_str().unwrap();
+    let file = out_dir.join("queue.yaml");
+    let scaffold = |extra: &[&str]| {
+        let mut args = vec![
+            "kinds",
+            "scaffold",
+            chart.to_str().unwrap(),
+            "--out",
+            out_path,
+        ];
+        args.extend_from_slice(extra);
+        cozy(&args)
+    };
+    let out = scaffold(&[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&format!("wrote {}", file.display())));
+    let out = scaffold(&[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!("{} unchanged", file.display())),
+        "{}",
+        text(&out.stderr)
+    );
+    let edited = format!("{}# a hand edit\n", std::fs::read_to_string(&file).unwrap());
+    std::fs::write(&file, &edited).unwrap();
+    let out = scaffold(&[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the file exists and differs from the scaffolded definition (hand edits would be lost): \
+                         pass --force to overwrite it"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), edited);
+    let out = scaffold(&["--force"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains(&format!("overwrote {}", file.display())));
+    assert!(
+        !std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("hand edit")
+    );
+    // --force means something only with --out.
+    let out = cozy(&["kinds", "scaffold", chart.to_str().unwrap(), "--force"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+/// `serve --charts` names a sub-directory it skips for want of a
+/// Chart.yaml, and counts its kinds in words.
+#[test]
+fn serve_charts_warns_of_a_directory_that_is_no_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let charts = dir.path().join("charts");
+    write_chart(&charts, "queue", "A message queue");
+    std::fs::create_dir_all(charts.join("topic")).unwrap();
+    std::fs::write(
+        charts.join("topic/Chart.yml"),
+        "apiVersion: v2\nname: topic\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    let mut child = Command::new(crate::support::bins::kubectl_cozy())
+        .args([
+            "serve",
+            "--standalone",
+            "--listen",
+            "127.0.0.1:0",
+            "--charts",
+        ])
+        .arg(&charts)
+        .arg("--data")
+        .arg(dir.path().join("store.sqlite"))
+        .arg("--write-kubeconfig")
+        .arg(dir.path().join("kubeconfig"))
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start serve --standalone");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    let mut seen = String::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !seen.contains("Serving ") && std::time::Instant::now() < deadline {
+        if let Ok(line) = rx.recv_timeout(Duration::from_millis(200)) {
+            seen.push_str(&line);
+            seen.push('\n');
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(seen.contains("Serving 1 kind (queues)"), "{seen}");
+    assert!(
+        seen.contains(&format!(
+            "{}: not a chart (no Chart.yaml); skipped",
+            charts.join("topic").display()
+        )),
+        "{seen}"
     );
 }
 
@@ -504,6 +773,36 @@ fn scaffold_bad_input_writes_nothing() {
         text(&out.stderr)
     );
 
+    // A CEL rule that does not compile: serve would refuse the kind.
+    let bad_rule = work.path().join("badrule");
+    std::fs::create_dir(&bad_rule).unwrap();
+    std::fs::write(
+        bad_rule.join("Chart.yaml"),
+        "apiVersion: v2\nname: queue\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        bad_rule.join("values.schema.json"),
+        r#"{"type": "object", "properties": {"replicas": {"type": "integer",
+  "x-kubernetes-validations": [{"rule": "self %", "message": "broken"}]}}}"#,
+    )
+    .unwrap();
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        bad_rule.to_str().unwrap(),
+        "--out",
+        &out_path,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(
+            "openAPISchema: /properties/replicas/x-kubernetes-validations/0/rule: compilation failed"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+
     assert_eq!(
         std::fs::read_dir(out_dir.path()).unwrap().count(),
         0,
@@ -616,6 +915,16 @@ fn list_from_a_live_cluster_uses_discovery() {
         pid = std::process::id()
     );
     kubectl_apply(plane, &crd);
+    // A second kind whose plural sorts after the first's, so that discovery's
+    // order (by resource name) is not the list's (by kind).
+    kubectl_apply(
+        plane,
+        &crd.replace("widgets.discovery", "zgadgets.discovery")
+            .replace(
+                "kind: Widget, plural: widgets, singular: widget, shortNames: [wd]",
+                "kind: Gadget, plural: zgadgets, singular: zgadget",
+            ),
+    );
     let kubeconfig = plane.kubeconfig.to_str().unwrap().to_owned();
     let group = format!("discovery-{}.example.com", std::process::id());
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
@@ -637,6 +946,33 @@ fn list_from_a_live_cluster_uses_discovery() {
             assert!(
                 stdout.contains(&format!("cluster {group}/v1alpha1")),
                 "{stdout}"
+            );
+            if !stdout.contains("Gadget") {
+                std::thread::sleep(Duration::from_millis(250));
+                continue;
+            }
+            let kinds: Vec<&str> = stdout
+                .lines()
+                .skip(1)
+                .filter_map(|l| l.split_whitespace().next())
+                .collect();
+            assert_eq!(kinds, ["Gadget", "Widget"], "{stdout}");
+            // -o wide: SOURCE does not repeat APIVERSION.
+            let out = cozy(&[
+                "kinds",
+                "list",
+                "--kubeconfig",
+                &kubeconfig,
+                "--group",
+                &group,
+                "-o",
+                "wide",
+            ]);
+            let wide = text(&out.stdout);
+            assert_eq!(
+                wide.matches(&format!("{group}/v1alpha1")).count(),
+                2,
+                "{wide}"
             );
             break;
         }

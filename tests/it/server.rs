@@ -963,6 +963,161 @@ fn standalone_serves_namespaces_to_kubectl() {
     assert_eq!(all.trim(), "postgres.apps.cozystack.io/db-default");
 }
 
+/// Namespaces as kubectl manages them in a cluster: `kubectl apply -f`
+/// keeps annotations and labels and may run again (client-side, then with
+/// changes), `apply --server-side` creates and updates one, `label` and
+/// `annotate` patch it, `get ns -w` sees changes, and `delete -f` of a
+/// namespace and an app in it succeeds (the app's delete finds it, as the
+/// namespace's content goes in the background).
+#[test]
+fn standalone_namespaces_take_apply_patch_and_delete_of_manifests() {
+    let server = Standalone::start();
+    let kc = server.kubeconfig();
+    let apply = |args: &[&str], manifest: &str| kubectl_with(&kc, args, Some(manifest));
+    let json = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&ok(&server.kubectl(&[
+            "get",
+            "ns",
+            name,
+            "-o",
+            "json",
+            "--show-managed-fields",
+        ])))
+        .unwrap()
+    };
+    let team_x = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-x\n  labels: {team: x, tier: gold}\n  \
+                  annotations: {owner: platform, cost-center: \"42\"}\n";
+    let out = ok(&apply(&["apply", "-f", "-"], team_x));
+    assert!(out.contains("namespace/team-x created"), "{out}");
+    let ns = json("team-x");
+    assert_eq!(ns["metadata"]["annotations"]["owner"], "platform");
+    assert_eq!(ns["metadata"]["annotations"]["cost-center"], "42");
+    assert!(
+        ns["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"]
+            .is_string(),
+        "{ns}"
+    );
+    assert_eq!(ns["metadata"]["labels"]["tier"], "gold");
+    assert_eq!(
+        ns["metadata"]["labels"]["kubernetes.io/metadata.name"],
+        "team-x"
+    );
+    assert_eq!(
+        ns["metadata"]["managedFields"][0]["manager"],
+        "kubectl-client-side-apply"
+    );
+    // Again: unchanged, no warning, no error.
+    let again = apply(&["apply", "-f", "-"], team_x);
+    let out = ok(&again);
+    assert!(out.contains("namespace/team-x unchanged"), "{out}");
+    assert!(text(&again.stderr).is_empty(), "{}", text(&again.stderr));
+    // Changed: a label dropped, an annotation changed (a strategic merge patch).
+    let changed = team_x
+        .replace(", tier: gold", "")
+        .replace("owner: platform", "owner: data");
+    let out = ok(&apply(&["apply", "-f", "-"], &changed));
+    assert!(out.contains("namespace/team-x configured"), "{out}");
+    let ns = json("team-x");
+    assert_eq!(ns["metadata"]["annotations"]["owner"], "data");
+    assert!(ns["metadata"]["labels"].get("tier").is_none(), "{ns}");
+    assert_eq!(ns["status"]["phase"], "Active");
+    ok(&server.kubectl(&["label", "ns", "team-x", "reviewed=yes"]));
+    ok(&server.kubectl(&["annotate", "ns", "team-x", "note=hello"]));
+    let ns = json("team-x");
+    assert_eq!(ns["metadata"]["labels"]["reviewed"], "yes");
+    assert_eq!(ns["metadata"]["annotations"]["note"], "hello");
+    // A stale resourceVersion is a conflict.
+    let out = server.kubectl(&[
+        "patch",
+        "ns",
+        "team-x",
+        "--type",
+        "merge",
+        "-p",
+        r#"{"metadata":{"resourceVersion":"1","labels":{"x":"y"}}}"#,
+    ]);
+    assert!(
+        text(&out.stderr).contains("the object has been modified"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Server-side apply creates and then updates one.
+    let team_y = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-y\n";
+    let labelled = format!("{team_y}  labels: {{team: yellow}}\n");
+    let out = ok(&apply(&["apply", "--server-side", "-f", "-"], &labelled));
+    assert!(out.contains("namespace/team-y serverside-applied"), "{out}");
+    let ns = json("team-y");
+    assert_eq!(ns["metadata"]["labels"]["team"], "yellow");
+    let managers: Vec<(&str, &str)> = ns["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["manager"].as_str().unwrap(),
+                m["operation"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(managers, [("kubectl", "Apply")], "{ns}");
+    // Dropped from the applied configuration, the label goes.
+    let out = ok(&apply(&["apply", "--server-side", "-f", "-"], team_y));
+    assert!(out.contains("namespace/team-y serverside-applied"), "{out}");
+    assert!(json("team-y")["metadata"]["labels"].get("team").is_none());
+
+    // A watch sees a change.
+    let mut watch = Command::new(plane::binaries().expect("binaries").join("kubectl"))
+        .arg("--kubeconfig")
+        .arg(&kc)
+        .args([
+            "get",
+            "ns",
+            "team-y",
+            "-w",
+            "-o",
+            "name",
+            "--request-timeout=20s",
+        ])
+        .env("HOME", std::env::temp_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl get -w");
+    std::thread::sleep(Duration::from_millis(1500));
+    ok(&server.kubectl(&["label", "ns", "team-y", "watched=yes"]));
+    std::thread::sleep(Duration::from_millis(1500));
+    let _ = watch.kill();
+    let watched = watch.wait_with_output().unwrap();
+    assert_eq!(
+        text(&watched.stdout).matches("namespace/team-y").count(),
+        2,
+        "{}{}",
+        text(&watched.stdout),
+        text(&watched.stderr)
+    );
+
+    // kubectl delete -f of a namespace and an app in it.
+    let mixed = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: mixed\n---\n\
+                 apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: m1\n  namespace: mixed\n\
+                 spec:\n  replicas: 3\n";
+    ok(&apply(&["apply", "-f", "-"], mixed));
+    let out = apply(&["delete", "-f", "-", "--timeout=30s"], mixed);
+    let stdout = ok(&out);
+    assert!(
+        stdout.contains("namespace \"mixed\" deleted")
+            && stdout.contains("postgres.apps.cozystack.io \"m1\" deleted"),
+        "{stdout}{}",
+        text(&out.stderr)
+    );
+    let out = server.kubectl(&["get", "ns", "mixed"]);
+    assert!(
+        text(&out.stderr).contains("not found"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 /// Issue 14 §4: a storm of 2,000 unauthenticated keep-alive connections
 /// (each one TLS handshake and one refused request) must not leave the
 /// server's memory on a plateau once they are gone. Ignored (half a minute);

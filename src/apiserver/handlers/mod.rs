@@ -136,7 +136,7 @@ pub(crate) async fn handle(
     if namespaces::is_namespaces(req)
         && let Some(store) = state.apps.embedded()
     {
-        return namespaces::handle(store, req, query, headers, &body)
+        return namespaces::handle(store, req, query, headers, &body, shutdown)
             .await
             .unwrap_or_else(|e| response::error(&e));
     }

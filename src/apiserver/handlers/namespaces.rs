@@ -1,15 +1,37 @@
 //! The `v1` namespaces resource of `serve --standalone` (there is no
 //! kube-apiserver to serve it): discovery under `/api`, and get, list,
-//! create and delete of [`crate::storage::namespace_store`]'s namespaces,
-//! so that `kubectl create ns`, `get ns` and `delete ns` work.
+//! watch, create, update, patch and delete of
+//! [`crate::storage::namespace_store`]'s namespaces, so that `kubectl create
+//! ns`, `get ns [-w]`, `apply -f ns.yaml` (again and again, client- or
+//! server-side), `label`/`annotate ns` and `delete ns` work.
 //!
-//! Deleting a namespace marks it `Terminating`, deletes every app in it (as
-//! kube-controller-manager's namespace controller would) and removes it as
-//! soon as nothing is left; apps held by finalizers keep it `Terminating`
-//! until they go. Watching namespaces is not served. In cluster mode the
-//! cluster serves namespaces and none of this is reached. The OpenAPI
-//! documents describe these operations (`openapi/namespaces.rs`), for
-//! `kubectl explain ns` and kubectl's validation of Namespace manifests.
+//! A namespace keeps the metadata a client gives it (labels, annotations,
+//! finalizers, ownerReferences, generateName) and tracks field managers in
+//! managedFields as kube-apiserver does; `spec` and `status` are the
+//! server's (writes leave them as they are). PATCH takes merge patch, JSON
+//! patch, server-side apply and strategic merge patch, the last read as a
+//! merge patch with its `$` directives left out, except that
+//! `metadata.finalizers` merge as a set (as strategic merge patch merges
+//! them); the writes live in `namespaces/write.rs`, the watch (a poll of
+//! the store, every [`watch::POLL`]) in `namespaces/watch.rs`.
+//!
+//! Deleting a namespace marks it `Terminating` and answers; like
+//! kube-controller-manager's namespace controller, a background task then
+//! deletes every app in it — after [`CONTENT_DELETION_DELAY`], so that
+//! deletes sent right after the namespace's (`kubectl delete -f` of a
+//! namespace and its apps) still find their apps, as they do in a cluster —
+//! and removes the namespace as soon as nothing is left in it and no
+//! `metadata.finalizers` hold it; apps held by finalizers keep it
+//! `Terminating` until they go. A server started over a store with
+//! Terminating namespaces finishes their deletion ([`resume_deletions`]).
+//! In cluster mode the cluster serves namespaces and none of this is
+//! reached. The OpenAPI documents describe get, list, create and delete
+//! (`openapi/namespaces.rs`), for `kubectl explain ns` and kubectl's
+//! validation of Namespace manifests; they declare no PATCH operation, so
+//! that kubectl keeps validating manifests itself.
+
+mod watch;
+mod write;
 
 use std::time::Duration;
 
@@ -18,6 +40,7 @@ use http::{HeaderMap, Response, StatusCode};
 use serde_json::{Value, json};
 
 use crate::apimachinery::fields::FieldSelector;
+use crate::apimachinery::labels::LabelSelector;
 use crate::apimachinery::object_meta;
 use crate::apimachinery::protobuf_meta;
 use crate::apimachinery::query::Query;
@@ -28,7 +51,7 @@ use crate::apiserver::response::{self, Body};
 use crate::apiserver::table;
 use crate::storage::StoreError;
 use crate::storage::embedded_store::EmbeddedStore;
-use crate::storage::namespace_store::{DEFAULT_NAMESPACE, Phase};
+use crate::storage::namespace_store::{self, DEFAULT_NAMESPACE, Phase};
 
 const GROUP_RESOURCE: &str = "namespaces";
 
@@ -56,7 +79,7 @@ pub(crate) fn api_resource_list() -> Response<Body> {
                 "singularName": "namespace",
                 "namespaced": false,
                 "kind": "Namespace",
-                "verbs": ["create", "delete", "get", "list"],
+                "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
                 "shortNames": ["ns"],
             }],
         }),
@@ -68,6 +91,9 @@ pub(crate) fn is_namespaces(req: &ResourceRequest) -> bool {
     req.group.is_empty() && req.version == "v1" && req.resource == "namespaces"
 }
 
+/// How long after a namespace's deletion its apps are deleted.
+pub(crate) const CONTENT_DELETION_DELAY: Duration = Duration::from_secs(1);
+
 /// One request for `/api/v1/namespaces[/<name>]`.
 pub(crate) async fn handle(
     store: &EmbeddedStore,
@@ -75,6 +101,7 @@ pub(crate) async fn handle(
     query: &Query,
     headers: &HeaderMap,
     body: &Bytes,
+    shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Result<Response<Body>, ApiError> {
     if req.namespace.is_some() || req.subresource.is_some() {
         return Err(ApiError::not_found_route(
@@ -97,6 +124,12 @@ pub(crate) async fn handle(
                 if let Some(name) = selector.exact_name() {
                     items.retain(|ns| ns["metadata"]["name"] == name);
                 }
+            }
+            if let Some(selector) = query.get("labelSelector").filter(|s| !s.is_empty()) {
+                let selector = LabelSelector::parse(selector).map_err(ApiError::bad_request)?;
+                items.retain(|ns| {
+                    selector.matches(ns.pointer("/metadata/labels").and_then(Value::as_object))
+                });
             }
             let refs: Vec<&Value> = items.iter().collect();
             let list_meta = json!({"resourceVersion": "0"});
@@ -136,10 +169,10 @@ pub(crate) async fn handle(
             })
         }
         (Verb::Create, None) => create(store, query, headers, body),
+        (Verb::Update, Some(name)) => write::update(store, name, query, headers, body),
+        (Verb::Patch, Some(name)) => write::patch(store, name, query, headers, body),
         (Verb::Delete, Some(name)) => delete(store, name, query).await,
-        (Verb::Watch, _) => Err(ApiError::method_not_allowed(
-            "watching namespaces is not served by a standalone server",
-        )),
+        (Verb::Watch, name) => watch::watch(store, name, query, accept, shutdown),
         _ => Err(crate::apiserver::response::method_not_allowed()),
     }
 }
@@ -158,24 +191,27 @@ fn create(
     } else {
         super::parse_body(body, content_type)?
     };
-    if let Some(kind) = object.get("kind").and_then(Value::as_str)
-        && kind != "Namespace"
-    {
-        return Err(ApiError::bad_request(format!(
-            "the kind in the data ({kind}) does not match the expected kind (Namespace)"
-        )));
-    }
-    let meta = object
+    check_kind(&object)?;
+    let mut meta = object
         .get("metadata")
         .and_then(Value::as_object)
         .cloned()
         .unwrap_or_default();
     object_meta::check_types(&meta).map_err(ApiError::bad_request)?;
-    let name = meta
+    let generate = meta
+        .get("generateName")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let mut name = meta
         .get("name")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
+    if name.is_empty() && !generate.is_empty() {
+        name = generate_name(&generate);
+        meta.insert("name".into(), json!(name));
+    }
     let mut errors = object_meta::validate_namespace(&meta);
     if name.is_empty() {
         errors.insert(
@@ -191,21 +227,53 @@ fn create(
     if !errors.is_empty() {
         return Err(ApiError::invalid("Namespace", "", &name, &errors));
     }
-    let dry_run = match query.get("dryRun").map(String::as_str) {
-        None | Some("") => false,
-        Some("All") => true,
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
-            )));
-        }
-    };
-    let labels = meta.get("labels").cloned().unwrap_or(Value::Null);
-    match store.create_namespace(&name, &labels, dry_run) {
+    let dry_run = dry_run(query)?;
+    let mut namespace = namespace_store::new_namespace(&name, &meta);
+    if !generate.is_empty() {
+        namespace["metadata"]["generateName"] = json!(generate);
+    }
+    write::record_managed_fields(None, &mut namespace, &write::field_manager(query, headers));
+    match store.create_namespace(namespace, dry_run) {
         Ok(ns) => Ok(response::json(StatusCode::CREATED, &ns)),
         Err(StoreError::AlreadyExists) => Err(ApiError::already_exists(GROUP_RESOURCE, &name)),
         Err(e) => Err(store_error(e)),
     }
+}
+
+/// A body's kind, when it has one, must be Namespace.
+fn check_kind(object: &Value) -> Result<(), ApiError> {
+    match object.get("kind").and_then(Value::as_str) {
+        Some(kind) if kind != "Namespace" => Err(ApiError::bad_request(format!(
+            "the kind in the data ({kind}) does not match the expected kind (Namespace)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `dryRun`: absent, or `All`.
+fn dry_run(query: &Query) -> Result<bool, ApiError> {
+    match query.get("dryRun").map(String::as_str) {
+        None | Some("") => Ok(false),
+        Some("All") => Ok(true),
+        Some(other) => Err(ApiError::bad_request(format!(
+            "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
+        ))),
+    }
+}
+
+/// kube-apiserver's generateName: the base cut to 58 characters plus five
+/// random characters from an alphabet without vowels or look-alikes.
+fn generate_name(base: &str) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let base: String = base.chars().take(58).collect();
+    let random = uuid::Uuid::new_v4();
+    let suffix: String = random
+        .as_bytes()
+        .iter()
+        .take(5)
+        .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
+        .collect();
+    format!("{base}{suffix}")
 }
 
 /// Namespaces kube-apiserver's `NamespaceLifecycle` admission refuses to
@@ -230,35 +298,67 @@ async fn delete(
             .ok_or_else(|| ApiError::not_found(GROUP_RESOURCE, name))?;
         return Ok(response::json(StatusCode::OK, &ns));
     }
+    let was_terminating =
+        store.namespace_phase(name).map_err(store_error)? == Some(Phase::Terminating);
     let ns = match store.terminate_namespace(name) {
         Ok(ns) => ns,
         Err(StoreError::NotFound) => return Err(ApiError::not_found(GROUP_RESOURCE, name)),
         Err(e) => return Err(store_error(e)),
     };
-    for object in store.object_names_in(name).map_err(store_error)? {
-        match store.delete(name, &object, &Default::default()).await {
-            Ok(_) | Err(StoreError::NotFound) => {}
-            Err(e) => return Err(store_error(e)),
-        }
-    }
-    if !store.finish_namespace(name).map_err(store_error)? {
-        // Finalizers hold some apps: finish when they are gone.
-        let (store, name) = (store.clone(), name.to_owned());
-        tokio::spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                match store.finish_namespace(&name) {
-                    Ok(false) => {}
-                    Ok(true) => return,
-                    Err(e) => {
-                        tracing::warn!("finish deleting namespace {name}: {e}");
-                        return;
-                    }
-                }
-            }
-        });
+    if !was_terminating {
+        delete_content_later(store, name, CONTENT_DELETION_DELAY);
     }
     Ok(response::json(StatusCode::OK, &ns))
+}
+
+/// Deletes the apps of Terminating namespace `name` after `delay`, then
+/// removes the namespace once nothing (no app held by finalizers, no
+/// `metadata.finalizers`) keeps it, checking every second.
+fn delete_content_later(store: &EmbeddedStore, name: &str, delay: Duration) {
+    let (store, name) = (store.clone(), name.to_owned());
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        if let Err(e) = delete_content(&store, &name).await {
+            tracing::warn!("delete the apps of namespace {name}: {e}");
+        }
+        loop {
+            match store.finish_namespace(&name) {
+                Ok(true) => return,
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!("finish deleting namespace {name}: {e}");
+                    return;
+                }
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
+}
+
+async fn delete_content(store: &EmbeddedStore, name: &str) -> Result<(), StoreError> {
+    for object in store.object_names_in(name)? {
+        match store.delete(name, &object, &Default::default()).await {
+            Ok(_) | Err(StoreError::NotFound) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Finishes the deletion of every namespace a store holds as Terminating
+/// (a server stopped before their apps were gone); called when a
+/// standalone server starts.
+pub(crate) fn resume_deletions(store: &EmbeddedStore) {
+    let Ok(namespaces) = store.namespaces() else {
+        return;
+    };
+    for ns in namespaces {
+        if let Some(name) = ns.pointer("/metadata/name").and_then(Value::as_str)
+            && namespace_store::phase(&ns) == Phase::Terminating
+        {
+            delete_content_later(store, name, Duration::ZERO);
+        }
+    }
 }
 
 /// Removes a Terminating namespace whose objects are gone (after a restart
@@ -287,7 +387,7 @@ pub(crate) fn admit_create(store: &EmbeddedStore, namespace: &str) -> Result<(),
     }
 }
 
-fn namespace_table(items: &[&Value], include_object: IncludeObject) -> Value {
+pub(super) fn namespace_table(items: &[&Value], include_object: IncludeObject) -> Value {
     let now = jiff::Timestamp::now();
     let rows: Vec<Value> = items
         .iter()
@@ -322,6 +422,6 @@ fn namespace_table(items: &[&Value], include_object: IncludeObject) -> Value {
     })
 }
 
-fn store_error(e: StoreError) -> ApiError {
+pub(super) fn store_error(e: StoreError) -> ApiError {
     ApiError::internal(format!("namespaces: {e}"))
 }

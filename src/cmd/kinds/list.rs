@@ -1,5 +1,6 @@
 //! `kubectl cozy kinds list`: the kinds a definition set serves (`--kinds
-//! PATH`), or the kinds a live cluster serves in a group (discovery, enriched
+//! PATH`, loaded and checked as `serve` loads them, CEL rules compiled, its
+//! warnings logged), or the kinds a live cluster serves in a group (discovery, enriched
 //! with ApplicationDefinitions where the cluster has them).
 
 use std::path::PathBuf;
@@ -9,7 +10,7 @@ use serde::Serialize;
 
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::definition::{DEFAULT_GROUP, KindDefinition, ResolvedKind};
-use crate::kinds::{application_definitions, load};
+use crate::kinds::{Snapshot, application_definitions, load};
 use crate::output::{self, OutputFormat, Rows};
 
 /// The `-o` formats `kinds list` prints: all of them.
@@ -103,23 +104,25 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let format = ctx.output_in(OutputFormat::Table, OUTPUT_FORMATS, "kinds list")?;
     let (listed, warnings) = match &args.kinds {
         Some(path) => {
-            let loaded =
-                load::load_path(path).map_err(|e| CliError::other("load kind definitions", e))?;
+            // As `serve` loads them: schemas and CEL rules compiled, so that
+            // what lists here also serves.
+            let snapshot = load::load_path(path)
+                .and_then(Snapshot::build)
+                .map_err(|e| CliError::other("load kind definitions", e))?;
             (
-                loaded
-                    .kinds
+                snapshot
+                    .kinds()
                     .iter()
-                    .map(Listed::from_resolved)
+                    .map(|k| Listed::from_resolved(&k.resolved))
                     .collect::<Vec<_>>(),
-                loaded.warnings,
+                snapshot.warnings().to_vec(),
             )
         }
         None => (from_cluster(ctx, &args.group).await?, Vec::new()),
     };
-    if ctx.global().verbosity > 0 {
-        for w in &warnings {
-            tracing::warn!("{w}");
-        }
+    // At -v 0 too, as `serve` logs them.
+    for w in &warnings {
+        tracing::warn!("{w}");
     }
     let mut out = ctx.stdout();
     let document = ListDocument {
@@ -157,13 +160,18 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
             }
             let mut rows = Rows::new(headers);
             for l in &listed {
+                // `cluster <group/version>` says no more than APIVERSION does.
+                let source = match l.source.strip_suffix(&format!(" {}", l.group_version)) {
+                    Some(source) if wide => source.to_owned(),
+                    _ => l.source.clone(),
+                };
                 let mut row = vec![
                     l.kind.clone(),
                     l.plural.clone(),
                     l.short_names.join(","),
                     l.chart.clone().unwrap_or_default(),
                     l.chart_version.clone().unwrap_or_default(),
-                    l.source.clone(),
+                    source,
                 ];
                 if wide {
                     row.extend([
@@ -242,5 +250,8 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
         entry.source = format!("cluster {group_version}");
         listed.push(entry);
     }
+    // Discovery's order is the server's; list by kind, as definitions are
+    // read (files in name order).
+    listed.sort_by(|a, b| (&a.kind, &a.plural).cmp(&(&b.kind, &b.plural)));
     Ok(listed)
 }

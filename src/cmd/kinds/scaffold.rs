@@ -1,7 +1,9 @@
 //! `kubectl cozy kinds scaffold`: a Helm chart (directory, `.tgz`, or an entry
 //! of a repository index) turned into a kind definition on stdout or in a
 //! directory. Everything is computed before anything is written, so bad input
-//! writes nothing.
+//! writes nothing; a file in the directory that differs from the new
+//! definition is overwritten only with `--force` (`overwrote …`), an equal
+//! one is left (`… unchanged`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -47,7 +49,7 @@ pub struct ScaffoldArgs {
     #[arg(long = "chart", value_name = "NAME[@VERSION]", requires = "repo_index")]
     pub chart_name: Option<String>,
 
-    /// Kind name (default: from Chart.yaml's name, UpperCamelCase)
+    /// Kind name (default: Chart.yaml's kubectl-cozy.io/kind annotation, else the chart name in UpperCamelCase, capitalized as Chart.yaml's description writes it or as known acronyms are)
     #[arg(long)]
     pub kind: Option<String>,
 
@@ -99,6 +101,10 @@ pub struct ScaffoldArgs {
     /// Write <singular>.yaml (or .json) into this directory instead of stdout
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub out: Option<PathBuf>,
+
+    /// With --out: overwrite a file there that differs from the scaffolded definition (hand edits are lost)
+    #[arg(long, requires = "out")]
+    pub force: bool,
 }
 
 /// Output formats of `scaffold`.
@@ -180,10 +186,19 @@ pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> 
     let scaffolded =
         scaffold(&loaded, &options).map_err(|e| CliError::other("scaffold a kind", e))?;
 
+    let mut scaffolded = scaffolded;
     let document = match args.format {
         Format::Kind => serde_json::to_value(&scaffolded.definition)
             .map_err(|e| CliError::other("encode", e))?,
-        Format::Cozystack => cozystack::to_application_definition(&scaffolded.definition),
+        Format::Cozystack => {
+            let (document, dropped) = cozystack::to_application_definition(&scaffolded.definition);
+            scaffolded.warnings.extend(
+                dropped
+                    .into_iter()
+                    .map(|d| format!("--format cozystack: {d}")),
+            );
+            document
+        }
     };
     let text = match output_format {
         OutputFormat::Json => {
@@ -219,8 +234,31 @@ pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> 
             };
             let singular = scaffolded.definition.singular.clone();
             let path = dir.join(format!("{singular}.{extension}"));
-            write_atomically(dir, &path, text.as_bytes())?;
-            let _ = writeln!(stderr, "wrote {}", path.display());
+            let existing = match std::fs::read(&path) {
+                Ok(bytes) => Some(bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(CliError::io(format!("read {}", path.display()), e)),
+            };
+            match existing {
+                Some(bytes) if bytes == text.as_bytes() => {
+                    let _ = writeln!(stderr, "{} unchanged", path.display());
+                }
+                Some(_) if !args.force => {
+                    return Err(CliError::other(
+                        format!("write {}", path.display()),
+                        "the file exists and differs from the scaffolded definition (hand edits would be lost): \
+                         pass --force to overwrite it, or --out another directory",
+                    ));
+                }
+                Some(_) => {
+                    write_atomically(dir, &path, text.as_bytes())?;
+                    let _ = writeln!(stderr, "overwrote {}", path.display());
+                }
+                None => {
+                    write_atomically(dir, &path, text.as_bytes())?;
+                    let _ = writeln!(stderr, "wrote {}", path.display());
+                }
+            }
         }
     }
     Ok(ExitStatus::Success)

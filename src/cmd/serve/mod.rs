@@ -93,6 +93,15 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     }
 }
 
+/// `1 kind`, `3 kinds`: how many kinds a start line serves.
+fn kinds_count(n: usize) -> String {
+    if n == 1 {
+        "1 kind".to_owned()
+    } else {
+        format!("{n} kinds")
+    }
+}
+
 /// kubectl's `-n` and `-o` mean something only for some of serve's modes;
 /// elsewhere they are refused rather than ignored.
 fn check_global_flags(args: &ServeArgs, ctx: &Ctx) -> Result<(), CliError> {

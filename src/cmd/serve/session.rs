@@ -412,12 +412,12 @@ fn print_ready(
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
         err,
-        "Serving {} kinds ({}) on https://{local} for the cluster, through {}.\n\
+        "Serving {} ({}) on https://{local} for the cluster, through {}.\n\
          Ready in {:.2}s (certificates {:.2}s, objects {:.2}s{tunnel}, Available {:.2}s).\n\
          Try:     kubectl get {}\n\
          Session: {} (Lease {}/{}, holder {})\n\
          Press Ctrl-C to stop; everything the session created is removed.",
-        kinds.len(),
+        super::kinds_count(kinds.len()),
         kinds.join(", "),
         plan.route_text(),
         started.elapsed().as_secs_f64(),

@@ -44,6 +44,8 @@ pub(super) async fn serve_standalone(
         .map_err(|e| CliError::other(format!("open {}", data.display()), e))?;
     let credentials = standalone::credentials(&state_dir, listen)
         .map_err(|e| CliError::other("prepare the standalone certificates", e))?;
+    // Namespaces whose deletion a stopped server left unfinished.
+    crate::apiserver::handlers::namespaces::resume_deletions(&store);
     let backend = Backend::Embedded(store);
     let apps = AppStore::new(WatchCache::start(backend.clone()), backend);
     let running = server::start(ServerConfig {
@@ -83,8 +85,8 @@ pub(super) async fn serve_standalone(
     let snapshot = registry.snapshot();
     let kinds = snapshot.plurals();
     eprintln!(
-        "Serving {} kinds ({}) on {url} from {}\nKubeconfig: {}\nTry: kubectl --kubeconfig {} get {}\nPress Ctrl-C to stop.",
-        kinds.len(),
+        "Serving {} ({}) on {url} from {}\nKubeconfig: {}\nTry: kubectl --kubeconfig {} get {}\nPress Ctrl-C to stop.",
+        super::kinds_count(kinds.len()),
         kinds.join(", "),
         data.display(),
         kubeconfig.display(),

@@ -48,8 +48,8 @@ pub(super) async fn serve_unregistered(
     let snapshot = registry.snapshot();
     let kinds = snapshot.plurals();
     eprintln!(
-        "Serving {} kinds ({}) on https://{}, storing HelmReleases in the cluster (no APIService registered: --route none)",
-        kinds.len(),
+        "Serving {} ({}) on https://{}, storing HelmReleases in the cluster (no APIService registered: --route none)",
+        super::kinds_count(kinds.len()),
         kinds.join(", "),
         running.local_addr
     );

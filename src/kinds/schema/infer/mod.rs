@@ -1,12 +1,19 @@
 //! Inference of a structural schema from a chart's `values.yaml`, for charts
 //! that ship no `values.schema.json`.
 //!
-//! Types and defaults come from the values as serde-saphyr reads them.
-//! serde-saphyr follows YAML 1.1 for plain (unquoted) scalars the way Helm
-//! does (Helm reads values with go-yaml through sigs.k8s.io/yaml): `yes`,
-//! `no`, `on`, `off`, `y`, `n` (any case) become booleans, `~` and `null`
-//! become null, `1.0` a number. Quoted scalars always stay strings. The
-//! inferred type is whatever serde-saphyr produced.
+//! Types and defaults come from the values as Helm reads them (go-yaml
+//! through sigs.k8s.io/yaml), which serde-saphyr reproduces for plain
+//! (unquoted) scalars when told to read YAML 1.1 octals: `yes`, `no`, `on`,
+//! `off`, `y`, `n` (any case) become booleans, `~` and `null` become null,
+//! `1.0` and `1e3` numbers, `0644` and `0o644` the integer 420 (go-yaml
+//! reads a leading 0 and Go's `0o`, `0x` and `0b` prefixes), `08` the
+//! number 8 (not octal, so go-yaml falls back to a float), `1_000` the
+//! integer 1000. Quoted scalars always stay strings. A whole number
+//! written as an integer is `type: integer`; one beyond the int64 range of
+//! a Kubernetes integer (go-yaml's uint64, or its float64 beyond that) is
+//! the float64 Helm ends up with, `type: number`, so that no default fails
+//! its own schema. One spelling differs: go-yaml reads `0X1F` (capital
+//! prefix) as 31, serde-saphyr as a string.
 //!
 //! * a mapping becomes `type: object` with its keys as properties and
 //!   `default: {}` (so that Kubernetes defaulting recreates the nested
@@ -86,11 +93,12 @@ pub(crate) enum InferError {
 /// of a chart's `values.yaml`; see the module documentation.
 pub(crate) fn infer_from_values(values_yaml: &str) -> Result<Inferred, InferError> {
     let mut warnings = Vec::new();
-    let values: Value = if is_blank_yaml(values_yaml) {
+    let mut values: Value = if is_blank_yaml(values_yaml) {
         Value::Null
     } else {
         parse(values_yaml, &mut warnings)?
     };
+    as_helm_reads(&mut values);
     let mut schema = match &values {
         Value::Object(m) if !m.is_empty() => {
             let mut out = Map::new();
@@ -139,7 +147,26 @@ fn parse_options(duplicate_keys: serde_saphyr::DuplicateKeyPolicy) -> serde_saph
     // for them only trips its look-ahead budget on heavily commented files.
     options.emit_comments = false;
     options.duplicate_keys = duplicate_keys;
+    // go-yaml resolves plain integers with Go's strconv.ParseInt(s, 0, 64):
+    // a leading 0 is octal (file modes such as `0644`).
+    options.legacy_octal_numbers = true;
     options
+}
+
+/// Integers beyond int64 as Helm holds them: go-yaml gives a uint64, which
+/// sigs.k8s.io/yaml's JSON round trip turns into a float64; a Kubernetes
+/// integer is an int64, so such a value can only be a `number`.
+fn as_helm_reads(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_u64() && !n.is_i64() => {
+            if let Some(f) = n.as_f64().and_then(serde_json::Number::from_f64) {
+                *n = f;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(as_helm_reads),
+        Value::Object(map) => map.values_mut().for_each(as_helm_reads),
+        _ => {}
+    }
 }
 
 /// Parses strictly; a document that only fails because of repeated keys is
@@ -479,6 +506,75 @@ quotedFloat: "1.0"
         let yaml = serde_saphyr::to_string(&out.schema).expect("serializes");
         let back: Value = serde_saphyr::from_str(&yaml).expect("parses");
         assert_eq!(back, out.schema);
+    }
+
+    #[test]
+    fn numbers_as_helm_reads_them() {
+        // What go-yaml (through sigs.k8s.io/yaml) makes of these spellings:
+        // a leading 0 is octal, Go's prefixes are read, and an integer
+        // beyond int64 ends up a float64.
+        let out = infer(
+            r#"
+## @param defaultMode Mode of the mounted config files
+defaultMode: 0644
+execMode: 0755
+explicitOctal: 0o644
+negativeOctal: -0644
+notOctal: 08
+zero: 0
+hex: 0x1F
+binary: 0b101
+plus: +5
+underscored: 1_000
+scientific: 1e3
+int64Max: 9223372036854775807
+int64Min: -9223372036854775808
+## @param maxBytes Retention in bytes
+maxBytes: 18446744073709551615
+huge: 123456789012345678901234567890
+modes: [0644, 0600]
+"#,
+        );
+        let p = &out.schema["properties"];
+        let int = |v: i64| json!({"type": "integer", "default": v});
+        assert_eq!(
+            p["defaultMode"],
+            json!({"type": "integer", "default": 420, "description": "Mode of the mounted config files"})
+        );
+        assert_eq!(p["execMode"], int(493));
+        assert_eq!(p["explicitOctal"], int(420));
+        assert_eq!(p["negativeOctal"], int(-420));
+        assert_eq!(p["notOctal"], json!({"type": "number", "default": 8.0}));
+        assert_eq!(p["zero"], int(0));
+        assert_eq!(p["hex"], int(31));
+        assert_eq!(p["binary"], int(5));
+        assert_eq!(p["plus"], int(5));
+        assert_eq!(p["underscored"], int(1000));
+        assert_eq!(
+            p["scientific"],
+            json!({"type": "number", "default": 1000.0})
+        );
+        assert_eq!(p["int64Max"], int(i64::MAX));
+        assert_eq!(p["int64Min"], int(i64::MIN));
+        assert_eq!(
+            p["maxBytes"],
+            json!({"type": "number", "default": 18446744073709551615.0, "description": "Retention in bytes"})
+        );
+        assert_eq!(
+            p["huge"],
+            json!({"type": "number", "default": 123456789012345678901234567890.0})
+        );
+        assert_eq!(
+            p["modes"],
+            json!({"type": "array", "items": {"type": "integer"}, "default": [420, 384]})
+        );
+        // Every default passes the schema it sits in (`infer` checks the
+        // schema is structural, defaults included); so does an empty spec.
+        let compiled = CompiledSchema::new(&out.schema).expect("compiles");
+        let mut spec = json!({});
+        let res = compiled.default_and_validate(&mut spec, "spec");
+        assert!(res.errors.is_empty(), "{:?}", res.errors);
+        assert_eq!(spec["defaultMode"], 420);
     }
 
     #[test]

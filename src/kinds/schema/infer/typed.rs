@@ -405,7 +405,12 @@ fn read_literal(raw: &str, ty: &str) -> Value {
 
 /// Whether `v` fits a scalar node built above (type, enum).
 fn fits_node(m: &Map<String, Value>, v: &Value) -> bool {
-    let json = json_type_of(v);
+    // A Kubernetes integer is an int64: a larger whole number is no
+    // integer default (`Checked value must be of type integer`).
+    let json = match json_type_of(v) {
+        "integer" if !v.is_i64() => "number",
+        json => json,
+    };
     let type_ok = if m.contains_key("x-kubernetes-int-or-string") {
         json == "integer" || json == "string"
     } else {
@@ -603,6 +608,18 @@ unknown: {x: 1}
         assert!(v.default_and_validate(&mut spec, "spec").errors.is_empty());
         assert_eq!(spec["mode"], "off");
         assert_eq!(spec["resourcesPreset"], "small");
+    }
+
+    #[test]
+    fn an_integer_beyond_int64_is_no_integer_default() {
+        let out = infer(
+            "## @typedef {struct} Limits - Limits.\n## @field {int} [maxBytes]=18446744073709551615 - Retention in bytes.\n\n## @param {Limits} limits - Limits.\nlimits: {}\n",
+        );
+        let field = &out.schema["properties"]["limits"]["properties"]["maxBytes"];
+        assert_eq!(field["type"], "integer");
+        assert!(field.get("default").is_none(), "{field}");
+        assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
+        assert_eq!(out.warnings[0].pointer, "/limits/maxBytes");
     }
 
     #[test]

@@ -1,0 +1,382 @@
+//! Update (PUT) and patch of a standalone server's namespaces: the client's
+//! metadata (labels, annotations, finalizers, ownerReferences) changes, the
+//! server's (`spec`, `status`, uid, timestamps) stays, managedFields follow
+//! every write as kube-apiserver records them, and a resourceVersion in the
+//! body or patch is a precondition.
+//!
+//! PATCH takes JSON patch, merge patch, server-side apply (which also
+//! creates a missing namespace, as `kubectl apply --server-side` expects)
+//! and strategic merge patch, which kubectl sends for built-in kinds such as
+//! Namespace: it is read as a merge patch whose `$` directives are left out
+//! (`$patch: delete` on a map deletes it), except that `metadata.finalizers`
+//! merge as a set, with `$deleteFromPrimitiveList/finalizers` removing some,
+//! as strategic merge patch merges them.
+
+use bytes::Bytes;
+use http::{HeaderMap, Response, StatusCode, header};
+use serde_json::{Map, Value, json};
+
+use super::{GROUP_RESOURCE, check_kind, dry_run, store_error};
+use crate::apimachinery::object_meta;
+use crate::apimachinery::protobuf_meta;
+use crate::apimachinery::query::Query;
+use crate::apimachinery::status::ApiError;
+use crate::apiserver::negotiate::{self, BodyType};
+use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
+use crate::apiserver::response::{self, Body};
+use crate::storage::embedded_store::EmbeddedStore;
+use crate::storage::{StoreError, namespace_store, now};
+
+/// The structural schema of a Namespace's `spec`, for field ownership.
+fn spec_schema() -> Value {
+    json!({"type": "object", "properties": {"finalizers": {"type": "array", "items": {"type": "string"}}}})
+}
+
+/// The field manager of a non-apply write: `fieldManager`, else the user
+/// agent's product (`kubectl-create`, `kubectl-client-side-apply`, …).
+pub(super) fn field_manager(query: &Query, headers: &HeaderMap) -> String {
+    if let Some(m) = query.get("fieldManager").filter(|m| !m.is_empty()) {
+        return m.clone();
+    }
+    headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|ua| ua.split('/').next())
+        .filter(|s| !s.is_empty())
+        .unwrap_or("unknown")
+        .to_owned()
+}
+
+/// Records `manager`'s write of `new` over `old` in `new`'s managedFields.
+/// Only metadata is tracked: `spec` and `status` are the server's.
+pub(super) fn record_managed_fields(old: Option<&Value>, new: &mut Value, manager: &str) {
+    let view = |v: &Value| json!({"apiVersion": "v1", "kind": "Namespace", "metadata": v["metadata"].clone()});
+    let old_view = old.map(view);
+    let mut new_view = view(new);
+    patch::record_update_with_schema(
+        old_view.as_ref(),
+        &mut new_view,
+        manager,
+        &now(),
+        "v1",
+        &spec_schema(),
+    );
+    match new_view.pointer("/metadata/managedFields") {
+        Some(managed) => new["metadata"]["managedFields"] = managed.clone(),
+        None => {
+            if let Some(meta) = new["metadata"].as_object_mut() {
+                meta.remove("managedFields");
+            }
+        }
+    }
+}
+
+/// `PUT /api/v1/namespaces/<name>`.
+pub(super) fn update(
+    store: &EmbeddedStore,
+    name: &str,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let object = if content_type.is_some_and(|c| c.starts_with(protobuf_meta::CONTENT_TYPE)) {
+        protobuf_meta::decode(body).map_err(ApiError::bad_request)?
+    } else {
+        super::super::parse_body(body, content_type)?
+    };
+    check_kind(&object)?;
+    let dry_run = dry_run(query)?;
+    let current = store
+        .namespace(name)
+        .map_err(store_error)?
+        .ok_or_else(|| ApiError::not_found(GROUP_RESOURCE, name))?;
+    let manager = field_manager(query, headers);
+    let written = write(store, name, &current, object, Some(&manager), dry_run)?;
+    Ok(response::json(StatusCode::OK, &written))
+}
+
+/// `PATCH /api/v1/namespaces/<name>`.
+pub(super) fn patch(
+    store: &EmbeddedStore,
+    name: &str,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let (kind, strategic) = match negotiate::body_type(content_type)? {
+        BodyType::JsonPatch => (PatchKind::Json, false),
+        BodyType::MergePatch => (PatchKind::Merge, false),
+        BodyType::StrategicMergePatch => (PatchKind::Merge, true),
+        BodyType::ApplyPatch => (PatchKind::Apply, false),
+        _ => {
+            return Err(ApiError::unsupported_media_type(format!(
+                "the body of the request was in an unknown format ({}) - accepted media types include: \
+                 application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, \
+                 application/strategic-merge-patch+json",
+                content_type.unwrap_or("none")
+            )));
+        }
+    };
+    let force = match query.get("force").map(String::as_str) {
+        None => false,
+        Some(f) if kind != PatchKind::Apply => {
+            return Err(ApiError::invalid_query(
+                "force",
+                &format!("Forbidden: may not be specified for non-apply patch (force={f})"),
+            ));
+        }
+        Some("true") => true,
+        Some(_) => false,
+    };
+    let dry_run = dry_run(query)?;
+    let current = store.namespace(name).map_err(store_error)?;
+    if kind == PatchKind::Apply {
+        let Some(manager) = query.get("fieldManager").filter(|m| !m.is_empty()) else {
+            return Err(ApiError::invalid_query(
+                "fieldManager",
+                "Required value: is required for apply patch",
+            ));
+        };
+        let timestamp = now();
+        let applied = patch::server_side_apply(&ApplyRequest {
+            current: current.as_ref(),
+            body,
+            field_manager: manager,
+            force,
+            schema: &spec_schema(),
+            now: &timestamp,
+            api_version: "v1",
+        })
+        .map_err(from_patch_error)?;
+        return match current {
+            Some(current) => {
+                let written = write(store, name, &current, applied.object, None, dry_run)?;
+                Ok(response::json(StatusCode::OK, &written))
+            }
+            None => create_by_apply(store, name, applied.object, dry_run),
+        };
+    }
+    let current = current.ok_or_else(|| ApiError::not_found(GROUP_RESOURCE, name))?;
+    let merge_body;
+    let body: &[u8] = if strategic {
+        merge_body = strategic_as_merge(&current, body)?;
+        &merge_body
+    } else {
+        body
+    };
+    let patched = patch::apply_patch(kind, &current, body).map_err(from_patch_error)?;
+    check_kind(&patched)?;
+    let manager = field_manager(query, headers);
+    let written = write(store, name, &current, patched, Some(&manager), dry_run)?;
+    Ok(response::json(StatusCode::OK, &written))
+}
+
+/// Checks `new` against `current` and stores its client metadata;
+/// `manager` records the write in managedFields (apply has recorded it).
+fn write(
+    store: &EmbeddedStore,
+    name: &str,
+    current: &Value,
+    mut new: Value,
+    manager: Option<&str>,
+    dry_run: bool,
+) -> Result<Value, ApiError> {
+    check_api_version(&new)?;
+    if !new.get("metadata").is_some_and(Value::is_object) {
+        new["metadata"] = json!({});
+    }
+    let url_name = name;
+    match new.pointer("/metadata/name").and_then(Value::as_str) {
+        Some(body_name) if body_name != url_name => {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({url_name})"
+            )));
+        }
+        Some(_) => {}
+        None => new["metadata"]["name"] = json!(url_name),
+    }
+    let old_meta = current["metadata"].as_object().cloned().unwrap_or_default();
+    let mut meta = new["metadata"].as_object().cloned().unwrap_or_default();
+    object_meta::check_types(&meta).map_err(ApiError::bad_request)?;
+    object_meta::prepare_update(&mut meta, &old_meta);
+    let mut errors = object_meta::validate_namespace(&meta);
+    errors.extend(object_meta::validate_update(&meta, &old_meta));
+    if !errors.is_empty() {
+        return Err(ApiError::invalid("Namespace", "", name, &errors));
+    }
+    let precondition = meta
+        .get("resourceVersion")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    if let Some(manager) = manager {
+        record_managed_fields(Some(current), &mut new, manager);
+        meta = new["metadata"].as_object().cloned().unwrap_or_default();
+    }
+    store
+        .update_namespace(name, &meta, precondition.as_deref(), dry_run)
+        .map_err(|e| match e {
+            StoreError::NotFound => ApiError::not_found(GROUP_RESOURCE, name),
+            StoreError::Conflict(message) => ApiError::conflict(GROUP_RESOURCE, name, message),
+            e => store_error(e),
+        })
+}
+
+/// Server-side apply of a namespace that does not exist: created from the
+/// applied configuration.
+fn create_by_apply(
+    store: &EmbeddedStore,
+    name: &str,
+    applied: Value,
+    dry_run: bool,
+) -> Result<Response<Body>, ApiError> {
+    let meta: Map<String, Value> = applied["metadata"].as_object().cloned().unwrap_or_default();
+    let applied_name = meta.get("name").and_then(Value::as_str).unwrap_or_default();
+    if applied_name != name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({applied_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    object_meta::check_types(&meta).map_err(ApiError::bad_request)?;
+    let errors = object_meta::validate_namespace(&meta);
+    if !errors.is_empty() {
+        return Err(ApiError::invalid("Namespace", "", name, &errors));
+    }
+    match store.create_namespace(namespace_store::new_namespace(name, &meta), dry_run) {
+        Ok(ns) => Ok(response::json(StatusCode::CREATED, &ns)),
+        Err(StoreError::AlreadyExists) => Err(ApiError::already_exists(GROUP_RESOURCE, name)),
+        Err(e) => Err(store_error(e)),
+    }
+}
+
+fn check_api_version(object: &Value) -> Result<(), ApiError> {
+    match object.get("apiVersion").and_then(Value::as_str) {
+        Some(v) if v != "v1" => Err(ApiError::bad_request(format!(
+            "the API version in the data ({v}) does not match the expected API version (v1)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// A strategic merge patch of a Namespace as a merge patch: see the module
+/// documentation.
+fn strategic_as_merge(current: &Value, body: &[u8]) -> Result<Vec<u8>, ApiError> {
+    let mut patch: Value = serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+    let Some(object) = patch.as_object_mut() else {
+        return Err(ApiError::bad_request(format!(
+            "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+            go_json_type(&patch)
+        )));
+    };
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        let deleted = match meta.remove("$deleteFromPrimitiveList/finalizers") {
+            Some(Value::Array(d)) => d,
+            _ => Vec::new(),
+        };
+        let added = match meta.get("finalizers") {
+            Some(Value::Array(a)) => Some(a.clone()),
+            _ => None,
+        };
+        if added.is_some() || !deleted.is_empty() {
+            let mut merged: Vec<Value> = current
+                .pointer("/metadata/finalizers")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            for f in added.into_iter().flatten() {
+                if !merged.contains(&f) {
+                    merged.push(f);
+                }
+            }
+            merged.retain(|f| !deleted.contains(f));
+            meta.insert("finalizers".into(), Value::Array(merged));
+        }
+    }
+    drop_directives(&mut patch);
+    serde_json::to_vec(&patch).map_err(|e| ApiError::bad_request(e.to_string()))
+}
+
+/// Leaves out strategic merge patch's `$` keys; a map with `$patch:
+/// delete` becomes `null` (deleted).
+fn drop_directives(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            if map.get("$patch").and_then(Value::as_str) == Some("delete") {
+                *v = Value::Null;
+                return;
+            }
+            map.retain(|k, _| !k.starts_with('$'));
+            map.values_mut().for_each(drop_directives);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_directives),
+        _ => {}
+    }
+}
+
+fn go_json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+        Value::Null | Value::Object(_) => "object",
+    }
+}
+
+fn from_patch_error(e: patch::PatchError) -> ApiError {
+    let causes: Vec<Value> = e
+        .causes
+        .iter()
+        .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+        .collect();
+    ApiError {
+        code: e.code,
+        reason: e.reason,
+        message: e.message,
+        details: (!causes.is_empty()).then(|| json!({"causes": causes})),
+        retry_after: None,
+        hidden_cause: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strategic_merge_patches_read_as_merge_patches() {
+        let current = json!({"metadata": {"name": "a", "finalizers": ["x.io/a", "x.io/b"], "labels": {"k": "v"}}});
+        let merge = |body: Value| -> Value {
+            serde_json::from_slice(
+                &strategic_as_merge(&current, body.to_string().as_bytes()).unwrap(),
+            )
+            .unwrap()
+        };
+        assert_eq!(
+            merge(
+                json!({"metadata": {"$setElementOrder/finalizers": ["x.io/a"], "finalizers": ["x.io/c"],
+                                      "labels": {"k": null, "n": "1"}}})
+            ),
+            json!({"metadata": {"finalizers": ["x.io/a", "x.io/b", "x.io/c"], "labels": {"k": null, "n": "1"}}})
+        );
+        assert_eq!(
+            merge(json!({"metadata": {"$deleteFromPrimitiveList/finalizers": ["x.io/a"]}})),
+            json!({"metadata": {"finalizers": ["x.io/b"]}})
+        );
+        assert_eq!(
+            merge(json!({"metadata": {"annotations": {"$patch": "delete"}}})),
+            json!({"metadata": {"annotations": null}})
+        );
+        let err = strategic_as_merge(&current, b"[1,2]").unwrap_err();
+        assert_eq!(
+            err.message,
+            "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}"
+        );
+    }
+}
