@@ -2,8 +2,12 @@
 # Builds the release artefacts of one target (this machine's by default):
 #
 #   <out>/kubectl-cozy-<tag>-<target>.tar.gz         the archive:
-#       kubectl-cozy, kubectl_complete-cozy, LICENSE, README.md,
+#       kubectl-cozy, LICENSE, README.md,
 #       completions/ (bash, zsh, fish, PowerShell), man/man1/*.1 (clap_mangen)
+#     One binary: kubectl's plugin completer, kubectl_complete-cozy, is the
+#     same program under another name, which `kubectl cozy completion
+#     install` links next to the plugin (krew unpacks no links, and a second
+#     copy doubled the archive).
 #   <out>/kubectl-cozy-<tag>-<target>.tar.gz.sha256  its sha256 (sha256sum format)
 #   <out>/cozy.yaml                                   the krew manifest for it,
 #       rendered from the krew-release-bot template by krew/render.sh
@@ -64,7 +68,7 @@ fi
 
 start=$SECONDS
 log "building kubectl-cozy $tag for $target (profile $profile, static: $static)"
-cargo build --locked --profile "$profile" --target "$target" --bins
+cargo build --locked --profile "$profile" --target "$target" --bin kubectl-cozy
 # cargo names the directory of the dev profile "debug".
 profile_dir="$profile"
 [[ "$profile" == dev ]] && profile_dir=debug
@@ -72,7 +76,7 @@ bin_dir="${CARGO_TARGET_DIR:-target}/$target/$profile_dir"
 log "built in $((SECONDS - start))s"
 
 if $static; then
-  for b in kubectl-cozy kubectl_complete-cozy; do
+  for b in kubectl-cozy; do
     desc="$(file -b "$bin_dir/$b")"
     [[ "$desc" == *"statically linked"* || "$desc" == *"static-pie linked"* ]] \
       || die "$b is not statically linked: $desc"
@@ -87,12 +91,12 @@ stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 root="$stage/root"
 mkdir -p "$root/completions" "$root/man/man1"
-cp "$bin_dir/kubectl-cozy" "$bin_dir/kubectl_complete-cozy" "$root/"
+cp "$bin_dir/kubectl-cozy" "$root/"
 cp LICENSE README.md "$root/"
 cp completions/* "$root/completions/"
 cp docs/man/*.1 "$root/man/man1/"
-chmod 0755 "$root/kubectl-cozy" "$root/kubectl_complete-cozy"
-find "$root" -type f ! -name 'kubectl*cozy' -exec chmod 0644 {} +
+chmod 0755 "$root/kubectl-cozy"
+find "$root" -type f ! -name kubectl-cozy -exec chmod 0644 {} +
 find "$root" -type d -exec chmod 0755 {} +
 
 epoch="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}"

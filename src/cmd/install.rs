@@ -38,8 +38,6 @@ pub const OUTPUT_FORMATS: &[OutputFormat] =
 /// Arguments of `kubectl cozy install`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-The install's namespace is -n NAME; without it, kubectl-cozy (not the context's namespace).
-
 Examples:
   # Print the install (namespace kubectl-cozy, 2 replicas); apply it with kubectl
   kubectl cozy install --kinds ./kinds | kubectl apply --server-side -f -
@@ -54,7 +52,9 @@ Examples:
   kubectl cozy install --kinds ./kinds --cert-manager -n cozy-api --replicas 3 --apply --yes
 
   # Remove it again: APIServices first (nothing is left to stall namespace deletion)
-  kubectl cozy install --kinds ./kinds --delete")]
+  kubectl cozy install --kinds ./kinds --delete
+
+The install's namespace is -n NAME; without it, kubectl-cozy (not the context's namespace).")]
 pub struct InstallArgs {
     /// Kind definitions: a file or a directory of YAML files (shipped as a ConfigMap)
     #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath)]

@@ -40,7 +40,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 #[test]
-fn archive_holds_the_binaries_license_completions_and_man_pages() {
+fn archive_holds_the_binary_license_completions_and_man_pages() {
     let entries = entries(&archive());
     let repo = super::repo();
     let mut expected = vec![
@@ -48,7 +48,6 @@ fn archive_holds_the_binaries_license_completions_and_man_pages() {
         "README.md".to_owned(),
         "completions".to_owned(),
         "kubectl-cozy".to_owned(),
-        "kubectl_complete-cozy".to_owned(),
         "man".to_owned(),
         "man/man1".to_owned(),
     ];
@@ -69,7 +68,7 @@ fn archive_holds_the_binaries_license_completions_and_man_pages() {
 
     for (name, (mode, data)) in &entries {
         let want = match name.as_str() {
-            "kubectl-cozy" | "kubectl_complete-cozy" | "completions" | "man" | "man/man1" => 0o755,
+            "kubectl-cozy" | "completions" | "man" | "man/man1" => 0o755,
             _ => 0o644,
         };
         assert_eq!(mode & 0o7777, want, "{name} mode {mode:o}");
@@ -107,7 +106,7 @@ fn linux_binaries_are_statically_linked_and_run() {
         .status()
         .expect("run tar");
     assert!(status.success());
-    for bin in ["kubectl-cozy", "kubectl_complete-cozy"] {
+    for bin in ["kubectl-cozy"] {
         let path = dir.path().join(bin);
         let file = Command::new("file")
             .arg("-b")

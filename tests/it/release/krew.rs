@@ -239,7 +239,7 @@ fn kubectl_krew_installs_runs_completes_and_uninstalls_the_plugin() {
         describe(&out)
     );
     let installed = krew_root.join("store/cozy").join(tag());
-    for file in ["kubectl-cozy", "kubectl_complete-cozy", "LICENSE"] {
+    for file in ["kubectl-cozy", "LICENSE"] {
         assert!(
             installed.join(file).is_file(),
             "{file} not installed in {}",
