@@ -14,6 +14,10 @@
 //! stage is a `debug` tracing span (`convert`, `upstream` with the backend's
 //! `send` and `parse`, `cache`), free when debug logging is off.
 //!
+//! An update that would leave the HelmRelease as upstream holds it is not
+//! sent (kube-apiserver's no-op update): the answer is the app as it is,
+//! its resourceVersion kept, and no write means no Flux reconcile.
+//!
 //! Reads are served from the shared watch cache, with the app views kept
 //! with each cached object ([`Stored::app_view`]): a get or list of an
 //! unchanged app copies its kept JSON. Consistency follows kube-apiserver's
@@ -579,7 +583,8 @@ impl Apps<'_> {
     /// Replaces the app `current` with `app` (validated and defaulted; its
     /// `metadata.resourceVersion` is the precondition: 409 when stale) for
     /// `user`, with `managed_fields` as on create. The main resource ignores
-    /// status changes, as for CRDs with a status subresource.
+    /// status changes, as for CRDs with a status subresource. An update that
+    /// changes nothing is not written ([`Apps::unchanged`]).
     pub(crate) async fn update(
         &self,
         current: &Value,

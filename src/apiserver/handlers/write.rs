@@ -1,18 +1,17 @@
 //! create, update and patch. Every write: the body is decoded (JSON or YAML),
-//! checked against the URL (kind, namespace, name), unknown fields dropped
-//! (outside `spec` by [`crate::apiserver::unknown_fields`], in `spec` by the kind's schema;
-//! refused under `fieldValidation=Strict`, warned about under `Warn`), its
-//! metadata validated as kube-apiserver validates `ObjectMeta` (in every
-//! mode), the spec defaulted and validated against the kind's structural
-//! schema (422 with one cause per field), then field ownership recorded in
-//! managedFields from the object as it will be stored (defaulted and pruned,
-//! as kube-apiserver's field manager sees a decoded custom resource: the
-//! writer owns the defaults it got, nobody the dropped fields), then stored
-//! through the app store with the caller's resourceVersion as a
-//! precondition (409 when stale; never a silent overwrite). A write that
-//! changes nothing stores the same HelmRelease, which the store (embedded,
-//! or kube-apiserver for a cluster) does not write: the answer keeps its
-//! resourceVersion. `dryRun=All` goes upstream too.
+//! checked against the URL (kind, namespace, name), checked as
+//! [`super::validate`] checks it (unknown fields dropped, and refused or
+//! warned about under `fieldValidation`; metadata validated as
+//! kube-apiserver validates `ObjectMeta`; the spec defaulted and validated
+//! against the kind's structural schema, 422 with one cause per field),
+//! then field ownership recorded in managedFields from the object as it
+//! will be stored (defaulted and pruned, as kube-apiserver's field manager
+//! sees a decoded custom resource: the writer owns the defaults it got,
+//! nobody the dropped fields), then stored through the app store with the
+//! caller's resourceVersion as a precondition (409 when stale; never a
+//! silent overwrite). An update that changes nothing is answered by the
+//! app store without a write, its resourceVersion kept. `dryRun=All` goes
+//! upstream too.
 //!
 //! Server-side apply records ownership from the applied configuration
 //! before defaults, as kube-apiserver's field manager does (it defaults the
