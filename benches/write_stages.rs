@@ -40,7 +40,7 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use kubectl_cozy::apiserver::patch;
+use kubectl_cozy::apiserver::{patch, unknown_fields};
 use kubectl_cozy::storage::cache::Stored;
 use kubectl_cozy::storage::helm_release;
 use serde_json::{Value, json};
@@ -246,6 +246,19 @@ fn main() {
     );
     let stages: Vec<(&str, Cost, Cost)> = vec![
         (
+            "create: unknown fields outside spec (none)",
+            per_write(
+                || copies(&parsed),
+                // The app is an output, freed after the timer: the stage
+                // is the walk.
+                |mut app| {
+                    let found = unknown_fields::prune(&mut app);
+                    (app, found)
+                },
+            ),
+            baseline,
+        ),
+        (
             "create: validate and default the spec",
             per_write(
                 || copies(&parsed),
@@ -292,6 +305,19 @@ fn main() {
         (
             "update: the current app, from its kept view",
             per_write(|| vec![(); WRITES], |()| view.value()),
+            update_baseline,
+        ),
+        (
+            "update: unknown fields outside spec (none)",
+            per_write(
+                || copies(&update_body_value),
+                // The app is an output, freed after the timer: the stage
+                // is the walk.
+                |mut app| {
+                    let found = unknown_fields::prune(&mut app);
+                    (app, found)
+                },
+            ),
             update_baseline,
         ),
         (

@@ -201,6 +201,26 @@ pub fn prepare_update(new: &mut Map<String, Value>, old: &Map<String, Value>) {
     }
 }
 
+/// What kube-apiserver's decoder of a custom resource leaves of empty
+/// metadata fields: it reads `metadata` into `ObjectMeta` and writes it
+/// back, which omits the fields that are null or empty (`finalizers: []`,
+/// `labels: {}`, `generateName: ""`, `generation: 0`), so the object
+/// stored, and the field manager, never see them. `managedFields` is left
+/// to the field manager (`[]` resets them).
+pub fn omit_empty(meta: &mut Map<String, Value>) {
+    let empty = |key: &str, value: &Value| match value {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty() && key != "managedFields",
+        Value::Object(o) => o.is_empty(),
+        Value::Number(n) => key == "generation" && n.as_i64() == Some(0),
+        Value::Bool(_) => false,
+    };
+    if meta.iter().any(|(key, value)| empty(key, value)) {
+        meta.retain(|key, value| !empty(key, value));
+    }
+}
+
 /// `NameIsDNSSubdomain`: a prefix (generateName) may end in '-'.
 fn name_is_dns_subdomain(name: &str, prefix: bool) -> Vec<String> {
     let masked;
@@ -540,6 +560,23 @@ mod tests {
         assert_eq!(
             messages(&validate_update(&changed_uid, &old)),
             ["metadata.uid: Invalid value: \"other\": field is immutable"]
+        );
+    }
+
+    /// kube-apiserver 1.36: a create with `finalizers: []` stores no
+    /// finalizers, and its managedFields own none.
+    #[test]
+    fn empty_fields_are_omitted_as_object_meta_omits_them() {
+        let mut m = meta(json!({
+            "name": "a", "generateName": "", "finalizers": [], "labels": {}, "annotations": null,
+            "generation": 0, "deletionGracePeriodSeconds": 0, "managedFields": [],
+            "ownerReferences": [{"uid": "u"}]
+        }));
+        omit_empty(&mut m);
+        assert_eq!(
+            Value::Object(m),
+            json!({"name": "a", "deletionGracePeriodSeconds": 0, "managedFields": [],
+                   "ownerReferences": [{"uid": "u"}]})
         );
     }
 }

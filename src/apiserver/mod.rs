@@ -6,6 +6,7 @@
 //! - [`routes`]: what each path answers
 //! - [`handlers`]: every verb of every served kind
 //! - [`duplicate_fields`]: repeated keys in a JSON body (`fieldValidation`)
+//! - [`unknown_fields`]: unknown fields outside `spec` (`fieldValidation`)
 //! - [`negotiate`]: `Accept` and `Content-Type` negotiation
 //! - [`table`]: `Table` and `PartialObjectMetadata(List)` responses
 //! - [`discovery`]: `/apis`, `/apis/<g>`, `/apis/<g>/<v>` and aggregated discovery
@@ -41,3 +42,4 @@ pub(crate) mod response;
 pub(crate) mod routes;
 pub mod server;
 pub(crate) mod table;
+pub mod unknown_fields;

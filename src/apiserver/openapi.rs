@@ -664,7 +664,7 @@ fn gvk_extension(group: &str, version: &str, kind: &str) -> Value {
 }
 
 /// The `status` every kind reports (see `storage::helm_release`).
-fn status_schema() -> Value {
+pub(crate) fn status_schema() -> Value {
     json!({
         "description": "Status of the application's HelmRelease, as reported by Flux.",
         "type": "object",

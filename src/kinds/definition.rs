@@ -221,6 +221,12 @@ impl ResolvedKind {
     pub fn group_version(&self) -> String {
         format!("{}/{}", self.definition.group, self.definition.version)
     }
+
+    /// The longest app name: what Helm's release name limit leaves after
+    /// the release prefix.
+    pub(crate) fn name_max(&self) -> usize {
+        HELM_RELEASE_NAME_MAX.saturating_sub(self.release_prefix.len())
+    }
 }
 
 impl KindDefinition {

@@ -14,6 +14,10 @@
 //! stage is a `debug` tracing span (`convert`, `upstream` with the backend's
 //! `send` and `parse`, `cache`), free when debug logging is off.
 //!
+//! An update that would leave the HelmRelease as upstream holds it is not
+//! sent (kube-apiserver's no-op update): the answer is the app as it is,
+//! its resourceVersion kept, and no write means no Flux reconcile.
+//!
 //! Reads are served from the shared watch cache, with the app views kept
 //! with each cached object ([`Stored::app_view`]): a get or list of an
 //! unchanged app copies its kept JSON. Consistency follows kube-apiserver's
@@ -579,7 +583,8 @@ impl Apps<'_> {
     /// Replaces the app `current` with `app` (validated and defaulted; its
     /// `metadata.resourceVersion` is the precondition: 409 when stale) for
     /// `user`, with `managed_fields` as on create. The main resource ignores
-    /// status changes, as for CRDs with a status subresource.
+    /// status changes, as for CRDs with a status subresource. An update that
+    /// changes nothing is not written ([`Apps::unchanged`]).
     pub(crate) async fn update(
         &self,
         current: &Value,
@@ -594,16 +599,22 @@ impl Apps<'_> {
             app["status"] = status.clone();
         }
         let convert = tracing::debug_span!("convert", to = "HelmRelease").entered();
-        let stored = self
+        let kept = self
             .cache()
             .stored(&namespace, &helm_release::release_name(resolved, &name))
-            .ok_or_else(|| ApiError::not_found(&self.group_resource(), &name))?
-            .write_base();
+            .ok_or_else(|| ApiError::not_found(&self.group_resource(), &name))?;
+        let stored = kept.write_base();
         let mut release =
             helm_release::release_object(resolved, &app, Some(&stored), managed_fields)
                 .map_err(|e| self.convert_error(&name, e))?;
-        release.set_resource_version(app["metadata"]["resourceVersion"].clone());
         drop(convert);
+        if might_change_nothing(current, &app)
+            && let Some(view) = self.unchanged(&kept, &release, &app, user).await
+        {
+            drop_later((app, stored, kept));
+            return Ok(view);
+        }
+        release.set_resource_version(app["metadata"]["resourceVersion"].clone());
         let updated = self
             .store
             .backend
@@ -621,6 +632,43 @@ impl Apps<'_> {
                 other => self.store_error(other, &name),
             })?;
         self.answer_write(&name, updated, dry_run)
+    }
+
+    /// The answer to an update that changes nothing, as kube-apiserver's
+    /// storage short-circuits one: `app` was made from `kept`, the
+    /// HelmRelease as the cache holds it (its resourceVersion, the
+    /// precondition, is `kept`'s), and `release` (made from `app`) is the
+    /// HelmRelease upstream holds now, at that version, but for what an
+    /// update cannot change. Upstream's is read (for `user`) because the
+    /// cache keeps only part of it (of `spec` only `values`) and may lag,
+    /// as kube-apiserver reads its storage again before it answers without
+    /// writing. Then nothing is written: no new resourceVersion, no
+    /// reconcile. `None` (also when the read fails): write it.
+    async fn unchanged(
+        &self,
+        kept: &Arc<Stored>,
+        release: &helm_release::ReleaseObject<'_>,
+        app: &Value,
+        user: &UserInfo,
+    ) -> Option<Arc<AppView>> {
+        let precondition = app
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .and_then(|rv| rv.parse::<u64>().ok());
+        if precondition != Some(kept.resource_version()) {
+            return None;
+        }
+        let upstream = self
+            .store
+            .backend
+            .get(release.namespace(), release.name(), user)
+            .instrument(tracing::debug_span!("upstream", verb = "get"))
+            .await
+            .ok()??;
+        let same =
+            resource_version(&upstream) == kept.resource_version() && release.unchanged(&upstream);
+        drop_later(upstream);
+        same.then(|| self.written_view(kept))
     }
 
     /// Deletes the app `namespace/name` for `user`; answers with its last
@@ -812,6 +860,19 @@ impl Apps<'_> {
     fn store_error(&self, err: StoreError, name: &str) -> ApiError {
         store_error(err, &self.group_resource(), name)
     }
+}
+
+/// Whether the update of `current` to `app` may change nothing: the same
+/// spec, labels, annotations and finalizers (what most updates change). A
+/// cheap look before [`Apps::unchanged`] reads upstream's HelmRelease.
+fn might_change_nothing(current: &Value, app: &Value) -> bool {
+    current.get("spec") == app.get("spec")
+        && ["labels", "annotations", "finalizers", "ownerReferences"]
+            .iter()
+            .all(|field| {
+                current.get("metadata").and_then(|m| m.get(*field))
+                    == app.get("metadata").and_then(|m| m.get(*field))
+            })
 }
 
 /// Seconds a client is told to wait when kube-apiserver is unreachable.

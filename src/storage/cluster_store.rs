@@ -337,6 +337,26 @@ impl ClusterStore {
             .boxed())
     }
 
+    /// The HelmRelease `namespace/name` as upstream holds it now, read for
+    /// `user` (`None` when there is none).
+    pub async fn get(
+        &self,
+        namespace: &str,
+        name: &str,
+        user: &UserInfo,
+    ) -> Result<Option<serde_json::Value>, StoreError> {
+        let request = self
+            .raw(namespace)
+            .get(name, &kube::api::GetParams::default());
+        match self.send_text(request, user).await {
+            Ok(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| StoreError::Internal(format!("parse kube-apiserver's answer: {e}"))),
+            Err(StoreError::NotFound) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Creates a HelmRelease for `user`.
     pub async fn create(
         &self,

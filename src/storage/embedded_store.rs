@@ -194,6 +194,14 @@ impl EmbeddedStore {
             .boxed())
     }
 
+    /// The object `namespace/name`, if there is one.
+    pub async fn get(&self, namespace: &str, name: &str) -> Result<Option<Value>, StoreError> {
+        let (store, namespace, name) = (self.clone(), namespace.to_owned(), name.to_owned());
+        tokio::task::spawn_blocking(move || load(&store.lock().conn, &namespace, &name))
+            .await
+            .map_err(internal)?
+    }
+
     /// Creates an object.
     pub async fn create(&self, mut object: Value, dry_run: bool) -> Result<Value, StoreError> {
         let store = self.clone();
@@ -208,11 +216,14 @@ impl EmbeddedStore {
             meta.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
             meta.insert("creationTimestamp".into(), json!(now()));
             meta.insert("generation".into(), json!(1));
-            meta.insert("resourceVersion".into(), json!(revision.to_string()));
             meta.remove("deletionTimestamp");
+            // As kube-apiserver: a dry run is never stored, so it has no
+            // resourceVersion.
             if dry_run {
+                meta.remove("resourceVersion");
                 return Ok(object);
             }
+            meta.insert("resourceVersion".into(), json!(revision.to_string()));
             commit(
                 &mut inner,
                 revision,
@@ -337,6 +348,13 @@ impl EmbeddedStore {
             meta.insert("finalizers".into(), Value::Array(finalizers));
             meta.insert("deletionTimestamp".into(), json!(now()));
             meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+            // As kube-apiserver's BeforeDelete: marking an object for
+            // deletion is a change of its generation.
+            if let Some(generation) = meta.get("generation").and_then(Value::as_i64)
+                && generation > 0
+            {
+                meta.insert("generation".into(), json!(generation + 1));
+            }
             if options.dry_run {
                 return Ok(object);
             }
@@ -499,7 +517,12 @@ mod tests {
             store.create(hr("a"), false).await,
             Err(StoreError::AlreadyExists)
         ));
-        assert!(store.create(hr("dry"), true).await.is_ok());
+        // A dry run is not stored: no resourceVersion (as kube-apiserver),
+        // but the rest of what a create sets.
+        let dry = store.create(hr("dry"), true).await.unwrap();
+        assert!(dry["metadata"].get("resourceVersion").is_none(), "{dry}");
+        assert!(dry["metadata"]["uid"].is_string());
+        assert_eq!(dry["metadata"]["generation"], 1);
         assert_eq!(store.list().await.unwrap().items.len(), 1);
 
         let mut stale = created.clone();
@@ -521,6 +544,15 @@ mod tests {
             .await
             .unwrap();
         assert!(marked["metadata"]["deletionTimestamp"].is_string());
+        // As kube-apiserver: marking it for deletion bumps the generation,
+        // once (a second delete changes nothing).
+        assert_eq!(with_finalizer["metadata"]["generation"], 2);
+        assert_eq!(marked["metadata"]["generation"], 3);
+        let again = store
+            .delete("ns", "a", &DeleteOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(again, marked);
         let mut release = marked.clone();
         release["metadata"]["finalizers"] = json!([]);
         store.update(release, false).await.unwrap();

@@ -217,7 +217,7 @@ pub fn release_object<'a>(
     let release = release_name(kind, &name);
     if release.len() > HELM_RELEASE_NAME_MAX {
         return Err(ConvertError::NameTooLong {
-            max: HELM_RELEASE_NAME_MAX - kind.release_prefix.len(),
+            max: kind.name_max(),
             len: release.len(),
             name,
             release,
@@ -410,6 +410,44 @@ impl ReleaseObject<'_> {
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or_default()
     }
+
+    /// Whether writing this over `stored` (the HelmRelease as kept) would
+    /// change nothing: the same type, spec and metadata, but for what
+    /// kube-apiserver keeps itself whatever an update says (uid,
+    /// resourceVersion, generation, timestamps) and the status (a
+    /// subresource). Numbers are compared as written (`3.0` is not `3`).
+    pub fn unchanged(&self, stored: &Value) -> bool {
+        /// Metadata an update cannot change.
+        const KEPT: [&str; 6] = [
+            "uid",
+            "resourceVersion",
+            "generation",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+        ];
+        /// Metadata a write sets, or removes by leaving it out.
+        const WRITTEN: [&str; 5] = [
+            "generateName",
+            "labels",
+            "annotations",
+            "finalizers",
+            "ownerReferences",
+        ];
+        let Some(meta) = stored.get("metadata").and_then(Value::as_object) else {
+            return false;
+        };
+        stored.get("apiVersion").and_then(Value::as_str) == Some(self.api_version)
+            && stored.get("kind").and_then(Value::as_str) == Some(self.kind)
+            && self
+                .metadata
+                .iter()
+                .all(|(k, v)| KEPT.contains(&k.as_str()) || meta.get(k) == Some(v))
+            && WRITTEN
+                .iter()
+                .all(|k| self.metadata.contains_key(*k) || !meta.contains_key(*k))
+            && serde_json::to_value(&self.spec).is_ok_and(|spec| stored.get("spec") == Some(&spec))
+    }
 }
 
 /// Converts a HelmRelease owned by `kind` back into the app (its view,
@@ -523,6 +561,48 @@ mod tests {
         assert_eq!(again["status"], stored["status"]);
         assert_eq!(again["spec"], stored["spec"]);
         assert_eq!(to_app(&kind, &again), app);
+    }
+
+    /// A write of the app as it is changes nothing of its HelmRelease, even
+    /// with what upstream adds (its managedFields, status, a newer
+    /// resourceVersion); anything a write sets or removes does.
+    #[test]
+    fn a_release_is_unchanged_by_the_app_as_it_is() {
+        let kind = postgres();
+        let mut stored = fixture("release");
+        stored["metadata"]["managedFields"] = json!([{"manager": "kubectl-cozy"}]);
+        stored["metadata"]["generation"] = json!(7);
+        let app = to_app(&kind, &stored);
+        let unchanged = |app: &Value, stored: &Value| {
+            release_object(&kind, app, Some(stored), None)
+                .unwrap()
+                .unchanged(stored)
+        };
+        assert!(unchanged(&app, &stored));
+        let mut changed = app.clone();
+        changed["spec"]["replicas"] = json!(5);
+        assert!(!unchanged(&changed, &stored));
+        let mut labelled = app.clone();
+        labelled["metadata"]["labels"]["new"] = json!("x");
+        assert!(!unchanged(&labelled, &stored));
+        let mut unfinalized = app.clone();
+        unfinalized["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("finalizers");
+        assert!(
+            !unchanged(&unfinalized, &stored),
+            "the write removes the finalizers"
+        );
+        // The definition's part of the spec (a new chart version) counts.
+        let mut older = stored.clone();
+        older["spec"]["chart"]["spec"]["version"] = json!("0.0.1");
+        assert!(!unchanged(&app, &older));
+        // Numbers as written: `3.0` is a change of `3`.
+        assert_eq!(app["spec"]["replicas"], 3);
+        let mut float = app.clone();
+        float["spec"]["replicas"] = json!(3.0);
+        assert!(!unchanged(&float, &stored));
     }
 
     #[test]

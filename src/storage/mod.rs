@@ -297,6 +297,20 @@ impl Backend {
         }
     }
 
+    /// The HelmRelease `namespace/name` as upstream holds it now (read for
+    /// `user`), `None` when there is none.
+    pub async fn get(
+        &self,
+        namespace: &str,
+        name: &str,
+        user: &UserInfo,
+    ) -> Result<Option<Value>, StoreError> {
+        match self {
+            Backend::Embedded(s) => s.get(namespace, name).await,
+            Backend::Cluster(s) => s.get(namespace, name, user).await,
+        }
+    }
+
     /// Creates a HelmRelease for `user`.
     pub async fn create(
         &self,

@@ -624,6 +624,36 @@ async fn writes_preconditions_patches_and_apply() {
         .await;
     let name = r.body["metadata"]["name"].as_str().unwrap();
     assert!(name.starts_with("pg-") && name.len() == 8, "{name}");
+    // As kube-apiserver, a dry-run create has no resourceVersion.
+    let r = s
+        .call(
+            Method::POST,
+            &format!("{PG}?dryRun=All"),
+            &[],
+            Some(json!({"metadata": {"name": "dry"}, "spec": {}})),
+        )
+        .await;
+    assert!(
+        r.body["metadata"].get("resourceVersion").is_none(),
+        "{}",
+        r.body
+    );
+    // A generateName too long for the kind's names (44 characters for
+    // Postgres: Helm's 53 less the release prefix `postgres-`) is cut so the
+    // generated name fits.
+    let base = format!("{}-", "g".repeat(45));
+    let r = s
+        .call(
+            Method::POST,
+            PG,
+            &[],
+            Some(json!({"metadata": {"generateName": base}, "spec": {}})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let name = r.body["metadata"]["name"].as_str().unwrap();
+    assert_eq!(name.len(), 44, "{name}");
+    assert!(name.starts_with(&base[..39]), "{name}");
     let r = s
         .call(
             Method::POST,
@@ -956,4 +986,82 @@ async fn duplicate_json_fields_are_refused_under_strict_and_warned_under_warn() 
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
     assert!(r.headers.get("warning").is_none());
+}
+
+/// Unknown fields outside `spec` as kube-apiserver treats them for a custom
+/// resource (checked against it in `differential/writes.rs`): refused under
+/// Strict, warned about under Warn and by default, dropped under Ignore,
+/// and never owned; a write that changes nothing keeps the resourceVersion.
+#[tokio::test]
+async fn unknown_fields_outside_spec_are_refused_warned_or_dropped_and_never_owned() {
+    let s = local().await;
+    let body = |name: &str| {
+        json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+               "metadata": {"name": name, "lables": {"team": "a"}},
+               "sepc": {"replicas": 5}, "spec": {"replicas": 3}, "status": {"foo": 1}})
+    };
+    let r = s
+        .call(
+            Method::POST,
+            &format!("{PG}?fieldValidation=Strict"),
+            &[],
+            Some(body("strict")),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert_eq!(
+        r.body["message"],
+        "Postgres in version \"v1alpha1\" cannot be handled as a Postgres: strict decoding error: \
+         unknown field \"metadata.lables\", unknown field \"sepc\", unknown field \"status.foo\""
+    );
+    let warnings = |r: &Reply| -> Vec<String> {
+        r.headers
+            .get_all("warning")
+            .iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .collect()
+    };
+    for (name, query, warned) in [
+        ("warn", "?fieldValidation=Warn", true),
+        ("default", "", true),
+        ("ignore", "?fieldValidation=Ignore", false),
+    ] {
+        let r = s
+            .call(Method::POST, &format!("{PG}{query}"), &[], Some(body(name)))
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        let expected: Vec<String> = if warned {
+            ["metadata.lables", "sepc", "status.foo"]
+                .iter()
+                .map(|f| format!("299 - \"unknown field \\\"{f}\\\"\""))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        assert_eq!(warnings(&r), expected, "{name}");
+        assert!(r.body.get("sepc").is_none(), "{}", r.body);
+        assert!(r.body["metadata"].get("lables").is_none(), "{}", r.body);
+        // The create owns what it set and the defaults it got, nothing dropped.
+        let fields = &r.body["metadata"]["managedFields"][0]["fieldsV1"];
+        assert_eq!(
+            fields,
+            // kube-apiserver's, for a CRD with the same schema.
+            &json!({"f:spec": {".": {}, "f:databases": {}, "f:external": {}, "f:replicas": {},
+                               "f:resources": {}, "f:resourcesPreset": {}, "f:size": {},
+                               "f:synchronousCommit": {}, "f:users": {}, "f:version": {}}}),
+            "{name}"
+        );
+    }
+    // A merge patch that only adds a pruned field changes nothing.
+    let before = s.call(Method::GET, &format!("{PG}/warn"), &[], None).await;
+    let r = s
+        .call(
+            Method::PATCH,
+            &format!("{PG}/warn?fieldManager=kubectl-patch"),
+            &[("content-type", "application/merge-patch+json")],
+            Some(json!({"spec": {"unknown": 1}})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.body, before.body, "a write that changes nothing");
 }

@@ -11,6 +11,10 @@
 //! A kind of the test's own (`differential/keywords.yaml`) covers the
 //! schema keywords the examples do not use.
 //!
+//! `differential/writes.rs` sends whole writes to our server and to
+//! kube-apiserver alike and compares the answers: unknown fields outside
+//! `spec`, managedFields, writes that change nothing, dry runs, finalizers.
+//!
 //! Seeded and reproducible: `COZY_DIFF_SEED` (default
 //! [`cases::DEFAULT_SEED`]) and `COZY_DIFF_CASES` cases per kind (default
 //! [`cases::DEFAULT_CASES`]) for longer runs.
@@ -19,6 +23,7 @@ mod cases;
 mod generate;
 mod mutate;
 mod oracle;
+mod writes;
 
 use std::collections::BTreeMap;
 use std::path::Path;

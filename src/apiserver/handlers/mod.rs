@@ -5,12 +5,14 @@
 //! - [`read`]: get, list (pagination, selectors, resourceVersion semantics)
 //! - [`watch`]: watch streams (resumption, bookmarks, initial events)
 //! - [`write`]: create, update, patch (JSON, merge, server-side apply)
+//! - [`validate`]: what a write checks of the object it stores
 //! - [`delete`]: delete and deletecollection
 //! - [`namespaces`]: the `v1` namespaces of a standalone server
 
 mod delete;
 pub(crate) mod namespaces;
 mod read;
+mod validate;
 mod watch;
 mod write;
 

@@ -1,10 +1,21 @@
 //! create, update and patch. Every write: the body is decoded (JSON or YAML),
-//! checked against the URL (kind, namespace, name), its metadata validated as
-//! kube-apiserver validates `ObjectMeta` (in every mode), the spec defaulted and
-//! validated against the kind's structural schema (422 with one cause per
-//! field), field ownership recorded in managedFields, then stored through
-//! the app store with the caller's resourceVersion as a precondition (409
-//! when stale; never a silent overwrite). `dryRun=All` goes upstream too.
+//! checked against the URL (kind, namespace, name), checked as
+//! [`super::validate`] checks it (unknown fields dropped, and refused or
+//! warned about under `fieldValidation`; metadata validated as
+//! kube-apiserver validates `ObjectMeta`; the spec defaulted and validated
+//! against the kind's structural schema, 422 with one cause per field),
+//! then field ownership recorded in managedFields from the object as it
+//! will be stored (defaulted and pruned, as kube-apiserver's field manager
+//! sees a decoded custom resource: the writer owns the defaults it got,
+//! nobody the dropped fields), then stored through the app store with the
+//! caller's resourceVersion as a precondition (409 when stale; never a
+//! silent overwrite). An update that changes nothing is answered by the
+//! app store without a write, its resourceVersion kept. `dryRun=All` goes
+//! upstream too.
+//!
+//! Server-side apply records ownership from the applied configuration
+//! before defaults, as kube-apiserver's field manager does (it defaults the
+//! merged object after), so an applier does not own the defaults.
 
 use std::sync::Arc;
 
@@ -12,11 +23,9 @@ use http::{Response, StatusCode, header};
 use serde_json::{Value, json};
 use tracing::debug_span;
 
+use super::validate::validate;
 use super::{Call, parse_body};
-use crate::apimachinery::object_meta;
-use crate::apimachinery::request_info::Verb;
 use crate::apimachinery::status::ApiError;
-use crate::apiserver::duplicate_fields;
 use crate::apiserver::negotiate::{self, BodyType};
 use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
 use crate::apiserver::response::Body;
@@ -44,10 +53,14 @@ pub(super) async fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
     let mut app = decode(call)?;
     let manager = field_manager(call);
     debug_span!("prepare").in_scope(|| prepare_new(call, &mut app))?;
+    let warnings = debug_span!("validate")
+        .in_scope(|| validate(call, &mut app, None))
+        .map_err(|r| r.answer(call, None))?;
+    drop_status(&mut app);
     let managed_fields = record_update(call, None, &mut app, &manager);
     Ok(respond(
         StatusCode::CREATED,
-        store_create(call, app, managed_fields).await?,
+        store_create(call, app, managed_fields, warnings).await?,
     ))
 }
 
@@ -81,8 +94,11 @@ pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
         ));
     }
     let manager = field_manager(call);
+    let warnings = debug_span!("validate")
+        .in_scope(|| validate(call, &mut app, Some(&current)))
+        .map_err(|r| r.answer(call, None))?;
     let managed_fields = record_update(call, Some(&current), &mut app, &manager);
-    let written = store_update(call, &current, app, managed_fields).await;
+    let written = store_update(call, &current, app, managed_fields, warnings).await;
     drop_later(current);
     Ok(respond(StatusCode::OK, written?))
 }
@@ -139,9 +155,13 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         return match current {
             None => {
                 prepare_new(call, &mut app)?;
+                let warnings = debug_span!("validate")
+                    .in_scope(|| validate(call, &mut app, None))
+                    .map_err(|r| r.answer(call, None))?;
+                drop_status(&mut app);
                 Ok(respond(
                     StatusCode::CREATED,
-                    store_create(call, app, None).await?,
+                    store_create(call, app, None, warnings).await?,
                 ))
             }
             Some(current) => {
@@ -149,7 +169,13 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                     app["metadata"]["resourceVersion"] =
                         current["metadata"]["resourceVersion"].clone();
                 }
-                let written = store_update(call, &current, app, None).await;
+                let warnings = debug_span!("validate")
+                    .in_scope(|| validate(call, &mut app, Some(&current)))
+                    .map_err(|r| r.answer(call, None));
+                let written = match warnings {
+                    Ok(warnings) => store_update(call, &current, app, None, warnings).await,
+                    Err(e) => Err(e),
+                };
                 drop_later(current);
                 Ok(respond(StatusCode::OK, written?))
             }
@@ -172,8 +198,20 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             patched["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
         }
         drop(prepare);
+        let warnings = match debug_span!("validate")
+            .in_scope(|| validate(call, &mut patched, Some(&current)))
+        {
+            Ok(warnings) => warnings,
+            Err(refusal) => {
+                // The patched object as it was before validation dropped
+                // anything: kube-apiserver's message quotes it.
+                let unvalidated = patch::apply_patch(kind, &current, &call.body).ok();
+                drop_later(current);
+                return Err(refusal.answer(call, unvalidated.as_ref()));
+            }
+        };
         let managed_fields = record_update(call, Some(&current), &mut patched, &manager);
-        match store_update(call, &current, patched, managed_fields).await {
+        match store_update(call, &current, patched, managed_fields, warnings).await {
             Err(e) if e.code == 409 && !explicit_rv => {
                 apps.wait_for_change_after(&current).await;
                 drop_later(current);
@@ -330,7 +368,7 @@ fn prepare_new(call: &Call<'_>, app: &mut Value) -> Result<(), ApiError> {
             .filter(|g| !g.is_empty())
         {
             Some(base) => {
-                let generated = generate_name(base);
+                let generated = generate_name(base, call.kind.resolved.name_max());
                 meta.insert("name".into(), json!(generated));
             }
             None => {
@@ -347,28 +385,40 @@ fn prepare_new(call: &Call<'_>, app: &mut Value) -> Result<(), ApiError> {
             }
         }
     }
-    if let Some(obj) = app.as_object_mut() {
-        obj.remove("status");
-    }
     Ok(())
 }
 
-/// kube-apiserver's generateName: the base cut to 58 characters plus five
-/// random characters from an alphabet without vowels or look-alikes.
-fn generate_name(base: &str) -> String {
+/// Drops the `status` of an object about to be created: the main resource
+/// does not set it (as for a custom resource with a status subresource).
+fn drop_status(app: &mut Value) {
+    if let Some(obj) = app.as_object_mut() {
+        obj.shift_remove("status");
+    }
+}
+
+/// Random characters kube-apiserver's generateName appends.
+const GENERATED_SUFFIX: usize = 5;
+/// kube-apiserver's longest generateName base (`maxGeneratedNameLength`).
+const GENERATED_BASE_MAX: usize = 63 - GENERATED_SUFFIX;
+
+/// kube-apiserver's generateName: the base cut (to 58 characters, and so
+/// that the name fits the kind's `name_max`) plus five random characters
+/// from an alphabet without vowels or look-alikes.
+fn generate_name(base: &str, name_max: usize) -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let base: String = base.chars().take(58).collect();
+    let keep = GENERATED_BASE_MAX.min(name_max.saturating_sub(GENERATED_SUFFIX));
+    let base: String = base.chars().take(keep).collect();
     let random = uuid::Uuid::new_v4();
     let suffix: String = random
         .as_bytes()
         .iter()
-        .take(5)
+        .take(GENERATED_SUFFIX)
         .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
         .collect();
     format!("{base}{suffix}")
 }
 
-fn field_error(
+pub(super) fn field_error(
     field: &str,
     kind: FieldErrorKind,
     bad_value: Option<Value>,
@@ -382,7 +432,7 @@ fn field_error(
     }
 }
 
-fn invalid(call: &Call<'_>, name: &str, errors: Vec<FieldError>) -> ApiError {
+pub(super) fn invalid(call: &Call<'_>, name: &str, errors: Vec<FieldError>) -> ApiError {
     let d = &call.kind.resolved.definition;
     ApiError::invalid(&d.kind, &d.group, name, &errors)
 }
@@ -406,142 +456,12 @@ fn respond(code: StatusCode, written: Written) -> Response<Body> {
     response
 }
 
-/// How unknown and duplicate fields are treated (`fieldValidation`): Strict
-/// refuses them, Warn (the default) and Ignore drop them (the last of
-/// duplicates wins), Warn with a warning.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum FieldValidation {
-    Strict,
-    Warn,
-    Ignore,
-}
-
-fn field_validation(call: &Call<'_>) -> Result<FieldValidation, ApiError> {
-    match call.query.get("fieldValidation").map(String::as_str) {
-        None | Some("") | Some("Warn") => Ok(FieldValidation::Warn),
-        Some("Strict") => Ok(FieldValidation::Strict),
-        Some("Ignore") => Ok(FieldValidation::Ignore),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "fieldValidation: Unsupported value: \"{other}\": supported values: \"Ignore\", \"Strict\", \"Warn\""
-        ))),
-    }
-}
-
-/// Checks the metadata (as kube-apiserver's `ValidateObjectMeta`, and on an
-/// update what may not change of `current`, the stored object), defaults and
-/// validates the spec (CEL transition rules against `current` on update);
-/// every problem becomes a cause. Returns warnings about unknown (pruned)
-/// fields.
-fn validate(
-    call: &Call<'_>,
-    app: &mut Value,
-    current: Option<&Value>,
-) -> Result<Vec<String>, ApiError> {
-    let mode = field_validation(call)?;
-    let name = app
-        .pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let mut errors = Vec::new();
-    let meta = app
-        .get_mut("metadata")
-        .and_then(Value::as_object_mut)
-        .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
-    // managedFields are the field manager's by now: create, update and
-    // non-apply patch recorded them apart from the app (the app has none),
-    // and an apply's are the ones it wrote; a request's own entries that do
-    // not decode were set aside as kube-apiserver's field manager sets them
-    // aside (decodeLiveOrNew). Checking the written ones again would copy
-    // every entry's field set.
-    object_meta::check_types_except(meta, &["managedFields"]).map_err(ApiError::bad_request)?;
-    if let Some(old) = current
-        .and_then(|c| c.get("metadata"))
-        .and_then(Value::as_object)
-    {
-        object_meta::prepare_update(meta, old);
-        errors.extend(object_meta::validate_update(meta, old));
-    }
-    errors.extend(object_meta::validate(meta));
-    if !app.get("spec").is_some_and(Value::is_object) {
-        if app.get("spec").is_some_and(|s| !s.is_null()) {
-            errors.push(field_error(
-                "spec",
-                FieldErrorKind::TypeInvalid,
-                app.get("spec").cloned(),
-                "must be of type object",
-            ));
-        } else {
-            app["spec"] = json!({});
-        }
-    }
-    // The spec is checked even when the metadata is not: one 422 names
-    // every problem, as kube-apiserver's validation of a custom resource does.
-    let mut pruned = Vec::new();
-    if let Some(spec) = app.get_mut("spec").filter(|s| s.is_object()) {
-        let old_spec = current.and_then(|o| o.get("spec"));
-        let outcome = call
-            .kind
-            .schema
-            .default_and_validate_update(spec, old_spec, "spec");
-        errors.extend(outcome.errors);
-        pruned = outcome.pruned;
-    }
-    let problems: Vec<String> = if mode == FieldValidation::Ignore {
-        Vec::new()
-    } else {
-        duplicates_in_body(call)
-            .iter()
-            .map(|p| format!("duplicate field \"{p}\""))
-            .chain(pruned.iter().map(|p| format!("unknown field \"{p}\"")))
-            .collect()
-    };
-    // Strict refuses unknown and duplicate fields before any value is
-    // judged: kube-apiserver's strict decoder fails the request (400) before
-    // validation runs, so a body with both gets the 400, not the 422.
-    if mode == FieldValidation::Strict && !problems.is_empty() {
-        return Err(ApiError::bad_request(strict_decoding_message(
-            call, &problems,
-        )));
-    }
-    if !errors.is_empty() {
-        return Err(invalid(call, &name, errors));
-    }
-    Ok(problems)
-}
-
-/// kube-apiserver's message for a body its strict decoder refuses. A create
-/// or update names the kind as its decode error does (`Postgres in version
-/// "v1alpha1" cannot be handled as a Postgres: strict decoding error: ...`);
-/// a patch answers the bare strict decoding error.
-fn strict_decoding_message(call: &Call<'_>, problems: &[String]) -> String {
-    let error = format!("strict decoding error: {}", problems.join(", "));
-    match call.req.verb {
-        Verb::Create | Verb::Update => {
-            let kind = &call.kind.resolved.definition.kind;
-            format!(
-                "{kind} in version \"{}\" cannot be handled as a {kind}: {error}",
-                call.req.version
-            )
-        }
-        _ => error,
-    }
-}
-
-/// Keys that repeat in a JSON request body (the last value was kept).
-fn duplicates_in_body(call: &Call<'_>) -> Vec<String> {
-    match negotiate::body_type(call.content_type()) {
-        Ok(BodyType::Json | BodyType::MergePatch) => duplicate_fields::find(&call.body),
-        _ => Vec::new(),
-    }
-}
-
 async fn store_create(
     call: &Call<'_>,
-    mut app: Value,
+    app: Value,
     managed_fields: Option<String>,
+    warnings: Vec<String>,
 ) -> Result<Written, ApiError> {
-    let warnings = debug_span!("validate").in_scope(|| validate(call, &mut app, None))?;
     if let Some(store) = call.state.apps.embedded() {
         super::namespaces::admit_create(store, call.namespace())?;
     }
@@ -556,10 +476,10 @@ async fn store_create(
 async fn store_update(
     call: &Call<'_>,
     current: &Value,
-    mut app: Value,
+    app: Value,
     managed_fields: Option<String>,
+    warnings: Vec<String>,
 ) -> Result<Written, ApiError> {
-    let warnings = debug_span!("validate").in_scope(|| validate(call, &mut app, Some(current)))?;
     let dry_run = call.dry_run()?;
     let app = call
         .apps()

@@ -2,8 +2,10 @@
 //! kube-apiserver's status codes, using the `json-patch` crate.
 //!
 //! - A body that does not decode is 400 `BadRequest`: for JSON patch, not a
-//!   JSON array of objects; for merge patch, not a JSON object (`Invalid
-//!   JSON Patch`, evanphx/json-patch's message).
+//!   JSON array of objects; for merge patch, not a JSON object (`error
+//!   decoding patch: json: cannot unmarshal array into Go value of type
+//!   map[string]interface {}` as kube-apiserver words it; `null` is
+//!   evanphx/json-patch's `Invalid JSON Patch`).
 //! - More than 10,000 JSON patch operations is 413.
 //! - An operation that cannot be applied — a failed `test`, a missing path,
 //!   an unknown `op` — is 422 `Invalid` with kube-apiserver's message "the
@@ -228,7 +230,20 @@ fn json_size(v: &Value) -> usize {
 fn merge_patch(current: &Value, body: &[u8]) -> Result<Value, PatchError> {
     let patch = match serde_json::from_slice::<Value>(body) {
         Ok(p @ Value::Object(_)) => p,
-        _ => return Err(PatchError::bad_request("Invalid JSON Patch")),
+        // kube-apiserver decodes the patch into a map first: `null` makes
+        // a nil map, which evanphx/json-patch then refuses.
+        Ok(Value::Null) => return Err(PatchError::bad_request("Invalid JSON Patch")),
+        Ok(other) => {
+            return Err(PatchError::bad_request(format!(
+                "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                json_type(&other)
+            )));
+        }
+        Err(e) => {
+            return Err(PatchError::bad_request(format!(
+                "error decoding patch: {e}"
+            )));
+        }
     };
     let mut doc = current.clone();
     json_patch::merge(&mut doc, &patch);
@@ -445,14 +460,40 @@ mod tests {
         assert_eq!(out["metadata"]["resourceVersion"], "6");
     }
 
+    /// kube-apiserver 1.36's answers (a CRD, `kubectl patch --type merge`).
     #[test]
     fn merge_patch_bad_bodies() {
-        for body in [&b"[1]"[..], b"null", b"\"x\"", b"{", b""] {
+        let map = "into Go value of type map[string]interface {}";
+        for (body, message) in [
+            (
+                &b"[1,2]"[..],
+                format!("error decoding patch: json: cannot unmarshal array {map}"),
+            ),
+            (
+                b"\"x\"",
+                format!("error decoding patch: json: cannot unmarshal string {map}"),
+            ),
+            (
+                b"5",
+                format!("error decoding patch: json: cannot unmarshal number {map}"),
+            ),
+            (
+                b"true",
+                format!("error decoding patch: json: cannot unmarshal bool {map}"),
+            ),
+            (b"null", "Invalid JSON Patch".to_owned()),
+        ] {
             let e = apply_patch(PatchKind::Merge, &current(), body).unwrap_err();
             assert_eq!(
                 (e.code, e.reason, e.message.as_str()),
-                (400, "BadRequest", "Invalid JSON Patch")
+                (400, "BadRequest", message.as_str())
             );
+        }
+        // Not JSON: kube-apiserver words Go's syntax error after the same prefix.
+        for body in [&b"{"[..], b""] {
+            let e = apply_patch(PatchKind::Merge, &current(), body).unwrap_err();
+            assert_eq!((e.code, e.reason), (400, "BadRequest"));
+            assert!(e.message.starts_with("error decoding patch: "), "{e}");
         }
         let e = apply_patch(PatchKind::Apply, &current(), b"{}").unwrap_err();
         assert_eq!(e.code, 500);

@@ -1,0 +1,649 @@
+//! Whole writes, sent to both servers: the same requests (create, update,
+//! merge patch, server-side apply, delete) to our server through the real
+//! aggregator (the shared cluster-backed server with the example kinds,
+//! apps stored as HelmReleases) and to kube-apiserver serving the Postgres
+//! kind's schema as a CRD (under a group of its own, with the status our
+//! OpenAPI publishes and a status subresource, as our main resource treats
+//! status). The answers must agree: status code, reason, message (the group
+//! named alike), warnings, and of an accepted object its spec, labels,
+//! managedFields (but their times), generation and whether its
+//! resourceVersion moved. (Not its status: an app's is its HelmRelease's,
+//! which Flux's CRD defaults.)
+
+use std::sync::OnceLock;
+
+use http::{Method, Request};
+use http_body_util::BodyExt as _;
+use kubectl_cozy::kinds::Registry;
+use serde_json::{Value, json};
+
+use super::oracle::crd_schema;
+use crate::support::aggregated::aggregated;
+use crate::support::plane;
+
+/// Our group (the shared aggregated server's).
+const OURS: &str = "apps.cozystack.io";
+/// The CRD's group on kube-apiserver.
+const THEIRS: &str = "postgres.writes.diff.cozystack.io";
+const VERSION: &str = "v1alpha1";
+
+/// One answer, normalised for the comparison.
+#[derive(Debug, Clone, PartialEq)]
+struct Answer {
+    code: u16,
+    reason: String,
+    message: String,
+    warnings: Vec<String>,
+    /// Of an accepted object: spec, labels, managedFields without times,
+    /// generation and resourceVersion.
+    object: Value,
+}
+
+/// Both servers, each with a namespace of its own for one test.
+struct Both {
+    client: kube::Client,
+    ours_ns: String,
+    theirs_ns: String,
+}
+
+/// Installs the CRD once per test binary.
+fn crd_installed() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let kinds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
+        let registry = Registry::from_path(&kinds).expect("kinds");
+        let snapshot = registry.snapshot();
+        let kind = snapshot
+            .kinds()
+            .iter()
+            .find(|k| k.resolved.definition.kind == "Postgres")
+            .expect("Postgres")
+            .clone();
+        let d = &kind.resolved.definition;
+        let spec = crd_schema(&d.open_api_schema, &mut Vec::new());
+        let manifest = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{}.{THEIRS}", d.plural)},
+            "spec": {
+                "group": THEIRS,
+                "scope": "Namespaced",
+                "names": {"kind": d.kind, "plural": d.plural, "singular": d.singular},
+                "versions": [{
+                    "name": VERSION, "served": true, "storage": true,
+                    "subresources": {"status": {}},
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": spec,
+                        "status": published_status(),
+                    }}}
+                }]
+            }
+        });
+        super::install(plane::plane(), &manifest, &format!("{}.{THEIRS}", d.plural));
+    });
+}
+
+/// The status schema our server publishes (OpenAPI v3), read through the
+/// aggregator (which may take a while to pick up a new APIService's document).
+fn published_status() -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    let out = loop {
+        let out = plane::plane()
+            .kubectl()
+            .args([
+                "get",
+                "--raw",
+                &format!("/openapi/v3/apis/{OURS}/{VERSION}"),
+            ])
+            .output()
+            .expect("kubectl");
+        if out.status.success() {
+            break out;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("OpenAPI v3");
+    let mut status =
+        doc["components"]["schemas"]["io.cozystack.apps.v1alpha1.Postgres"]["properties"]["status"]
+            .clone();
+    assert!(status.is_object(), "no status in {doc}");
+    strip_descriptions(&mut status);
+    status
+}
+
+fn strip_descriptions(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.shift_remove("description");
+            m.values_mut().for_each(strip_descriptions);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_descriptions),
+        _ => {}
+    }
+}
+
+impl Both {
+    async fn new(prefix: &str) -> Both {
+        let _ = aggregated();
+        crd_installed();
+        let plane = plane::plane();
+        Both {
+            client: plane.client().await,
+            ours_ns: plane.namespace(&format!("{prefix}-ours")).await,
+            theirs_ns: plane.namespace(&format!("{prefix}-ref")).await,
+        }
+    }
+
+    /// Sends one request to both: `path` after `.../namespaces/<ns>/postgreses`
+    /// (`""` or `/name`), `query` without `?`, `body` with `APIVERSION` in
+    /// place of the apiVersion.
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        query: &str,
+        content_type: &str,
+        body: &str,
+    ) -> (Answer, Answer) {
+        let ours = self
+            .one(
+                OURS,
+                &self.ours_ns,
+                method.clone(),
+                path,
+                query,
+                content_type,
+                body,
+            )
+            .await;
+        let theirs = self
+            .one(
+                THEIRS,
+                &self.theirs_ns,
+                method,
+                path,
+                query,
+                content_type,
+                body,
+            )
+            .await;
+        (ours, theirs)
+    }
+
+    /// [`Both::send`], and the two answers must agree.
+    async fn agree(
+        &self,
+        what: &str,
+        method: Method,
+        path: &str,
+        query: &str,
+        content_type: &str,
+        body: &str,
+    ) -> Answer {
+        let (ours, theirs) = self.send(method, path, query, content_type, body).await;
+        assert_eq!(
+            ours, theirs,
+            "{what}: ours (left) and kube-apiserver's (right) differ"
+        );
+        ours
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "one request, spelt out")]
+    async fn one(
+        &self,
+        group: &str,
+        namespace: &str,
+        method: Method,
+        path: &str,
+        query: &str,
+        content_type: &str,
+        body: &str,
+    ) -> Answer {
+        let uri = format!(
+            "/apis/{group}/{VERSION}/namespaces/{namespace}/postgreses{path}{}{query}",
+            if query.is_empty() { "" } else { "?" }
+        );
+        let body = body
+            .replace("APIVERSION", &format!("{group}/{VERSION}"))
+            .replace("NAMESPACE", namespace);
+        let request = Request::builder()
+            .method(method)
+            .uri(&uri)
+            .header("content-type", content_type)
+            .body(kube::client::Body::from(body.into_bytes()))
+            .expect("request");
+        let response = self.client.send(request).await.expect("send");
+        let code = response.status().as_u16();
+        let warnings = response
+            .headers()
+            .get_all(http::header::WARNING)
+            .iter()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .collect();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let normal = |s: &str| s.replace(group, "GROUP").replace(namespace, "NAMESPACE");
+        let text = |key: &str| normal(body.get(key).and_then(Value::as_str).unwrap_or_default());
+        let object = if body.get("kind").and_then(Value::as_str) == Some("Status") {
+            Value::Null
+        } else {
+            let meta = &body["metadata"];
+            let managed: Vec<Value> = meta["managedFields"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|e| {
+                    let mut e = e.clone();
+                    e.as_object_mut().expect("entry").shift_remove("time");
+                    serde_json::from_str(&normal(&e.to_string())).expect("JSON")
+                })
+                .collect();
+            json!({
+                "spec": body["spec"],
+                "labels": meta["labels"],
+                "managedFields": managed,
+                "generation": meta["generation"],
+                "resourceVersion": meta["resourceVersion"],
+            })
+        };
+        Answer {
+            code,
+            reason: text("reason"),
+            message: text("message"),
+            warnings,
+            object,
+        }
+    }
+}
+
+/// `resourceVersion` of an accepted answer.
+fn rv(a: &Answer) -> String {
+    a.object["resourceVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The answers agree on everything but the resourceVersions themselves
+/// (each server counts its own): those are compared as moved or not.
+fn without_rv(mut a: Answer) -> Answer {
+    if let Some(m) = a.object.as_object_mut() {
+        let had = m
+            .shift_remove("resourceVersion")
+            .is_some_and(|v| v.is_string());
+        m.insert("hasResourceVersion".into(), json!(had));
+    }
+    a
+}
+
+impl Both {
+    /// [`Both::agree`], resourceVersions compared as present or not.
+    async fn agree_but_rv(
+        &self,
+        what: &str,
+        method: Method,
+        path: &str,
+        query: &str,
+        content_type: &str,
+        body: &str,
+    ) -> (Answer, Answer) {
+        let (ours, theirs) = self.send(method, path, query, content_type, body).await;
+        assert_eq!(
+            without_rv(ours.clone()),
+            without_rv(theirs.clone()),
+            "{what}: ours (left) and kube-apiserver's (right) differ"
+        );
+        (ours, theirs)
+    }
+}
+
+const JSON: &str = "application/json";
+const MERGE: &str = "application/merge-patch+json";
+const APPLY: &str = "application/apply-patch+yaml";
+
+/// Unknown fields at the top level, in metadata (nested ones too), in
+/// status and in spec: one 400 naming them all under Strict (create and
+/// update), a warning each under Warn and without the parameter, nothing
+/// under Ignore; dropped from the object and owned by nobody.
+#[tokio::test]
+async fn unknown_fields_outside_spec_agree_with_kube_apiserver() {
+    let both = Both::new("diff-unknown").await;
+    let body = |name: &str| {
+        json!({
+            "zeta": 1,
+            "apiVersion": "APIVERSION", "kind": "Postgres",
+            "metadata": {"name": name, "lables": {"team": "a"}, "zz": 1},
+            "sepc": {"replicas": 5},
+            "spec": {"replicas": 3, "users-": 1, "users": {"u": {"zz": 1}}},
+            "status": {"foo": 1},
+            "alpha": 2
+        })
+        .to_string()
+    };
+    let strict = both
+        .agree(
+            "create, Strict",
+            Method::POST,
+            "",
+            "fieldValidation=Strict",
+            JSON,
+            &body("strict"),
+        )
+        .await;
+    assert_eq!(strict.code, 400, "{strict:?}");
+    for (name, query) in [
+        ("warn", "fieldValidation=Warn"),
+        ("default", ""),
+        ("ignore", "fieldValidation=Ignore"),
+    ] {
+        let (ours, _) = both
+            .agree_but_rv(
+                &format!("create, {query:?}"),
+                Method::POST,
+                "",
+                query,
+                JSON,
+                &body(name),
+            )
+            .await;
+        assert_eq!(ours.code, 201, "{ours:?}");
+        let owned = ours.object["managedFields"].to_string();
+        for phantom in ["sepc", "lables", "zz", "zeta", "f:status"] {
+            assert!(!owned.contains(phantom), "{phantom} owned: {owned}");
+        }
+    }
+    // An update with them: the same 400, and the same warnings.
+    let get = |ns: &str, group: &str| {
+        let out = plane::plane()
+            .kubectl()
+            .args([
+                "get",
+                "--raw",
+                &format!("/apis/{group}/{VERSION}/namespaces/{ns}/postgreses/warn"),
+            ])
+            .output()
+            .expect("kubectl");
+        serde_json::from_slice::<Value>(&out.stdout).expect("object")
+    };
+    let ours = get(&both.ours_ns, OURS);
+    let theirs = get(&both.theirs_ns, THEIRS);
+    let mut typo: Value = serde_json::from_str(&body("warn")).unwrap();
+    for (mode, expected) in [("Strict", 400), ("Warn", 200)] {
+        // Each sends back its own object (its resourceVersion) with the typos.
+        let mut to = |object: &Value| {
+            typo["metadata"]["resourceVersion"] = object["metadata"]["resourceVersion"].clone();
+            typo.to_string()
+        };
+        let (ours_body, theirs_body) = (to(&ours), to(&theirs));
+        let a = both
+            .one(
+                OURS,
+                &both.ours_ns,
+                Method::PUT,
+                "/warn",
+                &format!("fieldValidation={mode}"),
+                JSON,
+                &ours_body,
+            )
+            .await;
+        let b = both
+            .one(
+                THEIRS,
+                &both.theirs_ns,
+                Method::PUT,
+                "/warn",
+                &format!("fieldValidation={mode}"),
+                JSON,
+                &theirs_body,
+            )
+            .await;
+        assert_eq!(a.code, expected, "{a:?}");
+        assert_eq!(
+            without_rv(a),
+            without_rv(b),
+            "update, {mode}: ours (left) and kube-apiserver's (right) differ"
+        );
+    }
+    // A merge patch under Strict: kube-apiserver's 422 quoting the patched
+    // object (which differs between the servers: uid, times); the rest agrees.
+    let (ours, theirs) = both
+        .send(
+            Method::PATCH,
+            "/warn",
+            "fieldValidation=Strict",
+            MERGE,
+            r#"{"sepc":1,"metadata":{"lables":{"a":"b"}},"spec":{"bogus":1}}"#,
+        )
+        .await;
+    let tail = |a: &Answer| {
+        a.message
+            .split_once("\": strict decoding error: ")
+            .map(|(_, t)| t.to_owned())
+    };
+    assert_eq!(
+        (ours.code, ours.reason.as_str()),
+        (422, "Invalid"),
+        "{ours:?}"
+    );
+    assert_eq!((ours.code, &ours.reason), (theirs.code, &theirs.reason));
+    assert!(
+        ours.message
+            .starts_with(" \"\" is invalid: patch: Invalid value: \"{"),
+        "{ours:?}"
+    );
+    assert!(
+        theirs
+            .message
+            .starts_with(" \"\" is invalid: patch: Invalid value: \"{"),
+        "{theirs:?}"
+    );
+    assert_eq!(tail(&ours), tail(&theirs));
+    assert!(tail(&ours).is_some(), "{ours:?}");
+}
+
+/// The field manager sees the object as stored: a create owns the defaults
+/// it got (so an apply of another value for one conflicts), and fields
+/// dropped (pruned, status) are owned by nobody.
+#[tokio::test]
+async fn managed_fields_of_defaults_and_dropped_fields_agree_with_kube_apiserver() {
+    let both = Both::new("diff-owned").await;
+    let created = |name: &str, spec: Value| {
+        json!({"apiVersion": "APIVERSION", "kind": "Postgres",
+               "metadata": {"name": name}, "spec": spec, "status": {"version": "1.0"}})
+        .to_string()
+    };
+    both.agree_but_rv(
+        "kubectl create",
+        Method::POST,
+        "",
+        "fieldManager=kubectl-create&fieldValidation=Strict",
+        JSON,
+        &created("p1", json!({"replicas": 3})),
+    )
+    .await;
+    let applied =
+        "apiVersion: APIVERSION\nkind: Postgres\nmetadata: {name: p1}\nspec: {version: \"16\"}\n";
+    let conflict = both
+        .agree(
+            "apply of a defaulted field",
+            Method::PATCH,
+            "/p1",
+            "fieldManager=ops&fieldValidation=Strict",
+            APPLY,
+            applied,
+        )
+        .await;
+    assert_eq!(conflict.code, 409, "{conflict:?}");
+    // Forced, it moves to the applier.
+    both.agree_but_rv(
+        "forced apply",
+        Method::PATCH,
+        "/p1",
+        "fieldManager=ops&force=true",
+        APPLY,
+        applied,
+    )
+    .await;
+    // A pruned field in a create (Warn): dropped, owned by nobody.
+    both.agree_but_rv(
+        "create with a pruned field",
+        Method::POST,
+        "",
+        "fieldManager=kubectl-create",
+        JSON,
+        &created("p2", json!({"replicas": 3, "unknown": {"a": 1}})),
+    )
+    .await;
+}
+
+/// Writes that change nothing — a merge patch of a field that is pruned,
+/// or of the value already there, an update of the object as it is —
+/// answer the object as it is, resourceVersion and managedFields unchanged
+/// (kubectl prints `patched (no change)`), and our server writes no
+/// HelmRelease.
+#[tokio::test]
+async fn writes_that_change_nothing_agree_with_kube_apiserver() {
+    let both = Both::new("diff-noop").await;
+    let (ours0, theirs0) = both
+        .agree_but_rv(
+            "create",
+            Method::POST,
+            "",
+            "fieldManager=kubectl-create",
+            JSON,
+            &json!({"apiVersion": "APIVERSION", "kind": "Postgres",
+                    "metadata": {"name": "p1", "labels": {"team": "a"}}, "spec": {"replicas": 3}})
+            .to_string(),
+        )
+        .await;
+    let release_rv = || {
+        let out = plane::plane()
+            .kubectl()
+            .args([
+                "get",
+                "helmreleases.helm.toolkit.fluxcd.io",
+                "-n",
+                &both.ours_ns,
+                "postgres-p1",
+                "-o",
+                "jsonpath={.metadata.resourceVersion}",
+            ])
+            .output()
+            .expect("kubectl");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let release_before = release_rv();
+    assert!(!release_before.is_empty(), "no HelmRelease postgres-p1");
+    for (what, patch) in [
+        ("a pruned field", r#"{"spec":{"unknown":1}}"#),
+        ("the same value", r#"{"spec":{"replicas":3}}"#),
+        ("the same label", r#"{"metadata":{"labels":{"team":"a"}}}"#),
+        ("a default's own value", r#"{"spec":{"version":"17"}}"#),
+    ] {
+        let (ours, theirs) = both
+            .agree_but_rv(
+                what,
+                Method::PATCH,
+                "/p1",
+                "fieldManager=kubectl-patch",
+                MERGE,
+                patch,
+            )
+            .await;
+        assert_eq!(ours.code, 200, "{what}: {ours:?}");
+        assert_eq!(rv(&theirs), rv(&theirs0), "{what}: kube-apiserver's moved");
+        assert_eq!(rv(&ours), rv(&ours0), "{what}: ours moved");
+        assert_eq!(ours.object, ours0.object, "{what}");
+    }
+    assert_eq!(release_rv(), release_before, "a HelmRelease was written");
+}
+
+/// The small ones: a server-side dry-run create has no resourceVersion; a
+/// delete held by a finalizer bumps the generation (once); a merge patch
+/// that is not a JSON object is refused with kube-apiserver's message.
+#[tokio::test]
+async fn dry_runs_finalizers_and_bad_merge_patches_agree_with_kube_apiserver() {
+    let both = Both::new("diff-small").await;
+    let object = |name: &str, finalizers: Value| {
+        json!({"apiVersion": "APIVERSION", "kind": "Postgres",
+               "metadata": {"name": name, "finalizers": finalizers}, "spec": {}})
+        .to_string()
+    };
+    let (dry, _) = both
+        .agree_but_rv(
+            "dry-run create",
+            Method::POST,
+            "",
+            "dryRun=All",
+            JSON,
+            &object("dry", json!([])),
+        )
+        .await;
+    assert_eq!(dry.code, 201, "{dry:?}");
+    assert_eq!(rv(&dry), "", "{dry:?}");
+
+    both.agree_but_rv(
+        "create held by a finalizer",
+        Method::POST,
+        "",
+        "",
+        JSON,
+        &object("held", json!(["example.com/hold"])),
+    )
+    .await;
+    for attempt in ["first", "second"] {
+        let (ours, _) = both
+            .agree_but_rv(
+                &format!("{attempt} delete"),
+                Method::DELETE,
+                "/held",
+                "",
+                JSON,
+                "",
+            )
+            .await;
+        assert_eq!(ours.object["generation"], 2, "{ours:?}");
+    }
+    // Let it go.
+    both.send(
+        Method::PATCH,
+        "/held",
+        "",
+        MERGE,
+        r#"{"metadata":{"finalizers":null}}"#,
+    )
+    .await;
+
+    both.agree_but_rv(
+        "create",
+        Method::POST,
+        "",
+        "",
+        JSON,
+        &object("p1", json!([])),
+    )
+    .await;
+    for body in ["[1,2]", "\"x\"", "5", "null"] {
+        let bad = both
+            .agree(
+                &format!("merge patch {body}"),
+                Method::PATCH,
+                "/p1",
+                "",
+                MERGE,
+                body,
+            )
+            .await;
+        assert_eq!(bad.code, 400, "{bad:?}");
+    }
+}
