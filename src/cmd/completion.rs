@@ -447,7 +447,7 @@ pub enum Installed {
     },
     /// The completer was there already: a link to `to`, or (`None`) the
     /// `kubectl_complete-cozy` binary installed beside the plugin (cargo
-    /// install, the release archive).
+    /// install).
     Present {
         /// What the existing link points to.
         to: Option<PathBuf>,
@@ -856,9 +856,9 @@ mod tests {
         assert_eq!(std::fs::canonicalize(&target).unwrap(), exe.canonical);
     }
 
-    /// cargo install and the release archive put a real
-    /// kubectl_complete-cozy beside the plugin: install leaves it, and so
-    /// does uninstall (it is not a link we made).
+    /// cargo install puts a real kubectl_complete-cozy beside the
+    /// plugin: install leaves it, and so does uninstall (it is not a link
+    /// we made).
     #[test]
     fn the_shipped_completer_binary_is_left_alone() {
         let dir = tempfile::tempdir().unwrap();

@@ -262,7 +262,8 @@ fn unsupported_media_type(content_type: Option<&str>) -> ApiError {
     ))
 }
 
-fn from_patch_error(e: patch::PatchError) -> ApiError {
+/// A patch's failure as the API answers it, with its causes.
+pub(super) fn from_patch_error(e: patch::PatchError) -> ApiError {
     let causes: Vec<Value> = e
         .causes
         .iter()

@@ -16,6 +16,7 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value, json};
 
+use super::super::write::from_patch_error;
 use super::{GROUP_RESOURCE, check_kind, dry_run, store_error};
 use crate::apimachinery::object_meta;
 use crate::apimachinery::protobuf_meta;
@@ -326,22 +327,6 @@ fn go_json_type(v: &Value) -> &'static str {
         Value::Number(_) => "number",
         Value::Bool(_) => "bool",
         Value::Null | Value::Object(_) => "object",
-    }
-}
-
-fn from_patch_error(e: patch::PatchError) -> ApiError {
-    let causes: Vec<Value> = e
-        .causes
-        .iter()
-        .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
-        .collect();
-    ApiError {
-        code: e.code,
-        reason: e.reason,
-        message: e.message,
-        details: (!causes.is_empty()).then(|| json!({"causes": causes})),
-        retry_after: None,
-        hidden_cause: None,
     }
 }
 
