@@ -12,13 +12,12 @@
 use serde_json::{Value, json};
 
 use super::Call;
-use super::write::{field_error, invalid};
 use crate::apimachinery::object_meta;
 use crate::apimachinery::request_info::Verb;
 use crate::apimachinery::status::ApiError;
 use crate::apiserver::negotiate::{self, BodyType};
 use crate::apiserver::{duplicate_fields, unknown_fields};
-use crate::kinds::schema::FieldErrorKind;
+use crate::kinds::schema::{FieldError, FieldErrorKind};
 
 /// How unknown and duplicate fields are treated (`fieldValidation`): Strict
 /// refuses them, Warn (the default) and Ignore drop them (the last of
@@ -198,4 +197,25 @@ fn duplicates_in_body(call: &Call<'_>) -> Vec<String> {
         Ok(BodyType::Json | BodyType::MergePatch) => duplicate_fields::find(&call.body),
         _ => Vec::new(),
     }
+}
+
+/// One field's error, for a 422.
+pub(super) fn field_error(
+    field: &str,
+    kind: FieldErrorKind,
+    bad_value: Option<Value>,
+    detail: &str,
+) -> FieldError {
+    FieldError {
+        field: field.to_owned(),
+        kind,
+        bad_value,
+        detail: detail.to_owned(),
+    }
+}
+
+/// The 422 of `call`'s kind for the object `name`, with a cause per field.
+pub(super) fn invalid(call: &Call<'_>, name: &str, errors: Vec<FieldError>) -> ApiError {
+    let d = &call.kind.resolved.definition;
+    ApiError::invalid(&d.kind, &d.group, name, &errors)
 }

@@ -23,14 +23,14 @@ use http::{Response, StatusCode, header};
 use serde_json::{Value, json};
 use tracing::debug_span;
 
-use super::validate::validate;
+use super::validate::{field_error, invalid, validate};
 use super::{Call, parse_body};
 use crate::apimachinery::status::ApiError;
 use crate::apiserver::negotiate::{self, BodyType};
 use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
 use crate::apiserver::response::Body;
 use crate::drop_later::drop_later;
-use crate::kinds::schema::{FieldError, FieldErrorKind};
+use crate::kinds::schema::FieldErrorKind;
 use crate::storage::helm_release::AppView;
 use crate::storage::now;
 
@@ -149,7 +149,7 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             now: &timestamp,
             api_version: &gv,
         })
-        .map_err(from_patch_error)?;
+        .map_err(ApiError::from)?;
         let mut app = applied.object;
         check_identity(call, &mut app)?;
         return match current {
@@ -188,8 +188,7 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     for _attempt in 0..5 {
         let prepare = debug_span!("prepare").entered();
         let current = apps.current(call.namespace(), &name)?;
-        let mut patched =
-            patch::apply_patch(kind, &current, &call.body).map_err(from_patch_error)?;
+        let mut patched = patch::apply_patch(kind, &current, &call.body).map_err(ApiError::from)?;
         let explicit_rv = patched.pointer("/metadata/resourceVersion")
             != current.pointer("/metadata/resourceVersion");
         check_type_meta(call, &patched)?;
@@ -260,23 +259,6 @@ fn unsupported_media_type(content_type: Option<&str>) -> ApiError {
          application/merge-patch+json, application/apply-patch+yaml",
         content_type.unwrap_or("none")
     ))
-}
-
-/// A patch's failure as the API answers it, with its causes.
-pub(super) fn from_patch_error(e: patch::PatchError) -> ApiError {
-    let causes: Vec<Value> = e
-        .causes
-        .iter()
-        .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
-        .collect();
-    ApiError {
-        code: e.code,
-        reason: e.reason,
-        message: e.message,
-        details: (!causes.is_empty()).then(|| json!({"causes": causes})),
-        retry_after: None,
-        hidden_cause: None,
-    }
 }
 
 /// The field manager of a non-apply write: `fieldManager`, else the user agent's product.
@@ -417,25 +399,6 @@ fn generate_name(base: &str, name_max: usize) -> String {
         .map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char)
         .collect();
     format!("{base}{suffix}")
-}
-
-pub(super) fn field_error(
-    field: &str,
-    kind: FieldErrorKind,
-    bad_value: Option<Value>,
-    detail: &str,
-) -> FieldError {
-    FieldError {
-        field: field.to_owned(),
-        kind,
-        bad_value,
-        detail: detail.to_owned(),
-    }
-}
-
-pub(super) fn invalid(call: &Call<'_>, name: &str, errors: Vec<FieldError>) -> ApiError {
-    let d = &call.kind.resolved.definition;
-    ApiError::invalid(&d.kind, &d.group, name, &errors)
 }
 
 /// A stored app (encoded once, kept by the cache too) and the warnings for the client.

@@ -92,6 +92,27 @@ pub struct PatchError {
     pub causes: Vec<Cause>,
 }
 
+impl From<PatchError> for crate::apimachinery::status::ApiError {
+    /// A patch's failure as the API answers it, with its causes.
+    fn from(e: PatchError) -> Self {
+        let causes: Vec<serde_json::Value> = e
+            .causes
+            .iter()
+            .map(
+                |c| serde_json::json!({"reason": c.reason, "message": c.message, "field": c.field}),
+            )
+            .collect();
+        crate::apimachinery::status::ApiError {
+            code: e.code,
+            reason: e.reason,
+            message: e.message,
+            details: (!causes.is_empty()).then(|| serde_json::json!({"causes": causes})),
+            retry_after: None,
+            hidden_cause: None,
+        }
+    }
+}
+
 /// One `details.causes` entry of a Status.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cause {

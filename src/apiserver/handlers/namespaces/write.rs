@@ -16,7 +16,6 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value, json};
 
-use super::super::write::from_patch_error;
 use super::{GROUP_RESOURCE, check_kind, dry_run, store_error};
 use crate::apimachinery::object_meta;
 use crate::apimachinery::protobuf_meta;
@@ -154,7 +153,7 @@ pub(super) fn patch(
             now: &timestamp,
             api_version: "v1",
         })
-        .map_err(from_patch_error)?;
+        .map_err(ApiError::from)?;
         return match current {
             Some(current) => {
                 let written = write(store, name, &current, applied.object, None, dry_run)?;
@@ -171,7 +170,7 @@ pub(super) fn patch(
     } else {
         body
     };
-    let patched = patch::apply_patch(kind, &current, body).map_err(from_patch_error)?;
+    let patched = patch::apply_patch(kind, &current, body).map_err(ApiError::from)?;
     check_kind(&patched)?;
     let manager = field_manager(query, headers);
     let written = write(store, name, &current, patched, Some(&manager), dry_run)?;
