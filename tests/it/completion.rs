@@ -607,32 +607,7 @@ fn under_krew_the_completer_survives_an_upgrade_and_uninstalls() {
     std::fs::create_dir_all(index.join("plugins")).unwrap();
     let publish = |version: &str| {
         std::fs::write(index.join("plugins/cozy.yaml"), manifest(version)).unwrap();
-        for args in [
-            &["init", "-q"][..],
-            &["add", "plugins"],
-            &[
-                "-c",
-                "user.name=test",
-                "-c",
-                "user.email=test@example.invalid",
-                "commit",
-                "-qm",
-                version,
-            ],
-        ] {
-            let out = Command::new("git")
-                .args(args)
-                .current_dir(&index)
-                .env("HOME", &home)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .output()
-                .expect("run git");
-            assert!(
-                out.status.success(),
-                "git {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
+        crate::support::krew::commit_index(&index, &home, version);
     };
     let path = std::env::join_paths([
         krew_bin.as_path(),

@@ -177,12 +177,9 @@ pub(crate) async fn handle(
     }
 }
 
-fn create(
-    store: &EmbeddedStore,
-    query: &Query,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<Response<Body>, ApiError> {
+/// A Namespace sent as the body of a create or update: protobuf (what
+/// kubectl's client may send for core kinds) or JSON/YAML, of kind Namespace.
+pub(super) fn namespace_body(headers: &HeaderMap, body: &Bytes) -> Result<Value, ApiError> {
     let content_type = headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
@@ -192,6 +189,16 @@ fn create(
         super::parse_body(body, content_type)?
     };
     check_kind(&object)?;
+    Ok(object)
+}
+
+fn create(
+    store: &EmbeddedStore,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    let object = namespace_body(headers, body)?;
     let mut meta = object
         .get("metadata")
         .and_then(Value::as_object)

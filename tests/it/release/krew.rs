@@ -193,28 +193,7 @@ fn kubectl_krew_installs_runs_completes_and_uninstalls_the_plugin() {
     let index = root.path().join("krew-index");
     std::fs::create_dir_all(index.join("plugins")).expect("index dir");
     std::fs::copy(&manifest, index.join("plugins/cozy.yaml")).expect("copy manifest");
-    for args in [
-        &["init", "-q"][..],
-        &["add", "plugins"],
-        &[
-            "-c",
-            "user.name=test",
-            "-c",
-            "user.email=test@example.invalid",
-            "commit",
-            "-qm",
-            "index",
-        ],
-    ] {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(&index)
-            .env("HOME", home.path())
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .expect("run git");
-        assert!(out.status.success(), "git {args:?}: {}", describe(&out));
-    }
+    crate::support::krew::commit_index(&index, home.path(), "index");
     let out = run_with(
         &["krew", "update"],
         &[("KREW_DEFAULT_INDEX_URI", index.as_os_str())],

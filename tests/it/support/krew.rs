@@ -71,3 +71,35 @@ pub fn tree(root: &Path) -> BTreeSet<String> {
     walk(root, root, &mut out);
     out
 }
+
+/// Commits `index`'s `plugins/` as a krew index (the git repository
+/// `kubectl krew update` clones), with `message`, as user `test`, with
+/// `home` as HOME and no system git config.
+pub fn commit_index(index: &Path, home: &Path, message: &str) {
+    for args in [
+        &["init", "-q"][..],
+        &["add", "plugins"],
+        &[
+            "-c",
+            "user.name=test",
+            "-c",
+            "user.email=test@example.invalid",
+            "commit",
+            "-qm",
+            message,
+        ],
+    ] {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(index)
+            .env("HOME", home)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("run git");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -16,9 +16,8 @@ use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value, json};
 
-use super::{GROUP_RESOURCE, check_kind, dry_run, store_error};
+use super::{GROUP_RESOURCE, check_kind, dry_run, namespace_body, store_error};
 use crate::apimachinery::object_meta;
-use crate::apimachinery::protobuf_meta;
 use crate::apimachinery::query::Query;
 use crate::apimachinery::status::ApiError;
 use crate::apiserver::negotiate::{self, BodyType};
@@ -79,15 +78,7 @@ pub(super) fn update(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Body>, ApiError> {
-    let content_type = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok());
-    let object = if content_type.is_some_and(|c| c.starts_with(protobuf_meta::CONTENT_TYPE)) {
-        protobuf_meta::decode(body).map_err(ApiError::bad_request)?
-    } else {
-        super::super::parse_body(body, content_type)?
-    };
-    check_kind(&object)?;
+    let object = namespace_body(headers, body)?;
     let dry_run = dry_run(query)?;
     let current = store
         .namespace(name)
