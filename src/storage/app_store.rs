@@ -681,8 +681,12 @@ impl Apps<'_> {
         user: &UserInfo,
     ) -> Result<Arc<AppView>, ApiError> {
         let resolved = &self.kind.resolved;
-        let current = self.get(namespace, name)?;
         let release = helm_release::release_name(resolved, name);
+        let kept = self.cache().stored(namespace, &release);
+        let current = kept
+            .as_ref()
+            .and_then(|stored| stored.app_view(resolved, self.kind.stamp))
+            .ok_or_else(|| ApiError::not_found(&self.group_resource(), name))?;
         let written = self
             .store
             .backend
@@ -692,13 +696,19 @@ impl Apps<'_> {
             .map_err(|e| self.store_error(e, name))?;
         let answer = self.delete_answer(name, written)?;
         let rv = answer.stored.resource_version();
-        if !options.dry_run && rv > 0 {
+        if !options.dry_run {
             let _span = tracing::debug_span!("cache").entered();
-            if answer.held {
+            if !answer.is_release {
+                // Deleted outright, answered with a bare Status: gone from
+                // the version we had (or a newer one the watch brings).
+                let deleted = kept.map_or(0, |k| k.resource_version());
+                self.cache()
+                    .take_delete_of(Key::new(namespace, &release), deleted);
+            } else if answer.held {
                 // Still there while finalizers hold it (marked for deletion).
                 self.cache()
                     .take_kept_write(answer.key, answer.stored.clone());
-            } else {
+            } else if rv > 0 {
                 self.cache().take_delete(answer.key, rv);
             }
         }

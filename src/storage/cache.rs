@@ -26,7 +26,11 @@
 //!   lists and watches keep exactly the watch's state. The watch event of
 //!   the same version later confirms it (reusing the kept object, app view
 //!   included); a newer event or write always wins, and an older one never
-//!   replaces it.
+//!   replaces it. A delete kube-apiserver answers with a bare `Status` (as
+//!   it answers a custom resource deleted outright) carries no
+//!   resourceVersion: it is taken by the version of the object it deleted
+//!   ([`WatchCache::take_delete_of`]) and holds until the watch's state no
+//!   longer has that version.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ops::Bound;
@@ -381,8 +385,12 @@ enum Prepared {
 /// answered (`None` when the write deleted it) at `resource_version`.
 #[derive(Debug, Clone)]
 struct Ahead {
+    /// The write's resourceVersion; for a delete upstream answered without
+    /// one (`exact` false), the version of the object it deleted (the
+    /// delete's own is newer, and unknown until its watch event).
     resource_version: u64,
     object: Option<Arc<Stored>>,
+    exact: bool,
 }
 
 impl State {
@@ -413,6 +421,34 @@ impl State {
             Ahead {
                 resource_version,
                 object,
+                exact: true,
+            },
+        );
+        true
+    }
+
+    /// Takes a delete upstream answered without its resourceVersion, of the
+    /// object under `key` as of version `deleted`, unless the watch has
+    /// already brought that delete or something newer of the object (or a
+    /// newer write was taken first).
+    fn take_delete_of(&mut self, key: Key, deleted: u64) -> bool {
+        let watched = self.objects.get(&key).map(|o| o.resource_version());
+        if deleted == 0 || watched.is_none_or(|rv| rv > deleted) {
+            return false; // gone or newer in the watch's state already
+        }
+        if self
+            .ahead
+            .get(&key)
+            .is_some_and(|a| a.resource_version > deleted)
+        {
+            return false; // a newer write was taken first
+        }
+        self.ahead.insert(
+            key,
+            Ahead {
+                resource_version: deleted,
+                object: None,
+                exact: false,
             },
         );
         true
@@ -425,16 +461,27 @@ impl State {
             Some(Ahead {
                 resource_version: taken,
                 object: Some(object),
+                exact: true,
             }) if *taken == resource_version => Some(object.clone()),
             _ => None,
         }
     }
 
-    /// Drops the writes the watch has now delivered.
+    /// Drops the writes the watch has now delivered: up to its revision, and
+    /// a delete without a resourceVersion once the watch's state no longer
+    /// holds the version it deleted.
     fn confirm_writes(&mut self) {
         if !self.ahead.is_empty() {
-            let revision = self.revision;
-            self.ahead.retain(|_, a| a.resource_version > revision);
+            let (revision, objects) = (self.revision, &self.objects);
+            self.ahead.retain(|key, a| {
+                if a.exact {
+                    a.resource_version > revision
+                } else {
+                    objects
+                        .get(key)
+                        .is_some_and(|o| o.resource_version() <= a.resource_version)
+                }
+            });
         }
     }
 
@@ -609,6 +656,17 @@ impl WatchCache {
     pub fn take_delete(&self, key: Key, resource_version: u64) -> bool {
         let mut state = self.state.write().unwrap_or_else(|p| p.into_inner());
         state.take_write(key, resource_version, None)
+    }
+
+    /// Takes a delete upstream answered without its resourceVersion
+    /// (kube-apiserver answers a custom resource deleted outright with a
+    /// bare `Status`): the object `key`, whose newest version the server
+    /// knew was `deleted`, is gone for single-object reads until the watch
+    /// brings its delete (or a newer version). Ignored when the watch has
+    /// already, or a newer write was taken. Returns whether it was taken.
+    pub fn take_delete_of(&self, key: Key, deleted: u64) -> bool {
+        let mut state = self.state.write().unwrap_or_else(|p| p.into_inner());
+        state.take_delete_of(key, deleted)
     }
 
     /// Takes upstream's answer to a write of an object that exists, kept
@@ -1508,6 +1566,52 @@ mod tests {
         sync.apply(StoreEvent::Bookmark(15)).unwrap();
         assert!(cache.read().ahead.is_empty());
         assert_eq!(x_of(&cache, "a"), Some(3), "the watch's state");
+    }
+
+    /// kube-apiserver answers a custom resource deleted outright with a bare
+    /// `Status`: no resourceVersion to key the delete by. Taken by the
+    /// version the server knew, it holds until the watch's state no longer
+    /// has that version, whatever else the watch brings first.
+    #[tokio::test]
+    async fn a_delete_answered_without_its_revision_is_read_as_gone_until_the_watch_has_it() {
+        let (cache, sync) = driven();
+        sync.apply(StoreEvent::Added(Arc::new(at("a", 11, 1))))
+            .unwrap();
+        sync.apply(StoreEvent::Added(Arc::new(at("b", 12, 2))))
+            .unwrap();
+        assert!(cache.take_delete_of(Key::new("ns", "a"), 11));
+        assert_eq!(x_of(&cache, "a"), None);
+        assert_eq!(cache.snapshot().0.len(), 2, "lists follow the watch");
+        // Other objects' events, and bookmarks, move the revision past 11:
+        // the delete's own revision is unknown, so it stays taken.
+        sync.apply(StoreEvent::Modified(Arc::new(at("b", 13, 3))))
+            .unwrap();
+        sync.apply(StoreEvent::Bookmark(14)).unwrap();
+        assert_eq!(x_of(&cache, "a"), None);
+        // Its event confirms it.
+        sync.apply(StoreEvent::Deleted(Arc::new(at("a", 15, 1))))
+            .unwrap();
+        assert!(cache.read().ahead.is_empty());
+        assert_eq!(x_of(&cache, "a"), None);
+
+        // Nothing to take when the watch has the delete, or something newer.
+        assert!(!cache.take_delete_of(Key::new("ns", "a"), 11));
+        assert!(!cache.take_delete_of(Key::new("ns", "b"), 12));
+        assert!(!cache.take_delete_of(Key::new("ns", "b"), 0));
+        // A re-create the watch brings before the delete's event replaces
+        // the deleted version: the watch's state is read again.
+        assert!(cache.take_delete_of(Key::new("ns", "b"), 13));
+        sync.apply(StoreEvent::Deleted(Arc::new(at("b", 16, 3))))
+            .unwrap();
+        sync.apply(StoreEvent::Added(Arc::new(at("b", 17, 7))))
+            .unwrap();
+        assert_eq!(x_of(&cache, "b"), Some(7));
+        // A newer write taken after the delete wins; an older one does not.
+        assert!(cache.take_delete_of(Key::new("ns", "b"), 17));
+        assert!(!take_value(&cache, &at("b", 17, 9), true));
+        assert!(take_value(&cache, &at("b", 18, 8), true));
+        assert_eq!(x_of(&cache, "b"), Some(8));
+        assert!(!cache.take_delete_of(Key::new("ns", "b"), 17));
     }
 
     #[tokio::test]

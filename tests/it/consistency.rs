@@ -530,7 +530,8 @@ async fn label_selected_lists_see_label_changes_made_upstream_just_before() {
 /// answered and then read marked for deletion; one deleted outright is
 /// answered as it was and then gone: at once for a read of that object
 /// from the cache (`resourceVersion=0`), which sees a delete taken ahead of
-/// the watch, and for a list from the cache once the watch has brought the
+/// the watch (kube-apiserver answers that delete with a bare `Status`, so
+/// the cache takes it by the version the server had), and for a list from the cache once the watch has brought the
 /// deletes (a `resourceVersion=0` list is the watch's state, and may be
 /// stale as kube-apiserver's is). (Whether the cache took the answer
 /// before its late watch event is checked in the cache's unit tests: here
