@@ -69,6 +69,8 @@ async fn prune_while_alive(inner: std::sync::Weak<Mutex<Inner>>) {
 #[derive(Clone)]
 pub struct EmbeddedStore {
     inner: Arc<Mutex<Inner>>,
+    /// Told of every stored change of a namespace (namespace watches wait on it).
+    namespace_changes: Arc<tokio::sync::watch::Sender<()>>,
 }
 
 impl EmbeddedStore {
@@ -110,7 +112,10 @@ impl EmbeddedStore {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(prune_while_alive(Arc::downgrade(&inner)));
         }
-        Ok(EmbeddedStore { inner })
+        Ok(EmbeddedStore {
+            inner,
+            namespace_changes: Arc::new(tokio::sync::watch::channel(()).0),
+        })
     }
 
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -460,10 +465,26 @@ impl EmbeddedStore {
         namespace_store::list(&self.lock().conn)
     }
 
+    /// A receiver told of every stored change of a namespace (created,
+    /// updated, marked Terminating, removed) from now on.
+    pub fn namespace_changes(&self) -> tokio::sync::watch::Receiver<()> {
+        self.namespace_changes.subscribe()
+    }
+
+    /// Tells [`EmbeddedStore::namespace_changes`]' receivers when `stored`
+    /// (the result of a namespace write) changed something.
+    fn told<T>(&self, stored: Result<T, StoreError>, changed: bool) -> Result<T, StoreError> {
+        if stored.is_ok() && changed {
+            self.namespace_changes.send_replace(());
+        }
+        stored
+    }
+
     /// Creates `namespace`, made by [`namespace_store::new_namespace`]
     /// (409 when one of its name exists).
     pub fn create_namespace(&self, namespace: Value, dry_run: bool) -> Result<Value, StoreError> {
-        namespace_store::create(&self.lock().conn, namespace, dry_run)
+        let created = namespace_store::create(&self.lock().conn, namespace, dry_run);
+        self.told(created, !dry_run)
     }
 
     /// Replaces the client's metadata (labels, annotations, finalizers,
@@ -476,17 +497,22 @@ impl EmbeddedStore {
         resource_version: Option<&str>,
         dry_run: bool,
     ) -> Result<Value, StoreError> {
-        namespace_store::update(&self.lock().conn, name, metadata, resource_version, dry_run)
+        let updated =
+            namespace_store::update(&self.lock().conn, name, metadata, resource_version, dry_run);
+        self.told(updated, !dry_run)
     }
 
     /// Marks namespace `name` Terminating (once) and returns it.
     pub fn terminate_namespace(&self, name: &str) -> Result<Value, StoreError> {
-        namespace_store::terminate(&self.lock().conn, name)
+        let terminating = namespace_store::terminate(&self.lock().conn, name);
+        self.told(terminating, true)
     }
 
     /// Removes namespace `name` if it holds no objects; true if it is gone.
     pub fn finish_namespace(&self, name: &str) -> Result<bool, StoreError> {
-        namespace_store::finish(&self.lock().conn, name)
+        let finished = namespace_store::finish(&self.lock().conn, name);
+        let gone = finished.as_ref().is_ok_and(|gone| *gone);
+        self.told(finished, gone)
     }
 
     /// The names of the objects in namespace `name`.
@@ -658,6 +684,25 @@ mod tests {
             watch.next().await.unwrap().unwrap(),
             StoreEvent::Deleted(_)
         ));
+    }
+
+    #[tokio::test]
+    async fn namespace_watches_are_told_of_stored_namespace_changes_only() {
+        let store = EmbeddedStore::open(Path::new(":memory:")).unwrap();
+        let mut changes = store.namespace_changes();
+        let new = || namespace_store::new_namespace("team-a", &Default::default());
+        store.create_namespace(new(), true).unwrap();
+        assert!(!changes.has_changed().unwrap(), "a dry run stores nothing");
+        assert!(store.create_namespace(new(), false).is_ok());
+        assert!(changes.has_changed().unwrap());
+        changes.mark_unchanged();
+        assert!(store.create_namespace(new(), false).is_err());
+        assert!(!changes.has_changed().unwrap(), "a refused write");
+        store.terminate_namespace("team-a").unwrap();
+        assert!(changes.has_changed().unwrap());
+        changes.mark_unchanged();
+        assert!(store.finish_namespace("team-a").unwrap());
+        assert!(changes.has_changed().unwrap());
     }
 
     #[tokio::test]

@@ -12,8 +12,8 @@
 //! patch, server-side apply and strategic merge patch, the last read as a
 //! merge patch with its `$` directives left out, except that
 //! `metadata.finalizers` merge as a set (as strategic merge patch merges
-//! them); the writes live in `namespaces/write.rs`, the watch (a poll of
-//! the store, every [`watch::POLL`]) in `namespaces/watch.rs`.
+//! them); the writes live in `namespaces/write.rs`, the watch (sent as the
+//! store tells of changes) in `namespaces/watch.rs`.
 //!
 //! Deleting a namespace marks it `Terminating` and answers; like
 //! kube-controller-manager's namespace controller, a background task then

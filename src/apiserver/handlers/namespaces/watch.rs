@@ -1,5 +1,6 @@
 //! Watching a standalone server's namespaces (`kubectl get ns -w`, and the
-//! wait of `kubectl delete ns`): the store is read every [`POLL`] and what
+//! wait of `kubectl delete ns`): the store is read again whenever it tells
+//! of a namespace change ([`EmbeddedStore::namespace_changes`]), and what
 //! changed since the last read is sent — ADDED, MODIFIED, DELETED (with the
 //! namespace as last seen) — as newline-delimited JSON events, plain, as
 //! Table rows or as PartialObjectMetadata. A watch from no resourceVersion
@@ -28,8 +29,9 @@ use crate::apiserver::response::{self, Body};
 use crate::apiserver::table;
 use crate::storage::embedded_store::EmbeddedStore;
 
-/// How often a watch reads the namespaces again.
-pub(crate) const POLL: Duration = Duration::from_millis(200);
+/// How often a watch without changes checks that its client is still there
+/// (the changes themselves are sent as the store tells of them).
+const IDLE_CHECK: Duration = Duration::from_secs(5);
 
 /// Starts a watch of the namespaces (`name`: only that one).
 pub(super) fn watch(
@@ -74,6 +76,8 @@ pub(super) fn watch(
         _ => Duration::from_secs(1800),
     };
     let filter = Filter { only, labels };
+    // Subscribed before the first read: a change made after it is told.
+    let mut changes = store.namespace_changes();
     let first = filter.read(store)?;
     let (tx, rx) = mpsc::unbounded::<Bytes>();
     let mut stream = Stream {
@@ -104,7 +108,17 @@ pub(super) fn watch(
             tokio::select! {
                 _ = &mut deadline => return,
                 _ = shutdown.changed() => return,
-                _ = tokio::time::sleep(POLL) => {}
+                told = changes.changed() => {
+                    if told.is_err() {
+                        return;
+                    }
+                }
+                _ = tokio::time::sleep(IDLE_CHECK) => {
+                    if stream.tx.is_closed() {
+                        return;
+                    }
+                    continue;
+                }
             }
             if stream.tx.is_closed() {
                 return;
