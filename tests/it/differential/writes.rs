@@ -671,9 +671,11 @@ async fn dry_runs_finalizers_and_bad_merge_patches_agree_with_kube_apiserver() {
 #[tokio::test]
 async fn bad_json_patches_agree_with_kube_apiserver() {
     let both = Both::new("diff-jsonpatch").await;
-    let extensions = |list: Value| json!({"apiVersion": "APIVERSION", "kind": "Postgres",
+    let extensions = |list: Value| {
+        json!({"apiVersion": "APIVERSION", "kind": "Postgres",
         "metadata": {"name": "p1", "labels": {"a": "1"}},
-        "spec": {"replicas": 2, "databases": {"d": {"extensions": list}}}});
+        "spec": {"replicas": 2, "databases": {"d": {"extensions": list}}}})
+    };
     both.agree_but_rv(
         "create",
         Method::POST,
@@ -784,8 +786,14 @@ async fn bad_json_patches_agree_with_kube_apiserver() {
     assert_eq!(codes("null", "").await, 200);
     assert_eq!(codes("[null]", "").await, 422);
     assert_eq!(codes(r#"[{"op":1,"path":"/spec"}]"#, "").await, 400);
-    assert_eq!(codes(r#"[{"op":1,"path":"/spec"}]"#, "fieldValidation=Ignore").await, 422);
-    assert_eq!(codes(r#"[{"op":"add","path":"","value":{}}]"#, "").await, 422);
+    assert_eq!(
+        codes(r#"[{"op":1,"path":"/spec"}]"#, "fieldValidation=Ignore").await,
+        422
+    );
+    assert_eq!(
+        codes(r#"[{"op":"add","path":"","value":{}}]"#, "").await,
+        422
+    );
 
     // Under Strict, an operation's unknown field is refused with the
     // patched object quoted (which differs between the servers: uid,
@@ -804,13 +812,21 @@ async fn bad_json_patches_agree_with_kube_apiserver() {
             .split_once("\": strict decoding error: ")
             .map(|(_, t)| t.to_owned())
     };
-    assert_eq!((ours.code, &ours.reason), (422, &"Invalid".to_owned()), "{ours:?}");
+    assert_eq!(
+        (ours.code, &ours.reason),
+        (422, &"Invalid".to_owned()),
+        "{ours:?}"
+    );
     assert_eq!((ours.code, &ours.reason), (theirs.code, &theirs.reason));
     assert_eq!(tail(&ours), tail(&theirs), "{ours:?} {theirs:?}");
     assert!(tail(&ours).is_some(), "{ours:?}");
 
     for (what, content_type, body) in [
-        ("strategic merge patch", "application/strategic-merge-patch+json", r#"{"spec":{}}"#),
+        (
+            "strategic merge patch",
+            "application/strategic-merge-patch+json",
+            r#"{"spec":{}}"#,
+        ),
         ("merge patch, not JSON", MERGE, "x"),
         ("merge patch, trailing", MERGE, "{} x"),
         ("merge patch, malformed", MERGE, "{"),
@@ -865,7 +881,12 @@ async fn applies_with_undeclared_fields_agree_with_kube_apiserver() {
             ("metadata.lables", "  lables: {a: b}\n", "", ""),
             ("sepc", "", "sepc: 1\n", ""),
             ("status.foo", "", "status: {foo: 1}\n", ""),
-            ("metadata.namespace and spec.sepc", "  namespace: NAMESPACE\n", "", "  sepc: 1\n"),
+            (
+                "metadata.namespace and spec.sepc",
+                "  namespace: NAMESPACE\n",
+                "",
+                "  sepc: 1\n",
+            ),
         ] {
             for name in ["p1", "p2"] {
                 let a = both
