@@ -827,6 +827,7 @@ async fn bad_json_patches_agree_with_kube_apiserver() {
             "application/strategic-merge-patch+json",
             r#"{"spec":{}}"#,
         ),
+        ("plain text", "text/plain", r#"{"spec":{}}"#),
         ("merge patch, not JSON", MERGE, "x"),
         ("merge patch, trailing", MERGE, "{} x"),
         ("merge patch, malformed", MERGE, "{"),
@@ -837,6 +838,18 @@ async fn bad_json_patches_agree_with_kube_apiserver() {
     ] {
         both.agree(what, Method::PATCH, "/p1", "", content_type, body)
             .await;
+    }
+    // Under Ignore only evanphx/json-patch reads a merge patch.
+    for body in ["x", "{", "", "5", "\"x\"", "null", "[1,null]", "[]"] {
+        both.agree(
+            &format!("merge patch {body:?} under Ignore"),
+            Method::PATCH,
+            "/p1",
+            "fieldValidation=Ignore",
+            MERGE,
+            body,
+        )
+        .await;
     }
 }
 
