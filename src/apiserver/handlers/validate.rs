@@ -2,8 +2,10 @@
 //! store, in kube-apiserver's order for a custom resource: a metadata field
 //! of the wrong type is a 400; unknown fields (outside `spec` by
 //! [`unknown_fields`], in `spec` by the kind's schema, which also defaults
-//! it) are dropped, and with duplicate keys of a JSON body they are refused
-//! under `fieldValidation=Strict` before any value is judged (a
+//! it) are dropped, and with duplicate keys of a JSON body (a JSON patch's
+//! unknown and repeated operation fields, see
+//! `patch::json_patch_strict_errors`) they are refused under
+//! `fieldValidation=Strict` before any value is judged (a
 //! [`Refusal::Strict`]), warned about under `Warn` (the default), dropped
 //! silently under `Ignore`; then the metadata (`ValidateObjectMeta`, and on
 //! an update what may not change) and the spec are validated together, one

@@ -210,10 +210,10 @@ const OPERATION_FIELDS: [&str; 4] = ["op", "path", "from", "value"];
 /// None for a patch that does not decode or apply (the patch answers that).
 pub fn json_patch_strict_errors(current: &Value, body: &[u8]) -> Vec<String> {
     let mut errors = body_strict_errors(body);
-    if errors.iter().any(|e| e.contains(" duplicate field \"[")) {
-        if let Ok((_, repeated)) = json_patch(current, body, true) {
-            errors.extend(repeated.iter().map(|p| format!("duplicate field \"{p}\"")));
-        }
+    if errors.iter().any(|e| e.contains(" duplicate field \"["))
+        && let Ok((_, repeated)) = json_patch(current, body, true)
+    {
+        errors.extend(repeated.iter().map(|p| format!("duplicate field \"{p}\"")));
     }
     errors
 }
@@ -440,10 +440,11 @@ fn json_patch(
                 .any(|p| p.is_empty() || related(p, dest))
         });
         apply_operation(&mut doc, op).map_err(|e| rejected(i, &e))?;
-        if matches!(op.kind(), "add" | "replace") && !op.1.is_empty() {
-            if let Ok(path) = op.pointer("path") {
-                raw_values.push((path.to_owned(), &op.1));
-            }
+        if matches!(op.kind(), "add" | "replace")
+            && !op.1.is_empty()
+            && let Ok(path) = op.pointer("path")
+        {
+            raw_values.push((path.to_owned(), &op.1));
         }
     }
     let repeated = raw_values

@@ -5,7 +5,8 @@
 //! The object root has `apiVersion`, `kind`, `metadata` (Kubernetes'
 //! `ObjectMeta`: granular `labels`/`annotations`, `finalizers` a set,
 //! `ownerReferences` a map keyed by `uid` with atomic items), `spec` (the
-//! kind's schema) and `status` (untyped).
+//! kind's schema) and `status` (untyped for merging; an applied
+//! configuration's is checked against the published status schema).
 //!
 //! In a schema node:
 //! - `type: object` is a map: granular unless `x-kubernetes-map-type:
@@ -19,9 +20,11 @@
 //!
 //! *Deduced* is structured-merge-diff's `__untyped_deduced_`: maps granular
 //! with deduced values, lists atomic, scalars. Everything outside the
-//! schema is deduced. kube-apiserver rejects fields a schema does not
-//! declare (unless it preserves unknown fields); here they are deduced, the
-//! caller prunes or rejects them when it validates the result.
+//! schema is deduced. A field a closed map does not declare
+//! ([`MapType::closed`]) is refused in an applied configuration before any
+//! merge (`merge::validate_config`, kube-apiserver's 500); elsewhere it is
+//! deduced, and the caller prunes or rejects it when it validates the
+//! result.
 
 use std::sync::LazyLock;
 

@@ -26,7 +26,8 @@
 //! (the typed walks) and `updater` (ownership rules); `managed_fields` (the
 //! entries), `record_update` (ownership of non-apply writes) and `apply`
 //! stack kube-apiserver's field-manager layers on top, and
-//! `json_patch` wraps the `json-patch` crate.
+//! `json_patch` applies JSON patches as gopkg.in/evanphx/json-patch.v4
+//! does and merge patches with the `json-patch` crate.
 
 mod apply;
 mod fieldpath;
