@@ -54,7 +54,7 @@ fn assert_storable(v: &Value) {
 fn patch(kind: PatchKind, data: &[u8]) -> Option<(Value, Value)> {
     let (line, body) = super::split_line(data);
     let current = current(line);
-    let mut patched = apply_patch(kind, &current, body).ok()?;
+    let mut patched = apply_patch(kind, &current, body, true).ok()?;
     assert_storable(&patched);
     let before = patched.clone();
     record_update_with_schema(
@@ -83,7 +83,7 @@ pub fn merge_patch(data: &[u8]) {
         return;
     };
     let (_, body) = super::split_line(data);
-    let again = apply_patch(PatchKind::Merge, &patched, body)
+    let again = apply_patch(PatchKind::Merge, &patched, body, true)
         .unwrap_or_else(|e| panic!("a merge patch that applied once fails again: {e}"));
     assert_eq!(
         again, patched,

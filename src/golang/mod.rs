@@ -8,6 +8,8 @@
 //!   float format (`1e+21`, `1e-7`);
 //! - [`json`]: `json.Marshal` of a decoded JSON value (HTML-safe, sorted
 //!   keys), and json-iterator's variant that structured-merge-diff uses;
+//! - [`json_syntax`]: `encoding/json`'s syntax errors (`invalid character
+//!   'x' looking for beginning of value`);
 //! - [`duration`]: `time.ParseDuration` and `time.Duration.String`;
 //! - [`human`]: apimachinery's `HumanDuration` and `ShortHumanDuration`.
 //!
@@ -18,6 +20,7 @@ pub mod duration;
 pub mod float;
 pub mod human;
 pub mod json;
+pub mod json_syntax;
 pub mod quote;
 
 pub use duration::{DurationError, GoDuration, parse_duration};

@@ -2,8 +2,10 @@
 //! store, in kube-apiserver's order for a custom resource: a metadata field
 //! of the wrong type is a 400; unknown fields (outside `spec` by
 //! [`unknown_fields`], in `spec` by the kind's schema, which also defaults
-//! it) are dropped, and with duplicate keys of a JSON body they are refused
-//! under `fieldValidation=Strict` before any value is judged (a
+//! it) are dropped, and with duplicate keys of a JSON body (a JSON patch's
+//! unknown and repeated operation fields, see
+//! `patch::json_patch_strict_errors`) they are refused under
+//! `fieldValidation=Strict` before any value is judged (a
 //! [`Refusal::Strict`]), warned about under `Warn` (the default), dropped
 //! silently under `Ignore`; then the metadata (`ValidateObjectMeta`, and on
 //! an update what may not change) and the spec are validated together, one
@@ -38,6 +40,13 @@ fn field_validation(call: &Call<'_>) -> Result<FieldValidation, ApiError> {
             "fieldValidation: Unsupported value: \"{other}\": supported values: \"Ignore\", \"Strict\", \"Warn\""
         ))),
     }
+}
+
+/// Whether kube-apiserver decodes a JSON or merge patch strictly before
+/// applying it: under `fieldValidation` Strict and Warn (the default), not
+/// under Ignore (see `patch::apply_patch`). An unsupported value is 400.
+pub(super) fn strict_patch_decoding(call: &Call<'_>) -> Result<bool, ApiError> {
+    Ok(field_validation(call)? != FieldValidation::Ignore)
 }
 
 /// Why [`validate`] refused an object.
@@ -167,14 +176,13 @@ pub(super) fn validate(
     let problems: Vec<String> = if mode == FieldValidation::Ignore {
         Vec::new()
     } else {
-        let duplicates = duplicates_in_body(call);
+        let body_errors = strict_errors_of_body(call, current);
         let unknown = unknown.paths(pruned);
-        if duplicates.is_empty() && unknown.is_empty() {
+        if body_errors.is_empty() && unknown.is_empty() {
             Vec::new()
         } else {
-            duplicates
-                .iter()
-                .map(|p| format!("duplicate field \"{p}\""))
+            body_errors
+                .into_iter()
                 .chain(unknown.iter().map(|p| format!("unknown field \"{p}\"")))
                 .collect()
         }
@@ -191,10 +199,18 @@ pub(super) fn validate(
     Ok(problems)
 }
 
-/// Keys that repeat in a JSON request body (the last value was kept).
-fn duplicates_in_body(call: &Call<'_>) -> Vec<String> {
+/// The request body's own strict decoding errors, before the object's:
+/// keys that repeat in a JSON body or merge patch (the last value was
+/// kept), a JSON patch's unknown and repeated operation fields.
+fn strict_errors_of_body(call: &Call<'_>, current: Option<&Value>) -> Vec<String> {
     match negotiate::body_type(call.content_type()) {
-        Ok(BodyType::Json | BodyType::MergePatch) => duplicate_fields::find(&call.body),
+        Ok(BodyType::Json | BodyType::MergePatch) => duplicate_fields::find(&call.body)
+            .iter()
+            .map(|p| format!("duplicate field \"{p}\""))
+            .collect(),
+        Ok(BodyType::JsonPatch) => current
+            .map(|c| crate::apiserver::patch::json_patch_strict_errors(c, &call.body))
+            .unwrap_or_default(),
         _ => Vec::new(),
     }
 }

@@ -23,7 +23,7 @@ use http::{Response, StatusCode, header};
 use serde_json::{Value, json};
 use tracing::debug_span;
 
-use super::validate::{field_error, invalid, validate};
+use super::validate::{field_error, invalid, strict_patch_decoding, validate};
 use super::{Call, parse_body};
 use crate::apimachinery::status::ApiError;
 use crate::apiserver::negotiate::{self, BodyType};
@@ -103,13 +103,21 @@ pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
     Ok(respond(StatusCode::OK, written?))
 }
 
-/// patch: JSON patch, merge patch, server-side apply; strategic merge is 415.
+/// patch: JSON patch, merge patch, server-side apply; strategic merge and
+/// anything else is 415.
 pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
-    let kind = match negotiate::body_type(call.content_type())? {
-        BodyType::JsonPatch => PatchKind::Json,
-        BodyType::MergePatch => PatchKind::Merge,
-        BodyType::ApplyPatch => PatchKind::Apply,
-        _ => return Err(unsupported_media_type(call.content_type())),
+    // kube-apiserver's patch handler names the types it takes, not the one
+    // it was given (strategic merge patch included: not for custom resources).
+    let kind = match negotiate::body_type(call.content_type()) {
+        Ok(BodyType::JsonPatch) => PatchKind::Json,
+        Ok(BodyType::MergePatch) => PatchKind::Merge,
+        Ok(BodyType::ApplyPatch) => PatchKind::Apply,
+        _ => {
+            return Err(ApiError::unsupported_media_type(
+                "the body of the request was in an unknown format - accepted media types include: \
+                 application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+            ));
+        }
     };
     let name = call.name().to_owned();
     let apps = call.apps();
@@ -183,12 +191,14 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     }
 
     let manager = field_manager(call);
+    let strict_decoding = strict_patch_decoding(call)?;
     // Without a resourceVersion in the patch, kube-apiserver retries on
     // conflict with the latest object; with one, a conflict is the answer.
     for _attempt in 0..5 {
         let prepare = debug_span!("prepare").entered();
         let current = apps.current(call.namespace(), &name)?;
-        let mut patched = patch::apply_patch(kind, &current, &call.body).map_err(ApiError::from)?;
+        let mut patched = patch::apply_patch(kind, &current, &call.body, strict_decoding)
+            .map_err(ApiError::from)?;
         let explicit_rv = patched.pointer("/metadata/resourceVersion")
             != current.pointer("/metadata/resourceVersion");
         check_type_meta(call, &patched)?;
@@ -204,7 +214,8 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             Err(refusal) => {
                 // The patched object as it was before validation dropped
                 // anything: kube-apiserver's message quotes it.
-                let unvalidated = patch::apply_patch(kind, &current, &call.body).ok();
+                let unvalidated =
+                    patch::apply_patch(kind, &current, &call.body, strict_decoding).ok();
                 drop_later(current);
                 return Err(refusal.answer(call, unvalidated.as_ref()));
             }

@@ -23,10 +23,16 @@
 //! are booleans, `0755` is octal; quoted scalars stay strings; repeated
 //! keys: the last wins).
 //!
-//! Deviations: a configuration whose associative lists cannot be keyed
-//! (duplicate keys, items without any key field) is 422 `Invalid` with
-//! structured-merge-diff's message where kube-apiserver answers 500; a
-//! create whose configuration has no `metadata.name` is 400 here, which
+//! A configuration structured-merge-diff cannot type — a field the schema
+//! does not declare (in a map with `properties` and no
+//! `additionalProperties`, outside preserved unknown fields; in metadata,
+//! at the top, in status), an associative list whose items cannot be keyed
+//! — is kube-apiserver's 500 with no reason, `failed to create typed patch
+//! object (ns/name; group/version, Kind=K): .spec.sepc: field not declared
+//! in schema`, whatever `fieldValidation` and `force` say: its field
+//! manager types the configuration before anything else looks at it.
+//!
+//! Deviations: a create whose configuration has no `metadata.name` is 400 here, which
 //! kube-apiserver reports as a name mismatch with the URL (also 400).
 //! `status` in a configuration is ignored. `null` values of
 //! `metadata.labels` and `metadata.annotations` are dropped from the
@@ -133,16 +139,16 @@ pub fn server_side_apply(req: &ApplyRequest) -> Result<Applied, PatchError> {
         ));
     }
     let root = Node::root(req.schema);
+    // kube-apiserver answers a configuration structured-merge-diff cannot
+    // type (an undeclared field, an unkeyable list item) with 500 and no
+    // reason, whatever fieldValidation and force say: so do we.
     validate_config(root, &original).map_err(|e| {
-        PatchError::invalid(
-            format!(
-                "failed to create typed patch object ({}/{}; {}): {e}",
-                str_at(&original, "/metadata/namespace"),
-                str_at(&original, "/metadata/name"),
-                gvk_string(applied_version, applied_kind)
-            ),
-            Vec::new(),
-        )
+        PatchError::unclassified(format!(
+            "failed to create typed patch object ({}/{}; {}): {e}",
+            str_at(&original, "/metadata/namespace"),
+            str_at(&original, "/metadata/name"),
+            gvk_string(applied_version, applied_kind)
+        ))
     })?;
     // Nobody owns status through the main resource.
     let mut config = original.clone();
@@ -463,6 +469,68 @@ mod tests {
 
     fn cfg(spec: Value) -> Value {
         json!({"apiVersion": V, "kind": "Postgres", "metadata": {"name": "db", "namespace": "ns"}, "spec": spec})
+    }
+
+    /// kube-apiserver 1.36: 500, no reason, structured-merge-diff's
+    /// message, for a field the schema does not declare; free-form places
+    /// (preserved unknown fields, additionalProperties) take anything.
+    #[test]
+    fn undeclared_fields_are_500() {
+        let prefix = "failed to create typed patch object (ns/db; apps.cozystack.io/v1alpha1, Kind=Postgres): ";
+        for (config, path) in [
+            (cfg(json!({"sepc": 1})), ".spec.sepc"),
+            (
+                cfg(json!({"users": [{"name": "a", "zz": 1}]})),
+                ".spec.users[name=\"a\"].zz",
+            ),
+            (
+                json!({"apiVersion": V, "kind": "Postgres", "metadata": {"name": "db", "namespace": "ns", "lables": {}}, "spec": {}}),
+                ".metadata.lables",
+            ),
+            (
+                json!({"apiVersion": V, "kind": "Postgres", "metadata": {"name": "db", "namespace": "ns"}, "spec": {}, "sepc": 1}),
+                ".sepc",
+            ),
+            (
+                json!({"apiVersion": V, "kind": "Postgres", "metadata": {"name": "db", "namespace": "ns"}, "status": {"foo": 1}}),
+                ".status.foo",
+            ),
+        ] {
+            for (current, force) in [(None, false), (None, true)] {
+                let e = apply(current, config.clone(), "a", force, T1).unwrap_err();
+                assert_eq!((e.code, e.reason), (500, ""), "{config}");
+                assert_eq!(
+                    e.message,
+                    format!("{prefix}{path}: field not declared in schema")
+                );
+                assert!(e.causes.is_empty());
+            }
+        }
+        // The first undeclared key of a map ends its walk; other maps go on.
+        let e = apply(
+            None,
+            json!({"apiVersion": V, "kind": "Postgres", "metadata": {"name": "db", "namespace": "ns", "zz": 1},
+                   "spec": {"a": 1, "b": 2}}),
+            "a",
+            false,
+            T1,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message,
+            format!(
+                "{prefix}errors:\n  .metadata.zz: field not declared in schema\n  .spec.a: field not declared in schema"
+            )
+        );
+        let ok = apply(
+            None,
+            cfg(json!({"values": {"x": {"y": 1}}, "flags": {"any": "x"}})),
+            "a",
+            false,
+            T1,
+        )
+        .unwrap();
+        assert_eq!(ok["spec"]["values"]["x"]["y"], 1);
     }
 
     /// What the store would do on create: server-set metadata.
@@ -951,7 +1019,7 @@ mod tests {
             T1,
         )
         .unwrap_err();
-        assert_eq!(e.code, 422);
+        assert_eq!((e.code, e.reason), (500, ""));
         assert_eq!(
             e.message,
             "failed to create typed patch object (ns/db; apps.cozystack.io/v1alpha1, Kind=Postgres): .spec.users: duplicate entries for key [name=\"a\"]"
@@ -966,7 +1034,7 @@ mod tests {
     #[test]
     fn status_and_null_labels() {
         let mut body = cfg(json!({"replicas": 1}));
-        body["status"] = json!({"phase": "x"});
+        body["status"] = json!({"version": "x"});
         body["metadata"]["labels"] = json!({"a": "1", "b": null});
         let obj = apply(None, body, "alice", false, T1).unwrap();
         assert!(obj.get("status").is_none());

@@ -124,10 +124,13 @@ fn with(path: &[PathElement], pe: &PathElement) -> Vec<PathElement> {
 }
 
 /// Checks an applied configuration the way structured-merge-diff validates
-/// it: associative list items must be keyable and unique.
+/// it: associative list items must be keyable and unique, and a map the
+/// schema closes takes no key it does not declare (`.spec.sepc: field not
+/// declared in schema`; the first such key of a map ends its walk, as
+/// structured-merge-diff stops iterating a map there).
 pub(crate) fn validate_config(node: Node<'_>, v: &Value) -> Result<(), String> {
     let mut errors = Vec::new();
-    validate_walk(node, v, &mut Vec::new(), &mut errors);
+    validate_walk(node, v, false, &mut Vec::new(), &mut errors);
     match errors.len() {
         0 => Ok(()),
         1 => Ok(()).and(Err(errors.remove(0))),
@@ -142,7 +145,13 @@ pub(crate) fn validate_config(node: Node<'_>, v: &Value) -> Result<(), String> {
     }
 }
 
-fn validate_walk(node: Node<'_>, v: &Value, path: &mut Vec<PathElement>, errors: &mut Vec<String>) {
+fn validate_walk(
+    node: Node<'_>,
+    v: &Value,
+    preserved: bool,
+    path: &mut Vec<PathElement>,
+    errors: &mut Vec<String>,
+) {
     let prefix = |path: &[PathElement]| {
         if path.is_empty() {
             String::new()
@@ -150,6 +159,7 @@ fn validate_walk(node: Node<'_>, v: &Value, path: &mut Vec<PathElement>, errors:
             format!("{}: ", PathDisplay(path))
         }
     };
+    let preserved = preserved || node.preserves_unknown_fields();
     match (shape_of(node, v, None), v) {
         (Shape::List(info), Value::Array(items)) => {
             if info.list_type == ListType::Atomic {
@@ -165,7 +175,7 @@ fn validate_walk(node: Node<'_>, v: &Value, path: &mut Vec<PathElement>, errors:
                             continue;
                         }
                         path.push(pe.clone());
-                        validate_walk(info.element, item, path, errors);
+                        validate_walk(info.element, item, preserved, path, errors);
                         path.pop();
                         seen.insert(pe);
                     }
@@ -176,9 +186,15 @@ fn validate_walk(node: Node<'_>, v: &Value, path: &mut Vec<PathElement>, errors:
             if mt.atomic {
                 return;
             }
+            let closed = mt.closed(preserved);
             for (k, child) in m {
                 path.push(PathElement::Field(FieldName::new(k)));
-                validate_walk(mt.field(k), child, path, errors);
+                if closed && !mt.is_named_field(k) {
+                    errors.push(format!("{}field not declared in schema", prefix(path)));
+                    path.pop();
+                    break;
+                }
+                validate_walk(mt.checked_field(k), child, preserved, path, errors);
                 path.pop();
             }
         }

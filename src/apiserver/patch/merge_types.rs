@@ -5,7 +5,8 @@
 //! The object root has `apiVersion`, `kind`, `metadata` (Kubernetes'
 //! `ObjectMeta`: granular `labels`/`annotations`, `finalizers` a set,
 //! `ownerReferences` a map keyed by `uid` with atomic items), `spec` (the
-//! kind's schema) and `status` (untyped).
+//! kind's schema) and `status` (untyped for merging; an applied
+//! configuration's is checked against the published status schema).
 //!
 //! In a schema node:
 //! - `type: object` is a map: granular unless `x-kubernetes-map-type:
@@ -19,9 +20,11 @@
 //!
 //! *Deduced* is structured-merge-diff's `__untyped_deduced_`: maps granular
 //! with deduced values, lists atomic, scalars. Everything outside the
-//! schema is deduced. kube-apiserver rejects fields a schema does not
-//! declare (unless it preserves unknown fields); here they are deduced, the
-//! caller prunes or rejects them when it validates the result.
+//! schema is deduced. A field a closed map does not declare
+//! ([`MapType::closed`]) is refused in an applied configuration before any
+//! merge (`merge::validate_config`, kube-apiserver's 500); elsewhere it is
+//! deduced, and the caller prunes or rejects it when it validates the
+//! result.
 
 use std::sync::LazyLock;
 
@@ -76,6 +79,10 @@ static OBJECT_META: LazyLock<Value> = LazyLock::new(|| {
 });
 
 static STRING: LazyLock<Value> = LazyLock::new(|| json!({"type": "string"}));
+
+/// The `status` schema every kind publishes: what kube-apiserver's field
+/// manager checks an applied configuration's `status` against.
+static STATUS: LazyLock<Value> = LazyLock::new(crate::apiserver::openapi::status_schema);
 
 const ROOT_FIELDS: [&str; 5] = ["apiVersion", "kind", "metadata", "spec", "status"];
 
@@ -219,6 +226,13 @@ impl<'s> Node<'s> {
         }
     }
 
+    /// Whether this schema node opts itself and everything under it into
+    /// keeping unknown fields (`x-kubernetes-preserve-unknown-fields`).
+    pub(crate) fn preserves_unknown_fields(self) -> bool {
+        matches!(self, Node::Schema(s)
+            if s.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true)))
+    }
+
     /// The default of a key field of an associative list's items.
     pub(crate) fn key_default(self, key: &str) -> Option<&'s Value> {
         match self {
@@ -238,6 +252,37 @@ impl<'s> MapType<'s> {
                 .and_then(Value::as_object)
                 .is_some_and(|p| p.contains_key(key)),
             _ => false,
+        }
+    }
+
+    /// Whether keys the map does not declare are refused ("field not
+    /// declared in schema"): `schemaconv` gives a map no element type when
+    /// it has `properties` and no `additionalProperties` (or `false`), and
+    /// neither it nor an ancestor preserves unknown fields (the caller's
+    /// `preserved`). The object root declares its five fields.
+    pub(crate) fn closed(self, preserved: bool) -> bool {
+        match self.node {
+            Node::Root(_) => true,
+            Node::Schema(s) => {
+                !preserved
+                    && !self.node.preserves_unknown_fields()
+                    && s.get("properties")
+                        .and_then(Value::as_object)
+                        .is_some_and(|p| !p.is_empty())
+                    && s.get("additionalProperties")
+                        .is_none_or(|a| a == &Value::Bool(false))
+            }
+            _ => false,
+        }
+    }
+
+    /// The schema an applied configuration's value under `key` is checked
+    /// against: [`MapType::field`], but the root's `status` is the
+    /// published status schema (merges leave status out).
+    pub(crate) fn checked_field(self, key: &str) -> Node<'s> {
+        match self.node {
+            Node::Root(_) if key == "status" => Node::Schema(&STATUS),
+            _ => self.field(key),
         }
     }
 

@@ -26,7 +26,8 @@
 //! (the typed walks) and `updater` (ownership rules); `managed_fields` (the
 //! entries), `record_update` (ownership of non-apply writes) and `apply`
 //! stack kube-apiserver's field-manager layers on top, and
-//! `json_patch` wraps the `json-patch` crate.
+//! `json_patch` applies JSON patches as gopkg.in/evanphx/json-patch.v4
+//! does and merge patches with the `json-patch` crate.
 
 mod apply;
 mod fieldpath;
@@ -40,7 +41,7 @@ mod updater;
 use std::fmt;
 
 pub use self::apply::{Applied, ApplyRequest, server_side_apply};
-pub use self::json_patch::apply_patch;
+pub use self::json_patch::{apply_patch, json_patch_strict_errors};
 pub use self::record_update::{record_update, record_update_text, record_update_with_schema};
 
 /// The kind of a PATCH body, from its `Content-Type`.
@@ -84,12 +85,15 @@ pub struct PatchError {
     /// HTTP status: 400, 409, 413, 422 or 500.
     pub code: u16,
     /// Status reason: `BadRequest`, `Conflict`, `RequestEntityTooLarge`,
-    /// `Invalid` or `InternalError`.
+    /// `Invalid`, `InternalError`, or none (`""`).
     pub reason: &'static str,
     /// The Status message.
     pub message: String,
     /// `details.causes`.
     pub causes: Vec<Cause>,
+    /// A `details` object even without causes (`"details": {}`), as
+    /// kube-apiserver's generic server responses have.
+    pub empty_details: bool,
 }
 
 impl From<PatchError> for crate::apimachinery::status::ApiError {
@@ -106,7 +110,11 @@ impl From<PatchError> for crate::apimachinery::status::ApiError {
             code: e.code,
             reason: e.reason,
             message: e.message,
-            details: (!causes.is_empty()).then(|| serde_json::json!({"causes": causes})),
+            details: if !causes.is_empty() {
+                Some(serde_json::json!({"causes": causes}))
+            } else {
+                e.empty_details.then(|| serde_json::json!({}))
+            },
             retry_after: None,
             hidden_cause: None,
         }
@@ -131,6 +139,7 @@ impl PatchError {
             reason,
             message: message.into(),
             causes: Vec::new(),
+            empty_details: false,
         }
     }
 
@@ -163,6 +172,12 @@ impl PatchError {
     /// 500 `InternalError`.
     pub fn internal(message: impl Into<String>) -> PatchError {
         PatchError::new(500, "InternalError", message)
+    }
+
+    /// 500 without a reason: an error kube-apiserver does not classify,
+    /// answered as it is (its `ErrorToAPIStatus` of a plain error).
+    pub fn unclassified(message: impl Into<String>) -> PatchError {
+        PatchError::new(500, "", message)
     }
 }
 

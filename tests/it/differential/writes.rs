@@ -34,6 +34,8 @@ struct Answer {
     reason: String,
     message: String,
     warnings: Vec<String>,
+    /// Of a Status: its `details` (causes and all).
+    details: Value,
     /// Of an accepted object: spec, labels, managedFields without times,
     /// generation and resourceVersion.
     object: Value,
@@ -256,11 +258,18 @@ impl Both {
                 "resourceVersion": meta["resourceVersion"],
             })
         };
+        let details = match body.get("details") {
+            Some(d) if body.get("kind").and_then(Value::as_str) == Some("Status") => {
+                serde_json::from_str(&normal(&d.to_string())).expect("JSON")
+            }
+            _ => Value::Null,
+        };
         Answer {
             code,
             reason: text("reason"),
             message: text("message"),
             warnings,
+            details,
             object,
         }
     }
@@ -310,6 +319,7 @@ impl Both {
 const JSON: &str = "application/json";
 const MERGE: &str = "application/merge-patch+json";
 const APPLY: &str = "application/apply-patch+yaml";
+const JSON_PATCH: &str = "application/json-patch+json";
 
 /// Unknown fields at the top level, in metadata (nested ones too), in
 /// status and in spec: one 400 naming them all under Strict (create and
@@ -646,4 +656,276 @@ async fn dry_runs_finalizers_and_bad_merge_patches_agree_with_kube_apiserver() {
             .await;
         assert_eq!(bad.code, 400, "{bad:?}");
     }
+}
+
+/// JSON patches that do not decode or do not apply, as
+/// gopkg.in/evanphx/json-patch.v4 under kube-apiserver answers them: a
+/// body that does not decode is 400 (`error decoding patch: ...` unless
+/// `fieldValidation=Ignore`, which words the library's own decoding), an
+/// operation that does not apply is 422 with the generic message and no
+/// causes; and its leniencies: `null` is an empty patch, a missing `value`
+/// is `null`, `replace` of a missing key and `copy` from one add `null`,
+/// indices may be negative or have leading zeros, a `test` of a missing key
+/// against `null` passes. Strategic merge patch is 415, and merge patches
+/// that are not JSON word Go's syntax errors.
+#[tokio::test]
+async fn bad_json_patches_agree_with_kube_apiserver() {
+    let both = Both::new("diff-jsonpatch").await;
+    let extensions = |list: Value| {
+        json!({"apiVersion": "APIVERSION", "kind": "Postgres",
+        "metadata": {"name": "p1", "labels": {"a": "1"}},
+        "spec": {"replicas": 2, "databases": {"d": {"extensions": list}}}})
+    };
+    both.agree_but_rv(
+        "create",
+        Method::POST,
+        "",
+        "",
+        JSON,
+        &extensions(json!(["a", "b"])).to_string(),
+    )
+    .await;
+    let ext = "/spec/databases/d/extensions";
+    let patches: Vec<(&str, String)> = vec![
+        ("malformed", "[{".into()),
+        ("empty", String::new()),
+        ("not JSON", "x".into()),
+        ("trailing", "[] x".into()),
+        ("bare key", "[{op:1}]".into()),
+        ("an object", r#"{"op":"add"}"#.into()),
+        ("a string", "\"x\"".into()),
+        ("null", "null".into()),
+        ("a number in the array", "[1]".into()),
+        ("an array in the array", "[[1]]".into()),
+        ("null in the array", "[null]".into()),
+        ("op a number", r#"[{"op":1,"path":"/spec/replicas"}]"#.into()),
+        ("path a number", r#"[{"op":"remove","path":1}]"#.into()),
+        ("from a number", r#"[{"op":"move","from":2,"path":"/spec/x"}]"#.into()),
+        ("unknown op", r#"[{"op":"frob","path":"/spec/replicas"}]"#.into()),
+        ("no op", r#"[{"path":"/spec/replicas"}]"#.into()),
+        ("Op", r#"[{"Op":"replace","path":"/spec/replicas","value":4}]"#.into()),
+        ("add without path", r#"[{"op":"add","value":1}]"#.into()),
+        ("path without slash", r#"[{"op":"remove","path":"spec"}]"#.into()),
+        ("move without from", r#"[{"op":"move","path":"/spec/x"}]"#.into()),
+        ("copy without from", r#"[{"op":"copy","path":"/spec/x"}]"#.into()),
+        ("failed test", r#"[{"op":"test","path":"/spec/replicas","value":3}]"#.into()),
+        ("test of 2 as 2.0", r#"[{"op":"test","path":"/spec/replicas","value":2.0}]"#.into()),
+        ("test without value", r#"[{"op":"test","path":"/spec/replicas"}]"#.into()),
+        ("test of a missing key", r#"[{"op":"test","path":"/spec/nope","value":1}]"#.into()),
+        ("test of a missing key as null", r#"[{"op":"test","path":"/spec/nope","value":null}]"#.into()),
+        ("test of a missing key without value", r#"[{"op":"test","path":"/spec/nope"}]"#.into()),
+        ("test after a replace", r#"[{"op":"replace","path":"/spec/replicas","value":4},{"op":"test","path":"/spec/replicas","value":3}]"#.into()),
+        ("remove of a missing key", r#"[{"op":"remove","path":"/spec/nope"}]"#.into()),
+        ("remove under a missing key", r#"[{"op":"remove","path":"/spec/nope/deeper"}]"#.into()),
+        ("add under a missing key", r#"[{"op":"add","path":"/spec/nope/x","value":1}]"#.into()),
+        ("add under a scalar", r#"[{"op":"add","path":"/spec/replicas/x","value":1}]"#.into()),
+        ("move of a missing key", r#"[{"op":"move","from":"/spec/nope","path":"/spec/x"}]"#.into()),
+        ("move into itself", r#"[{"op":"move","from":"/spec","path":"/spec/x"}]"#.into()),
+        ("add at the root", r#"[{"op":"add","path":"","value":{}}]"#.into()),
+        ("remove of the root", r#"[{"op":"remove","path":""}]"#.into()),
+        ("test of the root", r#"[{"op":"test","path":"","value":{}}]"#.into()),
+        ("replace of the root by an array", r#"[{"op":"replace","path":"","value":[1]}]"#.into()),
+        ("replace of the root by null", r#"[{"op":"replace","path":"","value":null}]"#.into()),
+        ("replace of the root by a string", r#"[{"op":"replace","path":"","value":"x"}]"#.into()),
+        ("replace past the end", format!(r#"[{{"op":"replace","path":"{ext}/2","value":"c"}}]"#)),
+        ("remove past the end", format!(r#"[{{"op":"remove","path":"{ext}/5"}}]"#)),
+        ("add past the end", format!(r#"[{{"op":"add","path":"{ext}/3","value":"c"}}]"#)),
+        ("add at a non-index", format!(r#"[{{"op":"add","path":"{ext}/x","value":"c"}}]"#)),
+        ("remove before the start", format!(r#"[{{"op":"remove","path":"{ext}/-3"}}]"#)),
+        ("replace at -", format!(r#"[{{"op":"replace","path":"{ext}/-","value":"c"}}]"#)),
+        // What evanphx/json-patch.v4 accepts.
+        ("an empty patch", "[]".into()),
+        ("add without value", r#"[{"op":"add","path":"/spec/replicas"}]"#.into()),
+        ("replace without value", r#"[{"op":"replace","path":"/spec/replicas"}]"#.into()),
+        ("replace of a missing key", r#"[{"op":"replace","path":"/spec/nope","value":1}]"#.into()),
+        ("copy of a missing key", r#"[{"op":"copy","from":"/spec/nope","path":"/spec/x"}]"#.into()),
+        ("negative indices", format!(
+            r#"[{{"op":"replace","path":"{ext}/-1","value":"c"}},{{"op":"add","path":"{ext}/-1","value":"d"}},{{"op":"remove","path":"{ext}/-3"}},{{"op":"test","path":"{ext}/-1","value":"d"}}]"#
+        )),
+        ("leading zeros and signs", format!(
+            r#"[{{"op":"replace","path":"{ext}/01","value":"e"}},{{"op":"test","path":"{ext}/+1","value":"e"}},{{"op":"add","path":"{ext}/+0","value":"f"}}]"#
+        )),
+        ("an unknown field in an operation", r#"[{"op":"replace","path":"/spec/replicas","value":4,"extra":1}]"#.into()),
+        ("a repeated field in an operation", r#"[{"op":"replace","path":"/spec/replicas","value":4,"value":5}]"#.into()),
+        ("a repeated key in a value", r#"[{"op":"replace","path":"/metadata/labels","value":{"a":"1","a":"2"}}]"#.into()),
+    ];
+    for query in ["", "fieldValidation=Ignore"] {
+        for (what, patch) in &patches {
+            both.agree_but_rv(
+                &format!("{what} ({query:?})"),
+                Method::PATCH,
+                "/p1",
+                query,
+                JSON_PATCH,
+                patch,
+            )
+            .await;
+        }
+        // Back to the same object for the next round.
+        both.agree_but_rv(
+            "reset",
+            Method::PATCH,
+            "/p1",
+            "",
+            MERGE,
+            &json!({"spec": {"replicas": 2, "databases": {"d": {"extensions": ["a", "b"]}}}})
+                .to_string(),
+        )
+        .await;
+    }
+    let codes = |patch: &str, query: &'static str| {
+        let both = &both;
+        let patch = patch.to_owned();
+        async move {
+            both.agree_but_rv(&patch, Method::PATCH, "/p1", query, JSON_PATCH, &patch)
+                .await
+                .0
+                .code
+        }
+    };
+    assert_eq!(codes("null", "").await, 200);
+    assert_eq!(codes("[null]", "").await, 422);
+    assert_eq!(codes(r#"[{"op":1,"path":"/spec"}]"#, "").await, 400);
+    assert_eq!(
+        codes(r#"[{"op":1,"path":"/spec"}]"#, "fieldValidation=Ignore").await,
+        422
+    );
+    assert_eq!(
+        codes(r#"[{"op":"add","path":"","value":{}}]"#, "").await,
+        422
+    );
+
+    // Under Strict, an operation's unknown field is refused with the
+    // patched object quoted (which differs between the servers: uid,
+    // times); the rest agrees.
+    let (ours, theirs) = both
+        .send(
+            Method::PATCH,
+            "/p1",
+            "fieldValidation=Strict",
+            JSON_PATCH,
+            r#"[{"op":"replace","path":"/spec/replicas","value":4,"extra":1,"op":"replace"}]"#,
+        )
+        .await;
+    let tail = |a: &Answer| {
+        a.message
+            .split_once("\": strict decoding error: ")
+            .map(|(_, t)| t.to_owned())
+    };
+    assert_eq!(
+        (ours.code, &ours.reason),
+        (422, &"Invalid".to_owned()),
+        "{ours:?}"
+    );
+    assert_eq!((ours.code, &ours.reason), (theirs.code, &theirs.reason));
+    assert_eq!(tail(&ours), tail(&theirs), "{ours:?} {theirs:?}");
+    assert!(tail(&ours).is_some(), "{ours:?}");
+
+    for (what, content_type, body) in [
+        (
+            "strategic merge patch",
+            "application/strategic-merge-patch+json",
+            r#"{"spec":{}}"#,
+        ),
+        ("plain text", "text/plain", r#"{"spec":{}}"#),
+        ("merge patch, not JSON", MERGE, "x"),
+        ("merge patch, trailing", MERGE, "{} x"),
+        ("merge patch, malformed", MERGE, "{"),
+        ("merge patch, a bare key", MERGE, "{a:1}"),
+        ("merge patch, a bad escape", MERGE, r#"{"a":"\x"}"#),
+        ("merge patch, a bad number", MERGE, r#"{"a":-x}"#),
+        ("merge patch, a bad literal", MERGE, r#"{"a":tru}"#),
+    ] {
+        both.agree(what, Method::PATCH, "/p1", "", content_type, body)
+            .await;
+    }
+    // Under Ignore only evanphx/json-patch reads a merge patch.
+    for body in ["x", "{", "", "5", "\"x\"", "null", "[1,null]", "[]"] {
+        both.agree(
+            &format!("merge patch {body:?} under Ignore"),
+            Method::PATCH,
+            "/p1",
+            "fieldValidation=Ignore",
+            MERGE,
+            body,
+        )
+        .await;
+    }
+}
+
+/// Server-side apply of a configuration with a field its schema does not
+/// declare (in spec, in a typed object under it, in metadata, at the top,
+/// in status): kube-apiserver's field manager fails to build the typed
+/// patch and answers 500 with structured-merge-diff's message, whatever
+/// `fieldValidation` and `force` say, on create and on update; nothing is
+/// stored and nobody owns anything.
+#[tokio::test]
+async fn applies_with_undeclared_fields_agree_with_kube_apiserver() {
+    let both = Both::new("diff-apply-unknown").await;
+    let applied = |name: &str, meta: &str, top: &str, spec: &str| {
+        format!(
+            "apiVersion: APIVERSION\nkind: Postgres\nmetadata:\n  name: {name}\n{meta}{top}spec:\n  replicas: 2\n{spec}"
+        )
+    };
+    let created = both
+        .agree_but_rv(
+            "apply",
+            Method::PATCH,
+            "/p1",
+            "fieldManager=m",
+            APPLY,
+            &applied("p1", "", "", ""),
+        )
+        .await
+        .0;
+    assert_eq!(created.code, 201, "{created:?}");
+    for query in [
+        "",
+        "&fieldValidation=Strict",
+        "&fieldValidation=Warn",
+        "&fieldValidation=Ignore",
+        "&force=true",
+        "&fieldValidation=Strict&force=true",
+    ] {
+        for (what, meta, top, spec) in [
+            ("spec.sepc", "", "", "  sepc: 1\n"),
+            ("spec.backup.bogus", "", "", "  backup:\n    bogus: 1\n"),
+            ("spec.users.u.zz", "", "", "  users:\n    u:\n      zz: 1\n"),
+            ("metadata.lables", "  lables: {a: b}\n", "", ""),
+            ("sepc", "", "sepc: 1\n", ""),
+            ("status.foo", "", "status: {foo: 1}\n", ""),
+            (
+                "metadata.namespace and spec.sepc",
+                "  namespace: NAMESPACE\n",
+                "",
+                "  sepc: 1\n",
+            ),
+        ] {
+            for name in ["p1", "p2"] {
+                let a = both
+                    .agree(
+                        &format!("{what}, {name}, {query:?}"),
+                        Method::PATCH,
+                        &format!("/{name}"),
+                        &format!("fieldManager=m{query}"),
+                        APPLY,
+                        &applied(name, meta, top, spec),
+                    )
+                    .await;
+                assert_eq!(a.code, 500, "{what}: {a:?}");
+            }
+        }
+    }
+    // Declared free-form places take anything.
+    let (ok, _) = both
+        .agree_but_rv(
+            "preserved unknown fields",
+            Method::PATCH,
+            "/p1",
+            "fieldManager=m",
+            APPLY,
+            &applied("p1", "", "", "  resources:\n    cpu: {x: 1}\n"),
+        )
+        .await;
+    assert_ne!(ok.code, 500, "{ok:?}");
 }

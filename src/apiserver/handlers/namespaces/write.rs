@@ -161,7 +161,9 @@ pub(super) fn patch(
     } else {
         body
     };
-    let patched = patch::apply_patch(kind, &current, body).map_err(ApiError::from)?;
+    let strict_decoding = query.get("fieldValidation").map(String::as_str) != Some("Ignore");
+    let patched =
+        patch::apply_patch(kind, &current, body, strict_decoding).map_err(ApiError::from)?;
     check_kind(&patched)?;
     let manager = field_manager(query, headers);
     let written = write(store, name, &current, patched, Some(&manager), dry_run)?;
