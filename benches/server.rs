@@ -2203,7 +2203,7 @@ fn list_in_process(cache: &WatchCache, kind: &ServedKind, ns: &str) -> Vec<u8> {
         if key.namespace() != ns || stored.kind_label() != Some(resolved.definition.kind.as_str()) {
             continue;
         }
-        if let Some(view) = stored.app_view(&kind) {
+        if let Some(view) = stored.app_view(kind) {
             if !first {
                 bytes.push(b',');
             }

@@ -23,6 +23,16 @@ impl CompiledSchema {
     /// default, no absent field with a default. False when it would change
     /// it, or when unsure (text that is not JSON included).
     pub fn fits(&self, json: &str) -> bool {
+        let root = self.node(0);
+        if root.preserve_unknown
+            && root.props.is_empty()
+            && root.items.is_none()
+            && matches!(root.additional, Additional::Absent)
+        {
+            // Keeps whatever it holds (`x-kubernetes-preserve-unknown-fields`
+            // and nothing else): nothing to scan.
+            return true;
+        }
         let mut de = serde_json::Deserializer::from_str(json);
         let check = Check {
             schema: self,
@@ -312,5 +322,56 @@ mod tests {
             assert!(!agrees(&schema, value));
         }
         assert!(!compiled(schema).fits("{\"shape\": "), "not JSON: unsure");
+    }
+
+    /// JSON values whose keys are mostly the schema's below.
+    fn arbitrary_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-2i64..3).prop_map(Value::from),
+            "[ab]{0,2}".prop_map(Value::from),
+        ];
+        let keys = "size|shape|labels|free|opaque|list|names|maybe|pod|port|metadata|x";
+        leaf.prop_recursive(4, 32, 5, move |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::btree_map(keys, inner, 0..5)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// `fits` is exactly whether the pass changes the value.
+        #[test]
+        fn fits_is_whether_the_pass_changes_the_value(value in arbitrary_value()) {
+            let schema = json!({"type": "object", "properties": {
+                "size": {"type": "integer"},
+                "shape": {"type": "string", "default": "round"},
+                "labels": {"type": "object", "additionalProperties": {"type": "string", "nullable": true}},
+                "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                    "properties": {"size": {"type": "integer", "default": 1}}},
+                "opaque": {"type": "object", "additionalProperties": true},
+                "list": {"type": "array", "items": {"type": "object", "properties": {
+                    "port": {"type": "integer", "default": 80}, "x": {"type": "string"}}}},
+                "names": {"type": "array", "items": {"type": "string", "default": "a"}},
+                "maybe": {"type": "object", "nullable": true, "properties": {"x": {"type": "string"}}},
+                "pod": {"type": "object", "x-kubernetes-embedded-resource": true,
+                    "properties": {"x": {"type": "string"}}},
+            }});
+            agrees(&schema, value);
+        }
+    }
+
+    #[test]
+    fn a_schema_that_keeps_everything_fits_without_a_scan() {
+        let schema = json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+        assert!(agrees(
+            &schema,
+            json!({"any": {"thing": [null, {}]}, "x": null})
+        ));
+        assert!(compiled(schema).fits("not even JSON"));
     }
 }
