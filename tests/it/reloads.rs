@@ -4,7 +4,8 @@
 //! storage down, closing its watches without an error event), watches of
 //! other kinds go on, and reads follow the new schema (kube-apiserver
 //! prunes and defaults a custom resource as it reads it from etcd, without
-//! writing it back).
+//! writing it back). The same steps against kube-apiserver and a CRD show
+//! what it does.
 
 use std::path::Path;
 use std::time::Duration;
@@ -15,9 +16,12 @@ use http_body_util::BodyExt;
 use kube::client::Body;
 use serde_json::{Value, json};
 
+use crate::support::plane;
 use crate::support::standalone::Standalone;
 
 const GROUP_VERSION: &str = "/apis/apps.cozystack.io/v1alpha1/namespaces/default";
+/// The CRD's group on kube-apiserver.
+const CRD_GROUP: &str = "reloads.diff.cozystack.io";
 
 /// A kind with `properties` as its schema.
 fn kind(name: &str, properties: &str) -> String {
@@ -60,12 +64,34 @@ async fn call(
 }
 
 async fn create(client: &kube::Client, kind: &str, plural: &str, name: &str, spec: Value) {
+    create_at(
+        client,
+        "apps.cozystack.io",
+        GROUP_VERSION,
+        kind,
+        plural,
+        name,
+        spec,
+    )
+    .await;
+}
+
+/// Creates `kind` `name` under `base` (`/apis/<group>/<version>/namespaces/<ns>`).
+async fn create_at(
+    client: &kube::Client,
+    group: &str,
+    base: &str,
+    kind: &str,
+    plural: &str,
+    name: &str,
+    spec: Value,
+) {
     let (status, body) = call(
         client,
         Method::POST,
-        &format!("{GROUP_VERSION}/{plural}"),
+        &format!("{base}/{plural}"),
         Some(
-            json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": kind,
+            json!({"apiVersion": format!("{group}/v1alpha1"), "kind": kind,
             "metadata": {"name": name}, "spec": spec}),
         ),
     )
@@ -81,7 +107,12 @@ struct Watch {
 
 impl Watch {
     async fn open(client: &kube::Client, plural: &str) -> Watch {
-        let request = Request::get(format!("{GROUP_VERSION}/{plural}?watch=true"))
+        Watch::open_at(client, &format!("{GROUP_VERSION}/{plural}")).await
+    }
+
+    /// A watch of the collection at `path`.
+    async fn open_at(client: &kube::Client, path: &str) -> Watch {
+        let request = Request::get(format!("{path}?watch=true"))
             .body(Body::empty())
             .unwrap();
         let response = client.send(request).await.unwrap();
@@ -214,4 +245,62 @@ async fn watches_end_and_reads_follow_when_a_kind_changes() {
     assert_eq!(status, StatusCode::NOT_FOUND, "{got}");
     create(&client, "Gadget", "gadgets", "g2", json!({"size": 3})).await;
     gadgets.expect("ADDED", "g2").await;
+}
+
+/// A CRD of `reloads.diff.cozystack.io` for the kind Widget, its spec's
+/// `properties` as given.
+fn widget_crd(properties: Value) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{CRD_GROUP}")},
+        "spec": {
+            "group": CRD_GROUP,
+            "scope": "Namespaced",
+            "names": {"kind": "Widget", "plural": "widgets", "singular": "widget"},
+            "versions": [{"name": "v1alpha1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": properties}}}}}],
+        }
+    })
+}
+
+/// What the test above expects of serve, kube-apiserver does for a CRD:
+/// a schema change ends the open watch without an error event, and reads
+/// prune the dropped field and apply the new default without rewriting
+/// what etcd holds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kube_apiserver_ends_watches_and_prunes_reads_when_a_crd_changes() {
+    let plane = plane::plane();
+    let client = plane.client().await;
+    let ns = plane.namespace("reloads").await;
+    let name = format!("widgets.{CRD_GROUP}");
+    let v1 = widget_crd(json!({"size": {"type": "integer"}, "color": {"type": "string"}}));
+    crate::differential::install(plane, &v1, &name);
+    let base = format!("/apis/{CRD_GROUP}/v1alpha1/namespaces/{ns}");
+    let spec = json!({"size": 1, "color": "red"});
+    create_at(&client, CRD_GROUP, &base, "Widget", "widgets", "w1", spec).await;
+    let mut widgets = Watch::open_at(&client, &format!("{base}/widgets")).await;
+    widgets.expect("ADDED", "w1").await;
+
+    let v2 = widget_crd(json!({"size": {"type": "integer"},
+        "shape": {"type": "string", "default": "round"}}));
+    crate::differential::install(plane, &v2, &name);
+    widgets.expect_end().await;
+    let w1 = format!("{base}/widgets/w1");
+    let (status, got) = call(&client, Method::GET, &w1, None).await;
+    assert_eq!(status, StatusCode::OK, "{got}");
+    assert_eq!(got["spec"], json!({"size": 1, "shape": "round"}), "{got}");
+
+    // Once the CRD's storage is made anew (its watches end), the field is back.
+    let mut widgets = Watch::open_at(&client, &format!("{base}/widgets")).await;
+    widgets.expect("ADDED", "w1").await;
+    crate::differential::install(plane, &v1, &name);
+    widgets.expect_end().await;
+    let (_, got) = call(&client, Method::GET, &w1, None).await;
+    assert_eq!(got["spec"], json!({"size": 1, "color": "red"}), "{got}");
+    let _ = plane
+        .kubectl()
+        .args(["delete", "crd", &name, "--wait=false"])
+        .output();
 }
