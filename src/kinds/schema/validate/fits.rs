@@ -21,7 +21,8 @@ impl CompiledSchema {
     /// Whether [`CompiledSchema::apply_defaults`] would leave the JSON text
     /// `json` as it is: no unknown field to prune, no `null` to drop or
     /// default, no absent field with a default. False when it would change
-    /// it, or when unsure (text that is not JSON included).
+    /// it, or when unsure (text that is not JSON, unless the schema keeps
+    /// whatever it holds).
     pub fn fits(&self, json: &str) -> bool {
         let root = self.node(0);
         if root.preserve_unknown
