@@ -441,7 +441,7 @@ fn get() {
             let view = server
                 .cache
                 .stored(&ns, &release)
-                .and_then(|stored| stored.app_view(resolved, kind.stamp))
+                .and_then(|stored| stored.app_view(&kind))
                 .expect("cached");
             let bytes = view.json.as_bytes().to_vec();
             in_process.push(t0.elapsed());
@@ -2203,7 +2203,7 @@ fn list_in_process(cache: &WatchCache, kind: &ServedKind, ns: &str) -> Vec<u8> {
         if key.namespace() != ns || stored.kind_label() != Some(resolved.definition.kind.as_str()) {
             continue;
         }
-        if let Some(view) = stored.app_view(resolved, kind.stamp) {
+        if let Some(view) = stored.app_view(kind) {
             if !first {
                 bytes.push(b',');
             }

@@ -213,8 +213,8 @@ fn main() {
     let release =
         helm_release::to_helm_release(resolved, &recorded, None, managed.clone()).expect("convert");
     let answer_text = upstream_answer(&release);
-    let (_, kept) = Stored::from_answer(&answer_text, resolved, 1).expect("answer");
-    let view = kept.app_view(resolved, 1).expect("the kind's");
+    let (_, kept) = Stored::from_answer(&answer_text, &kind).expect("answer");
+    let view = kept.app_view(&kind).expect("the kind's");
 
     // Update: the client sends back the app it got with one field changed.
     let current = view.value();
@@ -298,7 +298,7 @@ fn main() {
             "upstream's answer kept for the cache, and its app encoded (the response)",
             per_write(
                 || copies(&answer_text),
-                |text| Stored::from_answer(&text, resolved, 1),
+                |text| Stored::from_answer(&text, &kind),
             ),
             baseline,
         ),

@@ -34,3 +34,4 @@ pub mod storage;
 mod test_log;
 pub mod tunnel;
 pub mod version;
+pub mod woken;

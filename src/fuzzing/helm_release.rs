@@ -81,7 +81,9 @@ pub fn helm_release(data: &[u8]) {
         Stored::new(&release).value(),
         "kept from the text is not kept from the value"
     );
-    let kept_view = kept.app_view(kind, 1).expect("owned when kept");
+    let kept_view = kept
+        .app_view(super::example_served())
+        .expect("owned when kept");
     assert_eq!(kept_view.json, view.json, "the kept object's view differs");
     assert_eq!(
         owned(&back),

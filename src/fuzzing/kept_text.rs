@@ -27,15 +27,16 @@ pub fn kept_text(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let kind = &super::example_kinds()[0];
+    let served = super::example_served();
+    let kind = &served.resolved;
     let from_text = Stored::from_text(text);
-    let answered = Stored::from_answer(text, kind, 1);
+    let answered = Stored::from_answer(text, served);
     assert_eq!(
         from_text.is_ok(),
         answered.is_ok(),
         "an answer and an event of the same text are kept alike"
     );
-    let deleted = Stored::from_delete_answer(text, kind, 1);
+    let deleted = Stored::from_delete_answer(text, served);
     assert_eq!(
         from_text.is_ok(),
         deleted.is_ok(),
@@ -92,8 +93,8 @@ pub fn kept_text(data: &[u8]) {
     );
 
     let (_, answer) = answered.expect("kept");
-    let view = answer.app_view(kind, 1).map(|v| v.json.clone());
-    let read = kept.app_view(kind, 1).map(|v| v.json.clone());
+    let view = answer.app_view(served).map(|v| v.json.clone());
+    let read = kept.app_view(served).map(|v| v.json.clone());
     assert_eq!(view, read, "the answer's view is not the one a read makes");
     let converted = helm_release::app_view(kind, &parsed).map(|v| v.json.clone());
     // Floats to 12 digits, as above.

@@ -99,6 +99,22 @@ fn example_kinds() -> &'static [crate::kinds::definition::ResolvedKind] {
     })
 }
 
+/// The first example kind (Postgres) served with a schema that keeps every
+/// value as it is: the conversion targets compare the cache's app views with
+/// the plain conversion, which does not prune by the schema.
+fn example_served() -> &'static crate::kinds::registry::ServedKind {
+    static SERVED: std::sync::OnceLock<crate::kinds::registry::ServedKind> =
+        std::sync::OnceLock::new();
+    SERVED.get_or_init(|| {
+        let schema =
+            serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true});
+        crate::kinds::registry::ServedKind::new(
+            example_kinds()[0].clone(),
+            crate::kinds::schema::CompiledSchema::new(&schema).expect("the schema compiles"),
+        )
+    })
+}
+
 /// The `openAPISchema` of the example kind whose lower-case kind is
 /// `name`.
 fn example_schema(name: &str) -> Option<&'static serde_json::Value> {

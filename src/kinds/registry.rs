@@ -25,13 +25,17 @@ pub struct ServedKind {
     pub resolved: ResolvedKind,
     /// The `spec` schema, compiled for validation and defaulting.
     pub schema: CompiledSchema,
-    /// Unique to this load of the definition: what the cache's per-object
-    /// app views are keyed by, so a reloaded definition makes them anew.
+    /// Unique to this definition as served: what the cache's per-object
+    /// app views are keyed by, and what open watches of the kind follow. A
+    /// reload that changes the definition gives it a new stamp (the views
+    /// are made anew, the watches end); one that leaves it as it was keeps
+    /// the stamp, as kube-apiserver keeps a CRD's storage when its spec is
+    /// unchanged.
     pub stamp: u64,
 }
 
 impl ServedKind {
-    /// Serves `resolved` with its compiled `schema`.
+    /// Serves `resolved` with its compiled `schema`, under a new stamp.
     pub(crate) fn new(resolved: ResolvedKind, schema: CompiledSchema) -> ServedKind {
         static STAMPS: AtomicU64 = AtomicU64::new(1);
         ServedKind {
@@ -39,6 +43,13 @@ impl ServedKind {
             schema,
             stamp: STAMPS.fetch_add(1, Ordering::Relaxed),
         }
+    }
+
+    /// Whether `other` serves what this serves: the same definition and
+    /// release prefix (where it was read from aside).
+    fn serves_as(&self, other: &ResolvedKind) -> bool {
+        self.resolved.definition == other.definition
+            && self.resolved.release_prefix == other.release_prefix
     }
 }
 
@@ -54,11 +65,28 @@ pub struct Snapshot {
 impl Snapshot {
     /// Builds a snapshot from loaded definitions, compiling every schema.
     pub fn build(loaded: Loaded) -> Result<Snapshot, LoadError> {
+        Snapshot::build_after(loaded, &Snapshot::default())
+    }
+
+    /// [`Snapshot::build`] replacing `previous`: a kind served there with
+    /// the same definition keeps its stamp ([`ServedKind::stamp`]).
+    fn build_after(loaded: Loaded, previous: &Snapshot) -> Result<Snapshot, LoadError> {
         let mut kinds = Vec::with_capacity(loaded.kinds.len());
         let mut problems = Vec::new();
         for resolved in loaded.kinds {
+            let d = &resolved.definition;
+            let kept = previous
+                .get(&d.group, &d.version, &d.plural)
+                .filter(|before| before.serves_as(&resolved))
+                .map(|before| before.stamp);
             match CompiledSchema::new(&resolved.definition.open_api_schema) {
-                Ok(schema) => kinds.push(Arc::new(ServedKind::new(resolved, schema))),
+                Ok(schema) => {
+                    let mut kind = ServedKind::new(resolved, schema);
+                    if let Some(stamp) = kept {
+                        kind.stamp = stamp;
+                    }
+                    kinds.push(Arc::new(kind));
+                }
                 Err(e) => problems.push(format!("{}: openAPISchema: {e}", resolved.source)),
             }
         }
@@ -98,6 +126,14 @@ impl Snapshot {
         self.by_resource
             .get(&(group.to_owned(), version.to_owned(), plural.to_owned()))
             .map(|i| &self.kinds[*i])
+    }
+
+    /// Whether `kind` is served here as it was when taken (same stamp): what
+    /// an open watch of it checks when the kinds change.
+    pub(crate) fn still_serves(&self, kind: &ServedKind) -> bool {
+        let d = &kind.resolved.definition;
+        self.get(&d.group, &d.version, &d.plural)
+            .is_some_and(|served| served.stamp == kind.stamp)
     }
 
     /// SHA-256 (hex) of the definition set; ETags follow it.
@@ -209,7 +245,8 @@ impl Registry {
     /// Tries to replace the snapshot with `next`. A failure is recorded and
     /// logged and the current snapshot stays.
     pub(crate) fn apply(&self, next: Result<Loaded, LoadError>) -> bool {
-        match next.and_then(Snapshot::build) {
+        let previous = self.snapshot();
+        match next.and_then(|loaded| Snapshot::build_after(loaded, &previous)) {
             Ok(snapshot) => {
                 let changed = snapshot.hash != self.tx.borrow().hash;
                 let recovered = self
@@ -336,6 +373,28 @@ mod tests {
         assert!(registry.apply(load::load_text(&format!("{PG}---\n{REDIS}"), "good")));
         assert_eq!(registry.snapshot().kinds().len(), 2);
         assert!(registry.last_error().is_none());
+    }
+
+    #[test]
+    fn a_reload_keeps_the_stamps_of_unchanged_kinds() {
+        let registry = Registry::new(
+            Snapshot::build(load::load_text(&format!("{PG}---\n{REDIS}"), "a").unwrap()).unwrap(),
+        );
+        let before = registry.snapshot();
+        let changed_pg = PG.replace("integer", "string");
+        assert!(registry.apply(load::load_text(&format!("{changed_pg}---\n{REDIS}"), "b")));
+        let after = registry.snapshot();
+        let [pg, redis] = [&before.kinds()[0], &before.kinds()[1]];
+        assert!(!after.still_serves(pg), "a changed kind gets a new stamp");
+        assert!(
+            after.still_serves(redis),
+            "an unchanged kind keeps its stamp"
+        );
+        assert!(registry.apply(load::load_text(&changed_pg, "c")));
+        assert!(
+            !registry.snapshot().still_serves(redis),
+            "a removed kind is not served"
+        );
     }
 
     #[test]

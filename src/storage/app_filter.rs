@@ -93,7 +93,7 @@ impl AppFilter {
         if !self.fields.matches(name, namespace) {
             return None;
         }
-        let view = stored.app_view(&kind.resolved, kind.stamp)?;
+        let view = stored.app_view(kind)?;
         (self.labels.is_empty() || self.labels.matches(Some(&view.labels()))).then_some(view)
     }
 
@@ -113,10 +113,7 @@ impl AppFilter {
             // Deleted, or no longer selected: its last state, if still an app of this kind.
             (Some(old), None) => {
                 let kind = &self.kind;
-                let last = event
-                    .object
-                    .app_view(&kind.resolved, kind.stamp)
-                    .unwrap_or(old);
+                let last = event.object.app_view(kind).unwrap_or(old);
                 Some((WatchEventType::Deleted, last))
             }
             (None, None) if event.event_type == EventType::Deleted && event.previous.is_none() => {

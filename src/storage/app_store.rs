@@ -308,7 +308,7 @@ impl Apps<'_> {
         let kind = self.kind;
         self.cache()
             .stored(namespace, &helm_release::release_name(&kind.resolved, name))
-            .and_then(|stored| stored.app_view(&kind.resolved, kind.stamp))
+            .and_then(|stored| stored.app_view(kind))
             .ok_or_else(|| ApiError::not_found(&self.group_resource(), name))
     }
 
@@ -685,7 +685,7 @@ impl Apps<'_> {
         let kept = self.cache().stored(namespace, &release);
         let current = kept
             .as_ref()
-            .and_then(|stored| stored.app_view(resolved, self.kind.stamp))
+            .and_then(|stored| stored.app_view(self.kind))
             .ok_or_else(|| ApiError::not_found(&self.group_resource(), name))?;
         let written = self
             .store
@@ -734,8 +734,7 @@ impl Apps<'_> {
         match written {
             Written::Text(text) => {
                 let _span = tracing::debug_span!("parse").entered();
-                Stored::from_delete_answer(&text, &self.kind.resolved, self.kind.stamp)
-                    .map_err(|e| self.answer_error(name, e))
+                Stored::from_delete_answer(&text, self.kind).map_err(|e| self.answer_error(name, e))
             }
             Written::Value(value) => Ok(Stored::from_delete_value(&value)),
         }
@@ -764,8 +763,7 @@ impl Apps<'_> {
         let (key, stored) = match written {
             Written::Text(text) => {
                 let _span = tracing::debug_span!("parse").entered();
-                Stored::from_answer(&text, &self.kind.resolved, self.kind.stamp)
-                    .map_err(|e| self.answer_error(name, e))?
+                Stored::from_answer(&text, self.kind).map_err(|e| self.answer_error(name, e))?
             }
             Written::Value(value) => (Key::of(&value), Stored::new(&value)),
         };
@@ -793,14 +791,16 @@ impl Apps<'_> {
     fn written_view(&self, written: &Stored) -> Arc<AppView> {
         let _span = tracing::debug_span!("convert", to = "app").entered();
         let resolved = &self.kind.resolved;
-        written
-            .app_view(resolved, self.kind.stamp)
-            .unwrap_or_else(|| {
-                Arc::new(AppView {
-                    json: helm_release::app_json_of_text(resolved, written.json()),
-                    table_row: std::sync::OnceLock::new(),
-                })
+        written.app_view(self.kind).unwrap_or_else(|| {
+            Arc::new(AppView {
+                json: helm_release::app_json_of_text(
+                    resolved,
+                    Some(&self.kind.schema),
+                    written.json(),
+                ),
+                table_row: std::sync::OnceLock::new(),
             })
+        })
     }
 
     /// The 422 of an app that cannot be stored as a HelmRelease.

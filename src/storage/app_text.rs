@@ -174,7 +174,19 @@ impl<'a> ReleaseParts<'a> {
     /// Writes the app of the release as compact JSON into `out` (see the
     /// module documentation for its fields). The managedFields annotation is
     /// written as it is when it parses as JSON, and left out when not.
-    pub(super) fn write_app(&self, kind: &ResolvedKind, out: &mut Vec<u8>) {
+    /// `spec.values`, the app's spec as stored.
+    pub(super) fn values(&self) -> Option<&'a RawValue> {
+        self.values
+    }
+
+    /// Writes the app to `out`, its spec `spec` where given (the values as
+    /// a read shows them, [`super::spec_on_read`]), else the stored values.
+    pub(super) fn write_app(
+        &self,
+        kind: &ResolvedKind,
+        spec: Option<&RawValue>,
+        out: &mut Vec<u8>,
+    ) {
         let mut app = ObjectWriter::new(out);
         app.str("apiVersion", &kind.group_version());
         app.str("kind", &kind.definition.kind);
@@ -211,7 +223,7 @@ impl<'a> ReleaseParts<'a> {
         }
         metadata.end();
 
-        match self.values {
+        match spec.or(self.values) {
             Some(values) => app.raw("spec", values),
             None => app.key("spec").extend_from_slice(b"{}"),
         }
@@ -319,7 +331,7 @@ mod tests {
     fn app_of(kind: &ResolvedKind, text: &str) -> (bool, Value) {
         let parts = read(text);
         let mut out = Vec::new();
-        parts.write_app(kind, &mut out);
+        parts.write_app(kind, None, &mut out);
         (
             parts.owned_by(kind),
             serde_json::from_slice(&out).expect("the app is JSON"),

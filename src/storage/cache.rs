@@ -44,7 +44,7 @@ use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
-use crate::kinds::definition::ResolvedKind;
+use crate::kinds::registry::ServedKind;
 
 use super::helm_release::{self, AppView};
 use super::{Backend, ReadScope, StoreError, StoreEvent, UpstreamState, resource_version};
@@ -168,15 +168,11 @@ impl Stored {
         Ok(Stored::kept(super::kept_text::keep(text)?, None))
     }
 
-    /// Keeps upstream's answer `text` to a write of an app of `kind` (the
-    /// served kind `stamp`), with its app view made on the way: the answer
-    /// is read once for both ([`super::kept_text::keep_with_parts`]).
-    pub fn from_answer(
-        text: &str,
-        kind: &ResolvedKind,
-        stamp: u64,
-    ) -> Result<(Key, Stored), serde_json::Error> {
-        let (kept, app) = Stored::read_answer(text, kind, stamp)?;
+    /// Keeps upstream's answer `text` to a write of an app of the served
+    /// `kind`, with its app view made on the way: the answer is read once
+    /// for both ([`super::kept_text::keep_with_parts`]).
+    pub fn from_answer(text: &str, kind: &ServedKind) -> Result<(Key, Stored), serde_json::Error> {
+        let (kept, app) = Stored::read_answer(text, kind)?;
         Ok(Stored::kept(kept, Some(app)))
     }
 
@@ -185,10 +181,9 @@ impl Stored {
     /// way what the delete does next ([`DeleteAnswer`]).
     pub fn from_delete_answer(
         text: &str,
-        kind: &ResolvedKind,
-        stamp: u64,
+        kind: &ServedKind,
     ) -> Result<DeleteAnswer, serde_json::Error> {
-        let (kept, app) = Stored::read_answer(text, kind, stamp)?;
+        let (kept, app) = Stored::read_answer(text, kind)?;
         let (is_release, held) = (kept.has_spec, kept.has_finalizers);
         let (key, stored) = Stored::kept(kept, Some(app));
         Ok(DeleteAnswer {
@@ -217,13 +212,19 @@ impl Stored {
     /// parts read on the way.
     fn read_answer(
         text: &str,
-        kind: &ResolvedKind,
-        stamp: u64,
+        kind: &ServedKind,
     ) -> Result<(super::kept_text::KeptText, AppMemo), serde_json::Error> {
         let mut parts = super::app_text::ReleaseParts::default();
         let kept = super::kept_text::keep_with_parts(text, &mut parts)?;
-        let view = helm_release::app_view_of_parts(kind, &parts).map(Arc::new);
-        Ok((kept, AppMemo { stamp, view }))
+        let view = helm_release::app_view_of_parts(&kind.resolved, Some(&kind.schema), &parts)
+            .map(Arc::new);
+        Ok((
+            kept,
+            AppMemo {
+                stamp: kind.stamp,
+                view,
+            },
+        ))
     }
 
     /// The object `kept` made, with its key, and its app view if made.
@@ -242,18 +243,23 @@ impl Stored {
         &self.json
     }
 
-    /// The app this HelmRelease is for the served kind `kind` (identified by
-    /// `stamp`), made once from the kept JSON and kept; `None` when it is
-    /// not that kind's. A write makes it for its answer before handing the
-    /// object to the cache, so the reads after the write find it made.
-    pub fn app_view(&self, kind: &ResolvedKind, stamp: u64) -> Option<Arc<AppView>> {
+    /// The app this HelmRelease is for the served `kind` (identified by its
+    /// stamp), made once from the kept JSON and kept; `None` when it is not
+    /// that kind's. Its spec is the stored values as a read shows them,
+    /// pruned and defaulted by the kind's schema ([`super::spec_on_read`]).
+    /// A write makes it for its answer before handing the object to the
+    /// cache, so the reads after the write find it made.
+    pub fn app_view(&self, kind: &ServedKind) -> Option<Arc<AppView>> {
+        let stamp = kind.stamp;
         let mut memo = self.app.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(memo) = memo.as_ref()
             && memo.stamp == stamp
         {
             return memo.view.clone();
         }
-        let view = helm_release::app_view_of_text(kind, &self.json).map(Arc::new);
+        let parts = super::app_text::read(&self.json);
+        let view = helm_release::app_view_of_parts(&kind.resolved, Some(&kind.schema), &parts)
+            .map(Arc::new);
         *memo = Some(AppMemo {
             stamp,
             view: view.clone(),
@@ -1209,14 +1215,19 @@ mod tests {
     use crate::storage::embedded_store::EmbeddedStore;
     use serde_json::json;
 
-    /// A Postgres kind that accepts any spec.
-    fn postgres() -> ResolvedKind {
+    /// A Postgres kind that accepts any spec, served (each call under a
+    /// stamp of its own).
+    fn postgres() -> ServedKind {
         let text = "kind: Postgres\nopenAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
                     release:\n  chart: {name: postgres, version: 0.1.0, sourceRef: {kind: HelmRepository, name: apps}}\n";
-        crate::kinds::load::load_text(text, "test")
+        let resolved = crate::kinds::load::load_text(text, "test")
             .unwrap()
             .kinds
-            .remove(0)
+            .remove(0);
+        let schema =
+            crate::kinds::schema::CompiledSchema::new(&resolved.definition.open_api_schema)
+                .unwrap();
+        ServedKind::new(resolved, schema)
     }
 
     fn hr(name: &str) -> Value {
@@ -1227,36 +1238,36 @@ mod tests {
     fn app_views_are_made_once_per_served_kind() {
         let kind = postgres();
         let app = json!({
-            "apiVersion": kind.group_version(), "kind": "Postgres",
+            "apiVersion": kind.resolved.group_version(), "kind": "Postgres",
             "metadata": {"name": "db", "namespace": "ns", "labels": {"team": "a"}},
             "spec": {"size": "1Gi"},
         });
-        let mut release = helm_release::to_helm_release(&kind, &app, None, None).unwrap();
+        let mut release = helm_release::to_helm_release(&kind.resolved, &app, None, None).unwrap();
         release["metadata"]["resourceVersion"] = json!("7");
         let stored = Stored::new(&release);
 
-        let view = stored.app_view(&kind, 1).expect("owned");
+        let view = stored.app_view(&kind).expect("owned");
         assert_eq!(view.labels().get("team"), Some(&json!("a")));
         assert_eq!(view.value()["spec"], json!({"size": "1Gi"}));
-        assert_eq!(view.value(), helm_release::to_app(&kind, &release));
+        assert_eq!(view.value(), helm_release::to_app(&kind.resolved, &release));
         // Kept: the same view again for the same kind, a new one for a reloaded kind.
-        assert!(Arc::ptr_eq(&view, &stored.app_view(&kind, 1).unwrap()));
-        assert!(!Arc::ptr_eq(&view, &stored.app_view(&kind, 2).unwrap()));
+        assert!(Arc::ptr_eq(&view, &stored.app_view(&kind).unwrap()));
+        assert!(!Arc::ptr_eq(&view, &stored.app_view(&postgres()).unwrap()));
         // Not this kind's (another kind's name prefix): no view.
         let other = Stored::new(&hr("db"));
-        assert!(other.app_view(&kind, 1).is_none());
+        assert!(other.app_view(&kind).is_none());
     }
 
     #[test]
     fn an_answer_is_kept_with_its_view_as_a_watch_event_would_be() {
         let kind = postgres();
         let app = json!({
-            "apiVersion": kind.group_version(), "kind": "Postgres",
+            "apiVersion": kind.resolved.group_version(), "kind": "Postgres",
             "metadata": {"name": "db", "namespace": "ns", "labels": {"team": "a"},
                          "annotations": {"note": "<&>"}},
             "spec": {"size": "1Gi", "replicas": 2},
         });
-        let mut release = helm_release::to_helm_release(&kind, &app, None, None).unwrap();
+        let mut release = helm_release::to_helm_release(&kind.resolved, &app, None, None).unwrap();
         release["metadata"]["resourceVersion"] = json!("7");
         release["metadata"]["managedFields"] =
             json!([{"manager": "kubectl-cozy", "fieldsV1": {"f:spec": {}}}]);
@@ -1266,7 +1277,7 @@ mod tests {
         let answer = release.to_string().replace("<&>", "\\u003c\\u0026\\u003e");
         assert!(answer.contains("\\u0026"));
 
-        let (key, stored) = Stored::from_answer(&answer, &kind, 1).unwrap();
+        let (key, stored) = Stored::from_answer(&answer, &kind).unwrap();
         let (watched_key, watched) = Stored::from_text(&answer).unwrap();
         assert_eq!((&key, key.name()), (&watched_key, "postgres-db"));
         assert_eq!(stored.json, watched.json);
@@ -1280,30 +1291,30 @@ mod tests {
             (7, Some("Postgres"))
         );
         // The view made on the way is kept, and is the one a read makes.
-        let view = stored.app_view(&kind, 1).unwrap();
-        assert_eq!(view.json, watched.app_view(&kind, 1).unwrap().json);
-        assert_eq!(view.value(), helm_release::to_app(&kind, &release));
+        let view = stored.app_view(&kind).unwrap();
+        assert_eq!(view.json, watched.app_view(&kind).unwrap().json);
+        assert_eq!(view.value(), helm_release::to_app(&kind.resolved, &release));
         assert_eq!(
             view.value()["metadata"]["annotations"],
             json!({"note": "<&>"})
         );
-        assert!(Arc::ptr_eq(&view, &stored.app_view(&kind, 1).unwrap()));
+        assert!(Arc::ptr_eq(&view, &stored.app_view(&kind).unwrap()));
         // Not this kind's answer: kept, without a view.
-        let (_, other) = Stored::from_answer(&hr("db").to_string(), &kind, 1).unwrap();
-        assert!(other.app_view(&kind, 1).is_none());
-        assert!(Stored::from_answer("{\"kind\": \"Status\"", &kind, 1).is_err());
+        let (_, other) = Stored::from_answer(&hr("db").to_string(), &kind).unwrap();
+        assert!(other.app_view(&kind).is_none());
+        assert!(Stored::from_answer("{\"kind\": \"Status\"", &kind).is_err());
     }
 
     #[test]
     fn stored_keeps_of_the_spec_only_the_values() {
         let kind = postgres();
         let app = json!({
-            "apiVersion": kind.group_version(), "kind": "Postgres",
+            "apiVersion": kind.resolved.group_version(), "kind": "Postgres",
             "metadata": {"name": "db", "namespace": "ns", "labels": {"team": "a"},
                          "annotations": {"note": "x"}},
             "spec": {"size": "1Gi", "spec": {"values": 1}},
         });
-        let mut release = helm_release::to_helm_release(&kind, &app, None, None).unwrap();
+        let mut release = helm_release::to_helm_release(&kind.resolved, &app, None, None).unwrap();
         release["metadata"]["resourceVersion"] = json!("7");
         release["status"] = json!({"lastAttemptedRevision": "0.1.0", "observedGeneration": 1,
             "conditions": [{"type": "Ready", "status": "True"}]});
@@ -1320,8 +1331,8 @@ mod tests {
         }
         assert_eq!(stored.kind_label(), Some("Postgres"));
         // The app is the same as from the whole HelmRelease.
-        let view = stored.app_view(&kind, 1).expect("owned");
-        assert_eq!(view.value(), helm_release::to_app(&kind, &release));
+        let view = stored.app_view(&kind).expect("owned");
+        assert_eq!(view.value(), helm_release::to_app(&kind.resolved, &release));
         // Kept again (a re-list's deletion keeps what the cache had): unchanged.
         assert_eq!(Stored::new(&kept).value(), kept);
         // An update made over the parts a write keeps is the update made
@@ -1332,8 +1343,8 @@ mod tests {
         let base = stored.write_base();
         assert!(base.get("spec").is_none());
         assert_eq!(
-            helm_release::to_helm_release(&kind, &changed, Some(&base), None).unwrap(),
-            helm_release::to_helm_release(&kind, &changed, Some(&release), None).unwrap()
+            helm_release::to_helm_release(&kind.resolved, &changed, Some(&base), None).unwrap(),
+            helm_release::to_helm_release(&kind.resolved, &changed, Some(&release), None).unwrap()
         );
         // Not an object, or a spec that is not one: kept as it is.
         assert_eq!(Stored::new(&json!({"spec": 1})).value(), json!({"spec": 1}));
@@ -1621,10 +1632,11 @@ mod tests {
         // The HelmRelease of the app `name` at `rv`, as upstream stores it.
         let release = |name: &str, rv: u64| {
             let app = json!({
-                "apiVersion": kind.group_version(), "kind": "Postgres",
+                "apiVersion": kind.resolved.group_version(), "kind": "Postgres",
                 "metadata": {"name": name, "namespace": "ns"}, "spec": {"replicas": 2},
             });
-            let mut release = helm_release::to_helm_release(&kind, &app, None, None).unwrap();
+            let mut release =
+                helm_release::to_helm_release(&kind.resolved, &app, None, None).unwrap();
             release["metadata"]["resourceVersion"] = json!(rv.to_string());
             release
         };
@@ -1636,10 +1648,10 @@ mod tests {
         let mut held = release("held", 12);
         held["metadata"]["finalizers"] = json!(["example.com/hold"]);
         held["metadata"]["deletionTimestamp"] = json!("2026-12-04T20:00:00Z");
-        let answer = Stored::from_delete_answer(&held.to_string(), &kind, 1).unwrap();
+        let answer = Stored::from_delete_answer(&held.to_string(), &kind).unwrap();
         assert!(answer.is_release && answer.held);
         assert_eq!(answer.key, Key::new("ns", "postgres-held"));
-        let view = answer.stored.app_view(&kind, 1).expect("made on the way");
+        let view = answer.stored.app_view(&kind).expect("made on the way");
         assert_eq!(view.value()["metadata"]["name"], "held");
         assert!(view.value()["metadata"]["deletionTimestamp"].is_string());
         assert!(cache.take_kept_write(answer.key, answer.stored));
@@ -1647,15 +1659,14 @@ mod tests {
             cache.get("ns", "postgres-held").unwrap()["metadata"]["deletionTimestamp"].is_string()
         );
         // Deleted outright: gone at once.
-        let answer =
-            Stored::from_delete_answer(&release("gone", 13).to_string(), &kind, 1).unwrap();
+        let answer = Stored::from_delete_answer(&release("gone", 13).to_string(), &kind).unwrap();
         assert!(answer.is_release && !answer.held);
         let rv = answer.stored.resource_version();
         assert!(cache.take_delete(answer.key, rv));
         assert!(cache.get("ns", "postgres-gone").is_none());
         // A Status instead of the release: nothing to take.
         let status = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success"}"#;
-        let answer = Stored::from_delete_answer(status, &kind, 1).unwrap();
+        let answer = Stored::from_delete_answer(status, &kind).unwrap();
         assert!(!answer.is_release && !answer.held);
         assert_eq!(answer.stored.resource_version(), 0);
     }

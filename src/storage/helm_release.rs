@@ -29,6 +29,7 @@ pub use super::release_naming::{
     USER_KEY_PREFIX, app_name, owned_by, ownership_selector, release_name,
 };
 use crate::kinds::definition::{HELM_RELEASE_NAME_MAX, ObjectRef, ResolvedKind};
+use crate::kinds::schema::CompiledSchema;
 
 /// An app that cannot be stored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -118,30 +119,42 @@ pub fn app_view(kind: &ResolvedKind, release: &Value) -> Option<AppView> {
 /// as upstream wrote it), or `None` when it is not `kind`'s: encoded
 /// straight from the text ([`app_text`]).
 pub fn app_view_of_text(kind: &ResolvedKind, text: &str) -> Option<AppView> {
-    app_view_of_parts(kind, &app_text::read(text))
+    app_view_of_parts(kind, None, &app_text::read(text))
 }
 
 /// The app view of the release `parts` were read from, or `None` when it
-/// is not `kind`'s.
+/// is not `kind`'s; its spec pruned and defaulted by `schema` where given,
+/// as a read shows it ([`super::spec_on_read`]).
 pub(super) fn app_view_of_parts(
     kind: &ResolvedKind,
+    schema: Option<&CompiledSchema>,
     parts: &app_text::ReleaseParts<'_>,
 ) -> Option<AppView> {
     parts.owned_by(kind).then(|| AppView {
-        json: app_json(kind, parts),
+        json: app_json(kind, schema, parts),
         table_row: std::sync::OnceLock::new(),
     })
 }
 
 /// The app of the HelmRelease JSON `text` as `kind`'s, encoded, whether
-/// or not the release is `kind`'s.
-pub(crate) fn app_json_of_text(kind: &ResolvedKind, text: &str) -> Box<str> {
-    app_json(kind, &app_text::read(text))
+/// or not the release is `kind`'s; its spec as [`app_view_of_parts`]
+/// makes it.
+pub(crate) fn app_json_of_text(
+    kind: &ResolvedKind,
+    schema: Option<&CompiledSchema>,
+    text: &str,
+) -> Box<str> {
+    app_json(kind, schema, &app_text::read(text))
 }
 
-fn app_json(kind: &ResolvedKind, parts: &app_text::ReleaseParts<'_>) -> Box<str> {
+fn app_json(
+    kind: &ResolvedKind,
+    schema: Option<&CompiledSchema>,
+    parts: &app_text::ReleaseParts<'_>,
+) -> Box<str> {
+    let spec = schema.and_then(|schema| super::spec_on_read::normalized(schema, parts.values()));
     exact_json(|out| {
-        parts.write_app(kind, out);
+        parts.write_app(kind, spec.as_deref(), out);
         Ok::<_, std::convert::Infallible>(())
     })
     .unwrap_or_else(|never| match never {})
@@ -453,7 +466,7 @@ impl ReleaseObject<'_> {
 /// Converts a HelmRelease owned by `kind` back into the app (its view,
 /// parsed).
 pub fn to_app(kind: &ResolvedKind, release: &Value) -> Value {
-    let json = app_json_of_text(kind, &release.to_string());
+    let json = app_json_of_text(kind, None, &release.to_string());
     serde_json::from_str(&json).unwrap_or(Value::Null)
 }
 

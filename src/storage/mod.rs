@@ -40,6 +40,7 @@ pub mod namespace_store;
 pub mod private_files;
 pub mod release_json;
 mod release_naming;
+mod spec_on_read;
 pub mod store_lock;
 mod view_labels;
 
@@ -179,7 +180,7 @@ impl ScopeLabels {
     /// slower, never wrong.
     fn selects(&self, stored: &cache::Stored) -> bool {
         stored
-            .app_view(&self.kind.resolved, self.kind.stamp)
+            .app_view(&self.kind)
             .is_some_and(|view| self.selector.matches(Some(&view.labels())))
     }
 }

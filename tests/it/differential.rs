@@ -312,7 +312,7 @@ fn brief(v: &Verdict) -> String {
 }
 
 /// Applies a CRD and waits until it is Established.
-fn install(plane: &plane::Plane, manifest: &serde_json::Value, name: &str) {
+pub(crate) fn install(plane: &plane::Plane, manifest: &serde_json::Value, name: &str) {
     crate::support::aggregated::apply(plane, &manifest.to_string())
         .unwrap_or_else(|e| panic!("CRD {name} installs: {e}"));
     let wait = plane

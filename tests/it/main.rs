@@ -21,6 +21,7 @@ mod install;
 mod kinds;
 mod node;
 mod release;
+mod reloads;
 mod serve;
 mod server;
 mod smoke;

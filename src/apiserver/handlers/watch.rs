@@ -12,6 +12,13 @@
 //! for [`UNRESPONSIVE_AFTER`], its stream ends (no error event; the client
 //! watches again from its last resourceVersion), so a reader that never
 //! drains holds a bounded amount of memory for a bounded time.
+//!
+//! A watch ends as kube-apiserver ends a custom resource's watches when its
+//! CRD changes or is deleted (it tears the resource's storage down, which
+//! closes them; no error event): once the kinds are reloaded and no longer
+//! serve the watched kind as it was ([`ServedKind::stamp`]), the stream
+//! ends and the client watches again — the new definition's apps, or a
+//! 404 for a kind no longer served.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,6 +29,9 @@ use futures::channel::{mpsc, oneshot};
 use http::Response;
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, broadcast};
+
+use crate::kinds::registry::{ServedKind, Snapshot};
+use crate::woken::Woken;
 
 use super::Call;
 use crate::apimachinery::query::flag;
@@ -112,6 +122,7 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         (Vec::new(), wanted)
     };
     let (backlog, rx) = apps.subscribe(from)?;
+    let kinds = call.state.registry.subscribe();
 
     // Unbounded in count, bounded in bytes by `budget`: a permit per byte
     // queued, given back as the response body takes the bytes. futures'
@@ -140,8 +151,28 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         bookmarks,
         shutdown: call.shutdown.clone(),
     };
-    tokio::spawn(stream.run(initial, send_initial, backlog, rx, timeout));
+    let kind_changed = kind_changed(kinds, call.kind.clone());
+    tokio::spawn(stream.run(initial, send_initial, backlog, rx, timeout, kind_changed));
     Ok(response::stream(negotiate::content_type_of(repr), body))
+}
+
+/// Resolves once the kinds `kinds` publishes no longer serve `kind` as it
+/// was taken (changed or removed); checks the current kinds first, which
+/// may have changed since the request took `kind`.
+async fn kind_changed(
+    mut kinds: tokio::sync::watch::Receiver<Arc<Snapshot>>,
+    kind: Arc<ServedKind>,
+) {
+    loop {
+        if !kinds.borrow_and_update().still_serves(&kind) {
+            return;
+        }
+        if kinds.changed().await.is_err() {
+            // The registry is gone with the server: the server's shutdown
+            // ends the watch.
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 struct Stream {
@@ -165,6 +196,7 @@ impl Stream {
         backlog: Vec<std::sync::Arc<CacheEvent>>,
         mut rx: broadcast::Receiver<std::sync::Arc<CacheEvent>>,
         timeout: Duration,
+        kind_changed: impl Future<Output = ()>,
     ) {
         // By value: the list of existing apps is freed once sent, not held
         // for the watch's life.
@@ -183,11 +215,17 @@ impl Stream {
         }
         let deadline = tokio::time::sleep(timeout);
         tokio::pin!(deadline);
+        // Polled only when the kinds change, not with every event.
+        let mut kind_changed = Woken::new(kind_changed);
         let mut ticker = tokio::time::interval(BOOKMARK_EVERY);
         ticker.tick().await;
         loop {
             tokio::select! {
                 _ = &mut deadline => return,
+                () = &mut kind_changed => {
+                    tracing::debug!(kind = %self.filter.kind().resolved.resource_group(), "ending a watch: its kind changed or is no longer served");
+                    return;
+                }
                 _ = self.shutdown.changed() => return,
                 () = self.client_gone.cancellation() => return,
                 _ = ticker.tick(), if self.bookmarks => {

@@ -35,6 +35,8 @@
 //!   `default`s);
 //! * `check`: kube-openapi's validators over an object, with `numbers` for
 //!   the numeric ones (Go's int64/float64 view of a JSON number);
+//! * `fits`: whether the defaulting pass would change a JSON text, checked
+//!   over its tokens (what a read checks before pruning a stored value);
 //! * `field_error`: the errors, their field paths and kube-apiserver's
 //!   message text.
 //!
@@ -58,6 +60,7 @@ mod check;
 mod compile;
 mod defaults;
 pub(crate) mod field_error;
+mod fits;
 mod numbers;
 mod rules;
 
