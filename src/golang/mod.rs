@@ -11,7 +11,9 @@
 //! - [`json_syntax`]: `encoding/json`'s syntax errors (`invalid character
 //!   'x' looking for beginning of value`);
 //! - [`duration`]: `time.ParseDuration` and `time.Duration.String`;
-//! - [`human`]: apimachinery's `HumanDuration` and `ShortHumanDuration`.
+//! - [`human`]: apimachinery's `HumanDuration` and `ShortHumanDuration`;
+//! - [`unstructured`]: `%T`, `%v` and `%#v` of a decoded JSON value, as
+//!   structured-merge-diff's typing errors print it (`got &{yes}`).
 //!
 //! A leaf: it imports nothing from the rest of the crate. Each function has
 //! one table test whose rows come from Go's or Kubernetes' own tests.
@@ -22,6 +24,7 @@ pub mod human;
 pub mod json;
 pub mod json_syntax;
 pub mod quote;
+pub mod unstructured;
 
 pub use duration::{DurationError, GoDuration, parse_duration};
 pub use float::{format_g, format_json};

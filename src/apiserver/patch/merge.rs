@@ -124,10 +124,12 @@ fn with(path: &[PathElement], pe: &PathElement) -> Vec<PathElement> {
 }
 
 /// Checks an applied configuration the way structured-merge-diff validates
-/// it: associative list items must be keyable and unique, and a map the
+/// it: associative list items must be keyable and unique, a map the
 /// schema closes takes no key it does not declare (`.spec.sepc: field not
 /// declared in schema`; the first such key of a map ends its walk, as
-/// structured-merge-diff stops iterating a map there).
+/// structured-merge-diff stops iterating a map there), and a value must
+/// have its node's type (`.spec.replicas: expected numeric (int or float),
+/// got string`).
 pub(crate) fn validate_config(node: Node<'_>, v: &Value) -> Result<(), String> {
     let mut errors = Vec::new();
     validate_walk(node, v, false, &mut Vec::new(), &mut errors);
@@ -198,8 +200,39 @@ fn validate_walk(
                 path.pop();
             }
         }
-        _ => {}
+        _ => {
+            if let Some(e) = type_error(node, v) {
+                errors.push(format!("{}{e}", prefix(path)));
+            }
+        }
     }
+}
+
+/// structured-merge-diff's refusal of a value its schema node types
+/// otherwise (`mapValue`, `listValue`, `validateScalar`), worded as Go
+/// prints it: `expected map, got &{[1]}`, `expected numeric (int or
+/// float), got string`. `null` fits every type; a node without a `type`
+/// takes anything here.
+fn type_error(node: Node<'_>, v: &Value) -> Option<String> {
+    use crate::golang::unstructured::{type_name, value_sharp_v, value_v};
+    let fits = match (node.declared_type()?, v) {
+        (_, Value::Null) => true,
+        ("object", Value::Object(_)) | ("array", Value::Array(_)) => true,
+        ("string", Value::String(_)) | ("boolean", Value::Bool(_)) => true,
+        ("integer" | "number", Value::Number(_)) => true,
+        ("object" | "array" | "string" | "boolean" | "integer" | "number", _) => false,
+        _ => true,
+    };
+    if fits {
+        return None;
+    }
+    Some(match node.declared_type()? {
+        "object" => format!("expected map, got {}", value_v(v)),
+        "array" => format!("expected list, got {}", value_v(v)),
+        "string" => format!("expected string, got {}", value_sharp_v(v)),
+        "boolean" => format!("expected boolean, got {}", value_v(v)),
+        _ => format!("expected numeric (int or float), got {}", type_name(v)),
+    })
 }
 
 /// The fields `v` sets (`ToFieldSet`).
@@ -1106,7 +1139,32 @@ mod tests {
         assert!(e.contains(
             ".set: element 0: associative list without keys has an element that's a map type"
         ));
-        assert!(validate_config(n, &json!({"list": [{"name": "a"}], "set": ["a", 1]})).is_ok());
+        assert!(validate_config(n, &json!({"list": [{"name": "a"}], "set": ["a"]})).is_ok());
+        // Values of another type than their node's, as structured-merge-diff words it.
+        for (config, error) in [
+            (
+                json!({"replicas": "x"}),
+                ".replicas: expected numeric (int or float), got string",
+            ),
+            (
+                json!({"set": ["a", 1]}),
+                ".set[=1]: expected string, got &value.valueUnstructured{Value:1}",
+            ),
+            (json!({"list": "x"}), ".list: expected list, got &{x}"),
+            (
+                json!({"list": [{"name": "a", "v": true}]}),
+                ".list[name=\"a\"].v: expected numeric (int or float), got bool",
+            ),
+        ] {
+            assert_eq!(validate_config(n, &config).unwrap_err(), error, "{config}");
+        }
+        assert!(
+            validate_config(
+                n,
+                &json!({"replicas": 2.5, "free": {"x": [1]}, "list": null})
+            )
+            .is_ok()
+        );
     }
 
     #[test]

@@ -226,6 +226,16 @@ impl<'s> Node<'s> {
         }
     }
 
+    /// The `type` a schema node declares (`object`, `array`, `string`,
+    /// `integer`, `number`, `boolean`); `None` elsewhere and for a node
+    /// that may hold any of them.
+    pub(crate) fn declared_type(self) -> Option<&'s str> {
+        match self {
+            Node::Schema(s) => type_of(s),
+            _ => None,
+        }
+    }
+
     /// Whether this schema node opts itself and everything under it into
     /// keeping unknown fields (`x-kubernetes-preserve-unknown-fields`).
     pub(crate) fn preserves_unknown_fields(self) -> bool {

@@ -929,3 +929,51 @@ async fn applies_with_undeclared_fields_agree_with_kube_apiserver() {
         .await;
     assert_ne!(ok.code, 500, "{ok:?}");
 }
+
+/// Server-side apply of a configuration whose declared fields hold values of
+/// another type (a string for an integer or a boolean, a list for a map, a
+/// map for a string): kube-apiserver's field manager cannot type it and
+/// answers 500 with structured-merge-diff's message, whatever
+/// `fieldValidation` says, before and after the app exists. A fraction for
+/// an integer types (both are numeric there) and is validation's 422.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn applies_with_wrongly_typed_fields_agree_with_kube_apiserver() {
+    let both = Both::new("diff-apply-types").await;
+    let applied = |name: &str, spec: &str| {
+        format!("apiVersion: APIVERSION\nkind: Postgres\nmetadata:\n  name: {name}\nspec:\n{spec}")
+    };
+    let created = both
+        .agree_but_rv(
+            "apply",
+            Method::PATCH,
+            "/p1",
+            "fieldManager=m",
+            APPLY,
+            &applied("p1", "  replicas: 2\n"),
+        )
+        .await
+        .0;
+    assert_eq!(created.code, 201, "{created:?}");
+    for query in ["", "&fieldValidation=Strict", "&fieldValidation=Ignore"] {
+        for (what, spec) in [
+            ("a string for an integer", "  replicas: \"x\"\n"),
+            ("a string for a boolean", "  external: \"yes\"\n"),
+            ("a list for a map", "  users: [1]\n"),
+            ("a map for a string", "  version: {a: 1}\n"),
+        ] {
+            for name in ["p1", "p2"] {
+                let a = both
+                    .agree(
+                        &format!("{what}, {name}, {query:?}"),
+                        Method::PATCH,
+                        &format!("/{name}"),
+                        &format!("fieldManager=m{query}"),
+                        APPLY,
+                        &applied(name, spec),
+                    )
+                    .await;
+                assert_eq!(a.code, 500, "{what}: {a:?}");
+            }
+        }
+    }
+}
