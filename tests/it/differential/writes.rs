@@ -977,3 +977,53 @@ async fn applies_with_wrongly_typed_fields_agree_with_kube_apiserver() {
         }
     }
 }
+
+/// A fraction where the schema wants an integer fails the type check and
+/// then the int64 range check, which kube-apiserver reports at `<nil>`
+/// after the field's own error: the same order for a create, a merge patch
+/// and an apply.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fraction_for_an_integer_is_refused_as_kube_apiserver_refuses_it() {
+    let both = Both::new("diff-fraction").await;
+    let create = |name: &str, replicas: &str| {
+        format!(
+            r#"{{"apiVersion":"APIVERSION","kind":"Postgres","metadata":{{"name":"{name}"}},"spec":{{"replicas":{replicas}}}}}"#
+        )
+    };
+    let refused = both
+        .agree("create", Method::POST, "", "", JSON, &create("c1", "2.5"))
+        .await;
+    assert_eq!(refused.code, 422, "{refused:?}");
+    assert!(
+        refused
+            .message
+            .contains(r#"[spec.replicas: Invalid value: "number""#),
+        "{refused:?}"
+    );
+    let created = both
+        .agree_but_rv("create", Method::POST, "", "", JSON, &create("c2", "2"))
+        .await
+        .0;
+    assert_eq!(created.code, 201, "{created:?}");
+    for (what, path, content_type, body) in [
+        ("merge patch", "/c2", MERGE, r#"{"spec":{"replicas":2.5}}"#),
+        (
+            "apply",
+            "/a1",
+            APPLY,
+            "apiVersion: APIVERSION\nkind: Postgres\nmetadata:\n  name: a1\nspec:\n  replicas: 2.5\n",
+        ),
+    ] {
+        let a = both
+            .agree(
+                what,
+                Method::PATCH,
+                path,
+                "fieldManager=m",
+                content_type,
+                body,
+            )
+            .await;
+        assert_eq!(a.code, 422, "{what}: {a:?}");
+    }
+}

@@ -92,6 +92,17 @@ impl FieldError {
         }
     }
 
+    /// The path this error sorts by: its field, or for one of
+    /// kube-openapi's errors that name no field (`<nil>`), the path its
+    /// message names (`… in spec.replicas`), so that it follows that
+    /// field's own errors (kube-openapi raises it after the type check).
+    pub(super) fn order_path(&self) -> &str {
+        match self.detail.rfind(" in ") {
+            Some(i) if self.field == "<nil>" => &self.detail[i + 4..],
+            _ => &self.field,
+        }
+    }
+
     /// kube-apiserver's message for this error without the field, e.g.
     /// `Invalid value: -1: spec.replicas in body should be greater than or
     /// equal to 0` or `Unsupported value: "big": supported values: "small",

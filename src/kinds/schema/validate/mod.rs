@@ -176,7 +176,7 @@ impl CompiledSchema {
         let mut errs = Vec::new();
         self.check(0, value, &mut path, &mut errs);
         if errs.len() > 1 {
-            errs.sort_by(|a, b| cmp_paths(&a.field, &b.field));
+            errs.sort_by(|a, b| cmp_paths(a.order_path(), b.order_path()));
         }
         errs
     }

@@ -295,12 +295,13 @@ mod tests {
     fn integers_follow_kubernetes_json_rules() {
         // 2.0 is an integer, as Kubernetes' JSON decoding and kube-openapi see it.
         assert!(errors(replicas_schema(), json!({"replicas": 2.0})).is_empty());
-        // 2.5 fails the type check and the int64 range check.
+        // 2.5 fails the type check and then the int64 range check, which
+        // kube-apiserver reports at `<nil>`, after the field's own error.
         assert_eq!(
             errors(replicas_schema(), json!({"replicas": 2.5})),
             [
-                r#"<nil>: Invalid value: "": Checked value must be of type integer (default format) in spec.replicas"#,
                 r#"spec.replicas: Invalid value: "number": spec.replicas in body must be of type integer: "number""#,
+                r#"<nil>: Invalid value: "": Checked value must be of type integer (default format) in spec.replicas"#,
             ]
         );
         let i32s = json!({"type": "object", "properties": {"port": {"type": "integer", "format": "int32"}}});
