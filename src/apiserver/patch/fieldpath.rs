@@ -44,7 +44,8 @@ pub(crate) enum PathElement {
     Key(Vec<(String, Value)>),
     /// An item of a set, by value (`v:`).
     Value(Value),
-    /// An item of a list, by position (`i:`); read, never produced here.
+    /// An item of a list, by position (`i:`): read from managedFields, and
+    /// named in an applied configuration's errors (`.extensions[0]`).
     Index(i64),
 }
 

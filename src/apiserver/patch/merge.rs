@@ -165,6 +165,12 @@ fn validate_walk(
     match (shape_of(node, v, None), v) {
         (Shape::List(info), Value::Array(items)) => {
             if info.list_type == ListType::Atomic {
+                // Items by position (`.extensions[0]`), checked all the same.
+                for (i, item) in (0_i64..).zip(items) {
+                    path.push(PathElement::Index(i));
+                    validate_walk(info.element, item, preserved, path, errors);
+                    path.pop();
+                }
                 return;
             }
             let mut seen = BTreeSet::new();
@@ -1154,6 +1160,10 @@ mod tests {
             (
                 json!({"list": [{"name": "a", "v": true}]}),
                 ".list[name=\"a\"].v: expected numeric (int or float), got bool",
+            ),
+            (
+                json!({"atomic": ["a", {"a": 1}]}),
+                ".atomic[1]: expected string, got &value.valueUnstructured{Value:map[string]interface {}{\"a\":1}}",
             ),
         ] {
             assert_eq!(validate_config(n, &config).unwrap_err(), error, "{config}");

@@ -960,6 +960,10 @@ async fn applies_with_wrongly_typed_fields_agree_with_kube_apiserver() {
             ("a string for a boolean", "  external: \"yes\"\n"),
             ("a list for a map", "  users: [1]\n"),
             ("a map for a string", "  version: {a: 1}\n"),
+            (
+                "a number in an atomic list of strings",
+                "  databases:\n    d:\n      extensions: [x, 1]\n",
+            ),
         ] {
             for name in ["p1", "p2"] {
                 let a = both
