@@ -221,23 +221,21 @@ fn validate_walk(
 /// takes anything here.
 fn type_error(node: Node<'_>, v: &Value) -> Option<String> {
     use crate::golang::unstructured::{type_name, value_sharp_v, value_v};
-    let fits = match (node.declared_type()?, v) {
-        (_, Value::Null) => true,
-        ("object", Value::Object(_)) | ("array", Value::Array(_)) => true,
-        ("string", Value::String(_)) | ("boolean", Value::Bool(_)) => true,
-        ("integer" | "number", Value::Number(_)) => true,
-        ("object" | "array" | "string" | "boolean" | "integer" | "number", _) => false,
-        _ => true,
-    };
-    if fits {
-        return None;
-    }
-    Some(match node.declared_type()? {
-        "object" => format!("expected map, got {}", value_v(v)),
-        "array" => format!("expected list, got {}", value_v(v)),
-        "string" => format!("expected string, got {}", value_sharp_v(v)),
-        "boolean" => format!("expected boolean, got {}", value_v(v)),
-        _ => format!("expected numeric (int or float), got {}", type_name(v)),
+    Some(match (node.declared_type()?, v) {
+        (_, Value::Null)
+        | ("object", Value::Object(_))
+        | ("array", Value::Array(_))
+        | ("string", Value::String(_))
+        | ("boolean", Value::Bool(_))
+        | ("integer" | "number", Value::Number(_)) => return None,
+        ("object", _) => format!("expected map, got {}", value_v(v)),
+        ("array", _) => format!("expected list, got {}", value_v(v)),
+        ("string", _) => format!("expected string, got {}", value_sharp_v(v)),
+        ("boolean", _) => format!("expected boolean, got {}", value_v(v)),
+        ("integer" | "number", _) => {
+            format!("expected numeric (int or float), got {}", type_name(v))
+        }
+        _ => return None,
     })
 }
 

@@ -177,6 +177,30 @@ impl Both {
         (ours, theirs)
     }
 
+    /// Applies each configuration of `cases` (`APPNAME` standing for the
+    /// app's name) to `p1`, which exists, and to `p2`, which does not,
+    /// with each query of `queries` after `fieldManager=m`: the answers
+    /// must agree, and be kube-apiserver's 500.
+    async fn applies_answer_500(&self, queries: &[&str], cases: &[(&str, String)]) {
+        for query in queries {
+            for (what, config) in cases {
+                for name in ["p1", "p2"] {
+                    let a = self
+                        .agree(
+                            &format!("{what}, {name}, {query:?}"),
+                            Method::PATCH,
+                            &format!("/{name}"),
+                            &format!("fieldManager=m{query}"),
+                            APPLY,
+                            &config.replace("APPNAME", name),
+                        )
+                        .await;
+                    assert_eq!(a.code, 500, "{what}: {a:?}");
+                }
+            }
+        }
+    }
+
     /// [`Both::send`], and the two answers must agree.
     async fn agree(
         &self,
@@ -879,43 +903,35 @@ async fn applies_with_undeclared_fields_agree_with_kube_apiserver() {
         .await
         .0;
     assert_eq!(created.code, 201, "{created:?}");
-    for query in [
-        "",
-        "&fieldValidation=Strict",
-        "&fieldValidation=Warn",
-        "&fieldValidation=Ignore",
-        "&force=true",
-        "&fieldValidation=Strict&force=true",
-    ] {
-        for (what, meta, top, spec) in [
-            ("spec.sepc", "", "", "  sepc: 1\n"),
-            ("spec.backup.bogus", "", "", "  backup:\n    bogus: 1\n"),
-            ("spec.users.u.zz", "", "", "  users:\n    u:\n      zz: 1\n"),
-            ("metadata.lables", "  lables: {a: b}\n", "", ""),
-            ("sepc", "", "sepc: 1\n", ""),
-            ("status.foo", "", "status: {foo: 1}\n", ""),
-            (
-                "metadata.namespace and spec.sepc",
-                "  namespace: NAMESPACE\n",
-                "",
-                "  sepc: 1\n",
-            ),
-        ] {
-            for name in ["p1", "p2"] {
-                let a = both
-                    .agree(
-                        &format!("{what}, {name}, {query:?}"),
-                        Method::PATCH,
-                        &format!("/{name}"),
-                        &format!("fieldManager=m{query}"),
-                        APPLY,
-                        &applied(name, meta, top, spec),
-                    )
-                    .await;
-                assert_eq!(a.code, 500, "{what}: {a:?}");
-            }
-        }
-    }
+    let cases: Vec<(&str, String)> = [
+        ("spec.sepc", "", "", "  sepc: 1\n"),
+        ("spec.backup.bogus", "", "", "  backup:\n    bogus: 1\n"),
+        ("spec.users.u.zz", "", "", "  users:\n    u:\n      zz: 1\n"),
+        ("metadata.lables", "  lables: {a: b}\n", "", ""),
+        ("sepc", "", "sepc: 1\n", ""),
+        ("status.foo", "", "status: {foo: 1}\n", ""),
+        (
+            "metadata.namespace and spec.sepc",
+            "  namespace: NAMESPACE\n",
+            "",
+            "  sepc: 1\n",
+        ),
+    ]
+    .into_iter()
+    .map(|(what, meta, top, spec)| (what, applied("APPNAME", meta, top, spec)))
+    .collect();
+    both.applies_answer_500(
+        &[
+            "",
+            "&fieldValidation=Strict",
+            "&fieldValidation=Warn",
+            "&fieldValidation=Ignore",
+            "&force=true",
+            "&fieldValidation=Strict&force=true",
+        ],
+        &cases,
+    )
+    .await;
     // Declared free-form places take anything.
     let (ok, _) = both
         .agree_but_rv(
@@ -954,32 +970,24 @@ async fn applies_with_wrongly_typed_fields_agree_with_kube_apiserver() {
         .await
         .0;
     assert_eq!(created.code, 201, "{created:?}");
-    for query in ["", "&fieldValidation=Strict", "&fieldValidation=Ignore"] {
-        for (what, spec) in [
-            ("a string for an integer", "  replicas: \"x\"\n"),
-            ("a string for a boolean", "  external: \"yes\"\n"),
-            ("a list for a map", "  users: [1]\n"),
-            ("a map for a string", "  version: {a: 1}\n"),
-            (
-                "a number in an atomic list of strings",
-                "  databases:\n    d:\n      extensions: [x, 1]\n",
-            ),
-        ] {
-            for name in ["p1", "p2"] {
-                let a = both
-                    .agree(
-                        &format!("{what}, {name}, {query:?}"),
-                        Method::PATCH,
-                        &format!("/{name}"),
-                        &format!("fieldManager=m{query}"),
-                        APPLY,
-                        &applied(name, spec),
-                    )
-                    .await;
-                assert_eq!(a.code, 500, "{what}: {a:?}");
-            }
-        }
-    }
+    let cases: Vec<(&str, String)> = [
+        ("a string for an integer", "  replicas: \"x\"\n"),
+        ("a string for a boolean", "  external: \"yes\"\n"),
+        ("a list for a map", "  users: [1]\n"),
+        ("a map for a string", "  version: {a: 1}\n"),
+        (
+            "a number in an atomic list of strings",
+            "  databases:\n    d:\n      extensions: [x, 1]\n",
+        ),
+    ]
+    .into_iter()
+    .map(|(what, spec)| (what, applied("APPNAME", spec)))
+    .collect();
+    both.applies_answer_500(
+        &["", "&fieldValidation=Strict", "&fieldValidation=Ignore"],
+        &cases,
+    )
+    .await;
 }
 
 /// A fraction where the schema wants an integer fails the type check and
