@@ -3,12 +3,13 @@
 //! ([`crate::apiserver::handlers::namespaces`]); in aggregated mode
 //! kube-apiserver owns core/v1 and none of this is published.
 //!
-//! Paths are the operations the handler serves — list (with a
-//! `metadata.name` field selector), create, read and delete, each with its
-//! `x-kubernetes-action` and `x-kubernetes-group-version-kind` — so that
-//! `kubectl explain ns` finds the kind (its template looks the GVK up from
-//! `/api/v1/namespaces`). None takes `fieldValidation` and there is no
-//! patch: kubectl validates namespaces on its side, against these schemas.
+//! Paths are list (with a `metadata.name` field selector), create, read
+//! and delete, each with its `x-kubernetes-action` and
+//! `x-kubernetes-group-version-kind` — so that `kubectl explain ns` finds
+//! the kind (its template looks the GVK up from `/api/v1/namespaces`); the
+//! update, patch and watch the handler also serves are not described. None
+//! takes `fieldValidation`: kubectl validates namespaces on its side,
+//! against these schemas.
 //! Definitions are named as kube-apiserver names them
 //! (`io.k8s.api.core.v1.Namespace`, `…NamespaceList`, `…NamespaceSpec`,
 //! `…NamespaceStatus`, `…NamespaceCondition`) and describe the fields this

@@ -26,7 +26,9 @@
 //! A configuration structured-merge-diff cannot type — a field the schema
 //! does not declare (in a map with `properties` and no
 //! `additionalProperties`, outside preserved unknown fields; in metadata,
-//! at the top, in status), an associative list whose items cannot be keyed
+//! at the top, in status), an associative list whose items cannot be keyed,
+//! a value of another type than its field's (`.spec.replicas: expected
+//! numeric (int or float), got string`, [`super::merge::validate_config`])
 //! — is kube-apiserver's 500 with no reason, `failed to create typed patch
 //! object (ns/name; group/version, Kind=K): .spec.sepc: field not declared
 //! in schema`, whatever `fieldValidation` and `force` say: its field
