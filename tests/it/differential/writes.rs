@@ -1,14 +1,14 @@
 //! Whole writes, sent to both servers: the same requests (create, update,
-//! merge patch, server-side apply, delete) to our server through the real
-//! aggregator (the shared cluster-backed server with the example kinds,
-//! apps stored as HelmReleases) and to kube-apiserver serving the Postgres
-//! kind's schema as a CRD (under a group of its own, with the status our
-//! OpenAPI publishes and a status subresource, as our main resource treats
-//! status). The answers must agree: status code, reason, message (the group
-//! named alike), warnings, and of an accepted object its spec, labels,
-//! managedFields (but their times), generation and whether its
-//! resourceVersion moved. (Not its status: an app's is its HelmRelease's,
-//! which Flux's CRD defaults.)
+//! merge and JSON patch, server-side apply, delete) to our server through
+//! the real aggregator (the shared cluster-backed server with the example
+//! kinds, apps stored as HelmReleases) and to kube-apiserver serving the
+//! Postgres kind's schema as a CRD (under a group of its own, with the
+//! status our OpenAPI publishes and a status subresource, as our main
+//! resource treats status). The answers must agree: status code, reason,
+//! message (the group named alike), warnings, a Status's details, and of
+//! an accepted object its spec, labels, managedFields (but their times),
+//! generation and whether its resourceVersion moved. (Not its status: an
+//! app's is its HelmRelease's, which Flux's CRD defaults.)
 
 use std::sync::OnceLock;
 
