@@ -717,7 +717,7 @@ pub async fn wait_namespaces_gone(
         format!(
             "waiting for {} namespace(s) to be deleted (up to {})…",
             names.len(),
-            super::render::duration(limit.as_secs() as i64)
+            crate::output::age(limit.as_secs() as i64)
         ),
     );
     let mut left: Vec<String> = names.to_vec();
@@ -731,7 +731,7 @@ pub async fn wait_namespaces_gone(
                         bar,
                         &format!(
                             "namespace \"{name}\" deleted (after {})",
-                            super::render::duration(started.elapsed().as_secs() as i64)
+                            crate::output::age(started.elapsed().as_secs() as i64)
                         ),
                     );
                 }
@@ -749,7 +749,7 @@ pub async fn wait_namespaces_gone(
             bar,
             &format!(
                 "still Terminating after {}: namespace(s) {}",
-                super::render::duration(limit.as_secs() as i64),
+                crate::output::age(limit.as_secs() as i64),
                 left.join(", ")
             ),
         );

@@ -19,8 +19,9 @@ use super::findings::{
     ApiServiceReport, Code, Condition, Evidence, Finding, NamespaceReport, ObjectRef,
     RemainingObject, Remedy, SessionState, Severity, WebhookReport,
 };
-use super::render::{ago, condition_text};
+use super::render::condition_text;
 use super::sessions::{self, Session};
+use crate::output::ago;
 
 /// Who is expected to remove a finalizer, when that is knowable.
 pub fn finalizer_owner(
@@ -734,7 +735,7 @@ fn no_blocker_found(e: &Examined<'_>, found: &mut Vec<Finding>) {
     };
     let content = e.inputs.content;
     let unlisted = content.types_failed;
-    let since = ago_plain(e.terminating_seconds.unwrap_or(0));
+    let since = crate::output::age(e.terminating_seconds.unwrap_or(0));
     let what = match reported {
         Some(_) => format!(
             "namespace {name} has been Terminating for {since}; the namespace controller reports content left that \
@@ -922,10 +923,6 @@ fn finalize_remedy(name: &str) -> Remedy {
         ),
         automatic: false,
     }
-}
-
-fn ago_plain(seconds: i64) -> String {
-    ago(seconds).trim_end_matches(" ago").to_owned()
 }
 
 /// The `group/version` strings a discovery-failure message names.

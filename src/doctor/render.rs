@@ -12,20 +12,7 @@ use super::findings::{
     Action, ActionOutcome, ApiServiceReport, Condition, Finding, FixMode, FixReport,
     NamespaceReport, Report, ScopeKind, SessionState, Verdict,
 };
-use crate::golang::{self, GoDuration};
-use crate::output::Rows;
-
-/// An age as kubectl prints one (apimachinery's `HumanDuration`): `45s`,
-/// `5m3s`, `3h20m`, `2d3h`. A negative age (clock skew) reads `0s`.
-pub fn duration(seconds: i64) -> String {
-    let nanos = i128::from(seconds.max(0)) * 1_000_000_000;
-    golang::human_duration(GoDuration::from_nanos_saturating(nanos))
-}
-
-/// `5m ago`.
-pub fn ago(seconds: i64) -> String {
-    format!("{} ago", duration(seconds))
-}
+use crate::output::{Rows, age, ago};
 
 /// A condition on one line, verbatim: `False FailedDiscoveryCheck: <message>
 /// (since <time>, 5m ago)`.
@@ -70,7 +57,7 @@ fn available_cell(a: &ApiServiceReport, now: Timestamp) -> String {
                 .last_transition_time
                 .as_deref()
                 .and_then(|t| t.parse::<Timestamp>().ok())
-                .map(|t| format!(" {}", duration(now.as_second() - t.as_second())))
+                .map(|t| format!(" {}", age(now.as_second() - t.as_second())))
                 .unwrap_or_default();
             format!(
                 "{} {}{since}",
@@ -334,9 +321,7 @@ fn namespaces_section(report: &Report, now: Timestamp) -> String {
         rows.push([
             n.name.clone(),
             n.phase.clone(),
-            n.terminating_seconds
-                .map(duration)
-                .unwrap_or_else(|| "-".into()),
+            n.terminating_seconds.map(age).unwrap_or_else(|| "-".into()),
             if conditions.is_empty() {
                 "-".into()
             } else {
@@ -714,31 +699,6 @@ pub fn results(fix: &FixReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// kubectl prints `3h20m` and `2d3h` where doctor used to print `3h`
-    /// and `2d`: ages go through apimachinery's `HumanDuration`.
-    #[test]
-    fn durations_read_like_kubectl() {
-        let rows: &[(i64, &str)] = &[
-            (5, "5s"),
-            (45, "45s"),
-            (119, "119s"),
-            (303, "5m3s"),
-            (300, "5m"),
-            (3000, "50m"),
-            (4 * 3600, "4h"),
-            (3 * 3600 + 20 * 60, "3h20m"),
-            (47 * 3600, "47h"),
-            (2 * 86_400 + 3 * 3600, "2d3h"),
-            (3 * 86_400, "3d"),
-            (400 * 86_400, "400d"),
-            (800 * 86_400, "2y70d"),
-        ];
-        for &(seconds, want) in rows {
-            assert_eq!(duration(seconds), want, "{seconds}s");
-        }
-        assert_eq!(ago(-4), "0s ago");
-    }
 
     #[test]
     fn conditions_print_verbatim_with_their_age() {

@@ -19,8 +19,8 @@ use super::findings::{
     Code, Finding, ObjectRef, Remedy, SessionCheck, SessionReport, SessionState, Severity,
     Unchecked,
 };
-use super::render::ago;
 use super::requester::{CallError, Requester};
+use crate::output::ago;
 use crate::register::session::{
     self as contract, API_SERVICE, CONFIG_MAP, LEASE, Liveness, SESSION_KINDS, SESSION_LABEL,
     SessionKind, SessionObject, SessionRecord,
@@ -417,7 +417,7 @@ pub fn expiry_text(s: &SessionCheck, now: Timestamp) -> String {
     match expires_at(s) {
         Some(at) => format!(
             "its Lease expires at {at} (in {}) unless renewed",
-            super::render::duration(at.as_second() - now.as_second())
+            crate::output::age(at.as_second() - now.as_second())
         ),
         None => "its Lease is still valid".to_owned(),
     }
@@ -500,7 +500,7 @@ pub fn state_text(s: &SessionCheck) -> String {
             s.renew_time.clone().unwrap_or_default(),
             s.lease_duration_seconds.unwrap_or(0),
             s.expires_in_seconds
-                .map(|secs| format!(", expires in {}", super::render::duration(secs)))
+                .map(|secs| format!(", expires in {}", crate::output::age(secs)))
                 .unwrap_or_default()
         ),
         SessionState::Expired => match s.expired_for_seconds {

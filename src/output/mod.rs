@@ -1,8 +1,12 @@
 //! Rendering results the way kubectl does: borderless tables with upper-case
 //! headers and three spaces between columns, JSON and YAML documents, and
-//! `kind.group/name` lines. Progress on long waits lives in [`progress`].
+//! `kind.group/name` lines, ages as kubectl prints them ([`ages`]). Progress on long
+//! waits lives in [`progress`].
 
+pub mod ages;
 pub mod progress;
+
+pub use ages::{age, ago};
 
 use std::io::Write;
 

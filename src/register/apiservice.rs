@@ -292,7 +292,7 @@ impl Occupant {
                         format!(
                             "{}, {}",
                             t.round(k8s_openapi::jiff::Unit::Second).unwrap_or(t),
-                            crate::doctor::render::ago(age)
+                            crate::output::ago(age)
                         )
                     })
                     .unwrap_or_else(|| "an unknown time".into()),
