@@ -141,6 +141,16 @@ fn decode_continue(text: &str, namespace: Option<&str>) -> Result<Continue, ApiE
     Ok(token)
 }
 
+/// An integer query parameter (`limit`, `timeoutSeconds`,
+/// `gracePeriodSeconds`) as kube-apiserver's parameter codec decodes it:
+/// `strconv.ParseInt`, a malformed one 400 with Go's message.
+pub(super) fn int_param(call: &Call<'_>, key: &str) -> Result<Option<i64>, ApiError> {
+    call.query
+        .get(key)
+        .map(|v| crate::golang::parse_int(v).map_err(ApiError::bad_request))
+        .transpose()
+}
+
 /// Which state a list or watch asks for: `resourceVersion` and
 /// `resourceVersionMatch` (400 for a version that is no number, 422 for a
 /// match that makes no sense).
@@ -185,11 +195,11 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         true,
     )?;
     let filter = filter(call)?;
-    let limit: usize = match call.query.get("limit").map(String::as_str) {
-        None | Some("") | Some("0") => usize::MAX,
-        Some(l) => l
-            .parse()
-            .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
+    int_param(call, "timeoutSeconds")?;
+    // As etcd3's store: a limit of 0 or less is no limit.
+    let limit = match int_param(call, "limit")? {
+        Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
+        _ => usize::MAX,
     };
     let apps = call.apps();
     let namespace = call.req.namespace.as_deref();
