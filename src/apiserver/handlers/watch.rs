@@ -74,6 +74,7 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             )));
         }
     };
+    super::read::validate_list_options(call, true)?;
     let bookmarks = flag(call.query, "allowWatchBookmarks");
     let rv = call
         .query

@@ -1052,7 +1052,9 @@ async fn a_fraction_for_an_integer_is_refused_as_kube_apiserver_refuses_it() {
 /// users meet them: a field selector's terms all hold (two on
 /// `metadata.name` select nothing, `=p1,!=p2` selects p1); a limit of 0
 /// or less is no limit; a malformed integer parameter is 400 with Go's
-/// `strconv.ParseInt` message (a delete with one deletes nothing); a
+/// `strconv.ParseInt` message (a delete with one deletes nothing);
+/// `resourceVersionMatch`, `resourceVersion` and `sendInitialEvents`
+/// combine as `ValidateListOptions` allows; a
 /// subresource the kind lacks is the object not found (`kubectl scale`),
 /// whatever the verb; `status` takes no delete or create.
 #[tokio::test]
@@ -1102,6 +1104,21 @@ async fn query_parameters_and_subresources_agree_with_kube_apiserver() {
     ] {
         let a = both.agree(query, method, path, query, JSON, "").await;
         assert_eq!(a.code, 400, "{query}: {a:?}");
+    }
+    // ListOptions that do not combine: 422 `ListOptions.meta.k8s.io "" is
+    // invalid`, a cause per broken rule.
+    for query in [
+        "resourceVersionMatch=NotOlderThan",
+        "resourceVersionMatch=Bogus&resourceVersion=5",
+        "resourceVersionMatch=Exact&resourceVersion=0",
+        "resourceVersionMatch=Bogus",
+        "sendInitialEvents=true",
+        "watch=1&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
+        "watch=1&sendInitialEvents=true&timeoutSeconds=1",
+        "watch=1&sendInitialEvents=false&resourceVersionMatch=Exact&timeoutSeconds=1",
+    ] {
+        let a = both.agree(query, Method::GET, "", query, JSON, "").await;
+        assert_eq!(a.code, 422, "{query}: {a:?}");
     }
     let p1 = both
         .agree_but_rv("p1 is still there", Method::GET, "/p1", "", JSON, "")
