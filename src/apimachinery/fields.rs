@@ -22,15 +22,6 @@ impl Op {
     }
 }
 
-/// A parsed field selector over the fields every kind supports.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct FieldSelector {
-    /// The `metadata.name` requirement.
-    pub name: Option<(Op, String)>,
-    /// The `metadata.namespace` requirement.
-    pub namespace: Option<(Op, String)>,
-}
-
 /// `fields.UnescapeValue`.
 fn unescape_field_value(s: &str) -> Result<String, String> {
     if !s.contains(['\\', ',', '=']) {
@@ -103,11 +94,51 @@ fn split_term(term: &str) -> Option<(&str, Op, &str)> {
     None
 }
 
+/// A field every kind supports in a selector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Field {
+    /// `metadata.name`.
+    Name,
+    /// `metadata.namespace`.
+    Namespace,
+}
+
+impl Field {
+    /// The field's label in a selector.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Field::Name => "metadata.name",
+            Field::Namespace => "metadata.namespace",
+        }
+    }
+}
+
+/// One term of a field selector: `<field> <op> <value>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Requirement {
+    /// The field the term is on.
+    pub field: Field,
+    /// How the field's value compares.
+    pub op: Op,
+    /// The (unescaped) value.
+    pub value: String,
+}
+
+/// A parsed field selector over the fields every kind supports: its terms,
+/// all of which must hold (as `fields.andTerm`), in the order
+/// `fields.ParseSelector` leaves them (sorted by their text), so that
+/// `metadata.name=a,metadata.name!=b` selects `a` and
+/// `metadata.name=a,metadata.name=b` nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct FieldSelector {
+    requirements: Vec<Requirement>,
+}
+
 impl FieldSelector {
     /// Parses `fieldSelector`. Only `metadata.name` and `metadata.namespace`
-    /// are known; anything else is `field label not supported: <field>`. Two
-    /// different requirements on the same field are refused (kube-apiserver
-    /// would AND them; nothing sends that).
+    /// are known; anything else is `field label not supported: <field>`,
+    /// the first such term (in sorted order) named, as kube-apiserver's
+    /// custom-resource field label conversion answers.
     pub(crate) fn parse(selector: &str) -> Result<FieldSelector, String> {
         let mut parts = split_terms(selector);
         parts.sort_unstable();
@@ -123,43 +154,46 @@ impl FieldSelector {
             };
             terms.push((lhs, op, unescape_field_value(rhs)?));
         }
-        let mut out = FieldSelector::default();
-        for (lhs, op, value) in terms {
-            let slot = match lhs {
-                "metadata.name" => &mut out.name,
-                "metadata.namespace" => &mut out.namespace,
-                other => return Err(format!("field label not supported: {other}")),
-            };
-            match slot {
-                Some(existing) if *existing != (op, value.clone()) => {
-                    return Err(format!(
-                        "field selector: only one requirement per field is supported: {lhs}"
-                    ));
-                }
-                _ => *slot = Some((op, value)),
-            }
-        }
-        Ok(out)
+        let requirements = terms
+            .into_iter()
+            .map(|(lhs, op, value)| {
+                let field = match lhs {
+                    "metadata.name" => Field::Name,
+                    "metadata.namespace" => Field::Namespace,
+                    other => return Err(format!("field label not supported: {other}")),
+                };
+                Ok(Requirement { field, op, value })
+            })
+            .collect::<Result<_, String>>()?;
+        Ok(FieldSelector { requirements })
     }
 
-    /// Whether an object named `name` in `namespace` is selected.
+    /// The terms, in the selector's (sorted) order.
+    pub(crate) fn requirements(&self) -> &[Requirement] {
+        &self.requirements
+    }
+
+    /// Whether an object named `name` in `namespace` is selected: every
+    /// term holds.
     pub(crate) fn matches(&self, name: &str, namespace: &str) -> bool {
-        self.name
-            .as_ref()
-            .is_none_or(|(op, wanted)| op.matches(wanted, name))
-            && self
-                .namespace
-                .as_ref()
-                .is_none_or(|(op, wanted)| op.matches(wanted, namespace))
+        self.requirements.iter().all(|r| {
+            let actual = match r.field {
+                Field::Name => name,
+                Field::Namespace => namespace,
+            };
+            r.op.matches(&r.value, actual)
+        })
     }
 
-    /// The name an equality on `metadata.name` pins, which kube-apiserver puts
-    /// into the authorization attributes of a list or watch.
+    /// The name an equality on `metadata.name` pins (the first such term,
+    /// as `fields.Selector.RequiresExactMatch`), which kube-apiserver puts
+    /// into the authorization attributes of a list or watch. Other terms
+    /// may still exclude that object: [`FieldSelector::matches`] decides.
     pub(crate) fn exact_name(&self) -> Option<&str> {
-        match &self.name {
-            Some((Op::Eq, name)) => Some(name),
-            _ => None,
-        }
+        self.requirements
+            .iter()
+            .find(|r| r.field == Field::Name && r.op == Op::Eq)
+            .map(|r| r.value.as_str())
     }
 }
 
@@ -170,7 +204,14 @@ mod tests {
     #[test]
     fn field_selectors() {
         let f = FieldSelector::parse("metadata.name=pg1").unwrap();
-        assert_eq!(f.name, Some((Op::Eq, "pg1".into())));
+        assert_eq!(
+            f.requirements(),
+            [Requirement {
+                field: Field::Name,
+                op: Op::Eq,
+                value: "pg1".into()
+            }]
+        );
         assert_eq!(f.exact_name(), Some("pg1"));
         assert!(f.matches("pg1", "ns"));
         assert!(!f.matches("pg2", "ns"));
@@ -190,8 +231,16 @@ mod tests {
 
         let f = FieldSelector::parse(r"metadata.name=a\,b\=c\\d").unwrap();
         assert_eq!(f.exact_name(), Some(r"a,b=c\d"));
-        // The same requirement twice is fine.
+        // The same requirement twice is fine; all terms must hold.
         assert!(FieldSelector::parse("metadata.name=a,metadata.name=a").is_ok());
+        let f = FieldSelector::parse("metadata.name=a,metadata.name!=b").unwrap();
+        assert!(f.matches("a", "ns") && !f.matches("b", "ns"));
+        let f = FieldSelector::parse("metadata.name=b,metadata.name=a").unwrap();
+        assert!(!f.matches("a", "ns") && !f.matches("b", "ns"));
+        // The first equality in sorted order, as RequiresExactMatch.
+        assert_eq!(f.exact_name(), Some("a"));
+        let f = FieldSelector::parse("metadata.name!=b,metadata.name==c").unwrap();
+        assert_eq!(f.exact_name(), Some("c"));
     }
 
     #[test]
@@ -221,10 +270,6 @@ mod tests {
             (
                 "metadata.name=a=b",
                 "invalid field selector: unescaped character in value: 61",
-            ),
-            (
-                "metadata.name=a,metadata.name=b",
-                "field selector: only one requirement per field is supported: metadata.name",
             ),
         ];
         for (s, expected) in cases {

@@ -299,6 +299,19 @@ impl ApiError {
         ApiError::new(405, "MethodNotAllowed", msg)
     }
 
+    /// 405 MethodNotAllowed for a verb a resource does not take, as
+    /// upstream `NewMethodNotSupported`: `delete is not supported on
+    /// resources of kind "postgreses.apps.cozystack.io"`.
+    pub fn method_not_supported(group_resource: &str, verb: &str) -> ApiError {
+        ApiError {
+            details: Some(resource_details(group_resource, "")),
+            ..ApiError::method_not_allowed(format!(
+                "{verb} is not supported on resources of kind {}",
+                go_quote(group_resource)
+            ))
+        }
+    }
+
     /// 406 NotAcceptable.
     pub fn not_acceptable(msg: impl Into<String>) -> ApiError {
         ApiError::new(406, "NotAcceptable", msg)

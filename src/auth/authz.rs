@@ -292,20 +292,17 @@ fn is_valid_path_segment_name(name: &str) -> bool {
 }
 
 fn field_requirements(selector: &FieldSelector) -> Vec<Value> {
-    [
-        ("metadata.name", &selector.name),
-        ("metadata.namespace", &selector.namespace),
-    ]
-    .into_iter()
-    .filter_map(|(key, req)| {
-        let (op, value) = req.as_ref()?;
-        let operator = match op {
-            Op::Eq => "In",
-            Op::NotEq => "NotIn",
-        };
-        Some(json!({"key": key, "operator": operator, "values": [value]}))
-    })
-    .collect()
+    selector
+        .requirements()
+        .iter()
+        .map(|r| {
+            let operator = match r.op {
+                Op::Eq => "In",
+                Op::NotEq => "NotIn",
+            };
+            json!({"key": r.field.label(), "operator": operator, "values": [r.value]})
+        })
+        .collect()
 }
 
 fn label_requirements(selector: &LabelSelector) -> Vec<Value> {

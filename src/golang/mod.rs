@@ -13,7 +13,9 @@
 //! - [`duration`]: `time.ParseDuration` and `time.Duration.String`;
 //! - [`human`]: apimachinery's `HumanDuration` and `ShortHumanDuration`;
 //! - [`unstructured`]: `%T`, `%v` and `%#v` of a decoded JSON value, as
-//!   structured-merge-diff's typing errors print it (`got &{yes}`).
+//!   structured-merge-diff's typing errors print it (`got &{yes}`);
+//! - [`strconv`]: `strconv.ParseInt`'s errors (`strconv.ParseInt: parsing
+//!   "x": invalid syntax`).
 //!
 //! A leaf: it imports nothing from the rest of the crate. Each function has
 //! one table test whose rows come from Go's or Kubernetes' own tests.
@@ -24,6 +26,7 @@ pub mod human;
 pub mod json;
 pub mod json_syntax;
 pub mod quote;
+pub mod strconv;
 pub mod unstructured;
 
 pub use duration::{DurationError, GoDuration, parse_duration};
@@ -31,3 +34,4 @@ pub use float::{format_g, format_json};
 pub use human::{human_duration, short_human_duration};
 pub use json::{Dialect, marshal};
 pub use quote::{go_syntax_list, quote, quote_list, unicode_sharp};
+pub use strconv::parse_int;

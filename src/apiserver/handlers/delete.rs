@@ -14,6 +14,9 @@ use crate::storage::DeleteOptions;
 
 fn options(call: &Call<'_>) -> Result<DeleteOptions, ApiError> {
     let body: Value = if call.body.iter().all(u8::is_ascii_whitespace) {
+        // Options from the query: a malformed grace period is refused
+        // (400) rather than ignored, as kube-apiserver decodes it.
+        super::read::int_param(call, "gracePeriodSeconds")?;
         json!({})
     } else {
         serde_json::from_slice(&call.body)

@@ -159,14 +159,21 @@ pub(crate) async fn handle(
     {
         return response::error(&crate::apiserver::response::method_not_allowed());
     }
-    if let Some(sub) = &req.subresource
-        && (sub != "status" || req.verb != Verb::Get)
-    {
-        return response::error(&ApiError::method_not_allowed(format!(
-            "{} on {}/{sub} is not supported",
-            req.verb.as_str(),
-            req.resource
-        )));
+    // As kube-apiserver's custom-resource handler: a subresource the kind
+    // does not have is the object not found, whatever the verb; `status`
+    // is read only here (an app's status is its HelmRelease's).
+    if let Some(sub) = &req.subresource {
+        let group_resource = format!("{}.{}", req.resource, req.group);
+        if sub != "status" {
+            let name = req.name.as_deref().unwrap_or_default();
+            return response::error(&ApiError::not_found(&group_resource, name));
+        }
+        if req.verb != Verb::Get {
+            return response::error(&ApiError::method_not_supported(
+                &group_resource,
+                req.verb.as_str(),
+            ));
+        }
     }
     if matches!(
         req.verb,

@@ -141,6 +141,113 @@ fn decode_continue(text: &str, namespace: Option<&str>) -> Result<Continue, ApiE
     Ok(token)
 }
 
+/// An integer query parameter (`limit`, `timeoutSeconds`,
+/// `gracePeriodSeconds`) as kube-apiserver's parameter codec decodes it:
+/// `strconv.ParseInt`, a malformed one 400 with Go's message.
+pub(super) fn int_param(call: &Call<'_>, key: &str) -> Result<Option<i64>, ApiError> {
+    call.query
+        .get(key)
+        .map(|v| crate::golang::parse_int(v).map_err(ApiError::bad_request))
+        .transpose()
+}
+
+/// kube-apiserver's `ValidateListOptions` (apimachinery's
+/// `meta/internalversion/validation`, WatchList on): how
+/// `resourceVersionMatch`, `resourceVersion`, `continue` and
+/// `sendInitialEvents` may combine, for a list or a watch; every broken
+/// rule is one cause of a 422 `ListOptions.meta.k8s.io "" is invalid`.
+pub(super) fn validate_list_options(call: &Call<'_>, watch: bool) -> Result<(), ApiError> {
+    use crate::kinds::schema::{FieldError, FieldErrorKind};
+    let get = |key: &str| call.query.get(key).map(String::as_str).unwrap_or("");
+    let (rv, matched, cont) = (
+        get("resourceVersion"),
+        get("resourceVersionMatch"),
+        get("continue"),
+    );
+    let send_initial = call.query.contains_key("sendInitialEvents");
+    let forbidden = |field: &str, detail: &str| FieldError {
+        field: field.to_owned(),
+        kind: FieldErrorKind::Forbidden,
+        bad_value: None,
+        detail: detail.to_owned(),
+    };
+    let not_supported = |supported: &[&str]| FieldError {
+        field: "resourceVersionMatch".to_owned(),
+        kind: FieldErrorKind::NotSupported,
+        bad_value: Some(Value::from(matched)),
+        detail: format!(
+            "supported values: {}",
+            supported
+                .iter()
+                .map(|v| crate::golang::quote(v))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let rvm = "resourceVersionMatch";
+    let mut errors = Vec::new();
+    if watch {
+        if send_initial && matched != "NotOlderThan" {
+            errors.push(forbidden(
+                rvm,
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !matched.is_empty() {
+            if !send_initial {
+                errors.push(forbidden(
+                    rvm,
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
+            }
+            if matched != "NotOlderThan" {
+                errors.push(not_supported(&["NotOlderThan"]));
+            }
+            if !cont.is_empty() {
+                errors.push(forbidden(
+                    rvm,
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+    } else {
+        if !matched.is_empty() {
+            if rv.is_empty() {
+                errors.push(forbidden(
+                    rvm,
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                ));
+            }
+            if !cont.is_empty() {
+                errors.push(forbidden(
+                    rvm,
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+            if matched != "Exact" && matched != "NotOlderThan" {
+                errors.push(not_supported(&["Exact", "NotOlderThan", ""]));
+            }
+            if matched == "Exact" && rv == "0" {
+                errors.push(forbidden(
+                    rvm,
+                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                ));
+            }
+        }
+        if send_initial {
+            errors.push(forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for list",
+            ));
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid("ListOptions", "meta.k8s.io", "", &errors))
+    }
+}
+
 /// Which state a list or watch asks for: `resourceVersion` and
 /// `resourceVersionMatch` (400 for a version that is no number, 422 for a
 /// match that makes no sense).
@@ -185,11 +292,13 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         true,
     )?;
     let filter = filter(call)?;
-    let limit: usize = match call.query.get("limit").map(String::as_str) {
-        None | Some("") | Some("0") => usize::MAX,
-        Some(l) => l
-            .parse()
-            .map_err(|_| ApiError::bad_request(format!("invalid limit {l:?}")))?,
+    int_param(call, "timeoutSeconds")?;
+    let limit = int_param(call, "limit")?;
+    validate_list_options(call, false)?;
+    // As etcd3's store: a limit of 0 or less is no limit.
+    let limit = match limit {
+        Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
+        _ => usize::MAX,
     };
     let apps = call.apps();
     let namespace = call.req.namespace.as_deref();

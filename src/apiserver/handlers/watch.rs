@@ -63,6 +63,8 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         other => other,
     };
     let filter = super::read::filter(call)?;
+    let timeout_seconds = super::read::int_param(call, "timeoutSeconds")?;
+    super::read::int_param(call, "limit")?;
     let send_initial = match call.query.get("sendInitialEvents").map(String::as_str) {
         Some("true") => true,
         None | Some("false") | Some("") => false,
@@ -72,6 +74,7 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             )));
         }
     };
+    super::read::validate_list_options(call, true)?;
     let bookmarks = flag(call.query, "allowWatchBookmarks");
     let rv = call
         .query
@@ -92,11 +95,7 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             ));
         }
     }
-    let timeout = match call
-        .query
-        .get("timeoutSeconds")
-        .and_then(|t| t.parse::<u64>().ok())
-    {
+    let timeout = match timeout_seconds.and_then(|t| u64::try_from(t).ok()) {
         Some(t) if t > 0 => Duration::from_secs(t),
         _ => Duration::from_secs(1800 + u64::from(std::process::id() % 1800)),
     };

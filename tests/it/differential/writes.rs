@@ -37,7 +37,7 @@ struct Answer {
     /// Of a Status: its `details` (causes and all).
     details: Value,
     /// Of an accepted object: spec, labels, managedFields without times,
-    /// generation and resourceVersion.
+    /// generation and resourceVersion; of a list, also its items' names.
     object: Value,
 }
 
@@ -274,13 +274,21 @@ impl Both {
                     serde_json::from_str(&normal(&e.to_string())).expect("JSON")
                 })
                 .collect();
-            json!({
+            let mut object = json!({
                 "spec": body["spec"],
                 "labels": meta["labels"],
                 "managedFields": managed,
                 "generation": meta["generation"],
                 "resourceVersion": meta["resourceVersion"],
-            })
+            });
+            // Of a list: the names of its items.
+            if let Some(items) = body.get("items").and_then(Value::as_array) {
+                object["items"] = items
+                    .iter()
+                    .map(|i| i["metadata"]["name"].clone())
+                    .collect();
+            }
+            object
         };
         let details = match body.get("details") {
             Some(d) if body.get("kind").and_then(Value::as_str) == Some("Status") => {
@@ -1038,4 +1046,113 @@ async fn a_fraction_for_an_integer_is_refused_as_kube_apiserver_refuses_it() {
             .await;
         assert_eq!(a.code, 422, "{what}: {a:?}");
     }
+}
+
+/// Query parameters of reads and deletes, and subresources, as kubectl
+/// users meet them: a field selector's terms all hold (two on
+/// `metadata.name` select nothing, `=p1,!=p2` selects p1); a limit of 0
+/// or less is no limit; a malformed integer parameter is 400 with Go's
+/// `strconv.ParseInt` message (a delete with one deletes nothing);
+/// `resourceVersionMatch`, `resourceVersion` and `sendInitialEvents`
+/// combine as `ValidateListOptions` allows; a
+/// subresource the kind lacks is the object not found (`kubectl scale`),
+/// whatever the verb; `status` takes no delete or create.
+#[tokio::test]
+async fn query_parameters_and_subresources_agree_with_kube_apiserver() {
+    let both = Both::new("diff-query").await;
+    for name in ["p1", "p2", "p3"] {
+        both.agree_but_rv(
+            "create",
+            Method::POST,
+            "",
+            "",
+            JSON,
+            &json!({"apiVersion": "APIVERSION", "kind": "Postgres",
+                    "metadata": {"name": name}, "spec": {}})
+            .to_string(),
+        )
+        .await;
+    }
+    for (query, names) in [
+        (
+            "fieldSelector=metadata.name%3Dp1%2Cmetadata.name%3Dp2",
+            json!([]),
+        ),
+        (
+            "fieldSelector=metadata.name%3Dp1%2Cmetadata.name%21%3Dp2",
+            json!(["p1"]),
+        ),
+        (
+            "fieldSelector=metadata.name%21%3Dp1%2Cmetadata.name%21%3Dp2",
+            json!(["p3"]),
+        ),
+        ("limit=-1", json!(["p1", "p2", "p3"])),
+    ] {
+        let (ours, _) = both
+            .agree_but_rv(query, Method::GET, "", query, JSON, "")
+            .await;
+        assert_eq!((ours.code, &ours.object["items"]), (200, &names), "{query}");
+    }
+    for (method, path, query) in [
+        (Method::GET, "", "limit=x"),
+        (Method::GET, "", "limit=99999999999999999999"),
+        (Method::GET, "", "timeoutSeconds=1.5"),
+        (Method::GET, "", "watch=1&timeoutSeconds=x"),
+        (Method::GET, "", "watch=1&timeoutSeconds=1&limit=x"),
+        (Method::DELETE, "/p1", "gracePeriodSeconds=x"),
+        (Method::DELETE, "/p1", "gracePeriodSeconds=x&dryRun=All"),
+    ] {
+        let a = both.agree(query, method, path, query, JSON, "").await;
+        assert_eq!(a.code, 400, "{query}: {a:?}");
+    }
+    // ListOptions that do not combine: 422 `ListOptions.meta.k8s.io "" is
+    // invalid`, a cause per broken rule.
+    for query in [
+        "resourceVersionMatch=NotOlderThan",
+        "resourceVersionMatch=Bogus&resourceVersion=5",
+        "resourceVersionMatch=Exact&resourceVersion=0",
+        "resourceVersionMatch=Bogus",
+        "sendInitialEvents=true",
+        "watch=1&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
+        "watch=1&sendInitialEvents=true&timeoutSeconds=1",
+        "watch=1&sendInitialEvents=false&resourceVersionMatch=Exact&timeoutSeconds=1",
+    ] {
+        let a = both.agree(query, Method::GET, "", query, JSON, "").await;
+        assert_eq!(a.code, 422, "{query}: {a:?}");
+    }
+    let p1 = both
+        .agree_but_rv("p1 is still there", Method::GET, "/p1", "", JSON, "")
+        .await;
+    assert_eq!(p1.0.code, 200, "{p1:?}");
+    for (method, path, content_type, body, code) in [
+        (Method::GET, "/p1/scale", JSON, "", 404),
+        (Method::PATCH, "/p1/scale", MERGE, "{}", 404),
+        (Method::PUT, "/p1/scale", JSON, "{}", 404),
+        (Method::GET, "/nope/bogus", JSON, "", 404),
+        (Method::DELETE, "/p1/bogus", JSON, "", 404),
+        (Method::DELETE, "/p1/status", JSON, "", 405),
+        (Method::POST, "/p1/status", JSON, "{}", 405),
+    ] {
+        let what = format!("{method} {path}");
+        let a = both
+            .agree(&what, method, path, "", content_type, body)
+            .await;
+        assert_eq!(a.code, code, "{what}: {a:?}");
+    }
+    // kubectl's view of the first: `kubectl scale` finds nothing to scale.
+    let scale = |group: &str, ns: &str| {
+        let out = plane::plane()
+            .kubectl()
+            .args([
+                "scale",
+                "-n",
+                ns,
+                &format!("postgreses.{group}/p1"),
+                "--replicas=3",
+            ])
+            .output()
+            .expect("kubectl");
+        String::from_utf8_lossy(&out.stderr).replace(group, "GROUP")
+    };
+    assert_eq!(scale(OURS, &both.ours_ns), scale(THEIRS, &both.theirs_ns));
 }
