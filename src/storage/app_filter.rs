@@ -74,6 +74,12 @@ impl AppFilter {
         &self.labels
     }
 
+    /// Whether a label or field selector narrows the selection (then a
+    /// list page gives no `remainingItemCount`, as kube-apiserver's).
+    pub(crate) fn has_selector(&self) -> bool {
+        !self.labels.is_empty() || !self.fields.requirements().is_empty()
+    }
+
     /// The namespace selected, if only one.
     pub(crate) fn namespace(&self) -> Option<&str> {
         self.namespace.as_deref()

@@ -486,6 +486,15 @@ fn render_list(
     let mut list_meta = json!({"resourceVersion": revision.to_string()});
     if let Some(token) = next {
         list_meta["continue"] = json!(encode_continue(&token));
+        // What the next pages hold, as kube-apiserver estimates it for a
+        // list no selector narrows (ListMeta's `remainingItemCount`).
+        if !filter.has_selector() {
+            let from = match paging {
+                Paging::Snapshot { .. } => last_key,
+                Paging::Checked { until, .. } => until,
+            };
+            list_meta["remainingItemCount"] = json!(snapshot.apps(filter, from).count());
+        }
     }
     let refs: Vec<&Value> = items.iter().collect();
     let body = match repr {

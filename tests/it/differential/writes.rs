@@ -281,12 +281,16 @@ impl Both {
                 "generation": meta["generation"],
                 "resourceVersion": meta["resourceVersion"],
             });
-            // Of a list: the names of its items.
+            // Of a list: the names of its items, whether it continues and
+            // how many items kube-apiserver says the next pages hold.
             if let Some(items) = body.get("items").and_then(Value::as_array) {
                 object["items"] = items
                     .iter()
                     .map(|i| i["metadata"]["name"].clone())
                     .collect();
+                object["continues"] =
+                    json!(meta["continue"].as_str().is_some_and(|c| !c.is_empty()));
+                object["remainingItemCount"] = meta["remainingItemCount"].clone();
             }
             object
         };
@@ -1087,11 +1091,20 @@ async fn query_parameters_and_subresources_agree_with_kube_apiserver() {
             json!(["p3"]),
         ),
         ("limit=-1", json!(["p1", "p2", "p3"])),
+        // A page: `remainingItemCount` unless a selector narrows the list.
+        // (With `resourceVersion=0` kube-apiserver's watch cache ignores the
+        // limit, which the API allows; ours pages from its cache.)
+        ("limit=1", json!(["p1"])),
+        ("limit=1&fieldSelector=metadata.name%21%3Dp1", json!(["p2"])),
+        ("limit=1&labelSelector=team%21%3Dx", json!(["p1"])),
     ] {
         let (ours, _) = both
             .agree_but_rv(query, Method::GET, "", query, JSON, "")
             .await;
         assert_eq!((ours.code, &ours.object["items"]), (200, &names), "{query}");
+        if query == "limit=1" {
+            assert_eq!(ours.object["remainingItemCount"], 2, "{ours:?}");
+        }
     }
     for (method, path, query) in [
         (Method::GET, "", "limit=x"),
