@@ -1,7 +1,8 @@
 //! Watch streams over the shared cache: newline-delimited JSON events,
 //! flushed as they happen. resourceVersion unset or `0` starts with a
-//! synthetic ADDED per existing object; `X` resumes after X (410 Expired when
-//! X is older than the kept history); `sendInitialEvents=true` ends the
+//! synthetic ADDED per existing object; `X` resumes after X (when X is older
+//! than the kept history, the stream's one event is an `ERROR` with the 410
+//! Expired, as kube-apiserver's watch cache answers); `sendInitialEvents=true` ends the
 //! initial state with a bookmark annotated `k8s.io/initial-events-end`;
 //! bookmarks, `timeoutSeconds`, selectors (objects leaving a selector are
 //! sent as DELETED), and JSON / Table / PartialObjectMetadata events.
@@ -120,7 +121,12 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?;
         (Vec::new(), wanted)
     };
-    let (backlog, rx) = apps.subscribe(from)?;
+    let (backlog, rx) = match apps.subscribe(from) {
+        Ok(subscription) => subscription,
+        // As kube-apiserver's watch cache answers a version older than its
+        // history: the watch starts (200) and its one event is the 410.
+        Err(expired) => return Ok(ended_with(repr, &expired)),
+    };
     let kinds = call.state.registry.subscribe();
 
     // Unbounded in count, bounded in bytes by `budget`: a permit per byte
@@ -153,6 +159,17 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let kind_changed = kind_changed(kinds, call.kind.clone());
     tokio::spawn(stream.run(initial, send_initial, backlog, rx, timeout, kind_changed));
     Ok(response::stream(negotiate::content_type_of(repr), body))
+}
+
+/// A watch whose only event is `error`, an `ERROR` event with its Status.
+fn ended_with(repr: Representation, error: &ApiError) -> Response<Body> {
+    let mut line = serde_json::to_vec(&json!({"type": "ERROR", "object": error.to_status()}))
+        .unwrap_or_default();
+    line.push(b'\n');
+    response::stream(
+        negotiate::content_type_of(repr),
+        futures::stream::once(std::future::ready(Bytes::from(line))),
+    )
 }
 
 /// Resolves once the kinds `kinds` publishes no longer serve `kind` as it
