@@ -10,16 +10,19 @@
 //!   keys), and json-iterator's variant that structured-merge-diff uses;
 //! - [`json_syntax`]: `encoding/json`'s syntax errors (`invalid character
 //!   'x' looking for beginning of value`);
+//! - [`base64`]: `base64.RawURLEncoding`'s decoding and its errors
+//!   (`illegal base64 data at input byte 0`);
 //! - [`duration`]: `time.ParseDuration` and `time.Duration.String`;
 //! - [`human`]: apimachinery's `HumanDuration` and `ShortHumanDuration`;
 //! - [`unstructured`]: `%T`, `%v` and `%#v` of a decoded JSON value, as
 //!   structured-merge-diff's typing errors print it (`got &{yes}`);
-//! - [`strconv`]: `strconv.ParseInt`'s errors (`strconv.ParseInt: parsing
-//!   "x": invalid syntax`).
+//! - [`strconv`]: `strconv.ParseInt`'s and `strconv.ParseUint`'s errors
+//!   (`strconv.ParseInt: parsing "x": invalid syntax`).
 //!
 //! A leaf: it imports nothing from the rest of the crate. Each function has
 //! one table test whose rows come from Go's or Kubernetes' own tests.
 
+pub mod base64;
 pub mod duration;
 pub mod float;
 pub mod human;
@@ -34,4 +37,4 @@ pub use float::{format_g, format_json};
 pub use human::{human_duration, short_human_duration};
 pub use json::{Dialect, marshal};
 pub use quote::{go_syntax_list, quote, quote_list, unicode_sharp};
-pub use strconv::parse_int;
+pub use strconv::{parse_int, parse_uint};

@@ -386,7 +386,7 @@ async fn paged_consistent_lists_follow_upstreams_pages_and_key_order() {
     );
     assert_eq!(code, 400, "{message}");
     assert!(
-        message.starts_with("continue key is not valid"),
+        message.starts_with("invalid continue token: continue key is not valid: "),
         "{message}"
     );
     let (code, _) = refused(

@@ -2,7 +2,10 @@
 //! (`propagationPolicy`, `preconditions`, `dryRun`, deprecated
 //! `orphanDependents`), answered with the object — carrying a
 //! deletionTimestamp when finalizers still hold it — or, for a collection,
-//! with the list of what was deleted.
+//! with the list of what was deleted. Options that do not validate are
+//! refused as apimachinery's `ValidateDeleteOptions` refuses them, for one
+//! object and a collection alike: 422 `DeleteOptions.meta.k8s.io "" is
+//! invalid`, a cause per broken rule.
 
 use http::{Response, StatusCode};
 use serde_json::{Value, json};
@@ -12,6 +15,9 @@ use crate::apimachinery::status::ApiError;
 use crate::apiserver::response::{self, Body};
 use crate::storage::DeleteOptions;
 
+/// The `DeleteOptions` of a delete or deletecollection, from its body or,
+/// without one, its query; 400 when they do not decode, 422 when they do
+/// not validate.
 fn options(call: &Call<'_>) -> Result<DeleteOptions, ApiError> {
     let body: Value = if call.body.iter().all(u8::is_ascii_whitespace) {
         // Options from the query: a malformed grace period is refused
@@ -28,45 +34,22 @@ fn options(call: &Call<'_>) -> Result<DeleteOptions, ApiError> {
             .map(str::to_owned)
             .or_else(|| call.query.get(key).cloned())
     };
-    let mut propagation_policy = text("propagationPolicy");
+    let propagation_policy = text("propagationPolicy");
     let orphan = body
         .get("orphanDependents")
         .and_then(Value::as_bool)
         .or_else(|| call.query.get("orphanDependents").map(|v| v == "true"));
-    if let Some(orphan) = orphan {
-        if propagation_policy.is_some() {
-            return Err(ApiError::invalid_query(
-                "propagationPolicy",
-                "orphanDependents and propagationPolicy cannot both be set",
-            ));
-        }
-        propagation_policy = Some(if orphan { "Orphan" } else { "Background" }.to_owned());
-    }
-    if let Some(p) = &propagation_policy
-        && !matches!(p.as_str(), "Orphan" | "Background" | "Foreground")
-    {
-        return Err(ApiError::invalid_query(
-            "propagationPolicy",
-            &format!(
-                "Unsupported value: \"{p}\": supported values: \"Foreground\", \"Background\", \"Orphan\""
-            ),
-        ));
-    }
-    let dry_run_values: Vec<String> = match body.get("dryRun") {
+    let dry_run: Vec<String> = match body.get("dryRun") {
         Some(Value::Array(a)) => a
             .iter()
             .filter_map(|v| v.as_str().map(str::to_owned))
             .collect(),
         _ => call.query.get("dryRun").into_iter().cloned().collect(),
     };
-    let dry_run = match dry_run_values.as_slice() {
-        [] => false,
-        [all] if all == "All" => true,
-        [other, ..] => {
-            return Err(ApiError::bad_request(format!(
-                "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
-            )));
-        }
+    validate(propagation_policy.as_deref(), orphan.is_some(), &dry_run)?;
+    let propagation_policy = match orphan {
+        Some(orphan) => Some(if orphan { "Orphan" } else { "Background" }.to_owned()),
+        None => propagation_policy,
     };
     let preconditions = body.get("preconditions");
     Ok(DeleteOptions {
@@ -79,8 +62,63 @@ fn options(call: &Call<'_>) -> Result<DeleteOptions, ApiError> {
             .and_then(Value::as_str)
             .map(str::to_owned),
         propagation_policy,
-        dry_run,
+        dry_run: !dry_run.is_empty(),
     })
+}
+
+/// apimachinery's `ValidateDeleteOptions`: `orphanDependents` and
+/// `propagationPolicy` are not both set, the policy is one of three, and
+/// `dryRun` holds only `All` (the whole list is the bad value, printed as
+/// JSON); every broken rule is a cause of the 422.
+fn validate(
+    propagation_policy: Option<&str>,
+    orphan_set: bool,
+    dry_run: &[String],
+) -> Result<(), ApiError> {
+    use crate::kinds::schema::{FieldError, FieldErrorKind};
+    let error = |field: &str, kind, bad_value: Value, detail: &str| FieldError {
+        field: field.to_owned(),
+        kind,
+        bad_value: Some(bad_value),
+        detail: detail.to_owned(),
+    };
+    let mut errors = Vec::new();
+    if let Some(policy) = propagation_policy {
+        if orphan_set {
+            errors.push(error(
+                "propagationPolicy",
+                FieldErrorKind::Invalid,
+                policy.into(),
+                "orphanDependents and deletionPropagation cannot be both set",
+            ));
+        }
+        if !matches!(policy, "Foreground" | "Background" | "Orphan") {
+            errors.push(error(
+                "propagationPolicy",
+                FieldErrorKind::NotSupported,
+                policy.into(),
+                r#"supported values: "Foreground", "Background", "Orphan", "nil""#,
+            ));
+        }
+    }
+    if dry_run.iter().any(|v| v != "All") {
+        errors.push(error(
+            "dryRun",
+            FieldErrorKind::NotSupported,
+            dry_run.into(),
+            r#"supported values: "All""#,
+        ));
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::invalid(
+            "DeleteOptions",
+            "meta.k8s.io",
+            "",
+            &errors,
+        ))
+    }
 }
 
 /// delete.
@@ -96,8 +134,10 @@ pub(super) async fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
 
 /// deletecollection: every matching app in the namespace.
 pub(super) async fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
-    let options = options(call)?;
+    // As kube-apiserver: the list options are read and validated first.
     let filter = super::read::filter(call)?;
+    super::read::validate_list_options(call, false)?;
+    let options = options(call)?;
     let apps = call.apps();
     // The apps to delete are listed as a list with the same options reads
     // them: consistent unless `resourceVersion` says otherwise, so that

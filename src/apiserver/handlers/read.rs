@@ -27,6 +27,7 @@ pub(super) async fn get(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         call.query.get("includeObject").map(String::as_str),
         false,
     )?;
+    check_resource_version(call)?;
     let apps = call.apps();
     if call
         .query
@@ -122,23 +123,66 @@ fn encode_continue(token: &Continue) -> String {
 }
 
 /// Reads a `continue` token of a list in `namespace` (all when `None`):
-/// 400 like kube-apiserver's when it does not decode, names another
-/// namespace, holds a NUL in a namespace or name, or carries an empty
-/// upstream token.
+/// 400 `invalid continue token: continue key is not valid: <why>` like
+/// kube-apiserver's when it does not decode, names another namespace,
+/// holds a NUL in a namespace or name, or carries an empty upstream token.
+/// Text that is not base64 or not JSON gets kube-apiserver's own reason
+/// (Go's base64 and JSON errors); a token that is JSON but not ours cannot
+/// get Go's (ours have another shape than kube-apiserver's), so its
+/// reason is [`NOT_OURS`].
 fn decode_continue(text: &str, namespace: Option<&str>) -> Result<Continue, ApiError> {
-    let invalid = || ApiError::bad_request(format!("continue key is not valid: {text}"));
-    let token: Continue = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(text)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .ok_or_else(invalid)?;
+    let bytes = crate::golang::base64::decode_raw_url(text).map_err(invalid_continue)?;
+    crate::golang::json_syntax::check(&bytes).map_err(invalid_continue)?;
+    let token: Continue = serde_json::from_slice(&bytes).map_err(|_| invalid_continue(NOT_OURS))?;
     let other_namespace = namespace.is_some_and(|ns| !token.ns.is_empty() && token.ns != ns);
     // A NUL would move the position: the cache's keys join namespace and name with one.
     let not_a_name = token.ns.contains('\0') || token.name.contains('\0');
     if other_namespace || not_a_name || token.up.as_deref() == Some("") {
-        return Err(invalid());
+        return Err(invalid_continue(NOT_OURS));
     }
     Ok(token)
+}
+
+/// The reason a token that decodes is refused for: not one this server
+/// gave for this list.
+const NOT_OURS: &str = "not a token of this list";
+
+/// 400 for a `continue` token, worded as kube-apiserver's storage words it.
+fn invalid_continue(reason: impl std::fmt::Display) -> ApiError {
+    ApiError::bad_request(format!(
+        "invalid continue token: continue key is not valid: {reason}"
+    ))
+}
+
+/// A `resourceVersion` that is no number, as apiserver's
+/// `APIObjectVersioner.ParseResourceVersion` says so (`strconv.ParseUint`;
+/// empty and `0` are the same): `resourceVersion: Invalid value: "abc":
+/// strconv.ParseUint: parsing "abc": invalid syntax`. kube-apiserver
+/// answers it with a 500 that has no reason for a get or a watch, and a
+/// 400 `invalid resource version: …` for a list.
+pub(super) fn resource_version_error(rv: &str) -> Option<String> {
+    use crate::kinds::schema::{FieldError, FieldErrorKind};
+    if rv.is_empty() {
+        return None;
+    }
+    let why = crate::golang::parse_uint(rv).err()?;
+    let error = FieldError {
+        field: "resourceVersion".to_owned(),
+        kind: FieldErrorKind::Invalid,
+        bad_value: Some(Value::from(rv)),
+        detail: why,
+    };
+    Some(error.to_string())
+}
+
+/// A get's or a watch's `resourceVersion` that is no number: the 500
+/// kube-apiserver passes through from its storage (no reason, no details).
+pub(super) fn check_resource_version(call: &Call<'_>) -> Result<(), ApiError> {
+    let rv = call.query.get("resourceVersion").map_or("", String::as_str);
+    match resource_version_error(rv) {
+        Some(message) => Err(ApiError::new(500, "", message)),
+        None => Ok(()),
+    }
 }
 
 /// An integer query parameter (`limit`, `timeoutSeconds`,
@@ -248,9 +292,9 @@ pub(super) fn validate_list_options(call: &Call<'_>, watch: bool) -> Result<(), 
     }
 }
 
-/// Which state a list or watch asks for: `resourceVersion` and
-/// `resourceVersionMatch` (400 for a version that is no number, 422 for a
-/// match that makes no sense).
+/// Which state a list or deletecollection asks for: `resourceVersion` and
+/// `resourceVersionMatch` (400 `invalid resource version: …` for a
+/// version that is no number, 422 for a match that makes no sense).
 pub(super) fn read_at(call: &Call<'_>) -> Result<ReadAt, ApiError> {
     let rv = call
         .query
@@ -262,10 +306,12 @@ pub(super) fn read_at(call: &Call<'_>) -> Result<ReadAt, ApiError> {
         .get("resourceVersionMatch")
         .map(String::as_str)
         .unwrap_or("");
-    let number = |rv: &str| {
-        rv.parse::<u64>()
-            .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))
-    };
+    if let Some(error) = resource_version_error(rv) {
+        return Err(ApiError::bad_request(format!(
+            "invalid resource version: {error}"
+        )));
+    }
+    let number = |rv: &str| crate::golang::parse_uint(rv).map_err(ApiError::bad_request);
     match (rv, rv_match) {
         ("", "") => Ok(ReadAt::Latest),
         ("0", "") | ("0", "NotOlderThan") => Ok(ReadAt::Cached),
@@ -335,6 +381,8 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     };
     match call.query.get("continue").filter(|c| !c.is_empty()) {
         Some(text) => {
+            // The token is read first, as kube-apiserver's storage reads it.
+            let token = decode_continue(text, namespace)?;
             if call
                 .query
                 .get("resourceVersion")
@@ -345,7 +393,6 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                     "specifying resource version is not allowed when using continue",
                 ));
             }
-            let token = decode_continue(text, namespace)?;
             let after = Key::new(&token.ns, &token.name);
             if let Some(upstream) = token.up {
                 // A consistent list checked page by page: the next range.
@@ -357,9 +404,7 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                 let next = apps
                     .latest_page(&filter, limit, Some(&position))
                     .await?
-                    .ok_or_else(|| {
-                        ApiError::bad_request(format!("continue key is not valid: {text}"))
-                    })?;
+                    .ok_or_else(|| invalid_continue(NOT_OURS))?;
                 return checked(next, Some(&position.after), Some(token.rv));
             }
             let snapshot = apps.kept_snapshot(token.rv).ok_or_else(|| {
@@ -595,5 +640,39 @@ mod tests {
             };
             assert_eq!(code(&encode_continue(&nul), None), 400, "{ns:?}/{name:?}");
         }
+        // kube-apiserver's words: Go's base64 and JSON errors, else ours.
+        let message = |text: &str| decode_continue(text, Some("u")).unwrap_err().message;
+        let prefix = "invalid continue token: continue key is not valid: ";
+        for (text, reason) in [
+            ("!!", "illegal base64 data at input byte 0"),
+            (
+                "abc",
+                "invalid character 'i' looking for beginning of value",
+            ),
+            ("eyJ", "unexpected end of JSON input"),
+            ("e30", NOT_OURS),
+            (&encode_continue(&checked), NOT_OURS),
+        ] {
+            assert_eq!(message(text), format!("{prefix}{reason}"), "{text}");
+        }
+    }
+
+    #[test]
+    fn resource_versions_are_read_as_parse_uint() {
+        for rv in ["", "0", "1", "007", "18446744073709551615"] {
+            assert_eq!(resource_version_error(rv), None, "{rv}");
+        }
+        assert_eq!(
+            resource_version_error("abc").as_deref(),
+            Some(
+                r#"resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax"#
+            )
+        );
+        assert_eq!(
+            resource_version_error("+5").as_deref(),
+            Some(
+                r#"resourceVersion: Invalid value: "+5": strconv.ParseUint: parsing "+5": invalid syntax"#
+            )
+        );
     }
 }

@@ -76,6 +76,8 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         }
     };
     super::read::validate_list_options(call, true)?;
+    // A version that is no number: the 500 kube-apiserver's storage gives.
+    super::read::check_resource_version(call)?;
     let bookmarks = flag(call.query, "allowWatchBookmarks");
     let rv = call
         .query
@@ -107,18 +109,14 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             apps.ensure_selection_current(&filter).await?;
         }
         if !rv.is_empty() && rv != "0" {
-            let wanted: u64 = rv
-                .parse()
-                .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?;
+            let wanted = crate::golang::parse_uint(&rv).map_err(ApiError::internal)?;
             apps.wait_for_revision(wanted).await?;
         }
         let snapshot = apps.snapshot();
         let initial: Vec<Arc<AppView>> = snapshot.apps(&filter, None).map(|(_, app)| app).collect();
         (initial, snapshot.revision())
     } else {
-        let wanted: u64 = rv
-            .parse()
-            .map_err(|_| ApiError::bad_request(format!("invalid resourceVersion {rv:?}")))?;
+        let wanted = crate::golang::parse_uint(&rv).map_err(ApiError::internal)?;
         (Vec::new(), wanted)
     };
     let (backlog, rx) = match apps.subscribe(from) {

@@ -1174,3 +1174,105 @@ async fn query_parameters_and_subresources_agree_with_kube_apiserver() {
     };
     assert_eq!(scale(OURS, &both.ours_ns), scale(THEIRS, &both.theirs_ns));
 }
+
+/// Malformed options of deletes and reads, as kube-apiserver answers them
+/// for a custom resource: `DeleteOptions` (from the query or the body, of
+/// one object or a collection) that `ValidateDeleteOptions` refuses are a
+/// 422 `DeleteOptions.meta.k8s.io "" is invalid` with a cause per broken
+/// rule; a `continue` token that does not decode is a 400 `invalid continue
+/// token: …` (Go's base64 or JSON error), checked before `resourceVersion`
+/// is refused beside it; a `resourceVersion` that is no number
+/// (`strconv.ParseUint`'s) is a 500 without a reason for a get or a watch,
+/// a 400 `invalid resource version` for a list or a deletecollection. A
+/// collection's ListOptions are validated before its DeleteOptions.
+#[tokio::test]
+async fn malformed_delete_and_read_options_agree_with_kube_apiserver() {
+    let both = Both::new("diff-options").await;
+    for name in ["p1", "p2"] {
+        both.agree_but_rv(
+            "create",
+            Method::POST,
+            "",
+            "",
+            JSON,
+            &json!({"apiVersion": "APIVERSION", "kind": "Postgres",
+                    "metadata": {"name": name}, "spec": {}})
+            .to_string(),
+        )
+        .await;
+    }
+    // (path, query, body, code); a collection's deletes select nothing,
+    // should an option be taken.
+    let none = "labelSelector=none%3Dnone";
+    let mut cases: Vec<(&str, String, &str, u16)> = Vec::new();
+    for (query, code) in [
+        ("dryRun=Bogus", 422),
+        ("dryRun=", 422),
+        ("propagationPolicy=Bogus", 422),
+        ("propagationPolicy=", 422),
+        ("orphanDependents=true&propagationPolicy=Orphan", 422),
+        (
+            "orphanDependents=false&propagationPolicy=Bogus&dryRun=Bogus",
+            422,
+        ),
+        ("gracePeriodSeconds=x&dryRun=Bogus", 400),
+    ] {
+        cases.push(("/p1", query.to_owned(), "", code));
+        cases.push(("", format!("{none}&{query}"), "", code));
+    }
+    // A collection's ListOptions are read and validated before its
+    // DeleteOptions.
+    cases.push(("", format!("{none}&resourceVersion=abc"), "", 400));
+    cases.push((
+        "",
+        format!("{none}&resourceVersionMatch=Bogus&resourceVersion=1&dryRun=Bogus"),
+        "",
+        422,
+    ));
+    for body in [
+        r#"{"dryRun":["Bogus"]}"#,
+        r#"{"dryRun":["All","Bogus"]}"#,
+        r#"{"propagationPolicy":"Bogus"}"#,
+        r#"{"kind":"DeleteOptions","apiVersion":"meta.k8s.io/v1","propagationPolicy":"Bogus"}"#,
+        r#"{"orphanDependents":true,"propagationPolicy":"Orphan"}"#,
+        r#"{"orphanDependents":false,"propagationPolicy":"","dryRun":[""]}"#,
+    ] {
+        cases.push(("/p1", String::new(), body, 422));
+        cases.push(("", none.to_owned(), body, 422));
+    }
+    let mut differ = Vec::new();
+    for (path, query, body, code) in &cases {
+        let (ours, theirs) = both.send(Method::DELETE, path, query, JSON, body).await;
+        if ours != theirs || theirs.code != *code {
+            differ.push(format!(
+                "DELETE {path:?} {query:?} {body}:\n  ours:   {ours:?}\n  theirs: {theirs:?}"
+            ));
+        }
+    }
+    for (path, query, code) in [
+        ("", "limit=1&continue=abc", 400),
+        ("", "continue=abc", 400),
+        ("", "limit=1&continue=%21%21", 400),
+        ("", "limit=1&continue=eyJ", 400),
+        ("", "limit=1&continue=abc&resourceVersion=5", 400),
+        ("/p1", "resourceVersion=abc", 500),
+        ("", "resourceVersion=abc", 400),
+        ("", "limit=1&resourceVersion=abc", 400),
+        ("", "resourceVersion=abc&resourceVersionMatch=Exact", 400),
+        ("/p1", "resourceVersion=%2B5", 500),
+        ("", "watch=1&resourceVersion=abc&timeoutSeconds=1", 500),
+    ] {
+        let (ours, theirs) = both.send(Method::GET, path, query, JSON, "").await;
+        if ours != theirs || theirs.code != code {
+            differ.push(format!(
+                "GET {path:?} {query:?}:\n  ours:   {ours:?}\n  theirs: {theirs:?}"
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    // Nothing was deleted.
+    let (ours, _) = both
+        .agree_but_rv("list", Method::GET, "", "", JSON, "")
+        .await;
+    assert_eq!(ours.object["items"], json!(["p1", "p2"]), "{ours:?}");
+}
