@@ -332,6 +332,24 @@ fn without_rv(mut a: Answer) -> Answer {
 }
 
 impl Both {
+    /// Creates a Postgres of each name with an empty spec on both servers
+    /// (their answers must agree).
+    async fn create_postgreses(&self, names: &[&str]) {
+        for name in names {
+            self.agree_but_rv(
+                "create",
+                Method::POST,
+                "",
+                "",
+                JSON,
+                &json!({"apiVersion": "APIVERSION", "kind": "Postgres",
+                        "metadata": {"name": name}, "spec": {}})
+                .to_string(),
+            )
+            .await;
+        }
+    }
+
     /// [`Both::agree`], resourceVersions compared as present or not.
     async fn agree_but_rv(
         &self,
@@ -1064,19 +1082,7 @@ async fn a_fraction_for_an_integer_is_refused_as_kube_apiserver_refuses_it() {
 #[tokio::test]
 async fn query_parameters_and_subresources_agree_with_kube_apiserver() {
     let both = Both::new("diff-query").await;
-    for name in ["p1", "p2", "p3"] {
-        both.agree_but_rv(
-            "create",
-            Method::POST,
-            "",
-            "",
-            JSON,
-            &json!({"apiVersion": "APIVERSION", "kind": "Postgres",
-                    "metadata": {"name": name}, "spec": {}})
-            .to_string(),
-        )
-        .await;
-    }
+    both.create_postgreses(&["p1", "p2", "p3"]).await;
     for (query, names) in [
         (
             "fieldSelector=metadata.name%3Dp1%2Cmetadata.name%3Dp2",
@@ -1188,19 +1194,7 @@ async fn query_parameters_and_subresources_agree_with_kube_apiserver() {
 #[tokio::test]
 async fn malformed_delete_and_read_options_agree_with_kube_apiserver() {
     let both = Both::new("diff-options").await;
-    for name in ["p1", "p2"] {
-        both.agree_but_rv(
-            "create",
-            Method::POST,
-            "",
-            "",
-            JSON,
-            &json!({"apiVersion": "APIVERSION", "kind": "Postgres",
-                    "metadata": {"name": name}, "spec": {}})
-            .to_string(),
-        )
-        .await;
-    }
+    both.create_postgreses(&["p1", "p2"]).await;
     // (path, query, body, code); a collection's deletes select nothing,
     // should an option be taken.
     let none = "labelSelector=none%3Dnone";
