@@ -101,14 +101,7 @@ fn validate(
             ));
         }
     }
-    if dry_run.iter().any(|v| v != "All") {
-        errors.push(error(
-            "dryRun",
-            FieldErrorKind::NotSupported,
-            dry_run.into(),
-            r#"supported values: "All""#,
-        ));
-    }
+    errors.extend(super::options::dry_run_error(dry_run));
     if errors.is_empty() {
         Ok(())
     } else {

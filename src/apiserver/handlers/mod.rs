@@ -5,12 +5,14 @@
 //! - [`read`]: get, list (pagination, selectors, resourceVersion semantics)
 //! - [`watch`]: watch streams (resumption, bookmarks, initial events)
 //! - [`write`]: create, update, patch (JSON, merge, server-side apply)
+//! - [`options`]: what a write checks of its options (the query)
 //! - [`validate`]: what a write checks of the object it stores
 //! - [`delete`]: delete and deletecollection
 //! - [`namespaces`]: the `v1` namespaces of a standalone server
 
 mod delete;
 pub(crate) mod namespaces;
+mod options;
 mod read;
 mod validate;
 mod watch;
@@ -94,14 +96,10 @@ impl Call<'_> {
             .and_then(|v| v.to_str().ok())
     }
 
-    fn dry_run(&self) -> Result<bool, ApiError> {
-        match self.query.get("dryRun").map(String::as_str) {
-            None | Some("") => Ok(false),
-            Some("All") => Ok(true),
-            Some(other) => Err(ApiError::bad_request(format!(
-                "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
-            ))),
-        }
+    /// Whether a create, update or patch is a dry run: `dryRun` given,
+    /// which [`options::validate`] has checked is `All`.
+    fn dry_run(&self) -> bool {
+        self.query.contains_key("dryRun")
     }
 }
 

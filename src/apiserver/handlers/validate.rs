@@ -31,22 +31,21 @@ enum FieldValidation {
     Ignore,
 }
 
-fn field_validation(call: &Call<'_>) -> Result<FieldValidation, ApiError> {
+/// The `fieldValidation` of a write, which `options::validate` has
+/// checked is one of the three or empty (Warn).
+fn field_validation(call: &Call<'_>) -> FieldValidation {
     match call.query.get("fieldValidation").map(String::as_str) {
-        None | Some("") | Some("Warn") => Ok(FieldValidation::Warn),
-        Some("Strict") => Ok(FieldValidation::Strict),
-        Some("Ignore") => Ok(FieldValidation::Ignore),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "fieldValidation: Unsupported value: \"{other}\": supported values: \"Ignore\", \"Strict\", \"Warn\""
-        ))),
+        Some("Strict") => FieldValidation::Strict,
+        Some("Ignore") => FieldValidation::Ignore,
+        _ => FieldValidation::Warn,
     }
 }
 
 /// Whether kube-apiserver decodes a JSON or merge patch strictly before
 /// applying it: under `fieldValidation` Strict and Warn (the default), not
-/// under Ignore (see `patch::apply_patch`). An unsupported value is 400.
-pub(super) fn strict_patch_decoding(call: &Call<'_>) -> Result<bool, ApiError> {
-    Ok(field_validation(call)? != FieldValidation::Ignore)
+/// under Ignore (see `patch::apply_patch`).
+pub(super) fn strict_patch_decoding(call: &Call<'_>) -> bool {
+    field_validation(call) != FieldValidation::Ignore
 }
 
 /// Why [`validate`] refused an object.
@@ -119,7 +118,7 @@ pub(super) fn validate(
     app: &mut Value,
     current: Option<&Value>,
 ) -> Result<Vec<String>, Refusal> {
-    let mode = field_validation(call)?;
+    let mode = field_validation(call);
     let metadata_is_object = |app: &Value| app.get("metadata").is_some_and(Value::is_object);
     if !metadata_is_object(app) {
         return Err(ApiError::bad_request("metadata must be an object").into());

@@ -1,4 +1,5 @@
-//! create, update and patch. Every write: the body is decoded (JSON or YAML),
+//! create, update and patch. Every write: its options are validated
+//! ([`super::options`]), the body is decoded (JSON or YAML),
 //! checked against the URL (kind, namespace, name), checked as
 //! [`super::validate`] checks it (unknown fields dropped, and refused or
 //! warned about under `fieldValidation`; metadata validated as
@@ -23,6 +24,7 @@ use http::{Response, StatusCode, header};
 use serde_json::{Value, json};
 use tracing::debug_span;
 
+use super::options::{self, Write};
 use super::validate::{field_error, invalid, strict_patch_decoding, validate};
 use super::{Call, parse_body};
 use crate::apimachinery::status::ApiError;
@@ -50,6 +52,7 @@ pub(super) async fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
         BodyType::Json | BodyType::Yaml => {}
         _ => return Err(unsupported_media_type(call.content_type())),
     }
+    options::validate(call, Write::Create)?;
     let mut app = decode(call)?;
     let manager = field_manager(call);
     debug_span!("prepare").in_scope(|| prepare_new(call, &mut app))?;
@@ -66,6 +69,8 @@ pub(super) async fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
 
 /// update.
 pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
+    // As kube-apiserver: an update's options before its content type.
+    options::validate(call, Write::Update)?;
     match negotiate::body_type(call.content_type())? {
         BodyType::Json | BodyType::Yaml => {}
         _ => return Err(unsupported_media_type(call.content_type())),
@@ -121,30 +126,11 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     };
     let name = call.name().to_owned();
     let apps = call.apps();
-    let force = match call.query.get("force").map(String::as_str) {
-        None => false,
-        Some(f) if kind != PatchKind::Apply => {
-            return Err(ApiError::invalid_query(
-                "force",
-                &format!("Forbidden: may not be specified for non-apply patch (force={f})"),
-            ));
-        }
-        Some("true") => true,
-        Some(_) => false,
-    };
+    options::validate(call, Write::Patch(kind))?;
     let gv = call.kind.resolved.group_version();
     if kind == PatchKind::Apply {
-        let Some(manager) = call
-            .query
-            .get("fieldManager")
-            .filter(|m| !m.is_empty())
-            .cloned()
-        else {
-            return Err(ApiError::invalid_query(
-                "fieldManager",
-                "Required value: is required for apply patch",
-            ));
-        };
+        // Required and not empty: `options::validate` checked it.
+        let manager = call.query.get("fieldManager").cloned().unwrap_or_default();
         let current = apps.current(call.namespace(), &name).ok();
         let schema = &call.kind.resolved.definition.open_api_schema;
         let timestamp = now();
@@ -152,7 +138,7 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             current: current.as_ref(),
             body: &call.body,
             field_manager: &manager,
-            force,
+            force: options::force(call),
             schema,
             now: &timestamp,
             api_version: &gv,
@@ -191,7 +177,7 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     }
 
     let manager = field_manager(call);
-    let strict_decoding = strict_patch_decoding(call)?;
+    let strict_decoding = strict_patch_decoding(call);
     // Without a resourceVersion in the patch, kube-apiserver retries on
     // conflict with the latest object; with one, a conflict is the answer.
     for _attempt in 0..5 {
@@ -440,7 +426,7 @@ async fn store_create(
     if let Some(store) = call.state.apps.embedded() {
         super::namespaces::admit_create(store, call.namespace())?;
     }
-    let dry_run = call.dry_run()?;
+    let dry_run = call.dry_run();
     let app = call
         .apps()
         .create(app, managed_fields, dry_run, call.user)
@@ -455,7 +441,7 @@ async fn store_update(
     managed_fields: Option<String>,
     warnings: Vec<String>,
 ) -> Result<Written, ApiError> {
-    let dry_run = call.dry_run()?;
+    let dry_run = call.dry_run();
     let app = call
         .apps()
         .update(current, app, managed_fields, dry_run, call.user)

@@ -1270,3 +1270,160 @@ async fn malformed_delete_and_read_options_agree_with_kube_apiserver() {
         .await;
     assert_eq!(ours.object["items"], json!(["p1", "p2"]), "{ours:?}");
 }
+
+/// Malformed options of creates, updates, patches and applies, as
+/// kube-apiserver answers them for a custom resource: what
+/// `ValidateCreateOptions`, `ValidateUpdateOptions` and
+/// `ValidatePatchOptions` refuse (a `fieldManager` over 128 bytes or with a
+/// character that is not printable, a `dryRun` other than `All`, empty
+/// included, a `fieldValidation` that is none of the three, `force` on a
+/// patch that is no apply, an apply without `fieldManager`) is a 422
+/// `CreateOptions.meta.k8s.io "" is invalid` (`UpdateOptions`,
+/// `PatchOptions`) with a cause per broken rule, in the order they check
+/// them; the options are validated after the content type is accepted and
+/// before the body is decoded or the object looked up. `force` is true
+/// unless `false` or `0` (of any case).
+#[tokio::test]
+async fn malformed_write_options_agree_with_kube_apiserver() {
+    let both = Both::new("diff-write-options").await;
+    both.create_postgreses(&["p1"]).await;
+    let long = "m".repeat(129);
+    let created =
+        r#"{"apiVersion":"APIVERSION","kind":"Postgres","metadata":{"name":"p9"},"spec":{}}"#;
+    let updated = r#"{"apiVersion":"APIVERSION","kind":"Postgres","metadata":{"name":"p1","resourceVersion":"1"},"spec":{}}"#;
+    let applied = "apiVersion: APIVERSION\nkind: Postgres\nmetadata: {name: p1}\nspec: {}\n";
+    // (method, path, content type, body) of each verb, with a good body
+    // but for options (the update's resourceVersion is stale: a conflict
+    // after the options).
+    let verbs = [
+        (Method::POST, "", JSON, created),
+        (Method::PUT, "/p1", JSON, updated),
+        (Method::PATCH, "/p1", MERGE, "{}"),
+        (Method::PATCH, "/p1", APPLY, applied),
+    ];
+    let mut queries: Vec<String> = [
+        "dryRun=Bogus",
+        "dryRun=",
+        "dryRun=All&fieldValidation=Bogus",
+        "fieldValidation=",
+        "fieldManager=a%07b%C2%A0c",
+        "fieldManager=&dryRun=Bogus",
+        "force=true",
+        "force=x&dryRun=Bogus",
+        "force=false",
+    ]
+    .iter()
+    .map(|q| (*q).to_owned())
+    .collect();
+    queries.push(format!("fieldManager={long}"));
+    queries.push(format!(
+        "fieldManager={long}%0A&dryRun=Bogus&fieldValidation=Bogus&force=true"
+    ));
+    let mut differ = Vec::new();
+    let mut check = |what: String, ours: Answer, theirs: Answer, code: Option<u16>| {
+        if ours != theirs || code.is_some_and(|c| theirs.code != c) {
+            differ.push(format!("{what}:\n  ours:   {ours:?}\n  theirs: {theirs:?}"));
+        }
+    };
+    for (method, path, content_type, body) in &verbs {
+        for query in &queries {
+            // An apply names its manager unless the query is about it.
+            let query = if *content_type == APPLY && !query.contains("fieldManager") {
+                format!("fieldManager=m&{query}")
+            } else {
+                query.clone()
+            };
+            // What passes is sent as a dry run, changing nothing.
+            let query = if query.contains("dryRun") {
+                query
+            } else {
+                format!("{query}&dryRun=All")
+            };
+            let (ours, theirs) = both
+                .send(method.clone(), path, &query, content_type, body)
+                .await;
+            check(
+                format!("{method} {path:?} {content_type} {query:?}"),
+                without_rv(ours),
+                without_rv(theirs),
+                None,
+            );
+        }
+    }
+    // An apply without a manager, with others broken beside it.
+    for query in [
+        "",
+        "dryRun=Bogus&force=x",
+        "fieldManager=&fieldValidation=x",
+    ] {
+        let (ours, theirs) = both.send(Method::PATCH, "/p1", query, APPLY, applied).await;
+        check(format!("apply {query:?}"), ours, theirs, Some(422));
+    }
+    // Bad options and a bad body, a missing object: the options first.
+    for (method, path, content_type, body) in [
+        (Method::POST, "", JSON, "{"),
+        (Method::POST, "", JSON, r#"{"kind":"Nope"}"#),
+        (Method::PUT, "/p1", JSON, "{"),
+        (Method::PUT, "/nope", JSON, "{}"),
+        (Method::PATCH, "/p1", MERGE, "{"),
+        (Method::PATCH, "/nope", MERGE, "{}"),
+        (Method::PATCH, "/p1", JSON_PATCH, "[{}]"),
+        (Method::PATCH, "/p1", APPLY, "{"),
+        (Method::PATCH, "/nope", APPLY, applied),
+    ] {
+        let query = "fieldManager=m&dryRun=Bogus";
+        let (ours, theirs) = both
+            .send(method.clone(), path, query, content_type, body)
+            .await;
+        check(
+            format!("{method} {path:?} {content_type} {body:?}"),
+            ours,
+            theirs,
+            Some(422),
+        );
+    }
+    // A content type refused comes before the options of a create (whose
+    // 415 names other types than kube-apiserver's: only its code is
+    // compared) and a patch, after those of an update.
+    let (ours, theirs) = both
+        .send(Method::POST, "", "dryRun=Bogus", "text/plain", "{}")
+        .await;
+    assert_eq!((ours.code, theirs.code), (415, 415), "{ours:?}\n{theirs:?}");
+    for (method, content_type, code) in [
+        (Method::PUT, "text/plain", 422),
+        (Method::PATCH, "application/strategic-merge-patch+json", 415),
+    ] {
+        let (ours, theirs) = both
+            .send(method.clone(), "/p1", "dryRun=Bogus", content_type, "{}")
+            .await;
+        check(format!("{method} {content_type}"), ours, theirs, Some(code));
+    }
+    // `force` is true but for `false` and `0`: an apply of a field the
+    // creator owns (a default) conflicts unless forced.
+    let conflicting =
+        "apiVersion: APIVERSION\nkind: Postgres\nmetadata: {name: p1}\nspec: {version: \"16\"}\n";
+    for (force, code) in [
+        ("x", 200),
+        ("", 200),
+        ("TRUE", 200),
+        ("False", 409),
+        ("0", 409),
+    ] {
+        let query = format!("fieldManager=ops&dryRun=All&force={force}");
+        let (ours, theirs) = both
+            .send(Method::PATCH, "/p1", &query, APPLY, conflicting)
+            .await;
+        check(
+            format!("apply {query:?}"),
+            without_rv(ours),
+            without_rv(theirs),
+            Some(code),
+        );
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    // Nothing was written.
+    let (ours, _) = both
+        .agree_but_rv("list", Method::GET, "", "", JSON, "")
+        .await;
+    assert_eq!(ours.object["items"], json!(["p1"]), "{ours:?}");
+}
