@@ -43,9 +43,14 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Whether a query flag is true the way kube-apiserver reads it (`true`, `1`).
+/// Whether a query flag is true the way kube-apiserver's parameter codec
+/// reads a bool (apimachinery's `Convert_Slice_string_To_bool`): present
+/// with any value but `0` and `false` (in any case), the empty value
+/// included (`?watch`).
 pub fn flag(query: &Query, key: &str) -> bool {
-    matches!(query.get(key).map(String::as_str), Some("true" | "1"))
+    query
+        .get(key)
+        .is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
 }
 
 #[cfg(test)]
@@ -60,5 +65,16 @@ mod tests {
         assert_eq!(q["labelSelector"], "app=web,tier in (a)");
         assert_eq!(q["limit"], "500");
         assert_eq!(q["x"], "");
+    }
+
+    #[test]
+    fn flags_read_as_kube_apiserver_reads_a_bool() {
+        let q = parse_query(Some("a=true&b=1&c=yes&d=&e&f=false&g=FALSE&h=0&i=False"));
+        for key in ["a", "b", "c", "d", "e"] {
+            assert!(flag(&q, key), "{key}");
+        }
+        for key in ["f", "g", "h", "i", "absent"] {
+            assert!(!flag(&q, key), "{key}");
+        }
     }
 }

@@ -11,6 +11,7 @@ use http::{Response, StatusCode};
 use serde_json::{Value, json};
 
 use super::Call;
+use crate::apimachinery::query::flag;
 use crate::apimachinery::status::ApiError;
 use crate::apiserver::response::{self, Body};
 use crate::storage::DeleteOptions;
@@ -38,7 +39,11 @@ fn options(call: &Call<'_>) -> Result<DeleteOptions, ApiError> {
     let orphan = body
         .get("orphanDependents")
         .and_then(Value::as_bool)
-        .or_else(|| call.query.get("orphanDependents").map(|v| v == "true"));
+        .or_else(|| {
+            call.query
+                .contains_key("orphanDependents")
+                .then(|| flag(call.query, "orphanDependents"))
+        });
     let dry_run: Vec<String> = match body.get("dryRun") {
         Some(Value::Array(a)) => a
             .iter()

@@ -156,9 +156,7 @@ pub(super) fn validate(call: &Call<'_>, write: Write) -> Result<(), ApiError> {
 /// converts a query parameter to a bool, neither `false` nor `0` in any
 /// case (`force=` and `force=x` force).
 pub(super) fn force(call: &Call<'_>) -> bool {
-    call.query
-        .get("force")
-        .is_some_and(|f| !matches!(f.to_lowercase().as_str(), "false" | "0"))
+    crate::apimachinery::query::flag(call.query, "force")
 }
 
 #[cfg(test)]

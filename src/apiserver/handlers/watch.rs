@@ -66,15 +66,7 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     let filter = super::read::filter(call)?;
     let timeout_seconds = super::read::int_param(call, "timeoutSeconds")?;
     super::read::int_param(call, "limit")?;
-    let send_initial = match call.query.get("sendInitialEvents").map(String::as_str) {
-        Some("true") => true,
-        None | Some("false") | Some("") => false,
-        Some(other) => {
-            return Err(ApiError::bad_request(format!(
-                "invalid sendInitialEvents {other:?}"
-            )));
-        }
-    };
+    let send_initial = flag(call.query, "sendInitialEvents");
     super::read::validate_list_options(call, true)?;
     // A version that is no number: the 500 kube-apiserver's storage gives.
     super::read::check_resource_version(call)?;

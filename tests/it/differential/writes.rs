@@ -1135,9 +1135,18 @@ async fn query_parameters_and_subresources_agree_with_kube_apiserver() {
         "watch=1&resourceVersionMatch=NotOlderThan&timeoutSeconds=1",
         "watch=1&sendInitialEvents=true&timeoutSeconds=1",
         "watch=1&sendInitialEvents=false&resourceVersionMatch=Exact&timeoutSeconds=1",
+        // A bool parameter is true unless `false` or `0`, as kube-apiserver's
+        // parameter codec reads it: `x` asks for the initial events.
+        "watch=1&sendInitialEvents=x&timeoutSeconds=1",
     ] {
         let a = both.agree(query, Method::GET, "", query, JSON, "").await;
         assert_eq!(a.code, 422, "{query}: {a:?}");
+    }
+    // `watch=yes` and a bare `watch` are watches (kube-apiserver's request
+    // info and codec read a bool so), not lists.
+    for query in ["watch=yes&timeoutSeconds=1", "watch&timeoutSeconds=1"] {
+        let a = both.agree(query, Method::GET, "", query, JSON, "").await;
+        assert_eq!((a.code, &a.object["items"]), (200, &Value::Null), "{a:?}");
     }
     // A watch from a version older than the history: 200, and its one
     // event the 410 (kube-apiserver's watch cache starts it and ends it).

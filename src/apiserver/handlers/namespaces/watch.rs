@@ -60,7 +60,7 @@ pub(super) fn watch(
         Some(s) => Some(LabelSelector::parse(s).map_err(ApiError::bad_request)?),
         None => None,
     };
-    let send_initial = query.get("sendInitialEvents").map(String::as_str) == Some("true");
+    let send_initial = crate::apimachinery::query::flag(query, "sendInitialEvents");
     let from: Option<u64> = match query.get("resourceVersion").map(String::as_str) {
         None | Some("") | Some("0") => None,
         Some(rv) => Some(
