@@ -1,10 +1,11 @@
 //! Query parameters as kube-apiserver reads them: percent-decoded, `+` as a
-//! space, the last value of a repeated key winning (Go's `Query().Get`), and
-//! boolean flags true as `true` or `1`.
+//! space, the first value of a repeated key winning (Go's `Query().Get`, and
+//! the parameter codec's `(*in)[0]`), and boolean flags as its codec reads
+//! a bool ([`flag`]).
 
 use std::collections::HashMap;
 
-/// Decoded query parameters (last value wins, as Go's `Query().Get`).
+/// Decoded query parameters (first value wins, as Go's `Query().Get`).
 pub type Query = HashMap<String, String>;
 
 /// Decodes a query string.
@@ -12,7 +13,8 @@ pub fn parse_query(query: Option<&str>) -> Query {
     let mut out = HashMap::new();
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        out.insert(percent_decode(k), percent_decode(v));
+        out.entry(percent_decode(k))
+            .or_insert_with(|| percent_decode(v));
     }
     out
 }
@@ -65,6 +67,9 @@ mod tests {
         assert_eq!(q["labelSelector"], "app=web,tier in (a)");
         assert_eq!(q["limit"], "500");
         assert_eq!(q["x"], "");
+        // A repeated key: the first value, as Go's `Values.Get`.
+        let q = parse_query(Some("limit=1&limit=2&x=a&x"));
+        assert_eq!((q["limit"].as_str(), q["x"].as_str()), ("1", "a"));
     }
 
     #[test]

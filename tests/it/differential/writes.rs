@@ -1101,6 +1101,8 @@ async fn query_parameters_and_subresources_agree_with_kube_apiserver() {
         // (With `resourceVersion=0` kube-apiserver's watch cache ignores the
         // limit, which the API allows; ours pages from its cache.)
         ("limit=1", json!(["p1"])),
+        // A repeated parameter: its first value.
+        ("limit=1&limit=3", json!(["p1"])),
         ("limit=1&fieldSelector=metadata.name%21%3Dp1", json!(["p2"])),
         ("limit=1&labelSelector=team%21%3Dx", json!(["p1"])),
     ] {
