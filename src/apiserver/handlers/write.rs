@@ -87,13 +87,17 @@ pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
         .and_then(Value::as_str)
         .is_none_or(str::is_empty)
     {
-        return Err(invalid(
-            call,
+        // As kube-apiserver's generic store words it: the resource (not the
+        // kind) names what is invalid, and the missing version is the
+        // number 0.
+        return Err(ApiError::invalid(
+            &call.req.resource,
+            &call.req.group,
             &name,
-            vec![field_error(
+            &[field_error(
                 "metadata.resourceVersion",
                 FieldErrorKind::Invalid,
-                Some(json!("0x0")),
+                Some(json!(0)),
                 "must be specified for an update",
             )],
         ));

@@ -1144,6 +1144,21 @@ async fn query_parameters_and_subresources_agree_with_kube_apiserver() {
         let a = both.agree(query, Method::GET, "", query, JSON, "").await;
         assert_eq!(a.code, 422, "{query}: {a:?}");
     }
+    // An update without a resourceVersion: the generic store's 422, which
+    // names the resource, not the kind.
+    let body = json!({"apiVersion": "APIVERSION", "kind": "Postgres",
+                      "metadata": {"name": "p1"}, "spec": {}});
+    let a = both
+        .agree(
+            "update without resourceVersion",
+            Method::PUT,
+            "/p1",
+            "",
+            JSON,
+            &body.to_string(),
+        )
+        .await;
+    assert_eq!(a.code, 422, "{a:?}");
     // `watch=yes` and a bare `watch` are watches (kube-apiserver's request
     // info and codec read a bool so), not lists.
     for query in ["watch=yes&timeoutSeconds=1", "watch&timeoutSeconds=1"] {
