@@ -48,9 +48,8 @@ const SERVER_SET: [&str; 6] = [
 
 /// create.
 pub(super) async fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
-    match negotiate::body_type(call.content_type())? {
-        BodyType::Json | BodyType::Yaml => {}
-        _ => return Err(unsupported_media_type(call.content_type())),
+    if !takes_body_type(call) {
+        return Err(unsupported_media_type());
     }
     options::validate(call, Write::Create)?;
     let mut app = decode(call)?;
@@ -71,9 +70,8 @@ pub(super) async fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
 pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     // As kube-apiserver: an update's options before its content type.
     options::validate(call, Write::Update)?;
-    match negotiate::body_type(call.content_type())? {
-        BodyType::Json | BodyType::Yaml => {}
-        _ => return Err(unsupported_media_type(call.content_type())),
+    if !takes_body_type(call) {
+        return Err(unsupported_media_type());
     }
     let mut app = decode(call)?;
     let name = call.name().to_owned();
@@ -254,12 +252,22 @@ fn record_update(
     )
 }
 
-fn unsupported_media_type(content_type: Option<&str>) -> ApiError {
-    ApiError::unsupported_media_type(format!(
-        "the body of the request was in an unknown format ({}) - accepted media types include: application/json-patch+json, \
-         application/merge-patch+json, application/apply-patch+yaml",
-        content_type.unwrap_or("none")
-    ))
+/// Whether a create or update can read its body: JSON or YAML.
+fn takes_body_type(call: &Call<'_>) -> bool {
+    matches!(
+        negotiate::body_type(call.content_type()),
+        Ok(BodyType::Json | BodyType::Yaml)
+    )
+}
+
+/// The 415 of a create or update, worded as kube-apiserver's for a custom
+/// resource: the types its serializers name (protobuf among them, which it
+/// cannot decode into a custom resource either), not the one given.
+fn unsupported_media_type() -> ApiError {
+    ApiError::unsupported_media_type(
+        "the body of the request was in an unknown format - accepted media types include: application/json, \
+         application/yaml, application/vnd.kubernetes.protobuf",
+    )
 }
 
 /// The field manager of a non-apply write: `fieldManager`, else the user agent's product.
