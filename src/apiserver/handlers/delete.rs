@@ -80,12 +80,9 @@ fn validate(
     orphan_set: bool,
     dry_run: &[String],
 ) -> Result<(), ApiError> {
-    use crate::kinds::schema::{FieldError, FieldErrorKind};
-    let error = |field: &str, kind, bad_value: Value, detail: &str| FieldError {
-        field: field.to_owned(),
-        kind,
-        bad_value: Some(bad_value),
-        detail: detail.to_owned(),
+    use crate::kinds::schema::FieldErrorKind;
+    let error = |field: &str, kind, bad_value: Value, detail: &str| {
+        super::validate::field_error(field, kind, Some(bad_value), detail)
     };
     let mut errors = Vec::new();
     if let Some(policy) = propagation_policy {

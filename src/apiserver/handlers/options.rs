@@ -14,9 +14,8 @@
 //! the content type of a create or patch is accepted (before it for an
 //! update) and before the body is decoded or the object looked up.
 
-use serde_json::Value;
-
 use super::Call;
+use super::validate::field_error;
 use crate::apimachinery::status::ApiError;
 use crate::apiserver::patch::PatchKind;
 use crate::golang;
@@ -41,20 +40,6 @@ impl Write {
             Write::Update => "UpdateOptions",
             Write::Patch(_) => "PatchOptions",
         }
-    }
-}
-
-fn field_error(
-    field: &str,
-    kind: FieldErrorKind,
-    bad_value: Option<Value>,
-    detail: &str,
-) -> FieldError {
-    FieldError {
-        field: field.to_owned(),
-        kind,
-        bad_value,
-        detail: detail.to_owned(),
     }
 }
 

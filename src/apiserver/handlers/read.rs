@@ -209,11 +209,8 @@ pub(super) fn validate_list_options(call: &Call<'_>, watch: bool) -> Result<(), 
         get("continue"),
     );
     let send_initial = call.query.contains_key("sendInitialEvents");
-    let forbidden = |field: &str, detail: &str| FieldError {
-        field: field.to_owned(),
-        kind: FieldErrorKind::Forbidden,
-        bad_value: None,
-        detail: detail.to_owned(),
+    let forbidden = |field: &str, detail: &str| {
+        super::validate::field_error(field, FieldErrorKind::Forbidden, None, detail)
     };
     let not_supported = |supported: &[&str]| FieldError {
         field: "resourceVersionMatch".to_owned(),
