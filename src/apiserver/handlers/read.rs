@@ -161,17 +161,17 @@ fn invalid_continue(reason: impl std::fmt::Display) -> ApiError {
 /// answers it with a 500 that has no reason for a get or a watch, and a
 /// 400 `invalid resource version: …` for a list.
 pub(super) fn resource_version_error(rv: &str) -> Option<String> {
-    use crate::kinds::schema::{FieldError, FieldErrorKind};
+    use crate::kinds::schema::FieldErrorKind;
     if rv.is_empty() {
         return None;
     }
     let why = crate::golang::parse_uint(rv).err()?;
-    let error = FieldError {
-        field: "resourceVersion".to_owned(),
-        kind: FieldErrorKind::Invalid,
-        bad_value: Some(Value::from(rv)),
-        detail: why,
-    };
+    let error = super::validate::field_error(
+        "resourceVersion",
+        FieldErrorKind::Invalid,
+        Some(Value::from(rv)),
+        &why,
+    );
     Some(error.to_string())
 }
 
@@ -201,7 +201,7 @@ pub(super) fn int_param(call: &Call<'_>, key: &str) -> Result<Option<i64>, ApiEr
 /// `sendInitialEvents` may combine, for a list or a watch; every broken
 /// rule is one cause of a 422 `ListOptions.meta.k8s.io "" is invalid`.
 pub(super) fn validate_list_options(call: &Call<'_>, watch: bool) -> Result<(), ApiError> {
-    use crate::kinds::schema::{FieldError, FieldErrorKind};
+    use crate::kinds::schema::FieldErrorKind;
     let get = |key: &str| call.query.get(key).map(String::as_str).unwrap_or("");
     let (rv, matched, cont) = (
         get("resourceVersion"),
@@ -212,18 +212,14 @@ pub(super) fn validate_list_options(call: &Call<'_>, watch: bool) -> Result<(), 
     let forbidden = |field: &str, detail: &str| {
         super::validate::field_error(field, FieldErrorKind::Forbidden, None, detail)
     };
-    let not_supported = |supported: &[&str]| FieldError {
-        field: "resourceVersionMatch".to_owned(),
-        kind: FieldErrorKind::NotSupported,
-        bad_value: Some(Value::from(matched)),
-        detail: format!(
-            "supported values: {}",
-            supported
-                .iter()
-                .map(|v| crate::golang::quote(v))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+    let not_supported = |supported: &[&str]| {
+        let quoted: Vec<String> = supported.iter().map(|v| crate::golang::quote(v)).collect();
+        super::validate::field_error(
+            "resourceVersionMatch",
+            FieldErrorKind::NotSupported,
+            Some(Value::from(matched)),
+            &format!("supported values: {}", quoted.join(", ")),
+        )
     };
     let rvm = "resourceVersionMatch";
     let mut errors = Vec::new();
