@@ -1,20 +1,70 @@
 //! Query parameters as kube-apiserver reads them: percent-decoded, `+` as a
-//! space, the first value of a repeated key winning (Go's `Query().Get`, and
-//! the parameter codec's `(*in)[0]`), and boolean flags as its codec reads
-//! a bool ([`flag`]).
+//! space, the first value of a repeated key winning for a single-valued
+//! option (Go's `Query().Get`, and the parameter codec's `(*in)[0]`), every
+//! value kept for a list-valued one ([`Query::all`]: `dryRun` is a
+//! `[]string`), and boolean flags as its codec reads a bool ([`flag`]).
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::ops::Deref;
 
-/// Decoded query parameters (first value wins, as Go's `Query().Get`).
-pub type Query = HashMap<String, String>;
+/// Decoded query parameters: derefs to the first value of each key (as
+/// Go's `Query().Get`); [`Query::all`] gives every value of a key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Query {
+    first: HashMap<String, String>,
+    /// The values after the first of each repeated key (none for most
+    /// requests).
+    later: HashMap<String, Vec<String>>,
+}
+
+impl Query {
+    /// No parameters.
+    pub fn new() -> Query {
+        Query::default()
+    }
+
+    /// Every value of `key`, in the order given (empty when absent).
+    pub fn all(&self, key: &str) -> Vec<&str> {
+        self.first
+            .get(key)
+            .map(String::as_str)
+            .into_iter()
+            .chain(
+                self.later
+                    .get(key)
+                    .into_iter()
+                    .flatten()
+                    .map(String::as_str),
+            )
+            .collect()
+    }
+}
+
+impl Deref for Query {
+    type Target = HashMap<String, String>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.first
+    }
+}
 
 /// Decodes a query string.
 pub fn parse_query(query: Option<&str>) -> Query {
-    let mut out = HashMap::new();
+    let mut out = Query::new();
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        out.entry(percent_decode(k))
-            .or_insert_with(|| percent_decode(v));
+        let (key, value) = (percent_decode(k), percent_decode(v));
+        match out.first.entry(key) {
+            Entry::Occupied(first) => out
+                .later
+                .entry(first.key().clone())
+                .or_default()
+                .push(value),
+            Entry::Vacant(first) => {
+                first.insert(value);
+            }
+        }
     }
     out
 }
@@ -70,6 +120,10 @@ mod tests {
         // A repeated key: the first value, as Go's `Values.Get`.
         let q = parse_query(Some("limit=1&limit=2&x=a&x"));
         assert_eq!((q["limit"].as_str(), q["x"].as_str()), ("1", "a"));
+        // Every value of a list-valued one, in order.
+        assert_eq!(q.all("x"), ["a", ""]);
+        assert_eq!(q.all("limit"), ["1", "2"]);
+        assert!(q.all("absent").is_empty());
     }
 
     #[test]

@@ -154,12 +154,16 @@ impl AppSnapshot {
         })
     }
 
-    /// The names of the apps `filter` selects, in kube-apiserver's key order
-    /// ([`in_key_order`]).
-    pub(crate) fn names<'a>(&'a self, filter: &'a AppFilter) -> impl Iterator<Item = &'a str> + 'a {
+    /// [`AppSnapshot::apps`], each with the app's name.
+    pub(crate) fn named_apps<'a>(
+        &'a self,
+        filter: &'a AppFilter,
+        after: Option<&Key>,
+    ) -> impl Iterator<Item = (&'a Key, &'a str, Arc<AppView>)> + 'a {
         let kind = &filter.kind().resolved;
-        self.apps(filter, None)
-            .filter_map(move |(key, _)| helm_release::app_name(kind, key.name()))
+        self.apps(filter, after).filter_map(move |(key, app)| {
+            helm_release::app_name(kind, key.name()).map(|name| (key, name, app))
+        })
     }
 }
 
@@ -1074,7 +1078,11 @@ mod tests {
             LabelSelector::default(),
             FieldSelector::default(),
         );
-        assert_eq!(snapshot.names(&everyone).collect::<Vec<_>>(), ["db"]);
+        let names: Vec<&str> = snapshot
+            .named_apps(&everyone, None)
+            .map(|(_, name, _)| name)
+            .collect();
+        assert_eq!(names, ["db"]);
 
         let deleted = apps
             .delete("ns", "db", &DeleteOptions::default(), &user)

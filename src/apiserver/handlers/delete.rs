@@ -2,7 +2,8 @@
 //! (`propagationPolicy`, `preconditions`, `dryRun`, deprecated
 //! `orphanDependents`), answered with the object — carrying a
 //! deletionTimestamp when finalizers still hold it — or, for a collection,
-//! with the list of what was deleted. Options that do not validate are
+//! with the list of what was deleted as it was listed (one page of
+//! `limit`, with its `continue` token, when a limit is given). Options that do not validate are
 //! refused as apimachinery's `ValidateDeleteOptions` refuses them, for one
 //! object and a collection alike: 422 `DeleteOptions.meta.k8s.io "" is
 //! invalid`, a cause per broken rule.
@@ -11,7 +12,7 @@ use http::{Response, StatusCode};
 use serde_json::{Value, json};
 
 use super::Call;
-use crate::apimachinery::query::flag;
+use crate::apimachinery::query::{Query, flag};
 use crate::apimachinery::status::ApiError;
 use crate::apiserver::response::{self, Body};
 use crate::storage::DeleteOptions;
@@ -20,36 +21,38 @@ use crate::storage::DeleteOptions;
 /// without one, its query; 400 when they do not decode, 422 when they do
 /// not validate.
 fn options(call: &Call<'_>) -> Result<DeleteOptions, ApiError> {
-    let body: Value = if call.body.iter().all(u8::is_ascii_whitespace) {
+    delete_options(&call.body, call.query)
+}
+
+/// [`options`] of a bare body and query (also the standalone namespaces').
+pub(super) fn delete_options(body: &[u8], query: &Query) -> Result<DeleteOptions, ApiError> {
+    let body: Value = if body.iter().all(u8::is_ascii_whitespace) {
         // Options from the query: a malformed grace period is refused
         // (400) rather than ignored, as kube-apiserver decodes it.
-        super::read::int_param(call, "gracePeriodSeconds")?;
+        super::read::int_query_param(query, "gracePeriodSeconds")?;
         json!({})
     } else {
-        serde_json::from_slice(&call.body)
+        serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
     };
     let text = |key: &str| {
         body.get(key)
             .and_then(Value::as_str)
             .map(str::to_owned)
-            .or_else(|| call.query.get(key).cloned())
+            .or_else(|| query.get(key).cloned())
     };
     let propagation_policy = text("propagationPolicy");
     let orphan = body
         .get("orphanDependents")
         .and_then(Value::as_bool)
         .or_else(|| {
-            call.query
+            query
                 .contains_key("orphanDependents")
-                .then(|| flag(call.query, "orphanDependents"))
+                .then(|| flag(query, "orphanDependents"))
         });
-    let dry_run: Vec<String> = match body.get("dryRun") {
-        Some(Value::Array(a)) => a
-            .iter()
-            .filter_map(|v| v.as_str().map(str::to_owned))
-            .collect(),
-        _ => call.query.get("dryRun").into_iter().cloned().collect(),
+    let dry_run: Vec<&str> = match body.get("dryRun") {
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => query.all("dryRun"),
     };
     validate(propagation_policy.as_deref(), orphan.is_some(), &dry_run)?;
     let propagation_policy = match orphan {
@@ -78,7 +81,7 @@ fn options(call: &Call<'_>) -> Result<DeleteOptions, ApiError> {
 fn validate(
     propagation_policy: Option<&str>,
     orphan_set: bool,
-    dry_run: &[String],
+    dry_run: &[&str],
 ) -> Result<(), ApiError> {
     use crate::kinds::schema::FieldErrorKind;
     let error = |field: &str, kind, bad_value: Value, detail: &str| {
@@ -127,29 +130,25 @@ pub(super) async fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
     Ok(super::app_json(StatusCode::OK, &app, "application/json"))
 }
 
-/// deletecollection: every matching app in the namespace.
+/// deletecollection: the apps its list options select in the namespace,
+/// listed as a list lists them ([`super::read::list_to_delete`]: one page
+/// when `limit` is given), each deleted (one gone meanwhile is skipped),
+/// answered as kube-apiserver's generic store answers: the list as it was
+/// listed.
 pub(super) async fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     // As kube-apiserver: the list options are read and validated first.
     let filter = super::read::filter(call)?;
+    super::read::int_param(call, "limit")?;
     super::read::validate_list_options(call, false)?;
     let options = options(call)?;
+    let listed = super::read::list_to_delete(call, &filter).await?;
     let apps = call.apps();
-    // The apps to delete are listed as a list with the same options reads
-    // them: consistent unless `resourceVersion` says otherwise, so that
-    // writes made just before (taken by the cache ahead of its watch) are
-    // among them.
-    let snapshot = apps
-        .snapshot_at(Some(call.namespace()), super::read::read_at(call)?)
-        .await?;
-    let names: Vec<String> = snapshot.names(&filter).map(str::to_owned).collect();
-    drop(snapshot);
-    let mut deleted = Vec::new();
-    for name in names {
+    for name in &listed.names {
         match apps
-            .delete(call.namespace(), &name, &options, call.user)
+            .delete(call.namespace(), name, &options, call.user)
             .await
         {
-            Ok(app) => deleted.push(app.value()),
+            Ok(_) => {}
             Err(e) if e.code == 404 => {} // gone meanwhile
             Err(e) => return Err(e),
         }
@@ -158,8 +157,8 @@ pub(super) async fn delete_collection(call: &Call<'_>) -> Result<Response<Body>,
     let list = json!({
         "apiVersion": resolved.group_version(),
         "kind": format!("{}List", resolved.definition.kind),
-        "metadata": {"resourceVersion": apps.revision().to_string()},
-        "items": deleted,
+        "metadata": listed.list_meta,
+        "items": listed.items,
     });
     Ok(response::json(StatusCode::OK, &list))
 }

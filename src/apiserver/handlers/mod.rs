@@ -150,11 +150,10 @@ pub(crate) async fn handle(
             method, req.group, req.version, req.resource
         )));
     };
-    // A collection takes no update or patch, an object no create.
-    let collection = req.name.is_none();
-    if (collection && matches!(req.verb, Verb::Update | Verb::Patch))
-        || (!collection && req.subresource.is_none() && req.verb == Verb::Create)
-    {
+    // A collection takes no update or patch. A create sent to an object's
+    // path is a create of the body's object, as kube-apiserver's handler
+    // reads it (the name in the path is not read).
+    if req.name.is_none() && matches!(req.verb, Verb::Update | Verb::Patch) {
         return response::error(&crate::apiserver::response::method_not_allowed());
     }
     // As kube-apiserver's custom-resource handler: a subresource the kind

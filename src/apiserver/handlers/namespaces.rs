@@ -171,7 +171,7 @@ pub(crate) async fn handle(
         (Verb::Create, None) => create(store, query, headers, body),
         (Verb::Update, Some(name)) => write::update(store, name, query, headers, body),
         (Verb::Patch, Some(name)) => write::patch(store, name, query, headers, body),
-        (Verb::Delete, Some(name)) => delete(store, name, query).await,
+        (Verb::Delete, Some(name)) => delete(store, name, query, body).await,
         (Verb::Watch, name) => watch::watch(store, name, query, accept, shutdown),
         _ => Err(crate::apiserver::response::method_not_allowed()),
     }
@@ -198,6 +198,7 @@ fn create(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Body>, ApiError> {
+    super::options::validate(query, super::options::Write::Create)?;
     let object = namespace_body(headers, body)?;
     let mut meta = object
         .get("metadata")
@@ -234,7 +235,7 @@ fn create(
     if !errors.is_empty() {
         return Err(ApiError::invalid("Namespace", "", &name, &errors));
     }
-    let dry_run = dry_run(query)?;
+    let dry_run = dry_run(query);
     let mut namespace = namespace_store::new_namespace(&name, &meta);
     if !generate.is_empty() {
         namespace["metadata"]["generateName"] = json!(generate);
@@ -257,15 +258,10 @@ fn check_kind(object: &Value) -> Result<(), ApiError> {
     }
 }
 
-/// `dryRun`: absent, or `All`.
-fn dry_run(query: &Query) -> Result<bool, ApiError> {
-    match query.get("dryRun").map(String::as_str) {
-        None | Some("") => Ok(false),
-        Some("All") => Ok(true),
-        Some(other) => Err(ApiError::bad_request(format!(
-            "dryRun: Unsupported value: \"{other}\": supported values: \"All\""
-        ))),
-    }
+/// Whether a write is a dry run: `dryRun` given (the options' validation
+/// has checked it holds only `All`).
+fn dry_run(query: &Query) -> bool {
+    query.contains_key("dryRun")
 }
 
 /// kube-apiserver's generateName: the base cut to 58 characters plus five
@@ -291,14 +287,18 @@ async fn delete(
     store: &EmbeddedStore,
     name: &str,
     query: &Query,
+    body: &Bytes,
 ) -> Result<Response<Body>, ApiError> {
+    // The options are read and validated first, as kube-apiserver's
+    // handler reads them before admission.
+    let options = super::delete::delete_options(body, query)?;
     if IMMORTAL.contains(&name) {
         // Admission comes before dry-run and before the existence check.
         return Err(ApiError::forbidden(format!(
             "namespaces \"{name}\" is forbidden: this namespace may not be deleted"
         )));
     }
-    if query.get("dryRun").is_some_and(|d| d == "All") {
+    if options.dry_run {
         let ns = store
             .namespace(name)
             .map_err(store_error)?

@@ -14,8 +14,8 @@
 //! the content type of a create or patch is accepted (before it for an
 //! update) and before the body is decoded or the object looked up.
 
-use super::Call;
 use super::validate::field_error;
+use crate::apimachinery::query::Query;
 use crate::apimachinery::status::ApiError;
 use crate::apiserver::patch::PatchKind;
 use crate::golang;
@@ -45,8 +45,8 @@ impl Write {
 
 /// apimachinery's `ValidateDryRun`: every value `All`, else one cause with
 /// the whole list as the bad value (printed as JSON, `["Bogus"]`).
-pub(super) fn dry_run_error(dry_run: &[String]) -> Option<FieldError> {
-    dry_run.iter().any(|v| v != "All").then(|| {
+pub(super) fn dry_run_error(dry_run: &[&str]) -> Option<FieldError> {
+    dry_run.iter().any(|v| *v != "All").then(|| {
         field_error(
             "dryRun",
             FieldErrorKind::NotSupported,
@@ -96,10 +96,10 @@ fn field_validation_error(value: &str) -> Option<FieldError> {
     })
 }
 
-/// Validates the options of `write` from the query of `call` (see the
-/// module documentation): the 422 naming every broken rule.
-pub(super) fn validate(call: &Call<'_>, write: Write) -> Result<(), ApiError> {
-    let get = |key: &str| call.query.get(key).map(String::as_str);
+/// Validates the options of `write` from its `query` (see the module
+/// documentation): the 422 naming every broken rule.
+pub(super) fn validate(query: &Query, write: Write) -> Result<(), ApiError> {
+    let get = |key: &str| query.get(key).map(String::as_str);
     let manager = get("fieldManager").unwrap_or_default();
     let mut errors = Vec::new();
     match write {
@@ -120,8 +120,7 @@ pub(super) fn validate(call: &Call<'_>, write: Write) -> Result<(), ApiError> {
         _ => {}
     }
     errors.extend(field_manager_errors(manager));
-    let dry_run: Vec<String> = get("dryRun").map(str::to_owned).into_iter().collect();
-    errors.extend(dry_run_error(&dry_run));
+    errors.extend(dry_run_error(&query.all("dryRun")));
     errors.extend(field_validation_error(
         get("fieldValidation").unwrap_or_default(),
     ));
@@ -140,8 +139,8 @@ pub(super) fn validate(call: &Call<'_>, write: Write) -> Result<(), ApiError> {
 /// Whether an apply is forced: `force` given and, as kube-apiserver
 /// converts a query parameter to a bool, neither `false` nor `0` in any
 /// case (`force=` and `force=x` force).
-pub(super) fn force(call: &Call<'_>) -> bool {
-    crate::apimachinery::query::flag(call.query, "force")
+pub(super) fn force(query: &Query) -> bool {
+    crate::apimachinery::query::flag(query, "force")
 }
 
 #[cfg(test)]
@@ -173,13 +172,10 @@ mod tests {
     #[test]
     fn dry_run_and_field_validation_take_only_their_values() {
         assert!(dry_run_error(&[]).is_none());
-        assert!(dry_run_error(&["All".to_owned()]).is_none());
+        assert!(dry_run_error(&["All"]).is_none());
+        assert!(dry_run_error(&["All", "All"]).is_none());
         assert_eq!(
-            messages(
-                &dry_run_error(&[String::new()])
-                    .into_iter()
-                    .collect::<Vec<_>>()
-            ),
+            messages(&dry_run_error(&[""]).into_iter().collect::<Vec<_>>()),
             [r#"dryRun: Unsupported value: [""]: supported values: "All""#]
         );
         for ok in ["", "Ignore", "Strict", "Warn"] {

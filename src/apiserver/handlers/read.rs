@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use super::Call;
 use crate::apimachinery::fields::FieldSelector;
 use crate::apimachinery::labels::LabelSelector;
+use crate::apimachinery::query::Query;
 use crate::apimachinery::status::ApiError;
 use crate::apiserver::negotiate::{self, Representation};
 use crate::apiserver::response::{self, Body};
@@ -189,7 +190,12 @@ pub(super) fn check_resource_version(call: &Call<'_>) -> Result<(), ApiError> {
 /// `gracePeriodSeconds`) as kube-apiserver's parameter codec decodes it:
 /// `strconv.ParseInt`, a malformed one 400 with Go's message.
 pub(super) fn int_param(call: &Call<'_>, key: &str) -> Result<Option<i64>, ApiError> {
-    call.query
+    int_query_param(call.query, key)
+}
+
+/// [`int_param`] of a bare query.
+pub(super) fn int_query_param(query: &Query, key: &str) -> Result<Option<i64>, ApiError> {
+    query
         .get(key)
         .map(|v| crate::golang::parse_int(v).map_err(ApiError::bad_request))
         .transpose()
@@ -372,20 +378,8 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             )
         }
     };
-    match call.query.get("continue").filter(|c| !c.is_empty()) {
-        Some(text) => {
-            // The token is read first, as kube-apiserver's storage reads it.
-            let token = decode_continue(text, namespace)?;
-            if call
-                .query
-                .get("resourceVersion")
-                .is_some_and(|r| !r.is_empty() && r != "0")
-            {
-                return Err(ApiError::invalid_query(
-                    "resourceVersion",
-                    "specifying resource version is not allowed when using continue",
-                ));
-            }
+    match continue_token(call, namespace)? {
+        Some(token) => {
             let after = Key::new(&token.ns, &token.name);
             if let Some(upstream) = token.up {
                 // A consistent list checked page by page: the next range.
@@ -400,13 +394,7 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
                     .ok_or_else(|| invalid_continue(NOT_OURS))?;
                 return checked(next, Some(&position.after), Some(token.rv));
             }
-            let snapshot = apps.kept_snapshot(token.rv).ok_or_else(|| {
-                ApiError::expired(
-                    "The provided continue parameter is too old to display a consistent list result. You can start \
-                     a new list without the continue parameter.",
-                )
-            })?;
-            page(&snapshot, Some(&after))
+            page(&continued_snapshot(call, token.rv)?, Some(&after))
         }
         None if is_most_recent(call) => {
             // A page of a consistent list (`kubectl get` asks for 500) is
@@ -424,6 +412,103 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             page(&snapshot, None)
         }
     }
+}
+
+/// The `continue` token of a list or deletecollection in `namespace` (all
+/// when `None`), read as kube-apiserver's storage reads it: the token
+/// first, then that no `resourceVersion` but `0` comes with it.
+fn continue_token(call: &Call<'_>, namespace: Option<&str>) -> Result<Option<Continue>, ApiError> {
+    let Some(text) = call.query.get("continue").filter(|c| !c.is_empty()) else {
+        return Ok(None);
+    };
+    let token = decode_continue(text, namespace)?;
+    if call
+        .query
+        .get("resourceVersion")
+        .is_some_and(|r| !r.is_empty() && r != "0")
+    {
+        return Err(ApiError::invalid_query(
+            "resourceVersion",
+            "specifying resource version is not allowed when using continue",
+        ));
+    }
+    Ok(Some(token))
+}
+
+/// The kept snapshot at `revision` a `continue` token names, or 410 Expired.
+fn continued_snapshot(call: &Call<'_>, revision: u64) -> Result<AppSnapshot, ApiError> {
+    call.apps().kept_snapshot(revision).ok_or_else(|| {
+        ApiError::expired(
+            "The provided continue parameter is too old to display a consistent list result. You can start \
+             a new list without the continue parameter.",
+        )
+    })
+}
+
+/// What a deletecollection deletes: the apps its list options select,
+/// listed as kube-apiserver's generic store lists them for it — one page of
+/// `limit` (with the page's `continue` token) when a limit is given, else
+/// all; from the `continue` token's snapshot, or as a list without one
+/// reads (consistent unless `resourceVersion` says otherwise).
+pub(super) struct ToDelete {
+    /// The names of the apps, in key order.
+    pub names: Vec<String>,
+    /// The apps as listed (the answer's items).
+    pub items: Vec<Value>,
+    /// The answer's list metadata.
+    pub list_meta: Value,
+}
+
+/// Lists what a deletecollection deletes ([`ToDelete`]); its list options
+/// must have been validated.
+pub(super) async fn list_to_delete(
+    call: &Call<'_>,
+    filter: &AppFilter,
+) -> Result<ToDelete, ApiError> {
+    let limit = match int_param(call, "limit")? {
+        Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
+        _ => usize::MAX,
+    };
+    let namespace = call.req.namespace.as_deref();
+    let (snapshot, after) = match continue_token(call, namespace)? {
+        Some(token) => (
+            continued_snapshot(call, token.snap.unwrap_or(token.rv))?,
+            Some(Key::new(&token.ns, &token.name)),
+        ),
+        None => (
+            call.apps().snapshot_at(namespace, read_at(call)?).await?,
+            None,
+        ),
+    };
+    let mut listed = ToDelete {
+        names: Vec::new(),
+        items: Vec::new(),
+        list_meta: json!({"resourceVersion": snapshot.revision().to_string()}),
+    };
+    let mut last = None;
+    let mut apps = snapshot.named_apps(filter, after.as_ref());
+    for (key, name, app) in apps.by_ref().take(limit) {
+        listed.names.push(name.to_owned());
+        listed.items.push(app.value());
+        last = Some(key);
+    }
+    if let Some(key) = last
+        && apps.next().is_some()
+    {
+        let token = Continue {
+            rv: snapshot.revision(),
+            ns: key.namespace().to_owned(),
+            name: key.name().to_owned(),
+            up: None,
+            snap: None,
+        };
+        listed.list_meta["continue"] = json!(encode_continue(&token));
+        if !filter.has_selector() {
+            listed.list_meta["remainingItemCount"] =
+                json!(snapshot.apps(filter, Some(key)).count());
+        }
+    }
+    Ok(listed)
 }
 
 /// Which apps of a snapshot a list page holds, and what its continue

@@ -27,6 +27,7 @@ use tracing::debug_span;
 use super::options::{self, Write};
 use super::validate::{field_error, invalid, strict_patch_decoding, validate};
 use super::{Call, parse_body};
+use crate::apimachinery::request_info::Verb;
 use crate::apimachinery::status::ApiError;
 use crate::apiserver::negotiate::{self, BodyType};
 use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
@@ -51,7 +52,7 @@ pub(super) async fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
     if !takes_body_type(call) {
         return Err(unsupported_media_type());
     }
-    options::validate(call, Write::Create)?;
+    options::validate(call.query, Write::Create)?;
     let mut app = decode(call)?;
     let manager = field_manager(call);
     debug_span!("prepare").in_scope(|| prepare_new(call, &mut app))?;
@@ -69,7 +70,7 @@ pub(super) async fn create(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
 /// update.
 pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     // As kube-apiserver: an update's options before its content type.
-    options::validate(call, Write::Update)?;
+    options::validate(call.query, Write::Update)?;
     if !takes_body_type(call) {
         return Err(unsupported_media_type());
     }
@@ -128,7 +129,7 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     };
     let name = call.name().to_owned();
     let apps = call.apps();
-    options::validate(call, Write::Patch(kind))?;
+    options::validate(call.query, Write::Patch(kind))?;
     let gv = call.kind.resolved.group_version();
     if kind == PatchKind::Apply {
         // Required and not empty: `options::validate` checked it.
@@ -140,7 +141,7 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
             current: current.as_ref(),
             body: &call.body,
             field_manager: &manager,
-            force: options::force(call),
+            force: options::force(call.query),
             schema,
             now: &timestamp,
             api_version: &gv,
@@ -308,7 +309,9 @@ fn check_type_meta(call: &Call<'_>, app: &Value) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// Namespace and name in the body must agree with the URL (filled in when absent).
+/// Namespace and name in the body must agree with the URL (filled in when
+/// absent). A create reads no name from the URL: kube-apiserver's create
+/// handler takes the body's, whatever path the create was sent to.
 fn check_identity(call: &Call<'_>, app: &mut Value) -> Result<(), ApiError> {
     if !app.get("metadata").is_some_and(Value::is_object) {
         app["metadata"] = json!({});
@@ -322,7 +325,12 @@ fn check_identity(call: &Call<'_>, app: &mut Value) -> Result<(), ApiError> {
         }
         _ => app["metadata"]["namespace"] = json!(url_ns),
     }
-    if let Some(url_name) = &call.req.name {
+    if let Some(url_name) = call
+        .req
+        .name
+        .as_ref()
+        .filter(|_| call.req.verb != Verb::Create)
+    {
         match app.pointer("/metadata/name").and_then(Value::as_str) {
             Some(n) if !n.is_empty() && n != url_name => {
                 return Err(ApiError::bad_request(format!(

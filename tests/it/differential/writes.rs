@@ -28,7 +28,7 @@ const THEIRS: &str = "postgres.writes.diff.cozystack.io";
 const VERSION: &str = "v1alpha1";
 
 /// One answer, normalised for the comparison.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 struct Answer {
     code: u16,
     reason: String,
@@ -39,6 +39,29 @@ struct Answer {
     /// Of an accepted object: spec, labels, managedFields without times,
     /// generation and resourceVersion; of a list, also its items' names.
     object: Value,
+    /// Of a list that continues, its `continue` token (each server's own:
+    /// not compared).
+    token: String,
+}
+
+impl PartialEq for Answer {
+    fn eq(&self, other: &Answer) -> bool {
+        (
+            self.code,
+            &self.reason,
+            &self.message,
+            &self.warnings,
+            &self.details,
+            &self.object,
+        ) == (
+            other.code,
+            &other.reason,
+            &other.message,
+            &other.warnings,
+            &other.details,
+            &other.object,
+        )
+    }
 }
 
 /// Both servers, each with a namespace of its own for one test.
@@ -300,7 +323,12 @@ impl Both {
             }
             _ => Value::Null,
         };
+        let token = body["metadata"]["continue"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         Answer {
+            token,
             code,
             reason: text("reason"),
             message: text("message"),
@@ -1189,6 +1217,19 @@ async fn query_parameters_and_subresources_agree_with_kube_apiserver() {
             .await;
         assert_eq!(a.code, code, "{what}: {a:?}");
     }
+    // A create sent to an object's path is a create: kube-apiserver's
+    // handler reads the name from the body, as for the collection's path.
+    let named = |name: &str| {
+        json!({"apiVersion": "APIVERSION", "kind": "Postgres",
+               "metadata": {"name": name}, "spec": {}})
+        .to_string()
+    };
+    for (path, name) in [("/p7", "p7"), ("/p1", "p8")] {
+        let (ours, _) = both
+            .agree_but_rv(path, Method::POST, path, "dryRun=All", JSON, &named(name))
+            .await;
+        assert_eq!(ours.code, 201, "{ours:?}");
+    }
     // kubectl's view of the first: `kubectl scale` finds nothing to scale.
     let scale = |group: &str, ns: &str| {
         let out = plane::plane()
@@ -1236,6 +1277,9 @@ async fn malformed_delete_and_read_options_agree_with_kube_apiserver() {
             422,
         ),
         ("gracePeriodSeconds=x&dryRun=Bogus", 400),
+        // `dryRun` is a list: every value counts.
+        ("dryRun=All&dryRun=Bogus", 422),
+        ("dryRun=All&dryRun=", 422),
     ] {
         cases.push(("/p1", query.to_owned(), "", code));
         cases.push(("", format!("{none}&{query}"), "", code));
@@ -1337,6 +1381,10 @@ async fn malformed_write_options_agree_with_kube_apiserver() {
         "force=true",
         "force=x&dryRun=Bogus",
         "force=false",
+        // `dryRun` is a list: every value counts, the whole list the bad
+        // value.
+        "dryRun=All&dryRun=Bogus",
+        "dryRun=All&dryRun=All",
     ]
     .iter()
     .map(|q| (*q).to_owned())
@@ -1464,4 +1512,95 @@ async fn malformed_write_options_agree_with_kube_apiserver() {
         .agree_but_rv("list", Method::GET, "", "", JSON, "")
         .await;
     assert_eq!(ours.object["items"], json!(["p1"]), "{ours:?}");
+}
+
+/// deletecollection as kube-apiserver's generic store runs it: with
+/// `limit`, one page of that many is deleted and the answer is that page as
+/// listed, with its `continue` token and the count of what is left; the
+/// token continues a deletecollection; without `limit`, every app the
+/// selectors select; a dry run (`dryRun` given twice) deletes nothing.
+#[tokio::test]
+async fn deletecollection_pages_agree_with_kube_apiserver() {
+    let both = Both::new("diff-deletecollection").await;
+    both.create_postgreses(&["p1", "p2", "p3", "p4", "p5"])
+        .await;
+    let names = |a: &Answer| a.object["items"].clone();
+    let dry = both
+        .agree_but_rv(
+            "dry run",
+            Method::DELETE,
+            "",
+            "dryRun=All&dryRun=All",
+            JSON,
+            "",
+        )
+        .await
+        .0;
+    assert_eq!(
+        names(&dry),
+        json!(["p1", "p2", "p3", "p4", "p5"]),
+        "{dry:?}"
+    );
+    let (ours_page, theirs_page) = both
+        .agree_but_rv("limit=2", Method::DELETE, "", "limit=2", JSON, "")
+        .await;
+    assert_eq!(names(&ours_page), json!(["p1", "p2"]), "{ours_page:?}");
+    assert_eq!(
+        (
+            &ours_page.object["continues"],
+            &ours_page.object["remainingItemCount"]
+        ),
+        (&json!(true), &json!(3)),
+        "{ours_page:?}"
+    );
+    let (ours, _) = both
+        .agree_but_rv("what is left", Method::GET, "", "", JSON, "")
+        .await;
+    assert_eq!(names(&ours), json!(["p3", "p4", "p5"]), "{ours:?}");
+    // Each server's own token continues a deletecollection, from the
+    // version the page was listed at, with `limit` again.
+    let continued = |answer: &Answer| format!("limit=1&continue={}", answer.token);
+    let ours_next = both
+        .one(
+            OURS,
+            &both.ours_ns,
+            Method::DELETE,
+            "",
+            &continued(&ours_page),
+            JSON,
+            "",
+        )
+        .await;
+    let theirs_next = both
+        .one(
+            THEIRS,
+            &both.theirs_ns,
+            Method::DELETE,
+            "",
+            &continued(&theirs_page),
+            JSON,
+            "",
+        )
+        .await;
+    assert_eq!(without_rv(ours_next.clone()), without_rv(theirs_next));
+    assert_eq!(names(&ours_next), json!(["p3"]), "{ours_next:?}");
+    let (ours, _) = both
+        .agree_but_rv("what is left", Method::GET, "", "", JSON, "")
+        .await;
+    assert_eq!(names(&ours), json!(["p4", "p5"]), "{ours:?}");
+    let (ours, _) = both
+        .agree_but_rv(
+            "a selector",
+            Method::DELETE,
+            "",
+            "fieldSelector=metadata.name%21%3Dp4",
+            JSON,
+            "",
+        )
+        .await;
+    assert_eq!(names(&ours), json!(["p5"]), "{ours:?}");
+    let (ours, _) = both
+        .agree_but_rv("what is left", Method::GET, "", "", JSON, "")
+        .await;
+    assert_eq!(names(&ours), json!(["p4"]), "{ours:?}");
 }

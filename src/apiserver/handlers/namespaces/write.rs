@@ -20,6 +20,7 @@ use super::{GROUP_RESOURCE, check_kind, dry_run, namespace_body, store_error};
 use crate::apimachinery::object_meta;
 use crate::apimachinery::query::Query;
 use crate::apimachinery::status::ApiError;
+use crate::apiserver::handlers::options::{self, Write};
 use crate::apiserver::negotiate::{self, BodyType};
 use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
 use crate::apiserver::response::{self, Body};
@@ -78,8 +79,10 @@ pub(super) fn update(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Body>, ApiError> {
+    // As kube-apiserver: an update's options before its body.
+    options::validate(query, Write::Update)?;
     let object = namespace_body(headers, body)?;
-    let dry_run = dry_run(query)?;
+    let dry_run = dry_run(query);
     let current = store
         .namespace(name)
         .map_err(store_error)?
@@ -114,26 +117,13 @@ pub(super) fn patch(
             )));
         }
     };
-    let force = match query.get("force").map(String::as_str) {
-        None => false,
-        Some(f) if kind != PatchKind::Apply => {
-            return Err(ApiError::invalid_query(
-                "force",
-                &format!("Forbidden: may not be specified for non-apply patch (force={f})"),
-            ));
-        }
-        Some("true") => true,
-        Some(_) => false,
-    };
-    let dry_run = dry_run(query)?;
+    options::validate(query, Write::Patch(kind))?;
+    let force = options::force(query);
+    let dry_run = dry_run(query);
     let current = store.namespace(name).map_err(store_error)?;
     if kind == PatchKind::Apply {
-        let Some(manager) = query.get("fieldManager").filter(|m| !m.is_empty()) else {
-            return Err(ApiError::invalid_query(
-                "fieldManager",
-                "Required value: is required for apply patch",
-            ));
-        };
+        // Given and not empty: the options' validation checked it.
+        let manager = query.get("fieldManager").map_or("", String::as_str);
         let timestamp = now();
         let applied = patch::server_side_apply(&ApplyRequest {
             current: current.as_ref(),
