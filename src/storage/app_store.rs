@@ -43,10 +43,8 @@ use serde_json::{Value, json};
 use tracing::Instrument as _;
 
 use super::app_filter::AppFilter;
-use super::cache::{
-    DeleteAnswer, Key, Objects, Stored, Subscription, WatchCache, in_key_order, key_order,
-    range_is_current, snapshot_is_current,
-};
+use super::cache::consistency::{in_key_order, key_order, range_is_current, snapshot_is_current};
+use super::cache::{DeleteAnswer, Key, Objects, Stored, Subscription, WatchCache};
 use super::helm_release::{self, AppView, ConvertError};
 use super::{
     Backend, DeleteOptions, ReadScope, ScopeLabels, StoreError, UpstreamState, Written,
@@ -129,8 +127,8 @@ impl AppSnapshot {
     }
 
     /// The apps `filter` selects, in kube-apiserver's key order
-    /// ([`super::cache::key_order`]), each with its position; after `after`
-    /// when continuing a paginated list.
+    /// ([`key_order`]), each with its position; after `after` when
+    /// continuing a paginated list.
     pub(crate) fn apps<'a>(
         &'a self,
         filter: &'a AppFilter,
