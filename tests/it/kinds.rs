@@ -305,6 +305,76 @@ fn scaffold_writes_files_and_formats() {
     );
 }
 
+/// Every example chart scaffolded in both formats loads back without a
+/// warning as the same kind: the kind format's schema and the
+/// ApplicationDefinition's, read through the JSON Schema converter, give
+/// the same spec schema (a quantity's `[string, number]` stays any value
+/// in both, not a string in one).
+#[test]
+fn both_scaffold_formats_load_back_as_the_same_kinds() {
+    let dir = tempfile::tempdir().unwrap();
+    let charts = manifest_dir().join("examples/charts");
+    let mut names: Vec<_> = std::fs::read_dir(&charts)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("Chart.yaml").is_file())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 5, "{names:?}");
+    let (kind_dir, appdef_dir) = (dir.path().join("kind"), dir.path().join("cozystack"));
+    for chart in &names {
+        for (out, format) in [(&kind_dir, "kind"), (&appdef_dir, "cozystack")] {
+            let out = cozy(&[
+                "kinds",
+                "scaffold",
+                chart.to_str().unwrap(),
+                "--format",
+                format,
+                "--out",
+                out.to_str().unwrap(),
+            ]);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+        }
+    }
+    // Each loads back without a warning.
+    for dir in [&kind_dir, &appdef_dir] {
+        let out = cozy(&["kinds", "list", "--kinds", dir.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_eq!(
+            text(&out.stderr),
+            "",
+            "no warning loading {}",
+            dir.display()
+        );
+    }
+    // The schemas served, as the server validates by them.
+    let served = |dir: &Path| -> Vec<(String, serde_json::Value)> {
+        let registry = kubectl_cozy::kinds::Registry::from_path(dir).expect("kinds load");
+        let mut kinds: Vec<_> = registry
+            .snapshot()
+            .kinds()
+            .iter()
+            .map(|k| {
+                let d = &k.resolved.definition;
+                (d.kind.clone(), d.open_api_schema.clone())
+            })
+            .collect();
+        kinds.sort_by(|a, b| a.0.cmp(&b.0));
+        kinds
+    };
+    let (kinds, appdefs) = (served(&kind_dir), served(&appdef_dir));
+    assert_eq!(kinds.len(), names.len());
+    for ((kind, a), (_, b)) in kinds.iter().zip(&appdefs) {
+        assert_eq!(a, b, "{kind}: the two formats serve different schemas");
+    }
+    let postgres = &kinds.iter().find(|(k, _)| k == "Postgres").unwrap().1;
+    assert_eq!(
+        postgres["properties"]["resources"]["properties"]["cpu"]["x-kubernetes-preserve-unknown-fields"],
+        true,
+        "{postgres}"
+    );
+}
+
 /// A chart written for a test: `Chart.yaml` and a Cozystack-style
 /// `values.yaml`.
 fn write_chart(dir: &Path, name: &str, description: &str) -> PathBuf {

@@ -43,7 +43,8 @@ impl<'a> Converter<'a> {
             Some(k) => k,
             None => {
                 let k = self.infer_type(&acc, enum_values.as_deref(), node_ptr);
-                if k == NodeType::Any && !node_ptr.is_empty() {
+                // Not worth a warning when the field asks for any value itself.
+                if k == NodeType::Any && !node_ptr.is_empty() && !acc.preserve {
                     self.warn(
                         node_ptr,
                         "no type given: the field accepts any value (x-kubernetes-preserve-unknown-fields)",
@@ -611,9 +612,10 @@ mod tests {
             "type object without properties: its keys and values are kept but not checked"
         ));
         assert_eq!(c.warnings.len(), 4, "{:?}", c.warnings);
-        let asked = conv(spec(
-            json!({"bag": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}),
-        ));
+        let asked = conv(spec(json!({
+            "bag": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+            "quantity": {"pattern": "^[0-9]+m?$", "x-kubernetes-preserve-unknown-fields": true}
+        })));
         assert!(asked.warnings.is_empty(), "{:?}", asked.warnings);
     }
 

@@ -157,6 +157,14 @@ impl<'a> Converter<'a> {
                 return k;
             }
         }
+        // A field without a type that asks for any value itself
+        // (`x-kubernetes-preserve-unknown-fields`, as this converter writes
+        // a union such as a quantity's `[string, number]`) keeps any value:
+        // its keywords constrain the values of their type only, as in a
+        // CRD, and its default takes no type for the field.
+        if acc.preserve {
+            return NodeType::Any;
+        }
         if let Some((d, _)) = &acc.default
             && let Some(k) = from_values(&[d])
         {
@@ -264,7 +272,9 @@ mod tests {
             "d": {"const": 3},
             "e": {"default": true},
             "f": {"maxLength": 3},
-            "g": {"enum": [1, "one"]}
+            "g": {"enum": [1, "one"]},
+            "h": {"pattern": "^[0-9]+m?$", "x-kubernetes-preserve-unknown-fields": true},
+            "i": {"default": "1", "x-kubernetes-preserve-unknown-fields": true}
         }}));
         assert!(c.is_ok(), "{:?}", c.errors);
         assert_eq!(c.schema["type"], "object");
@@ -278,7 +288,21 @@ mod tests {
             prop(&c, "g"),
             json!({"enum": [1, "one"], "x-kubernetes-preserve-unknown-fields": true})
         );
-        assert!(!has_warning(&c, "/properties/c", "inferred"));
+        // Any value, as it asks: the pattern holds for strings only.
+        assert_eq!(
+            prop(&c, "h"),
+            json!({"pattern": "^[0-9]+m?$", "x-kubernetes-preserve-unknown-fields": true})
+        );
+        assert_eq!(
+            prop(&c, "i"),
+            json!({"default": "1", "x-kubernetes-preserve-unknown-fields": true})
+        );
+        for field in ["c", "h", "i"] {
+            assert!(
+                !has_warning(&c, &format!("/properties/{field}"), "inferred"),
+                "{field}"
+            );
+        }
         assert!(has_warning(
             &c,
             "/properties/e",
