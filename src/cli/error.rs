@@ -67,8 +67,8 @@ pub enum CliError {
         source: kube::Error,
     },
     /// The server at the kubeconfig's address answered a path every
-    /// Kubernetes API server serves (`/version`, `/apis`) with 404: it is
-    /// something else.
+    /// Kubernetes API server serves (`/version`, `/apis`) with 404, or
+    /// with something that is not its JSON: it is something else.
     #[error("{server} is not a Kubernetes API server ({request}: {answer})")]
     NotKubernetes {
         /// The API server URL from the kubeconfig.
@@ -131,8 +131,8 @@ impl CliError {
 
     /// What the failure of a command's first request (`request`, one every
     /// Kubernetes API server serves to everyone) means: a server that is not
-    /// Kubernetes (404), credentials refused (401), or a cluster that could
-    /// not be reached.
+    /// Kubernetes (404, or an answer that is not its JSON), credentials
+    /// refused (401), or a cluster that could not be reached.
     pub fn first_request_failed(
         server: String,
         request: &'static str,
@@ -156,6 +156,11 @@ impl CliError {
                     }
                 }
             }
+            kube::Error::SerdeError(_) => CliError::NotKubernetes {
+                server,
+                request,
+                answer: crate::doctor::requester::CallError::from(source).to_string(),
+            },
             _ => CliError::Unreachable { server, source },
         }
     }
@@ -505,6 +510,23 @@ mod tests {
             "error: https://127.0.0.1:8443/ is not a Kubernetes API server (GET /version: HTTP 404: \
              <html>not found</html>)\n  hint: the context's server address leads somewhere else; check it \
              with `kubectl config view --minify`\n"
+        );
+        assert_eq!(err.exit_status(), ExitStatus::Unreachable);
+    }
+
+    #[test]
+    fn a_server_that_answers_no_json_is_not_kubernetes_either() {
+        let not_json = serde_json::from_str::<serde_json::Value>("<html>").unwrap_err();
+        let err = CliError::first_request_failed(
+            "https://127.0.0.1:8443/".into(),
+            "GET /version",
+            kube::Error::SerdeError(not_json),
+        );
+        assert_eq!(
+            render(&err, Some("https://127.0.0.1:8443/"), false),
+            "error: https://127.0.0.1:8443/ is not a Kubernetes API server (GET /version: an answer that is \
+             not Kubernetes' JSON (expected value at line 1 column 1))\n  hint: the context's server address \
+             leads somewhere else; check it with `kubectl config view --minify`\n"
         );
         assert_eq!(err.exit_status(), ExitStatus::Unreachable);
     }

@@ -298,7 +298,11 @@ fn init_logging(verbosity: u8, global: &GlobalArgs) {
     // show only at `-v 6`, beside the request log (`kube_client::request_log`),
     // which says the same in one line per request, as kubectl's `-v 6` does.
     let requests = if verbosity >= 6 { level } else { "off" };
+    // Its client also warns with the whole body of an answer that does not
+    // decode (an HTML page where JSON was expected), which the command
+    // names itself: shown from `-v 4` on.
     let kube_answers = match verbosity {
+        0..=3 => "error",
         4..=5 => "info",
         _ => level,
     };

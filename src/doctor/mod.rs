@@ -87,7 +87,8 @@ pub enum Error {
     /// The API server did not answer `/version`.
     #[error("reach the API server")]
     Unreachable(#[source] CallError),
-    /// `GET /version`, which every Kubernetes API server serves, answered 404.
+    /// `GET /version`, which every Kubernetes API server serves, answered
+    /// 404, or with something that is not its JSON.
     #[error("not a Kubernetes API server (GET /version: {0})")]
     NotKubernetes(CallError),
     /// The API server refused the credentials (401).
@@ -110,6 +111,7 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
         Err(err @ (CallError::Transport(_) | CallError::Timeout(_))) => {
             return Err(Error::Unreachable(err));
         }
+        Err(err @ CallError::NotJson(_)) => return Err(Error::NotKubernetes(err)),
         Err(err) if err.status() == Some(404) => return Err(Error::NotKubernetes(err)),
         Err(err) if err.status() == Some(401) => return Err(Error::Unauthorized(err)),
         Err(err) => {

@@ -30,8 +30,12 @@ pub enum CallError {
         /// `Status.message`, or the start of a non-Status body.
         message: String,
     },
-    /// The request never got an HTTP answer (connection, TLS, decoding).
+    /// The request never got an HTTP answer (connection, TLS).
     Transport(String),
+    /// The server answered with a success, but not with JSON a Kubernetes
+    /// API server sends (an HTML page, a proxy's sign-in form): why it did
+    /// not decode.
+    NotJson(String),
 }
 
 impl CallError {
@@ -86,6 +90,7 @@ impl std::fmt::Display for CallError {
                 }
             }
             CallError::Transport(text) => f.write_str(text),
+            CallError::NotJson(why) => write!(f, "an answer that is not Kubernetes' JSON ({why})"),
         }
     }
 }
@@ -105,6 +110,7 @@ impl From<kube::Error> for CallError {
                 },
                 message: status.message.clone(),
             },
+            kube::Error::SerdeError(e) => CallError::NotJson(e.to_string()),
             other => CallError::Transport(crate::error_chain::error_chain(&other)),
         }
     }

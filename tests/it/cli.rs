@@ -390,6 +390,44 @@ fn a_wrong_address_or_refused_credentials_are_named_with_a_hint() {
     }
 }
 
+/// A server that answers every request 200 with a web page (a proxy's
+/// sign-in page, a wrong port) is named as no Kubernetes API server, with
+/// the hint, and the page itself is not logged.
+#[test]
+fn a_server_answering_a_web_page_is_named_with_a_hint() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let page = "<html><body>Sign in</body></html>";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                page.len()
+            );
+        }
+    });
+    let kubeconfig = edited_kubeconfig("web-page.kubeconfig", |doc| {
+        doc["clusters"][0]["cluster"] = serde_json::json!({"server": format!("http://{addr}")});
+    });
+    for args in [&["version"][..], &["doctor"], &["kinds", "list"]] {
+        let out = run(cozy(args).args(["--kubeconfig", &kubeconfig]));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("not a Kubernetes API server (GET /")
+                && stderr.contains("an answer that is not Kubernetes' JSON")
+                && stderr.contains("hint: the context's server address leads somewhere else"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("Sign in"), "{args:?}: {stderr}");
+    }
+}
+
 /// `-v 6` logs every request as kubectl's `-v 6` does, one line each;
 /// `-v 4` (debug) keeps the client library's dumps of expected failures out.
 #[test]
