@@ -44,6 +44,10 @@ pub enum CliError {
     /// The command line was well-formed for clap but makes no sense.
     #[error("{0}")]
     Usage(String),
+    /// The command line made sense, but what it would change is not the
+    /// command's to change (a file another tool installed): exit 1.
+    #[error("{0}")]
+    Refused(String),
     /// The subcommand exists but is not implemented in this build.
     #[error("`kubectl cozy {command}` is not available yet in kubectl-cozy {version}; {hint}")]
     NotAvailable {

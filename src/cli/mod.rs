@@ -335,6 +335,37 @@ mod tests {
     }
 
     #[test]
+    fn scaffold_from_a_repository_index_asks_for_what_is_missing_only() {
+        let error = |args: &[&str]| {
+            let mut argv = vec!["kubectl-cozy", "kinds", "scaffold"];
+            argv.extend_from_slice(args);
+            Cli::try_parse_from(argv).unwrap_err().to_string()
+        };
+        // --chart alone: the index is missing, not a chart path.
+        let text = error(&["--chart", "redis"]);
+        assert!(text.contains("--repo-index <INDEX>"), "{text}");
+        assert!(!text.contains("<CHART>\n"), "{text}");
+        let text = error(&["--repo-index", "index.yaml"]);
+        assert!(text.contains("--chart <NAME[@VERSION]>"), "{text}");
+        // A chart path with either is one or the other.
+        let text = error(&["./redis", "--chart", "redis"]);
+        assert!(text.contains("cannot be used with"), "{text}");
+        assert!(Cli::try_parse_from(["kubectl-cozy", "kinds", "scaffold", "./redis"]).is_ok());
+        assert!(
+            Cli::try_parse_from([
+                "kubectl-cozy",
+                "kinds",
+                "scaffold",
+                "--repo-index",
+                "i.yaml",
+                "--chart",
+                "redis"
+            ])
+            .is_ok()
+        );
+    }
+
+    #[test]
     fn plugin_name_is_shown_as_kubectl_subcommand() {
         assert_eq!(
             display_name(Some(&OsString::from("/usr/local/bin/kubectl-cozy"))),

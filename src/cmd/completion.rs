@@ -524,7 +524,7 @@ pub fn install_completer(exe: &Exe, target: &Path, force: bool) -> Result<Instal
         Existing::OurLink(old) => Some(old),
         Existing::Shipped if !force => return Ok(Installed::Present { to: None }),
         Existing::Foreign { dangling: false } if !force => {
-            return Err(CliError::Usage(format!(
+            return Err(CliError::Refused(format!(
                 "{} exists and is not this kubectl-cozy; pass --force to replace it",
                 target.display()
             )));
@@ -566,12 +566,12 @@ pub fn uninstall_completer(exe: &Exe, target: &Path) -> Result<String, CliError>
                 to.display()
             ))
         }
-        Existing::Shipped => Err(CliError::Usage(format!(
+        Existing::Shipped => Err(CliError::Refused(format!(
             "{} is the completer binary installed with kubectl-cozy, not a link completion \
              install made: it goes when the plugin is uninstalled",
             target.display()
         ))),
-        Existing::Foreign { .. } => Err(CliError::Usage(format!(
+        Existing::Foreign { .. } => Err(CliError::Refused(format!(
             "{} is not a link completion install made; left in place",
             target.display()
         ))),
@@ -914,6 +914,8 @@ mod tests {
         std::fs::write(&target, b"someone else's").unwrap();
         let err = uninstall_completer(&exe, &target).unwrap_err();
         assert!(err.to_string().contains("left in place"), "{err}");
+        // A refusal of what the machine holds, not of the command line.
+        assert_eq!(err.exit_status(), ExitStatus::Error);
         std::fs::remove_file(&target).unwrap();
         std::os::unix::fs::symlink("/bin/sh", &target).unwrap();
         assert!(uninstall_completer(&exe, &target).is_err());

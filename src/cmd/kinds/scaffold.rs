@@ -37,8 +37,8 @@ Examples:
   kubectl cozy kinds scaffold ./charts/octopus --kind Octopus --plural octopi")]
 pub struct ScaffoldArgs {
     /// A chart directory or a packaged chart (.tgz)
-    #[arg(value_name = "CHART", value_hint = ValueHint::AnyPath, required_unless_present = "repo_index",
-          conflicts_with = "repo_index")]
+    #[arg(value_name = "CHART", value_hint = ValueHint::AnyPath,
+          required_unless_present_any = ["repo_index", "chart_name"], conflicts_with_all = ["repo_index", "chart_name"])]
     pub chart: Option<PathBuf>,
 
     /// A Helm repository index.yaml to take the chart from (with --chart)
