@@ -366,6 +366,25 @@ mod tests {
     }
 
     #[test]
+    fn doctor_fix_options_need_fix() {
+        let parse = |args: &[&str]| {
+            let mut argv = vec!["kubectl-cozy", "doctor"];
+            argv.extend_from_slice(args);
+            Cli::try_parse_from(argv)
+        };
+        for args in [
+            &["--wait", "5s"][..],
+            &["--yes"],
+            &["--finalize-namespaces"],
+        ] {
+            let err = parse(args).map(|_| ()).unwrap_err().to_string();
+            assert!(err.contains("--fix"), "{args:?}: {err}");
+        }
+        assert!(parse(&[]).is_ok());
+        assert!(parse(&["--fix", "--wait", "5s"]).is_ok());
+    }
+
+    #[test]
     fn plugin_name_is_shown_as_kubectl_subcommand() {
         assert_eq!(
             display_name(Some(&OsString::from("/usr/local/bin/kubectl-cozy"))),

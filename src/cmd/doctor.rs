@@ -76,7 +76,8 @@ pub struct DoctorArgs {
     pub probe_timeout: Duration,
 
     /// How long --fix waits for unblocked namespaces to finish deleting
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_request_timeout)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_request_timeout,
+          requires = "fix")]
     pub wait: Duration,
 
     /// Deletion older than this counts as stuck rather than in progress

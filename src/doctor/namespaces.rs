@@ -855,13 +855,19 @@ fn finalizer_finding(
             object.deletion_timestamp.clone().unwrap_or_default()
         )
     };
+    let why = if blocks_namespace {
+        "an object is only removed once every finalizer on it is removed by its owner; until then the namespace \
+         controller cannot finish"
+    } else {
+        "an object is only removed once every finalizer on it is removed by its owner; until then it stays, \
+         deleting"
+    };
     let mut f = Finding::new(
         Code::FinalizerBlocking,
         Severity::Error,
         object.object.clone(),
         what,
-        "an object is only removed once every finalizer on it is removed by its owner; until then the namespace \
-         controller cannot finish",
+        why,
     )
     .evidence(
         format!("{} metadata.finalizers", object.object),
@@ -1155,6 +1161,43 @@ mod tests {
             f.remedy.as_ref().unwrap().command,
             r#"kubectl patch configmaps/blocked -n team-b --type=merge -p '{"metadata":{"finalizers":[],"resourceVersion":"42"}}'"#
         );
+    }
+
+    /// An object deleting for longer than `--stuck-after` in a namespace
+    /// that is not being deleted: a warning that blocks nothing, and whose
+    /// why does not speak of the namespace controller.
+    #[test]
+    fn an_object_stuck_deleting_in_an_active_namespace_blocks_nothing() {
+        let active: Namespace = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "team-c", "resourceVersion": "7"},
+            "status": {"phase": "Active"}
+        }))
+        .unwrap();
+        let mut content = Content::default();
+        content.objects.insert(
+            "team-c".into(),
+            vec![RemainingObject {
+                object: ObjectRef {
+                    api_version: "v1".into(),
+                    kind: "ConfigMap".into(),
+                    resource: "configmaps".into(),
+                    namespace: Some("team-c".into()),
+                    name: "held".into(),
+                },
+                finalizers: vec!["example.com/block".into()],
+                deletion_timestamp: Some("2026-09-01T11:00:00Z".into()),
+                resource_version: Some("43".into()),
+            }],
+        );
+        let (_, findings, _) = run(&[active], &content, &[]);
+        let f = findings
+            .iter()
+            .find(|f| f.code == Code::ObjectDeletionStuck)
+            .unwrap_or_else(|| panic!("{findings:?}"));
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.blocks.is_empty(), "{:?}", f.blocks);
+        assert!(f.what.contains("has been deleting since"), "{}", f.what);
+        assert!(!f.why.contains("namespace controller"), "{}", f.why);
     }
 
     #[test]

@@ -228,6 +228,16 @@ fn api_services_section(report: &Report, wide: bool, now: Timestamp) -> String {
         .filter(|a| wide || !a.local || !a.healthy)
         .collect();
     let hidden = report.api_services.len() - shown.len();
+    if report.api_services.is_empty()
+        && report
+            .unchecked
+            .iter()
+            .any(|u| u.what.starts_with("list apiservices"))
+    {
+        // Not "all 0 healthy": they could not be listed (NOT CHECKED says why).
+        let _ = writeln!(out, "APISERVICES: not checked (could not be listed)");
+        return out;
+    }
     if shown.is_empty() {
         let _ = writeln!(
             out,
@@ -1179,6 +1189,23 @@ mod tests {
         let r = fixtures::healthy();
         assert_eq!(r.result, Verdict::Healthy);
         both("healthy", &r);
+    }
+
+    /// APIServices that could not be listed are not "all 0 healthy".
+    #[test]
+    fn api_services_not_listed_are_not_called_healthy() {
+        let mut r = fixtures::healthy();
+        r.api_services.clear();
+        r.unchecked.push(crate::doctor::Unchecked {
+            what: "list apiservices.apiregistration.k8s.io".into(),
+            reason: "HTTP 403 Forbidden".into(),
+            status: Some(403),
+        });
+        let text = api_services_section(&r, false, r.generated_at.parse().unwrap());
+        assert_eq!(text, "APISERVICES: not checked (could not be listed)\n");
+        r.unchecked.clear();
+        let text = api_services_section(&r, false, r.generated_at.parse().unwrap());
+        assert!(text.starts_with("APISERVICES: all 0 healthy"), "{text}");
     }
 
     #[test]

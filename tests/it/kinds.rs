@@ -510,6 +510,25 @@ fn scaffold_out_keeps_hand_edits_without_force() {
     // --force means something only with --out.
     let out = cozy(&["kinds", "scaffold", chart.to_str().unwrap(), "--force"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    // --out names a directory: a file there is a usage error, and stays.
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        chart.to_str().unwrap(),
+        "--out",
+        file.to_str().unwrap(),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("not a directory (--out names the directory"),
+        "{stderr}"
+    );
+    assert!(
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("kind: Queue")
+    );
 }
 
 /// `serve --charts` names a sub-directory it skips for want of a

@@ -220,7 +220,7 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
     let resources = client
         .list_api_group_resources(&group_version)
         .await
-        .map_err(|e| CliError::other(format!("discover {group_version}"), e))?;
+        .map_err(|e| discovery_error(&group_version, e))?;
     let definitions = application_definitions::read(client).await.ok();
     let mut listed = Vec::new();
     for r in resources.resources.iter().filter(|r| !r.name.contains('/')) {
@@ -254,4 +254,22 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
     // read (files in name order).
     listed.sort_by(|a, b| (&a.kind, &a.plural).cmp(&(&b.kind, &b.plural)));
     Ok(listed)
+}
+
+/// A group-version's discovery failed: a 503 is its APIService being
+/// unavailable, which `doctor` diagnoses, and says so.
+fn discovery_error(group_version: &str, err: kube::Error) -> CliError {
+    match &err {
+        kube::Error::Api(status) if status.code == 503 => {
+            let (group, version) = group_version.split_once('/').unwrap_or(("", group_version));
+            CliError::other(
+                format!("discover {group_version}"),
+                format!(
+                    "APIService {version}.{group} is unavailable (HTTP 503): the server behind it is down or \
+                     unreachable; `kubectl cozy doctor` says why and how to fix it"
+                ),
+            )
+        }
+        _ => CliError::other(format!("discover {group_version}"), err),
+    }
 }

@@ -227,6 +227,13 @@ pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> 
             .write_all(text.as_bytes())
             .map_err(|e| CliError::io("write the definition", e))?,
         Some(dir) => {
+            if dir.exists() && !dir.is_dir() {
+                return Err(CliError::Usage(format!(
+                    "--out {}: not a directory (--out names the directory the definition goes into, as \
+                     <singular>.yaml)",
+                    dir.display()
+                )));
+            }
             let extension = if output_format == OutputFormat::Json {
                 "json"
             } else {
