@@ -342,6 +342,22 @@ const BY_TEXT: [(&str, &str, &str, bool); 8] = [
     ),
 ];
 
+/// For a command that goes on without the cluster (a note, not an error):
+/// `cannot reach the cluster at <server>: connection refused`, in
+/// [`report`]'s words, when `err` is a request that never reached the
+/// server; `None` for any other failure.
+pub fn unreachable_note(err: &(dyn StdError + 'static), server: Option<&str>) -> Option<String> {
+    let failure = connection_failure(err)?;
+    Some(match server {
+        Some(server) => format!(
+            "cannot reach the cluster at {}: {}",
+            server.trim_end_matches('/'),
+            failure.summary
+        ),
+        None => format!("cannot reach the cluster: {}", failure.summary),
+    })
+}
+
 /// Finds, in `err`'s cause chain, a failure to connect to the server (refused,
 /// unreachable, timed out, name resolution, TLS trust), if any.
 fn connection_failure(err: &(dyn StdError + 'static)) -> Option<ConnectionFailure> {
@@ -411,6 +427,26 @@ mod tests {
         assert!(
             verbose.contains("caused by: client error (Connect)"),
             "{verbose}"
+        );
+    }
+
+    #[test]
+    fn an_unreachable_note_words_a_connection_failure_as_the_report_does() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let wrapped = std::io::Error::other(Wrapped("client error (Connect)", Box::new(refused)));
+        assert_eq!(
+            unreachable_note(&wrapped, Some("https://127.0.0.1:9/")).as_deref(),
+            Some("cannot reach the cluster at https://127.0.0.1:9: connection refused")
+        );
+        assert_eq!(
+            unreachable_note(&wrapped, None).as_deref(),
+            Some("cannot reach the cluster: connection refused")
+        );
+        let status =
+            kube::core::Status::failure("secrets is forbidden: no", "Forbidden").with_code(403);
+        assert_eq!(
+            unreachable_note(&kube::Error::Api(status.boxed()), Some("https://x/")),
+            None
         );
     }
 

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub use ctx::Ctx;
-pub use error::{CliError, ExitStatus};
+pub use error::{CliError, ExitStatus, unreachable_note};
 pub use global::{GlobalArgs, parse_request_timeout};
 
 use crate::cmd;

@@ -7,7 +7,10 @@
 //! cluster, ask, and server-side apply them; `--delete` removes what the
 //! cluster holds of them, APIServices first. `--dry-run=client` prints
 //! without contacting the cluster; `--dry-run=server` has the server check
-//! everything and stores nothing. See `docs/install.md`.
+//! everything and stores nothing. When the cluster can be read, a namespace
+//! that exists and is not the install's is left out of all of these (and
+//! left as it is), and `--cert-manager` needs a cluster with cert-manager.
+//! See `docs/install.md`.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
@@ -97,6 +100,14 @@ pub struct InstallArgs {
     pub field_manager: String,
 }
 
+impl InstallArgs {
+    /// Whether the command changes the cluster or has the server check the
+    /// install (`--apply`, `--dry-run=server`), rather than printing it.
+    fn to_cluster(&self) -> bool {
+        self.apply || self.dry_run == Some(DryRun::Server)
+    }
+}
+
 /// Runs `install`.
 pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let format = ctx.output_in(OutputFormat::Yaml, OUTPUT_FORMATS, "install")?;
@@ -125,64 +136,10 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     }
     let kind_files =
         kinds::files(&args.kinds).map_err(|e| CliError::other("ship the kind definitions", e))?;
-    let offline = args.dry_run == Some(DryRun::Client);
-    let client = if offline {
-        None
-    } else if args.apply || args.delete || args.dry_run == Some(DryRun::Server) {
-        let client = ctx.client().await?;
-        // First make sure the context leads to a cluster that takes our
-        // credentials, so that a wrong address is named as such.
-        let server = ctx.server_url().unwrap_or_default();
-        client
-            .apiserver_version()
-            .await
-            .map_err(|source| CliError::first_request_failed(server, "GET /version", source))?;
-        Some(client)
-    } else {
-        // Printing: reuse the cluster's certificates when it can be read.
-        match ctx.client().await {
-            Ok(c) => Some(c),
-            Err(e) => {
-                eprintln!("Note: no cluster to read certificates from ({e}); printing new ones");
-                None
-            }
-        }
-    };
+    let client = connect(&args, ctx).await?;
     // Whether the cluster answered (printing goes on without it).
-    let mut cluster_answered = client.is_some();
-    let certificates = if args.cert_manager {
-        Certificates::CertManager
-    } else {
-        let existing = match &client {
-            Some(c) => match apply::read_certificates(c, &namespace).await {
-                Ok(found) => found,
-                Err(e) if args.apply || args.delete || args.dry_run.is_some() => {
-                    return Err(CliError::other("read the install's Secrets", e));
-                }
-                Err(e) => {
-                    eprintln!(
-                        "Note: could not read the install's Secrets ({e}); printing new certificates"
-                    );
-                    cluster_answered = false;
-                    (None, None)
-                }
-            },
-            None => (None, None),
-        };
-        let generated = tls::prepare(
-            existing.0.as_ref(),
-            existing.1.as_ref(),
-            &namespace,
-            jiff::Timestamp::now(),
-        )
-        .map_err(|e| CliError::other("prepare the serving certificate", e))?;
-        if client.is_some() {
-            for note in &generated.notes {
-                eprintln!("Certificates: {note}");
-            }
-        }
-        Certificates::Generated(generated)
-    };
+    let (certificates, cluster_answered) =
+        certificates(&args, ctx, client.as_ref(), &namespace).await?;
     let spec = InstallSpec {
         namespace,
         image: args.image.clone(),
@@ -197,9 +154,6 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         certificates,
     };
     let mut objects = install::manifests(&spec);
-    if let Some(client) = client.as_ref().filter(|_| cluster_answered && !args.delete) {
-        check_claims(&args, client, &spec).await?;
-    }
     if args.delete {
         // Whichever way the certificates were made: cert-manager's objects
         // too (the ones the cluster lacks are skipped).
@@ -210,6 +164,11 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
             return Err(CliError::Usage("--delete needs the cluster".into()));
         };
         return delete_objects(&args, &client, &objects, &spec).await;
+    }
+    if let Some(client) = client.as_ref().filter(|_| cluster_answered) {
+        check_cert_manager(&args, client).await?;
+        objects = check_namespace(&args, client, &spec, objects).await?;
+        check_claims(&args, client, &spec).await?;
     }
     match (args.apply, client) {
         (true, Some(client)) => apply_objects(&args, &client, &objects, &spec).await,
@@ -249,6 +208,178 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     }
 }
 
+/// The cluster's client, checked with a first request (so that a wrong
+/// address is named as such): none with `--dry-run=client`. Printing goes
+/// on without a cluster, saying once why (then nothing is read from it:
+/// the certificates are new, the namespace is printed).
+async fn connect(args: &InstallArgs, ctx: &Ctx) -> Result<Option<kube::Client>, CliError> {
+    if args.dry_run == Some(DryRun::Client) {
+        return Ok(None);
+    }
+    let printing = !(args.to_cluster() || args.delete);
+    let client = match ctx.client().await {
+        Ok(client) => client,
+        Err(e) if printing => {
+            eprintln!("Note: no cluster to read certificates from ({e}); printing new ones");
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    let server = ctx.server_url().unwrap_or_default();
+    match client.apiserver_version().await {
+        Ok(_) => Ok(Some(client)),
+        Err(source) if printing => {
+            let why = crate::cli::unreachable_note(&source, Some(&server)).unwrap_or_else(|| {
+                let err = CliError::first_request_failed(server, "GET /version", source);
+                crate::error_chain::error_chain(&err)
+            });
+            eprintln!(
+                "Note: {why}; printing the install without reading the cluster{}",
+                if args.cert_manager {
+                    ""
+                } else {
+                    " (new certificates)"
+                }
+            );
+            Ok(None)
+        }
+        Err(source) => Err(CliError::first_request_failed(
+            server,
+            "GET /version",
+            source,
+        )),
+    }
+}
+
+/// Where the serving certificate comes from: cert-manager, or certificates
+/// made here, reusing the cluster's Secrets while valid (`--delete` only
+/// needs their names, so it reads nothing and says nothing of them). Also
+/// whether the cluster answered: printing goes on, with new certificates,
+/// when it cannot be read.
+async fn certificates(
+    args: &InstallArgs,
+    ctx: &Ctx,
+    client: Option<&kube::Client>,
+    namespace: &str,
+) -> Result<(Certificates, bool), CliError> {
+    if args.cert_manager {
+        return Ok((Certificates::CertManager, client.is_some()));
+    }
+    let mut answered = client.is_some();
+    let existing = match client.filter(|_| !args.delete) {
+        Some(c) => match apply::read_certificates(c, namespace).await {
+            Ok(found) => found,
+            Err(e) if args.to_cluster() => {
+                return Err(CliError::other("read the install's Secrets", e));
+            }
+            Err(e) => {
+                let why = crate::cli::unreachable_note(&e, ctx.server_url().as_deref())
+                    .unwrap_or_else(|| {
+                        format!(
+                            "could not read the install's Secrets ({})",
+                            crate::error_chain::error_chain(&e)
+                        )
+                    });
+                eprintln!("Note: {why}; printing new certificates");
+                answered = false;
+                (None, None)
+            }
+        },
+        None => (None, None),
+    };
+    let generated = tls::prepare(
+        existing.0.as_ref(),
+        existing.1.as_ref(),
+        namespace,
+        jiff::Timestamp::now(),
+    )
+    .map_err(|e| CliError::other("prepare the serving certificate", e))?;
+    if answered && !args.delete {
+        for note in &generated.notes {
+            eprintln!("Certificates: {note}");
+        }
+    }
+    Ok((Certificates::Generated(generated), answered))
+}
+
+/// What is wrong when the cluster has no cert-manager, and how to go on.
+fn cert_manager_missing(fix: &str) -> String {
+    format!(
+        "cert-manager is not installed: the cluster serves no {} Issuers or Certificates; {fix}",
+        tls::CERT_MANAGER_API
+    )
+}
+
+/// With `--cert-manager`: refuses to apply (or to check with the server) an
+/// install into a cluster without cert-manager, whose Issuers and
+/// Certificates it could not take; when printing, says so on stderr.
+async fn check_cert_manager(args: &InstallArgs, client: &kube::Client) -> Result<(), CliError> {
+    if !args.cert_manager {
+        return Ok(());
+    }
+    match tls::cert_manager_served(client).await {
+        Ok(true) => Ok(()),
+        Ok(false) if args.to_cluster() => Err(CliError::other(
+            "install with --cert-manager",
+            cert_manager_missing(
+                "install cert-manager first (https://cert-manager.io/docs/installation/), \
+                 or drop --cert-manager to have the certificates made here",
+            ),
+        )),
+        Ok(false) => {
+            eprintln!(
+                "Warning: {}",
+                cert_manager_missing(
+                    "install it before applying this output, or drop --cert-manager"
+                )
+            );
+            Ok(())
+        }
+        Err(e) if args.to_cluster() => Err(CliError::other(
+            format!("read the cluster's {} API", tls::CERT_MANAGER_API),
+            e,
+        )),
+        Err(e) => {
+            eprintln!(
+                "Note: could not tell whether the cluster has cert-manager ({})",
+                crate::error_chain::error_chain(&e)
+            );
+            Ok(())
+        }
+    }
+}
+
+/// Leaves the install's namespace out of `objects` when it exists and is
+/// not the install's (it is left as it is, which stderr says). When it
+/// cannot be read, applying stops; printing keeps it.
+async fn check_namespace(
+    args: &InstallArgs,
+    client: &kube::Client,
+    spec: &InstallSpec,
+    objects: Vec<serde_json::Value>,
+) -> Result<Vec<serde_json::Value>, CliError> {
+    use install::namespace::{self, Held};
+    match namespace::read(client, &spec.namespace).await {
+        Ok(Held::Foreign) => {
+            eprintln!("{}", namespace::left_as_it_is(&spec.namespace));
+            Ok(namespace::without_namespace(objects))
+        }
+        Ok(Held::Missing | Held::Ours) => Ok(objects),
+        Err(e) if args.to_cluster() => Err(CliError::other(
+            format!("read namespace {}", spec.namespace),
+            e,
+        )),
+        Err(e) => {
+            eprintln!(
+                "Note: could not read namespace {} ({}); printing its Namespace object",
+                spec.namespace,
+                crate::error_chain::error_chain(&e)
+            );
+            Ok(objects)
+        }
+    }
+}
+
 /// Refuses to apply (or to check with the server) an install whose
 /// APIServices another server holds; when printing, says so on stderr, as
 /// `kubectl apply` of the output would repoint them.
@@ -257,7 +388,7 @@ async fn check_claims(
     client: &kube::Client,
     spec: &InstallSpec,
 ) -> Result<(), CliError> {
-    let to_cluster = args.apply || args.dry_run == Some(DryRun::Server);
+    let to_cluster = args.to_cluster();
     match install::claim::refusals(client, spec).await {
         Ok(refusals) if refusals.is_empty() => Ok(()),
         Ok(refusals) if to_cluster => Err(CliError::other(
@@ -328,12 +459,19 @@ async fn delete_objects(
         match removal {
             Removal::Delete(object) => eprintln!("delete {}", apply::describe(object)),
             Removal::Keep { object, why } => eprintln!("keep   {object}: {why}"),
+            Removal::Going { object, why } => eprintln!("going  {object}: {why}"),
         }
     }
     if to_delete == 0 {
+        let going = plan.iter().any(|r| matches!(r, Removal::Going { .. }));
         eprintln!(
-            "Nothing to delete: the cluster holds no object of an install in namespace {}.",
-            spec.namespace
+            "Nothing to delete: the cluster holds no object of an install in namespace {}{}.",
+            spec.namespace,
+            if going {
+                " that is not already being deleted"
+            } else {
+                ""
+            }
         );
         return Ok(ExitStatus::Success);
     }

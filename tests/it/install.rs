@@ -1,5 +1,7 @@
 //! `kubectl cozy install` against the test plane: the whole output accepted
-//! by kube-apiserver's server-side dry run (real kubectl), then a real
+//! by kube-apiserver's server-side dry run (real kubectl), an existing
+//! namespace left as it is, cert-manager's absence named, a terminating
+//! namespace counted as gone by `--delete`, then a real
 //! install — applied by the command itself (diff, server-side apply, a
 //! second run changes nothing) — whose Deployment lands two pods on the
 //! kwok node, whose Service gets their endpoints, and whose APIServices
@@ -66,12 +68,17 @@ async fn the_whole_install_passes_kube_apiservers_server_side_dry_run() {
     // A server dry run cannot create the namespace the other objects go to.
     let ns = plane.namespace("install-dry").await;
     let kinds_path = kinds.dir.path().display().to_string();
-    let (yaml, _) = ok(
+    let (yaml, stderr) = ok(
         install(plane, &["--kinds", &kinds_path, "-n", &ns]),
         "install",
     );
+    // The namespace exists and is not the install's: it is left out.
+    assert!(!yaml.contains("kind: Namespace"), "{yaml}");
+    assert!(
+        stderr.contains(&format!("namespace {ns} exists and is not the install's")),
+        "{stderr}"
+    );
     for kind in [
-        "kind: Namespace",
         "kind: ServiceAccount",
         "kind: ClusterRoleBinding",
         "kind: ConfigMap",
@@ -742,4 +749,227 @@ async fn run(kinds_path: String, group: String, ns: String) {
         "install --delete (again)",
     );
     assert!(stderr.contains("Nothing to delete"), "{stderr}");
+}
+
+/// The labels of namespace `ns` as the cluster holds them.
+async fn namespace_labels(client: &kube::Client, ns: &str) -> Vec<String> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let held = namespaces.get(ns).await.expect("get the namespace");
+    held.metadata
+        .labels
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect()
+}
+
+/// An install into a namespace that exists and is not the install's (here
+/// one made by the test, as `default` or `kube-system` would be) leaves it
+/// as it is: it is printed, diffed and applied without its Namespace
+/// object, so no Pod Security or managed-by label lands on it, and
+/// `--delete` keeps it without suggesting to delete it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_existing_namespace_that_is_not_the_installs_is_left_as_it_is() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("install-existing"));
+    let ns = plane.namespace("install-existing").await;
+    let kinds_path = kinds.dir.path().display().to_string();
+    let api_services = vec![format!("v1alpha1.{}", kinds.group)];
+    let result = tokio::spawn(existing_namespace(kinds_path, ns.clone())).await;
+    uninstall(&client, &ns, &api_services).await;
+    if let Err(e) = result {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}
+
+async fn existing_namespace(kinds_path: String, ns: String) {
+    let plane = plane();
+    let client = plane.client().await;
+    let before = namespace_labels(&client, &ns).await;
+    let note = format!("namespace {ns} exists and is not the install's");
+
+    // Printing: no Namespace object, and the note.
+    let (yaml, stderr) = ok(
+        install(plane, &["--kinds", &kinds_path, "-n", &ns]),
+        "install (print) into an existing namespace",
+    );
+    assert!(!yaml.contains("kind: Namespace"), "{yaml}");
+    assert!(yaml.contains("kind: Deployment"), "{yaml}");
+    assert!(
+        stderr.contains(&note) && stderr.contains("restricted"),
+        "{stderr}"
+    );
+
+    // Applying: the namespace is left out of the diff and of the apply.
+    let (diff, stderr) = ok(
+        install(
+            plane,
+            &["--kinds", &kinds_path, "-n", &ns, "--apply", "--yes"],
+        ),
+        "install --apply into an existing namespace",
+    );
+    assert!(!diff.contains(&format!("Namespace {ns}")), "{diff}");
+    assert!(diff.contains("+kind: Deployment"), "{diff}");
+    assert!(stderr.contains(&note), "{stderr}");
+    assert!(stderr.contains("Applied"), "{stderr}");
+    assert_eq!(namespace_labels(&client, &ns).await, before, "{stderr}");
+    let (_, stderr) = ok(
+        install(
+            plane,
+            &["--kinds", &kinds_path, "-n", &ns, "--apply", "--yes"],
+        ),
+        "install --apply into an existing namespace (again)",
+    );
+    assert!(stderr.contains("Nothing to apply"), "{stderr}");
+
+    // Deleting: the install goes, the namespace stays as it was, and
+    // nothing suggests deleting it.
+    let (_, stderr) = ok(
+        install(
+            plane,
+            &["--kinds", &kinds_path, "-n", &ns, "--delete", "--yes"],
+        ),
+        "install --delete from an existing namespace",
+    );
+    assert!(stderr.contains("Deleted"), "{stderr}");
+    assert!(!stderr.contains("kubectl delete namespace"), "{stderr}");
+    assert_eq!(namespace_labels(&client, &ns).await, before, "{stderr}");
+
+    // `default` is printed without its Namespace object too.
+    let (yaml, stderr) = ok(
+        install(plane, &["--kinds", &kinds_path, "-n", "default"]),
+        "install (print) into default",
+    );
+    assert!(!yaml.contains("kind: Namespace"), "{yaml}");
+    assert!(
+        stderr.contains("namespace default exists and is not the install's"),
+        "{stderr}"
+    );
+}
+
+/// `--cert-manager` on a cluster without cert-manager (the test plane has
+/// none) is refused in one line that names the cause and the fix, before
+/// anything is created.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cert_manager_missing_from_the_cluster_is_named() {
+    let plane = plane();
+    let kinds = kinds_dir(&group("install-cm"));
+    let kinds_path = kinds.dir.path().display().to_string();
+    let ns = format!("install-cm-{}", std::process::id());
+    for extra in [&["--apply", "--yes"][..], &["--dry-run=server"][..]] {
+        let mut args = vec!["--kinds", &kinds_path, "-n", &ns, "--cert-manager"];
+        args.extend_from_slice(extra);
+        let out = install(plane, &args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {stderr}");
+        assert!(
+            stderr.contains("cert-manager is not installed")
+                && stderr.contains("drop --cert-manager"),
+            "{extra:?}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("404 page not found") && !stderr.contains("ApiError"),
+            "{extra:?}: {stderr}"
+        );
+    }
+    let namespaces: Api<Namespace> = Api::all(plane.client().await);
+    assert!(namespaces.get_opt(&ns).await.unwrap().is_none());
+    // Printing still prints, and says what applying it needs.
+    let (yaml, stderr) = ok(
+        install(
+            plane,
+            &["--kinds", &kinds_path, "-n", &ns, "--cert-manager"],
+        ),
+        "install --cert-manager (print)",
+    );
+    assert!(yaml.contains("kind: Certificate"), "{yaml}");
+    assert!(stderr.contains("cert-manager is not installed"), "{stderr}");
+}
+
+/// A second `--delete` while the install's namespace is still terminating
+/// has nothing to delete (the namespace is going, with what it holds), and
+/// no `--delete` speaks of certificates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_counts_a_terminating_namespace_as_gone() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("install-terminating"));
+    let kinds_path = kinds.dir.path().display().to_string();
+    // The install's default namespace, held in Terminating by a finalizer.
+    let ns = "kubectl-cozy";
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let held: Namespace = serde_json::from_value(serde_json::json!({"metadata": {
+        "name": ns,
+        "labels": {"app.kubernetes.io/managed-by": "kubectl-cozy"},
+        "finalizers": ["kubectl-cozy.io/test-hold"],
+    }}))
+    .unwrap();
+    namespaces
+        .create(&Default::default(), &held)
+        .await
+        .expect("create the namespace");
+    namespaces
+        .delete(ns, &DeleteParams::default())
+        .await
+        .expect("delete the namespace");
+    let out = install(plane, &["--kinds", &kinds_path, "--delete", "--yes"]);
+    // Let it go before asserting: other tests need nothing Terminating.
+    namespaces
+        .patch(
+            ns,
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .expect("drop the finalizer");
+    let deadline = Instant::now() + WAIT;
+    while namespaces.get_opt(ns).await.ok().flatten().is_some() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let (_, stderr) = ok(out, "install --delete of a terminating namespace");
+    assert!(
+        stderr.contains("Nothing to delete") && stderr.contains("still terminating"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.lines().any(|l| l.ends_with(" deleted")) && !stderr.contains("Deleted"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("Certificates:"), "{stderr}");
+}
+
+/// Printing with a context whose cluster cannot be reached: one note, in
+/// the words of the tool's other connection errors, and no line claiming
+/// the cluster holds no certificates.
+#[test]
+fn printing_without_a_reachable_cluster_says_so_once() {
+    let kinds = kinds_dir(&group("install-dead"));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dead = dir.path().join("dead.kubeconfig");
+    std::fs::write(
+        &dead,
+        "apiVersion: v1\nkind: Config\ncurrent-context: dead\nclusters:\n- name: dead\n  cluster: {server: 'https://127.0.0.1:9'}\n\
+         contexts:\n- name: dead\n  context: {cluster: dead, user: dead}\nusers:\n- name: dead\n  user: {token: x}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(bins::kubectl_cozy())
+        .args(["install", "--request-timeout", "3s", "--kinds"])
+        .arg(kinds.dir.path())
+        .arg("--kubeconfig")
+        .arg(&dead)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run kubectl-cozy install");
+    let (yaml, stderr) = ok(out, "install (print) without a cluster");
+    assert!(yaml.contains("kind: Deployment"), "{yaml}");
+    assert!(
+        stderr.contains("cannot reach the cluster at https://127.0.0.1:9")
+            && stderr.contains("connection refused"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ServiceError"), "{stderr}");
+    assert!(!stderr.contains("none in the cluster"), "{stderr}");
 }

@@ -6,7 +6,9 @@
 //! made here, or cert-manager's: [`tls`]), the Service, the Deployment and
 //! its PodDisruptionBudget ([`workload`]), and one APIService per served
 //! group/version with its `caBundle`. Applying them (diff, server-side apply,
-//! dry runs) is [`apply`]'s; the pods run `serve --in-cluster`.
+//! dry runs) is [`apply`]'s; the pods run `serve --in-cluster`. A namespace
+//! that exists and is not the install's is left out and left as it is
+//! ([`namespace`]).
 //!
 //! | file | owns |
 //! |---|---|
@@ -14,12 +16,14 @@
 //! | [`kinds`] | the kind definitions as a ConfigMap |
 //! | [`tls`] | the CA and serving Secrets (reused, renewed, rotated) or cert-manager's Issuers and Certificates |
 //! | [`apply`] | the diff against the cluster and the server-side apply |
+//! | [`namespace`] | whether the namespace is the install's, or exists already and is left as it is |
 //! | [`claim`] | whether the APIServices the cluster holds for the install's group/versions are free for it |
 //! | [`remove`] | `install --delete`: what of an install the cluster holds, removed APIServices first |
 
 pub mod apply;
 pub mod claim;
 pub mod kinds;
+pub mod namespace;
 pub mod remove;
 pub mod tls;
 pub mod workload;
@@ -117,6 +121,12 @@ pub fn labels() -> BTreeMap<String, String> {
         ("app.kubernetes.io/name".to_owned(), NAME.to_owned()),
         ("app.kubernetes.io/managed-by".to_owned(), NAME.to_owned()),
     ])
+}
+
+/// Whether an object the cluster holds (as JSON) carries the install's
+/// `app.kubernetes.io/managed-by` label.
+pub fn labelled_ours(held: &Value) -> bool {
+    held["metadata"]["labels"]["app.kubernetes.io/managed-by"].as_str() == Some(NAME)
 }
 
 /// Metadata named `name` (in `namespace`, when namespaced) with [`labels`].

@@ -16,7 +16,8 @@
 //! [`SERVING_SECRET`], and cert-manager's CA injector fills the APIServices'
 //! `caBundle` (annotation [`super::INJECT_CA_FROM`]). cert-manager renews the
 //! Secret; the pods read it at start, so a renewal needs a rollout
-//! (`docs/install.md`).
+//! (`docs/install.md`). Whether the cluster has cert-manager at all is
+//! [`cert_manager_served`]'s to say.
 
 use std::collections::BTreeMap;
 
@@ -163,6 +164,22 @@ pub fn serving_secret(spec: &InstallSpec, g: &Generated) -> Secret {
             ("ca.crt", &g.ca.cert_pem),
         ],
     )
+}
+
+/// The API group/version cert-manager serves its Issuers and Certificates
+/// in.
+pub const CERT_MANAGER_API: &str = "cert-manager.io/v1";
+
+/// Whether the cluster serves cert-manager's Issuers and Certificates
+/// ([`CERT_MANAGER_API`]): false when cert-manager is not installed.
+pub async fn cert_manager_served(client: &kube::Client) -> Result<bool, kube::Error> {
+    match client.list_api_group_resources(CERT_MANAGER_API).await {
+        Ok(list) => Ok(["issuers", "certificates"]
+            .iter()
+            .all(|plural| list.resources.iter().any(|r| r.name == *plural))),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+        Err(err) => Err(err),
+    }
 }
 
 /// cert-manager's objects: a self-signed Issuer, the CA Certificate, the CA

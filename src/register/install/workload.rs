@@ -73,7 +73,7 @@ fn selector() -> LabelSelector {
 pub fn namespace(spec: &InstallSpec) -> Namespace {
     let mut meta = metadata(&spec.namespace, None);
     if let Some(l) = meta.labels.as_mut() {
-        for mode in ["enforce", "audit", "warn"] {
+        for mode in super::namespace::POD_SECURITY_MODES {
             l.insert(
                 format!("pod-security.kubernetes.io/{mode}"),
                 "restricted".to_owned(),
