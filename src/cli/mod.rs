@@ -14,7 +14,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub use ctx::Ctx;
 pub use error::{CliError, ExitStatus};
-pub use global::{GlobalArgs, parse_request_timeout};
+pub use global::{GlobalArgs, parse_duration, parse_request_timeout};
 
 use crate::cmd;
 

@@ -104,7 +104,7 @@ pub struct ServeArgs {
     pub dry_run: bool,
 
     /// Duration of the session Lease (renewed every third of it)
-    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = crate::cli::parse_request_timeout)]
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = crate::cli::parse_duration)]
     pub lease_duration: Duration,
 
     /// Test seam: make the Service an ExternalName to HOST and the APIService port PORT (the test plane cannot route to pods)
@@ -148,7 +148,7 @@ pub struct ServeArgs {
     pub in_cluster: bool,
 
     /// Time to let requests finish on shutdown (0: stop at once)
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_request_timeout)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_duration)]
     pub drain_timeout: Duration,
 
     /// The flags given on the command line (clap ids), not left to their
