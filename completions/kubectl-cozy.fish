@@ -57,7 +57,7 @@ none\t'Register nothing: serve only (needs --tls-cert-file and --tls-key-file)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l host -d 'The host the cluster reaches this machine by (external-name; default: detected for kind, minikube, k3d)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l session-namespace -d 'Namespace of the session\'s objects (created if missing, and then removed at the end)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l agent-image -d 'Image of the tunnel agent' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l timeout -d 'How long to wait for the APIServices to become Available' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l timeout -d 'How long to wait for the APIServices to become Available (0: no limit, until Ctrl-C)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l lease-duration -d 'Duration of the session Lease (renewed every third of it)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l agent-service-external-name -d 'Test seam: make the Service an ExternalName to HOST and the APIService port PORT (the test plane cannot route to pods)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l data -d 'Embedded store file (standalone; default: <state dir>/standalone.sqlite)' -r -F
@@ -66,7 +66,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l stat
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l tls-cert-file -d 'Serving certificate (--route none), PEM' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l tls-key-file -d 'Serving key (--route none), PEM' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l rbac-subject -d 'The server\'s identity in --print-rbac: NAMESPACE/NAME (a ServiceAccount) or user:NAME' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l drain-timeout -d 'Time to let requests finish on shutdown' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l drain-timeout -d 'Time to let requests finish on shutdown (0: stop at once)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l context -d 'The kubeconfig context to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l cluster -d 'The kubeconfig cluster to use' -r -f

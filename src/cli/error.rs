@@ -110,6 +110,20 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// A failure whose likely fix the command knows: printed as [`Other`]
+    /// is, then `hint: …`.
+    ///
+    /// [`Other`]: CliError::Other
+    #[error("{what}")]
+    Hinted {
+        /// What was being done.
+        what: String,
+        /// The underlying error.
+        #[source]
+        source: Box<dyn StdError + Send + Sync>,
+        /// The likely fix.
+        hint: String,
+    },
     /// Any other failure, with what was being done and why it failed.
     #[error("{what}")]
     Other {
@@ -166,6 +180,20 @@ impl CliError {
                 answer: crate::doctor::requester::CallError::from(source).to_string(),
             },
             _ => CliError::Unreachable { server, source },
+        }
+    }
+
+    /// `self` with `hint` printed after its causes (an [`CliError::Other`]
+    /// becomes [`CliError::Hinted`]; other errors have their own hints and
+    /// stay as they are).
+    pub fn with_hint(self, hint: impl Into<String>) -> Self {
+        match self {
+            CliError::Other { what, source } => CliError::Hinted {
+                what,
+                source,
+                hint: hint.into(),
+            },
+            other => other,
         }
     }
 
@@ -263,10 +291,24 @@ fn render(err: &CliError, server: Option<&str>, verbose: bool) -> String {
     text
 }
 
-/// The likely fix when the server answered, but not as hoped.
-fn answer_hint(err: &CliError) -> Option<&'static str> {
+/// The likely fix when the server answered, but not as hoped; or the one
+/// the command gave; or, for an address taken, how to choose another.
+fn answer_hint(err: &CliError) -> Option<String> {
     use crate::doctor::Error as Doctor;
-    match err {
+    if let CliError::Hinted { hint, .. } = err {
+        return Some(hint.clone());
+    }
+    if let Some(addr) = address_in_use(err) {
+        return Some(format!(
+            "another server holds {addr} (kube-apiserver, k3s, another `kubectl cozy serve`): pass \
+             --listen {ip}:<port> for another port, or --listen {ip}:0 for any free one",
+            ip = match addr.ip() {
+                std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+                ip => ip.to_string(),
+            }
+        ));
+    }
+    let hint = match err {
         CliError::NotKubernetes { .. }
         | CliError::Doctor {
             source: Doctor::NotKubernetes(_),
@@ -278,7 +320,24 @@ fn answer_hint(err: &CliError) -> Option<&'static str> {
             ..
         } => Some(UNAUTHORIZED_HINT),
         _ => None,
+    };
+    hint.map(str::to_owned)
+}
+
+/// The address a server could not listen on because it is taken, if that
+/// is among `err`'s causes.
+fn address_in_use(err: &CliError) -> Option<std::net::SocketAddr> {
+    use crate::apiserver::server::ServerError;
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(ServerError::Bind { addr, source }) = e.downcast_ref::<ServerError>()
+            && source.kind() == std::io::ErrorKind::AddrInUse
+        {
+            return Some(*addr);
+        }
+        cur = e.source();
     }
+    None
 }
 
 /// Why a request never reached the server, in the user's terms.
@@ -592,6 +651,52 @@ mod tests {
             api_error(500, "InternalError", "etcd is down"),
         );
         assert!(matches!(other, CliError::Unreachable { .. }));
+    }
+
+    #[test]
+    fn a_hint_given_or_a_taken_address_is_printed_after_the_causes() {
+        let err = CliError::other("configure delegated authentication", "forbidden")
+            .with_hint("ask for the rights");
+        assert_eq!(
+            render(&err, None, false),
+            "error: configure delegated authentication\n  caused by: forbidden\n  hint: ask for the rights\n"
+        );
+        assert_eq!(err.exit_status(), ExitStatus::Error);
+        // Other errors keep their own hints.
+        let usage = CliError::Usage("bad".into()).with_hint("ignored");
+        assert_eq!(render(&usage, None, false), "error: bad\n");
+
+        let bind = |addr: &str| {
+            CliError::other(
+                "start the API server",
+                crate::apiserver::server::ServerError::Bind {
+                    addr: addr.parse().unwrap(),
+                    source: std::io::Error::from(std::io::ErrorKind::AddrInUse),
+                },
+            )
+        };
+        let text = render(&bind("127.0.0.1:6443"), None, false);
+        assert!(
+            text.starts_with("error: start the API server\n  caused by: listen on 127.0.0.1:6443\n")
+                && text.ends_with(
+                    "  hint: another server holds 127.0.0.1:6443 (kube-apiserver, k3s, another `kubectl cozy \
+                     serve`): pass --listen 127.0.0.1:<port> for another port, or --listen 127.0.0.1:0 for any \
+                     free one\n"
+                ),
+            "{text}"
+        );
+        assert!(
+            render(&bind("[::1]:6443"), None, false).contains("--listen [::1]:0 for any free one")
+        );
+        // Another bind failure is no matter of a port taken.
+        let denied = CliError::other(
+            "start the API server",
+            crate::apiserver::server::ServerError::Bind {
+                addr: "0.0.0.0:443".parse().unwrap(),
+                source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+            },
+        );
+        assert!(!render(&denied, None, false).contains("hint:"));
     }
 
     /// An error with a message and a source, like hyper's client errors.

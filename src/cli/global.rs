@@ -74,6 +74,19 @@ impl GlobalArgs {
 /// (`0` for no limit), anything else a Go duration (`1m30s`, `500ms`, `2h`).
 /// A negative duration, which kubectl would take as no limit, is refused.
 pub fn parse_request_timeout(s: &str) -> Result<Duration, String> {
+    parse_non_negative(s, ": use 0 for no limit")
+}
+
+/// Parses a duration flag that is no limit (`serve --drain-timeout`,
+/// `--lease-duration`) as [`parse_request_timeout`] does, without its advice
+/// for a negative one (0 is not "no limit" there).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    parse_non_negative(s, "")
+}
+
+/// A whole number of seconds or a Go duration, not negative (refused with
+/// `negative_advice` after the reason).
+fn parse_non_negative(s: &str, negative_advice: &str) -> Result<Duration, String> {
     if let Ok(secs) = s.parse::<i64>()
         && let Ok(secs) = u64::try_from(secs)
     {
@@ -82,7 +95,7 @@ pub fn parse_request_timeout(s: &str) -> Result<Duration, String> {
     match golang::parse_duration(s) {
         Ok(d) => d
             .to_std()
-            .ok_or_else(|| format!("{} is negative: use 0 for no limit", golang::quote(s))),
+            .ok_or_else(|| format!("{} is negative{negative_advice}", golang::quote(s))),
         Err(e) => Err(format!(
             "{e}: use 0, a whole number of seconds, or a number with a unit (1s, 2m, 3h)"
         )),
@@ -122,6 +135,14 @@ mod tests {
         ] {
             assert!(parse_request_timeout(input).is_err(), "{input:?}");
         }
+        assert_eq!(
+            parse_request_timeout("-1s").unwrap_err(),
+            "\"-1s\" is negative: use 0 for no limit"
+        );
+        // Where 0 is not "no limit", a negative duration is refused plainly.
+        assert_eq!(parse_duration("-1s").unwrap_err(), "\"-1s\" is negative");
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
         assert_eq!(
             parse_request_timeout("5d").unwrap_err(),
             "time: unknown unit \"d\" in duration \"5d\": use 0, a whole number of seconds, or a number with a unit (1s, 2m, 3h)"

@@ -14,7 +14,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 pub use ctx::Ctx;
 pub use error::{CliError, ExitStatus, unreachable_note};
-pub use global::{GlobalArgs, parse_request_timeout};
+pub use global::{GlobalArgs, parse_duration, parse_request_timeout};
 
 use crate::cmd;
 
@@ -202,10 +202,14 @@ pub fn main() -> ExitCode {
         Ok(m) => m,
         Err(err) => return print_clap_error(err),
     };
-    let cli = match Cli::from_arg_matches(&matches) {
+    let mut cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(err) => return print_clap_error(err),
     };
+    // Serve refuses flags its mode ignores: which were typed, not defaulted.
+    if let (Command::Serve(args), Some(("serve", sub))) = (&mut cli.command, matches.subcommand()) {
+        args.note_given(sub);
+    }
     init_logging(cli.global.verbosity, &cli.global);
     let verbosity = cli.global.verbosity;
     let (result, server) = run(cli, &name);

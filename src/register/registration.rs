@@ -19,7 +19,9 @@
 //!    `resourceVersion` saved, so a change in between fails the replace).
 //!
 //! Every created object is remembered ([`Registrar::created`]) for the
-//! teardown, which the caller runs on failure too.
+//! teardown, which the caller runs on failure too — unless nothing may have
+//! been written ([`Registrar::may_have_written`]: no object created, no write
+//! left unanswered), as when the start is refused before its first object.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -51,13 +53,14 @@ pub const NAMESPACE_WAIT: Duration = Duration::from_secs(60);
 /// it in passing (clocks of different machines disagree).
 pub const SWEEP_MARGIN: Duration = Duration::from_secs(60);
 
+/// What a refusal of serve's requests means: serve's user lacks rights.
+pub const RIGHTS_NEEDED: &str = "serve creates cluster-wide objects (APIServices, ClusterRoles) and needs cluster-admin-like rights";
+
 /// Why registration failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RegisterError {
     /// RBAC refused a request.
-    #[error(
-        "{what}: forbidden ({message}); serve creates cluster-wide objects (APIServices, ClusterRoles) and needs cluster-admin-like rights"
-    )]
+    #[error("{what}: forbidden ({message}); {RIGHTS_NEEDED}")]
     Forbidden {
         /// The request, as `create apiservices.apiregistration.k8s.io`.
         what: String,
@@ -107,18 +110,35 @@ pub enum RegisterError {
     },
 }
 
+impl RegisterError {
+    /// Whether the cluster answered the request that failed (a refusal, a
+    /// Status), so a write it refused took no effect.
+    fn was_answered(&self) -> bool {
+        match self {
+            RegisterError::Forbidden { .. } => true,
+            RegisterError::Api { source, .. } => matches!(source, kube::Error::Api(_)),
+            _ => false,
+        }
+    }
+}
+
+/// Whether `err` is RBAC's refusal: a 403 that is not NamespaceLifecycle's
+/// (kube-apiserver answers 403 too for a namespace being deleted: not a
+/// matter of rights).
+pub fn is_refusal(err: &kube::Error) -> bool {
+    matches!(err, kube::Error::Api(status) if is_refusal_status(status))
+}
+
+fn is_refusal_status(status: &kube::core::Status) -> bool {
+    status.code == 403 && !status.message.contains("because it is being terminated")
+}
+
 fn api_error(what: impl Into<String>, source: kube::Error) -> RegisterError {
     match source {
-        // kube-apiserver's NamespaceLifecycle answers 403 too, for a
-        // namespace being deleted: not a matter of rights.
-        kube::Error::Api(status)
-            if status.code == 403 && !status.message.contains("because it is being terminated") =>
-        {
-            RegisterError::Forbidden {
-                what: what.into(),
-                message: status.message,
-            }
-        }
+        kube::Error::Api(status) if is_refusal_status(&status) => RegisterError::Forbidden {
+            what: what.into(),
+            message: status.message,
+        },
         source => RegisterError::Api {
             what: what.into(),
             source,
@@ -142,6 +162,9 @@ pub struct Registrar {
     client: Client,
     limit: Duration,
     created: Vec<SessionObject>,
+    /// Whether a write was sent whose answer never came (a timeout, a lost
+    /// connection, a start interrupted meanwhile): it may have taken effect.
+    unanswered: bool,
 }
 
 impl Registrar {
@@ -151,12 +174,39 @@ impl Registrar {
             client,
             limit,
             created: Vec::new(),
+            unanswered: false,
         }
     }
 
     /// Everything created so far, in creation order.
     pub fn created(&self) -> &[SessionObject] {
         &self.created
+    }
+
+    /// Whether the cluster may hold something of the session: an object
+    /// created, or a write whose answer never came. When not, a failed or
+    /// interrupted start has nothing to remove.
+    pub fn may_have_written(&self) -> bool {
+        !self.created.is_empty() || self.unanswered
+    }
+
+    /// Sends the write `request` (limited as [`Self::timed`]); until the
+    /// cluster answers, whether it took effect is unknown.
+    async fn write<T>(
+        &mut self,
+        what: &str,
+        request: impl Future<Output = Result<T, kube::Error>>,
+    ) -> Result<T, RegisterError> {
+        let before = self.unanswered;
+        self.unanswered = true;
+        let result = self.timed(what, request).await;
+        if result
+            .as_ref()
+            .map_or_else(RegisterError::was_answered, |_| true)
+        {
+            self.unanswered = before;
+        }
+        result
     }
 
     async fn timed<T>(
@@ -206,7 +256,7 @@ impl Registrar {
             serde_json::from_value(serde_json::to_value(object).map_err(encode)?)
                 .map_err(encode)?;
         let created = self
-            .timed(&what, api.create(&PostParams::default(), &dynamic))
+            .write(&what, api.create(&PostParams::default(), &dynamic))
             .await?;
         self.created.push(SessionObject::of(kind, namespace, &name));
         serde_json::from_value(serde_json::to_value(created).map_err(encode)?).map_err(encode)
@@ -278,24 +328,28 @@ impl Registrar {
 
         step("Lease");
         let record = plan.record(done.created_namespace, saved);
-        let lease = lease::create(
-            &self.client,
-            ns,
-            &plan.id,
-            &plan.holder,
-            plan.lease_duration,
-            &record,
-        )
-        .await
-        .map_err(|e| match e {
-            lease::LeaseError::Create { source, .. } => api_error(
-                format!(
+        let client = self.client.clone();
+        let creating = async {
+            lease::create(
+                &client,
+                ns,
+                &plan.id,
+                &plan.holder,
+                plan.lease_duration,
+                &record,
+            )
+            .await
+            .map_err(|lease::LeaseError::Create { source, .. }| source)
+        };
+        let lease = self
+            .write(
+                &format!(
                     "create leases.coordination.k8s.io/{} -n {ns}",
                     session::lease_name(&plan.id)
                 ),
-                source,
-            ),
-        })?;
+                creating,
+            )
+            .await?;
         self.created.push(SessionObject::of(
             &session::LEASE,
             Some(ns),
@@ -386,7 +440,7 @@ impl Registrar {
                         serde_json::from_value(apiservice::take_over(original, &ours)).map_err(
                             |e| RegisterError::Taken(format!("take over APIService {name}: {e}")),
                         )?;
-                    self.timed(
+                    self.write(
                         &format!("take over apiservices.apiregistration.k8s.io/{name}"),
                         api.replace(&name, &PostParams::default(), &taken),
                     )
@@ -534,6 +588,31 @@ fn owned(name: &str, namespace: &str, owner: &OwnerReference) -> ObjectMeta {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_refused_by_the_cluster_took_no_effect_one_unanswered_may_have() {
+        let status = |code: u16, message: &str| {
+            kube::Error::Api(Box::new(kube::core::Status {
+                code,
+                message: message.into(),
+                ..Default::default()
+            }))
+        };
+        assert!(api_error("create x", status(403, "no")).was_answered());
+        assert!(api_error("create x", status(422, "invalid name")).was_answered());
+        let lost = api_error(
+            "create x",
+            kube::Error::Service("no answer within 10s".into()),
+        );
+        assert!(!lost.was_answered());
+        assert!(!RegisterError::Taken("served".into()).was_answered());
+        assert!(is_refusal(&status(403, "forbidden")));
+        assert!(!is_refusal(&status(
+            403,
+            "unable to create new content in namespace x because it is being terminated"
+        )));
+        assert!(!is_refusal(&status(404, "not found")));
+    }
 
     #[test]
     fn forbidden_names_the_request_and_the_rights_needed() {

@@ -488,3 +488,145 @@ fn broken_pipe_exits_zero() {
         .expect("run");
     assert!(status.success(), "exit status {status:?}");
 }
+
+/// Runs `cmd` for at most `limit`: its output, or `None` (killed) if it was
+/// still running (a serve that started instead of refusing its flags).
+fn run_for(cmd: &mut Command, limit: std::time::Duration) -> Option<Output> {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kubectl-cozy");
+    let deadline = std::time::Instant::now() + limit;
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Some(child.wait_with_output().expect("output"))
+}
+
+/// Serve's flags for a mode other than the one chosen are usage errors that
+/// name them, as `--route` with `--standalone` always was: standalone's
+/// cluster flags (and the kubeconfig's, which it never reads),
+/// `--exit-on-disconnect` without a tunnel, standalone's files in cluster mode.
+#[test]
+fn serve_refuses_the_flags_its_mode_ignores() {
+    let kinds = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/kinds");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("store.sqlite");
+    let kubeconfig = dir.path().join("kubeconfig");
+    let state = dir.path().join("state");
+    let standalone = |extra: &[&str]| {
+        let args = [
+            "serve",
+            "--standalone",
+            "--kinds",
+            kinds,
+            "--listen",
+            "127.0.0.1:0",
+        ];
+        let mut cmd = cozy(&args);
+        cmd.arg("--data")
+            .arg(&data)
+            .arg("--write-kubeconfig")
+            .arg(&kubeconfig)
+            .arg("--state-dir")
+            .arg(&state)
+            .args(extra);
+        cmd
+    };
+    for (extra, says) in [
+        (
+            &[
+                "--takeover",
+                "--session-namespace",
+                "foo",
+                "--exit-on-disconnect",
+            ][..],
+            "--session-namespace, --takeover and --exit-on-disconnect apply to cluster mode, not --standalone",
+        ),
+        (
+            &[
+                "--agent-image",
+                "foo",
+                "--lease-duration",
+                "3s",
+                "--timeout",
+                "5s",
+            ],
+            "--timeout, --lease-duration and --agent-image apply to cluster mode, not --standalone",
+        ),
+        (
+            &["--context", "nosuch"],
+            "--context applies to cluster mode, not --standalone (it reads no kubeconfig",
+        ),
+        (
+            &["--route", "tunnel"],
+            "--route applies to cluster mode, not --standalone",
+        ),
+    ] {
+        let out = run_for(&mut standalone(extra), std::time::Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("{extra:?}: serve --standalone started instead of refusing"));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(says), "{extra:?}: {stderr}");
+    }
+    for (args, says) in [
+        (
+            &[
+                "serve",
+                "--kinds",
+                kinds,
+                "--route",
+                "external-name",
+                "--host",
+                "127.0.0.1",
+                "--exit-on-disconnect",
+            ][..],
+            "--exit-on-disconnect applies to --route tunnel, not --route external-name",
+        ),
+        (
+            &["serve", "--kinds", kinds, "--data", "x.sqlite"],
+            "--data applies to --standalone, not cluster mode",
+        ),
+    ] {
+        let out = run_for(&mut cozy(args), std::time::Duration::from_secs(20))
+            .unwrap_or_else(|| panic!("{args:?}: still running"));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
+/// Standalone on a port another server holds: the error says how to choose
+/// another, or any free one.
+#[test]
+fn standalone_on_a_taken_port_says_how_to_choose_another() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("address").to_string();
+    let kinds = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/kinds");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cmd = cozy(&["serve", "--standalone", "--kinds", kinds, "--listen", &addr]);
+    cmd.arg("--data")
+        .arg(dir.path().join("store.sqlite"))
+        .arg("--write-kubeconfig")
+        .arg(dir.path().join("kubeconfig"))
+        .arg("--state-dir")
+        .arg(dir.path().join("state"));
+    let out = run_for(&mut cmd, std::time::Duration::from_secs(30)).expect("serve exits");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("caused by: listen on {addr}"))
+            && stderr.contains(&format!(
+                "hint: another server holds {addr} (kube-apiserver, k3s, another `kubectl cozy serve`)"
+            ))
+            && stderr.contains("--listen 127.0.0.1:0 for any free one"),
+        "{stderr}"
+    );
+    drop(taken);
+}

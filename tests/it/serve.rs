@@ -1486,3 +1486,190 @@ mod bench {
         tunnel.runtime.shutdown(&client).await;
     }
 }
+
+/// `kubectl-cozy serve --kubeconfig <kubeconfig> --kinds <kinds> <args>`,
+/// run to its end (each start here is refused).
+fn refused_serve(kubeconfig: &std::path::Path, kinds: &KindsDir, args: &[&str]) -> (i32, String) {
+    let state = tempfile::tempdir().expect("state dir");
+    let out = std::process::Command::new(bins::kubectl_cozy())
+        .arg("serve")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--kinds")
+        .arg(kinds.dir.path())
+        .arg("--state-dir")
+        .arg(state.path())
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run serve");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A start refused before it created anything says nothing of a clean-up
+/// (there is none), and every refusal of a user without rights says which
+/// rights serve needs — the first one met (delegated authentication's
+/// ConfigMap) as well as registration's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_refused_before_creating_anything_says_nothing_of_a_cleanup() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("refused"));
+    let ns = session_namespace("refused");
+    let user = format!("serve-limited-{}", std::process::id());
+    let kubeconfig = plane.user_kubeconfig(&user, &[]);
+    let route = [
+        "--route",
+        "external-name",
+        "--host",
+        "127.0.0.1",
+        "--session-namespace",
+        &ns,
+    ];
+    let no_cleanup = |text: &str| {
+        assert!(
+            !text.contains("Could not remove") && !text.contains("Removed session"),
+            "a clean-up is reported though nothing was created:\n{text}"
+        );
+    };
+
+    // The admin, with a session namespace that is no name: refused at its
+    // creation, nothing to remove.
+    let (code, text) = refused_serve(
+        &plane.kubeconfig,
+        &kinds,
+        &[
+            "--route",
+            "external-name",
+            "--host",
+            "127.0.0.1",
+            "--session-namespace",
+            "Not_A_Name",
+        ],
+    );
+    eprintln!("[serve] bad session namespace:\n{text}");
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("Not_A_Name"), "{text}");
+    no_cleanup(&text);
+
+    // No rights at all: the authentication configuration is refused first.
+    let (code, text) = refused_serve(&kubeconfig, &kinds, &route);
+    eprintln!("[serve] no rights:\n{text}");
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("extension-apiserver-authentication")
+            && text.contains(
+                "hint: serve creates cluster-wide objects (APIServices, ClusterRoles) and needs cluster-admin-like rights"
+            ),
+        "{text}"
+    );
+    no_cleanup(&text);
+
+    // Enough to read that and everything else, not to register.
+    let binding = format!("{user}-view");
+    kubectl_ok(
+        plane,
+        &[
+            "create",
+            "clusterrolebinding",
+            &binding,
+            "--clusterrole=view",
+            &format!("--user={user}"),
+        ],
+    );
+    kubectl_ok(
+        plane,
+        &[
+            "create",
+            "rolebinding",
+            &binding,
+            "-n",
+            "kube-system",
+            "--role=extension-apiserver-authentication-reader",
+            &format!("--user={user}"),
+        ],
+    );
+    let (code, text) = refused_serve(&kubeconfig, &kinds, &route);
+    kubectl(
+        plane,
+        &[
+            "delete",
+            "clusterrolebinding",
+            &binding,
+            "--ignore-not-found",
+        ],
+    );
+    kubectl(
+        plane,
+        &[
+            "delete",
+            "rolebinding",
+            "-n",
+            "kube-system",
+            &binding,
+            "--ignore-not-found",
+        ],
+    );
+    eprintln!("[serve] view rights:\n{text}");
+    assert_eq!(code, 1, "{text}");
+    assert!(
+        text.contains("register the session") && text.contains("needs cluster-admin-like rights"),
+        "{text}"
+    );
+    no_cleanup(&text);
+
+    assert!(
+        Api::<APIService>::all(client.clone())
+            .get_opt(&format!("v1alpha1.{}", kinds.group))
+            .await
+            .expect("get APIService")
+            .is_none()
+    );
+}
+
+/// `--timeout 0` is no limit (as `--request-timeout 0`): the session starts
+/// and serves. Without a terminal (serve's stderr is a pipe here) each wait
+/// is said once as a line, where a terminal shows a spinner.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeout_0_waits_until_available_and_says_each_wait_once_without_a_terminal() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("timeout-0"));
+    let ns = session_namespace("timeout-0");
+    let mut serve = ServeProcess::start(
+        plane,
+        &kinds,
+        &[
+            "--route",
+            "external-name",
+            "--host",
+            "localhost",
+            "--listen",
+            "127.0.0.1:0",
+            "--session-namespace",
+            &ns,
+            "--timeout",
+            "0",
+            "-q",
+        ],
+    );
+    let ready = serve.ready(START).await.expect("ready with --timeout 0");
+    let output = serve.output();
+    eprintln!("[serve] --timeout 0, stderr not a terminal:\n{output}");
+    let waits: Vec<&str> = output
+        .lines()
+        .filter(|l| l.contains("waiting for"))
+        .collect();
+    assert!(
+        waits.contains(&"waiting for the APIServices to become Available"),
+        "{output}"
+    );
+    let distinct: std::collections::BTreeSet<&&str> = waits.iter().collect();
+    assert_eq!(distinct.len(), waits.len(), "a wait said twice:\n{output}");
+    serve.stop_cleanly("-INT", &client, &ready.id, END).await;
+}

@@ -8,9 +8,9 @@ use std::convert::Infallible;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use indicatif::ProgressBar;
 use tokio::sync::watch;
 
+use super::console::Progress;
 use crate::cli::CliError;
 use crate::register::agent_state;
 use crate::register::plan::Plan;
@@ -28,7 +28,7 @@ pub(super) async fn show_until_connected(
     client: &kube::Client,
     plan: &Plan,
     status: &watch::Receiver<TunnelStatus>,
-    spinner: &ProgressBar,
+    spinner: &Progress,
     news: &Mutex<Option<String>>,
 ) -> Infallible {
     while never_connected_yet(status) {

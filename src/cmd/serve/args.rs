@@ -1,12 +1,13 @@
 //! The flags of `kubectl cozy serve`, and how they must fit together.
 
+use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{ArgGroup, Args, ValueEnum, ValueHint};
 
-use crate::cli::CliError;
+use crate::cli::{CliError, GlobalArgs};
 use crate::kinds::KindSource;
 use crate::register::manifests::RbacSubject;
 use crate::register::{agent, route, session};
@@ -86,7 +87,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub takeover: bool,
 
-    /// How long to wait for the APIServices to become Available
+    /// How long to wait for the APIServices to become Available (0: no limit, until Ctrl-C)
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::cli::parse_request_timeout)]
     pub timeout: Duration,
 
@@ -103,7 +104,7 @@ pub struct ServeArgs {
     pub dry_run: bool,
 
     /// Duration of the session Lease (renewed every third of it)
-    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = crate::cli::parse_request_timeout)]
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = crate::cli::parse_duration)]
     pub lease_duration: Duration,
 
     /// Test seam: make the Service an ExternalName to HOST and the APIService port PORT (the test plane cannot route to pods)
@@ -146,9 +147,33 @@ pub struct ServeArgs {
     #[arg(long, requires = "tls_cert_file", conflicts_with_all = ["standalone", "route", "dry_run", "takeover", "print_rbac"])]
     pub in_cluster: bool,
 
-    /// Time to let requests finish on shutdown
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_request_timeout)]
+    /// Time to let requests finish on shutdown (0: stop at once)
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_duration)]
     pub drain_timeout: Duration,
+
+    /// The flags given on the command line (clap ids), not left to their
+    /// defaults: what [`check_mode_flags`] judges.
+    #[arg(skip)]
+    pub given: BTreeSet<String>,
+}
+
+impl ServeArgs {
+    /// Notes which flags `matches` (serve's) got from the command line.
+    pub fn note_given(&mut self, matches: &clap::ArgMatches) {
+        self.given = matches
+            .ids()
+            .filter(|id| {
+                matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
+            })
+            .map(|id| id.as_str().to_owned())
+            .collect();
+    }
+
+    /// How long the start may wait for the APIServices: `--timeout`, no
+    /// limit for 0 (as `--request-timeout 0`).
+    pub(super) fn start_limit(&self) -> Option<Duration> {
+        (!self.timeout.is_zero()).then_some(self.timeout)
+    }
 }
 
 /// Where the kinds come from: `--kinds` or `--charts`.
@@ -162,6 +187,176 @@ pub(super) fn kind_source(args: &ServeArgs) -> Result<KindSource, CliError> {
     }
 }
 
+/// Where a flag of serve has an effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// Anything but `--standalone`.
+    Cluster,
+    /// `--standalone` only.
+    Standalone,
+    /// A session that registers itself (`--route tunnel` or `external-name`),
+    /// or prints what it would create.
+    Session,
+    /// A session through the tunnel, or what it would create.
+    Tunnel,
+}
+
+impl Scope {
+    fn describe(self) -> &'static str {
+        match self {
+            Scope::Cluster => "cluster mode",
+            Scope::Standalone => "--standalone",
+            Scope::Session => "a registered session (--route tunnel or external-name)",
+            Scope::Tunnel => "--route tunnel",
+        }
+    }
+}
+
+/// Serve's flags that have an effect in some modes only: clap id, flag,
+/// where it applies. Given elsewhere, they are refused rather than ignored.
+const MODAL_FLAGS: [(&str, &str, Scope); 17] = [
+    ("route", "--route", Scope::Cluster),
+    ("dry_run", "--dry-run", Scope::Cluster),
+    ("print_rbac", "--print-rbac", Scope::Cluster),
+    ("rbac_subject", "--rbac-subject", Scope::Cluster),
+    ("host", "--host", Scope::Cluster),
+    ("tls_cert_file", "--tls-cert-file", Scope::Cluster),
+    ("tls_key_file", "--tls-key-file", Scope::Cluster),
+    ("impersonate", "--impersonate", Scope::Cluster),
+    ("session_namespace", "--session-namespace", Scope::Session),
+    ("takeover", "--takeover", Scope::Session),
+    ("timeout", "--timeout", Scope::Session),
+    ("lease_duration", "--lease-duration", Scope::Session),
+    ("agent_image", "--agent-image", Scope::Tunnel),
+    ("exit_on_disconnect", "--exit-on-disconnect", Scope::Tunnel),
+    (
+        "agent_service_external_name",
+        "--agent-service-external-name",
+        Scope::Tunnel,
+    ),
+    ("data", "--data", Scope::Standalone),
+    ("write_kubeconfig", "--write-kubeconfig", Scope::Standalone),
+];
+
+/// The mode the flags choose, as [`check_mode_flags`] judges it.
+struct Mode {
+    standalone: bool,
+    in_cluster: bool,
+    /// `--dry-run` or `--print-rbac`: prints what a session would create,
+    /// so every session flag has its say.
+    printing: bool,
+    route: RouteArg,
+}
+
+impl Mode {
+    fn of(args: &ServeArgs) -> Mode {
+        Mode {
+            standalone: args.standalone,
+            in_cluster: args.in_cluster,
+            printing: args.dry_run || args.print_rbac,
+            route: args.route.unwrap_or(if args.tls_cert_file.is_some() {
+                RouteArg::None
+            } else {
+                RouteArg::Tunnel
+            }),
+        }
+    }
+
+    fn has(&self, scope: Scope) -> bool {
+        let registered = !self.in_cluster && self.route != RouteArg::None;
+        match scope {
+            Scope::Cluster => !self.standalone,
+            Scope::Standalone => self.standalone,
+            Scope::Session => !self.standalone && (self.printing || registered),
+            Scope::Tunnel => {
+                !self.standalone
+                    && (self.printing || (registered && self.route == RouteArg::Tunnel))
+            }
+        }
+    }
+
+    /// The mode, as `… apply to X, not <this>` says it.
+    fn describe(&self, scope: Scope) -> String {
+        if self.standalone {
+            "--standalone".to_owned()
+        } else if scope == Scope::Standalone {
+            "cluster mode".to_owned()
+        } else if self.in_cluster {
+            "--in-cluster".to_owned()
+        } else {
+            let route = self.route.to_possible_value();
+            format!(
+                "--route {}",
+                route.as_ref().map_or("tunnel", |v| v.get_name())
+            )
+        }
+    }
+}
+
+/// Refuses the flags given (`args.given`, and the kubeconfig's global flags
+/// in `global`) that have no effect in the mode chosen, naming them:
+/// `--takeover and --timeout apply to cluster mode, not --standalone`.
+pub(super) fn check_mode_flags(args: &ServeArgs, global: &GlobalArgs) -> Result<(), CliError> {
+    let mode = Mode::of(args);
+    let mut refused: Vec<(&str, Scope)> = MODAL_FLAGS
+        .iter()
+        .filter(|(id, _, scope)| args.given.contains(*id) && !mode.has(*scope))
+        .map(|(_, flag, scope)| (*flag, *scope))
+        .collect();
+    // Standalone reads no kubeconfig (it writes one): kubectl passes a
+    // plugin none of its own flags, so these were typed for serve.
+    let kubeconfig_flags = [
+        ("--kubeconfig", global.kubeconfig.is_some()),
+        ("--context", global.context.is_some()),
+        ("--cluster", global.cluster.is_some()),
+        ("--user", global.user.is_some()),
+    ];
+    let mut reads_kubeconfig = false;
+    if mode.standalone {
+        for (flag, given) in kubeconfig_flags {
+            if given {
+                refused.push((flag, Scope::Cluster));
+                reads_kubeconfig = true;
+            }
+        }
+    }
+    let Some(&(_, first)) = refused.first() else {
+        return Ok(());
+    };
+    // Standalone has one contrast, cluster mode: every flag at once.
+    let scope = if mode.standalone {
+        Scope::Cluster
+    } else {
+        first
+    };
+    let flags: Vec<&str> = refused
+        .iter()
+        .filter(|(_, s)| mode.standalone || *s == scope)
+        .map(|(f, _)| *f)
+        .collect();
+    let verb = if flags.len() == 1 { "applies" } else { "apply" };
+    let note = if reads_kubeconfig {
+        " (it reads no kubeconfig; it writes its own, --write-kubeconfig PATH)"
+    } else {
+        ""
+    };
+    Err(CliError::Usage(format!(
+        "{} {verb} to {}, not {}{note}",
+        join_and(&flags),
+        scope.describe(),
+        mode.describe(scope)
+    )))
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join_and(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
 /// The route asked for, checked against the other flags.
 pub(super) fn route_of(args: &ServeArgs) -> Result<RouteArg, CliError> {
     let tls_files = args.tls_cert_file.is_some();
@@ -171,9 +366,6 @@ pub(super) fn route_of(args: &ServeArgs) -> Result<RouteArg, CliError> {
         (None, false) => RouteArg::Tunnel,
     };
     let usage = |m: &str| Err(CliError::Usage(m.to_owned()));
-    if args.standalone && (args.route.is_some() || args.dry_run) {
-        return usage("--route and --dry-run apply to cluster mode, not --standalone");
-    }
     if route == RouteArg::None && !args.standalone && !tls_files {
         return usage(
             "--route none needs --tls-cert-file and --tls-key-file (the APIService is yours to register)",
@@ -235,11 +427,153 @@ mod tests {
     }
 
     fn args(line: &[&str]) -> Result<ServeArgs, String> {
+        use clap::{CommandFactory, FromArgMatches};
         let mut argv = vec!["serve", "--kinds", "k"];
         argv.extend_from_slice(line);
-        Cli::try_parse_from(argv)
-            .map(|c| c.serve)
-            .map_err(|e| e.to_string())
+        let matches = Cli::command()
+            .try_get_matches_from(argv)
+            .map_err(|e| e.to_string())?;
+        let mut serve = Cli::from_arg_matches(&matches)
+            .map_err(|e| e.to_string())?
+            .serve;
+        serve.note_given(&matches);
+        Ok(serve)
+    }
+
+    /// The usage error `check_mode_flags` gives `line`, if any.
+    fn mode_error(line: &[&str], global: &GlobalArgs) -> Option<String> {
+        check_mode_flags(&args(line).unwrap(), global)
+            .err()
+            .map(|e| e.to_string())
+    }
+
+    #[test]
+    fn flags_of_another_mode_are_refused_naming_them() {
+        let none = GlobalArgs::default();
+        let refused = |line: &[&str]| mode_error(line, &none).unwrap_or_default();
+        assert_eq!(
+            refused(&["--standalone", "--route", "tunnel", "--dry-run"]),
+            "--route and --dry-run apply to cluster mode, not --standalone"
+        );
+        assert_eq!(
+            refused(&[
+                "--standalone",
+                "--takeover",
+                "--session-namespace",
+                "foo",
+                "--exit-on-disconnect",
+                "--agent-image",
+                "x",
+                "--lease-duration",
+                "3s",
+                "--timeout",
+                "5s",
+            ]),
+            "--session-namespace, --takeover, --timeout, --lease-duration, --agent-image and \
+             --exit-on-disconnect apply to cluster mode, not --standalone"
+        );
+        assert_eq!(
+            refused(&["--standalone", "--agent-image", "x"]),
+            "--agent-image applies to cluster mode, not --standalone"
+        );
+        assert_eq!(
+            refused(&["--standalone", "--host", "h", "--impersonate"]),
+            "--host and --impersonate apply to cluster mode, not --standalone"
+        );
+        assert_eq!(
+            refused(&["--route", "external-name", "--exit-on-disconnect"]),
+            "--exit-on-disconnect applies to --route tunnel, not --route external-name"
+        );
+        assert_eq!(
+            refused(&[
+                "--tls-cert-file",
+                "c",
+                "--tls-key-file",
+                "k",
+                "--timeout",
+                "0"
+            ]),
+            "--timeout applies to a registered session (--route tunnel or external-name), not --route none"
+        );
+        assert_eq!(
+            refused(&["--data", "d.sqlite", "--write-kubeconfig", "k"]),
+            "--data and --write-kubeconfig apply to --standalone, not cluster mode"
+        );
+        let global = GlobalArgs {
+            context: Some("kind".into()),
+            kubeconfig: Some("k".into()),
+            ..GlobalArgs::default()
+        };
+        assert_eq!(
+            mode_error(&["--standalone"], &global).unwrap(),
+            "--kubeconfig and --context apply to cluster mode, not --standalone (it reads no \
+             kubeconfig; it writes its own, --write-kubeconfig PATH)"
+        );
+        // What each mode uses passes; defaults are never "given"; printing
+        // what a session would create takes every session flag.
+        for ok in [
+            &[
+                "--standalone",
+                "--listen",
+                "127.0.0.1:0",
+                "--data",
+                "d",
+                "--state-dir",
+                "s",
+            ][..],
+            &[
+                "--route",
+                "external-name",
+                "--host",
+                "h",
+                "--takeover",
+                "--timeout",
+                "0",
+            ],
+            &[
+                "--exit-on-disconnect",
+                "--agent-image",
+                "x",
+                "--lease-duration",
+                "5s",
+            ],
+            &[
+                "--route",
+                "external-name",
+                "--dry-run",
+                "--agent-image",
+                "x",
+            ],
+            &[
+                "--print-rbac",
+                "--rbac-subject",
+                "user:bob",
+                "--impersonate",
+            ],
+            &[
+                "--in-cluster",
+                "--tls-cert-file",
+                "c",
+                "--tls-key-file",
+                "k",
+            ],
+        ] {
+            assert_eq!(mode_error(ok, &none), None, "{ok:?}");
+        }
+        assert_eq!(mode_error(&["--route", "tunnel"], &global), None);
+    }
+
+    #[test]
+    fn timeout_zero_is_no_limit() {
+        assert_eq!(args(&["--timeout", "0"]).unwrap().start_limit(), None);
+        assert_eq!(
+            args(&[]).unwrap().start_limit(),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(
+            args(&["--timeout", "90s"]).unwrap().start_limit(),
+            Some(Duration::from_secs(90))
+        );
     }
 
     #[test]
@@ -252,7 +586,6 @@ mod tests {
         let err = |line: &[&str]| route_of(&args(line).unwrap()).unwrap_err().to_string();
         assert!(err(&["--route", "none"]).contains("--tls-cert-file"));
         assert!(err(&["--host", "h"]).contains("--route external-name"));
-        assert!(err(&["--standalone", "--dry-run"]).contains("cluster mode"));
         assert!(err(&["--lease-duration", "1s"]).contains("at least 3s"));
         assert!(
             err(&[

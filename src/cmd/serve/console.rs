@@ -4,6 +4,7 @@
 //! it); and, from the access log, proof that the aggregator's availability
 //! probes reached this very server.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use indicatif::ProgressBar;
@@ -43,7 +44,7 @@ pub(super) struct Log {
     spinner: Arc<Mutex<Option<ProgressBar>>>,
     /// Paths the aggregator fetched successfully (its availability probes
     /// of `/apis/<group>/<version>`): proof that it reaches *this* server.
-    probed: Arc<tokio::sync::watch::Sender<std::collections::BTreeSet<String>>>,
+    probed: Arc<tokio::sync::watch::Sender<BTreeSet<String>>>,
 }
 
 impl Log {
@@ -75,12 +76,19 @@ impl Log {
         }
     }
 
-    pub(super) fn spinner(&self, message: &str) -> ProgressBar {
+    /// A spinner saying `message`; without a terminal, its waits are said
+    /// as lines instead ([`Progress`]).
+    pub(super) fn spinner(&self, message: &str) -> Progress {
         let bar = crate::output::progress::spinner(message.to_owned());
         if let Ok(mut slot) = self.spinner.lock() {
             *slot = Some(bar.clone());
         }
-        bar
+        let progress = Progress {
+            bar,
+            said: Arc::new(Mutex::new(BTreeSet::new())),
+        };
+        progress.announce(message);
+        progress
     }
 
     pub(super) fn clear_spinner(&self) {
@@ -123,6 +131,48 @@ impl Log {
     }
 }
 
+/// What serve is doing during a start: the spinner's message on a terminal;
+/// elsewhere (CI, a log file), where no spinner is drawn, each wait
+/// (`waiting for …`) it is told of is said once, as a line on stderr, as
+/// `doctor --fix` does. Steps that take no time are not said.
+#[derive(Clone)]
+pub(super) struct Progress {
+    bar: ProgressBar,
+    /// The lines said so far: none is said twice.
+    said: Arc<Mutex<BTreeSet<String>>>,
+}
+
+impl Progress {
+    /// Says `message`: the spinner's text, or a line if it is a new wait.
+    pub(super) fn set_message(&self, message: impl Into<String>) {
+        let message = message.into();
+        self.announce(&message);
+        self.bar.set_message(message);
+    }
+
+    /// Clears the spinner.
+    pub(super) fn finish_and_clear(&self) {
+        self.bar.finish_and_clear();
+    }
+
+    fn announce(&self, message: &str) {
+        if !self.bar.is_hidden() {
+            return;
+        }
+        if let Ok(mut said) = self.said.lock()
+            && let Some(line) = wait_line(&mut said, message)
+        {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// The line to say for `message` when no spinner is drawn: a wait not said
+/// before (recorded in `said`), else nothing.
+fn wait_line(said: &mut BTreeSet<String>, message: &str) -> Option<String> {
+    (message.contains("waiting for") && said.insert(message.to_owned())).then(|| message.to_owned())
+}
+
 /// One access log line: `GET /apis/… 200 3.1ms alice`.
 fn access_line(a: &Access<'_>) -> String {
     format!(
@@ -159,6 +209,20 @@ fn tunnel_line(status: &TunnelStatus) -> Option<String> {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    #[test]
+    fn without_a_terminal_each_wait_is_said_once() {
+        let mut said = BTreeSet::new();
+        let mut say = |m: &str| wait_line(&mut said, m);
+        assert_eq!(say("registering: Lease"), None, "a step is not a wait");
+        let wait = "registering: waiting for namespace x to finish terminating (up to 60s)";
+        assert_eq!(say(wait).as_deref(), Some(wait));
+        assert_eq!(say(wait), None, "said once");
+        let agent = "waiting for the tunnel agent: pod/a Pending";
+        assert_eq!(say(agent).as_deref(), Some(agent));
+        assert!(say("waiting for the tunnel agent: pod/a Running, not ready").is_some());
+        assert_eq!(say(agent), None);
+    }
 
     #[test]
     fn access_and_tunnel_lines() {

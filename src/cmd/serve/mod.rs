@@ -41,7 +41,7 @@ pub use args::{RouteArg, ServeArgs};
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::{KindSource, Registry};
 use crate::output::OutputFormat;
-use args::{kind_source, route_of};
+use args::{check_mode_flags, kind_source, route_of};
 
 /// The `-o` formats of what `serve --dry-run` and `--print-rbac` print
 /// (objects; the serving itself takes no `-o`).
@@ -51,6 +51,7 @@ pub const OUTPUT_FORMATS: &[OutputFormat] =
 /// Runs `serve`.
 pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     check_global_flags(&args, ctx)?;
+    check_mode_flags(&args, ctx.global())?;
     let source = kind_source(&args)?;
     let registry = Registry::from_source(&source).map_err(|e| {
         let what = match &source {
@@ -89,7 +90,9 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     }
     match route {
         RouteArg::None => unregistered::serve_unregistered(&args, registry, ctx).await,
-        route => session::serve_session(&args, registry, route, ctx).await,
+        route => session::serve_session(&args, registry, route, ctx)
+            .await
+            .map_err(session::with_rights_hint),
     }
 }
 

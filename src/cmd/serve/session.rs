@@ -16,7 +16,7 @@ use super::cluster_server::start_cluster_server;
 use super::console::Log;
 use super::plan::{external_host, plan, served};
 use super::signals::Signals;
-use super::stop::end;
+use super::stop::{end, end_unregistered};
 use super::{agent_wait, kinds_follow, ownership};
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::Registry;
@@ -24,7 +24,7 @@ use crate::register::apiservice;
 use crate::register::credentials as standalone;
 use crate::register::lease::{self, RenewState, Renewer};
 use crate::register::plan::{Plan, Route};
-use crate::register::registration::Registrar;
+use crate::register::registration::{self, Registrar};
 use crate::register::{agent, certs, discovered, session};
 use crate::tunnel::{
     ClientConfig, PortForwardTransport, TcpUpstream, TunnelClient, TunnelState, TunnelStatus,
@@ -98,8 +98,12 @@ pub(super) async fn serve_session(
         () = signals.next() => {
             spinner.finish_and_clear();
             log.clear_spinner();
-            eprintln!("Interrupted; removing what was created");
-            end(&client, &plan, registrar.created(), &mut signals, None, running, args.drain_timeout).await;
+            if registrar.may_have_written() {
+                eprintln!("Interrupted; removing what was created");
+            } else {
+                eprintln!("Interrupted before anything was created");
+            }
+            end_unregistered(&client, &plan, &registrar, &mut signals, running, args.drain_timeout).await;
             return Ok(ExitStatus::Error);
         }
     };
@@ -108,12 +112,11 @@ pub(super) async fn serve_session(
     let registered = match registered {
         Ok(r) => r,
         Err(err) => {
-            end(
+            end_unregistered(
                 &client,
                 &plan,
-                registrar.created(),
+                &registrar,
                 &mut signals,
-                None,
                 running,
                 args.drain_timeout,
             )
@@ -180,7 +183,14 @@ pub(super) async fn serve_session(
         .map(|gv| format!("/apis/{}/{}", gv.group, gv.version))
         .collect();
     let spinner = log.spinner("waiting for the APIServices to become Available");
-    let deadline = Instant::now() + args.timeout;
+    // `--timeout 0`: no limit (Ctrl-C stops the wait).
+    let limit = args.start_limit().unwrap_or(Duration::MAX);
+    let deadline = Instant::now().checked_add(limit);
+    let left = || {
+        deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        })
+    };
     let waiting = |e| CliError::other("wait for the APIServices", e);
     // Until the tunnel first connects, what the agent pod is doing is the
     // news (Pending, pulling its image, …), not the APIServices' condition.
@@ -206,31 +216,28 @@ pub(super) async fn serve_session(
                 ));
             }
         };
-        apiservice::wait_available(&client, &names, args.timeout, progress)
+        apiservice::wait_available(&client, &names, limit, progress)
             .await
             .map_err(waiting)?;
         spinner.set_message("waiting for the aggregator to reach this server");
-        let left = deadline.saturating_duration_since(Instant::now());
-        if tokio::time::timeout(left, log.probed(&probes))
+        if tokio::time::timeout(left(), log.probed(&probes))
             .await
             .is_err()
         {
             return Err(waiting(apiservice::WaitError::Timeout {
                 name: names.join(", "),
-                waited: args.timeout,
+                waited: limit,
                 reason: "NotProbed".into(),
                 message: "the aggregator has not fetched discovery from this server".into(),
             }));
         }
-        let left = deadline.saturating_duration_since(Instant::now());
-        apiservice::wait_available(&client, &names, left, progress)
+        apiservice::wait_available(&client, &names, left(), progress)
             .await
             .map_err(waiting)?;
         // kubectl reads kube-apiserver's aggregated discovery, which takes
         // the new backend in a moment after it turned Available.
         spinner.set_message("waiting for kube-apiserver's discovery to list the kinds");
-        let left = deadline.saturating_duration_since(Instant::now());
-        discovered::wait_listed(&client, &plan.served, left, |gv, listing| {
+        discovered::wait_listed(&client, &plan.served, left(), |gv, listing| {
             spinner.set_message(format!(
                 "waiting for kube-apiserver's discovery to list {gv} ({listing:?})"
             ));
@@ -380,6 +387,29 @@ pub(super) async fn serve_session(
     outcome
 }
 
+/// `err` with [`registration::RIGHTS_NEEDED`] as its hint when the cluster
+/// refused a request of the start (HTTP 403 among its causes): reading the
+/// authentication configuration, waiting for the APIServices, … — every
+/// refusal says it, not only registration's own (which says it in its text).
+pub(super) fn with_rights_hint(err: CliError) -> CliError {
+    let mut refused = false;
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    while let Some(e) = cur {
+        if e.to_string().contains(registration::RIGHTS_NEEDED) {
+            return err;
+        }
+        refused |= e
+            .downcast_ref::<kube::Error>()
+            .is_some_and(registration::is_refusal);
+        cur = e.source();
+    }
+    if refused {
+        err.with_hint(registration::RIGHTS_NEEDED)
+    } else {
+        err
+    }
+}
+
 /// Resolves when a connected tunnel drops (never without a tunnel).
 async fn disconnected(status: Option<tokio::sync::watch::Receiver<TunnelStatus>>) {
     let Some(mut status) = status else {
@@ -439,5 +469,50 @@ struct BackgroundTask(tokio::task::JoinHandle<()>);
 impl Drop for BackgroundTask {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::config::ConfigError;
+
+    fn status(code: u16, message: &str) -> kube::Error {
+        kube::Error::Api(Box::new(kube::core::Status {
+            code,
+            message: message.into(),
+            ..Default::default()
+        }))
+    }
+
+    #[test]
+    fn every_refusal_of_the_start_says_which_rights_serve_needs() {
+        let read = |source| {
+            CliError::other(
+                "configure delegated authentication",
+                ConfigError::Read {
+                    namespace: "kube-system".into(),
+                    name: "extension-apiserver-authentication".into(),
+                    source,
+                },
+            )
+        };
+        let hinted = with_rights_hint(read(status(403, "configmaps is forbidden")));
+        assert!(
+            matches!(&hinted, CliError::Hinted { hint, .. } if hint == registration::RIGHTS_NEEDED),
+            "{hinted:?}"
+        );
+        // Not a refusal: no hint.
+        let other = with_rights_hint(read(status(500, "etcd is down")));
+        assert!(matches!(other, CliError::Other { .. }), "{other:?}");
+        // Registration's refusal says it in its own words: not twice.
+        let said = CliError::other(
+            "register the session",
+            registration::RegisterError::Forbidden {
+                what: "get apiservices.apiregistration.k8s.io/v1.a.example.com".into(),
+                message: "forbidden".into(),
+            },
+        );
+        assert!(matches!(with_rights_hint(said), CliError::Other { .. }));
     }
 }

@@ -10,6 +10,7 @@ use super::signals::Signals;
 use crate::apiserver::server::RunningServer;
 use crate::register::lease::Renewer;
 use crate::register::plan::Plan;
+use crate::register::registration::Registrar;
 use crate::register::session;
 use crate::register::teardown::{self, Teardown};
 
@@ -20,6 +21,34 @@ pub(super) type TunnelTask = (
     tokio::sync::oneshot::Sender<()>,
     tokio::task::JoinHandle<Result<(), crate::tunnel::ClientError>>,
 );
+
+/// Ends a start whose registration failed or was interrupted: the teardown
+/// of what `registrar` created, or (nothing written, as when the start was
+/// refused before its first object) only the server's stop, and nothing said.
+pub(super) async fn end_unregistered(
+    client: &kube::Client,
+    plan: &Plan,
+    registrar: &Registrar,
+    signals: &mut Signals,
+    running: RunningServer,
+    drain: Duration,
+) {
+    if registrar.may_have_written() {
+        end(
+            client,
+            plan,
+            registrar.created(),
+            signals,
+            None,
+            running,
+            drain,
+        )
+        .await;
+    } else {
+        tracing::debug!(session = %plan.id, "the start created nothing: nothing to remove");
+        running.shutdown(drain.min(Duration::from_secs(2))).await;
+    }
+}
 
 /// Tears the session down: the renewer stops, the APIServices go (restored or
 /// deleted), then the tunnel and the server stop, then the rest of the
@@ -66,8 +95,8 @@ pub(super) async fn end(
                 print_removal(plan, created, &report, began);
             }
             Err(err) => eprintln!(
-                "Could not remove the session's APIServices: {}\n  the agent, the next serve or `kubectl cozy doctor --fix` removes them once the Lease expires",
-                crate::error_chain::error_chain(&err)
+                "{}",
+                not_removed(plan, created, &crate::error_chain::error_chain(&err))
             ),
         }
         cleaned.set(true);
@@ -87,6 +116,31 @@ pub(super) async fn end(
             }
         }
     }
+}
+
+/// What to say when the teardown could not even begin (the Lease could not
+/// be re-read): what the session created, and who removes it — the Lease's
+/// expiry when there is one, else the command that does.
+fn not_removed(plan: &Plan, created: &[session::SessionObject], why: &str) -> String {
+    let objects: Vec<String> = teardown::order(created)
+        .iter()
+        .map(session::SessionObject::describe)
+        .collect();
+    let what = if objects.is_empty() {
+        "what the session may have created".to_owned()
+    } else {
+        objects.join(", ")
+    };
+    let has_lease = created.iter().any(|o| o.kind == session::LEASE.kind);
+    let who = if has_lease {
+        "the agent, the next serve or `kubectl cozy doctor --fix` removes them once the Lease expires".to_owned()
+    } else {
+        format!(
+            "remove them with: {}",
+            session::reap_command(&plan.id, &plan.namespace)
+        )
+    };
+    format!("Could not remove {what}: {why}\n  {who}")
 }
 
 /// Says what the teardown removed, or what it could not; nothing when the
@@ -121,5 +175,48 @@ fn print_removal(
     }
     for (name, why) in &report.not_restored {
         eprintln!("  APIService {name}: {why}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::register::plan::Route;
+    use crate::register::session::{LEASE, NAMESPACE, SessionObject};
+
+    fn plan() -> Plan {
+        Plan {
+            id: "3f2a".into(),
+            namespace: "team".into(),
+            holder: "alice@laptop, pid 1".into(),
+            started: "2026-09-01T12:00:00Z".parse().unwrap(),
+            lease_duration: Duration::from_secs(15),
+            served: Vec::new(),
+            route: Route::ExternalName {
+                host: "localhost".into(),
+                port: 1,
+            },
+            ca_pem: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_teardown_that_cannot_begin_names_what_was_created_and_who_removes_it() {
+        let ns = SessionObject::of(&NAMESPACE, None, "team");
+        let lease = SessionObject::of(&LEASE, Some("team"), "kubectl-cozy-3f2a");
+        let text = not_removed(&plan(), &[ns.clone(), lease], "HTTP 403");
+        assert_eq!(
+            text,
+            "Could not remove leases.coordination.k8s.io/kubectl-cozy-3f2a -n team, namespaces/team: HTTP 403\n  \
+             the agent, the next serve or `kubectl cozy doctor --fix` removes them once the Lease expires"
+        );
+        // No Lease to expire: the command that removes them.
+        let text = not_removed(&plan(), &[ns], "HTTP 403");
+        assert!(
+            text.starts_with(
+                "Could not remove namespaces/team: HTTP 403\n  remove them with: kubectl delete"
+            ),
+            "{text}"
+        );
     }
 }
