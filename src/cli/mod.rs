@@ -351,8 +351,9 @@ mod tests {
         assert!(!text.contains("<CHART>\n"), "{text}");
         let text = error(&["--repo-index", "index.yaml"]);
         assert!(text.contains("--chart <NAME[@VERSION]>"), "{text}");
-        // A chart path with either is one or the other.
-        let text = error(&["./redis", "--chart", "redis"]);
+        // A chart path with the index is one or the other (with --chart
+        // alone, `run` says --chart belongs to --repo-index).
+        let text = error(&["./redis", "--repo-index", "i.yaml", "--chart", "redis"]);
         assert!(text.contains("cannot be used with"), "{text}");
         assert!(Cli::try_parse_from(["kubectl-cozy", "kinds", "scaffold", "./redis"]).is_ok());
         assert!(

@@ -47,8 +47,29 @@ pub fn holder() -> String {
     let user = ["USER", "LOGNAME", "USERNAME"]
         .iter()
         .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
+        .or_else(user_of_process)
         .unwrap_or_else(|| "unknown".to_owned());
     session::holder_identity(&user, &hostname(), std::process::id())
+}
+
+/// Without `$USER` (CI, containers, cron): the name `/etc/passwd` gives the
+/// user owning this process (`/proc/self`), as `id -un` prints it, else
+/// `uid N`.
+fn user_of_process() -> Option<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let uid = std::fs::metadata("/proc/self").ok()?.uid();
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    Some(user_named(&passwd, uid).unwrap_or_else(|| format!("uid {uid}")))
+}
+
+/// The name of `uid` in a passwd file's text.
+fn user_named(passwd: &str, uid: u32) -> Option<String> {
+    passwd.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        let name = fields.next()?;
+        let id = fields.nth(1)?;
+        (id.parse() == Ok(uid) && !name.is_empty()).then(|| name.to_owned())
+    })
 }
 
 fn hostname() -> String {
@@ -197,6 +218,14 @@ async fn renew(api: &Api<Lease>, name: &str) -> Result<(), Renewal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_user_is_named_from_the_passwd_file() {
+        let passwd = "root:x:0:0:root:/root:/bin/bash\n# comment\nalice:x:1000:1000::/home/alice:/bin/sh\n";
+        assert_eq!(user_named(passwd, 0).as_deref(), Some("root"));
+        assert_eq!(user_named(passwd, 1000).as_deref(), Some("alice"));
+        assert_eq!(user_named(passwd, 1001), None);
+    }
 
     #[test]
     fn renewal_is_a_third_of_the_duration_and_the_holder_names_this_process() {

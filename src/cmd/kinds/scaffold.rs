@@ -38,7 +38,7 @@ Examples:
 pub struct ScaffoldArgs {
     /// A chart directory or a packaged chart (.tgz)
     #[arg(value_name = "CHART", value_hint = ValueHint::AnyPath,
-          required_unless_present_any = ["repo_index", "chart_name"], conflicts_with_all = ["repo_index", "chart_name"])]
+          required_unless_present_any = ["repo_index", "chart_name"], conflicts_with = "repo_index")]
     pub chart: Option<PathBuf>,
 
     /// A Helm repository index.yaml to take the chart from (with --chart)

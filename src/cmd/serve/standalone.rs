@@ -84,8 +84,15 @@ pub(super) async fn serve_standalone(
     }
     let snapshot = registry.snapshot();
     let kinds = snapshot.plurals();
+    // A wildcard address: the kubeconfig reaches it on loopback, but every
+    // interface serves it, which the line says.
+    let every_interface = if running.local_addr.ip().is_unspecified() {
+        format!(" (listening on {}: every interface)", running.local_addr)
+    } else {
+        String::new()
+    };
     eprintln!(
-        "Serving {} ({}) on {url} from {}\nKubeconfig: {}\nTry: kubectl --kubeconfig {} get {}\nPress Ctrl-C to stop.",
+        "Serving {} ({}) on {url}{every_interface} from {}\nKubeconfig: {}\nTry: kubectl --kubeconfig {} get {}\nPress Ctrl-C to stop.",
         super::kinds_count(kinds.len()),
         kinds.join(", "),
         data.display(),
