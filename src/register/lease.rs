@@ -221,7 +221,8 @@ mod tests {
 
     #[test]
     fn a_user_is_named_from_the_passwd_file() {
-        let passwd = "root:x:0:0:root:/root:/bin/bash\n# comment\nalice:x:1000:1000::/home/alice:/bin/sh\n";
+        let passwd =
+            "root:x:0:0:root:/root:/bin/bash\n# comment\nalice:x:1000:1000::/home/alice:/bin/sh\n";
         assert_eq!(user_named(passwd, 0).as_deref(), Some("root"));
         assert_eq!(user_named(passwd, 1000).as_deref(), Some("alice"));
         assert_eq!(user_named(passwd, 1001), None);

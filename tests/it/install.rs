@@ -933,7 +933,9 @@ async fn delete_counts_a_terminating_namespace_as_gone() {
     // The namespace counts as gone, not deleted again (cluster-wide objects
     // an earlier test's install left may be deleted beside it).
     assert!(
-        stderr.contains(&format!("going  Namespace {ns}: already being deleted (still terminating)")),
+        stderr.contains(&format!(
+            "going  Namespace {ns}: already being deleted (still terminating)"
+        )),
         "{stderr}"
     );
     assert!(

@@ -273,3 +273,29 @@ fn discovery_error(group_version: &str, err: kube::Error) -> CliError {
         _ => CliError::other(format!("discover {group_version}"), err),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unavailable_apiservice_is_named_with_doctor() {
+        let status = |code| {
+            kube::Error::Api(
+                kube::core::Status::failure("service unavailable", "ServiceUnavailable")
+                    .with_code(code)
+                    .boxed(),
+            )
+        };
+        let chain = |e: CliError| crate::error_chain::error_chain(&e);
+        let text = chain(discovery_error("apps.cozystack.io/v1alpha1", status(503)));
+        assert!(
+            text.contains("discover apps.cozystack.io/v1alpha1")
+                && text.contains("APIService v1alpha1.apps.cozystack.io is unavailable (HTTP 503)")
+                && text.contains("`kubectl cozy doctor` says why"),
+            "{text}"
+        );
+        let text = chain(discovery_error("apps.cozystack.io/v1alpha1", status(500)));
+        assert!(!text.contains("doctor"), "{text}");
+    }
+}
