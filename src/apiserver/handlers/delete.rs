@@ -138,10 +138,10 @@ pub(super) async fn delete(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
 pub(super) async fn delete_collection(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     // As kube-apiserver: the list options are read and validated first.
     let filter = super::read::filter(call)?;
-    super::read::int_param(call, "limit")?;
+    let limit = super::read::page_limit(call)?;
     super::read::validate_list_options(call, false)?;
     let options = options(call)?;
-    let listed = super::read::list_to_delete(call, &filter).await?;
+    let listed = super::read::list_to_delete(call, &filter, limit).await?;
     let apps = call.apps();
     for name in &listed.names {
         match apps

@@ -118,6 +118,19 @@ struct Continue {
     snap: Option<u64>,
 }
 
+impl Continue {
+    /// The token of a page of the snapshot at `rv` whose last app is `key`.
+    fn after(rv: u64, key: &Key) -> Continue {
+        Continue {
+            rv,
+            ns: key.namespace().to_owned(),
+            name: key.name().to_owned(),
+            up: None,
+            snap: None,
+        }
+    }
+}
+
 fn encode_continue(token: &Continue) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .encode(serde_json::to_vec(token).unwrap_or_default())
@@ -184,6 +197,15 @@ pub(super) fn check_resource_version(call: &Call<'_>) -> Result<(), ApiError> {
         Some(message) => Err(ApiError::new(500, "", message)),
         None => Ok(()),
     }
+}
+
+/// The page size `limit` asks for, decoded as [`int_param`]; as etcd3's
+/// store, a limit of 0 or less (or none) is no limit.
+pub(super) fn page_limit(call: &Call<'_>) -> Result<usize, ApiError> {
+    Ok(match int_param(call, "limit")? {
+        Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
+        _ => usize::MAX,
+    })
 }
 
 /// An integer query parameter (`limit`, `timeoutSeconds`,
@@ -338,13 +360,8 @@ pub(super) async fn list(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     )?;
     let filter = filter(call)?;
     int_param(call, "timeoutSeconds")?;
-    let limit = int_param(call, "limit")?;
+    let limit = page_limit(call)?;
     validate_list_options(call, false)?;
-    // As etcd3's store: a limit of 0 or less is no limit.
-    let limit = match limit {
-        Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
-        _ => usize::MAX,
-    };
     let apps = call.apps();
     let namespace = call.req.namespace.as_deref();
     let page = |snapshot: &AppSnapshot, after: Option<&Key>| {
@@ -459,16 +476,13 @@ pub(super) struct ToDelete {
     pub list_meta: Value,
 }
 
-/// Lists what a deletecollection deletes ([`ToDelete`]); its list options
-/// must have been validated.
+/// Lists what a deletecollection deletes ([`ToDelete`]), at most `limit`
+/// ([`page_limit`]); its list options must have been validated.
 pub(super) async fn list_to_delete(
     call: &Call<'_>,
     filter: &AppFilter,
+    limit: usize,
 ) -> Result<ToDelete, ApiError> {
-    let limit = match int_param(call, "limit")? {
-        Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
-        _ => usize::MAX,
-    };
     let namespace = call.req.namespace.as_deref();
     let (snapshot, after) = match continue_token(call, namespace)? {
         Some(token) => (
@@ -495,13 +509,7 @@ pub(super) async fn list_to_delete(
     if let Some(key) = last
         && apps.next().is_some()
     {
-        let token = Continue {
-            rv: snapshot.revision(),
-            ns: key.namespace().to_owned(),
-            name: key.name().to_owned(),
-            up: None,
-            snap: None,
-        };
+        let token = Continue::after(snapshot.revision(), key);
         listed.list_meta["continue"] = json!(encode_continue(&token));
         if !filter.has_selector() {
             listed.list_meta["remainingItemCount"] =
@@ -578,16 +586,9 @@ fn render_list(
     let (revision, next) = match paging {
         Paging::Snapshot { .. } => {
             let revision = snapshot.revision();
-            let next = match last_key {
-                Some(key) if more => Some(Continue {
-                    rv: revision,
-                    ns: key.namespace().to_owned(),
-                    name: key.name().to_owned(),
-                    up: None,
-                    snap: None,
-                }),
-                _ => None,
-            };
+            let next = last_key
+                .filter(|_| more)
+                .map(|key| Continue::after(revision, key));
             (revision, next)
         }
         Paging::Checked {
