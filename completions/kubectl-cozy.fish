@@ -79,7 +79,7 @@ name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l standalone -d 'Serve without any cluster, over an embedded store, and write a kubeconfig for it'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l takeover -d 'Take over group/versions another server or session serves; restored byte for byte on exit (deleted instead if their own serve session has ended)'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s q -l quiet -d 'No access log on stderr'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s q -l quiet -d 'No access log on stderr (cluster mode; standalone prints none)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l exit-on-disconnect -d 'Exit (after cleaning up) when the tunnel drops instead of reconnecting'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l dry-run -d 'Print every object the session would create (YAML; -o json a List, -o name names) and create nothing'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l impersonate -d 'Write HelmReleases as the requesting user (impersonation), so users need HelmRelease rights too'

@@ -36,7 +36,7 @@ pub struct GlobalArgs {
 
     /// Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)
     #[arg(long, global = true, value_name = "DURATION", value_parser = parse_request_timeout,
-          help_heading = HEADING)]
+          allow_hyphen_values = true, help_heading = HEADING)]
     pub request_timeout: Option<Duration>,
 
     /// Output format
@@ -87,10 +87,10 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// A whole number of seconds or a Go duration, not negative (refused with
 /// `negative_advice` after the reason).
 fn parse_non_negative(s: &str, negative_advice: &str) -> Result<Duration, String> {
-    if let Ok(secs) = s.parse::<i64>()
-        && let Ok(secs) = u64::try_from(secs)
-    {
-        return Ok(Duration::from_secs(secs));
+    if let Ok(secs) = s.parse::<i64>() {
+        return u64::try_from(secs)
+            .map(Duration::from_secs)
+            .map_err(|_| format!("{} is negative{negative_advice}", golang::quote(s)));
     }
     match golang::parse_duration(s) {
         Ok(d) => d
@@ -144,8 +144,34 @@ mod tests {
         assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
         assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
         assert_eq!(
+            parse_request_timeout("-1").unwrap_err(),
+            "\"-1\" is negative: use 0 for no limit"
+        );
+        assert_eq!(
             parse_request_timeout("5d").unwrap_err(),
             "time: unknown unit \"d\" in duration \"5d\": use 0, a whole number of seconds, or a number with a unit (1s, 2m, 3h)"
         );
+    }
+
+    /// As pflag does, the flag takes the next word as its value even when
+    /// it starts with `-`, so a negative one gets our reason, not clap's.
+    #[test]
+    fn a_negative_request_timeout_is_refused_with_the_reason() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            global: GlobalArgs,
+        }
+        let err = Cli::try_parse_from(["cozy", "--request-timeout", "-1"])
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            err.contains("\"-1\" is negative: use 0 for no limit"),
+            "{err}"
+        );
+        let cli = Cli::try_parse_from(["cozy", "--request-timeout", "-0"]).expect("-0 is 0");
+        assert_eq!(cli.global.request_timeout, Some(Duration::ZERO));
     }
 }

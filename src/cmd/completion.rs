@@ -218,6 +218,12 @@ pub fn script_file_name(shell: Shell) -> String {
 
 /// Runs `completion`.
 pub async fn run(args: CompletionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
+    if let Some(format) = ctx.global().output {
+        return Err(CliError::Usage(format!(
+            "-o {}: completion prints a shell script or a sentence, in no -o format",
+            format.name()
+        )));
+    }
     let shell = match args.action {
         CompletionAction::Bash => Shell::Bash,
         CompletionAction::Zsh => Shell::Zsh,

@@ -72,7 +72,7 @@ pub struct DoctorArgs {
     pub finalize_namespaces: bool,
 
     /// Time limit for each APIService probe
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_request_timeout)]
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_request_timeout, allow_hyphen_values = true)]
     pub probe_timeout: Duration,
 
     /// How long --fix waits for unblocked namespaces to finish deleting
@@ -81,7 +81,7 @@ pub struct DoctorArgs {
     pub wait: Duration,
 
     /// Deletion older than this counts as stuck rather than in progress
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_request_timeout)]
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_request_timeout, allow_hyphen_values = true)]
     pub stuck_after: Duration,
 
     /// Warn about caBundle certificates that expire within this many days

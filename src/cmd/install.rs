@@ -554,9 +554,11 @@ async fn apply_objects(
         .map(|gv| gv.api_service_name())
         .collect();
     eprintln!(
-        "Applied {} objects. Follow the rollout and the registration with:\n  \
+        "Applied: {} created, {} changed, {} unchanged. Follow the rollout and the registration with:\n  \
          kubectl -n {} rollout status deployment/{}\n  kubectl get apiservice {}",
-        applied.len(),
+        count("created"),
+        count("changed"),
+        count("unchanged"),
         spec.namespace,
         install::NAME,
         names.join(" ")

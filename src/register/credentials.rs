@@ -135,30 +135,31 @@ pub fn server_url(bound: SocketAddr) -> String {
     format!("https://{}", SocketAddr::new(ip, bound.port()))
 }
 
+/// What [`write_kubeconfig`] changed beside writing our entries.
+#[derive(Debug, Default)]
+pub struct KubeconfigWritten {
+    /// The server the context named before, when it named another one.
+    pub replaced_server: Option<String>,
+    /// The context current before, when it was another one: made current
+    /// again by [`restore_kubeconfig_context`] when the server stops.
+    pub previous_context: Option<String>,
+}
+
 /// Writes the context `kubectl-cozy` for `server` into the kubeconfig at
 /// `path`, keeping whatever else the file holds
-/// ([`super::kubeconfig_file`]), and makes it current. Answers the server
-/// the context named before when it named another one.
+/// ([`super::kubeconfig_file`]), and makes it current.
 pub fn write_kubeconfig(
     path: &Path,
     server: &str,
     credentials: &Credentials,
-) -> Result<Option<String>, CertFilesError> {
+) -> Result<KubeconfigWritten, CertFilesError> {
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     let (ca_data, cert_data, key_data) = (
         b64(&credentials.ca_pem),
         b64(&credentials.client.cert_pem),
         b64(&credentials.client.key_pem),
     );
-    // A kubeconfig kept elsewhere behind a symlink (dotfiles) is written
-    // where it lives, and the link stays.
-    let real = std::fs::canonicalize(path);
-    let path = real.as_deref().unwrap_or(path);
-    let existing = match std::fs::read_to_string(path) {
-        Ok(text) => Some(text),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(io("read", path)(e)),
-    };
+    let (path, existing) = read_kubeconfig(path)?;
     let merged = kubeconfig_file::merge(
         existing.as_deref(),
         &kubeconfig_file::Entries {
@@ -168,15 +169,50 @@ pub fn write_kubeconfig(
             key_data: &key_data,
         },
     )
-    .map_err(|message| CertFilesError::NotKubeconfig {
-        path: path.to_owned(),
-        message,
-    })?;
+    .map_err(|message| not_kubeconfig(&path, message))?;
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io("create", parent))?;
     }
-    write_private(path, &merged.text)?;
-    Ok(merged.replaced_server)
+    write_private(&path, &merged.text)?;
+    Ok(KubeconfigWritten {
+        replaced_server: merged.replaced_server,
+        previous_context: merged.previous_context,
+    })
+}
+
+/// Makes `previous` the current context of the kubeconfig at `path` again,
+/// if ours still is: answers whether it did (not when the user has made
+/// another context current since, or the file is gone).
+pub fn restore_kubeconfig_context(path: &Path, previous: &str) -> Result<bool, CertFilesError> {
+    let (path, existing) = read_kubeconfig(path)?;
+    let Some(existing) = existing else {
+        return Ok(false);
+    };
+    let restored = kubeconfig_file::restore_context(&existing, previous)
+        .map_err(|message| not_kubeconfig(&path, message))?;
+    match restored {
+        Some(text) => write_private(&path, &text).map(|()| true),
+        None => Ok(false),
+    }
+}
+
+/// The file a kubeconfig path names — a kubeconfig kept elsewhere behind a
+/// symlink (dotfiles) is written where it lives, and the link stays — and
+/// its text, if it exists.
+fn read_kubeconfig(path: &Path) -> Result<(PathBuf, Option<String>), CertFilesError> {
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok((path, Some(text))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((path, None)),
+        Err(e) => Err(io("read", &path)(e)),
+    }
+}
+
+fn not_kubeconfig(path: &Path, message: String) -> CertFilesError {
+    CertFilesError::NotKubeconfig {
+        path: path.to_owned(),
+        message,
+    }
 }
 
 #[cfg(test)]
@@ -255,6 +291,33 @@ mod tests {
             text.contains("name: work") && text.contains("current-context: kubectl-cozy"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_context_current_before_is_restored_when_the_server_stops() {
+        let tmp = tempfile::tempdir().unwrap();
+        let credentials =
+            credentials(&tmp.path().join("state"), "127.0.0.1:0".parse().unwrap()).unwrap();
+        let path = tmp.path().join("config");
+        std::fs::write(
+            &path,
+            "apiVersion: v1\nkind: Config\ncurrent-context: work\ncontexts:\n- name: work\n",
+        )
+        .unwrap();
+        let written = write_kubeconfig(&path, "https://127.0.0.1:6443", &credentials).unwrap();
+        assert_eq!(written.previous_context.as_deref(), Some("work"));
+        assert!(restore_kubeconfig_context(&path, "work").unwrap());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains("current-context: work") && text.contains("name: kubectl-cozy"),
+            "{text}"
+        );
+        // Ours is no longer current: left alone.
+        assert!(!restore_kubeconfig_context(&path, "other").unwrap());
+        // A file removed meanwhile is not recreated.
+        std::fs::remove_file(&path).unwrap();
+        assert!(!restore_kubeconfig_context(&path, "work").unwrap());
+        assert!(!path.exists());
     }
 
     #[test]

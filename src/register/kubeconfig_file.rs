@@ -2,8 +2,9 @@
 //! its own: into an existing file, replacing only the entries of our names
 //! (cluster and context `kubectl-cozy`, user `kubectl-cozy-admin`) and
 //! making our context current, so every other cluster, context, user,
-//! preference and extension stays. A file that is not a kubeconfig is left
-//! as it is and refused.
+//! preference and extension stays; and, when the server stops, the
+//! context that was current before made current again. A file that is not
+//! a kubeconfig is left as it is and refused.
 
 use serde_json::{Map, Value, json};
 
@@ -31,25 +32,17 @@ pub struct Merged {
     pub text: String,
     /// The server our cluster entry named before, when it named another.
     pub replaced_server: Option<String>,
+    /// The context current before, when it was another one than ours.
+    pub previous_context: Option<String>,
 }
 
 /// `existing` (the file's text, if there is one) with `entries` written in.
 /// Errors say why `existing` is not a kubeconfig.
 pub fn merge(existing: Option<&str>, entries: &Entries<'_>) -> Result<Merged, String> {
-    let mut config = match existing.filter(|t| !t.trim().is_empty()) {
-        None => Map::new(),
-        Some(text) => match serde_saphyr::from_str::<Value>(text) {
-            Ok(Value::Object(map)) => map,
-            Ok(Value::Null) => Map::new(),
-            Ok(_) => return Err("its top level is not a mapping".into()),
-            Err(e) => return Err(format!("it is not YAML: {e}")),
-        },
-    };
-    match config.get("kind") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(kind)) if kind == "Config" => {}
-        Some(other) => return Err(format!("its kind is {other}, not Config")),
-    }
+    let mut config = parse(existing)?;
+    let previous_context = current_context(&config)
+        .filter(|c| !c.is_empty() && *c != CONTEXT)
+        .map(str::to_owned);
     let previous = named(&config, "clusters", CONTEXT)?
         .and_then(|c| c.pointer("/cluster/server"))
         .and_then(Value::as_str)
@@ -76,19 +69,60 @@ pub fn merge(existing: Option<&str>, entries: &Entries<'_>) -> Result<Merged, St
         "user",
     )?;
     config.insert("current-context".into(), CONTEXT.into());
-    // A fresh file gets the usual head first.
+    Ok(Merged {
+        text: render(config)?,
+        replaced_server: previous.filter(|p| p != entries.server),
+        previous_context,
+    })
+}
+
+/// `existing` with `previous` current again, if ours still is; `None` when
+/// the file's current context is no longer ours (the user moved on) and
+/// the file is best left as it is.
+pub fn restore_context(existing: &str, previous: &str) -> Result<Option<String>, String> {
+    let mut config = parse(Some(existing))?;
+    if current_context(&config) != Some(CONTEXT) {
+        return Ok(None);
+    }
+    config.insert("current-context".into(), previous.into());
+    render(config).map(Some)
+}
+
+/// A kubeconfig's text as a mapping (none or blank: an empty one); errors
+/// say why it is not a kubeconfig.
+fn parse(existing: Option<&str>) -> Result<Map<String, Value>, String> {
+    let config = match existing.filter(|t| !t.trim().is_empty()) {
+        None => Map::new(),
+        Some(text) => match serde_saphyr::from_str::<Value>(text) {
+            Ok(Value::Object(map)) => map,
+            Ok(Value::Null) => Map::new(),
+            Ok(_) => return Err("its top level is not a mapping".into()),
+            Err(e) => return Err(format!("it is not YAML: {e}")),
+        },
+    };
+    match config.get("kind") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(kind)) if kind == "Config" => {}
+        Some(other) => return Err(format!("its kind is {other}, not Config")),
+    }
+    Ok(config)
+}
+
+fn current_context(config: &Map<String, Value>) -> Option<&str> {
+    config.get("current-context").and_then(Value::as_str)
+}
+
+/// `config` as YAML, `apiVersion` and `kind` first (a fresh file gets the
+/// usual head).
+fn render(config: Map<String, Value>) -> Result<String, String> {
     let mut ordered = Map::new();
     ordered.insert("apiVersion".into(), "v1".into());
     ordered.insert("kind".into(), "Config".into());
     for (key, value) in config {
         ordered.insert(key, value);
     }
-    let text = serde_saphyr::to_string(&Value::Object(ordered))
-        .map_err(|e| format!("it cannot be written back as YAML: {e}"))?;
-    Ok(Merged {
-        text,
-        replaced_server: previous.filter(|p| p != entries.server),
-    })
+    serde_saphyr::to_string(&Value::Object(ordered))
+        .map_err(|e| format!("it cannot be written back as YAML: {e}"))
 }
 
 /// The entry of `list` named `name`; an error when `list` is not a list.
@@ -165,6 +199,10 @@ mod tests {
         assert_eq!(config["contexts"][0]["context"]["user"], USER);
         assert_eq!(config["users"][0]["user"]["client-key-data"], "S0VZ");
         assert!(merged.replaced_server.is_none());
+        assert!(merged.previous_context.is_none());
+        // Again, ours was current: nothing to restore later.
+        let again = merge(Some(&merged.text), &ours("https://127.0.0.1:6443")).unwrap();
+        assert!(again.previous_context.is_none());
     }
 
     #[test]
@@ -212,6 +250,18 @@ users:
         );
         assert_eq!(config["contexts"][0]["context"]["namespace"], "team-a");
         assert_eq!(config["users"][0]["user"]["token"], "abc");
+        assert_eq!(merged.previous_context.as_deref(), Some("work"));
+
+        // When the server stops, `work` is current again, the rest as merged.
+        let restored = restore_context(&merged.text, "work").unwrap().unwrap();
+        let mut want = config.clone();
+        want["current-context"] = "work".into();
+        assert_eq!(parse(&restored), want);
+        // Not once the user made another context current.
+        let moved_on = merged
+            .text
+            .replace("current-context: kubectl-cozy", "current-context: home");
+        assert_eq!(restore_context(&moved_on, "work").unwrap(), None);
     }
 
     #[test]

@@ -39,6 +39,15 @@ fn completion_subcommand_prints_the_committed_script() {
         .expect("run");
     assert!(out.status.success());
     assert_eq!(out.stdout, script(Shell::Bash));
+    // A script has no -o format: refused as a usage error, not ignored.
+    let out = Command::new(bins::kubectl_cozy())
+        .args(["completion", "bash", "-o", "json"])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(stderr.contains("-o json: completion prints"), "{stderr}");
 }
 
 fn completer(args: &[&str]) -> String {

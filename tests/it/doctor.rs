@@ -356,6 +356,24 @@ async fn dead_apiservice_blocking_namespace_deletion_is_named_and_fixed() {
     let name = register_dead_api_service(&mut cleanup, "doctor-test.example.com", "doctor-dead");
     wait_unavailable(&name).await;
 
+    // `kinds list` of the dead group names the APIService and points at
+    // doctor (bounded: kube-apiserver may take minutes to answer for it).
+    let out = cozy(&[
+        "kinds",
+        "list",
+        "--group",
+        "doctor-test.example.com",
+        "--request-timeout",
+        "3s",
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("APIService {name} "))
+            && stderr.contains("`kubectl cozy doctor` says why"),
+        "{stderr}"
+    );
+
     let client = plane.client().await;
     Api::<Namespace>::all(client.clone())
         .delete(&ns, &DeleteParams::default())

@@ -361,7 +361,20 @@ async fn run(kinds_path: String, group: String, ns: String) {
         !diff.contains("LS0tLS1CRUdJTiBQUklWQVRF"),
         "a private key in the diff:\n{diff}"
     );
-    assert!(stderr.contains("Applied"), "{stderr}");
+    // The apply says what it did in the preview's counts.
+    let preview = stderr
+        .lines()
+        .find(|l| l.contains(" to create, "))
+        .unwrap_or_else(|| panic!("no preview counts:\n{stderr}"));
+    let preview = &preview[..preview.find(" unchanged").expect("unchanged") + " unchanged".len()];
+    let applied =
+        preview
+            .replacen(" to create,", " created,", 1)
+            .replacen(" to change,", " changed,", 1);
+    assert!(
+        !preview.starts_with("0 ") && stderr.contains(&format!("Applied: {applied}.")),
+        "{stderr}"
+    );
     eprintln!("[install] applied in {:.2}s", t.elapsed().as_secs_f64());
     // Again: the certificates are reused, nothing changes.
     let (diff, stderr) = ok(

@@ -271,6 +271,16 @@ fn standalone_writes_its_context_into_an_existing_kubeconfig() {
         "jsonpath={.users[?(@.name==\"me\")].user.token}",
     ]));
     assert_eq!(token, "abc");
+    // Stopped, it makes the context that was current before current again.
+    let kubeconfig = server.kubeconfig();
+    let mut server = server;
+    let stderr = server.interrupt();
+    let current = std::fs::read_to_string(&kubeconfig).unwrap();
+    assert!(
+        current.contains("current-context: work") && current.contains("name: kubectl-cozy"),
+        "{current}"
+    );
+    assert!(stderr.contains("context work is current again"), "{stderr}");
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kubeconfig");

@@ -120,9 +120,9 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         }
         None => (from_cluster(ctx, &args.group).await?, Vec::new()),
     };
-    // At -v 0 too, as `serve` logs them.
+    // As `kinds scaffold` says its own.
     for w in &warnings {
-        tracing::warn!("{w}");
+        eprintln!("warning: {w}");
     }
     let mut out = ctx.stdout();
     let document = ListDocument {
@@ -217,9 +217,20 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
         .map(|v| v.group_version.clone())
         .or_else(|| api_group.versions.first().map(|v| v.group_version.clone()))
         .unwrap_or_default();
-    let resources = client
-        .list_api_group_resources(&group_version)
-        .await
+    // A group-version's discovery is proxied to the server behind its
+    // APIService; kube-apiserver may wait minutes on one that is gone.
+    let limit = discovery_limit(ctx.global().request_timeout);
+    let spinner =
+        crate::output::progress::spinner(format!("waiting for discovery of {group_version}"));
+    let discovered = match limit {
+        Some(limit) => tokio::time::timeout(limit, client.list_api_group_resources(&group_version))
+            .await
+            .map_err(|_| DiscoveryFailure::TimedOut(limit)),
+        None => Ok(client.list_api_group_resources(&group_version).await),
+    };
+    spinner.finish_and_clear();
+    let resources = discovered
+        .and_then(|answer| answer.map_err(DiscoveryFailure::Error))
         .map_err(|e| discovery_error(&group_version, e))?;
     let definitions = application_definitions::read(client).await.ok();
     let mut listed = Vec::new();
@@ -256,22 +267,73 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
     Ok(listed)
 }
 
-/// A group-version's discovery failed: a 503 is its APIService being
-/// unavailable, which `doctor` diagnoses, and says so.
-fn discovery_error(group_version: &str, err: kube::Error) -> CliError {
-    match &err {
-        kube::Error::Api(status) if status.code == 503 => {
-            let (group, version) = group_version.split_once('/').unwrap_or(("", group_version));
-            CliError::other(
-                format!("discover {group_version}"),
-                format!(
-                    "APIService {version}.{group} is unavailable (HTTP 503): the server behind it is down or \
-                     unreachable; `kubectl cozy doctor` says why and how to fix it"
-                ),
-            )
-        }
-        _ => CliError::other(format!("discover {group_version}"), err),
+/// How long `kinds list` waits for a group-version's discovery when
+/// `--request-timeout` does not say.
+const DISCOVERY_LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The bound on a group-version's discovery: `--request-timeout` (0: none),
+/// else [`DISCOVERY_LIMIT`].
+fn discovery_limit(request_timeout: Option<std::time::Duration>) -> Option<std::time::Duration> {
+    match request_timeout {
+        Some(t) if t.is_zero() => None,
+        Some(t) => Some(t),
+        None => Some(DISCOVERY_LIMIT),
     }
+}
+
+/// Why a group-version's discovery gave no resources.
+#[derive(Debug)]
+enum DiscoveryFailure {
+    /// No answer within the limit.
+    TimedOut(std::time::Duration),
+    /// An answer, or a failure of the request itself.
+    Error(kube::Error),
+}
+
+/// A group-version's discovery failed: a 503, or no answer in time, is its
+/// APIService's server being down or unreachable, which `doctor`
+/// diagnoses, and says so.
+fn discovery_error(group_version: &str, failure: DiscoveryFailure) -> CliError {
+    let (group, version) = group_version.split_once('/').unwrap_or(("", group_version));
+    let unavailable = |why: String| {
+        CliError::other(
+            format!("discover {group_version}"),
+            format!(
+                "APIService {version}.{group} {why}: the server behind it is down or \
+                 unreachable; `kubectl cozy doctor` says why and how to fix it"
+            ),
+        )
+    };
+    match failure {
+        DiscoveryFailure::Error(kube::Error::Api(status)) if status.code == 503 => {
+            unavailable("is unavailable (HTTP 503)".into())
+        }
+        DiscoveryFailure::TimedOut(limit) => unavailable(format!(
+            "did not answer discovery within {} (--request-timeout sets the limit)",
+            crate::golang::GoDuration::from_nanos_saturating(
+                i128::try_from(limit.as_nanos()).unwrap_or(i128::MAX)
+            )
+        )),
+        DiscoveryFailure::Error(err) if is_timeout(&err) => {
+            unavailable("did not answer discovery within --request-timeout".into())
+        }
+        DiscoveryFailure::Error(err) => CliError::other(format!("discover {group_version}"), err),
+    }
+}
+
+/// Whether `err` is the client giving up waiting (`--request-timeout`).
+fn is_timeout(err: &kube::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = source {
+        if e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+            || e.is::<tokio::time::error::Elapsed>()
+        {
+            return true;
+        }
+        source = e.source();
+    }
+    false
 }
 
 #[cfg(test)]
@@ -288,14 +350,36 @@ mod tests {
             )
         };
         let chain = |e: CliError| crate::error_chain::error_chain(&e);
-        let text = chain(discovery_error("apps.cozystack.io/v1alpha1", status(503)));
+        let failed = |code| DiscoveryFailure::Error(status(code));
+        let text = chain(discovery_error("apps.cozystack.io/v1alpha1", failed(503)));
         assert!(
             text.contains("discover apps.cozystack.io/v1alpha1")
                 && text.contains("APIService v1alpha1.apps.cozystack.io is unavailable (HTTP 503)")
                 && text.contains("`kubectl cozy doctor` says why"),
             "{text}"
         );
-        let text = chain(discovery_error("apps.cozystack.io/v1alpha1", status(500)));
+        let text = chain(discovery_error("apps.cozystack.io/v1alpha1", failed(500)));
         assert!(!text.contains("doctor"), "{text}");
+        let text = chain(discovery_error(
+            "apps.cozystack.io/v1alpha1",
+            DiscoveryFailure::TimedOut(std::time::Duration::from_secs(30)),
+        ));
+        assert!(
+            text.contains(
+                "APIService v1alpha1.apps.cozystack.io did not answer discovery within 30s"
+            ) && text.contains("`kubectl cozy doctor` says why"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn discovery_is_bounded_unless_told_otherwise() {
+        use std::time::Duration;
+        assert_eq!(discovery_limit(None), Some(DISCOVERY_LIMIT));
+        assert_eq!(discovery_limit(Some(Duration::ZERO)), None);
+        assert_eq!(
+            discovery_limit(Some(Duration::from_secs(3))),
+            Some(Duration::from_secs(3))
+        );
     }
 }

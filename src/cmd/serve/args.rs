@@ -88,10 +88,10 @@ pub struct ServeArgs {
     pub takeover: bool,
 
     /// How long to wait for the APIServices to become Available (0: no limit, until Ctrl-C)
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::cli::parse_request_timeout)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = crate::cli::parse_request_timeout, allow_hyphen_values = true)]
     pub timeout: Duration,
 
-    /// No access log on stderr
+    /// No access log on stderr (cluster mode; standalone prints none)
     #[arg(short = 'q', long)]
     pub quiet: bool,
 
@@ -104,7 +104,7 @@ pub struct ServeArgs {
     pub dry_run: bool,
 
     /// Duration of the session Lease (renewed every third of it)
-    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = crate::cli::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = crate::cli::parse_duration, allow_hyphen_values = true)]
     pub lease_duration: Duration,
 
     /// Test seam: make the Service an ExternalName to HOST and the APIService port PORT (the test plane cannot route to pods)
@@ -148,7 +148,7 @@ pub struct ServeArgs {
     pub in_cluster: bool,
 
     /// Time to let requests finish on shutdown (0: stop at once)
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::cli::parse_duration, allow_hyphen_values = true)]
     pub drain_timeout: Duration,
 
     /// The flags given on the command line (clap ids), not left to their
@@ -167,6 +167,22 @@ impl ServeArgs {
             })
             .map(|id| id.as_str().to_owned())
             .collect();
+    }
+
+    /// The serving certificate and key, PEM, of `--tls-cert-file` and
+    /// `--tls-key-file`; `mode` (`--route none`) is the one that needs them.
+    /// An unreadable file is named with its flag.
+    pub(super) fn tls_files(&self, mode: &str) -> Result<(String, String), CliError> {
+        let (Some(cert), Some(key)) = (&self.tls_cert_file, &self.tls_key_file) else {
+            return Err(CliError::Usage(format!(
+                "{mode} needs --tls-cert-file and --tls-key-file"
+            )));
+        };
+        let read = |flag: &str, path: &PathBuf| {
+            std::fs::read_to_string(path)
+                .map_err(|e| CliError::io(format!("read {flag} {}", path.display()), e))
+        };
+        Ok((read("--tls-cert-file", cert)?, read("--tls-key-file", key)?))
     }
 
     /// How long the start may wait for the APIServices: `--timeout`, no
@@ -214,7 +230,8 @@ impl Scope {
 
 /// Serve's flags that have an effect in some modes only: clap id, flag,
 /// where it applies. Given elsewhere, they are refused rather than ignored.
-const MODAL_FLAGS: [(&str, &str, Scope); 17] = [
+const MODAL_FLAGS: [(&str, &str, Scope); 18] = [
+    ("quiet", "-q/--quiet", Scope::Cluster),
     ("route", "--route", Scope::Cluster),
     ("dry_run", "--dry-run", Scope::Cluster),
     ("print_rbac", "--print-rbac", Scope::Cluster),
@@ -303,20 +320,22 @@ pub(super) fn check_mode_flags(args: &ServeArgs, global: &GlobalArgs) -> Result<
         .filter(|(id, _, scope)| args.given.contains(*id) && !mode.has(*scope))
         .map(|(_, flag, scope)| (*flag, *scope))
         .collect();
-    // Standalone reads no kubeconfig (it writes one): kubectl passes a
-    // plugin none of its own flags, so these were typed for serve.
-    let kubeconfig_flags = [
-        ("--kubeconfig", global.kubeconfig.is_some()),
-        ("--context", global.context.is_some()),
-        ("--cluster", global.cluster.is_some()),
-        ("--user", global.user.is_some()),
+    // Standalone reads no kubeconfig (it writes one) and sends no request:
+    // kubectl passes a plugin none of its own flags, so these were typed
+    // for serve. (flag, given, whether it is a kubeconfig's)
+    let client_flags = [
+        ("--kubeconfig", global.kubeconfig.is_some(), true),
+        ("--context", global.context.is_some(), true),
+        ("--cluster", global.cluster.is_some(), true),
+        ("--user", global.user.is_some(), true),
+        ("--request-timeout", global.request_timeout.is_some(), false),
     ];
     let mut reads_kubeconfig = false;
     if mode.standalone {
-        for (flag, given) in kubeconfig_flags {
+        for (flag, given, kubeconfig) in client_flags {
             if given {
                 refused.push((flag, Scope::Cluster));
-                reads_kubeconfig = true;
+                reads_kubeconfig |= kubeconfig;
             }
         }
     }
@@ -448,6 +467,26 @@ mod tests {
     }
 
     #[test]
+    fn an_unreadable_tls_file_is_named_with_its_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let cert = dir.path().join("tls.crt");
+        std::fs::write(&cert, "cert").unwrap();
+        let missing = dir.path().join("nope.key");
+        let args = args(&[
+            "--tls-cert-file",
+            cert.to_str().unwrap(),
+            "--tls-key-file",
+            missing.to_str().unwrap(),
+        ])
+        .unwrap();
+        let err = crate::error_chain::error_chain(&args.tls_files("--route none").unwrap_err());
+        assert!(
+            err.contains(&format!("read --tls-key-file {}", missing.display())),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn flags_of_another_mode_are_refused_naming_them() {
         let none = GlobalArgs::default();
         let refused = |line: &[&str]| mode_error(line, &none).unwrap_or_default();
@@ -508,6 +547,19 @@ mod tests {
             mode_error(&["--standalone"], &global).unwrap(),
             "--kubeconfig and --context apply to cluster mode, not --standalone (it reads no \
              kubeconfig; it writes its own, --write-kubeconfig PATH)"
+        );
+        let timeout = GlobalArgs {
+            request_timeout: Some(std::time::Duration::from_secs(5)),
+            ..GlobalArgs::default()
+        };
+        assert_eq!(
+            mode_error(&["--standalone"], &timeout).unwrap(),
+            "--request-timeout applies to cluster mode, not --standalone"
+        );
+        // Standalone prints no access log for -q to quiet.
+        assert_eq!(
+            mode_error(&["--standalone", "-q"], &none).unwrap(),
+            "-q/--quiet applies to cluster mode, not --standalone"
         );
         // What each mode uses passes; defaults are never "given"; printing
         // what a session would create takes every session flag.

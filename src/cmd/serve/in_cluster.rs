@@ -9,7 +9,6 @@
 //! the process serves.
 
 use std::net::SocketAddr;
-use std::path::Path;
 
 use super::args::ServeArgs;
 use super::cluster_server::start_cluster_server;
@@ -33,10 +32,6 @@ async fn config(ctx: &Ctx) -> Result<kube::Config, CliError> {
     kube::Config::incluster().map_err(|e| CliError::other("load the in-cluster configuration", e))
 }
 
-fn read(path: &Path) -> Result<String, CliError> {
-    std::fs::read_to_string(path).map_err(|e| CliError::io(format!("read {}", path.display()), e))
-}
-
 /// Serves until SIGTERM or SIGINT, then drains.
 pub(super) async fn serve(
     args: &ServeArgs,
@@ -44,13 +39,7 @@ pub(super) async fn serve(
     ctx: &Ctx,
 ) -> Result<ExitStatus, CliError> {
     let mut signals = Signals::new()?;
-    let (Some(cert), Some(key)) = (&args.tls_cert_file, &args.tls_key_file) else {
-        return Err(CliError::Usage(
-            "--in-cluster needs --tls-cert-file and --tls-key-file (the mounted serving Secret)"
-                .into(),
-        ));
-    };
-    let (cert_pem, key_pem) = (read(cert)?, read(key)?);
+    let (cert_pem, key_pem) = args.tls_files("--in-cluster (with the mounted serving Secret)")?;
     let config = config(ctx).await?;
     let client = crate::kube_client::client(config.clone())
         .map_err(|e| CliError::other("build the Kubernetes client", e))?;

@@ -73,12 +73,19 @@ pub(super) async fn serve_standalone(
         .write_kubeconfig
         .clone()
         .unwrap_or_else(standalone::default_kubeconfig_path);
-    let replaced = standalone::write_kubeconfig(&kubeconfig, &url, &credentials)
+    let written = standalone::write_kubeconfig(&kubeconfig, &url, &credentials)
         .map_err(|e| CliError::other("write the kubeconfig", e))?;
-    if let Some(before) = replaced {
+    if let Some(before) = &written.replaced_server {
         eprintln!(
             "Note: context kubectl-cozy in {} pointed at {before}; it now points here \
              (--write-kubeconfig PATH keeps one file per server)",
+            kubeconfig.display()
+        );
+    }
+    if let Some(previous) = &written.previous_context {
+        eprintln!(
+            "Note: context kubectl-cozy is current in {} while this server runs; {previous} is made \
+             current again when it stops",
             kubeconfig.display()
         );
     }
@@ -108,7 +115,27 @@ pub(super) async fn serve_standalone(
         args.drain_timeout
     );
     running.shutdown(args.drain_timeout).await;
+    if let Some(previous) = &written.previous_context {
+        restore_context(&kubeconfig, previous);
+    }
     Ok(ExitStatus::Success)
+}
+
+/// Makes `previous` current again in the kubeconfig the server wrote,
+/// unless the user has made another context current meanwhile; says so.
+fn restore_context(kubeconfig: &std::path::Path, previous: &str) {
+    match standalone::restore_kubeconfig_context(kubeconfig, previous) {
+        Ok(true) => eprintln!(
+            "Kubeconfig: context {previous} is current again in {}",
+            kubeconfig.display()
+        ),
+        Ok(false) => {}
+        Err(e) => eprintln!(
+            "warning: could not make context {previous} current again in {}: {}",
+            kubeconfig.display(),
+            crate::error_chain::error_chain(&e)
+        ),
+    }
 }
 
 /// Says on stderr what is served after each accepted change of the kinds

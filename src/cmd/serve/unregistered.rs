@@ -2,7 +2,6 @@
 //! register nothing (the APIService is the caller's).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 use super::args::ServeArgs;
 use super::cluster_server::start_cluster_server;
@@ -17,15 +16,7 @@ pub(super) async fn serve_unregistered(
     registry: Registry,
     ctx: &Ctx,
 ) -> Result<ExitStatus, CliError> {
-    let (Some(cert), Some(key)) = (&args.tls_cert_file, &args.tls_key_file) else {
-        return Err(CliError::Usage(
-            "--route none needs --tls-cert-file and --tls-key-file".into(),
-        ));
-    };
-    let read = |p: &PathBuf| {
-        std::fs::read_to_string(p).map_err(|e| CliError::io(format!("read {}", p.display()), e))
-    };
-    let (cert_pem, key_pem) = (read(cert)?, read(key)?);
+    let (cert_pem, key_pem) = args.tls_files("--route none")?;
     let client = ctx.client().await?;
     let log = Log::new(args.quiet, ctx.global().verbosity > 0);
     log.install_access_log();

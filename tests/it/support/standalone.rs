@@ -101,6 +101,34 @@ impl Standalone {
         Ok(())
     }
 
+    /// Stops the server as Ctrl-C does (SIGINT) and answers what it
+    /// printed on stderr; panics unless it exits, successfully, within 30 s.
+    #[expect(unsafe_code, reason = "kill(2) on a child of this process")]
+    pub fn interrupt(&mut self) -> String {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("pid");
+        // SAFETY: a plain syscall on our own child; no memory is touched.
+        unsafe {
+            libc::kill(pid, libc::SIGINT);
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "serve --standalone ran on 30 s after SIGINT"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let mut stderr = String::new();
+        if let Some(mut pipe) = self.child.stderr.take() {
+            let _ = pipe.read_to_string(&mut stderr);
+        }
+        assert!(status.success(), "{status}: {stderr}");
+        stderr
+    }
+
     /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
