@@ -87,6 +87,13 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// A whole number of seconds or a Go duration, not negative (refused with
 /// `negative_advice` after the reason).
 fn parse_non_negative(s: &str, negative_advice: &str) -> Result<Duration, String> {
+    // The flag takes the next word even when it is one (as pflag does):
+    // `--request-timeout --context x` lacks its value.
+    if s.starts_with("--") {
+        return Err(format!(
+            "{s} is a flag, not a duration: give the flag a value"
+        ));
+    }
     if let Ok(secs) = s.parse::<i64>() {
         return u64::try_from(secs)
             .map(Duration::from_secs)
@@ -169,6 +176,14 @@ mod tests {
             .to_string();
         assert!(
             err.contains("\"-1\" is negative: use 0 for no limit"),
+            "{err}"
+        );
+        let err = Cli::try_parse_from(["cozy", "--request-timeout", "--context"])
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            err.contains("--context is a flag, not a duration: give the flag a value"),
             "{err}"
         );
         let cli = Cli::try_parse_from(["cozy", "--request-timeout", "-0"]).expect("-0 is 0");

@@ -77,7 +77,7 @@ pub struct DoctorArgs {
 
     /// How long --fix waits for unblocked namespaces to finish deleting
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_request_timeout,
-          requires = "fix")]
+          requires = "fix", allow_hyphen_values = true)]
     pub wait: Duration,
 
     /// Deletion older than this counts as stuck rather than in progress

@@ -17,6 +17,7 @@ use base64::Engine as _;
 
 use super::cert_files::{CertFilesError, io, store_ca, stored_ca, write_private};
 use super::kubeconfig_file;
+pub use super::kubeconfig_file::Kept;
 use crate::pki::{CA_LIFETIME, Ca, CertPair, LEAF_LIFETIME, LeafSpec};
 
 /// Credentials of a standalone server.
@@ -181,18 +182,23 @@ pub fn write_kubeconfig(
 }
 
 /// Makes `previous` the current context of the kubeconfig at `path` again,
-/// if ours still is: answers whether it did (not when the user has made
-/// another context current since, or the file is gone).
-pub fn restore_kubeconfig_context(path: &Path, previous: &str) -> Result<bool, CertFilesError> {
+/// if ours, for `server`, still is ([`kubeconfig_file::restore_context`]):
+/// `Ok(None)` when it did, else why not (a file gone meanwhile is left
+/// gone, as [`Kept::AnotherCurrent`]).
+pub fn restore_kubeconfig_context(
+    path: &Path,
+    server: &str,
+    previous: &str,
+) -> Result<Option<Kept>, CertFilesError> {
     let (path, existing) = read_kubeconfig(path)?;
     let Some(existing) = existing else {
-        return Ok(false);
+        return Ok(Some(Kept::AnotherCurrent));
     };
-    let restored = kubeconfig_file::restore_context(&existing, previous)
+    let restored = kubeconfig_file::restore_context(&existing, server, previous)
         .map_err(|message| not_kubeconfig(&path, message))?;
     match restored {
-        Some(text) => write_private(&path, &text).map(|()| true),
-        None => Ok(false),
+        Ok(text) => write_private(&path, &text).map(|()| None),
+        Err(kept) => Ok(Some(kept)),
     }
 }
 
@@ -304,19 +310,30 @@ mod tests {
             "apiVersion: v1\nkind: Config\ncurrent-context: work\ncontexts:\n- name: work\n",
         )
         .unwrap();
-        let written = write_kubeconfig(&path, "https://127.0.0.1:6443", &credentials).unwrap();
+        let server = "https://127.0.0.1:6443";
+        let written = write_kubeconfig(&path, server, &credentials).unwrap();
         assert_eq!(written.previous_context.as_deref(), Some("work"));
-        assert!(restore_kubeconfig_context(&path, "work").unwrap());
+        assert_eq!(
+            restore_kubeconfig_context(&path, server, "work").unwrap(),
+            None
+        );
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.contains("current-context: work") && text.contains("name: kubectl-cozy"),
             "{text}"
         );
         // Ours is no longer current: left alone.
-        assert!(!restore_kubeconfig_context(&path, "other").unwrap());
+        assert_eq!(
+            restore_kubeconfig_context(&path, server, "work").unwrap(),
+            Some(Kept::AnotherCurrent)
+        );
         // A file removed meanwhile is not recreated.
         std::fs::remove_file(&path).unwrap();
-        assert!(!restore_kubeconfig_context(&path, "work").unwrap());
+        assert!(
+            restore_kubeconfig_context(&path, server, "work")
+                .unwrap()
+                .is_some()
+        );
         assert!(!path.exists());
     }
 

@@ -76,16 +76,40 @@ pub fn merge(existing: Option<&str>, entries: &Entries<'_>) -> Result<Merged, St
     })
 }
 
-/// `existing` with `previous` current again, if ours still is; `None` when
-/// the file's current context is no longer ours (the user moved on) and
-/// the file is best left as it is.
-pub fn restore_context(existing: &str, previous: &str) -> Result<Option<String>, String> {
+/// Why [`restore_context`] left a file as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// Another context is current: the user moved on (or the file is gone).
+    AnotherCurrent,
+    /// Our context points at another server: one started since on the same file.
+    AnotherServer,
+    /// The context to restore is no longer in the file.
+    PreviousGone,
+}
+
+/// `existing` with `previous` current again, if ours is still current and
+/// still names `server` (not a server started since on the same file),
+/// and `previous` is still there; else why the file is best left as it is.
+pub fn restore_context(
+    existing: &str,
+    server: &str,
+    previous: &str,
+) -> Result<Result<String, Kept>, String> {
     let mut config = parse(Some(existing))?;
     if current_context(&config) != Some(CONTEXT) {
-        return Ok(None);
+        return Ok(Err(Kept::AnotherCurrent));
+    }
+    let ours = named(&config, "clusters", CONTEXT)?
+        .and_then(|c| c.pointer("/cluster/server"))
+        .and_then(Value::as_str);
+    if ours != Some(server) {
+        return Ok(Err(Kept::AnotherServer));
+    }
+    if named(&config, "contexts", previous)?.is_none() {
+        return Ok(Err(Kept::PreviousGone));
     }
     config.insert("current-context".into(), previous.into());
-    render(config).map(Some)
+    render(config).map(Ok)
 }
 
 /// A kubeconfig's text as a mapping (none or blank: an empty one); errors
@@ -253,15 +277,32 @@ users:
         assert_eq!(merged.previous_context.as_deref(), Some("work"));
 
         // When the server stops, `work` is current again, the rest as merged.
-        let restored = restore_context(&merged.text, "work").unwrap().unwrap();
+        let server = "https://127.0.0.1:6443";
+        let restored = restore_context(&merged.text, server, "work")
+            .unwrap()
+            .unwrap();
         let mut want = config.clone();
         want["current-context"] = "work".into();
         assert_eq!(parse(&restored), want);
-        // Not once the user made another context current.
+        // Not once the user made another context current,
         let moved_on = merged
             .text
             .replace("current-context: kubectl-cozy", "current-context: home");
-        assert_eq!(restore_context(&moved_on, "work").unwrap(), None);
+        assert_eq!(
+            restore_context(&moved_on, server, "work").unwrap(),
+            Err(Kept::AnotherCurrent)
+        );
+        // nor once a server started since points our context at itself,
+        let later = merge(Some(&merged.text), &ours("https://127.0.0.1:7000")).unwrap();
+        assert_eq!(
+            restore_context(&later.text, server, "work").unwrap(),
+            Err(Kept::AnotherServer)
+        );
+        // nor to a context deleted meanwhile.
+        assert_eq!(
+            restore_context(&merged.text, server, "gone").unwrap(),
+            Err(Kept::PreviousGone)
+        );
     }
 
     #[test]

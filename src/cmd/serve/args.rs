@@ -170,12 +170,13 @@ impl ServeArgs {
     }
 
     /// The serving certificate and key, PEM, of `--tls-cert-file` and
-    /// `--tls-key-file`; `mode` (`--route none`) is the one that needs them.
-    /// An unreadable file is named with its flag.
-    pub(super) fn tls_files(&self, mode: &str) -> Result<(String, String), CliError> {
+    /// `--tls-key-file`; `mode` (`--route none`) is the one that needs them,
+    /// `what` says what they are there (may be empty). An unreadable file is
+    /// named with its flag.
+    pub(super) fn tls_files(&self, mode: &str, what: &str) -> Result<(String, String), CliError> {
         let (Some(cert), Some(key)) = (&self.tls_cert_file, &self.tls_key_file) else {
             return Err(CliError::Usage(format!(
-                "{mode} needs --tls-cert-file and --tls-key-file"
+                "{mode} needs --tls-cert-file and --tls-key-file{what}"
             )));
         };
         let read = |flag: &str, path: &PathBuf| {
@@ -479,7 +480,7 @@ mod tests {
             missing.to_str().unwrap(),
         ])
         .unwrap();
-        let err = crate::error_chain::error_chain(&args.tls_files("--route none").unwrap_err());
+        let err = crate::error_chain::error_chain(&args.tls_files("--route none", "").unwrap_err());
         assert!(
             err.contains(&format!("read --tls-key-file {}", missing.display())),
             "{err}"

@@ -39,7 +39,7 @@ pub(super) async fn serve(
     ctx: &Ctx,
 ) -> Result<ExitStatus, CliError> {
     let mut signals = Signals::new()?;
-    let (cert_pem, key_pem) = args.tls_files("--in-cluster (with the mounted serving Secret)")?;
+    let (cert_pem, key_pem) = args.tls_files("--in-cluster", " (the mounted serving Secret)")?;
     let config = config(ctx).await?;
     let client = crate::kube_client::client(config.clone())
         .map_err(|e| CliError::other("build the Kubernetes client", e))?;

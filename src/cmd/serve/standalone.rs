@@ -34,6 +34,9 @@ pub(super) async fn serve_standalone(
         private_files::create_dir(parent)
             .map_err(|e| CliError::io(format!("create {}", parent.display()), e))?;
     }
+    // From the start: a signal before the handlers exist would kill the
+    // process with its context current in the kubeconfig.
+    let mut signals = Signals::new()?;
     let listen = args
         .listen
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 6443)));
@@ -85,7 +88,7 @@ pub(super) async fn serve_standalone(
     if let Some(previous) = &written.previous_context {
         eprintln!(
             "Note: context kubectl-cozy is current in {} while this server runs; {previous} is made \
-             current again when it stops",
+             current again when it stops on Ctrl-C or SIGTERM",
             kubeconfig.display()
         );
     }
@@ -108,28 +111,39 @@ pub(super) async fn serve_standalone(
         kinds.first().copied().unwrap_or("all")
     );
     let reloads = report_reloads(&registry);
-    Signals::new()?.next().await;
+    signals.next().await;
     reloads.abort();
+    // First: the kubeconfig is what a user stopping the server reaches for next.
+    if let Some(previous) = &written.previous_context {
+        restore_context(&kubeconfig, &url, previous);
+    }
     eprintln!(
         "Shutting down (draining for up to {:?})",
         args.drain_timeout
     );
     running.shutdown(args.drain_timeout).await;
-    if let Some(previous) = &written.previous_context {
-        restore_context(&kubeconfig, previous);
-    }
     Ok(ExitStatus::Success)
 }
 
-/// Makes `previous` current again in the kubeconfig the server wrote,
-/// unless the user has made another context current meanwhile; says so.
-fn restore_context(kubeconfig: &std::path::Path, previous: &str) {
-    match standalone::restore_kubeconfig_context(kubeconfig, previous) {
-        Ok(true) => eprintln!(
+/// Makes `previous` current again in the kubeconfig the server wrote for
+/// `url`, unless the user has made another context current meanwhile, a
+/// server started since took our context, or `previous` is gone; says so.
+fn restore_context(kubeconfig: &std::path::Path, url: &str, previous: &str) {
+    match standalone::restore_kubeconfig_context(kubeconfig, url, previous) {
+        Ok(None) => eprintln!(
             "Kubeconfig: context {previous} is current again in {}",
             kubeconfig.display()
         ),
-        Ok(false) => {}
+        Ok(Some(standalone::Kept::AnotherCurrent)) => {}
+        Ok(Some(standalone::Kept::AnotherServer)) => eprintln!(
+            "Kubeconfig: context kubectl-cozy in {} is another server's now; left current",
+            kubeconfig.display()
+        ),
+        Ok(Some(standalone::Kept::PreviousGone)) => eprintln!(
+            "Kubeconfig: context {previous} is no longer in {}; kubectl-cozy is left current \
+             (kubectl config use-context NAME)",
+            kubeconfig.display()
+        ),
         Err(e) => eprintln!(
             "warning: could not make context {previous} current again in {}: {}",
             kubeconfig.display(),

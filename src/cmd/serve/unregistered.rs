@@ -16,7 +16,7 @@ pub(super) async fn serve_unregistered(
     registry: Registry,
     ctx: &Ctx,
 ) -> Result<ExitStatus, CliError> {
-    let (cert_pem, key_pem) = args.tls_files("--route none")?;
+    let (cert_pem, key_pem) = args.tls_files("--route none", "")?;
     let client = ctx.client().await?;
     let log = Log::new(args.quiet, ctx.global().verbosity > 0);
     log.install_access_log();
