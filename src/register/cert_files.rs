@@ -33,6 +33,15 @@ pub enum CertFilesError {
         /// Why.
         message: String,
     },
+    /// Another writer's lock on a kubeconfig stayed (client-go's `<file>.lock`).
+    #[error(
+        "{lock} exists: another program (kubectl config …) is writing the kubeconfig, or one stopped while it \
+         did; remove the file if none is running"
+    )]
+    KubeconfigLocked {
+        /// The lock file.
+        lock: PathBuf,
+    },
     /// A stored CA could not be loaded.
     #[error("the CA in {path} is unusable ({message}); remove the directory to start afresh")]
     BadCa {

@@ -18,6 +18,7 @@ use base64::Engine as _;
 use super::cert_files::{CertFilesError, io, store_ca, stored_ca, write_private};
 use super::kubeconfig_file;
 pub use super::kubeconfig_file::Kept;
+use super::kubeconfig_lock::KubeconfigLock;
 use crate::pki::{CA_LIFETIME, Ca, CertPair, LEAF_LIFETIME, LeafSpec};
 
 /// Credentials of a standalone server.
@@ -160,7 +161,12 @@ pub fn write_kubeconfig(
         b64(&credentials.client.cert_pem),
         b64(&credentials.client.key_pem),
     );
-    let (path, existing) = read_kubeconfig(path)?;
+    let path = real_path(path);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io("create", parent))?;
+    }
+    let _lock = KubeconfigLock::acquire(&path)?;
+    let existing = read_kubeconfig(&path)?;
     let merged = kubeconfig_file::merge(
         existing.as_deref(),
         &kubeconfig_file::Entries {
@@ -171,9 +177,6 @@ pub fn write_kubeconfig(
         },
     )
     .map_err(|message| not_kubeconfig(&path, message))?;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io("create", parent))?;
-    }
     write_private(&path, &merged.text)?;
     Ok(KubeconfigWritten {
         replaced_server: merged.replaced_server,
@@ -190,8 +193,12 @@ pub fn restore_kubeconfig_context(
     server: &str,
     previous: &str,
 ) -> Result<Option<Kept>, CertFilesError> {
-    let (path, existing) = read_kubeconfig(path)?;
-    let Some(existing) = existing else {
+    let path = real_path(path);
+    if !path.exists() {
+        return Ok(Some(Kept::AnotherCurrent));
+    }
+    let _lock = KubeconfigLock::acquire(&path)?;
+    let Some(existing) = read_kubeconfig(&path)? else {
         return Ok(Some(Kept::AnotherCurrent));
     };
     let restored = kubeconfig_file::restore_context(&existing, server, previous)
@@ -202,15 +209,18 @@ pub fn restore_kubeconfig_context(
     }
 }
 
-/// The file a kubeconfig path names — a kubeconfig kept elsewhere behind a
-/// symlink (dotfiles) is written where it lives, and the link stays — and
-/// its text, if it exists.
-fn read_kubeconfig(path: &Path) -> Result<(PathBuf, Option<String>), CertFilesError> {
-    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Ok((path, Some(text))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((path, None)),
-        Err(e) => Err(io("read", &path)(e)),
+/// The file a kubeconfig path names: a kubeconfig kept elsewhere behind a
+/// symlink (dotfiles) is written where it lives, and the link stays.
+fn real_path(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
+}
+
+/// The kubeconfig's text, if the file exists.
+fn read_kubeconfig(path: &Path) -> Result<Option<String>, CertFilesError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io("read", path)(e)),
     }
 }
 
@@ -313,6 +323,15 @@ mod tests {
         let server = "https://127.0.0.1:6443";
         let written = write_kubeconfig(&path, server, &credentials).unwrap();
         assert_eq!(written.previous_context.as_deref(), Some("work"));
+        // kubectl's lock was taken and released.
+        assert!(!tmp.path().join("config.lock").exists());
+        let held = KubeconfigLock::acquire(&path).unwrap();
+        let err = restore_kubeconfig_context(&path, server, "work").unwrap_err();
+        assert!(
+            matches!(err, CertFilesError::KubeconfigLocked { .. }),
+            "{err}"
+        );
+        drop(held);
         assert_eq!(
             restore_kubeconfig_context(&path, server, "work").unwrap(),
             None

@@ -19,6 +19,7 @@
 //! | [`install`] | a production install (`kubectl cozy install`): the Deployment running `serve --in-cluster`, its Secret, Service, APIServices; diff and server-side apply |
 //! | [`credentials`] | standalone mode's local CA, certificates and kubeconfig |
 //! | [`kubeconfig_file`] | standalone's entries written into a kubeconfig file, keeping everyone else's |
+//! | [`kubeconfig_lock`] | client-go's `<file>.lock` around a kubeconfig's read and write |
 
 pub mod agent;
 pub mod agent_state;
@@ -29,6 +30,7 @@ pub mod credentials;
 pub mod discovered;
 pub mod install;
 pub mod kubeconfig_file;
+pub mod kubeconfig_lock;
 pub mod lease;
 pub mod manifests;
 pub mod plan;
