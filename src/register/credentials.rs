@@ -145,6 +145,9 @@ pub struct KubeconfigWritten {
     /// The context current before, when it was another one: made current
     /// again by [`restore_kubeconfig_context`] when the server stops.
     pub previous_context: Option<String>,
+    /// Whether our context was current already: a server before this one
+    /// stopped without restoring the one before it.
+    pub ours_was_current: bool,
 }
 
 /// Writes the context `kubectl-cozy` for `server` into the kubeconfig at
@@ -181,6 +184,7 @@ pub fn write_kubeconfig(
     Ok(KubeconfigWritten {
         replaced_server: merged.replaced_server,
         previous_context: merged.previous_context,
+        ours_was_current: merged.ours_was_current,
     })
 }
 

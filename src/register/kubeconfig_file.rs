@@ -34,12 +34,16 @@ pub struct Merged {
     pub replaced_server: Option<String>,
     /// The context current before, when it was another one than ours.
     pub previous_context: Option<String>,
+    /// Whether ours was current already (a server before this one did not
+    /// make the previous one current again).
+    pub ours_was_current: bool,
 }
 
 /// `existing` (the file's text, if there is one) with `entries` written in.
 /// Errors say why `existing` is not a kubeconfig.
 pub fn merge(existing: Option<&str>, entries: &Entries<'_>) -> Result<Merged, String> {
     let mut config = parse(existing)?;
+    let ours_was_current = current_context(&config) == Some(CONTEXT);
     let previous_context = current_context(&config)
         .filter(|c| !c.is_empty() && *c != CONTEXT)
         .map(str::to_owned);
@@ -73,6 +77,7 @@ pub fn merge(existing: Option<&str>, entries: &Entries<'_>) -> Result<Merged, St
         text: render(config)?,
         replaced_server: previous.filter(|p| p != entries.server),
         previous_context,
+        ours_was_current,
     })
 }
 
@@ -224,9 +229,10 @@ mod tests {
         assert_eq!(config["users"][0]["user"]["client-key-data"], "S0VZ");
         assert!(merged.replaced_server.is_none());
         assert!(merged.previous_context.is_none());
+        assert!(!merged.ours_was_current);
         // Again, ours was current: nothing to restore later.
         let again = merge(Some(&merged.text), &ours("https://127.0.0.1:6443")).unwrap();
-        assert!(again.previous_context.is_none());
+        assert!(again.previous_context.is_none() && again.ours_was_current);
     }
 
     #[test]

@@ -20,6 +20,7 @@
 //! | [`credentials`] | standalone mode's local CA, certificates and kubeconfig |
 //! | [`kubeconfig_file`] | standalone's entries written into a kubeconfig file, keeping everyone else's |
 //! | [`kubeconfig_lock`] | client-go's `<file>.lock` around a kubeconfig's read and write |
+//! | [`previous_context`] | the context a kubeconfig had current before standalone's, kept until a clean stop restores it |
 
 pub mod agent;
 pub mod agent_state;
@@ -34,6 +35,7 @@ pub mod kubeconfig_lock;
 pub mod lease;
 pub mod manifests;
 pub mod plan;
+pub mod previous_context;
 pub mod reap;
 pub mod registration;
 pub mod route;

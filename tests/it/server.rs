@@ -281,6 +281,24 @@ fn standalone_writes_its_context_into_an_existing_kubeconfig() {
         "{current}"
     );
     assert!(stderr.contains("context work is current again"), "{stderr}");
+    // Killed, it cannot; the next server on the file finds its context
+    // current, and makes `work` current again when it stops.
+    server.start_again().expect("serve again");
+    server.kill();
+    let current = std::fs::read_to_string(&kubeconfig).unwrap();
+    assert!(
+        current.contains("current-context: kubectl-cozy"),
+        "{current}"
+    );
+    server.start_again().expect("serve after a kill");
+    let stderr = server.interrupt();
+    let current = std::fs::read_to_string(&kubeconfig).unwrap();
+    assert!(current.contains("current-context: work"), "{current}");
+    assert!(
+        stderr.contains("a server before this one stopped without making it current")
+            && stderr.contains("context work is current again"),
+        "{stderr}"
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kubeconfig");

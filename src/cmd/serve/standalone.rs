@@ -2,6 +2,7 @@
 //! CA, and a kubeconfig for them.
 
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::Arc;
 
 use super::args::ServeArgs;
@@ -12,6 +13,7 @@ use crate::auth::Auth;
 use crate::cli::{CliError, ExitStatus};
 use crate::kinds::Registry;
 use crate::register::credentials as standalone;
+use crate::register::previous_context::PreviousContexts;
 use crate::storage::app_store::AppStore;
 use crate::storage::cache::WatchCache;
 use crate::storage::store_lock::StoreLock;
@@ -85,13 +87,8 @@ pub(super) async fn serve_standalone(
             kubeconfig.display()
         );
     }
-    if let Some(previous) = &written.previous_context {
-        eprintln!(
-            "Note: context kubectl-cozy is current in {} while this server runs; {previous} is made \
-             current again when it stops on Ctrl-C or SIGTERM",
-            kubeconfig.display()
-        );
-    }
+    let records = PreviousContexts::in_dir(&state_dir);
+    let previous = previous_context(&records, &kubeconfig, &written);
     let snapshot = registry.snapshot();
     let kinds = snapshot.plurals();
     // A wildcard address: the kubeconfig reaches it on loopback, but every
@@ -114,8 +111,8 @@ pub(super) async fn serve_standalone(
     signals.next().await;
     reloads.abort();
     // First: the kubeconfig is what a user stopping the server reaches for next.
-    if let Some(previous) = &written.previous_context {
-        restore_context(&kubeconfig, &url, previous);
+    if let Some(previous) = &previous {
+        restore_context(&records, &kubeconfig, &url, previous);
     }
     eprintln!(
         "Shutting down (draining for up to {:?})",
@@ -125,11 +122,47 @@ pub(super) async fn serve_standalone(
     Ok(ExitStatus::Success)
 }
 
+/// The context to make current again when the server stops: the one
+/// current before (recorded in the state directory until then), or, when
+/// ours was current already, the one a server before this one recorded and
+/// did not restore (killed); says which.
+fn previous_context(
+    records: &PreviousContexts,
+    kubeconfig: &Path,
+    written: &standalone::KubeconfigWritten,
+) -> Option<String> {
+    let (previous, left) = match &written.previous_context {
+        Some(previous) => (previous.clone(), ""),
+        None if written.ours_was_current => (
+            records.recall(kubeconfig)?,
+            " (a server before this one stopped without making it current)",
+        ),
+        None => return None,
+    };
+    if let Err(e) = records.remember(kubeconfig, &previous) {
+        tracing::warn!(
+            "record the previous context: {}",
+            crate::error_chain::error_chain(&e)
+        );
+    }
+    eprintln!(
+        "Note: context kubectl-cozy is current in {} while this server runs; {previous} is made \
+         current again when it stops on Ctrl-C or SIGTERM{left}",
+        kubeconfig.display()
+    );
+    Some(previous)
+}
+
 /// Makes `previous` current again in the kubeconfig the server wrote for
 /// `url`, unless the user has made another context current meanwhile, a
-/// server started since took our context, or `previous` is gone; says so.
-fn restore_context(kubeconfig: &std::path::Path, url: &str, previous: &str) {
-    match standalone::restore_kubeconfig_context(kubeconfig, url, previous) {
+/// server started since took our context, or `previous` is gone; says so,
+/// and drops the record unless that later server may still restore it.
+fn restore_context(records: &PreviousContexts, kubeconfig: &Path, url: &str, previous: &str) {
+    let kept = standalone::restore_kubeconfig_context(kubeconfig, url, previous);
+    if !matches!(kept, Ok(Some(standalone::Kept::AnotherServer))) {
+        let _ = records.forget(kubeconfig);
+    }
+    match kept {
         Ok(None) => eprintln!(
             "Kubeconfig: context {previous} is current again in {}",
             kubeconfig.display()

@@ -129,6 +129,34 @@ impl Standalone {
         stderr
     }
 
+    /// Kills the server (SIGKILL, as a crash: it cleans nothing up).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts the server again on its files as they are (after
+    /// [`Standalone::interrupt`] or [`Standalone::kill`]) and waits (30 s at
+    /// most) until kubectl reaches it through the kubeconfig it rewrites.
+    pub fn start_again(&mut self) -> Result<(), String> {
+        self.child = spawn(&self.args, self.dir.path())?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            // Our context: the current one may be another, unreachable.
+            let reached = self.kubectl(&["--context", "kubectl-cozy", "get", "postgreses"]);
+            if reached.status.success() {
+                return Ok(());
+            }
+            if let Some(status) = self.child.try_wait().map_err(|e| e.to_string())? {
+                return Err(format!("serve --standalone exited with {status}"));
+            }
+            if Instant::now() > deadline {
+                return Err("serve --standalone was not reachable in 30 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
