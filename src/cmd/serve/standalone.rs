@@ -156,10 +156,15 @@ fn previous_context(
 /// Makes `previous` current again in the kubeconfig the server wrote for
 /// `url`, unless the user has made another context current meanwhile, a
 /// server started since took our context, or `previous` is gone; says so,
-/// and drops the record unless that later server may still restore it.
+/// and drops the record unless a later server (on the same file, or after
+/// a failure here) may still restore it.
 fn restore_context(records: &PreviousContexts, kubeconfig: &Path, url: &str, previous: &str) {
+    use standalone::Kept;
     let kept = standalone::restore_kubeconfig_context(kubeconfig, url, previous);
-    if !matches!(kept, Ok(Some(standalone::Kept::AnotherServer))) {
+    if matches!(
+        kept,
+        Ok(None | Some(Kept::AnotherCurrent | Kept::PreviousGone))
+    ) {
         let _ = records.forget(kubeconfig);
     }
     match kept {
@@ -167,12 +172,12 @@ fn restore_context(records: &PreviousContexts, kubeconfig: &Path, url: &str, pre
             "Kubeconfig: context {previous} is current again in {}",
             kubeconfig.display()
         ),
-        Ok(Some(standalone::Kept::AnotherCurrent)) => {}
-        Ok(Some(standalone::Kept::AnotherServer)) => eprintln!(
+        Ok(Some(Kept::AnotherCurrent)) => {}
+        Ok(Some(Kept::AnotherServer)) => eprintln!(
             "Kubeconfig: context kubectl-cozy in {} is another server's now; left current",
             kubeconfig.display()
         ),
-        Ok(Some(standalone::Kept::PreviousGone)) => eprintln!(
+        Ok(Some(Kept::PreviousGone)) => eprintln!(
             "Kubeconfig: context {previous} is no longer in {}; kubectl-cozy is left current \
              (kubectl config use-context NAME)",
             kubeconfig.display()
