@@ -467,6 +467,11 @@ fn kubectl_through_the_aggregator() {
         all.extend_from_slice(args);
         kubectl_with(&kc, &all, None)
     };
+    // kubectl's discovery cache (shared by every test's kubectl) may still
+    // hold a group an earlier test served the same kinds in and has since
+    // removed (`install`'s): `get postgreses` would resolve to it. `kubectl
+    // api-resources` reads discovery afresh.
+    ok(&k(&["api-resources", "--api-group", "apps.cozystack.io"]));
     let manifest = postgres("db1");
     ok(&kubectl_with(
         &kc,
@@ -530,7 +535,17 @@ fn kubectl_through_the_aggregator() {
         "{event}"
     );
 
-    let explain = ok(&k(&["explain", "postgreses.spec"]));
+    // The aggregator publishes an APIService's OpenAPI a moment after it
+    // is Available (when this test started the server, it just was).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let explained = loop {
+        let out = k(&["explain", "postgreses.spec"]);
+        if out.status.success() || Instant::now() > deadline {
+            break out;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let explain = ok(&explained);
     assert!(explain.contains("replicas"), "{explain}");
     // kube-apiserver owns core/v1: the server publishes no api/v1 document
     // here (the aggregator would merge it into the cluster's v3 root).
@@ -565,16 +580,19 @@ fn kubectl_through_the_aggregator() {
         text(&out.stdout)
     );
 
-    // A watch sees the edit made by a scripted editor.
+    // A watch sees the edit made by a scripted editor. Names qualified, and
+    // the same discovery cache as the rest of the test: kubectl's default
+    // cache may still name an earlier test's group serving these kinds.
     let bin_dir = plane::binaries().unwrap();
     let mut watch = Command::new(bin_dir.join("kubectl"))
         .arg("--kubeconfig")
         .arg(&kc)
+        .env("HOME", std::env::temp_dir())
         .args([
             "-n",
             &ns,
             "get",
-            "postgreses",
+            "postgreses.apps.cozystack.io",
             "-w",
             "-o",
             "jsonpath={.spec.replicas}{\"\\n\"}",
@@ -588,7 +606,8 @@ fn kubectl_through_the_aggregator() {
     let out = Command::new(bin_dir.join("kubectl"))
         .arg("--kubeconfig")
         .arg(&kc)
-        .args(["-n", &ns, "edit", "postgres", "db1"])
+        .env("HOME", std::env::temp_dir())
+        .args(["-n", &ns, "edit", "postgres.apps.cozystack.io", "db1"])
         .env("KUBE_EDITOR", "sed -i s/replicas:\\ 3/replicas:\\ 4/")
         .output()
         .unwrap();
