@@ -164,11 +164,13 @@ pub fn write_kubeconfig(
         b64(&credentials.client.cert_pem),
         b64(&credentials.client.key_pem),
     );
+    let given = path;
     let path = real_path(path);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(io("create", parent))?;
     }
-    let _lock = KubeconfigLock::acquire(&path)?;
+    // Named as kubectl names it: after the path as given, symlink or not.
+    let _lock = KubeconfigLock::acquire(given)?;
     let existing = read_kubeconfig(&path)?;
     let merged = kubeconfig_file::merge(
         existing.as_deref(),
@@ -197,11 +199,12 @@ pub fn restore_kubeconfig_context(
     server: &str,
     previous: &str,
 ) -> Result<Option<Kept>, CertFilesError> {
+    let given = path;
     let path = real_path(path);
     if !path.exists() {
         return Ok(Some(Kept::AnotherCurrent));
     }
-    let _lock = KubeconfigLock::acquire(&path)?;
+    let _lock = KubeconfigLock::acquire(given)?;
     let Some(existing) = read_kubeconfig(&path)? else {
         return Ok(Some(Kept::AnotherCurrent));
     };

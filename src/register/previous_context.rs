@@ -65,12 +65,11 @@ impl PreviousContexts {
     }
 }
 
-/// A kubeconfig's record key: its real path, as it is written.
+/// A kubeconfig's record key: its path as the caller gives it (the real
+/// path, resolved once while the file exists, so that every call of one
+/// server, and the next server's, names it alike).
 fn key(kubeconfig: &Path) -> String {
-    std::fs::canonicalize(kubeconfig)
-        .unwrap_or_else(|_| kubeconfig.to_owned())
-        .display()
-        .to_string()
+    kubeconfig.display().to_string()
 }
 
 #[cfg(test)]
@@ -82,7 +81,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let records = PreviousContexts::in_dir(dir.path());
         let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-        std::fs::write(&a, "").unwrap();
         assert_eq!(records.recall(&a), None);
         records.remember(&a, "work").unwrap();
         records.remember(&b, "home").unwrap();

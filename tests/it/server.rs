@@ -284,6 +284,16 @@ fn standalone_writes_its_context_into_an_existing_kubeconfig() {
     // Killed, it cannot; the next server on the file finds its context
     // current, and makes `work` current again when it stops.
     server.start_again().expect("serve again");
+    // Killed once it has recorded the context to restore.
+    let records = server.dir().join("state/previous-contexts.json");
+    let recorded = |records: &std::path::Path| {
+        std::fs::read_to_string(records).is_ok_and(|t| t.contains("\"work\""))
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !recorded(&records) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(recorded(&records), "no record in {}", records.display());
     server.kill();
     let current = std::fs::read_to_string(&kubeconfig).unwrap();
     assert!(
@@ -299,6 +309,8 @@ fn standalone_writes_its_context_into_an_existing_kubeconfig() {
             && stderr.contains("context work is current again"),
         "{stderr}"
     );
+    // Restored, the record is gone.
+    assert!(!recorded(&records), "a record left after a clean stop");
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("kubeconfig");

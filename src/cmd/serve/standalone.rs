@@ -88,7 +88,9 @@ pub(super) async fn serve_standalone(
         );
     }
     let records = PreviousContexts::in_dir(&state_dir);
-    let previous = previous_context(&records, &kubeconfig, &written);
+    // The record's key: the file as written, resolved once now that it exists.
+    let record_key = std::fs::canonicalize(&kubeconfig).unwrap_or_else(|_| kubeconfig.clone());
+    let previous = previous_context(&records, &record_key, &kubeconfig, &written);
     let snapshot = registry.snapshot();
     let kinds = snapshot.plurals();
     // A wildcard address: the kubeconfig reaches it on loopback, but every
@@ -112,7 +114,7 @@ pub(super) async fn serve_standalone(
     reloads.abort();
     // First: the kubeconfig is what a user stopping the server reaches for next.
     if let Some(previous) = &previous {
-        restore_context(&records, &kubeconfig, &url, previous);
+        restore_context(&records, &record_key, &kubeconfig, &url, previous);
     }
     eprintln!(
         "Shutting down (draining for up to {:?})",
@@ -125,21 +127,27 @@ pub(super) async fn serve_standalone(
 /// The context to make current again when the server stops: the one
 /// current before (recorded in the state directory until then), or, when
 /// ours was current already, the one a server before this one recorded and
-/// did not restore (killed); says which.
+/// did not restore (killed); says which. `record_key` names the kubeconfig
+/// in the records.
 fn previous_context(
     records: &PreviousContexts,
+    record_key: &Path,
     kubeconfig: &Path,
     written: &standalone::KubeconfigWritten,
 ) -> Option<String> {
     let (previous, left) = match &written.previous_context {
         Some(previous) => (previous.clone(), ""),
         None if written.ours_was_current => (
-            records.recall(kubeconfig)?,
+            records.recall(record_key)?,
             " (a server before this one stopped without making it current)",
         ),
-        None => return None,
+        None => {
+            // No context was current: an old record is no longer this file's.
+            let _ = records.forget(record_key);
+            return None;
+        }
     };
-    if let Err(e) = records.remember(kubeconfig, &previous) {
+    if let Err(e) = records.remember(record_key, &previous) {
         tracing::warn!(
             "record the previous context: {}",
             crate::error_chain::error_chain(&e)
@@ -158,14 +166,20 @@ fn previous_context(
 /// server started since took our context, or `previous` is gone; says so,
 /// and drops the record unless a later server (on the same file, or after
 /// a failure here) may still restore it.
-fn restore_context(records: &PreviousContexts, kubeconfig: &Path, url: &str, previous: &str) {
+fn restore_context(
+    records: &PreviousContexts,
+    record_key: &Path,
+    kubeconfig: &Path,
+    url: &str,
+    previous: &str,
+) {
     use standalone::Kept;
     let kept = standalone::restore_kubeconfig_context(kubeconfig, url, previous);
     if matches!(
         kept,
         Ok(None | Some(Kept::AnotherCurrent | Kept::PreviousGone))
     ) {
-        let _ = records.forget(kubeconfig);
+        let _ = records.forget(record_key);
     }
     match kept {
         Ok(None) => eprintln!(
