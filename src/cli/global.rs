@@ -170,18 +170,18 @@ mod tests {
             #[command(flatten)]
             global: GlobalArgs,
         }
-        let err = Cli::try_parse_from(["cozy", "--request-timeout", "-1"])
-            .err()
-            .expect("refused")
-            .to_string();
+        let refused = |value: &str| {
+            Cli::try_parse_from(["cozy", "--request-timeout", value])
+                .err()
+                .expect("refused")
+                .to_string()
+        };
+        let err = refused("-1");
         assert!(
             err.contains("\"-1\" is negative: use 0 for no limit"),
             "{err}"
         );
-        let err = Cli::try_parse_from(["cozy", "--request-timeout", "--context"])
-            .err()
-            .expect("refused")
-            .to_string();
+        let err = refused("--context");
         assert!(
             err.contains("--context is a flag, not a duration: give the flag a value"),
             "{err}"

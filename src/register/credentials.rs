@@ -148,6 +148,8 @@ pub struct KubeconfigWritten {
     /// Whether our context was current already: a server before this one
     /// stopped without restoring the one before it.
     pub ours_was_current: bool,
+    /// The file written: the path given, symlinks resolved.
+    pub file: PathBuf,
 }
 
 /// Writes the context `kubectl-cozy` for `server` into the kubeconfig at
@@ -187,6 +189,7 @@ pub fn write_kubeconfig(
         replaced_server: merged.replaced_server,
         previous_context: merged.previous_context,
         ours_was_current: merged.ours_was_current,
+        file: path,
     })
 }
 

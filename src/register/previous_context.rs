@@ -14,37 +14,39 @@ use super::cert_files::{CertFilesError, write_private};
 /// The record's file name in the state directory.
 const FILE: &str = "previous-contexts.json";
 
-/// The records of one state directory.
+/// The record of one kubeconfig in one state directory.
 #[derive(Debug, Clone)]
-pub struct PreviousContexts {
+pub struct PreviousContext {
     file: PathBuf,
+    key: String,
 }
 
-impl PreviousContexts {
-    /// The records kept in `state_dir`.
-    pub fn in_dir(state_dir: &Path) -> PreviousContexts {
-        PreviousContexts {
+impl PreviousContext {
+    /// The record of `kubeconfig` (named alike by every server: the file's
+    /// real path) kept in `state_dir`.
+    pub fn of(state_dir: &Path, kubeconfig: &Path) -> PreviousContext {
+        PreviousContext {
             file: state_dir.join(FILE),
+            key: kubeconfig.display().to_string(),
         }
     }
 
-    /// Records `context` as the one `kubeconfig` had current before.
-    pub fn remember(&self, kubeconfig: &Path, context: &str) -> Result<(), CertFilesError> {
+    /// Records `context` as the one the kubeconfig had current before.
+    pub fn remember(&self, context: &str) -> Result<(), CertFilesError> {
         let mut records = self.read();
-        records.insert(key(kubeconfig), context.to_owned());
+        records.insert(self.key.clone(), context.to_owned());
         self.write(&records)
     }
 
-    /// The context recorded for `kubeconfig`, if any.
-    pub fn recall(&self, kubeconfig: &Path) -> Option<String> {
-        self.read().remove(&key(kubeconfig))
+    /// The context recorded, if any.
+    pub fn recall(&self) -> Option<String> {
+        self.read().remove(&self.key)
     }
 
-    /// Drops the record of `kubeconfig` (restored, or no longer ours to
-    /// restore).
-    pub fn forget(&self, kubeconfig: &Path) -> Result<(), CertFilesError> {
+    /// Drops the record (restored, or no longer ours to restore).
+    pub fn forget(&self) -> Result<(), CertFilesError> {
         let mut records = self.read();
-        if records.remove(&key(kubeconfig)).is_none() {
+        if records.remove(&self.key).is_none() {
             return Ok(());
         }
         self.write(&records)
@@ -65,13 +67,6 @@ impl PreviousContexts {
     }
 }
 
-/// A kubeconfig's record key: its path as the caller gives it (the real
-/// path, resolved once while the file exists, so that every call of one
-/// server, and the next server's, names it alike).
-fn key(kubeconfig: &Path) -> String {
-    kubeconfig.display().to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,22 +74,21 @@ mod tests {
     #[test]
     fn a_record_lives_from_remember_to_forget_per_kubeconfig() {
         let dir = tempfile::tempdir().unwrap();
-        let records = PreviousContexts::in_dir(dir.path());
-        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-        assert_eq!(records.recall(&a), None);
-        records.remember(&a, "work").unwrap();
-        records.remember(&b, "home").unwrap();
+        let record = |name: &str| PreviousContext::of(dir.path(), &dir.path().join(name));
+        let (a, b) = (record("a"), record("b"));
+        assert_eq!(a.recall(), None);
+        a.remember("work").unwrap();
+        b.remember("home").unwrap();
         // Another process (the next server) reads the same records.
-        let next = PreviousContexts::in_dir(dir.path());
-        assert_eq!(next.recall(&a).as_deref(), Some("work"));
-        assert_eq!(next.recall(&b).as_deref(), Some("home"));
-        next.forget(&a).unwrap();
-        assert_eq!(records.recall(&a), None);
-        assert_eq!(records.recall(&b).as_deref(), Some("home"));
+        assert_eq!(record("a").recall().as_deref(), Some("work"));
+        assert_eq!(record("b").recall().as_deref(), Some("home"));
+        record("a").forget().unwrap();
+        assert_eq!(a.recall(), None);
+        assert_eq!(b.recall().as_deref(), Some("home"));
         // A damaged file is no record, and is replaced by the next one.
         std::fs::write(dir.path().join(FILE), "{not json").unwrap();
-        assert_eq!(records.recall(&b), None);
-        records.remember(&b, "home").unwrap();
-        assert_eq!(records.recall(&b).as_deref(), Some("home"));
+        assert_eq!(b.recall(), None);
+        b.remember("home").unwrap();
+        assert_eq!(b.recall().as_deref(), Some("home"));
     }
 }

@@ -13,7 +13,7 @@ use crate::auth::Auth;
 use crate::cli::{CliError, ExitStatus};
 use crate::kinds::Registry;
 use crate::register::credentials as standalone;
-use crate::register::previous_context::PreviousContexts;
+use crate::register::previous_context::PreviousContext;
 use crate::storage::app_store::AppStore;
 use crate::storage::cache::WatchCache;
 use crate::storage::store_lock::StoreLock;
@@ -87,10 +87,8 @@ pub(super) async fn serve_standalone(
             kubeconfig.display()
         );
     }
-    let records = PreviousContexts::in_dir(&state_dir);
-    // The record's key: the file as written, resolved once now that it exists.
-    let record_key = std::fs::canonicalize(&kubeconfig).unwrap_or_else(|_| kubeconfig.clone());
-    let previous = previous_context(&records, &record_key, &kubeconfig, &written);
+    let record = PreviousContext::of(&state_dir, &written.file);
+    let previous = previous_context(&record, &kubeconfig, &written);
     let snapshot = registry.snapshot();
     let kinds = snapshot.plurals();
     // A wildcard address: the kubeconfig reaches it on loopback, but every
@@ -114,7 +112,7 @@ pub(super) async fn serve_standalone(
     reloads.abort();
     // First: the kubeconfig is what a user stopping the server reaches for next.
     if let Some(previous) = &previous {
-        restore_context(&records, &record_key, &kubeconfig, &url, previous);
+        restore_context(&record, &kubeconfig, &url, previous);
     }
     eprintln!(
         "Shutting down (draining for up to {:?})",
@@ -127,27 +125,25 @@ pub(super) async fn serve_standalone(
 /// The context to make current again when the server stops: the one
 /// current before (recorded in the state directory until then), or, when
 /// ours was current already, the one a server before this one recorded and
-/// did not restore (killed); says which. `record_key` names the kubeconfig
-/// in the records.
+/// did not restore (killed); says which.
 fn previous_context(
-    records: &PreviousContexts,
-    record_key: &Path,
+    record: &PreviousContext,
     kubeconfig: &Path,
     written: &standalone::KubeconfigWritten,
 ) -> Option<String> {
     let (previous, left) = match &written.previous_context {
         Some(previous) => (previous.clone(), ""),
         None if written.ours_was_current => (
-            records.recall(record_key)?,
+            record.recall()?,
             " (a server before this one stopped without making it current)",
         ),
         None => {
             // No context was current: an old record is no longer this file's.
-            let _ = records.forget(record_key);
+            let _ = record.forget();
             return None;
         }
     };
-    if let Err(e) = records.remember(record_key, &previous) {
+    if let Err(e) = record.remember(&previous) {
         tracing::warn!(
             "record the previous context: {}",
             crate::error_chain::error_chain(&e)
@@ -166,20 +162,14 @@ fn previous_context(
 /// server started since took our context, or `previous` is gone; says so,
 /// and drops the record unless a later server (on the same file, or after
 /// a failure here) may still restore it.
-fn restore_context(
-    records: &PreviousContexts,
-    record_key: &Path,
-    kubeconfig: &Path,
-    url: &str,
-    previous: &str,
-) {
+fn restore_context(record: &PreviousContext, kubeconfig: &Path, url: &str, previous: &str) {
     use standalone::Kept;
     let kept = standalone::restore_kubeconfig_context(kubeconfig, url, previous);
     if matches!(
         kept,
         Ok(None | Some(Kept::AnotherCurrent | Kept::PreviousGone))
     ) {
-        let _ = records.forget(record_key);
+        let _ = record.forget();
     }
     match kept {
         Ok(None) => eprintln!(
