@@ -1,5 +1,15 @@
 //! Tests only: a tracing subscriber whose lines a test reads back, for the
 //! tests that check what the code logs.
+//!
+//! tracing caches whether anyone is interested in each log statement. A
+//! statement first reached by another test's thread at the moment a test
+//! installs its subscriber can be cached as uninteresting for good
+//! (`tracing_core::callsite` computes the interest and lists the callsite
+//! in two steps, and a new subscriber re-asks only the listed ones), and
+//! then that test reads an empty log. So the first [`subscriber`] also
+//! installs a global one that is "sometimes" interested in everything and
+//! enables nothing: no statement is cached as uninteresting again, and each
+//! asks the subscriber of the thread that reaches it.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -34,6 +44,11 @@ impl Write for CapturedLog {
 pub(crate) fn subscriber(
     filter: Option<&str>,
 ) -> (impl tracing::Subscriber + Send + Sync, CapturedLog) {
+    static UNCACHED: std::sync::Once = std::sync::Once::new();
+    UNCACHED.call_once(|| {
+        // Another global subscriber (a test of `cli::run`) serves as well.
+        let _ = tracing::subscriber::set_global_default(AskEachTime);
+    });
     let log = CapturedLog::default();
     let writer = log.clone();
     let builder = tracing_subscriber::fmt()
@@ -41,4 +56,27 @@ pub(crate) fn subscriber(
         .with_ansi(false)
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter.unwrap_or("info")));
     (builder.finish(), log)
+}
+
+/// The global subscriber of tests that read logs: see the module's docs.
+struct AskEachTime;
+
+impl tracing::Subscriber for AskEachTime {
+    fn register_callsite(
+        &self,
+        _: &'static tracing::Metadata<'static>,
+    ) -> tracing::subscriber::Interest {
+        tracing::subscriber::Interest::sometimes()
+    }
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        false
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {}
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
 }

@@ -194,7 +194,7 @@ pub fn global_options_help(name: &str) -> String {
 pub fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
     if is_completer(args.first()) {
-        return crate::complete::main(command_named("kubectl cozy"));
+        return crate::complete::main(command_named("kubectl cozy"), crate::cmd::output_formats);
     }
     let name = display_name(args.first());
     let cmd = command_named(&name).color(clap_color(&args));

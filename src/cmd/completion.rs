@@ -114,7 +114,10 @@ pub struct UninstallArgs {
 
 /// The completion script for `shell`, for the binary name `kubectl-cozy`.
 pub fn script(shell: Shell) -> Vec<u8> {
-    let mut cmd = crate::complete::for_completion(crate::cli::command_named("kubectl-cozy"));
+    let mut cmd = crate::complete::for_completion(
+        crate::cli::command_named("kubectl-cozy"),
+        super::output_formats,
+    );
     let mut buf = Vec::new();
     let hidden: Vec<String> = cmd
         .get_subcommands()

@@ -23,6 +23,12 @@ use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Arg, ArgAction, ValueEnum, ValueHint};
 
 use crate::kubeconfig::{self, Selection};
+use crate::output::OutputFormat;
+
+/// The `-o` formats the command at a path of subcommand names prints, or
+/// `None` when it declares none (`cmd::output_formats`, passed in by the
+/// callers: the commands use completion, not the other way round).
+pub type OutputFormatsOf = fn(&[&str]) -> Option<&'static [OutputFormat]>;
 
 /// Cobra's `ShellCompDirective` bits.
 pub mod directive {
@@ -79,12 +85,12 @@ impl Completions {
 /// Entry point of `kubectl_complete-cozy`: completes the process arguments
 /// against `root`, the command line's clap definition (passed in by
 /// [`crate::cli`], which owns it).
-pub fn main(root: clap::Command) -> ExitCode {
+pub fn main(root: clap::Command, output_formats: OutputFormatsOf) -> ExitCode {
     let args: Vec<String> = std::env::args_os()
         .skip(1)
         .map(|a: OsString| a.to_string_lossy().into_owned())
         .collect();
-    let text = complete(root, &args).render();
+    let text = complete(root, output_formats, &args).render();
     let mut stdout = std::io::stdout().lock();
     match stdout
         .write_all(text.as_bytes())
@@ -112,14 +118,19 @@ struct Position {
     after_double_dash: bool,
 }
 
-/// Completes `args` against `root`: the words after `kubectl cozy`, the last
-/// being the word under the cursor (possibly empty).
-pub fn complete(root: clap::Command, args: &[String]) -> Completions {
+/// Completes `args` against `root` (whose commands print `output_formats`):
+/// the words after `kubectl cozy`, the last being the word under the cursor
+/// (possibly empty).
+pub fn complete(
+    root: clap::Command,
+    output_formats: OutputFormatsOf,
+    args: &[String],
+) -> Completions {
     let (typed, words) = match args.split_last() {
         Some((last, rest)) => (last.as_str(), rest),
         None => ("", &[][..]),
     };
-    let pos = walk(for_completion(root), words);
+    let pos = walk(for_completion(root, output_formats), words);
 
     if let Some(arg) = &pos.pending_value {
         return filter(value_candidates(arg, &pos.selection), typed);
@@ -177,12 +188,12 @@ fn word_candidates(pos: &Position) -> Completions {
 /// The clap definition as completion sees it, for the completer and for the
 /// standalone scripts alike: built (the global flags propagated to every
 /// subcommand); `-o` of each command offering only the formats it prints
-/// ([`crate::cmd::output_formats`]); every value that is neither a path nor
+/// (`output_formats`); every value that is neither a path nor
 /// enumerated marked [`ValueHint::Other`], which tells every shell not to
 /// offer file names.
-pub fn for_completion(mut root: clap::Command) -> clap::Command {
+pub fn for_completion(mut root: clap::Command, output_formats: OutputFormatsOf) -> clap::Command {
     root.build();
-    narrow_output_formats(with_value_hints(root), &[])
+    narrow_output_formats(with_value_hints(root), output_formats, &[])
 }
 
 fn with_value_hints(cmd: clap::Command) -> clap::Command {
@@ -199,9 +210,13 @@ fn with_value_hints(cmd: clap::Command) -> clap::Command {
     .mut_subcommands(with_value_hints)
 }
 
-fn narrow_output_formats(cmd: clap::Command, path: &[String]) -> clap::Command {
+fn narrow_output_formats(
+    cmd: clap::Command,
+    output_formats: OutputFormatsOf,
+    path: &[String],
+) -> clap::Command {
     let names: Vec<&str> = path.iter().map(String::as_str).collect();
-    let cmd = match crate::cmd::output_formats(&names) {
+    let cmd = match output_formats(&names) {
         Some(formats) => cmd.mut_args(|arg| {
             if arg.get_id() == "output" {
                 let values: Vec<PossibleValue> = formats
@@ -218,7 +233,7 @@ fn narrow_output_formats(cmd: clap::Command, path: &[String]) -> clap::Command {
     cmd.mut_subcommands(|sub| {
         let mut sub_path = path.to_vec();
         sub_path.push(sub.get_name().to_owned());
-        narrow_output_formats(sub, &sub_path)
+        narrow_output_formats(sub, output_formats, &sub_path)
     })
 }
 
@@ -414,7 +429,11 @@ mod tests {
 
     fn values(args: &[&str]) -> (Vec<String>, u32) {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let c = complete(crate::cli::command_named("kubectl cozy"), &args);
+        let c = complete(
+            crate::cli::command_named("kubectl cozy"),
+            crate::cmd::output_formats,
+            &args,
+        );
         (
             c.candidates.into_iter().map(|(v, _)| v).collect(),
             c.directive,
@@ -580,7 +599,10 @@ mod tests {
             }
         }
         let mut wrong = Vec::new();
-        let root = for_completion(crate::cli::command_named("kubectl cozy"));
+        let root = for_completion(
+            crate::cli::command_named("kubectl cozy"),
+            crate::cmd::output_formats,
+        );
         walk(&root, "kubectl cozy", &mut wrong);
         assert!(wrong.is_empty(), "{wrong:?}");
     }

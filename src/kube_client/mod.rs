@@ -203,8 +203,10 @@ mod tests {
 
     use super::*;
 
-    /// This process's TCP sockets connected to `peer`.
-    fn sockets_to(peer: SocketAddr) -> Vec<TcpStream> {
+    /// This process's TCP sockets from `local` to `peer` (both: other tests
+    /// in the process connect to ports of their own, which may be one
+    /// this test's listener had before).
+    fn sockets_between(local: SocketAddr, peer: SocketAddr) -> Vec<TcpStream> {
         std::fs::read_dir("/proc/self/fd")
             .unwrap()
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<RawFd>().ok())
@@ -217,7 +219,8 @@ mod tests {
                 )]
                 let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
                 let stream = TcpStream::from(borrowed.try_clone_to_owned().ok()?);
-                (stream.peer_addr().ok()? == peer).then_some(stream)
+                (stream.local_addr().ok()? == local && stream.peer_addr().ok()? == peer)
+                    .then_some(stream)
             })
             .collect()
     }
@@ -227,21 +230,21 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let server = tokio::spawn(async move {
-            let (mut socket, _) = listener.accept().await.unwrap();
+            let (mut socket, client) = listener.accept().await.unwrap();
             let mut buf = vec![0; 4096];
             let _ = socket.read(&mut buf).await.unwrap();
             socket
                 .write_all(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}")
                 .await
                 .unwrap();
-            socket
+            (socket, client, listener)
         });
         let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
         let client = client(config).unwrap();
         let request = http::Request::get("/version").body(Vec::new()).unwrap();
         assert_eq!(client.request_text(request).await.unwrap(), "{}");
-        let _open = server.await.unwrap();
-        let sockets = sockets_to(addr);
+        let (_open, client_addr, _listening) = server.await.unwrap();
+        let sockets = sockets_between(client_addr, addr);
         assert_eq!(sockets.len(), 1, "one pooled connection to the server");
         assert!(sockets[0].nodelay().unwrap(), "TCP_NODELAY is set");
     }

@@ -33,12 +33,15 @@ pub enum CertFilesError {
         /// Why.
         message: String,
     },
-    /// Another writer's lock on a kubeconfig stayed (client-go's `<file>.lock`).
+    /// Another writer's `<file>.lock` stayed (client-go's on a kubeconfig,
+    /// or another standalone server's on the state directory's record).
     #[error(
-        "{lock} exists: another program (kubectl config …) is writing the kubeconfig, or one stopped while it \
-         did; remove the file if none is running"
+        "{lock} exists: another program is writing {file} (kubectl config …, another standalone server), or \
+         one stopped while it did; remove the lock if none is running"
     )]
-    KubeconfigLocked {
+    Locked {
+        /// The locked file.
+        file: PathBuf,
         /// The lock file.
         lock: PathBuf,
     },

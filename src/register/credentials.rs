@@ -16,9 +16,9 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 
 use super::cert_files::{CertFilesError, io, store_ca, stored_ca, write_private};
+use super::file_lock::FileLock;
 use super::kubeconfig_file;
 pub use super::kubeconfig_file::Kept;
-use super::kubeconfig_lock::KubeconfigLock;
 use crate::pki::{CA_LIFETIME, Ca, CertPair, LEAF_LIFETIME, LeafSpec};
 
 /// Credentials of a standalone server.
@@ -172,7 +172,7 @@ pub fn write_kubeconfig(
         std::fs::create_dir_all(parent).map_err(io("create", parent))?;
     }
     // Named as kubectl names it: after the path as given, symlink or not.
-    let _lock = KubeconfigLock::acquire(given)?;
+    let _lock = FileLock::acquire(given)?;
     let existing = read_kubeconfig(&path)?;
     let merged = kubeconfig_file::merge(
         existing.as_deref(),
@@ -207,7 +207,7 @@ pub fn restore_kubeconfig_context(
     if !path.exists() {
         return Ok(Some(Kept::AnotherCurrent));
     }
-    let _lock = KubeconfigLock::acquire(given)?;
+    let _lock = FileLock::acquire(given)?;
     let Some(existing) = read_kubeconfig(&path)? else {
         return Ok(Some(Kept::AnotherCurrent));
     };
@@ -335,12 +335,9 @@ mod tests {
         assert_eq!(written.previous_context.as_deref(), Some("work"));
         // kubectl's lock was taken and released.
         assert!(!tmp.path().join("config.lock").exists());
-        let held = KubeconfigLock::acquire(&path).unwrap();
+        let held = FileLock::acquire(&path).unwrap();
         let err = restore_kubeconfig_context(&path, server, "work").unwrap_err();
-        assert!(
-            matches!(err, CertFilesError::KubeconfigLocked { .. }),
-            "{err}"
-        );
+        assert!(matches!(err, CertFilesError::Locked { .. }), "{err}");
         drop(held);
         assert_eq!(
             restore_kubeconfig_context(&path, server, "work").unwrap(),

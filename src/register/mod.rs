@@ -19,7 +19,7 @@
 //! | [`install`] | a production install (`kubectl cozy install`): the Deployment running `serve --in-cluster`, its Secret, Service, APIServices; diff and server-side apply |
 //! | [`credentials`] | standalone mode's local CA, certificates and kubeconfig |
 //! | [`kubeconfig_file`] | standalone's entries written into a kubeconfig file, keeping everyone else's |
-//! | [`kubeconfig_lock`] | client-go's `<file>.lock` around a kubeconfig's read and write |
+//! | [`file_lock`] | client-go's `<file>.lock` around a kubeconfig's (and the previous-context record's) read and write |
 //! | [`previous_context`] | the context a kubeconfig had current before standalone's, kept until a clean stop restores it |
 
 pub mod agent;
@@ -29,9 +29,9 @@ pub mod cert_files;
 pub mod certs;
 pub mod credentials;
 pub mod discovered;
+pub mod file_lock;
 pub mod install;
 pub mod kubeconfig_file;
-pub mod kubeconfig_lock;
 pub mod lease;
 pub mod manifests;
 pub mod plan;

@@ -4,12 +4,16 @@
 //! clean stop. A server killed before it could make that context current
 //! again leaves the record for the next server on the same file, which
 //! finds its own context already current and restores the recorded one
-//! when it stops.
+//! when it stops. Each change of the record is made under its
+//! `<file>.lock` ([`FileLock`]): servers with their own kubeconfigs may
+//! share one state directory, and one's start must not drop another's
+//! record.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::cert_files::{CertFilesError, write_private};
+use super::file_lock::FileLock;
 
 /// The record's file name in the state directory.
 const FILE: &str = "previous-contexts.json";
@@ -33,6 +37,7 @@ impl PreviousContext {
 
     /// Records `context` as the one the kubeconfig had current before.
     pub fn remember(&self, context: &str) -> Result<(), CertFilesError> {
+        let _lock = FileLock::acquire(&self.file)?;
         let mut records = self.read();
         records.insert(self.key.clone(), context.to_owned());
         self.write(&records)
@@ -45,6 +50,7 @@ impl PreviousContext {
 
     /// Drops the record (restored, or no longer ours to restore).
     pub fn forget(&self) -> Result<(), CertFilesError> {
+        let _lock = FileLock::acquire(&self.file)?;
         let mut records = self.read();
         if records.remove(&self.key).is_none() {
             return Ok(());
@@ -90,5 +96,38 @@ mod tests {
         assert_eq!(b.recall(), None);
         b.remember("home").unwrap();
         assert_eq!(b.recall().as_deref(), Some("home"));
+    }
+
+    #[test]
+    fn servers_sharing_a_state_directory_keep_each_others_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().to_owned();
+        // Each thread stands for a server with a kubeconfig of its own,
+        // starting and stopping over and over; one keeps its record.
+        let kept = PreviousContext::of(&state, &state.join("kept"));
+        kept.remember("work").unwrap();
+        let servers: Vec<_> = (0..4)
+            .map(|i| {
+                let state = state.clone();
+                std::thread::spawn(move || {
+                    let record = PreviousContext::of(&state, &state.join(format!("config-{i}")));
+                    for round in 0..50 {
+                        record.remember(&format!("ctx-{round}")).unwrap();
+                        assert_eq!(record.recall(), Some(format!("ctx-{round}")));
+                        record.forget().unwrap();
+                    }
+                    record.remember("last").unwrap();
+                })
+            })
+            .collect();
+        for server in servers {
+            server.join().unwrap();
+        }
+        assert_eq!(kept.recall().as_deref(), Some("work"));
+        for i in 0..4 {
+            let record = PreviousContext::of(&state, &state.join(format!("config-{i}")));
+            assert_eq!(record.recall().as_deref(), Some("last"), "config-{i}");
+        }
+        assert!(!state.join("previous-contexts.json.lock").exists());
     }
 }

@@ -115,11 +115,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub data: Option<PathBuf>,
 
-    /// Where to write the kubeconfig (standalone; merged into an existing one, whose other contexts stay; default: ~/.config/kubectl-cozy/standalone.kubeconfig)
+    /// Where to write the kubeconfig (standalone; merged into an existing one, whose other contexts stay; default: ~/.config/kubectl-cozy/standalone.kubeconfig, or under $XDG_CONFIG_HOME)
     #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub write_kubeconfig: Option<PathBuf>,
 
-    /// Directory for CAs and certificates (default: ~/.local/state/kubectl-cozy)
+    /// Directory for CAs, certificates and the standalone store (default: ~/.local/state/kubectl-cozy, or under $XDG_STATE_HOME)
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub state_dir: Option<PathBuf>,
 

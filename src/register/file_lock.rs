@@ -1,34 +1,37 @@
-//! client-go's lock on a kubeconfig file it writes: `<file>.lock`, created
-//! exclusively before the file is read and removed once it is written
-//! (`clientcmd.ModifyConfig`'s `lockFile`). Taking it, standalone's writes
-//! and kubectl's own (`kubectl config use-context`, `set-context`, a
-//! cloud CLI's `get-credentials`) never interleave, so neither loses the
-//! other's change.
+//! An exclusive `<file>.lock` around a file's read-modify-write, as
+//! client-go takes one around a kubeconfig it writes
+//! (`clientcmd.ModifyConfig`'s `lockFile`): created exclusively before the
+//! file is read, removed once it is written. Standalone takes it around
+//! its kubeconfig writes, so that neither they nor kubectl's own
+//! (`kubectl config use-context`, `set-context`, a cloud CLI's
+//! `get-credentials`) lose the other's change, and around its
+//! previous-context record, which servers sharing a state directory update.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::cert_files::CertFilesError;
 
-/// How long a lock another writer holds is waited for: kubectl holds it
+/// How long a lock another writer holds is waited for: writers hold it
 /// for milliseconds.
 const WAIT: Duration = Duration::from_secs(2);
 
 /// A held lock, released (its file removed) when dropped.
 #[derive(Debug)]
-pub struct KubeconfigLock {
+pub struct FileLock {
     path: PathBuf,
 }
 
-impl KubeconfigLock {
-    /// Takes the lock of the kubeconfig `file` (its directory must exist),
-    /// waiting up to [`WAIT`] while another writer holds it; a lock held
-    /// longer (most likely left by a writer that crashed) is named.
-    pub fn acquire(file: &Path) -> Result<KubeconfigLock, CertFilesError> {
+impl FileLock {
+    /// Takes the lock of `file` (its directory must exist), waiting up to
+    /// [`WAIT`] while another writer holds it; a lock held longer (most
+    /// likely left by a writer that crashed) is named, not broken, as
+    /// kubectl does.
+    pub fn acquire(file: &Path) -> Result<FileLock, CertFilesError> {
         Self::acquire_within(file, WAIT)
     }
 
-    fn acquire_within(file: &Path, wait: Duration) -> Result<KubeconfigLock, CertFilesError> {
+    fn acquire_within(file: &Path, wait: Duration) -> Result<FileLock, CertFilesError> {
         let mut name = file.as_os_str().to_owned();
         name.push(".lock");
         let path = PathBuf::from(name);
@@ -39,10 +42,13 @@ impl KubeconfigLock {
                 .create_new(true)
                 .open(&path)
             {
-                Ok(_) => return Ok(KubeconfigLock { path }),
+                Ok(_) => return Ok(FileLock { path }),
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                     if Instant::now() >= deadline {
-                        return Err(CertFilesError::KubeconfigLocked { lock: path });
+                        return Err(CertFilesError::Locked {
+                            file: file.to_owned(),
+                            lock: path,
+                        });
                     }
                     std::thread::sleep(Duration::from_millis(20));
                 }
@@ -58,7 +64,7 @@ impl KubeconfigLock {
     }
 }
 
-impl Drop for KubeconfigLock {
+impl Drop for FileLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
@@ -72,25 +78,26 @@ mod tests {
     fn the_lock_is_kubectls_file_and_excludes_a_second_writer() {
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("config");
-        let lock = KubeconfigLock::acquire(&config).unwrap();
+        let lock = FileLock::acquire(&config).unwrap();
         assert!(dir.path().join("config.lock").exists());
-        let err = KubeconfigLock::acquire_within(&config, Duration::from_millis(50)).unwrap_err();
+        let err = FileLock::acquire_within(&config, Duration::from_millis(50)).unwrap_err();
         assert!(
-            err.to_string().contains(&format!(
-                "{} exists",
-                dir.path().join("config.lock").display()
+            err.to_string().starts_with(&format!(
+                "{} exists: another program is writing {}",
+                dir.path().join("config.lock").display(),
+                config.display()
             )),
             "{err}"
         );
         drop(lock);
         assert!(!dir.path().join("config.lock").exists());
         // Released, it is free again; a lock released while waiting is taken.
-        let held = KubeconfigLock::acquire(&config).unwrap();
+        let held = FileLock::acquire(&config).unwrap();
         let release = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(100));
             drop(held);
         });
-        KubeconfigLock::acquire_within(&config, Duration::from_secs(5)).unwrap();
+        FileLock::acquire_within(&config, Duration::from_secs(5)).unwrap();
         release.join().unwrap();
     }
 }
