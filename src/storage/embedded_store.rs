@@ -118,6 +118,24 @@ impl EmbeddedStore {
         })
     }
 
+    /// Moves everything the write-ahead log holds into the store's file and
+    /// empties the log (`PRAGMA wal_checkpoint(TRUNCATE)`), so that the file
+    /// alone is the whole store: done on a clean stop, where a backup or a
+    /// copy of the file is likeliest to follow.
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        let inner = self.lock();
+        let (busy, _, _): (i64, i64, i64) = inner
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })
+            .map_err(internal)?;
+        if busy != 0 {
+            return Err(internal("checkpoint: the store is busy".to_owned()));
+        }
+        Ok(())
+    }
+
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -324,20 +342,13 @@ impl EmbeddedStore {
             }
             let revision = inner.revision + 1;
             let meta = metadata_mut(&mut object);
-            let mut finalizers: Vec<Value> = meta.get("finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
+            let finalizers: Vec<Value> = meta.get("finalizers").and_then(Value::as_array).cloned().unwrap_or_default();
             let already_terminating = meta.contains_key("deletionTimestamp");
-            if !already_terminating {
-                let extra = match options.propagation_policy.as_deref() {
-                    Some("Foreground") => Some("foregroundDeletion"),
-                    Some("Orphan") => Some("orphan"),
-                    _ => None,
-                };
-                if let Some(f) = extra
-                    && !finalizers.iter().any(|x| x == f)
-                {
-                    finalizers.push(json!(f));
-                }
-            }
+            // The propagation policy adds no `foregroundDeletion` or `orphan`
+            // finalizer: a standalone server has no garbage collector to
+            // remove them, so the object would never go. kube-apiserver run
+            // without one does the same (`deletionFinalizersForGarbageCollection`
+            // in k8s.io/apiserver's generic registry store).
             if finalizers.is_empty() {
                 if options.dry_run {
                     return Ok(object);
@@ -585,10 +596,44 @@ mod tests {
         assert!(store.list().await.unwrap().items.is_empty());
         let _ = with_finalizer;
 
+        // No garbage collector: a foreground or orphan delete is a delete
+        // (kubectl delete --cascade=foreground would wait for ever).
+        for policy in ["Foreground", "Orphan", "Background"] {
+            store.create(hr("c"), false).await.unwrap();
+            let options = DeleteOptions {
+                propagation_policy: Some(policy.to_owned()),
+                ..Default::default()
+            };
+            let gone = store.delete("ns", "c", &options).await.unwrap();
+            assert!(gone["metadata"]["finalizers"].is_null(), "{policy}: {gone}");
+            assert!(store.list().await.unwrap().items.is_empty(), "{policy}");
+        }
+
         // Revisions survive a reopen.
         drop(store);
         let store = EmbeddedStore::open(&dir.path().join("db.sqlite")).unwrap();
-        assert_eq!(store.list().await.unwrap().resource_version, 5);
+        assert_eq!(store.list().await.unwrap().resource_version, 11);
+    }
+
+    #[tokio::test]
+    async fn after_a_checkpoint_the_file_alone_is_the_whole_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("db.sqlite");
+        let store = EmbeddedStore::open(&file).unwrap();
+        store.create(hr("a"), false).await.unwrap();
+        store.checkpoint().unwrap();
+        assert_eq!(
+            std::fs::metadata(dir.path().join("db.sqlite-wal"))
+                .map(|m| m.len())
+                .unwrap_or(0),
+            0
+        );
+        // A copy of the file alone, as a backup takes it.
+        let copy = dir.path().join("copy.sqlite");
+        std::fs::copy(&file, &copy).unwrap();
+        let copied = EmbeddedStore::open(&copy).unwrap();
+        assert_eq!(copied.list().await.unwrap().items.len(), 1);
+        assert_eq!(copied.revision(), 1);
     }
 
     #[tokio::test]

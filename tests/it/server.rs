@@ -83,6 +83,30 @@ fn standalone_server_works_with_kubectl() {
             .trim()
             .is_empty()
     );
+
+    // No garbage collector runs here, so a foreground or orphan delete adds
+    // no finalizer only it would remove: it completes, as plain deletes do.
+    for cascade in ["foreground", "orphan"] {
+        ok(&kubectl_with(
+            &server.kubeconfig(),
+            &["apply", "-f", "-"],
+            Some(&postgres("db3")),
+        ));
+        ok(&server.kubectl(&[
+            "delete",
+            "postgres",
+            "db3",
+            &format!("--cascade={cascade}"),
+            "--timeout=30s",
+        ]));
+        let left = server.kubectl(&["get", "postgres", "db3"]);
+        assert!(
+            text(&left.stderr).contains("NotFound"),
+            "--cascade={cascade}: {}{}",
+            text(&left.stdout),
+            text(&left.stderr)
+        );
+    }
 }
 
 /// kubectl validates a manifest whose kind no OpenAPI v3 document names
@@ -199,6 +223,24 @@ fn standalone_keeps_data_across_restarts() {
     server.restart().expect("serve restarts on its store");
     assert_eq!(
         ok(&server.kubectl(&["get", "postgreses", "-o", "name"])).trim(),
+        "postgres.apps.cozystack.io/kept"
+    );
+
+    // After a clean stop the store's file alone holds everything: a server
+    // on a copy of just that file serves the app.
+    server.interrupt();
+    let wal = server.dir().join("store.sqlite-wal");
+    assert_eq!(std::fs::metadata(&wal).map_or(0, |m| m.len()), 0);
+    let copy = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        server.dir().join("store.sqlite"),
+        copy.path().join("store.sqlite"),
+    )
+    .unwrap();
+    let from_copy =
+        Standalone::launch("127.0.0.1:0", "--kinds", &examples(), copy).expect("serve the copy");
+    assert_eq!(
+        ok(&from_copy.kubectl(&["get", "postgreses", "-o", "name"])).trim(),
         "postgres.apps.cozystack.io/kept"
     );
 }

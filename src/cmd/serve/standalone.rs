@@ -51,7 +51,7 @@ pub(super) async fn serve_standalone(
         .map_err(|e| CliError::other("prepare the standalone certificates", e))?;
     // Namespaces whose deletion a stopped server left unfinished.
     crate::apiserver::handlers::namespaces::resume_deletions(&store);
-    let backend = Backend::Embedded(store);
+    let backend = Backend::Embedded(store.clone());
     let apps = AppStore::new(WatchCache::start(backend.clone()), backend);
     let running = server::start(ServerConfig {
         listen,
@@ -119,6 +119,16 @@ pub(super) async fn serve_standalone(
         args.drain_timeout
     );
     running.shutdown(args.drain_timeout).await;
+    // The store's file alone holds everything once stopped (a copy of it
+    // is a whole backup); after a kill its `-wal` file is part of it.
+    if let Err(e) = store.checkpoint() {
+        eprintln!(
+            "warning: {} keeps part of the store in {}-wal: {}",
+            data.display(),
+            data.display(),
+            crate::error_chain::error_chain(&e)
+        );
+    }
     Ok(ExitStatus::Success)
 }
 
