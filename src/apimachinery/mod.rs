@@ -10,6 +10,7 @@
 //! - [`labels`], [`fields`]: `labelSelector` and `fieldSelector`
 //! - [`jsonpath`]: the JSONPath subset printer columns use
 //! - [`object_meta`]: `ObjectMeta` validation on create and update
+//! - [`meta_decode`]: `ObjectMeta` decoding errors (a field of the wrong type)
 //! - [`protobuf_meta`]: the metadata of a protobuf-encoded object
 //!
 //! Nothing here does I/O or knows a served kind; every file is a port of
@@ -26,6 +27,7 @@
 pub(crate) mod fields;
 pub(crate) mod jsonpath;
 pub(crate) mod labels;
+pub mod meta_decode;
 pub mod object_meta;
 pub mod protobuf_meta;
 pub mod query;

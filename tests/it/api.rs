@@ -816,7 +816,11 @@ async fn invalid_object_metadata_is_refused_like_kube_apiserver() {
             422,
             "metadata.annotations: Too long: must have at most 262144 bytes",
         ),
-        (json!({"finalizers": "zz"}), 400, "metadata.finalizers"),
+        (
+            json!({"finalizers": "zz"}),
+            400,
+            "cannot unmarshal string into Go struct field ObjectMeta.finalizers of type []string",
+        ),
         (
             json!({"finalizers": ["not valid"]}),
             422,
@@ -830,7 +834,7 @@ async fn invalid_object_metadata_is_refused_like_kube_apiserver() {
         (
             json!({"ownerReferences": "garbage"}),
             400,
-            "metadata.ownerReferences",
+            "ObjectMeta.ownerReferences of type []v1.OwnerReference",
         ),
         (
             json!({"name": "", "generateName": "Bad_"}),

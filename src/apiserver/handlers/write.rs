@@ -27,6 +27,7 @@ use tracing::debug_span;
 use super::options::{self, Write};
 use super::validate::{field_error, invalid, strict_patch_decoding, validate};
 use super::{Call, parse_body};
+use crate::apimachinery::meta_decode;
 use crate::apimachinery::request_info::Verb;
 use crate::apimachinery::status::ApiError;
 use crate::apiserver::negotiate::{self, BodyType};
@@ -305,6 +306,15 @@ fn check_type_meta(call: &Call<'_>, app: &Value) -> Result<(), ApiError> {
     }
     if !app.is_object() {
         return Err(ApiError::bad_request("the body must be a JSON object"));
+    }
+    // Before the name is looked for or the namespace compared: a field of
+    // the wrong type is kube-apiserver's decoding error.
+    if let Some(error) = app.get("metadata").and_then(meta_decode::decode_error) {
+        let kind = &resolved.definition.kind;
+        return Err(ApiError::bad_request(format!(
+            "{kind} in version \"{}\" cannot be handled as a {kind}: {error}",
+            call.req.version
+        )));
     }
     Ok(())
 }

@@ -1604,3 +1604,62 @@ async fn deletecollection_pages_agree_with_kube_apiserver() {
         .await;
     assert_eq!(names(&ours), json!(["p4"]), "{ours:?}");
 }
+
+/// Metadata fields of the wrong type (a name that is a boolean, a
+/// namespace that is a number, metadata that is no object) are refused as
+/// kube-apiserver refuses them for a custom resource, on create and update,
+/// before the name is looked for or the namespace compared with the URL's.
+#[tokio::test]
+async fn wrongly_typed_metadata_is_refused_like_kube_apiserver() {
+    let both = Both::new("diff-meta-types").await;
+    both.create_postgreses(&["p1"]).await;
+    let metas = [
+        r#"{"name":true}"#,
+        r#"{"name":5}"#,
+        r#"{"generateName":5}"#,
+        r#"{"name":"p1","namespace":5}"#,
+        r#"{"name":"p1","labels":{"a":true}}"#,
+        r#"{"name":"p1","finalizers":"zz"}"#,
+        r#"5"#,
+        r#""p1""#,
+        r#"[]"#,
+        r#"{"name":"p1","generation":1.5}"#,
+        r#"{"name":"p1","generation":"1"}"#,
+        r#"{"name":"p1","generation":99999999999999999999}"#,
+        r#"{"name":"p1","creationTimestamp":5}"#,
+        r#"{"name":"p1","annotations":"x"}"#,
+        r#"{"name":"p1","labels":[]}"#,
+        r#"{"name":"p1","finalizers":[1]}"#,
+        r#"{"name":"p1","uid":5}"#,
+        r#"{"name":"p1","resourceVersion":5}"#,
+        r#"{"name":"p1","ownerReferences":{}}"#,
+        r#"{"name":"p1","ownerReferences":[5]}"#,
+        r#"{"name":"p1","ownerReferences":[{"name":5}]}"#,
+        r#"{"name":"p1","ownerReferences":[{"controller":"yes"}]}"#,
+        r#"{"name":"p1","managedFields":"x"}"#,
+        r#"{"name":"p1","managedFields":[{"manager":5}]}"#,
+        r#"{"name":"p1","deletionGracePeriodSeconds":"5"}"#,
+        r#"{"name":"p1","selfLink":true}"#,
+        r#"{"name":"p1","labels":{"a":"b"},"namespace":[1]}"#,
+    ];
+    let mut differ = Vec::new();
+    for meta in metas {
+        let body = format!(
+            r#"{{"apiVersion":"APIVERSION","kind":"Postgres","metadata":{meta},"spec":{{}}}}"#
+        );
+        for (method, path) in [(Method::POST, ""), (Method::PUT, "/p1")] {
+            let (ours, theirs) = both
+                .send(method.clone(), path, "dryRun=All", JSON, &body)
+                .await;
+            let answer = |a: &Answer| (a.code, a.reason.clone(), a.message.clone());
+            if answer(&ours) != answer(&theirs) || theirs.code != 400 {
+                differ.push(format!(
+                    "{method} {meta}:\n  ours:   {:?}\n  theirs: {:?}",
+                    answer(&ours),
+                    answer(&theirs)
+                ));
+            }
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

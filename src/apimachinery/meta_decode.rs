@@ -1,0 +1,299 @@
+//! An object's `metadata` decoded as kube-apiserver decodes a custom
+//! resource's into `metav1.ObjectMeta` on create and update: the first
+//! field of the wrong JSON type, in document order, in `encoding/json`'s
+//! words (`json: cannot unmarshal bool into Go struct field
+//! ObjectMeta.name of type string`). kube-apiserver answers it 400 before
+//! it looks for a name or compares the namespace with the URL's, so a
+//! `"name": true` is not "name or generateName is required".
+//!
+//! The body was decoded into unstructured JSON and encoded again first, so
+//! a number is quoted as Go prints a float64 (`99999999999999999999` is
+//! `100000000000000000000`), and one that is whole and fits decodes into
+//! an `int64` whichever way it was written (`2.0`). `null` is the zero
+//! value anywhere. A timestamp that is a string but no RFC 3339 time is
+//! left to the server, which sets its own.
+
+use serde_json::{Map, Value};
+
+/// Go's name of a JSON value's type in an `UnmarshalTypeError`.
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// What a field decodes into.
+#[derive(Clone, Copy)]
+enum Go {
+    /// A string kind (`string`, `types.UID`, a `Time`'s text).
+    Str(&'static str),
+    Int64,
+    Bool,
+    /// `map[string]string`.
+    StringMap,
+    /// `[]string`.
+    Strings,
+    /// A slice of structs: the slice's and the element's Go names, and the
+    /// element's fields.
+    Structs(&'static str, &'static str, &'static str, Fields),
+}
+
+type Fields = &'static [(&'static str, Go)];
+
+const OWNER_REFERENCE: Fields = &[
+    ("apiVersion", Go::Str("string")),
+    ("kind", Go::Str("string")),
+    ("name", Go::Str("string")),
+    ("uid", Go::Str("types.UID")),
+    ("controller", Go::Bool),
+    ("blockOwnerDeletion", Go::Bool),
+];
+
+const MANAGED_FIELDS_ENTRY: Fields = &[
+    ("manager", Go::Str("string")),
+    ("operation", Go::Str("v1.ManagedFieldsOperationType")),
+    ("apiVersion", Go::Str("string")),
+    ("time", Go::Str("string")),
+    ("fieldsType", Go::Str("string")),
+    ("subresource", Go::Str("string")),
+];
+
+const OBJECT_META: Fields = &[
+    ("name", Go::Str("string")),
+    ("generateName", Go::Str("string")),
+    ("namespace", Go::Str("string")),
+    ("selfLink", Go::Str("string")),
+    ("uid", Go::Str("types.UID")),
+    ("resourceVersion", Go::Str("string")),
+    ("generation", Go::Int64),
+    ("creationTimestamp", Go::Str("string")),
+    ("deletionTimestamp", Go::Str("string")),
+    ("deletionGracePeriodSeconds", Go::Int64),
+    ("labels", Go::StringMap),
+    ("annotations", Go::StringMap),
+    (
+        "ownerReferences",
+        Go::Structs(
+            "[]v1.OwnerReference",
+            "v1.OwnerReference",
+            "OwnerReference",
+            OWNER_REFERENCE,
+        ),
+    ),
+    ("finalizers", Go::Strings),
+    (
+        "managedFields",
+        Go::Structs(
+            "[]v1.ManagedFieldsEntry",
+            "v1.ManagedFieldsEntry",
+            "ManagedFieldsEntry",
+            MANAGED_FIELDS_ENTRY,
+        ),
+    ),
+];
+
+/// The decoding error of `metadata`, if it has one (a missing or `null`
+/// metadata has none).
+pub fn decode_error(metadata: &Value) -> Option<String> {
+    match metadata {
+        Value::Null => None,
+        Value::Object(meta) => fields_error(meta, OBJECT_META, "ObjectMeta", ""),
+        other => Some(format!(
+            "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
+            json_kind(other)
+        )),
+    }
+}
+
+/// The first error among `object`'s known fields: `strukt` is the Go
+/// struct's name and `path` the fields leading to it (`ownerReferences.`).
+fn fields_error(
+    object: &Map<String, Value>,
+    fields: Fields,
+    strukt: &str,
+    path: &str,
+) -> Option<String> {
+    object.iter().find_map(|(key, value)| {
+        let (name, go) = fields.iter().find(|(name, _)| name == key)?;
+        value_error(
+            value,
+            *go,
+            &format!("{strukt}.{path}{name}"),
+            &format!("{path}{name}."),
+        )
+    })
+}
+
+/// The error of `value` decoded as `go` into the struct field `field`
+/// (`ObjectMeta.labels`); `path` leads to a struct element's fields.
+fn value_error(value: &Value, go: Go, field: &str, path: &str) -> Option<String> {
+    let wrong = |what: &str, into: &str| {
+        Some(format!(
+            "json: cannot unmarshal {what} into Go struct field {field} of type {into}"
+        ))
+    };
+    match (go, value) {
+        (_, Value::Null) | (Go::Str(_), Value::String(_)) | (Go::Bool, Value::Bool(_)) => None,
+        (Go::Int64, Value::Number(n)) => {
+            let whole = n.as_i64().is_some()
+                || n.as_f64().is_some_and(|f| {
+                    f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64
+                });
+            if whole {
+                None
+            } else {
+                let printed = crate::golang::json::marshal(&Value::Number(n.clone()));
+                wrong(&format!("number {printed}"), "int64")
+            }
+        }
+        (Go::StringMap, Value::Object(map)) => map
+            .values()
+            .find(|v| !matches!(v, Value::String(_) | Value::Null))
+            .and_then(|v| wrong(json_kind(v), "string")),
+        (Go::Strings, Value::Array(items)) => items
+            .iter()
+            .find(|v| !matches!(v, Value::String(_) | Value::Null))
+            .and_then(|v| wrong(json_kind(v), "string")),
+        (Go::Structs(_, element, strukt, fields), Value::Array(items)) => {
+            items.iter().find_map(|item| match item {
+                Value::Null => None,
+                Value::Object(object) => fields_error(object, fields, strukt, path),
+                other => wrong(json_kind(other), element),
+            })
+        }
+        (Go::Str(into), other) => wrong(json_kind(other), into),
+        (Go::Int64, other) => wrong(json_kind(other), "int64"),
+        (Go::Bool, other) => wrong(json_kind(other), "bool"),
+        (Go::StringMap, other) => wrong(json_kind(other), "map[string]string"),
+        (Go::Strings, other) => wrong(json_kind(other), "[]string"),
+        (Go::Structs(slice, ..), other) => wrong(json_kind(other), slice),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// kube-apiserver's answers (after `cannot be handled as a Postgres: `)
+    /// to a custom resource created with each metadata, from the local
+    /// control plane (the differential test asks it again).
+    #[test]
+    fn errors_are_kube_apiservers() {
+        let cases = [
+            (
+                json!({"name": true}),
+                "json: cannot unmarshal bool into Go struct field ObjectMeta.name of type string",
+            ),
+            (
+                json!({"generateName": 5}),
+                "json: cannot unmarshal number into Go struct field ObjectMeta.generateName of type string",
+            ),
+            (
+                json!({"name": "p1", "namespace": [1]}),
+                "json: cannot unmarshal array into Go struct field ObjectMeta.namespace of type string",
+            ),
+            (
+                json!(5),
+                "json: cannot unmarshal number into Go value of type v1.ObjectMeta",
+            ),
+            (
+                json!([]),
+                "json: cannot unmarshal array into Go value of type v1.ObjectMeta",
+            ),
+            (
+                json!({"generation": 1.5}),
+                "json: cannot unmarshal number 1.5 into Go struct field ObjectMeta.generation of type int64",
+            ),
+            (
+                json!({"generation": 99_999_999_999_999_999_999.0}),
+                "json: cannot unmarshal number 100000000000000000000 into Go struct field ObjectMeta.generation of type int64",
+            ),
+            (
+                json!({"generation": "1"}),
+                "json: cannot unmarshal string into Go struct field ObjectMeta.generation of type int64",
+            ),
+            (
+                json!({"creationTimestamp": 5}),
+                "json: cannot unmarshal number into Go struct field ObjectMeta.creationTimestamp of type string",
+            ),
+            (
+                json!({"uid": 5}),
+                "json: cannot unmarshal number into Go struct field ObjectMeta.uid of type types.UID",
+            ),
+            (
+                json!({"labels": {"a": true}}),
+                "json: cannot unmarshal bool into Go struct field ObjectMeta.labels of type string",
+            ),
+            (
+                json!({"annotations": "x"}),
+                "json: cannot unmarshal string into Go struct field ObjectMeta.annotations of type map[string]string",
+            ),
+            (
+                json!({"finalizers": "zz"}),
+                "json: cannot unmarshal string into Go struct field ObjectMeta.finalizers of type []string",
+            ),
+            (
+                json!({"finalizers": [1]}),
+                "json: cannot unmarshal number into Go struct field ObjectMeta.finalizers of type string",
+            ),
+            (
+                json!({"ownerReferences": {}}),
+                "json: cannot unmarshal object into Go struct field ObjectMeta.ownerReferences of type []v1.OwnerReference",
+            ),
+            (
+                json!({"ownerReferences": [5]}),
+                "json: cannot unmarshal number into Go struct field ObjectMeta.ownerReferences of type v1.OwnerReference",
+            ),
+            (
+                json!({"ownerReferences": [{"name": 5}]}),
+                "json: cannot unmarshal number into Go struct field OwnerReference.ownerReferences.name of type string",
+            ),
+            (
+                json!({"ownerReferences": [{"controller": "yes"}]}),
+                "json: cannot unmarshal string into Go struct field OwnerReference.ownerReferences.controller of type bool",
+            ),
+            (
+                json!({"managedFields": "x"}),
+                "json: cannot unmarshal string into Go struct field ObjectMeta.managedFields of type []v1.ManagedFieldsEntry",
+            ),
+            (
+                json!({"managedFields": [{"manager": 5}]}),
+                "json: cannot unmarshal number into Go struct field ManagedFieldsEntry.managedFields.manager of type string",
+            ),
+            (
+                json!({"deletionGracePeriodSeconds": "5"}),
+                "json: cannot unmarshal string into Go struct field ObjectMeta.deletionGracePeriodSeconds of type int64",
+            ),
+        ];
+        for (meta, want) in cases {
+            assert_eq!(decode_error(&meta).as_deref(), Some(want), "{meta}");
+        }
+    }
+
+    #[test]
+    fn well_typed_metadata_and_nulls_decode() {
+        for meta in [
+            json!(null),
+            json!({}),
+            json!({"name": "a", "generation": 2.0, "labels": {"a": null}, "finalizers": [null],
+                   "ownerReferences": [null, {"name": "o", "controller": true, "zz": 1}],
+                   "managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {}}}],
+                   "unknown": 5, "creationTimestamp": "yesterday"}),
+        ] {
+            assert_eq!(decode_error(&meta), None, "{meta}");
+        }
+    }
+
+    #[test]
+    fn the_first_wrong_field_in_the_document_is_named() {
+        let meta: Value = serde_json::from_str(r#"{"labels": {"a": 1}, "name": true}"#).unwrap();
+        assert!(decode_error(&meta).unwrap().contains("ObjectMeta.labels"));
+    }
+}
