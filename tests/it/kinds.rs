@@ -458,6 +458,27 @@ fn scaffold_refuses_kind_names_it_cannot_serve() {
     assert!(!out_dir.exists(), "refused scaffolds wrote files");
 }
 
+/// A directory of charts given to scaffold is named as such, with its
+/// charts and `serve --charts`.
+#[test]
+fn scaffold_of_a_directory_of_charts_names_them() {
+    let dir = tempfile::tempdir().unwrap();
+    write_chart(dir.path(), "queue", "A message queue");
+    write_chart(dir.path(), "cache", "A cache");
+    let out = cozy(&["kinds", "scaffold", dir.path().to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("Chart.yaml not found"), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "hint: it holds charts (cache, queue): scaffold one of them, or serve them all with \
+             `kubectl cozy serve --charts {}`",
+            dir.path().display()
+        )),
+        "{stderr}"
+    );
+}
+
 /// `scaffold --out` leaves a file with hand edits alone unless --force,
 /// and says what it did.
 #[test]
@@ -488,6 +509,17 @@ fn scaffold_out_keeps_hand_edits_without_force() {
         "{}",
         text(&out.stderr)
     );
+    // The same chart by another path (its header names the path as
+    // given): the same definition, left as it is.
+    let written = std::fs::read_to_string(&file).unwrap();
+    let other_path = format!("{}/", chart.display());
+    let out = cozy(&["kinds", "scaffold", &other_path, "--out", out_path]);
+    assert!(
+        text(&out.stderr).contains(&format!("{} unchanged", file.display())),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), written);
     let edited = format!("{}# a hand edit\n", std::fs::read_to_string(&file).unwrap());
     std::fs::write(&file, &edited).unwrap();
     let out = scaffold(&[]);
