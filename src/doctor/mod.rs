@@ -124,7 +124,7 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
         .as_deref()
         .is_some_and(crate::version::is_kubectl_cozy_server)
     {
-        return Ok(diagnose_standalone(
+        return diagnose_standalone(
             req,
             cluster,
             server_version,
@@ -134,7 +134,7 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
             started,
             requests_before,
         )
-        .await);
+        .await;
     }
 
     req.progress()
@@ -159,19 +159,8 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
     unchecked.extend(discovery_unchecked);
     unchecked.extend(webhook_unchecked);
 
-    // Content of the namespaces in scope. Types served by an APIService that
-    // is failing are not listed: that costs nothing and is already explained.
-    let targets: BTreeSet<String> = loaded
-        .namespaces
-        .iter()
-        .filter_map(|ns| ns.metadata.name.clone())
-        .collect();
-    let terminating: BTreeSet<String> = loaded
-        .namespaces
-        .iter()
-        .filter(|ns| content::is_terminating(ns))
-        .filter_map(|ns| ns.metadata.name.clone())
-        .collect();
+    // Types served by an APIService that is failing are not listed: that
+    // costs nothing and is already explained.
     let mut skip: BTreeMap<String, String> = BTreeMap::new();
     for a in api.reports.iter().filter(|a| !a.local && !a.healthy) {
         skip.insert(
@@ -182,34 +171,8 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
             ),
         );
     }
-    let content = if targets.is_empty() {
-        content::Content::default()
-    } else {
-        req.progress()
-            .set_message(format!("content of {} namespace(s)", targets.len()));
-        content::scan(req, &targets, &terminating, &discovered.resources, &skip).await
-    };
-    unchecked.extend(content.unchecked.iter().cloned());
-
-    let needs_owners = content
-        .objects
-        .values()
-        .flatten()
-        .flat_map(|o| o.finalizers.iter())
-        .chain(
-            loaded
-                .namespaces
-                .iter()
-                .flat_map(|ns| ns.spec.iter().flat_map(|s| s.finalizers.iter().flatten())),
-        )
-        .any(|f| f.contains('/'));
-    let crds = if needs_owners {
-        let (crds, more) = content::crd_groups(req).await;
-        unchecked.extend(more);
-        crds
-    } else {
-        BTreeMap::new()
-    };
+    let (content, crds) =
+        namespace_content(req, &loaded, &discovered, &skip, true, &mut unchecked).await;
 
     let mut report = conclude(Gathered {
         cluster,
@@ -228,6 +191,60 @@ pub async fn diagnose(req: &Requester, cluster: &str, opts: &Options) -> Result<
     report.summary.requests = req.requests() - requests_before;
     report.duration_ms = started.elapsed().as_millis() as u64;
     Ok(report)
+}
+
+/// What the namespaces in scope hold (types in `skip` not listed), and,
+/// when a finalizer there names a group and the server `has_crds`, the CRDs
+/// of each group.
+async fn namespace_content(
+    req: &Requester,
+    loaded: &content::Loaded,
+    discovered: &discovery::Discovered,
+    skip: &BTreeMap<String, String>,
+    has_crds: bool,
+    unchecked: &mut Vec<Unchecked>,
+) -> (content::Content, BTreeMap<String, Vec<String>>) {
+    let targets: BTreeSet<String> = loaded
+        .namespaces
+        .iter()
+        .filter_map(|ns| ns.metadata.name.clone())
+        .collect();
+    let terminating: BTreeSet<String> = loaded
+        .namespaces
+        .iter()
+        .filter(|ns| content::is_terminating(ns))
+        .filter_map(|ns| ns.metadata.name.clone())
+        .collect();
+    let content = if targets.is_empty() {
+        content::Content::default()
+    } else {
+        req.progress()
+            .set_message(format!("content of {} namespace(s)", targets.len()));
+        content::scan(req, &targets, &terminating, &discovered.resources, skip).await
+    };
+    unchecked.extend(content.unchecked.iter().cloned());
+
+    let needs_owners = has_crds
+        && content
+            .objects
+            .values()
+            .flatten()
+            .flat_map(|o| o.finalizers.iter())
+            .chain(
+                loaded
+                    .namespaces
+                    .iter()
+                    .flat_map(|ns| ns.spec.iter().flat_map(|s| s.finalizers.iter().flatten())),
+            )
+            .any(|f| f.contains('/'));
+    let crds = if needs_owners {
+        let (crds, more) = content::crd_groups(req).await;
+        unchecked.extend(more);
+        crds
+    } else {
+        BTreeMap::new()
+    };
+    (content, crds)
 }
 
 /// Everything a run read from the cluster.
@@ -313,7 +330,8 @@ fn conclude(g: Gathered<'_>) -> Report {
     report
 }
 
-/// A standalone server: readiness and discovery only ([`standalone`]).
+/// A standalone server ([`standalone`]): readiness, discovery, and the
+/// namespaces in scope with what keeps them `Terminating`.
 #[allow(clippy::too_many_arguments, reason = "the run's state, passed once")]
 async fn diagnose_standalone(
     req: &Requester,
@@ -324,10 +342,22 @@ async fn diagnose_standalone(
     mut unchecked: Vec<Unchecked>,
     started: Instant,
     requests_before: usize,
-) -> Report {
+) -> Result<Report, Error> {
     req.progress().set_message("standalone server");
-    let (server, more) = standalone::check(req).await;
+    let ((server, discovered, more), loaded) = tokio::join!(
+        standalone::check(req),
+        content::load(req, opts.scope, opts.namespace.as_deref()),
+    );
+    if let Some(missing) = &loaded.missing
+        && opts.require_namespace
+    {
+        return Err(Error::NamespaceNotFound(missing.clone()));
+    }
     unchecked.extend(more);
+    unchecked.extend(loaded.unchecked.iter().cloned());
+    let (content, crds) =
+        // A standalone server serves no CRDs to name finalizers' owners by.
+        namespace_content(req, &loaded, &discovered, &BTreeMap::new(), false, &mut unchecked).await;
     let mut report = conclude(Gathered {
         cluster,
         server_version,
@@ -335,17 +365,17 @@ async fn diagnose_standalone(
         opts,
         api_services: Vec::new(),
         sessions: &[],
-        namespaces: &[],
-        content: &content::Content::default(),
-        discovered: &discovery::Discovered::default(),
-        crds: &BTreeMap::new(),
+        namespaces: &loaded.namespaces,
+        content: &content,
+        discovered: &discovered,
+        crds: &crds,
         webhooks: Vec::new(),
         unchecked,
     });
     report.standalone = Some(server);
     report.summary.requests = req.requests() - requests_before;
     report.duration_ms = started.elapsed().as_millis() as u64;
-    report
+    Ok(report)
 }
 
 /// Records on each APIService (and session) finding which namespaces it keeps

@@ -136,6 +136,10 @@ pub fn report(report: &Report, wide: bool) -> String {
     if let Some(server) = &report.standalone {
         out.push('\n');
         out.push_str(&super::standalone::explain(server));
+        out.push('\n');
+        out.push_str(&namespaces_section(report, now));
+        out.push('\n');
+        out.push_str(&findings_section(report));
         let unchecked = unchecked_section(report);
         if !unchecked.is_empty() {
             out.push('\n');

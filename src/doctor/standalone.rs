@@ -1,17 +1,19 @@
 //! `doctor` pointed at a kubectl-cozy **standalone** server (`serve
-//! --standalone`). Such a server has no aggregation layer, no namespace
-//! controller and no admission webhooks — nothing of what doctor diagnoses on
-//! a cluster — so instead of reporting those checks as "could not run", doctor
+//! --standalone`). Such a server has no aggregation layer and no admission
+//! webhooks, so instead of reporting those checks as "could not run", doctor
 //! says what it is talking to and checks what there is: that the server is
-//! ready (`/readyz`) and which kinds it serves (discovery).
+//! ready (`/readyz`), which kinds it serves (discovery), and, as on a
+//! cluster, its namespaces: the server deletes a `Terminating` namespace's
+//! apps itself, and one stays while an app's (or its own) finalizers do.
 
 use super::discovery;
 use super::findings::{StandaloneServer, Unchecked};
 use super::requester::Requester;
 
 /// Checks a standalone server: readiness and discovery. Returns what was
-/// seen and what could not be checked.
-pub async fn check(req: &Requester) -> (StandaloneServer, Vec<Unchecked>) {
+/// seen, what it serves (for the namespaces' content) and what could not be
+/// checked.
+pub async fn check(req: &Requester) -> (StandaloneServer, discovery::Discovered, Vec<Unchecked>) {
     let mut unchecked = Vec::new();
     let readyz = http::Request::get("/readyz?verbose")
         .body(Vec::new())
@@ -35,15 +37,16 @@ pub async fn check(req: &Requester) -> (StandaloneServer, Vec<Unchecked>) {
         .map(|r| format!("{}.{}/{}", r.plural, r.group, r.version))
         .collect();
     resources.sort();
-    (StandaloneServer { ready, resources }, unchecked)
+    (StandaloneServer { ready, resources }, discovered, unchecked)
 }
 
 /// The text report's explanation of a standalone server.
 pub fn explain(server: &StandaloneServer) -> String {
     let mut text = String::from(
-        "This is a kubectl-cozy standalone server (serve --standalone): it has no APIServices, no namespace\n\
-         controller and no admission webhooks, so there is nothing of those to diagnose. Doctor checked that it\n\
-         is ready and what it serves; point it at a Kubernetes cluster (--context, --kubeconfig) for the rest.\n\n",
+        "This is a kubectl-cozy standalone server (serve --standalone): it has no APIServices and no admission\n\
+         webhooks, so there is nothing of those to diagnose. Doctor checked that it is ready, what it serves and\n\
+         its namespaces (it deletes a Terminating namespace's apps itself, as the namespace controller does);\n\
+         point it at a Kubernetes cluster (--context, --kubeconfig) for the rest.\n\n",
     );
     text.push_str(&format!(
         "READY: {}\n",

@@ -1696,4 +1696,64 @@ fn doctor_recognises_a_standalone_server() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
     assert_eq!(report["result"], "Healthy");
     assert_eq!(report["standalone"]["ready"], true);
+
+    // A namespace kept Terminating by an app's finalizer is found and
+    // explained, as on a cluster.
+    let kubectl = |args: &[&str], stdin: Option<&str>| {
+        crate::support::standalone::kubectl(&kubeconfig, args, stdin)
+    };
+    crate::support::standalone::ok(&kubectl(&["create", "namespace", "held"], None));
+    crate::support::standalone::ok(&kubectl(
+        &["apply", "-f", "-"],
+        Some(
+            "apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: db\n  \
+             namespace: held\n  finalizers: [example.com/block]\nspec: {}\n",
+        ),
+    ));
+    crate::support::standalone::ok(&kubectl(
+        &["delete", "namespace", "held", "--wait=false"],
+        None,
+    ));
+    let out = Command::new(bins::kubectl_cozy())
+        .args(["doctor", "--stuck-after", "0s", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run doctor");
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    assert!(stdout.contains("a standalone server"), "{stdout}");
+    assert!(stdout.contains("TERMINATING NAMESPACES"), "{stdout}");
+    assert!(stdout.contains("held"), "{stdout}");
+    assert!(stdout.contains("example.com/block"), "{stdout}");
+    assert!(!stdout.contains("NOT CHECKED"), "{stdout}");
+
+    // Its fix works there too: the finalizer goes, then the namespace.
+    let out = Command::new(bins::kubectl_cozy())
+        .args([
+            "doctor",
+            "--fix",
+            "--yes",
+            "--stuck-after",
+            "0s",
+            "--kubeconfig",
+        ])
+        .arg(&kubeconfig)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run doctor --fix");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let out = kubectl(&["get", "namespace", "held"], None);
+        if text(&out.stderr).contains("NotFound") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "namespace held stayed: {}",
+            text(&out.stdout)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
