@@ -24,6 +24,22 @@ pub const IMAGE: &str = concat!(
 /// the tests run against).
 pub const KUBERNETES_MINOR: u32 = 36;
 
+/// This build's platform as Go names it (`linux/amd64`), as kubectl's
+/// `version` and kube-apiserver's `/version` say it (the client's and a
+/// standalone server's alike).
+pub fn platform() -> String {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        "powerpc64" if cfg!(target_endian = "little") => "ppc64le",
+        "powerpc64" => "ppc64",
+        "loongarch64" => "loong64",
+        other => other,
+    };
+    format!("{}/{arch}", std::env::consts::OS)
+}
+
 /// The semver build-metadata marker that names this tool in a server's
 /// `gitVersion`.
 const BUILD_MARKER: &str = "+kubectl-cozy.";

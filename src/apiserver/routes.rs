@@ -324,7 +324,7 @@ fn version_info() -> Value {
         "buildDate": "",
         "goVersion": "",
         "compiler": "rustc",
-        "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+        "platform": crate::version::platform(),
     })
 }
 
@@ -337,5 +337,8 @@ mod tests {
         assert_eq!(info["minor"], crate::version::KUBERNETES_MINOR.to_string());
         let git = info["gitVersion"].as_str().unwrap();
         assert!(crate::version::is_kubectl_cozy_server(git), "{git}");
+        // Go's names, as the client's `version` says them.
+        #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+        assert_eq!(info["platform"], "linux/amd64");
     }
 }

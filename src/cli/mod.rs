@@ -298,16 +298,17 @@ fn init_logging(verbosity: u8, global: &GlobalArgs) {
     // kube's HTTP trace layer logs every 5xx at error level, and its client
     // every answer that is not a success as a `Status` dump at debug level;
     // the command reports failures itself (`doctor` expects 503s from dead
-    // APIServices, `serve` 404s from objects it looks for), so those lines
-    // show only at `-v 6`, beside the request log (`kube_client::request_log`),
-    // which says the same in one line per request, as kubectl's `-v 6` does.
+    // APIServices, `serve` 404s from objects it looks for). The request log
+    // (`kube_client::request_log`) says which in one line per request from
+    // `-v 6`, as kubectl's `-v 6` does; the dumps, answers' bodies, show from
+    // `-v 8`, where kubectl shows bodies.
     let requests = if verbosity >= 6 { level } else { "off" };
     // Its client also warns with the whole body of an answer that does not
     // decode (an HTML page where JSON was expected), which the command
     // names itself: shown from `-v 4` on.
     let kube_answers = match verbosity {
         0..=3 => "error",
-        4..=5 => "info",
+        4..=7 => "info",
         _ => level,
     };
     // kube's TLS warns on every connection of a cluster with

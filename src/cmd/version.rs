@@ -35,25 +35,13 @@ struct ClientVersion {
     platform: String,
 }
 
-/// This build's platform as Go names it (`linux/amd64`), as kubectl's
-/// `version` and the server's `/version` say it.
-fn platform() -> String {
-    let arch = match std::env::consts::ARCH {
-        "x86_64" => "amd64",
-        "aarch64" => "arm64",
-        "x86" => "386",
-        other => other,
-    };
-    format!("{}/{arch}", std::env::consts::OS)
-}
-
 /// Runs `version`.
 pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let format = ctx.output_in(OutputFormat::Table, OUTPUT_FORMATS, "version")?;
     let mut versions = Versions {
         client_version: ClientVersion {
             git_version: format!("v{}", env!("CARGO_PKG_VERSION")),
-            platform: platform(),
+            platform: crate::version::platform(),
         },
         server_version: None,
     };
@@ -101,7 +89,7 @@ async fn server_version(
 mod tests {
     #[test]
     fn the_platform_is_named_as_go_names_it() {
-        let platform = super::platform();
+        let platform = crate::version::platform();
         assert!(
             !platform.contains("x86_64") && !platform.contains("aarch64"),
             "{platform}"

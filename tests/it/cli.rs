@@ -428,10 +428,11 @@ fn a_server_answering_a_web_page_is_named_with_a_hint() {
     }
 }
 
-/// `-v 6` logs every request as kubectl's `-v 6` does, one line each;
-/// `-v 4` (debug) keeps the client library's dumps of expected failures out.
+/// `-v 6` logs every request as kubectl's `-v 6` does, one line each, and
+/// keeps the client library's dumps of expected failures out, as `-v 4`
+/// (debug) does; `-v 8` shows them, as kubectl shows bodies there.
 #[test]
-fn requests_are_logged_at_v6_and_expected_failures_stay_quiet_at_v4() {
+fn requests_are_logged_at_v6_and_failed_answers_bodies_at_v8() {
     let wrong_path = not_kubernetes_kubeconfig("wrong-path-v.kubeconfig");
     let debug = run(&mut cozy(&[
         "version",
@@ -458,6 +459,16 @@ fn requests_are_logged_at_v6_and_expected_failures_stay_quiet_at_v4() {
             && stderr.contains("/not-kubernetes/version 404 Not Found in "),
         "{stderr}"
     );
+    assert!(!stderr.contains("Unsuccessful"), "{stderr}");
+    let bodies = run(&mut cozy(&[
+        "version",
+        "-v",
+        "8",
+        "--kubeconfig",
+        &wrong_path,
+    ]));
+    let stderr = text(&bodies.stderr);
+    assert!(stderr.contains("Unsuccessful"), "{stderr}");
 
     let plane = plane();
     let kubeconfig = plane.kubeconfig.to_string_lossy().into_owned();
