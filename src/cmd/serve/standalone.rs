@@ -98,12 +98,18 @@ pub(super) async fn serve_standalone(
     } else {
         String::new()
     };
+    // Where kubectl reads this file already, with our context current, a
+    // bare command reaches the server.
+    let kubeconfig_flag = if kubectl_reads(&written.file) {
+        String::new()
+    } else {
+        format!("--kubeconfig {} ", kubeconfig.display())
+    };
     eprintln!(
-        "Serving {} ({}) on {url}{every_interface} from {}\nKubeconfig: {}\nTry: kubectl --kubeconfig {} get {}\nPress Ctrl-C to stop.",
+        "Serving {} ({}) on {url}{every_interface} from {}\nKubeconfig: {}\nTry: kubectl {kubeconfig_flag}get {}\nPress Ctrl-C to stop.",
         super::kinds_count(kinds.len()),
         kinds.join(", "),
         data.display(),
-        kubeconfig.display(),
         kubeconfig.display(),
         kinds.first().copied().unwrap_or("all")
     );
@@ -130,6 +136,32 @@ pub(super) async fn serve_standalone(
         );
     }
     Ok(ExitStatus::Success)
+}
+
+/// Whether kubectl, run from here, reads its current context from `file`
+/// (a real path): the first file of `KUBECONFIG`, or `~/.kube/config` when
+/// that is unset or empty.
+fn kubectl_reads(file: &Path) -> bool {
+    kubectl_reads_with(
+        file,
+        std::env::var_os("KUBECONFIG"),
+        std::env::var_os("HOME"),
+    )
+}
+
+/// [`kubectl_reads`] with `KUBECONFIG` and `HOME` given.
+fn kubectl_reads_with(
+    file: &Path,
+    kubeconfig_env: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> bool {
+    let first = match kubeconfig_env.filter(|v| !v.is_empty()) {
+        Some(list) => std::env::split_paths(&list).find(|p| !p.as_os_str().is_empty()),
+        None => home.map(|home| Path::new(&home).join(".kube/config")),
+    };
+    first
+        .and_then(|p| std::fs::canonicalize(p).ok())
+        .is_some_and(|p| p == file)
 }
 
 /// The context to make current again when the server stops: the one
@@ -221,4 +253,33 @@ fn report_reloads(registry: &Registry) -> tokio::task::JoinHandle<()> {
             );
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubectl_reads_the_first_kubeconfig_file_or_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_owned();
+        std::fs::create_dir_all(home.join(".kube")).unwrap();
+        let default = home.join(".kube/config");
+        let other = home.join("other");
+        std::fs::write(&default, "").unwrap();
+        std::fs::write(&other, "").unwrap();
+        let (default, other) = (
+            std::fs::canonicalize(default).unwrap(),
+            std::fs::canonicalize(other).unwrap(),
+        );
+        let reads = |file: &Path, env: Option<&str>| {
+            kubectl_reads_with(file, env.map(Into::into), Some(home.clone().into()))
+        };
+        assert!(reads(&default, None));
+        assert!(reads(&default, Some("")));
+        assert!(!reads(&other, None));
+        let list = format!("{}:{}", other.display(), default.display());
+        assert!(reads(&other, Some(&list)));
+        assert!(!reads(&default, Some(&list)));
+    }
 }
