@@ -4,7 +4,8 @@
 //! object its `ObjectMeta` (field 1 of every top-level kind): name,
 //! generateName, labels and annotations. kubectl's typed clients send
 //! built-in kinds this way (`kubectl create namespace`); a Namespace needs
-//! nothing more. Other fields are skipped.
+//! nothing more. Other fields are skipped, but for the spec of the reviews
+//! kubectl makes of itself ([`review_spec`]: `kubectl auth can-i`).
 
 use serde_json::{Map, Value, json};
 
@@ -44,6 +45,81 @@ pub fn decode(body: &[u8]) -> Result<Value, String> {
         }
     }
     Ok(json!({"apiVersion": api_version, "kind": kind, "metadata": metadata}))
+}
+
+/// Which review's spec [`review_spec`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewSpec {
+    /// `SelfSubjectAccessReviewSpec`: `resourceAttributes` (1) and
+    /// `nonResourceAttributes` (2).
+    Access,
+    /// `SelfSubjectRulesReviewSpec`: `namespace` (1).
+    Rules,
+}
+
+/// The `spec` (field 2 of the object) of a review sent in protobuf, as
+/// JSON: `{}` when it has none.
+pub fn review_spec(body: &[u8], which: ReviewSpec) -> Result<Value, String> {
+    let envelope = body
+        .strip_prefix(MAGIC)
+        .ok_or("the protobuf body does not start with the k8s magic")?;
+    let mut raw: &[u8] = &[];
+    for field in Fields(envelope) {
+        if let (2, Wire::Bytes(b)) = field? {
+            raw = b;
+        }
+    }
+    let mut spec = Map::new();
+    for field in Fields(raw) {
+        let (2, Wire::Bytes(bytes)) = field? else {
+            continue;
+        };
+        for f in Fields(bytes) {
+            match (which, f?) {
+                (ReviewSpec::Access, (1, Wire::Bytes(b))) => {
+                    let names = [
+                        "namespace",
+                        "verb",
+                        "group",
+                        "version",
+                        "resource",
+                        "subresource",
+                        "name",
+                    ];
+                    spec.insert("resourceAttributes".into(), strings(b, &names)?);
+                }
+                (ReviewSpec::Access, (2, Wire::Bytes(b))) => {
+                    spec.insert(
+                        "nonResourceAttributes".into(),
+                        strings(b, &["path", "verb"])?,
+                    );
+                }
+                (ReviewSpec::Rules, (1, Wire::Bytes(b))) => {
+                    spec.insert("namespace".into(), text(b)?.into());
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(Value::Object(spec))
+}
+
+/// A message of string fields numbered 1, 2, … as `names` (others skipped),
+/// the empty ones left out as Go's `omitempty` leaves them.
+fn strings(bytes: &[u8], names: &[&str]) -> Result<Value, String> {
+    let mut out = Map::new();
+    for field in Fields(bytes) {
+        if let (number, Wire::Bytes(b)) = field?
+            && let Some(name) = usize::try_from(number)
+                .ok()
+                .and_then(|n| n.checked_sub(1))
+                .and_then(|i| names.get(i))
+            && !b.is_empty()
+        {
+            out.insert((*name).to_owned(), text(b)?.into());
+        }
+    }
+    Ok(Value::Object(out))
 }
 
 fn object_meta(bytes: &[u8]) -> Result<Map<String, Value>, String> {
@@ -197,6 +273,31 @@ mod tests {
             json!({"apiVersion": "v1", "kind": "Namespace",
                    "metadata": {"name": "team-a", "labels": {"team": "a"}}})
         );
+    }
+
+    #[test]
+    fn reads_the_spec_of_kubectl_auth_can_i() {
+        let attributes = [
+            field(2, b"create"),
+            field(3, b"apps.cozystack.io"),
+            field(5, b"postgreses"),
+        ]
+        .concat();
+        let spec = field(1, &attributes);
+        let raw = [field(1, b""), field(2, &spec)].concat();
+        let body = [MAGIC.to_vec(), field(2, &raw)].concat();
+        assert_eq!(
+            review_spec(&body, ReviewSpec::Access).unwrap(),
+            json!({"resourceAttributes": {"verb": "create", "group": "apps.cozystack.io", "resource": "postgreses"}})
+        );
+        let rules = [MAGIC.to_vec(), field(2, &field(2, &field(1, b"team-a")))].concat();
+        assert_eq!(
+            review_spec(&rules, ReviewSpec::Rules).unwrap(),
+            json!({"namespace": "team-a"})
+        );
+        for input in crate::apimachinery::garbage_inputs(2000) {
+            let _ = review_spec(&[MAGIC, input.as_bytes()].concat(), ReviewSpec::Access);
+        }
     }
 
     #[test]

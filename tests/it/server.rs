@@ -116,6 +116,33 @@ fn standalone_server_works_with_kubectl() {
 /// kube-apiserver, not in `failed to download openapi: proto: cannot parse
 /// invalid wire-format data`. Decoding the document also runs it through
 /// kube-openapi's model parser.
+/// `kubectl auth can-i` and `whoami` get the standalone authorizer's
+/// answers: its client is in `system:masters`, which may do everything.
+#[test]
+fn kubectl_auth_asks_a_standalone_server() {
+    let server = Standalone::start();
+    assert_eq!(
+        ok(&server.kubectl(&["auth", "can-i", "create", "postgreses"])).trim(),
+        "yes"
+    );
+    assert_eq!(
+        ok(&server.kubectl(&["auth", "can-i", "delete", "namespaces", "-A"])).trim(),
+        "yes"
+    );
+    let rules = ok(&server.kubectl(&["auth", "can-i", "--list"]));
+    assert!(
+        rules
+            .lines()
+            .any(|l| l.starts_with("*.*") && l.contains("[*]")),
+        "{rules}"
+    );
+    let whoami = ok(&server.kubectl(&["auth", "whoami", "-o", "json"]));
+    let whoami: serde_json::Value = serde_json::from_str(&whoami).unwrap();
+    assert_eq!(whoami["kind"], "SelfSubjectReview", "{whoami}");
+    let groups = whoami["status"]["userInfo"]["groups"].to_string();
+    assert!(groups.contains("system:masters"), "{whoami}");
+}
+
 #[test]
 fn a_misspelled_kind_is_reported_as_kube_apiserver_reports_it() {
     let server = Standalone::start();

@@ -9,11 +9,13 @@
 //! - [`validate`]: what a write checks of the object it stores
 //! - [`delete`]: delete and deletecollection
 //! - [`namespaces`]: the `v1` namespaces of a standalone server
+//! - [`self_reviews`]: `kubectl auth can-i` and `whoami` on a standalone server
 
 mod delete;
 pub(crate) mod namespaces;
 mod options;
 mod read;
+mod self_reviews;
 mod validate;
 mod watch;
 mod write;
@@ -139,6 +141,15 @@ pub(crate) async fn handle(
         return namespaces::handle(store, req, query, headers, &body, shutdown)
             .await
             .unwrap_or_else(|e| response::error(&e));
+    }
+    if let Some(review) = self_reviews::review_of(req)
+        && state.apps.embedded().is_some()
+    {
+        let protobuf = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.starts_with(crate::apimachinery::protobuf_meta::CONTENT_TYPE));
+        return self_reviews::handle(review, req, user, &body, protobuf);
     }
     let snapshot = state.registry.snapshot();
     let Some(kind) = snapshot
