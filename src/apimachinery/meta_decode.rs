@@ -15,17 +15,7 @@
 
 use serde_json::{Map, Value};
 
-/// Go's name of a JSON value's type in an `UnmarshalTypeError`.
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
+use crate::golang::json::value_kind;
 
 /// What a field decodes into.
 #[derive(Clone, Copy)]
@@ -105,7 +95,7 @@ pub fn decode_error(metadata: &Value) -> Option<String> {
         Value::Object(meta) => fields_error(meta, OBJECT_META, "ObjectMeta", ""),
         other => Some(format!(
             "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
-            json_kind(other)
+            value_kind(other)
         )),
     }
 }
@@ -154,24 +144,24 @@ fn value_error(value: &Value, go: Go, field: &str, path: &str) -> Option<String>
         (Go::StringMap, Value::Object(map)) => map
             .values()
             .find(|v| !matches!(v, Value::String(_) | Value::Null))
-            .and_then(|v| wrong(json_kind(v), "string")),
+            .and_then(|v| wrong(value_kind(v), "string")),
         (Go::Strings, Value::Array(items)) => items
             .iter()
             .find(|v| !matches!(v, Value::String(_) | Value::Null))
-            .and_then(|v| wrong(json_kind(v), "string")),
+            .and_then(|v| wrong(value_kind(v), "string")),
         (Go::Structs(_, element, strukt, fields), Value::Array(items)) => {
             items.iter().find_map(|item| match item {
                 Value::Null => None,
                 Value::Object(object) => fields_error(object, fields, strukt, path),
-                other => wrong(json_kind(other), element),
+                other => wrong(value_kind(other), element),
             })
         }
-        (Go::Str(into), other) => wrong(json_kind(other), into),
-        (Go::Int64, other) => wrong(json_kind(other), "int64"),
-        (Go::Bool, other) => wrong(json_kind(other), "bool"),
-        (Go::StringMap, other) => wrong(json_kind(other), "map[string]string"),
-        (Go::Strings, other) => wrong(json_kind(other), "[]string"),
-        (Go::Structs(slice, ..), other) => wrong(json_kind(other), slice),
+        (Go::Str(into), other) => wrong(value_kind(other), into),
+        (Go::Int64, other) => wrong(value_kind(other), "int64"),
+        (Go::Bool, other) => wrong(value_kind(other), "bool"),
+        (Go::StringMap, other) => wrong(value_kind(other), "map[string]string"),
+        (Go::Strings, other) => wrong(value_kind(other), "[]string"),
+        (Go::Structs(slice, ..), other) => wrong(value_kind(other), slice),
     }
 }
 

@@ -34,6 +34,19 @@ pub enum Dialect {
     JsonIter,
 }
 
+/// Go's name of a JSON value's type in `encoding/json`'s errors (`json:
+/// cannot unmarshal bool into …`).
+pub fn value_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// Go's `json.Marshal(v)` of a decoded JSON value.
 pub fn marshal(v: &Value) -> String {
     Dialect::EncodingJson.marshal(v)

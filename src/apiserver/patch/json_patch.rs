@@ -105,17 +105,6 @@ pub fn apply_patch(
     Ok(patched)
 }
 
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 /// kube-apiserver's answer to an operation that does not apply.
 fn rejected(i: usize, reason: &str) -> PatchError {
     tracing::debug!(operation = i, reason, "JSON patch operation does not apply");
@@ -274,7 +263,10 @@ impl Operation {
         match self.0.get(field) {
             Some(Value::String(s)) => Ok(s),
             None | Some(Value::Null) => Err(format!("operation missing {field} field")),
-            Some(other) => Err(format!("{field} is a {}", json_type(other))),
+            Some(other) => Err(format!(
+                "{field} is a {}",
+                crate::golang::json::value_kind(other)
+            )),
         }
     }
 
@@ -329,7 +321,7 @@ fn operations(body: &[u8], strict_decoding: bool) -> Result<Vec<Operation>, Patc
             {
                 return Err(PatchError::bad_request(format!(
                     "{prefix}json: cannot unmarshal {} into Go struct field jsonPatchOp.{key} of type string",
-                    json_type(&value)
+                    crate::golang::json::value_kind(&value)
                 )));
             }
             map.insert(key, value);
@@ -779,7 +771,7 @@ fn merge_patch(current: &Value, body: &[u8], strict_decoding: bool) -> Result<Va
         Ok(other) => {
             return Err(PatchError::bad_request(format!(
                 "error decoding patch: json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
-                json_type(&other)
+                crate::golang::json::value_kind(&other)
             )));
         }
         Err(e) => {
