@@ -46,7 +46,8 @@ pub(crate) fn subscriber(
 ) -> (impl tracing::Subscriber + Send + Sync, CapturedLog) {
     static UNCACHED: std::sync::Once = std::sync::Once::new();
     UNCACHED.call_once(|| {
-        // Another global subscriber (a test of `cli::run`) serves as well.
+        // No unit test sets a global subscriber of its own (one that does
+        // would need to be "sometimes" interested too).
         let _ = tracing::subscriber::set_global_default(AskEachTime);
     });
     let log = CapturedLog::default();

@@ -37,7 +37,11 @@ pub fn platform() -> String {
         "loongarch64" => "loong64",
         other => other,
     };
-    format!("{}/{arch}", std::env::consts::OS)
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        other => other,
+    };
+    format!("{os}/{arch}")
 }
 
 /// The semver build-metadata marker that names this tool in a server's

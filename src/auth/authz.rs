@@ -92,6 +92,17 @@ pub struct Attributes {
 }
 
 impl Attributes {
+    /// Whether this creates a review of the caller by the caller
+    /// (`kubectl auth can-i`, `kubectl auth whoami`).
+    pub fn is_self_review(&self) -> bool {
+        matches!(&self.action, Action::Resource { verb, group, resource, subresource, .. }
+        if verb == "create" && subresource.is_empty() && matches!(
+            (group.as_str(), resource.as_str()),
+            ("authorization.k8s.io", "selfsubjectaccessreviews" | "selfsubjectrulesreviews")
+                | ("authentication.k8s.io", "selfsubjectreviews")
+        ))
+    }
+
     /// Computes the attributes as kube-apiserver's RequestInfo would.
     pub fn of(
         user: &Arc<UserInfo>,
@@ -363,6 +374,11 @@ impl Authorizer {
             return Ok(());
         }
         let Some(reviewer) = &self.reviewer else {
+            // As RBAC's `system:basic-user`: anyone authenticated may ask
+            // what they may do and who they are.
+            if attributes.is_self_review() {
+                return Ok(());
+            }
             return Err(attributes.forbidden(""));
         };
         let spec = attributes.review_spec();
@@ -710,5 +726,60 @@ mod tests {
         let e = broken.authorize(&pg).await.unwrap_err();
         assert_eq!((e.code, e.reason), (500, "InternalError"));
         assert!(Authorizer::masters_only().authorize(&pg).await.is_err());
+        // Anyone may review themselves on a standalone server, as RBAC's
+        // system:basic-user lets them.
+        let Action::Resource { .. } = &pg.action else {
+            unreachable!()
+        };
+        for (group, resource, verb, allowed) in [
+            (
+                "authorization.k8s.io",
+                "selfsubjectaccessreviews",
+                "create",
+                true,
+            ),
+            (
+                "authorization.k8s.io",
+                "selfsubjectrulesreviews",
+                "create",
+                true,
+            ),
+            (
+                "authentication.k8s.io",
+                "selfsubjectreviews",
+                "create",
+                true,
+            ),
+            (
+                "authorization.k8s.io",
+                "subjectaccessreviews",
+                "create",
+                false,
+            ),
+            (
+                "authorization.k8s.io",
+                "selfsubjectaccessreviews",
+                "list",
+                false,
+            ),
+        ] {
+            let mut review = pg.clone();
+            if let Action::Resource {
+                group: g,
+                resource: r,
+                verb: v,
+                namespace,
+                ..
+            } = &mut review.action
+            {
+                (*g, *r, *v) = (group.into(), resource.into(), verb.into());
+                namespace.clear();
+            }
+            assert_eq!(
+                Authorizer::masters_only().authorize(&review).await.is_ok(),
+                allowed,
+                "{group} {resource} {verb}"
+            );
+        }
     }
 }

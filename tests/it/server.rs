@@ -109,13 +109,6 @@ fn standalone_server_works_with_kubectl() {
     }
 }
 
-/// kubectl validates a manifest whose kind no OpenAPI v3 document names
-/// against OpenAPI v2, which it asks for only as gnostic protobuf
-/// (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`): a
-/// misspelled kind ends in kubectl's own "no matches for kind", as with
-/// kube-apiserver, not in `failed to download openapi: proto: cannot parse
-/// invalid wire-format data`. Decoding the document also runs it through
-/// kube-openapi's model parser.
 /// `kubectl auth can-i` and `whoami` get the standalone authorizer's
 /// answers: its client is in `system:masters`, which may do everything.
 #[test]
@@ -143,6 +136,13 @@ fn kubectl_auth_asks_a_standalone_server() {
     assert!(groups.contains("system:masters"), "{whoami}");
 }
 
+/// kubectl validates a manifest whose kind no OpenAPI v3 document names
+/// against OpenAPI v2, which it asks for only as gnostic protobuf
+/// (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`): a
+/// misspelled kind ends in kubectl's own "no matches for kind", as with
+/// kube-apiserver, not in `failed to download openapi: proto: cannot parse
+/// invalid wire-format data`. Decoding the document also runs it through
+/// kube-openapi's model parser.
 #[test]
 fn a_misspelled_kind_is_reported_as_kube_apiserver_reports_it() {
     let server = Standalone::start();

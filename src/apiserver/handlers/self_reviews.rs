@@ -4,8 +4,10 @@
 //! as k9s that ask before they offer an action) and `SelfSubjectReview`
 //! (`kubectl auth whoami`). The standalone authorizer lets members of
 //! `system:masters` do everything and nobody else anything, so that is what
-//! the reviews answer; each is created (201) and stored nowhere, as
-//! kube-apiserver's are. In cluster mode the cluster answers them.
+//! the reviews answer; anyone authenticated may ask (the authorizer lets
+//! these creates through, as RBAC's `system:basic-user` does), and each is
+//! created (201) and stored nowhere, as kube-apiserver's are. In cluster
+//! mode the cluster answers them.
 
 use http::{Response, StatusCode};
 use serde_json::{Value, json};

@@ -308,8 +308,11 @@ fn check_type_meta(call: &Call<'_>, app: &Value) -> Result<(), ApiError> {
         return Err(ApiError::bad_request("the body must be a JSON object"));
     }
     // Before the name is looked for or the namespace compared: a field of
-    // the wrong type is kube-apiserver's decoding error.
-    if let Some(error) = app.get("metadata").and_then(meta_decode::decode_error) {
+    // the wrong type is kube-apiserver's decoding error of a create's or an
+    // update's body (a patch's result is judged later, in `validate`).
+    if matches!(call.req.verb, Verb::Create | Verb::Update)
+        && let Some(error) = app.get("metadata").and_then(meta_decode::decode_error)
+    {
         let kind = &resolved.definition.kind;
         return Err(ApiError::bad_request(format!(
             "{kind} in version \"{}\" cannot be handled as a {kind}: {error}",

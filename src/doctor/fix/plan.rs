@@ -219,8 +219,10 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
         covered.insert(f.id.clone());
     }
 
-    // 4. The last resort.
-    if opts.finalize_namespaces {
+    // 4. The last resort. A standalone server has no `finalize`
+    // subresource (nor a namespace controller whose finalizer it would
+    // bypass): its namespaces go once their apps do.
+    if opts.finalize_namespaces && report.standalone.is_none() {
         for n in report
             .namespaces
             .iter()
