@@ -1,17 +1,18 @@
 //! An object's `metadata` decoded as kube-apiserver decodes a custom
 //! resource's into `metav1.ObjectMeta` on create and update: the first
-//! field of the wrong JSON type, in document order, in `encoding/json`'s
-//! words (`json: cannot unmarshal bool into Go struct field
-//! ObjectMeta.name of type string`). kube-apiserver answers it 400 before
+//! field of the wrong JSON type in `encoding/json`'s words (`json: cannot
+//! unmarshal bool into Go struct field ObjectMeta.name of type string`), or
+//! a timestamp's error, which stops the decoding at once (`parsing time
+//! "yesterday" as "2006-01-02T15:04:05Z07:00": …`). kube-apiserver answers it 400 before
 //! it looks for a name or compares the namespace with the URL's, so a
 //! `"name": true` is not "name or generateName is required".
 //!
 //! The body was decoded into unstructured JSON and encoded again first, so
-//! a number is quoted as Go prints a float64 (`99999999999999999999` is
+//! "first" is in the order of sorted keys, at every level; a number is
+//! quoted as Go prints a float64 (`99999999999999999999` is
 //! `100000000000000000000`), and one that is whole and fits decodes into
 //! an `int64` whichever way it was written (`2.0`). `null` is the zero
-//! value anywhere. A timestamp that is a string but no RFC 3339 time is
-//! left to the server, which sets its own.
+//! value anywhere.
 
 use serde_json::{Map, Value};
 
@@ -20,8 +21,10 @@ use crate::golang::json::value_kind;
 /// What a field decodes into.
 #[derive(Clone, Copy)]
 enum Go {
-    /// A string kind (`string`, `types.UID`, a `Time`'s text).
+    /// A string kind (`string`, `types.UID`).
     Str(&'static str),
+    /// A `metav1.Time`: an RFC 3339 string.
+    Time,
     Int64,
     Bool,
     /// `map[string]string`.
@@ -48,7 +51,7 @@ const MANAGED_FIELDS_ENTRY: Fields = &[
     ("manager", Go::Str("string")),
     ("operation", Go::Str("v1.ManagedFieldsOperationType")),
     ("apiVersion", Go::Str("string")),
-    ("time", Go::Str("string")),
+    ("time", Go::Time),
     ("fieldsType", Go::Str("string")),
     ("subresource", Go::Str("string")),
 ];
@@ -61,8 +64,8 @@ const OBJECT_META: Fields = &[
     ("uid", Go::Str("types.UID")),
     ("resourceVersion", Go::Str("string")),
     ("generation", Go::Int64),
-    ("creationTimestamp", Go::Str("string")),
-    ("deletionTimestamp", Go::Str("string")),
+    ("creationTimestamp", Go::Time),
+    ("deletionTimestamp", Go::Time),
     ("deletionGracePeriodSeconds", Go::Int64),
     ("labels", Go::StringMap),
     ("annotations", Go::StringMap),
@@ -92,7 +95,13 @@ const OBJECT_META: Fields = &[
 pub fn decode_error(metadata: &Value) -> Option<String> {
     match metadata {
         Value::Null => None,
-        Value::Object(meta) => fields_error(meta, OBJECT_META, "ObjectMeta", ""),
+        Value::Object(meta) => {
+            let mut saved = None;
+            match decode_fields(meta, OBJECT_META, "ObjectMeta", "", &mut saved) {
+                Err(stopped) => Some(stopped),
+                Ok(()) => saved,
+            }
+        }
         other => Some(format!(
             "json: cannot unmarshal {} into Go value of type v1.ObjectMeta",
             value_kind(other)
@@ -100,69 +109,114 @@ pub fn decode_error(metadata: &Value) -> Option<String> {
     }
 }
 
-/// The first error among `object`'s known fields: `strukt` is the Go
-/// struct's name and `path` the fields leading to it (`ownerReferences.`).
-fn fields_error(
+/// Decodes `object`'s known fields in the order Go meets them (kube-apiserver
+/// encodes the metadata again before it decodes it, which sorts the keys):
+/// a type mismatch is saved in `saved` (the first one wins) and decoding
+/// goes on, as `encoding/json` does; a timestamp's error stops it, as an
+/// `UnmarshalJSON` error does. `strukt` is the Go struct's name and `path`
+/// the fields leading to it (`ownerReferences.`).
+fn decode_fields(
     object: &Map<String, Value>,
     fields: Fields,
     strukt: &str,
     path: &str,
-) -> Option<String> {
-    object.iter().find_map(|(key, value)| {
-        let (name, go) = fields.iter().find(|(name, _)| name == key)?;
-        value_error(
-            value,
+    saved: &mut Option<String>,
+) -> Result<(), String> {
+    let mut keys: Vec<&String> = object.keys().collect();
+    keys.sort();
+    for key in keys {
+        let Some((name, go)) = fields.iter().find(|(name, _)| name == key) else {
+            continue;
+        };
+        decode_value(
+            &object[key.as_str()],
             *go,
             &format!("{strukt}.{path}{name}"),
             &format!("{path}{name}."),
-        )
-    })
+            saved,
+        )?;
+    }
+    Ok(())
 }
 
-/// The error of `value` decoded as `go` into the struct field `field`
-/// (`ObjectMeta.labels`); `path` leads to a struct element's fields.
-fn value_error(value: &Value, go: Go, field: &str, path: &str) -> Option<String> {
-    let wrong = |what: &str, into: &str| {
-        Some(format!(
-            "json: cannot unmarshal {what} into Go struct field {field} of type {into}"
-        ))
+/// Decodes `value` as `go` into the struct field `field`
+/// (`ObjectMeta.labels`); `path` leads to a struct element's fields. See
+/// [`decode_fields`] for `saved` and the error.
+fn decode_value(
+    value: &Value,
+    go: Go,
+    field: &str,
+    path: &str,
+    saved: &mut Option<String>,
+) -> Result<(), String> {
+    let message = |what: &str, into: &str| {
+        format!("json: cannot unmarshal {what} into Go struct field {field} of type {into}")
+    };
+    let mut save = |what: &str, into: &str| {
+        if saved.is_none() {
+            *saved = Some(message(what, into));
+        }
     };
     match (go, value) {
-        (_, Value::Null) | (Go::Str(_), Value::String(_)) | (Go::Bool, Value::Bool(_)) => None,
+        (_, Value::Null) | (Go::Str(_), Value::String(_)) | (Go::Bool, Value::Bool(_)) => {}
+        // `metav1.Time.UnmarshalJSON`: the text must be a string, and an
+        // RFC 3339 time.
+        (Go::Time, Value::String(text)) => {
+            if let Some(error) = crate::golang::rfc3339::parse_error(text) {
+                return Err(error);
+            }
+        }
+        (Go::Time, other) => return Err(message(value_kind(other), "string")),
         (Go::Int64, Value::Number(n)) => {
             let whole = n.as_i64().is_some()
                 || n.as_f64().is_some_and(|f| {
                     f.fract() == 0.0 && f >= i64::MIN as f64 && f < i64::MAX as f64
                 });
-            if whole {
-                None
-            } else {
+            if !whole {
                 let printed = crate::golang::json::marshal(&Value::Number(n.clone()));
-                wrong(&format!("number {printed}"), "int64")
+                save(&format!("number {printed}"), "int64");
             }
         }
-        (Go::StringMap, Value::Object(map)) => map
-            .values()
-            .find(|v| !matches!(v, Value::String(_) | Value::Null))
-            .and_then(|v| wrong(value_kind(v), "string")),
-        (Go::Strings, Value::Array(items)) => items
-            .iter()
-            .find(|v| !matches!(v, Value::String(_) | Value::Null))
-            .and_then(|v| wrong(value_kind(v), "string")),
-        (Go::Structs(_, element, strukt, fields), Value::Array(items)) => {
-            items.iter().find_map(|item| match item {
-                Value::Null => None,
-                Value::Object(object) => fields_error(object, fields, strukt, path),
-                other => wrong(value_kind(other), element),
-            })
+        (Go::StringMap, Value::Object(map)) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            for key in keys {
+                let v = &map[key.as_str()];
+                if !matches!(v, Value::String(_) | Value::Null) {
+                    save(value_kind(v), "string");
+                }
+            }
         }
-        (Go::Str(into), other) => wrong(value_kind(other), into),
-        (Go::Int64, other) => wrong(value_kind(other), "int64"),
-        (Go::Bool, other) => wrong(value_kind(other), "bool"),
-        (Go::StringMap, other) => wrong(value_kind(other), "map[string]string"),
-        (Go::Strings, other) => wrong(value_kind(other), "[]string"),
-        (Go::Structs(slice, ..), other) => wrong(value_kind(other), slice),
+        (Go::Strings, Value::Array(items)) => {
+            for v in items {
+                if !matches!(v, Value::String(_) | Value::Null) {
+                    save(value_kind(v), "string");
+                }
+            }
+        }
+        (Go::Structs(_, element, strukt, fields), Value::Array(items)) => {
+            for item in items {
+                match item {
+                    Value::Null => {}
+                    Value::Object(object) => {
+                        decode_fields(object, fields, strukt, path, saved)?;
+                    }
+                    other => {
+                        if saved.is_none() {
+                            *saved = Some(message(value_kind(other), element));
+                        }
+                    }
+                }
+            }
+        }
+        (Go::Str(into), other) => save(value_kind(other), into),
+        (Go::Int64, other) => save(value_kind(other), "int64"),
+        (Go::Bool, other) => save(value_kind(other), "bool"),
+        (Go::StringMap, other) => save(value_kind(other), "map[string]string"),
+        (Go::Strings, other) => save(value_kind(other), "[]string"),
+        (Go::Structs(slice, ..), other) => save(value_kind(other), slice),
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -275,15 +329,35 @@ mod tests {
             json!({"name": "a", "generation": 2.0, "labels": {"a": null}, "finalizers": [null],
                    "ownerReferences": [null, {"name": "o", "controller": true, "zz": 1}],
                    "managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {}}}],
-                   "unknown": 5, "creationTimestamp": "yesterday"}),
+                   "unknown": 5, "creationTimestamp": "2026-12-06T03:00:00Z"}),
         ] {
             assert_eq!(decode_error(&meta), None, "{meta}");
         }
     }
 
     #[test]
-    fn the_first_wrong_field_in_the_document_is_named() {
-        let meta: Value = serde_json::from_str(r#"{"labels": {"a": 1}, "name": true}"#).unwrap();
-        assert!(decode_error(&meta).unwrap().contains("ObjectMeta.labels"));
+    fn the_first_wrong_field_in_sorted_order_is_named_and_a_time_stops_the_rest() {
+        let first = |text: &str| {
+            let meta: Value = serde_json::from_str(text).unwrap();
+            decode_error(&meta).unwrap()
+        };
+        assert!(first(r#"{"name": true, "generateName": 5}"#).contains("ObjectMeta.generateName"));
+        assert!(first(r#"{"labels": {"b": 1, "a": true}}"#).contains("unmarshal bool"));
+        assert!(
+            first(r#"{"ownerReferences": [{"name": 5, "controller": "yes"}]}"#)
+                .contains("OwnerReference.ownerReferences.controller")
+        );
+        assert!(
+            first(r#"{"annotations": "x", "creationTimestamp": 5}"#)
+                .contains("ObjectMeta.creationTimestamp of type string")
+        );
+        assert!(
+            first(r#"{"zz": 1, "name": 5, "deletionTimestamp": "soon"}"#)
+                .starts_with("parsing time \"soon\"")
+        );
+        assert!(
+            first(r#"{"managedFields": [{"time": "now", "manager": 5}]}"#)
+                .starts_with("parsing time \"now\"")
+        );
     }
 }

@@ -70,7 +70,7 @@ pub enum DurationError {
 }
 
 /// The `quote` of Go's `time` package: non-ASCII and control bytes as `\xHH`.
-fn time_quote(s: &str) -> String {
+pub(super) fn time_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

@@ -13,6 +13,7 @@
 //! - [`base64`]: `base64.RawURLEncoding`'s decoding and its errors
 //!   (`illegal base64 data at input byte 0`);
 //! - [`duration`]: `time.ParseDuration` and `time.Duration.String`;
+//! - [`rfc3339`]: `time.Parse(time.RFC3339, s)`'s errors;
 //! - [`human`]: apimachinery's `HumanDuration` and `ShortHumanDuration`;
 //! - [`unstructured`]: `%T`, `%v` and `%#v` of a decoded JSON value, as
 //!   structured-merge-diff's typing errors print it (`got &{yes}`);
@@ -29,6 +30,7 @@ pub mod human;
 pub mod json;
 pub mod json_syntax;
 pub mod quote;
+pub mod rfc3339;
 pub mod strconv;
 pub mod unstructured;
 

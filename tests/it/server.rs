@@ -134,6 +134,36 @@ fn kubectl_auth_asks_a_standalone_server() {
     assert_eq!(whoami["kind"], "SelfSubjectReview", "{whoami}");
     let groups = whoami["status"]["userInfo"]["groups"].to_string();
     assert!(groups.contains("system:masters"), "{whoami}");
+
+    // Reviews kube-apiserver refuses are refused alike.
+    let plane = plane::plane();
+    let mut differ = Vec::new();
+    for spec in [
+        r#"{}"#,
+        r#"{"resourceAttributes":{"verb":"get"},"nonResourceAttributes":{"path":"/","verb":"get"}}"#,
+    ] {
+        let body = format!(
+            r#"{{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview","spec":{spec}}}"#
+        );
+        let args = [
+            "create",
+            "--raw",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            "-f",
+            "-",
+        ];
+        let ours = server.kubectl_stdin(&args, &body);
+        let theirs = plane.kubectl_stdin(&args, &body);
+        let answer = |o: &Output| (o.status.code(), text(&o.stdout), text(&o.stderr));
+        if answer(&ours) != answer(&theirs) {
+            differ.push(format!(
+                "{spec}:\n  ours:   {:?}\n  theirs: {:?}",
+                answer(&ours),
+                answer(&theirs)
+            ));
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
 /// kubectl validates a manifest whose kind no OpenAPI v3 document names

@@ -104,21 +104,40 @@ fn answer(
             let spec = object.get("spec").cloned().unwrap_or(Value::Null);
             let resource = spec.get("resourceAttributes").filter(|v| !v.is_null());
             let non_resource = spec.get("nonResourceAttributes").filter(|v| !v.is_null());
-            if resource.is_some() == non_resource.is_some() {
-                return Err(ApiError::invalid(
-                    kind,
+            // kube-apiserver's validation (`ValidateSelfSubjectAccessReviewSpec`)
+            // of the decoded internal object, whose kind is empty and whose
+            // attributes print with Go's field names.
+            let refuse = |field: &str, bad_value: Value, detail: &str| {
+                ApiError::invalid(
+                    "",
                     group,
                     "",
                     &[FieldError {
-                        field: "spec.resourceAttributes".into(),
+                        field: field.into(),
                         kind: FieldErrorKind::Invalid,
-                        bad_value: Some(non_resource.cloned().unwrap_or(Value::Null)),
-                        detail:
-                            "exactly one of nonResourceAttributes or resourceAttributes must be \
-                                 specified"
-                                .into(),
+                        bad_value: Some(bad_value),
+                        detail: detail.into(),
                     }],
-                ));
+                )
+            };
+            match (resource, non_resource) {
+                (None, None) => {
+                    return Err(refuse(
+                        "spec.resourceAttributes",
+                        Value::Null,
+                        "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                    ));
+                }
+                (Some(_), Some(non_resource)) => {
+                    let text =
+                        |key: &str| non_resource.get(key).and_then(Value::as_str).unwrap_or("");
+                    return Err(refuse(
+                        "spec.nonResourceAttributes",
+                        json!({"Path": text("path"), "Verb": text("verb")}),
+                        "cannot be specified in combination with resourceAttributes",
+                    ));
+                }
+                _ => {}
             }
             if allowed {
                 json!({"allowed": true, "reason": "a standalone server lets members of system:masters do everything"})
@@ -222,7 +241,7 @@ mod tests {
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
         assert_eq!(
             answer["message"],
-            "SelfSubjectAccessReview.authorization.k8s.io \"\" is invalid: spec.resourceAttributes: \
+            ".authorization.k8s.io \"\" is invalid: spec.resourceAttributes: \
              Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified"
         );
         let (status, _) = body_of(handle(review, &req, &user(&[]), b"[1]", false)).await;

@@ -1641,6 +1641,21 @@ async fn wrongly_typed_metadata_is_refused_like_kube_apiserver() {
         r#"{"name":"p1","deletionGracePeriodSeconds":"5"}"#,
         r#"{"name":"p1","selfLink":true}"#,
         r#"{"name":"p1","labels":{"a":"b"},"namespace":[1]}"#,
+        // Several wrong: the first in sorted order, a timestamp's at once.
+        r#"{"name":true,"generateName":5}"#,
+        r#"{"name":"p1","labels":{"b":1,"a":true}}"#,
+        r#"{"name":"p1","ownerReferences":[{"name":5,"controller":"yes"}]}"#,
+        r#"{"name":"p1","annotations":"x","creationTimestamp":5}"#,
+        r#"{"name":"p1","zz":1,"uid":5,"deletionTimestamp":"soon"}"#,
+        r#"{"name":"p1","managedFields":[{"time":"now","manager":5}]}"#,
+        // Timestamps that are strings but no RFC 3339 time.
+        r#"{"name":"p1","creationTimestamp":"yesterday"}"#,
+        r#"{"name":"p1","creationTimestamp":""}"#,
+        r#"{"name":"p1","creationTimestamp":"2026-13-01T00:00:00Z"}"#,
+        r#"{"name":"p1","creationTimestamp":"2026-02-30T00:00:00Z"}"#,
+        r#"{"name":"p1","creationTimestamp":"2026-01-01T10:00:00"}"#,
+        r#"{"name":"p1","creationTimestamp":"2026-01-01T10:00:00+25:00"}"#,
+        r#"{"name":"p1","creationTimestamp":"2026-01-01T10:00:00Zjunk"}"#,
     ];
     let mut differ = Vec::new();
     for meta in metas {
