@@ -128,29 +128,48 @@ fn decode_fields(
         let Some((name, go)) = fields.iter().find(|(name, _)| name == key) else {
             continue;
         };
-        decode_value(
-            &object[key.as_str()],
-            *go,
-            &format!("{strukt}.{path}{name}"),
-            &format!("{path}{name}."),
-            saved,
-        )?;
+        let place = Place { strukt, path, name };
+        decode_value(&object[key.as_str()], *go, &place, saved)?;
     }
     Ok(())
 }
 
-/// Decodes `value` as `go` into the struct field `field`
-/// (`ObjectMeta.labels`); `path` leads to a struct element's fields. See
-/// [`decode_fields`] for `saved` and the error.
+/// Where a field is, as Go's errors name it; its texts are made only for
+/// an error (every create and update decodes its metadata here).
+struct Place<'a> {
+    /// The Go struct holding the field (`ObjectMeta`).
+    strukt: &'a str,
+    /// The fields leading to that struct (`ownerReferences.`).
+    path: &'a str,
+    /// The field's JSON name.
+    name: &'a str,
+}
+
+impl Place<'_> {
+    /// The error's `Struct.Field` (`OwnerReference.ownerReferences.name`).
+    fn field(&self) -> String {
+        format!("{}.{}{}", self.strukt, self.path, self.name)
+    }
+
+    /// The path to the fields of a struct held here (`ownerReferences.`).
+    fn inner_path(&self) -> String {
+        format!("{}{}.", self.path, self.name)
+    }
+}
+
+/// Decodes `value` as `go` into the field at `place`. See [`decode_fields`]
+/// for `saved` and the error.
 fn decode_value(
     value: &Value,
     go: Go,
-    field: &str,
-    path: &str,
+    place: &Place<'_>,
     saved: &mut Option<String>,
 ) -> Result<(), String> {
     let message = |what: &str, into: &str| {
-        format!("json: cannot unmarshal {what} into Go struct field {field} of type {into}")
+        format!(
+            "json: cannot unmarshal {what} into Go struct field {} of type {into}",
+            place.field()
+        )
     };
     let mut save = |what: &str, into: &str| {
         if saved.is_none() {
@@ -195,11 +214,12 @@ fn decode_value(
             }
         }
         (Go::Structs(_, element, strukt, fields), Value::Array(items)) => {
+            let path = place.inner_path();
             for item in items {
                 match item {
                     Value::Null => {}
                     Value::Object(object) => {
-                        decode_fields(object, fields, strukt, path, saved)?;
+                        decode_fields(object, fields, strukt, &path, saved)?;
                     }
                     other => {
                         if saved.is_none() {
