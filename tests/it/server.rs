@@ -342,6 +342,85 @@ fn a_second_standalone_server_on_the_same_store_is_refused() {
     ok(&server.kubectl(&["get", "postgreses"]));
 }
 
+/// A second server writing its context into the kubeconfig a running one's
+/// is in is refused (writing over it would cut kubectl off from the first,
+/// and leave the file naming a server that is gone once the second stops);
+/// once the first is gone, the file is the next server's.
+#[test]
+fn a_second_standalone_server_on_the_same_kubeconfig_is_refused_while_the_first_runs() {
+    let mut first = Standalone::start();
+    let kubeconfig = first.kubeconfig();
+    let second_dir = tempfile::tempdir().unwrap();
+    let second = || {
+        Command::new(bins::kubectl_cozy())
+            .args([
+                "serve",
+                "--standalone",
+                "--listen",
+                "127.0.0.1:0",
+                "--kinds",
+            ])
+            .arg(examples())
+            .arg("--data")
+            .arg(second_dir.path().join("store.sqlite"))
+            .arg("--state-dir")
+            .arg(second_dir.path().join("state"))
+            .arg("--write-kubeconfig")
+            .arg(&kubeconfig)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("second serve")
+    };
+    let before = std::fs::read_to_string(first.kubeconfig()).unwrap();
+    let url = before
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: "))
+        .expect("server in kubeconfig")
+        .to_owned();
+    let mut refused = second();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while refused.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = refused.kill();
+            panic!("the second server ran on the first one's kubeconfig");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = refused.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "context kubectl-cozy in {} is the standalone server running at {url}",
+            first.kubeconfig().display()
+        )) && stderr.contains("--write-kubeconfig PATH"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(first.kubeconfig()).unwrap(), before);
+    ok(&first.kubectl(&["get", "postgreses"]));
+
+    // Gone (killed: its context is left in the file), it no longer holds it.
+    first.kill();
+    let mut taken = second();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let written = loop {
+        let text = std::fs::read_to_string(first.kubeconfig()).unwrap();
+        if !text.contains(&url) {
+            break text;
+        }
+        if let Some(status) = taken.try_wait().unwrap() {
+            panic!("the second server exited with {status}");
+        }
+        assert!(Instant::now() < deadline, "the second server wrote nothing");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = taken.kill();
+    let _ = taken.wait();
+    assert!(written.contains("server: https://127.0.0.1:"), "{written}");
+}
+
 /// `--write-kubeconfig` onto a kubeconfig that holds other clusters adds
 /// its context and keeps theirs (as `kind` does), and refuses a file that
 /// is not a kubeconfig, leaving it as it was.

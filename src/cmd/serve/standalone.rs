@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::args::ServeArgs;
 use super::signals::Signals;
@@ -13,6 +14,7 @@ use crate::auth::Auth;
 use crate::cli::{CliError, ExitStatus};
 use crate::kinds::Registry;
 use crate::register::credentials as standalone;
+use crate::register::kubeconfig_file;
 use crate::register::previous_context::PreviousContext;
 use crate::storage::app_store::AppStore;
 use crate::storage::cache::WatchCache;
@@ -45,6 +47,26 @@ pub(super) async fn serve_standalone(
     // One server per store: held until the process ends.
     let mut lock = StoreLock::acquire(&data, &standalone::server_url(listen))
         .map_err(|e| CliError::other("lock the store", e))?;
+    let kubeconfig = args
+        .write_kubeconfig
+        .clone()
+        .unwrap_or_else(standalone::default_kubeconfig_path);
+    // One server per kubeconfig context: writing ours over a running
+    // server's would cut kubectl off from it, and leave the file naming a
+    // server that is gone once this one stops.
+    if let Some(running) = running_server_in(&kubeconfig).await {
+        return Err(CliError::other(
+            "write the kubeconfig",
+            format!(
+                "context {} in {} is the standalone server running at {running}",
+                kubeconfig_file::CONTEXT,
+                kubeconfig.display()
+            ),
+        )
+        .with_hint(
+            "give this server a kubeconfig of its own (--write-kubeconfig PATH), or stop that one first",
+        ));
+    }
     let store = EmbeddedStore::open(&data)
         .map_err(|e| CliError::other(format!("open {}", data.display()), e))?;
     let credentials = standalone::credentials(&state_dir, listen)
@@ -74,10 +96,6 @@ pub(super) async fn serve_standalone(
     let spinner = crate::output::progress::spinner("waiting for the store's cache to load");
     apps.wait_ready().await;
     spinner.finish_and_clear();
-    let kubeconfig = args
-        .write_kubeconfig
-        .clone()
-        .unwrap_or_else(standalone::default_kubeconfig_path);
     let written = standalone::write_kubeconfig(&kubeconfig, &url, &credentials)
         .map_err(|e| CliError::other("write the kubeconfig", e))?;
     if let Some(before) = &written.replaced_server {
@@ -136,6 +154,39 @@ pub(super) async fn serve_standalone(
         );
     }
     Ok(ExitStatus::Success)
+}
+
+/// The URL of the standalone server the context `kubectl-cozy` of the
+/// kubeconfig at `path` names, if one answers there (its `/version`, read
+/// with that context's credentials within a few seconds, has our marker):
+/// another server started with the same `--write-kubeconfig`. A server that
+/// is gone (killed, stopped, its port free) or anything else is none.
+async fn running_server_in(path: &Path) -> Option<String> {
+    use kube::config::{KubeConfigOptions, Kubeconfig};
+    let kubeconfig = Kubeconfig::read_from(path).ok()?;
+    let server = kubeconfig
+        .clusters
+        .iter()
+        .find(|c| c.name == kubeconfig_file::CONTEXT)?
+        .cluster
+        .as_ref()?
+        .server
+        .clone()?;
+    let options = KubeConfigOptions {
+        context: Some(kubeconfig_file::CONTEXT.to_owned()),
+        ..KubeConfigOptions::default()
+    };
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .ok()?;
+    config.connect_timeout = Some(Duration::from_secs(2));
+    config.read_timeout = Some(Duration::from_secs(2));
+    let client = crate::kube_client::client(config).ok()?;
+    let info = tokio::time::timeout(Duration::from_secs(4), client.apiserver_version())
+        .await
+        .ok()?
+        .ok()?;
+    crate::version::is_kubectl_cozy_server(&info.git_version).then_some(server)
 }
 
 /// Whether kubectl, run from here, reads its current context from `file`
