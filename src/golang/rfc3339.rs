@@ -131,11 +131,12 @@ fn parse(s: &[u8]) -> Result<(), Failure<'_>> {
             let hours = getnum(&s[1..3], true);
             let minutes = hours.and_then(|_| getnum(&s[4..6], true));
             let (hr, mm) = (hours.map_or(0, |h| h.0), minutes.map_or(0, |m| m.0));
-            if hr > 24 {
-                return Err(Failure::Range("time zone offset hour"));
-            }
+            // Go sets the hour's range error, then the minute's over it.
             if mm > 60 {
                 return Err(Failure::Range("time zone offset minute"));
+            }
+            if hr > 24 {
+                return Err(Failure::Range("time zone offset hour"));
             }
             if minutes.is_none() || !matches!(s[0], b'+' | b'-') {
                 return Err(bad);
@@ -210,6 +211,11 @@ mod tests {
             (
                 "2026-01-01T10:00:00+25:00",
                 "parsing time \"2026-01-01T10:00:00+25:00\": time zone offset hour out of range"
+                    .into(),
+            ),
+            (
+                "2026-01-01T10:00:00+25:61",
+                "parsing time \"2026-01-01T10:00:00+25:61\": time zone offset minute out of range"
                     .into(),
             ),
             (

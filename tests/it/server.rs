@@ -379,16 +379,26 @@ fn a_second_standalone_server_on_the_same_kubeconfig_is_refused_while_the_first_
         .find_map(|l| l.trim().strip_prefix("server: "))
         .expect("server in kubeconfig")
         .to_owned();
-    let mut refused = second();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while refused.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = refused.kill();
-            panic!("the second server ran on the first one's kubeconfig");
+    /// A child killed (and reaped) however the test ends.
+    struct Killed(Option<std::process::Child>);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            if let Some(child) = &mut self.0 {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
         }
+    }
+    let mut refused = Killed(Some(second()));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while refused.0.as_mut().unwrap().try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the second server ran on the first one's kubeconfig"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
-    let out = refused.wait_with_output().unwrap();
+    let out = refused.0.take().unwrap().wait_with_output().unwrap();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -403,21 +413,20 @@ fn a_second_standalone_server_on_the_same_kubeconfig_is_refused_while_the_first_
 
     // Gone (killed: its context is left in the file), it no longer holds it.
     first.kill();
-    let mut taken = second();
+    let mut taken = Killed(Some(second()));
     let deadline = Instant::now() + Duration::from_secs(30);
     let written = loop {
         let text = std::fs::read_to_string(first.kubeconfig()).unwrap();
         if !text.contains(&url) {
             break text;
         }
-        if let Some(status) = taken.try_wait().unwrap() {
+        if let Some(status) = taken.0.as_mut().unwrap().try_wait().unwrap() {
             panic!("the second server exited with {status}");
         }
         assert!(Instant::now() < deadline, "the second server wrote nothing");
         std::thread::sleep(Duration::from_millis(50));
     };
-    let _ = taken.kill();
-    let _ = taken.wait();
+    drop(taken);
     assert!(written.contains("server: https://127.0.0.1:"), "{written}");
 }
 

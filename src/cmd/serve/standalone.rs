@@ -54,9 +54,14 @@ pub(super) async fn serve_standalone(
     // One server per kubeconfig context: writing ours over a running
     // server's would cut kubectl off from it, and leave the file naming a
     // server that is gone once this one stops.
-    if let Some(running) = running_server_in(&kubeconfig).await {
+    // A Ctrl-C while it is asked (a few seconds at most) stops here.
+    let running = tokio::select! {
+        running = running_server_in(&kubeconfig) => running,
+        () = signals.next() => return Ok(ExitStatus::Success),
+    };
+    if let Some(running) = running {
         return Err(CliError::other(
-            "write the kubeconfig",
+            "check the kubeconfig",
             format!(
                 "context {} in {} is the standalone server running at {running}",
                 kubeconfig_file::CONTEXT,
@@ -164,14 +169,23 @@ pub(super) async fn serve_standalone(
 async fn running_server_in(path: &Path) -> Option<String> {
     use kube::config::{KubeConfigOptions, Kubeconfig};
     let kubeconfig = Kubeconfig::read_from(path).ok()?;
-    let server = kubeconfig
-        .clusters
+    // Only the credentials standalone writes (a client certificate): a
+    // context edited to run a credential plugin is not ours to run here.
+    let context = kubeconfig
+        .contexts
         .iter()
         .find(|c| c.name == kubeconfig_file::CONTEXT)?
-        .cluster
-        .as_ref()?
-        .server
-        .clone()?;
+        .context
+        .as_ref()?;
+    let user = kubeconfig
+        .auth_infos
+        .iter()
+        .find(|u| Some(&u.name) == context.user.as_ref())?
+        .auth_info
+        .as_ref()?;
+    if user.exec.is_some() || user.auth_provider.is_some() {
+        return None;
+    }
     let options = KubeConfigOptions {
         context: Some(kubeconfig_file::CONTEXT.to_owned()),
         ..KubeConfigOptions::default()
@@ -179,6 +193,11 @@ async fn running_server_in(path: &Path) -> Option<String> {
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &options)
         .await
         .ok()?;
+    let server = config
+        .cluster_url
+        .to_string()
+        .trim_end_matches('/')
+        .to_owned();
     config.connect_timeout = Some(Duration::from_secs(2));
     config.read_timeout = Some(Duration::from_secs(2));
     let client = crate::kube_client::client(config).ok()?;

@@ -363,6 +363,14 @@ fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String
         | Code::NamespaceTerminating
         | Code::ContentRemaining
         | Code::NamespaceGroupVersionParsingFailure
+            if report.standalone.is_some() =>
+        {
+            "a standalone server removes the namespace once what is in it is gone"
+        }
+        Code::NamespaceFinalizerRemaining
+        | Code::NamespaceTerminating
+        | Code::ContentRemaining
+        | Code::NamespaceGroupVersionParsingFailure
             if !opts.finalize_namespaces =>
         {
             "only /finalize clears it, a last resort: add --finalize-namespaces"
@@ -442,6 +450,25 @@ mod tests {
                 .contains("left in etcd")
         );
         assert!(with.not_planned.is_empty());
+
+        // A standalone server has no /finalize (its namespaces go once
+        // their apps do): never planned there, and not suggested.
+        let mut standalone = r.clone();
+        standalone.standalone = Some(crate::doctor::findings::StandaloneServer {
+            ready: true,
+            resources: Vec::new(),
+        });
+        for finalize in [false, true] {
+            let fix = plan(&standalone, &opts(finalize));
+            assert_eq!(fix.actions.len(), 1, "{finalize}");
+            assert!(
+                fix.not_planned[0]
+                    .reason
+                    .starts_with("a standalone server removes the namespace"),
+                "{}",
+                fix.not_planned[0].reason
+            );
+        }
     }
 
     #[test]
