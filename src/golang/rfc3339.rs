@@ -237,6 +237,25 @@ mod tests {
         }
     }
 
+    /// Every truncation and every one-character change of a time, some
+    /// non-ASCII: an answer each, never a panic.
+    #[test]
+    fn any_text_gets_an_answer() {
+        let base: Vec<char> = "2026-01-01T10:00:00.5+01:00".chars().collect();
+        for end in 0..=base.len() {
+            let _ = parse_error(&base[..end].iter().collect::<String>());
+        }
+        for i in 0..base.len() {
+            for c in "0123456789-:TtZz.,+ é\u{1}".chars() {
+                let mut changed = base.clone();
+                changed[i] = c;
+                for end in [i + 1, changed.len()] {
+                    let _ = parse_error(&changed[..end].iter().collect::<String>());
+                }
+            }
+        }
+    }
+
     #[test]
     fn times_parse() {
         for value in [
