@@ -1634,22 +1634,7 @@ fn doctor_recognises_a_standalone_server() {
     let dir = tempfile::tempdir().unwrap();
     let kubeconfig = dir.path().join("standalone.kubeconfig");
     let kinds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
-    let mut serve = Command::new(bins::kubectl_cozy())
-        .args([
-            "serve",
-            "--standalone",
-            "--listen",
-            "127.0.0.1:0",
-            "--kinds",
-        ])
-        .arg(&kinds)
-        .arg("--data")
-        .arg(dir.path().join("store.sqlite"))
-        .arg("--state-dir")
-        .arg(dir.path().join("state"))
-        .arg("--write-kubeconfig")
-        .arg(&kubeconfig)
-        .stdin(Stdio::null())
+    let mut serve = crate::support::standalone::serve_command(&kinds, dir.path(), &kubeconfig)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -7,10 +7,10 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::aggregated::aggregated;
+use crate::support::plane;
 use crate::support::standalone::{
     self, Standalone, example_kinds as examples, kubectl as kubectl_with, ok, refused, text,
 };
-use crate::support::{bins, plane};
 
 const POSTGRES: &str = "apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: NAME\n  labels: {team: a}\nspec:\n  replicas: 3\n  synchronousCommit: \"on\"\n";
 
@@ -306,22 +306,7 @@ fn standalone_keeps_data_across_restarts() {
 fn a_second_standalone_server_on_the_same_store_is_refused() {
     let server = Standalone::start();
     let dir = server.dir();
-    let out = Command::new(bins::kubectl_cozy())
-        .args([
-            "serve",
-            "--standalone",
-            "--listen",
-            "127.0.0.1:0",
-            "--kinds",
-        ])
-        .arg(examples())
-        .arg("--data")
-        .arg(dir.join("store.sqlite"))
-        .arg("--write-kubeconfig")
-        .arg(dir.join("kubeconfig2"))
-        .arg("--state-dir")
-        .arg(dir.join("state"))
-        .stdin(Stdio::null())
+    let out = standalone::serve_command(&examples(), dir, &dir.join("kubeconfig2"))
         .output()
         .expect("second serve");
     let stderr = text(&out.stderr);
@@ -352,22 +337,7 @@ fn a_second_standalone_server_on_the_same_kubeconfig_is_refused_while_the_first_
     let kubeconfig = first.kubeconfig();
     let second_dir = tempfile::tempdir().unwrap();
     let second = || {
-        Command::new(bins::kubectl_cozy())
-            .args([
-                "serve",
-                "--standalone",
-                "--listen",
-                "127.0.0.1:0",
-                "--kinds",
-            ])
-            .arg(examples())
-            .arg("--data")
-            .arg(second_dir.path().join("store.sqlite"))
-            .arg("--state-dir")
-            .arg(second_dir.path().join("state"))
-            .arg("--write-kubeconfig")
-            .arg(&kubeconfig)
-            .stdin(Stdio::null())
+        standalone::serve_command(&examples(), second_dir.path(), &kubeconfig)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()

@@ -190,6 +190,29 @@ impl Drop for Standalone {
     }
 }
 
+/// `kubectl-cozy serve --standalone` on a free port of 127.0.0.1 serving
+/// `kinds`, its store and state in `dir`, its context written into
+/// `kubeconfig`; stdin closed, not started.
+pub fn serve_command(kinds: &Path, dir: &Path, kubeconfig: &Path) -> Command {
+    let mut cmd = Command::new(bins::kubectl_cozy());
+    cmd.args([
+        "serve",
+        "--standalone",
+        "--listen",
+        "127.0.0.1:0",
+        "--kinds",
+    ])
+    .arg(kinds)
+    .arg("--data")
+    .arg(dir.join("store.sqlite"))
+    .arg("--state-dir")
+    .arg(dir.join("state"))
+    .arg("--write-kubeconfig")
+    .arg(kubeconfig)
+    .stdin(Stdio::null());
+    cmd
+}
+
 /// `kubectl-cozy ARGS` with its store, kubeconfig and state in `dir`.
 pub fn spawn(args: &[std::ffi::OsString], dir: &Path) -> Result<Child, String> {
     Command::new(bins::kubectl_cozy())
