@@ -1741,4 +1741,40 @@ fn doctor_recognises_a_standalone_server() {
         );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+
+    // An app an earlier version left with the garbage collector's finalizer
+    // (here set by hand, then deleted): nothing there would ever remove it,
+    // so `--fix` plans its removal, outside any Terminating namespace too.
+    crate::support::standalone::ok(&kubectl(
+        &["apply", "-f", "-"],
+        Some(
+            "apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: old\n  \
+             finalizers: [foregroundDeletion]\nspec: {}\n",
+        ),
+    ));
+    crate::support::standalone::ok(&kubectl(
+        &["delete", "postgres", "old", "--wait=false"],
+        None,
+    ));
+    let out = Command::new(bins::kubectl_cozy())
+        .args([
+            "doctor",
+            "-A",
+            "--fix",
+            "--yes",
+            "--stuck-after",
+            "0s",
+            "--kubeconfig",
+        ])
+        .arg(&kubeconfig)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run doctor -A --fix");
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let left = kubectl(&["get", "postgres", "old"], None);
+    assert!(
+        text(&left.stderr).contains("NotFound"),
+        "{}",
+        describe(&left)
+    );
 }

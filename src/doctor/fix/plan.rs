@@ -139,13 +139,41 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
         );
     }
 
-    // 3. Finalizers.
+    // 3. Finalizers. On a standalone server an object stuck outside a
+    // Terminating namespace by the garbage collector's finalizers alone (an
+    // earlier version added them) is one nothing else will ever release:
+    // it has no garbage collector.
     for f in &report.findings {
         let automatic = f.remedy.as_ref().is_some_and(|r| r.automatic);
-        if !automatic || covered.contains(&f.id) {
+        let collector_only = f.code == Code::ObjectDeletionStuck
+            && report.standalone.is_some()
+            && report
+                .namespaces
+                .iter()
+                .flat_map(|n| n.remaining.iter())
+                .find(|o| o.object == f.subject)
+                .is_some_and(|o| {
+                    !o.finalizers.is_empty()
+                        && o.finalizers
+                            .iter()
+                            .all(|x| x == "foregroundDeletion" || x == "orphan")
+                });
+        if !(automatic || collector_only) || covered.contains(&f.id) {
             continue;
         }
         let target = match f.code {
+            Code::ObjectDeletionStuck if collector_only => report
+                .namespaces
+                .iter()
+                .flat_map(|n| n.remaining.iter())
+                .find(|o| o.object == f.subject)
+                .map(|o| {
+                    (
+                        o.object.clone(),
+                        o.finalizers.clone(),
+                        o.resource_version.clone(),
+                    )
+                }),
             Code::FinalizerBlocking => report
                 .namespaces
                 .iter()
@@ -194,10 +222,15 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
             ),
             command,
             vec![f.id.clone()],
-            Some(format!(
-                "whatever the finalizer guards is skipped (owner: {})",
-                f.owner.clone().unwrap_or_else(|| "unknown".into())
-            )),
+            Some(if collector_only {
+                "a standalone server has no garbage collector to remove them; dependents are left as they are"
+                    .to_owned()
+            } else {
+                format!(
+                    "whatever the finalizer guards is skipped (owner: {})",
+                    f.owner.clone().unwrap_or_else(|| "unknown".into())
+                )
+            }),
             &mut covered,
         );
     }
@@ -469,6 +502,45 @@ mod tests {
                 fix.not_planned[0].reason
             );
         }
+    }
+
+    #[test]
+    fn a_standalone_servers_collector_finalizers_are_planned_outside_terminating_namespaces() {
+        let mut held = ns_report("team-b");
+        held.phase = "Active".into();
+        held.deletion_timestamp = None;
+        held.blocked = false;
+        held.remaining[0].finalizers = vec!["foregroundDeletion".into()];
+        let mut stuck = Finding::new(Code::ObjectDeletionStuck, Severity::Warning, cm(), "w", "y")
+            .remedy(Remedy {
+                description: String::new(),
+                command: "kubectl patch configmaps/blocked -n team-b --type=merge -p '…'".into(),
+                automatic: false,
+            });
+        stuck.id = "ObjectDeletionStuck:cm".into();
+        let cluster = report(vec![stuck], vec![held]);
+        // On a cluster the garbage collector may still be working.
+        let fix = plan(&cluster, &opts(false));
+        assert!(fix.actions.is_empty());
+        assert_eq!(fix.not_planned.len(), 1);
+        let mut standalone = cluster.clone();
+        standalone.standalone = Some(crate::doctor::findings::StandaloneServer {
+            ready: true,
+            resources: Vec::new(),
+        });
+        let fix = plan(&standalone, &opts(false));
+        assert_eq!(fix.actions.len(), 1);
+        assert!(matches!(
+            &fix.actions[0].action,
+            Action::RemoveFinalizers { remove, resource_version, .. }
+                if remove == &["foregroundDeletion".to_owned()] && resource_version.as_deref() == Some("42")
+        ));
+        assert!(fix.not_planned.is_empty());
+        // Any other finalizer there is still left to its owner.
+        let mut other = standalone.clone();
+        other.namespaces[0].remaining[0].finalizers =
+            vec!["foregroundDeletion".into(), "example.com/block".into()];
+        assert!(plan(&other, &opts(false)).actions.is_empty());
     }
 
     #[test]
