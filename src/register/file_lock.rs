@@ -16,6 +16,10 @@ use super::cert_files::CertFilesError;
 /// for milliseconds.
 const WAIT: Duration = Duration::from_secs(2);
 
+/// How old a lock on a file only kubectl-cozy writes must be to be taken
+/// for one left by a crashed writer ([`FileLock::acquire_own`]).
+const STALE: Duration = Duration::from_secs(30);
+
 /// A held lock, released (its file removed) when dropped.
 #[derive(Debug)]
 pub struct FileLock {
@@ -29,6 +33,29 @@ impl FileLock {
     /// kubectl does.
     pub fn acquire(file: &Path) -> Result<FileLock, CertFilesError> {
         Self::acquire_within(file, WAIT)
+    }
+
+    /// [`FileLock::acquire`] for a file only kubectl-cozy writes, whose
+    /// writers hold the lock for milliseconds: a lock older than
+    /// [`STALE`] was left by one that crashed, and is taken over.
+    pub fn acquire_own(file: &Path) -> Result<FileLock, CertFilesError> {
+        match Self::acquire_within(file, WAIT) {
+            Err(CertFilesError::Locked { lock, .. })
+                if std::fs::metadata(&lock)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age > STALE) =>
+            {
+                tracing::warn!(
+                    "taking over {}, left by a writer that stopped",
+                    lock.display()
+                );
+                let _ = std::fs::remove_file(&lock);
+                Self::acquire_within(file, WAIT)
+            }
+            other => other,
+        }
     }
 
     fn acquire_within(file: &Path, wait: Duration) -> Result<FileLock, CertFilesError> {
@@ -99,5 +126,30 @@ mod tests {
         });
         FileLock::acquire_within(&config, Duration::from_secs(5)).unwrap();
         release.join().unwrap();
+    }
+
+    #[test]
+    fn a_stale_lock_on_our_own_file_is_taken_over_a_fresh_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("previous-contexts.json");
+        let lock = dir.path().join("previous-contexts.json.lock");
+        std::fs::write(&lock, "").unwrap();
+        // Fresh: another writer's, waited for and named.
+        assert!(matches!(
+            FileLock::acquire_own(&record),
+            Err(CertFilesError::Locked { .. })
+        ));
+        // Left by a writer that crashed a while ago: taken, and released.
+        let old = std::time::SystemTime::now() - STALE - Duration::from_secs(5);
+        std::fs::File::options()
+            .write(true)
+            .open(&lock)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let held = FileLock::acquire_own(&record).unwrap();
+        assert!(lock.exists());
+        drop(held);
+        assert!(!lock.exists());
     }
 }

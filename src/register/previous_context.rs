@@ -5,9 +5,9 @@
 //! again leaves the record for the next server on the same file, which
 //! finds its own context already current and restores the recorded one
 //! when it stops. Each change of the record is made under its
-//! `<file>.lock` ([`FileLock`]): servers with their own kubeconfigs may
-//! share one state directory, and one's start must not drop another's
-//! record.
+//! `<file>.lock` ([`FileLock::acquire_own`]: one a crashed server left is
+//! taken over after a while): servers with their own kubeconfigs may share
+//! one state directory, and one's start must not drop another's record.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,7 +37,7 @@ impl PreviousContext {
 
     /// Records `context` as the one the kubeconfig had current before.
     pub fn remember(&self, context: &str) -> Result<(), CertFilesError> {
-        let _lock = FileLock::acquire(&self.file)?;
+        let _lock = FileLock::acquire_own(&self.file)?;
         let mut records = self.read();
         records.insert(self.key.clone(), context.to_owned());
         self.write(&records)
@@ -50,7 +50,7 @@ impl PreviousContext {
 
     /// Drops the record (restored, or no longer ours to restore).
     pub fn forget(&self) -> Result<(), CertFilesError> {
-        let _lock = FileLock::acquire(&self.file)?;
+        let _lock = FileLock::acquire_own(&self.file)?;
         let mut records = self.read();
         if records.remove(&self.key).is_none() {
             return Ok(());
