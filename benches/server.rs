@@ -1846,21 +1846,8 @@ impl Serve {
 
     /// `serve --standalone` over an empty embedded store.
     fn standalone(dir: &Path, kinds: &Path) -> Serve {
-        let mut cmd = Command::new(bins::kubectl_cozy());
-        cmd.args([
-            "serve",
-            "--standalone",
-            "--listen",
-            "127.0.0.1:0",
-            "--kinds",
-        ])
-        .arg(kinds)
-        .arg("--data")
-        .arg(dir.join("standalone.sqlite"))
-        .arg("--write-kubeconfig")
-        .arg(dir.join("standalone.kubeconfig"))
-        .arg("--state-dir")
-        .arg(dir.join("standalone-state"));
+        let cmd =
+            support::standalone::serve_command(kinds, dir, &dir.join("standalone.kubeconfig"));
         Serve::spawn(cmd, String::new())
     }
 

@@ -1656,12 +1656,18 @@ fn doctor_recognises_a_standalone_server() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
 
-    let out = Command::new(bins::kubectl_cozy())
-        .args(["doctor", "--kubeconfig"])
-        .arg(&kubeconfig)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run doctor");
+    // `kubectl cozy doctor ARGS` against the standalone server.
+    let doctor = |args: &[&str]| {
+        Command::new(bins::kubectl_cozy())
+            .arg("doctor")
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run doctor")
+    };
+    let out = doctor(&[]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     assert!(stdout.contains("a standalone server"), "{stdout}");
@@ -1672,12 +1678,7 @@ fn doctor_recognises_a_standalone_server() {
     );
     assert!(!stdout.contains("NOT CHECKED"), "{stdout}");
 
-    let out = Command::new(bins::kubectl_cozy())
-        .args(["doctor", "-o", "json", "--kubeconfig"])
-        .arg(&kubeconfig)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run doctor -o json");
+    let out = doctor(&["-o", "json"]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json report");
     assert_eq!(report["result"], "Healthy");
     assert_eq!(report["standalone"]["ready"], true);
@@ -1699,12 +1700,7 @@ fn doctor_recognises_a_standalone_server() {
         &["delete", "namespace", "held", "--wait=false"],
         None,
     ));
-    let out = Command::new(bins::kubectl_cozy())
-        .args(["doctor", "--stuck-after", "0s", "--kubeconfig"])
-        .arg(&kubeconfig)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run doctor");
+    let out = doctor(&["--stuck-after", "0s"]);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
     assert!(stdout.contains("a standalone server"), "{stdout}");
@@ -1714,19 +1710,7 @@ fn doctor_recognises_a_standalone_server() {
     assert!(!stdout.contains("NOT CHECKED"), "{stdout}");
 
     // Its fix works there too: the finalizer goes, then the namespace.
-    let out = Command::new(bins::kubectl_cozy())
-        .args([
-            "doctor",
-            "--fix",
-            "--yes",
-            "--stuck-after",
-            "0s",
-            "--kubeconfig",
-        ])
-        .arg(&kubeconfig)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run doctor --fix");
+    let out = doctor(&["--fix", "--yes", "--stuck-after", "0s"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
@@ -1756,20 +1740,7 @@ fn doctor_recognises_a_standalone_server() {
         &["delete", "postgres", "old", "--wait=false"],
         None,
     ));
-    let out = Command::new(bins::kubectl_cozy())
-        .args([
-            "doctor",
-            "-A",
-            "--fix",
-            "--yes",
-            "--stuck-after",
-            "0s",
-            "--kubeconfig",
-        ])
-        .arg(&kubeconfig)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run doctor -A --fix");
+    let out = doctor(&["-A", "--fix", "--yes", "--stuck-after", "0s"]);
     assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
     let left = kubectl(&["get", "postgres", "old"], None);
     assert!(

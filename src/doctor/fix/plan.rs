@@ -145,47 +145,32 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
     // it has no garbage collector.
     for f in &report.findings {
         let automatic = f.remedy.as_ref().is_some_and(|r| r.automatic);
-        let collector_only = f.code == Code::ObjectDeletionStuck
-            && report.standalone.is_some()
-            && report
+        let remaining = || {
+            report
                 .namespaces
                 .iter()
                 .flat_map(|n| n.remaining.iter())
                 .find(|o| o.object == f.subject)
-                .is_some_and(|o| {
-                    !o.finalizers.is_empty()
-                        && o.finalizers
-                            .iter()
-                            .all(|x| x == "foregroundDeletion" || x == "orphan")
-                });
+        };
+        let collector_only = f.code == Code::ObjectDeletionStuck
+            && report.standalone.is_some()
+            && remaining().is_some_and(|o| {
+                !o.finalizers.is_empty()
+                    && o.finalizers
+                        .iter()
+                        .all(|x| x == "foregroundDeletion" || x == "orphan")
+            });
         if !(automatic || collector_only) || covered.contains(&f.id) {
             continue;
         }
         let target = match f.code {
-            Code::ObjectDeletionStuck if collector_only => report
-                .namespaces
-                .iter()
-                .flat_map(|n| n.remaining.iter())
-                .find(|o| o.object == f.subject)
-                .map(|o| {
-                    (
-                        o.object.clone(),
-                        o.finalizers.clone(),
-                        o.resource_version.clone(),
-                    )
-                }),
-            Code::FinalizerBlocking => report
-                .namespaces
-                .iter()
-                .flat_map(|n| n.remaining.iter())
-                .find(|o| o.object == f.subject)
-                .map(|o| {
-                    (
-                        o.object.clone(),
-                        o.finalizers.clone(),
-                        o.resource_version.clone(),
-                    )
-                }),
+            Code::FinalizerBlocking | Code::ObjectDeletionStuck => remaining().map(|o| {
+                (
+                    o.object.clone(),
+                    o.finalizers.clone(),
+                    o.resource_version.clone(),
+                )
+            }),
             Code::NamespaceFinalizerRemaining => report
                 .namespaces
                 .iter()

@@ -202,29 +202,30 @@ pub fn serve_command(kinds: &Path, dir: &Path, kubeconfig: &Path) -> Command {
         "127.0.0.1:0",
         "--kinds",
     ])
-    .arg(kinds)
-    .arg("--data")
-    .arg(dir.join("store.sqlite"))
-    .arg("--state-dir")
-    .arg(dir.join("state"))
-    .arg("--write-kubeconfig")
-    .arg(kubeconfig)
-    .stdin(Stdio::null());
+    .arg(kinds);
+    with_files(&mut cmd, dir, kubeconfig);
     cmd
+}
+
+/// Adds `--data <dir>/store.sqlite --state-dir <dir>/state
+/// --write-kubeconfig <kubeconfig>` to a `serve --standalone` command and
+/// closes its stdin.
+fn with_files(cmd: &mut Command, dir: &Path, kubeconfig: &Path) {
+    cmd.arg("--data")
+        .arg(dir.join("store.sqlite"))
+        .arg("--state-dir")
+        .arg(dir.join("state"))
+        .arg("--write-kubeconfig")
+        .arg(kubeconfig)
+        .stdin(Stdio::null());
 }
 
 /// `kubectl-cozy ARGS` with its store, kubeconfig and state in `dir`.
 pub fn spawn(args: &[std::ffi::OsString], dir: &Path) -> Result<Child, String> {
-    Command::new(bins::kubectl_cozy())
-        .args(args)
-        .arg("--data")
-        .arg(dir.join("store.sqlite"))
-        .arg("--write-kubeconfig")
-        .arg(dir.join("kubeconfig"))
-        .arg("--state-dir")
-        .arg(dir.join("state"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
+    let mut cmd = Command::new(bins::kubectl_cozy());
+    cmd.args(args);
+    with_files(&mut cmd, dir, &dir.join("kubeconfig"));
+    cmd.stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("start serve --standalone: {e}"))
