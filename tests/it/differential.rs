@@ -22,6 +22,7 @@
 mod cases;
 mod generate;
 mod mutate;
+mod namespace_bodies;
 mod namespace_options;
 mod oracle;
 mod writes;

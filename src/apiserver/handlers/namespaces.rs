@@ -41,6 +41,7 @@ use serde_json::{Value, json};
 
 use crate::apimachinery::fields::FieldSelector;
 use crate::apimachinery::labels::LabelSelector;
+use crate::apimachinery::meta_decode::{self, Text};
 use crate::apimachinery::object_meta;
 use crate::apimachinery::protobuf_meta;
 use crate::apimachinery::query::Query;
@@ -178,17 +179,32 @@ pub(crate) async fn handle(
 }
 
 /// A Namespace sent as the body of a create or update: protobuf (what
-/// kubectl's client may send for core kinds) or JSON/YAML, of kind Namespace.
+/// kubectl's client may send for core kinds) or JSON/YAML, of kind Namespace
+/// and with every field of its Go type (else kube-apiserver's 400).
 pub(super) fn namespace_body(headers: &HeaderMap, body: &Bytes) -> Result<Value, ApiError> {
     let content_type = headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok());
-    let object = if content_type.is_some_and(|c| c.starts_with(protobuf_meta::CONTENT_TYPE)) {
-        protobuf_meta::decode(body).map_err(ApiError::bad_request)?
-    } else {
-        super::parse_body(body, content_type)?
-    };
+    if content_type.is_some_and(|c| c.starts_with(protobuf_meta::CONTENT_TYPE)) {
+        let object = protobuf_meta::decode(body).map_err(ApiError::bad_request)?;
+        check_kind(&object)?;
+        return Ok(object);
+    }
+    let object = super::parse_body(body, content_type)?;
     check_kind(&object)?;
+    // YAML reaches kube-apiserver's decoder as JSON encoded from a map.
+    let text = match content_type.is_some_and(|c| c.contains("yaml")) {
+        true => Text::Reencoded,
+        false => Text::Body,
+    };
+    if let Some(error) = object
+        .as_object()
+        .and_then(|object| meta_decode::namespace_decode_error(object, text))
+    {
+        return Err(ApiError::bad_request(format!(
+            "Namespace in version \"v1\" cannot be handled as a Namespace: {error}"
+        )));
+    }
     Ok(object)
 }
 

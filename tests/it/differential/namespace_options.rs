@@ -13,7 +13,7 @@ use crate::support::standalone::Standalone;
 
 /// One answer, normalised for the comparison: code, reason, message,
 /// details of a Status, and for an object only that it is a Namespace.
-async fn send(
+pub(super) async fn send(
     client: &kube::Client,
     method: Method,
     path: &str,
@@ -59,13 +59,7 @@ async fn standalone_namespace_options_agree_with_kube_apiserver() {
     let plane = plane::plane();
     let theirs = plane.client().await;
     let standalone = Standalone::start();
-    let config = kube::Config::from_custom_kubeconfig(
-        kube::config::Kubeconfig::read_from(standalone.kubeconfig()).expect("kubeconfig"),
-        &Default::default(),
-    )
-    .await
-    .expect("config");
-    let ours = kube::Client::try_from(config).expect("client");
+    let ours = client_of(&standalone).await;
     // A namespace of each server's: its name differs, normalised away.
     let name = format!("diff-ns-options-{}", std::process::id());
     let created = r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"NAME"}}"#;
@@ -195,6 +189,17 @@ async fn standalone_namespace_options_agree_with_kube_apiserver() {
     }
 }
 
-const JSON: &str = "application/json";
-const MERGE: &str = "application/merge-patch+json";
+/// A client of `standalone`'s, through the kubeconfig it wrote.
+pub(super) async fn client_of(standalone: &Standalone) -> kube::Client {
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(standalone.kubeconfig()).expect("kubeconfig"),
+        &Default::default(),
+    )
+    .await
+    .expect("config");
+    kube::Client::try_from(config).expect("client")
+}
+
+pub(super) const JSON: &str = "application/json";
+pub(super) const MERGE: &str = "application/merge-patch+json";
 const APPLY: &str = "application/apply-patch+yaml";

@@ -17,6 +17,7 @@ use http::{HeaderMap, Response, StatusCode, header};
 use serde_json::{Map, Value, json};
 
 use super::{GROUP_RESOURCE, check_kind, dry_run, namespace_body, store_error};
+use crate::apimachinery::meta_decode::{self, Text};
 use crate::apimachinery::object_meta;
 use crate::apimachinery::query::Query;
 use crate::apimachinery::status::ApiError;
@@ -24,6 +25,7 @@ use crate::apiserver::handlers::options::{self, Write};
 use crate::apiserver::negotiate::{self, BodyType};
 use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
 use crate::apiserver::response::{self, Body};
+use crate::kinds::schema::{FieldError, FieldErrorKind};
 use crate::storage::embedded_store::EmbeddedStore;
 use crate::storage::{StoreError, namespace_store, now};
 
@@ -155,6 +157,7 @@ pub(super) fn patch(
     let patched =
         patch::apply_patch(kind, &current, body, strict_decoding).map_err(ApiError::from)?;
     check_kind(&patched)?;
+    check_patched_types(&patched)?;
     let manager = field_manager(query, headers);
     let written = write(store, name, &current, patched, Some(&manager), dry_run)?;
     Ok(response::json(StatusCode::OK, &written))
@@ -235,6 +238,25 @@ fn create_by_apply(
         Err(StoreError::AlreadyExists) => Err(ApiError::already_exists(GROUP_RESOURCE, name)),
         Err(e) => Err(store_error(e)),
     }
+}
+
+/// A patched namespace with a field of the wrong type: kube-apiserver's
+/// 422, which quotes the patched object (decoded from JSON it encoded from
+/// a map, so with sorted keys).
+fn check_patched_types(patched: &Value) -> Result<(), ApiError> {
+    let Some(error) = patched
+        .as_object()
+        .and_then(|object| meta_decode::namespace_decode_error(object, Text::Reencoded))
+    else {
+        return Ok(());
+    };
+    let cause = FieldError {
+        field: "patch".into(),
+        kind: FieldErrorKind::Invalid,
+        bad_value: Some(Value::String(patched.to_string())),
+        detail: error,
+    };
+    Err(ApiError::invalid("", "", "", &[cause]))
 }
 
 fn check_api_version(object: &Value) -> Result<(), ApiError> {

@@ -1,0 +1,128 @@
+//! The standalone server's namespaces against kube-apiserver's own: bodies
+//! whose fields have the wrong JSON type (a create, an update and a merge
+//! patch of each) are refused alike, code, reason and message (a patch's
+//! quotes the patched object, which differs in uid and times: compared
+//! without it), and none changes anything.
+
+use http::Method;
+
+use k8s_openapi::api::core::v1::Namespace;
+
+use super::namespace_options::{JSON, MERGE, client_of, send};
+use crate::support::plane;
+use crate::support::standalone::Standalone;
+
+/// Namespaces' bodies with a field of the wrong type: `metadata` as the
+/// body's whole `metadata`, `rest` as more top-level fields.
+const WRONGLY_TYPED: [(&str, &str); 22] = [
+    (r#"{"name":true}"#, ""),
+    (r#"{"name":"NAME","namespace":5}"#, ""),
+    (r#"{"name":"NAME","uid":[]}"#, ""),
+    (r#"{"name":"NAME","generation":"1"}"#, ""),
+    (r#"{"name":"NAME","generation":1.5}"#, ""),
+    (r#"{"name":"NAME","labels":{"a":1}}"#, ""),
+    (r#"{"name":"NAME","labels":["a"]}"#, ""),
+    (r#"{"name":"NAME","annotations":"a=b"}"#, ""),
+    (r#"{"name":"NAME","finalizers":"x"}"#, ""),
+    (r#"{"name":"NAME","finalizers":[1]}"#, ""),
+    (r#"{"name":"NAME","creationTimestamp":"yesterday"}"#, ""),
+    (r#"{"name":"NAME","creationTimestamp":5}"#, ""),
+    (r#"{"name":"NAME","ownerReferences":[{"name":5}]}"#, ""),
+    (r#"{"name":"NAME","ownerReferences":{}}"#, ""),
+    (r#"{"name":"NAME","managedFields":[{"time":"now"}]}"#, ""),
+    (r#"{"name":"NAME","labels":{"a":1},"finalizers":"x"}"#, ""),
+    (r#"{"finalizers":"x","labels":{"a":1},"name":"NAME"}"#, ""),
+    (r#"5"#, ""),
+    (r#"{"name":"NAME"}"#, r#","spec":{"finalizers":"x"}"#),
+    (r#"{"name":"NAME"}"#, r#","spec":{"finalizers":[1]}"#),
+    (r#"{"name":"NAME"}"#, r#","spec":5"#),
+    (r#"{"name":"NAME"}"#, r#","status":{"phase":5}"#),
+];
+
+/// Wrong only as a body's own text (a patch's is encoded again, where
+/// `2.0` is `2`): creates and updates only. (`1e3` is refused too, but
+/// quoted as `1000.0`: serde_json keeps no number's text.)
+const WRONG_AS_WRITTEN: [&str; 2] = [
+    r#"{"name":"NAME","generation":2.0}"#,
+    r#"{"name":"NAME","generation":18446744073709551615}"#,
+];
+
+#[tokio::test]
+async fn wrongly_typed_namespaces_are_refused_like_kube_apiserver() {
+    let plane = plane::plane();
+    let theirs = plane.client().await;
+    let standalone = Standalone::start();
+    let ours = client_of(&standalone).await;
+    let name = format!("diff-ns-bodies-{}", std::process::id());
+    let created = r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"NAME"}}"#;
+    for client in [&ours, &theirs] {
+        let a = send(client, Method::POST, "", "", JSON, created, &name).await;
+        assert_eq!(a["code"], 201, "{a}");
+    }
+    let version = |client: &kube::Client| {
+        let api = kube::Api::<Namespace>::all(client.clone());
+        let name = name.clone();
+        async move {
+            let ns = api.get(&name).await.expect("namespace");
+            ns.metadata.resource_version.expect("resourceVersion")
+        }
+    };
+    let before = [version(&ours).await, version(&theirs).await];
+    let mut differ = Vec::new();
+    let cases = WRONGLY_TYPED
+        .into_iter()
+        .chain(WRONG_AS_WRITTEN.map(|metadata| (metadata, "")));
+    for (metadata, rest) in cases {
+        let object =
+            format!(r#"{{"apiVersion":"v1","kind":"Namespace","metadata":{metadata}{rest}}}"#);
+        let patch = format!(r#"{{"metadata":{metadata}{rest}}}"#);
+        let patch = (!WRONG_AS_WRITTEN.contains(&metadata)).then_some(patch);
+        let writes = [
+            (Method::POST, "", JSON, Some(object.clone())),
+            (Method::PUT, "/NAME", JSON, Some(object)),
+            (Method::PATCH, "/NAME", MERGE, patch),
+        ];
+        for (method, path, content_type, body) in writes {
+            let Some(body) = &body else { continue };
+            let a = send(&ours, method.clone(), path, "", content_type, body, &name).await;
+            let b = send(&theirs, method.clone(), path, "", content_type, body, &name).await;
+            let (a, b) = (without_patched_object(a), without_patched_object(b));
+            if a != b || b["code"].as_u64().is_none_or(|code| code < 400) {
+                differ.push(format!(
+                    "{method} {path} {body}:\n  ours:   {a}\n  theirs: {b}"
+                ));
+            }
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+    // Nothing was written: each namespace is as it was created.
+    assert_eq!([version(&ours).await, version(&theirs).await], before);
+    for client in [&ours, &theirs] {
+        let a = send(client, Method::DELETE, "/NAME", "", JSON, "", &name).await;
+        assert_eq!(a["code"], 200, "{a}");
+    }
+}
+
+/// `answer` with the object a patch's `Invalid value: "…": ` quotes left
+/// out of its messages.
+fn without_patched_object(mut answer: serde_json::Value) -> serde_json::Value {
+    fn cut(message: &mut serde_json::Value) {
+        let Some(text) = message.as_str() else {
+            return;
+        };
+        let start = "Invalid value: \"";
+        if let (Some(from), Some(to)) = (text.find(start), text.rfind("\": ")) {
+            let from = from + start.len();
+            if from <= to {
+                *message = format!("{}…{}", &text[..from], &text[to..]).into();
+            }
+        }
+    }
+    cut(&mut answer["message"]);
+    if let Some(causes) = answer["details"]["causes"].as_array_mut() {
+        causes
+            .iter_mut()
+            .for_each(|cause| cut(&mut cause["message"]));
+    }
+    answer
+}
