@@ -10,7 +10,8 @@
 //! - [`labels`], [`fields`]: `labelSelector` and `fieldSelector`
 //! - [`jsonpath`]: the JSONPath subset printer columns use
 //! - [`object_meta`]: `ObjectMeta` validation on create and update
-//! - [`meta_decode`]: `ObjectMeta` decoding errors (a field of the wrong type)
+//! - [`meta_decode`]: Go's decoding errors (a field of the wrong type) of a
+//!   custom resource's `ObjectMeta` and of a whole `Namespace`
 //! - [`protobuf_meta`]: the metadata of a protobuf-encoded object
 //!
 //! Nothing here does I/O or knows a served kind; every file is a port of
