@@ -57,7 +57,6 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--agent-image', '--agent-image', [CompletionResultType]::ParameterName, 'Image of the tunnel agent')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'How long to wait for the APIServices to become Available (0: no limit, until Ctrl-C)')
             [CompletionResult]::new('--lease-duration', '--lease-duration', [CompletionResultType]::ParameterName, 'Duration of the session Lease (renewed every third of it)')
-            [CompletionResult]::new('--agent-service-external-name', '--agent-service-external-name', [CompletionResultType]::ParameterName, 'Test seam: make the Service an ExternalName to HOST and the APIService port PORT (the test plane cannot route to pods)')
             [CompletionResult]::new('--data', '--data', [CompletionResultType]::ParameterName, 'Embedded store file (standalone; default: <state dir>/standalone.sqlite)')
             [CompletionResult]::new('--write-kubeconfig', '--write-kubeconfig', [CompletionResultType]::ParameterName, 'Where to write the kubeconfig (standalone; merged into an existing one, whose other contexts stay; default: ~/.config/kubectl-cozy/standalone.kubeconfig, or under $XDG_CONFIG_HOME)')
             [CompletionResult]::new('--state-dir', '--state-dir', [CompletionResultType]::ParameterName, 'Directory for CAs, certificates and the standalone store (default: ~/.local/state/kubectl-cozy, or under $XDG_STATE_HOME)')

@@ -1,3 +1,11 @@
+# Flags once a dash is typed, as kubectl's completion offers them
+__kubectl_cozy_candidates() {
+    local word
+    for word in $2; do
+        [[ "$1" == -* || "${word}" != -* ]] && printf '%s\n' "${word}"
+    done
+}
+
 _kubectl__cozy() {
     local i cur prev opts cmd
     COMPREPLY=()
@@ -131,7 +139,8 @@ _kubectl__cozy() {
         kubectl__cozy)
             opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version serve install doctor kinds completion version options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -218,13 +227,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__completion)
             opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help bash zsh fish powershell install uninstall"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -311,13 +322,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__bash)
             opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -404,13 +417,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__fish)
             opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -497,13 +512,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__install)
             opts="-n -o -v -h --dir --force --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -597,13 +614,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__powershell)
             opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -690,13 +709,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__uninstall)
             opts="-n -o -v -h --dir --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -790,13 +811,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__zsh)
             opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -883,13 +906,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__doctor)
             opts="-A -y -n -o -v -h --all-namespaces --fix --yes --finalize-namespaces --probe-timeout --wait --stuck-after --ca-warn-days --concurrency --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1011,13 +1036,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help)
             opts="serve install doctor kinds completion version options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1025,13 +1052,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__completion)
             opts="bash zsh fish powershell install uninstall"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1039,13 +1068,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__completion__subcmd__bash)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1053,13 +1084,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__completion__subcmd__fish)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1067,13 +1100,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__completion__subcmd__install)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1081,13 +1116,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__completion__subcmd__powershell)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1095,13 +1132,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__completion__subcmd__uninstall)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1109,13 +1148,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__completion__subcmd__zsh)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1123,13 +1164,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__doctor)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1137,13 +1180,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1151,13 +1196,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__install)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1165,13 +1212,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__kinds)
             opts="list scaffold"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1179,13 +1228,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__kinds__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1193,13 +1244,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__kinds__subcmd__scaffold)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1207,13 +1260,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__options)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1221,13 +1276,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1235,13 +1292,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__tunnel__subcmd__agent)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1249,13 +1308,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__help__subcmd__version)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1263,18 +1324,31 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__install)
             opts="-y -n -o -v -h --kinds --replicas --image --cert-manager --impersonate --apply --delete --dry-run --yes --field-manager --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
                 --kinds)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --replicas)
@@ -1385,13 +1459,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__kinds)
             opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help list scaffold"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1478,18 +1554,31 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__kinds__subcmd__list)
             opts="-n -o -v -h --kinds --group --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
                 --kinds)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --group)
@@ -1582,13 +1671,14 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__kinds__subcmd__scaffold)
             opts="-n -o -v -h --repo-index --chart --kind --singular --plural --short-name --category --group-version --prefix --source-ref --chart-ref --format --out --force --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
@@ -1771,13 +1861,14 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
             return 0
             ;;
         kubectl__cozy__subcmd__options)
             opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -1864,18 +1955,31 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__serve)
-            opts="-q -n -o -v -h --standalone --kinds --charts --listen --route --host --session-namespace --agent-image --takeover --timeout --quiet --exit-on-disconnect --dry-run --lease-duration --agent-service-external-name --data --write-kubeconfig --state-dir --tls-cert-file --tls-key-file --impersonate --print-rbac --rbac-subject --in-cluster --drain-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-q -n -o -v -h --standalone --kinds --charts --listen --route --host --session-namespace --agent-image --takeover --timeout --quiet --exit-on-disconnect --dry-run --lease-duration --data --write-kubeconfig --state-dir --tls-cert-file --tls-key-file --impersonate --print-rbac --rbac-subject --in-cluster --drain-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
                 --kinds)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
                     COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
                     return 0
                     ;;
                 --charts)
@@ -2102,13 +2206,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__tunnel__subcmd__agent)
             opts="-n -o -v -h --session --data-listen --control-listen --health-listen --hold --session-namespace --lease-grace --lease-poll --keepalive-interval --keepalive-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -2265,13 +2371,15 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
         kubectl__cozy__subcmd__version)
             opts="-n -o -v -h --client --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
                 return 0
             fi
             case "${prev}" in
@@ -2358,7 +2466,8 @@ _kubectl__cozy() {
                     COMPREPLY=()
                     ;;
             esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
     esac

@@ -59,7 +59,6 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l sess
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l agent-image -d 'Image of the tunnel agent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l timeout -d 'How long to wait for the APIServices to become Available (0: no limit, until Ctrl-C)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l lease-duration -d 'Duration of the session Lease (renewed every third of it)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l agent-service-external-name -d 'Test seam: make the Service an ExternalName to HOST and the APIService port PORT (the test plane cannot route to pods)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l data -d 'Embedded store file (standalone; default: <state dir>/standalone.sqlite)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l write-kubeconfig -d 'Where to write the kubeconfig (standalone; merged into an existing one, whose other contexts stay; default: ~/.config/kubectl-cozy/standalone.kubeconfig, or under $XDG_CONFIG_HOME)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l state-dir -d 'Directory for CAs, certificates and the standalone store (default: ~/.local/state/kubectl-cozy, or under $XDG_STATE_HOME)' -r -f -a "(__fish_complete_directories)"

@@ -118,21 +118,83 @@ pub fn script(shell: Shell) -> Vec<u8> {
         crate::cli::command_named("kubectl-cozy"),
         super::output_formats,
     );
+    if shell == Shell::Bash {
+        // clap_complete's bash script completes a `FilePath` as file names
+        // (`dir/`, names with spaces kept whole), an `AnyPath` as words.
+        cmd = any_path_as_file_path(cmd);
+    }
     let mut buf = Vec::new();
     let hidden: Vec<String> = cmd
         .get_subcommands()
         .filter(|s| s.is_hide_set())
         .map(|s| s.get_name().to_owned())
         .collect();
+    let mut hidden_flags = Vec::new();
+    hidden_long_flags(&cmd, &mut hidden_flags);
+    let mut path_takers = Vec::new();
+    bash_states_taking_paths(&cmd, "kubectl__cozy", &mut path_takers);
     clap_complete::generate(shell, &mut cmd, "kubectl-cozy", &mut buf);
     if shell == Shell::Bash {
         buf = fix_bash_function_names(&buf);
         buf = fix_bash_flag_equals_value(&buf);
+        buf = fix_bash_flags_without_dash(&buf, &path_takers);
     }
     if shell == Shell::Fish {
         buf = fix_fish_pending_option_value(&buf);
     }
-    without_hidden_subcommands(shell, &buf, &hidden)
+    let buf = without_hidden_subcommands(shell, &buf, &hidden);
+    without_hidden_flags(shell, &buf, &hidden_flags)
+}
+
+fn any_path_as_file_path(cmd: clap::Command) -> clap::Command {
+    cmd.mut_args(|arg| match arg.get_value_hint() {
+        ValueHint::AnyPath => arg.value_hint(ValueHint::FilePath),
+        _ => arg,
+    })
+    .mut_subcommands(any_path_as_file_path)
+}
+
+/// The long names of the hidden flags under `cmd` (test seams).
+fn hidden_long_flags(cmd: &clap::Command, out: &mut Vec<String>) {
+    for arg in cmd.get_arguments().filter(|a| a.is_hide_set()) {
+        if let Some(long) = arg.get_long()
+            && !out.iter().any(|name| name == long)
+        {
+            out.push(long.to_owned());
+        }
+    }
+    for sub in cmd.get_subcommands() {
+        hidden_long_flags(sub, out);
+    }
+}
+
+/// clap_complete offers hidden flags (`serve --agent-service-external-name`,
+/// a test seam) like any other. Drops them from bash's word lists and the
+/// lines that declare them in fish, zsh and PowerShell.
+fn without_hidden_flags(shell: Shell, script: &[u8], hidden: &[String]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(script);
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let mut line = line.to_owned();
+        for name in hidden {
+            match shell {
+                Shell::Bash if line.trim_start().starts_with("opts=\"") => {
+                    line = line.replace(&format!(" --{name}\""), "\"");
+                    line = line.replace(&format!(" --{name} "), " ");
+                }
+                Shell::Fish if line.contains(&format!(" -l {name} ")) => line.clear(),
+                Shell::Zsh if line.starts_with(&format!("'--{name}=")) => line.clear(),
+                Shell::PowerShell
+                    if line.contains(&format!("[CompletionResult]::new('--{name}'")) =>
+                {
+                    line.clear()
+                }
+                _ => {}
+            }
+        }
+        out.push_str(&line);
+    }
+    out.into_bytes()
 }
 
 /// clap_complete offers hidden subcommands (`tunnel-agent`, which only the
@@ -195,6 +257,74 @@ fn fix_bash_flag_equals_value(script: &[u8]) -> Vec<u8> {
         "    fi\n",
     );
     text.replacen(prev, fixed, 1).into_bytes()
+}
+
+/// The bash script's state names (`kubectl__cozy__subcmd__kinds__subcmd__scaffold`,
+/// as [`fix_bash_function_names`] leaves them) of the commands under `cmd`
+/// (named `state`) that take a path as an argument.
+fn bash_states_taking_paths(cmd: &clap::Command, state: &str, out: &mut Vec<String>) {
+    let takes_path = cmd.get_positionals().any(|arg| {
+        matches!(
+            arg.get_value_hint(),
+            ValueHint::FilePath | ValueHint::DirPath | ValueHint::AnyPath
+        )
+    });
+    if takes_path {
+        out.push(state.to_owned());
+    }
+    for sub in cmd.get_subcommands() {
+        let name = sub.get_name().replace('-', "__subcmd__");
+        bash_states_taking_paths(sub, &format!("{state}__subcmd__{name}"), out);
+    }
+}
+
+/// clap_complete's bash script offers a command's flags on a word with no
+/// dash yet: beside the subcommands (`kubectl-cozy kinds <TAB>` listed
+/// `--context` with `list`), and instead of file names where the command
+/// takes a path (`kinds scaffold <TAB>`). kubectl's completion, and ours
+/// through kubectl, offers flags once a dash is typed: drops them from the
+/// candidates of a word without one, and where none is left, lets bash
+/// offer file names only for a command in `path_takers` (state names).
+fn fix_bash_flags_without_dash(script: &[u8], path_takers: &[String]) -> Vec<u8> {
+    const HELPER: &str = concat!(
+        "# Flags once a dash is typed, as kubectl's completion offers them\n",
+        "__kubectl_cozy_candidates() {\n",
+        "    local word\n",
+        "    for word in $2; do\n",
+        "        [[ \"$1\" == -* || \"${word}\" != -* ]] && printf '%s\\n' \"${word}\"\n",
+        "    done\n",
+        "}\n\n",
+    );
+    let offer = "COMPREPLY=( $(compgen -W \"${opts}\" -- \"${cur}\") )";
+    let filtered = "COMPREPLY=( $(compgen -W \"$(__kubectl_cozy_candidates \"${cur}\" \"${opts}\")\" -- \"${cur}\") )";
+    let text = String::from_utf8_lossy(script);
+    let mut out = String::with_capacity(text.len() + 4096);
+    let mut state = String::new();
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if let Some(name) = trimmed.strip_suffix(')')
+            && name.starts_with("kubectl__cozy")
+            && !name.contains(' ')
+        {
+            state = name.to_owned();
+        }
+        if trimmed == offer {
+            let indent = &line[..line.len() - line.trim_start().len()];
+            out.push_str(&line.replacen(offer, filtered, 1));
+            if !path_takers.contains(&state) {
+                out.push_str(indent);
+                out.push_str(
+                    "[[ ${#COMPREPLY[@]} -eq 0 && \"${cur}\" != -* ]] && compopt +o default +o bashdefault 2>/dev/null\n",
+                );
+            }
+            continue;
+        }
+        if line.starts_with("_kubectl__cozy() {") {
+            out.push_str(HELPER);
+        }
+        out.push_str(line);
+    }
+    out.into_bytes()
 }
 
 /// clap_complete's fish script tells whether a subcommand was typed by

@@ -259,6 +259,11 @@ fn completion_install_off_path_warns_on_stderr_only() {
 /// Completes `words` (the last one is being typed) by running the committed
 /// bash script the way bash does on TAB, and returns the candidates.
 fn bash_complete(words: &[&str]) -> Vec<String> {
+    bash_complete_in(Path::new(env!("CARGO_MANIFEST_DIR")), words)
+}
+
+/// [`bash_complete`] in the directory `dir`.
+fn bash_complete_in(dir: &Path, words: &[&str]) -> Vec<String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("completions/kubectl-cozy.bash");
     let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
     let program = format!(
@@ -276,6 +281,7 @@ fn bash_complete(words: &[&str]) -> Vec<String> {
     );
     let out = Command::new("bash")
         .args(["--norc", "--noprofile", "-c", &program])
+        .current_dir(dir)
         .output()
         .expect("run bash");
     assert!(
@@ -319,6 +325,49 @@ fn bash_script_completes_subcommands_and_flag_values() {
     }
     let flags = bash_complete(&["kubectl-cozy", "serve", "--stand"]);
     assert_eq!(flags, ["--standalone"]);
+}
+
+/// Flags are offered once a dash is typed, as kubectl's completion offers
+/// them: `kubectl-cozy <TAB>` listed 16 flags among the subcommands, and
+/// `kinds scaffold <TAB>` (whose argument is a chart's path) and `serve
+/// --standalone <TAB>` inserted `-`. Paths complete as file names, whole
+/// where they hold spaces; a hidden test seam is not offered.
+#[test]
+fn bash_script_offers_flags_after_a_dash_and_paths_as_file_names() {
+    let top = bash_complete(&["kubectl-cozy", ""]);
+    assert!(top.contains(&"serve".to_owned()), "{top:?}");
+    assert!(!top.iter().any(|w| w.starts_with('-')), "{top:?}");
+    assert_eq!(
+        bash_complete(&["kubectl-cozy", "kinds", ""]),
+        ["list", "scaffold"]
+    );
+    assert_eq!(
+        bash_complete(&["kubectl-cozy", "serve", "--standalone", ""]),
+        Vec::<String>::new()
+    );
+    let flags = bash_complete(&["kubectl-cozy", "serve", "--standalone", "-"]);
+    assert!(flags.contains(&"--kinds".to_owned()), "{flags:?}");
+    let top_flags = bash_complete(&["kubectl-cozy", "--con"]);
+    assert_eq!(top_flags, ["--context"]);
+    // The chart argument: file names (bash's own completion, once the
+    // script offers nothing).
+    assert_eq!(
+        bash_complete(&["kubectl-cozy", "kinds", "scaffold", "Cargo.t"]),
+        Vec::<String>::new()
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("my kinds")).expect("mkdir");
+    assert_eq!(
+        bash_complete_in(
+            dir.path(),
+            &["kubectl-cozy", "kinds", "list", "--kinds", "my"]
+        ),
+        ["my kinds"]
+    );
+    assert_eq!(
+        bash_complete(&["kubectl-cozy", "serve", "--agent"]),
+        ["--agent-image"]
+    );
 }
 
 /// `--output=j<TAB>`: bash splits the word at `=`, so the word before `j`
@@ -420,6 +469,8 @@ fn fish_script_completes_subcommands_and_flag_values() {
         complete("kubectl-cozy install --kinds Cargo.t"),
         ["Cargo.toml"]
     );
+    // A hidden test seam is not offered.
+    assert_eq!(complete("kubectl-cozy serve --agent"), ["--agent-image"]);
 }
 
 #[test]
