@@ -24,7 +24,11 @@ pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
 /// message and status (`… is invalid: spec.x: Invalid value … (HTTP 422
 /// Invalid)`), where kube's own text repeats it with a `Status { … }` dump.
 pub fn one_error(err: &(dyn std::error::Error + 'static)) -> (String, bool) {
-    match err.downcast_ref::<kube::Error>() {
+    // A boxed kube error (a `#[source] Box<kube::Error>`) is one too.
+    let kube_error = err
+        .downcast_ref::<kube::Error>()
+        .or_else(|| err.downcast_ref::<Box<kube::Error>>().map(|boxed| &**boxed));
+    match kube_error {
         Some(kube::Error::Api(status)) => {
             let reason = if status.reason.is_empty() {
                 String::new()
@@ -83,9 +87,15 @@ mod tests {
         )
         .with_code(422);
         let err = kube::Error::Api(status.boxed());
+        let want = "APIService.apiregistration.k8s.io \"v1.x\" is invalid: spec.insecureSkipTLSVerify: Invalid value: true (HTTP 422 Invalid)";
+        assert_eq!(error_chain(&err), want);
+        // Boxed as a cause (install's apply errors hold it so).
+        #[derive(Debug, thiserror::Error)]
+        #[error("apply ClusterRole x")]
+        struct Apply(#[source] Box<kube::Error>);
         assert_eq!(
-            error_chain(&err),
-            "APIService.apiregistration.k8s.io \"v1.x\" is invalid: spec.insecureSkipTLSVerify: Invalid value: true (HTTP 422 Invalid)"
+            error_chain(&Apply(Box::new(err))),
+            format!("apply ClusterRole x: {want}")
         );
     }
 }

@@ -165,9 +165,19 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         };
         return delete_objects(&args, &client, &objects, &spec).await;
     }
+    // The cluster's own namespaces are never the install's: known without
+    // asking the cluster, so left out when it is not asked (`--dry-run=client`,
+    // no kubeconfig, unreachable) too.
+    let system_namespace = install::namespace::is_system(&spec.namespace);
+    if system_namespace {
+        eprintln!("{}", install::namespace::left_as_it_is(&spec.namespace));
+        objects = install::namespace::without_namespace(objects);
+    }
     if let Some(client) = client.as_ref().filter(|_| cluster_answered) {
         check_cert_manager(&args, client).await?;
-        objects = check_namespace(&args, client, &spec, objects).await?;
+        if !system_namespace {
+            objects = check_namespace(&args, client, &spec, objects).await?;
+        }
         check_claims(&args, client, &spec).await?;
     }
     match (args.apply, client) {
@@ -227,6 +237,13 @@ async fn connect(args: &InstallArgs, ctx: &Ctx) -> Result<Option<kube::Client>, 
     };
     let server = ctx.server_url().unwrap_or_default();
     match client.apiserver_version().await {
+        Ok(info) if crate::version::is_kubectl_cozy_server(&info.git_version) => {
+            Err(CliError::Usage(format!(
+                "{server} is a kubectl-cozy standalone server (serve --standalone), not a cluster: it already \
+                 serves the kinds and has no Deployments to install into; choose a cluster's context \
+                 (--context, --kubeconfig), or --dry-run=client to print the install"
+            )))
+        }
         Ok(_) => Ok(Some(client)),
         Err(source) if printing => {
             let why = crate::cli::unreachable_note(&source, Some(&server)).unwrap_or_else(|| {

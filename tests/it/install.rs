@@ -857,7 +857,7 @@ async fn existing_namespace(kinds_path: String, ns: String) {
     );
     assert!(!yaml.contains("kind: Namespace"), "{yaml}");
     assert!(
-        stderr.contains("namespace default exists and is not the install's"),
+        stderr.contains("namespace default is one of the cluster's own, never the install's"),
         "{stderr}"
     );
 }
@@ -994,4 +994,59 @@ fn printing_without_a_reachable_cluster_says_so_once() {
     );
     assert!(!stderr.contains("ServiceError"), "{stderr}");
     assert!(!stderr.contains("none in the cluster"), "{stderr}");
+    // The cluster's own namespaces are known without it: never printed
+    // (with the Pod Security `restricted` labels an apply would set on
+    // kube-system), whether the cluster is reachable or not asked.
+    for dry_run in [&[][..], &["--dry-run=client"]] {
+        for system in ["kube-system", "default"] {
+            let out = std::process::Command::new(bins::kubectl_cozy())
+                .args(["install", "--request-timeout", "3s", "-n", system])
+                .args(dry_run)
+                .arg("--kinds")
+                .arg(kinds.dir.path())
+                .arg("--kubeconfig")
+                .arg(&dead)
+                .stdin(std::process::Stdio::null())
+                .output()
+                .expect("run kubectl-cozy install");
+            let (yaml, stderr) = ok(out, "install (print) into a system namespace");
+            assert!(yaml.contains("kind: Deployment"), "{yaml}");
+            assert!(!yaml.contains("kind: Namespace"), "{system}: {yaml}");
+            assert!(
+                stderr.contains(&format!("namespace {system} is one of the cluster's own")),
+                "{stderr}"
+            );
+        }
+    }
+}
+
+/// A context that names a standalone server (`serve --standalone`, as its
+/// README exports) is no cluster: install said "new CA (none in the
+/// cluster)" and then failed on a dump of kube's error; it is refused at
+/// once, by name, for printing, checking and applying alike.
+#[test]
+fn a_standalone_server_is_no_cluster_to_install_into() {
+    let standalone = crate::support::standalone::Standalone::start();
+    let kinds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
+    for extra in [&[][..], &["--dry-run=server"], &["--apply", "--yes"]] {
+        let out = std::process::Command::new(bins::kubectl_cozy())
+            .args(["install", "--kinds"])
+            .arg(&kinds)
+            .args(extra)
+            .arg("--kubeconfig")
+            .arg(standalone.kubeconfig())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run kubectl-cozy install");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{extra:?}: {stderr}");
+        assert!(
+            stderr.contains(
+                "is a kubectl-cozy standalone server (serve --standalone), not a cluster"
+            ),
+            "{extra:?}: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{extra:?}");
+        assert!(!stderr.contains("Status {"), "{stderr}");
+    }
 }

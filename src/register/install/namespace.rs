@@ -72,15 +72,17 @@ pub fn without_namespace(objects: Vec<Value>) -> Vec<Value> {
 /// carries none of the Pod Security labels the install's own namespace
 /// gets (with the command that sets them, but for a system namespace).
 pub fn left_as_it_is(name: &str) -> String {
+    if is_system(name) {
+        return format!(
+            "Note: namespace {name} is one of the cluster's own, never the install's: it is left as it is, so the \
+             Pod Security `restricted` labels the install's own namespace gets are not set there; a namespace of \
+             the install's own (-n) is safer"
+        );
+    }
     let head = format!(
         "Note: namespace {name} exists and is not the install's (no app.kubernetes.io/managed-by={NAME} label): \
          it is left as it is, so the Pod Security `restricted` labels the install's own namespace gets are not set there"
     );
-    if is_system(name) {
-        return format!(
-            "{head}; {name} is one of the cluster's own namespaces: a namespace of the install's own (-n) is safer"
-        );
-    }
     let labels: Vec<String> = POD_SECURITY_MODES
         .iter()
         .map(|mode| format!("pod-security.kubernetes.io/{mode}=restricted"))
