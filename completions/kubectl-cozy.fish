@@ -35,7 +35,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s o -l output -
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -74,7 +74,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s n -l
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s o -l output -d 'Output format' -r -f -a "yaml\t'YAML'
 json\t'JSON'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l standalone -d 'Serve without any cluster, over an embedded store, and write a kubeconfig for it'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l takeover -d 'Take over group/versions another server or session serves; restored byte for byte on exit (deleted instead if their own serve session has ended)'
@@ -100,7 +100,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s n 
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s o -l output -d 'Output format' -r -f -a "yaml\t'YAML'
 json\t'JSON'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l cert-manager -d 'Take the serving certificate from cert-manager (Issuers and Certificates; caBundle injected)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l impersonate -d 'Write HelmReleases as the requesting user (impersonation rights are granted)'
@@ -124,7 +124,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s o -
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s A -l all-namespaces -d 'Check every namespace: also objects stuck in deletion outside Terminating namespaces (-n is then ignored)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l fix -d 'Build a fix plan and show it; apply it after a confirmation at the terminal, or with --yes'
@@ -142,7 +142,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -160,7 +160,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __f
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -200,7 +200,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -220,7 +220,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -234,7 +234,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -248,7 +248,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -262,7 +262,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -277,7 +277,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l force -d 'Replace an existing kubectl_complete-cozy that is not ours'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -293,7 +293,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -320,7 +320,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s o 
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -344,7 +344,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" 
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
-name\t'Only resource names, as kubectl get -o name prints them (kind.group/name)'"
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s h -l help -d 'Print help (see more with \'--help\')'

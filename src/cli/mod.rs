@@ -34,7 +34,7 @@ Examples:
   kubectl cozy doctor
 
   # Turn a Helm chart into a kind definition
-  kubectl cozy kinds scaffold ./charts/postgres
+  kubectl cozy kinds scaffold examples/charts/postgres
 
 Exit codes:
   0  success          1  error             2  usage error
@@ -91,7 +91,7 @@ Examples:
   kubectl cozy kinds list
 
   # Turn a Helm chart into a kind definition
-  kubectl cozy kinds scaffold ./charts/postgres";
+  kubectl cozy kinds scaffold examples/charts/postgres";
 
 const VERSION_EXAMPLES: &str = "\
 Examples:
@@ -153,10 +153,14 @@ fn with_help_layout(mut cmd: clap::Command, footer: &str) -> clap::Command {
     for id in &global_ids {
         cmd = cmd.mut_arg(id, |a| a.hide_short_help(true).hide_long_help(true));
     }
-    with_help_template(cmd, footer)
+    with_help_template(cmd, footer, &[])
 }
 
-fn with_help_template(cmd: clap::Command, footer: &str) -> clap::Command {
+/// The help template of `cmd` (at `path`, its subcommand names from the
+/// root) and of its subcommands. A command that prints `-o` formats
+/// ([`crate::cmd::output_formats`]) names them after its options, as
+/// kubectl's commands do in theirs (the flag itself is a global one).
+fn with_help_template(cmd: clap::Command, footer: &str, path: &[String]) -> clap::Command {
     // `{after-help}` would wrap the examples at the terminal's width, cutting
     // long commands in two; the template's own text is written as it is.
     // (Tags in braces are clap's: an example's `${fpath[1]}` is not one and
@@ -165,15 +169,25 @@ fn with_help_template(cmd: clap::Command, footer: &str) -> clap::Command {
         .get_after_help()
         .map(|h| format!("\n\n{h}"))
         .unwrap_or_default();
-    let template =
-        format!("{{about}}{examples}\n\n{{usage-heading}} {{usage}}\n\n{{all-args}}\n\n{footer}");
+    let names: Vec<&str> = path.iter().map(String::as_str).collect();
+    let formats = crate::cmd::output_formats(&names)
+        .map(|formats| {
+            let list: Vec<&str> = formats.iter().map(|f| f.name()).collect();
+            format!("\n\nOutput formats (-o, --output): {}", list.join(", "))
+        })
+        .unwrap_or_default();
+    let template = format!(
+        "{{about}}{examples}\n\n{{usage-heading}} {{usage}}\n\n{{all-args}}{formats}\n\n{footer}"
+    );
     let mut cmd = cmd.help_template(template);
     let names: Vec<String> = cmd
         .get_subcommands()
         .map(|s| s.get_name().to_owned())
         .collect();
     for sub in names {
-        cmd = cmd.mut_subcommand(sub, |s| with_help_template(s, footer));
+        let mut sub_path = path.to_vec();
+        sub_path.push(sub.clone());
+        cmd = cmd.mut_subcommand(sub, |s| with_help_template(s, footer, &sub_path));
     }
     cmd
 }
@@ -429,6 +443,18 @@ mod tests {
         let examples = help.find("Examples:").unwrap();
         let usage = help.find("Usage:").unwrap();
         assert!(examples < usage, "examples come first: {help}");
+        // A command's own `-o` formats are named in its help (the flag is
+        // global), and none where it prints none.
+        let kinds = cmd.find_subcommand_mut("kinds").unwrap();
+        let list = kinds.find_subcommand_mut("list").unwrap();
+        let help = list.render_help().to_string();
+        assert!(
+            help.contains("Output formats (-o, --output): table, wide, json, yaml, name"),
+            "{help}"
+        );
+        let completion = cmd.find_subcommand_mut("completion").unwrap();
+        let help = completion.render_long_help().to_string();
+        assert!(!help.contains("Output formats"), "{help}");
 
         let options = global_options_help("kubectl cozy");
         for flag in [

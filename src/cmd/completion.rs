@@ -534,7 +534,9 @@ pub fn plan_install(exe: &Path, dir: Option<&Path>, path: &OsStr) -> Result<Inst
                     dir.display()
                 )));
             }
-            dir.to_path_buf()
+            // Absolute: the link's name is printed, and so is the PATH entry
+            // to add when it is not on PATH (a relative one is a hazard).
+            std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf())
         }
         None => match find_on_path(PLUGIN_NAME, path) {
             Some(plugin) => plugin
@@ -921,6 +923,10 @@ mod tests {
 
         let plan = plan_install(&exe, Some(root.path()), os("/usr/bin")).unwrap();
         assert!(!plan.on_path);
+        // A relative --dir is named absolute (and so is its PATH entry).
+        let relative = plan_install(&exe, Some(Path::new("src")), os("/usr/bin")).unwrap();
+        assert!(relative.target.is_absolute(), "{:?}", relative.target);
+        assert!(relative.target.ends_with("src/kubectl_complete-cozy"));
         let installed = Installed::Linked {
             to: PathBuf::from("kubectl-cozy"),
             replaced: None,

@@ -25,7 +25,7 @@ pub enum OutputFormat {
     Json,
     /// YAML
     Yaml,
-    /// Only resource names, as kubectl get -o name prints them (kind.group/name)
+    /// Only names, as kubectl prints them (an object's kind.group/name; a kind's plural.group, as api-resources)
     Name,
 }
 

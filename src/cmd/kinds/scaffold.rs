@@ -24,14 +24,14 @@ pub const OUTPUT_FORMATS: &[OutputFormat] = &[OutputFormat::Yaml, OutputFormat::
 #[derive(Debug, Args)]
 #[command(after_help = "\
 Examples:
-  # A chart directory, definition on stdout
-  kubectl cozy kinds scaffold ./charts/postgres
+  # A chart directory (this repository's example), definition on stdout
+  kubectl cozy kinds scaffold examples/charts/postgres
 
-  # A packaged chart, written to examples/kinds/postgres.yaml
-  kubectl cozy kinds scaffold postgres-0.1.0.tgz --out examples/kinds
+  # A packaged chart, written to kinds/postgres.yaml (the directory is made)
+  kubectl cozy kinds scaffold postgres-0.4.0.tgz --out kinds
 
   # From a repository index, as a Cozystack ApplicationDefinition
-  kubectl cozy kinds scaffold --repo-index ./repo/index.yaml --chart postgres@0.1.0 --format cozystack
+  kubectl cozy kinds scaffold --repo-index ./repo/index.yaml --chart postgres@0.4.0 --format cozystack
 
   # Irregular names
   kubectl cozy kinds scaffold ./charts/octopus --kind Octopus --plural octopi")]
