@@ -48,7 +48,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             break
         }
         'kubectl-cozy;serve' {
-            [CompletionResult]::new('--kinds', '--kinds', [CompletionResultType]::ParameterName, 'Kind definitions: a file or a directory of YAML files (reloaded on change)')
+            [CompletionResult]::new('--kinds', '--kinds', [CompletionResultType]::ParameterName, 'Kind definitions: a file, or a directory of YAML files (subdirectories too; reloaded on change)')
             [CompletionResult]::new('--charts', '--charts', [CompletionResultType]::ParameterName, 'Serve Helm charts as kinds, scaffolded in memory: a chart directory, or a directory of charts and .tgz files (re-scaffolded on change)')
             [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Address to listen on (default: 127.0.0.1:6443 standalone, 127.0.0.1:<any> with the tunnel, 0.0.0.0:<any> for external-name)')
             [CompletionResult]::new('--route', '--route', [CompletionResultType]::ParameterName, 'How kube-apiserver reaches this server (default: tunnel; none with --tls-cert-file)')
@@ -90,7 +90,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             break
         }
         'kubectl-cozy;install' {
-            [CompletionResult]::new('--kinds', '--kinds', [CompletionResultType]::ParameterName, 'Kind definitions: a file or a directory of YAML files (shipped as a ConfigMap)')
+            [CompletionResult]::new('--kinds', '--kinds', [CompletionResultType]::ParameterName, 'Kind definitions: a file, or a directory of YAML files (subdirectories too; shipped as a ConfigMap)')
             [CompletionResult]::new('--replicas', '--replicas', [CompletionResultType]::ParameterName, 'Number of server replicas (each keeps one HelmRelease watch)')
             [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'The server''s image')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'client: print without contacting the cluster; server: the server checks, nothing is stored')
@@ -165,7 +165,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             break
         }
         'kubectl-cozy;kinds;list' {
-            [CompletionResult]::new('--kinds', '--kinds', [CompletionResultType]::ParameterName, 'Kind definitions: a file or a directory of YAML files (default: ask the cluster)')
+            [CompletionResult]::new('--kinds', '--kinds', [CompletionResultType]::ParameterName, 'Kind definitions: a file, or a directory of YAML files (subdirectories too; default: ask the cluster)')
             [CompletionResult]::new('--group', '--group', [CompletionResultType]::ParameterName, 'API group to discover in the cluster')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')

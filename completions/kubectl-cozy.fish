@@ -48,7 +48,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "completio
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "version" -d 'Print the client version and, when a cluster is reachable, the server version'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "options" -d 'Print the list of flags inherited by all commands'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l kinds -d 'Kind definitions: a file or a directory of YAML files (reloaded on change)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l kinds -d 'Kind definitions: a file, or a directory of YAML files (subdirectories too; reloaded on change)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l charts -d 'Serve Helm charts as kinds, scaffolded in memory: a chart directory, or a directory of charts and .tgz files (re-scaffolded on change)' -r -f -a "(__fish_complete_directories)"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l listen -d 'Address to listen on (default: 127.0.0.1:6443 standalone, 127.0.0.1:<any> with the tunnel, 0.0.0.0:<any> for external-name)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l route -d 'How kube-apiserver reaches this server (default: tunnel; none with --tls-cert-file)' -r -f -a "tunnel\t'An agent pod and a reverse tunnel over pods/portforward (any cluster)'
@@ -86,7 +86,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l prin
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l in-cluster -d 'Run as the in-cluster server `kubectl cozy install` deploys: in-cluster config, --tls-cert-file/--tls-key-file, no registration'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l kinds -d 'Kind definitions: a file or a directory of YAML files (shipped as a ConfigMap)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l kinds -d 'Kind definitions: a file, or a directory of YAML files (subdirectories too; shipped as a ConfigMap)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l replicas -d 'Number of server replicas (each keeps one HelmRelease watch)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l image -d 'The server\'s image' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l dry-run -d 'client: print without contacting the cluster; server: the server checks, nothing is stored' -r -f -a "client\t'Print the objects; contact no cluster (certificates are new)'
@@ -148,7 +148,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -f -a "list" -d 'List kinds from local definitions or from the live cluster'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -f -a "scaffold" -d 'Turn a Helm chart into a kind definition'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l kinds -d 'Kind definitions: a file or a directory of YAML files (default: ask the cluster)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l kinds -d 'Kind definitions: a file, or a directory of YAML files (subdirectories too; default: ask the cluster)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l group -d 'API group to discover in the cluster' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l context -d 'The kubeconfig context to use' -r -f

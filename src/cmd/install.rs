@@ -59,7 +59,7 @@ Examples:
 
 The install's namespace is -n NAME; without it, kubectl-cozy (not the context's namespace).")]
 pub struct InstallArgs {
-    /// Kind definitions: a file or a directory of YAML files (shipped as a ConfigMap)
+    /// Kind definitions: a file, or a directory of YAML files (subdirectories too; shipped as a ConfigMap)
     #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath)]
     pub kinds: PathBuf,
 

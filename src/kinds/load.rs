@@ -2,7 +2,8 @@
 //! `ApplicationDefinition` objects (`cozystack.io/v1alpha1`, also inside a
 //! `List` as `kubectl get -o yaml` prints them) and Cozystack's legacy
 //! `config.yaml` (`resources: [{application, release}]`). A path is a file
-//! with one or more YAML/JSON documents, or a directory of such files.
+//! with one or more YAML/JSON documents, or a directory of such files (its
+//! subdirectories too; one that holds a Helm chart is refused, by name).
 //!
 //! Errors name the file and line; every file is read to the end, so every
 //! problem (syntax errors too) is reported, and a set that fails any check
@@ -51,6 +52,21 @@ pub enum LoadError {
     Invalid {
         /// `source: field: problem` sentences.
         problems: Vec<String>,
+    },
+    /// The path is, or holds, Helm charts (a `Chart.yaml`): their files are
+    /// no definitions (every template would be reported as one).
+    #[error(
+        "{path} holds Helm charts, not kind definitions ({}{}): `kubectl cozy serve --charts {path}` serves \
+         charts as they are, and `kubectl cozy kinds scaffold CHART` turns one into a kind definition",
+        charts[0].join("Chart.yaml").display(),
+        match charts.len() { 1 => String::new(), n => format!(" and {} more", n - 1) },
+        path = path.display()
+    )]
+    Charts {
+        /// The path given.
+        path: PathBuf,
+        /// The chart directories under it, sorted.
+        charts: Vec<PathBuf>,
     },
     /// The path holds no definition at all.
     #[error("{path} holds no kind definitions: {found}")]
@@ -393,8 +409,9 @@ fn is_document_marker(line: &str) -> bool {
     line == "---" || line.starts_with("--- ") || line.starts_with("---\t")
 }
 
-/// The definition files under `path` (itself, when a file), sorted; hidden
-/// entries (ConfigMap volumes' `..data`) skipped.
+/// The definition files under `path` (itself, when a file; its
+/// subdirectories too), sorted; hidden entries (ConfigMap volumes' `..data`)
+/// skipped. A directory holding a Helm chart is refused ([`LoadError::Charts`]).
 pub fn definition_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
     let meta = std::fs::metadata(path).map_err(|source| LoadError::Read {
         path: path.to_owned(),
@@ -404,8 +421,13 @@ pub fn definition_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
         return Ok(vec![path.to_owned()]);
     }
     let mut files = Vec::new();
+    let mut charts = Vec::new();
     let mut dirs = vec![path.to_owned()];
     while let Some(dir) = dirs.pop() {
+        if dir.join("Chart.yaml").is_file() {
+            charts.push(dir);
+            continue;
+        }
         let entries = std::fs::read_dir(&dir).map_err(|source| LoadError::Read {
             path: dir.clone(),
             source,
@@ -426,6 +448,13 @@ pub fn definition_files(path: &Path) -> Result<Vec<PathBuf>, LoadError> {
                 files.push(p);
             }
         }
+    }
+    if !charts.is_empty() {
+        charts.sort();
+        return Err(LoadError::Charts {
+            path: path.to_owned(),
+            charts,
+        });
     }
     files.sort();
     Ok(files)
@@ -600,6 +629,26 @@ mod tests {
                 none.path().display()
             )
         );
+    }
+
+    /// Charts given for definitions (`--kinds examples/charts`, easy to do
+    /// beside `serve --charts`) were read file by file: 29 errors, one per
+    /// template. Now one sentence naming the charts and what takes them.
+    #[test]
+    fn charts_given_for_definitions_are_named_once() {
+        let charts = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/charts");
+        let err = load_path(Path::new(charts)).unwrap_err().to_string();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(&format!(
+                "{charts} holds Helm charts, not kind definitions ({charts}/bucket/Chart.yaml and 4 more): \
+                 `kubectl cozy serve --charts {charts}`"
+            )),
+            "{err}"
+        );
+        let one = format!("{charts}/postgres");
+        let err = load_path(Path::new(&one)).unwrap_err().to_string();
+        assert!(err.contains(&format!("({one}/Chart.yaml): ")), "{err}");
     }
 
     #[test]

@@ -38,7 +38,7 @@ Examples:
   # The plural of every kind, with jq
   kubectl cozy kinds list --kinds examples/kinds -o json | jq -r '.items[].plural'")]
 pub struct ListArgs {
-    /// Kind definitions: a file or a directory of YAML files (default: ask the cluster)
+    /// Kind definitions: a file, or a directory of YAML files (subdirectories too; default: ask the cluster)
     #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath)]
     pub kinds: Option<PathBuf>,
 

@@ -55,7 +55,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub standalone: bool,
 
-    /// Kind definitions: a file or a directory of YAML files (reloaded on change)
+    /// Kind definitions: a file, or a directory of YAML files (subdirectories too; reloaded on change)
     #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath)]
     pub kinds: Option<PathBuf>,
 
