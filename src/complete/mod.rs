@@ -5,8 +5,9 @@
 //! final `:<cobra ShellCompDirective>` line.
 //!
 //! Candidates come from the clap definition (subcommands, flags, enumerated
-//! values, the `-o` formats the command prints) and from the kubeconfig
-//! (contexts, clusters, users). A value completes file names only when it is
+//! values, the `-o` formats the command prints), from the kubeconfig
+//! (contexts, clusters, users) and from the cluster (namespaces, see
+//! `cluster.rs`). A value completes file names only when it is
 //! a path (clap's `ValueHint::FilePath`, `DirPath`, `AnyPath`; a `PathBuf`
 //! argument is `AnyPath`); for any other value (a namespace, an image, a
 //! number) the shell is told not to offer files. As in cobra, the value of
@@ -24,6 +25,8 @@ use clap::{Arg, ArgAction, ValueEnum, ValueHint};
 
 use crate::kubeconfig::{self, Selection};
 use crate::output::OutputFormat;
+
+mod cluster;
 
 /// The `-o` formats the command at a path of subcommand names prints, or
 /// `None` when it declares none (`cmd::output_formats`, passed in by the
@@ -329,6 +332,8 @@ fn remember(selection: &mut Selection, arg: &Arg, value: Option<String>) {
     match arg.get_id().as_str() {
         "kubeconfig" => selection.kubeconfig = value.map(Into::into),
         "context" => selection.context = value,
+        "cluster" => selection.cluster = value,
+        "user" => selection.user = value,
         _ => {}
     }
 }
@@ -386,6 +391,7 @@ pub fn value_candidates(arg: &Arg, selection: &Selection) -> Completions {
         "context" => Some(kubeconfig::context_names(selection)),
         "cluster" => Some(kubeconfig::cluster_names(selection)),
         "user" => Some(kubeconfig::user_names(selection)),
+        "namespace" | "session_namespace" => Some(cluster::namespace_names(selection)),
         _ => None,
     };
     if let Some(names) = names {
@@ -534,9 +540,10 @@ mod tests {
     /// number or a duration is not.
     #[test]
     fn only_path_values_complete_files() {
+        // (A namespace is the cluster's: none where no kubeconfig names one.)
         for args in [
-            &["-n", ""][..],
-            &["--namespace", ""],
+            &["--kubeconfig", "/nonexistent", "-n", ""][..],
+            &["--kubeconfig", "/nonexistent", "--namespace", ""],
             &["install", "--image", ""],
             &["install", "--replicas", ""],
             &["install", "--field-manager", ""],

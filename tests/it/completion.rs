@@ -87,8 +87,65 @@ fn completer_speaks_kubectls_protocol() {
     assert!(out.starts_with("--kubeconfig\t"), "{out}");
     // As cobra answers `kubectl __complete get --output=j`: the bare value.
     assert_eq!(completer(&["version", "--output=j"]), "json\tJSON\n:4\n");
-    // A namespace is not a file name.
-    assert_eq!(completer(&["-n", ""]), ":4\n");
+    // A namespace is not a file name (nor anything, with no cluster).
+    assert_eq!(
+        completer(&["--kubeconfig", "/nonexistent", "-n", ""]),
+        ":4\n"
+    );
+}
+
+/// `-n` and `--session-namespace` complete the cluster's namespaces, as
+/// kubectl completes `-n` (kubectl leaves a plugin's flags to the plugin:
+/// `kubectl cozy doctor -n <TAB>` offered nothing), through the context
+/// the words select; a cluster that does not answer gives nothing, soon.
+#[test]
+fn namespaces_complete_from_the_cluster() {
+    let plane = plane::plane();
+    let kubeconfig = plane.kubeconfig.display().to_string();
+    let names = |out: String| -> Vec<String> {
+        out.lines()
+            .map(|l| l.split('\t').next().unwrap_or_default().to_owned())
+            .collect()
+    };
+    let all = names(completer(&[
+        "--kubeconfig",
+        &kubeconfig,
+        "doctor",
+        "-n",
+        "",
+    ]));
+    for ns in ["default", "kube-system", ":4"] {
+        assert!(all.contains(&ns.to_owned()), "{ns} in {all:?}");
+    }
+    assert_eq!(
+        names(completer(&[
+            "serve",
+            "--kubeconfig",
+            &kubeconfig,
+            "--session-namespace",
+            "kube-s"
+        ])),
+        ["kube-system", ":4"]
+    );
+    assert_eq!(
+        names(completer(&[
+            "--kubeconfig",
+            &kubeconfig,
+            "--namespace=kube-p"
+        ])),
+        ["kube-public", ":4"]
+    );
+    // A cluster that is not there: nothing, and no error.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dead = dir.path().join("dead.kubeconfig");
+    std::fs::write(
+        &dead,
+        "apiVersion: v1\nkind: Config\ncurrent-context: dead\nclusters:\n- name: dead\n  cluster: {server: 'https://127.0.0.1:9'}\n\
+         contexts:\n- name: dead\n  context: {cluster: dead, user: dead}\nusers:\n- name: dead\n  user: {token: x}\n",
+    )
+    .unwrap();
+    let dead = dead.display().to_string();
+    assert_eq!(completer(&["--kubeconfig", &dead, "-n", ""]), ":4\n");
 }
 
 /// The completer runs through any chain of links named
