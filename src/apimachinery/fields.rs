@@ -168,6 +168,23 @@ impl FieldSelector {
         Ok(FieldSelector { requirements })
     }
 
+    /// The selector `metadata.name=<name>`: what kube-apiserver makes of the
+    /// name of a watch of one object (`/watch/…/<plural>/<name>`).
+    pub(crate) fn name(name: &str) -> FieldSelector {
+        FieldSelector {
+            requirements: vec![Requirement {
+                field: Field::Name,
+                op: Op::Eq,
+                value: name.to_owned(),
+            }],
+        }
+    }
+
+    /// Whether the selector has no term (selects everything).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
     /// The terms, in the selector's (sorted) order.
     pub(crate) fn requirements(&self) -> &[Requirement] {
         &self.requirements

@@ -174,10 +174,13 @@ fn resource_request(
         ),
         _ => return None,
     };
-    let watch = watch_path || flag(query, "watch");
+    // As kube-apiserver's RequestInfo: `watch=true` makes a watch of a
+    // collection only; a named GET stays a get (its handler ignores the
+    // parameter), and only the `/watch/` path watches one object.
     let verb = match *method {
-        Method::GET | Method::HEAD if watch => Verb::Watch,
+        Method::GET | Method::HEAD if watch_path => Verb::Watch,
         Method::GET | Method::HEAD if name.is_some() => Verb::Get,
+        Method::GET | Method::HEAD if flag(query, "watch") => Verb::Watch,
         Method::GET | Method::HEAD => Verb::List,
         Method::POST => Verb::Create,
         Method::PUT => Verb::Update,
@@ -230,6 +233,24 @@ mod tests {
             panic!()
         };
         assert_eq!(req.verb, Verb::Watch);
+        // One object: watched only through the `/watch/` path; a named GET
+        // with `watch=true` is a get, as kube-apiserver routes it.
+        let Route::Resource(req) = r(
+            Method::GET,
+            &format!("{g}/watch/namespaces/a/postgreses/db"),
+            "",
+        ) else {
+            panic!()
+        };
+        assert_eq!((req.verb, req.name.as_deref()), (Verb::Watch, Some("db")));
+        let Route::Resource(req) = r(
+            Method::GET,
+            &format!("{g}/namespaces/a/postgreses/db"),
+            "watch=true",
+        ) else {
+            panic!()
+        };
+        assert_eq!((req.verb, req.name.as_deref()), (Verb::Get, Some("db")));
         let Route::Resource(req) = r(Method::DELETE, &format!("{g}/namespaces/a/postgreses"), "")
         else {
             panic!()

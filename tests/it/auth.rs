@@ -314,6 +314,99 @@ async fn a_role_naming_postgreses_allows_postgreses_and_denies_redises() {
     );
 }
 
+/// A watch of one object (`/watch/…/postgreses/a`) streamed every app of
+/// the namespace (of the cluster, without one): a user allowed to watch
+/// `a` alone (RBAC `resourceNames`) read `b`'s spec and its passwords. It
+/// streams `a` only, as kube-apiserver makes the name a field selector, a
+/// selector naming another object beside it is a 400, and a named GET with
+/// `watch=true` is a get, as kube-apiserver routes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_of_one_object_streams_that_object_only() {
+    let plane = plane();
+    let server = aggregated();
+    let ns = plane.namespace("watch-one").await;
+    apply(
+        plane,
+        &format!(
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {{name: only-a, namespace: {ns}}}\n\
+             rules:\n- {{apiGroups: [apps.cozystack.io], resources: [postgreses], resourceNames: [a], verbs: [get, watch]}}\n---\n\
+             apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {{name: only-a, namespace: {ns}}}\n\
+             roleRef: {{apiGroup: rbac.authorization.k8s.io, kind: Role, name: only-a}}\n\
+             subjects: [{{apiGroup: rbac.authorization.k8s.io, kind: User, name: alex}}]\n"
+        ),
+    )
+    .expect("apply the Role");
+    let admin = &plane.kubeconfig;
+    for name in ["a", "b"] {
+        ok(&kubectl(
+            admin,
+            &["-n", &ns, "apply", "-f", "-"],
+            Some(&postgres(name)),
+        ));
+    }
+    let alex = plane.user_kubeconfig("alex", &["dev"]);
+    let watch_a = format!("{GV}/watch/namespaces/{ns}/postgreses/a?timeoutSeconds=2");
+    let out = kubectl(&alex, &["get", "--raw", &watch_a], None);
+    let events = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(events.contains("\"name\":\"a\""), "{events}");
+    assert!(!events.contains("\"name\":\"b\""), "b leaked: {events}");
+    assert_eq!(events.lines().count(), 1, "{events}");
+    // Without a namespace: still `a` alone (alex may not, admin may).
+    let all = format!("{GV}/watch/postgreses/a?timeoutSeconds=2");
+    let out = kubectl(admin, &["get", "--raw", &all], None);
+    let events = text(&out.stdout);
+    assert!(events.contains("\"name\":\"a\""), "{events}");
+    assert!(!events.contains("\"name\":\"b\""), "{events}");
+
+    // Straight at the server, as the front proxy for the admin.
+    let a = addr(&server.direct_url);
+    let proxy = &plane.front_proxy_client;
+    let as_admin = [
+        ("X-Remote-User", "admin"),
+        ("X-Remote-Group", "system:masters"),
+    ];
+    let other = request(
+        a,
+        &server.ca_pem,
+        Some(proxy),
+        "GET",
+        &format!("{watch_a}&fieldSelector=metadata.name%3Db"),
+        &as_admin,
+        None,
+    )
+    .await;
+    assert_eq!(other.status, 400, "{}", other.body);
+    assert_eq!(
+        other.json()["message"],
+        "fieldSelector metadata.name doesn't match requested name"
+    );
+    let same = request(
+        a,
+        &server.ca_pem,
+        Some(proxy),
+        "GET",
+        &format!("{watch_a}&fieldSelector=metadata.name%3Da"),
+        &as_admin,
+        None,
+    )
+    .await;
+    assert_eq!(same.status, 200, "{}", same.body);
+    assert!(same.body.contains("\"name\":\"a\""), "{}", same.body);
+    let get = request(
+        a,
+        &server.ca_pem,
+        Some(proxy),
+        "GET",
+        &format!("{GV}/namespaces/{ns}/postgreses/a?watch=true"),
+        &as_admin,
+        None,
+    )
+    .await;
+    assert_eq!(get.status, 200, "{}", get.body);
+    assert_eq!(get.json()["kind"], "Postgres", "{}", get.body);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spoofed_identities_are_refused() {
     let plane = plane();

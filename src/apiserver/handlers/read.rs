@@ -79,7 +79,10 @@ fn is_most_recent(call: &Call<'_>) -> bool {
 
 /// The apps a list, watch or deletecollection selects: its kind, its
 /// namespace (or all), and the `labelSelector` and `fieldSelector` of the
-/// query (400 when either does not parse).
+/// query (400 when either does not parse). A watch of one object
+/// (`/watch/…/<plural>/<name>`, the one such request with a name) selects
+/// that name, as kube-apiserver makes it `metadata.name=<name>`; a
+/// `fieldSelector` beside it must pin the same name (else 400).
 pub(super) fn filter(call: &Call<'_>) -> Result<AppFilter, ApiError> {
     let labels = LabelSelector::parse(
         call.query
@@ -95,6 +98,16 @@ pub(super) fn filter(call: &Call<'_>) -> Result<AppFilter, ApiError> {
             .unwrap_or(""),
     )
     .map_err(ApiError::bad_request)?;
+    let fields = match call.req.name.as_deref() {
+        None => fields,
+        Some(name) if fields.is_empty() => FieldSelector::name(name),
+        Some(name) if fields.exact_name() == Some(name) => fields,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "fieldSelector metadata.name doesn't match requested name",
+            ));
+        }
+    };
     Ok(AppFilter::new(
         call.kind.clone(),
         call.req.namespace.clone(),
