@@ -31,35 +31,43 @@ pub struct Credentials {
     pub client: CertPair,
 }
 
-/// The default state directory: `$XDG_STATE_HOME/kubectl-cozy` or `~/.local/state/kubectl-cozy`.
-pub fn default_state_dir() -> PathBuf {
+/// The default state directory: `$XDG_STATE_HOME/kubectl-cozy` or
+/// `~/.local/state/kubectl-cozy`; with neither variable set, an error that
+/// names `--state-dir`.
+pub fn default_state_dir() -> Result<PathBuf, String> {
     if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir).join("kubectl-cozy");
+        return Ok(PathBuf::from(dir).join("kubectl-cozy"));
     }
-    home().join(".local/state/kubectl-cozy")
+    Ok(home("XDG_STATE_HOME", "--state-dir DIR")?.join(".local/state/kubectl-cozy"))
 }
 
 /// The default kubeconfig path: `$XDG_CONFIG_HOME/kubectl-cozy/standalone.kubeconfig`
-/// or `~/.config/kubectl-cozy/standalone.kubeconfig`.
-pub fn default_kubeconfig_path() -> PathBuf {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| home().join(".config"));
-    base.join("kubectl-cozy").join("standalone.kubeconfig")
+/// or `~/.config/kubectl-cozy/standalone.kubeconfig`; with neither variable
+/// set, an error that names `--write-kubeconfig`.
+pub fn default_kubeconfig_path() -> Result<PathBuf, String> {
+    let base = match std::env::var_os("XDG_CONFIG_HOME").filter(|d| !d.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => home("XDG_CONFIG_HOME", "--write-kubeconfig PATH")?.join(".config"),
+    };
+    Ok(base.join("kubectl-cozy").join("standalone.kubeconfig"))
 }
 
-fn home() -> PathBuf {
+/// `$HOME`, or an error naming the variable and the flag that would do
+/// instead: a shared temporary directory, which another user could have
+/// prepared with a CA of theirs, is never the default.
+fn home(variable: &str, flag: &str) -> Result<PathBuf, String> {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(std::env::temp_dir)
+        .ok_or_else(|| format!("neither HOME nor {variable} is set: pass {flag}"))
 }
 
 /// Loads (or creates, or renews) the CA in `state_dir` and issues fresh
 /// serving and client certificates.
 pub fn credentials(state_dir: &Path, listen: SocketAddr) -> Result<Credentials, CertFilesError> {
     crate::storage::private_files::create_dir(state_dir).map_err(io("create", state_dir))?;
+    crate::storage::private_files::check_trusted_dir(state_dir)
+        .map_err(io("use the state directory", state_dir))?;
     let stored = stored_ca(state_dir)?
         .filter(|ca| ca_is_current(ca.not_after(), time::OffsetDateTime::now_utc()));
     let ca = match stored {

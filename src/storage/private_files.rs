@@ -2,7 +2,9 @@
 //! disk: the SQLite store (app specs, passwords included, sit in it and in
 //! its write-ahead log) and the lock beside it. Directories this creates are
 //! 0700 and files 0600; files that already exist are narrowed to 0600 (an
-//! existing directory is left as the user made it).
+//! existing directory is left as the user made it, but one that must be
+//! trusted, the state directory with the CA, is refused when another user
+//! owns it or may write to it: [`check_trusted_dir`]).
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -21,6 +23,39 @@ pub fn create_dir(dir: &Path) -> io::Result<()> {
         builder.mode(0o700);
     }
     builder.create(dir)
+}
+
+/// Refuses a directory this user must trust (where the standalone CA's key
+/// lives) that another user owns or can write to: they could have put
+/// their own CA there, or replace one. (A shared `/tmp` is the example.)
+pub fn check_trusted_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(dir)?;
+        let me = rustix::process::geteuid().as_raw();
+        if meta.uid() != me {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "owned by uid {}, not by this user (uid {me}): another user could have put a CA there",
+                    meta.uid()
+                ),
+            ));
+        }
+        let mode = meta.mode() & 0o777;
+        if mode & 0o022 != 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "writable by other users (mode {mode:04o}): make it owner-only (chmod 700) or choose another"
+                ),
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 /// Opens `path` for reading and writing, creating it 0600 if missing and
@@ -93,5 +128,27 @@ mod tests {
         restrict_path(&file).unwrap();
         assert_eq!(mode(&file), 0o600);
         restrict_path(&tmp.path().join("absent")).unwrap();
+    }
+
+    #[test]
+    fn a_directory_others_own_or_may_write_is_not_trusted() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("state");
+        create_dir(&dir).unwrap();
+        check_trusted_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o770)).unwrap();
+        let err = check_trusted_dir(&dir).unwrap_err().to_string();
+        assert!(err.contains("writable by other users (mode 0770)"), "{err}");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        check_trusted_dir(&dir).unwrap();
+        // Another user's (where the test may give it away: as root).
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(&dir, Some(65534), None).unwrap();
+            let err = check_trusted_dir(&dir).unwrap_err().to_string();
+            assert!(
+                err.starts_with("owned by uid 65534, not by this user (uid 0)"),
+                "{err}"
+            );
+        }
     }
 }

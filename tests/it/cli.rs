@@ -641,3 +641,58 @@ fn standalone_on_a_taken_port_says_how_to_choose_another() {
     );
     drop(taken);
 }
+
+/// With neither HOME nor the XDG directory set (a service, `env -i`), the
+/// standalone server put its CA and kubeconfig under the shared temporary
+/// directory, trusting a CA another user could have left there. It asks
+/// for the flag instead; and a state directory others may write to is
+/// refused before anything is written into it.
+#[test]
+fn standalone_needs_a_home_and_a_state_directory_of_its_own() {
+    let kinds = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/kinds");
+    let serve = |extra: &[&str]| {
+        let mut cmd = Command::new(bins::kubectl_cozy());
+        cmd.env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .args([
+                "serve",
+                "--standalone",
+                "--listen",
+                "127.0.0.1:0",
+                "--kinds",
+                kinds,
+            ])
+            .args(extra)
+            .stdin(Stdio::null());
+        run(&mut cmd)
+    };
+    let out = serve(&[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("neither HOME nor XDG_STATE_HOME is set: pass --state-dir DIR"),
+        "{}",
+        text(&out.stderr)
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("shared");
+    std::fs::create_dir(&state).unwrap();
+    std::fs::set_permissions(&state, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let out = serve(&[
+        "--state-dir",
+        &state.display().to_string(),
+        "--write-kubeconfig",
+        &dir.path().join("k").display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("writable by other users (mode 0777)"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_dir(&state).unwrap().count(),
+        0,
+        "nothing written"
+    );
+    assert!(!dir.path().join("k").exists());
+}

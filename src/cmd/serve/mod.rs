@@ -132,3 +132,19 @@ fn check_global_flags(args: &ServeArgs, ctx: &Ctx) -> Result<(), CliError> {
         )),
     }
 }
+
+/// `--state-dir`, else the default (under `XDG_STATE_HOME` or `HOME`):
+/// created owner-only, and refused when another user owns it or may write
+/// to it, since the CA its certificates are trusted by lives there.
+fn state_dir(args: &ServeArgs) -> Result<std::path::PathBuf, CliError> {
+    use crate::storage::private_files;
+    let dir = match &args.state_dir {
+        Some(dir) => dir.clone(),
+        None => crate::register::credentials::default_state_dir().map_err(CliError::Usage)?,
+    };
+    private_files::create_dir(&dir)
+        .map_err(|e| CliError::io(format!("create {}", dir.display()), e))?;
+    private_files::check_trusted_dir(&dir)
+        .map_err(|e| CliError::other(format!("use the state directory {}", dir.display()), e))?;
+    Ok(dir)
+}

@@ -21,7 +21,6 @@ use super::{agent_wait, kinds_follow, ownership};
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::Registry;
 use crate::register::apiservice;
-use crate::register::credentials as standalone;
 use crate::register::lease::{self, RenewState, Renewer};
 use crate::register::plan::{Plan, Route};
 use crate::register::registration::{self, Registrar};
@@ -60,10 +59,7 @@ pub(super) async fn serve_session(
 
     // Certificates (the Service name needs the session id: plan first).
     let mut plan = plan(args, route, served, host, 0, String::new());
-    let state_dir = args
-        .state_dir
-        .clone()
-        .unwrap_or_else(standalone::default_state_dir);
+    let state_dir = super::state_dir(args)?;
     let groups: Vec<String> = plan.served.iter().map(|gv| gv.group.clone()).collect();
     let dir = certs::dir_for(&state_dir, &server_url, &groups);
     let serving = certs::load_or_create(&dir, &session::object_name(&plan.id), &plan.namespace)

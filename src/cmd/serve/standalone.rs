@@ -26,10 +26,7 @@ pub(super) async fn serve_standalone(
     args: &ServeArgs,
     registry: Registry,
 ) -> Result<ExitStatus, CliError> {
-    let state_dir = args
-        .state_dir
-        .clone()
-        .unwrap_or_else(standalone::default_state_dir);
+    let state_dir = super::state_dir(args)?;
     let data = args
         .data
         .clone()
@@ -47,10 +44,10 @@ pub(super) async fn serve_standalone(
     // One server per store: held until the process ends.
     let mut lock = StoreLock::acquire(&data, &standalone::server_url(listen))
         .map_err(|e| CliError::other("lock the store", e))?;
-    let kubeconfig = args
-        .write_kubeconfig
-        .clone()
-        .unwrap_or_else(standalone::default_kubeconfig_path);
+    let kubeconfig = match &args.write_kubeconfig {
+        Some(path) => path.clone(),
+        None => standalone::default_kubeconfig_path().map_err(CliError::Usage)?,
+    };
     // One server per kubeconfig context: writing ours over a running
     // server's would cut kubectl off from it, and leave the file naming a
     // server that is gone once this one stops.
