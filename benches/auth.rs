@@ -135,6 +135,7 @@ async fn start(auth: Auth, pki_dir: &std::path::Path, serving: &CertPair) -> ser
             registry,
             apps: AppStore::new(cache.clone(), backend),
         },
+        max_connections_without_certificate: server::MAX_CONNECTIONS_WITHOUT_CERTIFICATE,
     })
     .await
     .expect("server");

@@ -2022,6 +2022,7 @@ impl InProcess {
                     registry: registry.clone(),
                     apps: AppStore::new(cache.clone(), backend),
                 },
+                max_connections_without_certificate: server::MAX_CONNECTIONS_WITHOUT_CERTIFICATE,
             })
             .await
             .expect("start the server");

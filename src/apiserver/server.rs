@@ -41,9 +41,18 @@ use crate::auth::{Auth, PeerCertificates};
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 /// Time allowed for a client to send its request headers.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
-/// The largest request header block accepted over HTTP/2 (Go's default
-/// `MaxHeaderBytes`, as kube-apiserver).
-pub const MAX_HEADER_BYTES: u32 = 1 << 20;
+/// The largest request header block accepted over HTTP/2: room for a user
+/// of thousands of groups through the aggregator's `X-Remote-Group`
+/// headers, a quarter of Go's 1 MiB default, since a stream may hold a
+/// block this large unfinished, from a client that need not authenticate
+/// until it ends.
+pub const MAX_HEADER_BYTES: u32 = 256 * 1024;
+/// Connections without a client certificate (bearer tokens, anonymous
+/// health checks) held at once: beyond it a new one is closed after the
+/// handshake, so that clients with no credentials cannot hold the memory of
+/// unbounded connections. The aggregator and x509 users present a
+/// certificate and are not counted.
+pub const MAX_CONNECTIONS_WITHOUT_CERTIFICATE: usize = 1024;
 /// Limit on non-watch requests.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -59,6 +68,8 @@ pub struct ServerConfig {
     pub auth: Arc<Auth>,
     /// Handlers' state.
     pub state: ApiState,
+    /// [`MAX_CONNECTIONS_WITHOUT_CERTIFICATE`] but in tests.
+    pub max_connections_without_certificate: usize,
 }
 
 /// Server start-up failures.
@@ -123,7 +134,16 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         router: Router::new(config.state, shutdown_rx.clone()),
         auth: config.auth,
     });
-    let task = tokio::spawn(accept_loop(listener, acceptor, shared, shutdown_rx));
+    let uncertified = Arc::new(tokio::sync::Semaphore::new(
+        config.max_connections_without_certificate,
+    ));
+    let task = tokio::spawn(accept_loop(
+        listener,
+        acceptor,
+        shared,
+        uncertified,
+        shutdown_rx,
+    ));
     Ok(RunningServer {
         local_addr,
         shutdown: shutdown_tx,
@@ -154,6 +174,7 @@ async fn accept_loop(
     listener: TcpListener,
     acceptor: tokio_rustls::TlsAcceptor,
     shared: Arc<Shared>,
+    uncertified: Arc<tokio::sync::Semaphore>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -177,6 +198,7 @@ async fn accept_loop(
         }
         let acceptor = acceptor.clone();
         let shared = shared.clone();
+        let uncertified = uncertified.clone();
         let watcher = graceful.watcher();
         tokio::spawn(async move {
             let tls = match tokio::time::timeout(HEADER_READ_TIMEOUT, acceptor.accept(tcp)).await {
@@ -190,9 +212,22 @@ async fn accept_loop(
                     return;
                 }
             };
-            let certs = Arc::new(PeerCertificates::from_chain(
-                tls.get_ref().1.peer_certificates(),
-            ));
+            let chain = tls.get_ref().1.peer_certificates();
+            // Held while the connection lives (moved into its task).
+            let permit = match chain.is_some_and(|c| !c.is_empty()) {
+                true => None,
+                false => match uncertified.try_acquire_owned() {
+                    Ok(permit) => Some(permit),
+                    Err(_) => {
+                        tracing::debug!(
+                            %peer,
+                            "{MAX_CONNECTIONS_WITHOUT_CERTIFICATE} connections without a client certificate are open; closing"
+                        );
+                        return;
+                    }
+                },
+            };
+            let certs = Arc::new(PeerCertificates::from_chain(chain));
             let alpn_h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
             let first_request = Arc::new(tokio::sync::Notify::new());
             let service = {
@@ -227,13 +262,13 @@ async fn accept_loop(
                     .keep_alive_timeout(Duration::from_secs(20))
                     .max_header_list_size(MAX_HEADER_BYTES)
                     .serve_connection(io, service);
-                tokio::spawn(drive(watcher.watch(conn), first_request, peer));
+                tokio::spawn(drive(watcher.watch(conn), first_request, peer, permit));
             } else {
                 let conn = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
                     .header_read_timeout(HEADER_READ_TIMEOUT)
                     .serve_connection(io, service);
-                tokio::spawn(drive(watcher.watch(conn), first_request, peer));
+                tokio::spawn(drive(watcher.watch(conn), first_request, peer, permit));
             }
         });
     }
@@ -252,10 +287,13 @@ async fn accept_loop(
 /// within [`HEADER_READ_TIMEOUT`]: HTTP/1's header read timeout does not
 /// cover HTTP/2, where a client can announce a large HEADERS frame and
 /// trickle its bytes forever.
+/// `_permit`, a connection without a client certificate's, is held until
+/// the connection ends.
 async fn drive<E: std::fmt::Display>(
     conn: impl std::future::Future<Output = Result<(), E>>,
     first_request: Arc<tokio::sync::Notify>,
     peer: SocketAddr,
+    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
 ) {
     tokio::pin!(conn);
     tokio::select! {

@@ -24,11 +24,19 @@ const PG: &str = "/apis/apps.cozystack.io/v1alpha1/namespaces/default/postgreses
 
 struct Local {
     client: kube::Client,
+    addr: std::net::SocketAddr,
+    ca_pem: String,
     _running: RunningServer,
     _dir: tempfile::TempDir,
 }
 
 async fn local() -> Local {
+    local_with(server::MAX_CONNECTIONS_WITHOUT_CERTIFICATE).await
+}
+
+/// [`local`] holding at most `uncertified` connections without a client
+/// certificate.
+async fn local_with(uncertified: usize) -> Local {
     let dir = tempfile::tempdir().unwrap();
     let kinds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
     let registry = Registry::from_path(&kinds).unwrap();
@@ -48,6 +56,7 @@ async fn local() -> Local {
             registry,
             apps: AppStore::new(cache.clone(), backend),
         },
+        max_connections_without_certificate: uncertified,
     })
     .await
     .unwrap();
@@ -65,6 +74,8 @@ async fn local() -> Local {
         .unwrap();
     Local {
         client: kube::Client::try_from(config).unwrap(),
+        addr: running.local_addr,
+        ca_pem: credentials.ca_pem.clone(),
         _running: running,
         _dir: dir,
     }
@@ -1067,4 +1078,68 @@ async fn unknown_fields_outside_spec_are_refused_warned_or_dropped_and_never_own
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(r.body, before.body, "a write that changes nothing");
+}
+
+/// Anyone who reaches the port can open connections before authenticating:
+/// those without a client certificate are held up to a limit (beyond it a
+/// new one is closed after the handshake), and a client with one (the
+/// aggregator, an x509 user) is served whatever their number.
+#[tokio::test]
+async fn connections_without_a_certificate_are_held_up_to_a_limit() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let local = local_with(2).await;
+    let connector = {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in rustls::pki_types::CertificateDer::pem_slice_iter(local.ca_pem.as_bytes()) {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        tokio_rustls::TlsConnector::from(std::sync::Arc::new(config))
+    };
+    let open = || async {
+        let tcp = tokio::net::TcpStream::connect(local.addr).await.unwrap();
+        let name = rustls::pki_types::ServerName::IpAddress(local.addr.ip().into());
+        connector.connect(name, tcp).await.unwrap()
+    };
+    // `/readyz` on a connection: its status line, or "" when it was closed.
+    let readyz = |mut tls: tokio_rustls::client::TlsStream<tokio::net::TcpStream>| async move {
+        let _ = tls
+            .write_all(b"GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await;
+        let mut raw = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(10), tls.read_to_end(&mut raw)).await;
+        String::from_utf8_lossy(&raw)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    use rustls::pki_types::pem::PemObject as _;
+    let held = [open().await, open().await];
+    // (The server counts a connection once it reads the client's Finished.)
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(readyz(open().await).await, "", "a third is closed");
+    // With a certificate: served.
+    local
+        .client
+        .apiserver_version()
+        .await
+        .expect("a client with a certificate");
+    // One closes: a new one is served (once the server has seen it go).
+    drop(held);
+    let mut status = String::new();
+    for _ in 0..50 {
+        status = readyz(open().await).await;
+        if !status.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, "HTTP/1.1 200 OK");
 }

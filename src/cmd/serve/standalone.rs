@@ -89,6 +89,7 @@ pub(super) async fn serve_standalone(
             registry: registry.clone(),
             apps: apps.clone(),
         },
+        max_connections_without_certificate: server::MAX_CONNECTIONS_WITHOUT_CERTIFICATE,
     })
     .await
     .map_err(|e| CliError::other("start the API server", e))?;
