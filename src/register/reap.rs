@@ -46,9 +46,9 @@ use kube::api::{
 };
 
 use super::session::{
-    API_SERVICE, CONFIG_MAP, LEASE, Liveness, NAMESPACE, SAVED_API_SERVICES_ANNOTATION,
-    SESSION_LABEL, SavedApiService, SessionObject, judge, lease_name, reap_rank,
-    saved_api_services_name,
+    API_SERVICE, CONFIG_MAP, LEASE, Liveness, NAMESPACE, ORIGINAL_DIGEST_ANNOTATION,
+    SAVED_API_SERVICES_ANNOTATION, SESSION_LABEL, SavedApiService, SessionObject, judge,
+    lease_name, reap_rank, saved_api_services_name,
 };
 use crate::error_chain::error_chain;
 
@@ -400,6 +400,10 @@ impl Reaping {
                 continue;
             }
             match self.saved.get(&o.name) {
+                Some(Ok(original)) if let Some(why) = edited(client, o, original, limit).await => {
+                    self.keep_record = true;
+                    report.failed.push((o.clone(), why));
+                }
                 Some(Ok(original)) => match ended_session_of(client, original, limit).await {
                     Some(ended) => match delete_api_service(client, o, &id, limit).await {
                         Step::Done | Step::Gone => {
@@ -587,6 +591,35 @@ enum Step {
     Gone,
     Left(String),
     Failed(String),
+}
+
+/// Why the saved `original` of the taken-over APIService `o` must not be
+/// restored: it no longer has the digest the APIService carries
+/// ([`ORIGINAL_DIGEST_ANNOTATION`]), so it was edited in its ConfigMap
+/// after the takeover. `None` when it matches, or where no digest was
+/// recorded (a session of an earlier version).
+async fn edited(
+    client: &Client,
+    o: &SessionObject,
+    original: &SavedApiService,
+    limit: Duration,
+) -> Option<String> {
+    let current = call(limit, dynamic(client, o).get_opt(&o.name))
+        .await
+        .ok()
+        .flatten()?;
+    let recorded = current
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(ORIGINAL_DIGEST_ANNOTATION)?;
+    (*recorded != original.digest()).then(|| {
+        format!(
+            "its saved original was changed after the takeover (it no longer has the digest the APIService \
+             carries in {ORIGINAL_DIGEST_ANNOTATION}): not restored, and kept as it is; restore the original \
+             from a copy you trust, or delete the APIService"
+        )
+    })
 }
 
 /// Reads an APIService and says whether it is still the session's.

@@ -436,10 +436,18 @@ impl Registrar {
                         gv,
                         apiservice::priorities_of(Some(original)),
                     );
-                    let taken: APIService =
-                        serde_json::from_value(apiservice::take_over(original, &ours)).map_err(
-                            |e| RegisterError::Taken(format!("take over APIService {name}: {e}")),
-                        )?;
+                    let mut taken = apiservice::take_over(original, &ours);
+                    // The saved original's digest, which a restore checks.
+                    let digest = SavedApiService::from_object(original)
+                        .map_err(|e| {
+                            RegisterError::Taken(format!("APIService {name} cannot be saved: {e}"))
+                        })?
+                        .digest();
+                    taken["metadata"]["annotations"][session::ORIGINAL_DIGEST_ANNOTATION] =
+                        serde_json::Value::String(digest);
+                    let taken: APIService = serde_json::from_value(taken).map_err(|e| {
+                        RegisterError::Taken(format!("take over APIService {name}: {e}"))
+                    })?;
                     self.write(
                         &format!("take over apiservices.apiregistration.k8s.io/{name}"),
                         api.replace(&name, &PostParams::default(), &taken),

@@ -56,6 +56,12 @@ pub const API_SERVICES_ANNOTATION: &str = "kubectl-cozy.io/apiservices";
 pub const ROUTE_ANNOTATION: &str = "kubectl-cozy.io/route";
 /// Lease annotation: when the session started (RFC 3339).
 pub const STARTED_ANNOTATION: &str = "kubectl-cozy.io/started";
+/// On a taken-over APIService: the SHA-256 of its saved original
+/// ([`SavedApiService::digest`]). The original waits in a ConfigMap of the
+/// session namespace, which whoever may write ConfigMaps there could edit;
+/// the APIService is cluster-scoped, and a restore checks the one against
+/// the other, so an edited original is never restored.
+pub const ORIGINAL_DIGEST_ANNOTATION: &str = "kubectl-cozy.io/original-sha256";
 /// Lease annotation: the ConfigMap in the session namespace that keeps the
 /// originals of APIServices the session took over (`--takeover`).
 pub const SAVED_API_SERVICES_ANNOTATION: &str = "kubectl-cozy.io/saved-apiservices";
@@ -680,6 +686,14 @@ impl SavedApiService {
         serde_json::to_string(&wire).expect("a JSON map always serializes")
     }
 
+    /// The hex SHA-256 of [`Self::to_json`]: the same for the original as
+    /// saved and as read back, different once any of it changed.
+    pub fn digest(&self) -> String {
+        use sha2::Digest as _;
+        let hash = sha2::Sha256::digest(self.to_json().as_bytes());
+        hash.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
     /// Reads what [`SavedApiService::to_json`] wrote.
     pub fn from_json(text: &str) -> Result<SavedApiService, SessionError> {
         let wire: SavedWire = serde_json::from_str(text).map_err(SessionError::SavedJson)?;
@@ -998,6 +1012,12 @@ mod tests {
         );
         let back = SavedApiService::from_json(&text).unwrap();
         assert_eq!(back, saved);
+        // Its digest survives the ConfigMap, and no edit keeps it.
+        assert_eq!(back.digest(), saved.digest());
+        assert_eq!(saved.digest().len(), 64);
+        let mut edited = back.clone();
+        edited.spec.insert("insecureSkipTLSVerify".into(), json!(true));
+        assert_ne!(edited.digest(), saved.digest());
         // Field order is kept, so the restored spec serializes to the same bytes.
         assert_eq!(
             serde_json::to_string(&back.spec).unwrap(),

@@ -1324,16 +1324,35 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
 /// original byte for byte (spec, labels, annotations) instead of deleting it.
 #[tokio::test]
 async fn a_taken_over_apiservice_is_restored_byte_for_byte_when_its_session_is_reaped() {
+    taken_over_and_reaped(false).await;
+}
+
+/// The saved original waits in a ConfigMap of the session namespace, which
+/// someone with no cluster rights may be able to edit: restored as found,
+/// an edited original pointed a cluster-wide group at their Service. The
+/// takeover records the original's digest on the APIService; an original
+/// that no longer matches it is not restored, and the session's record is
+/// kept, the failure named.
+#[tokio::test]
+async fn an_original_edited_during_the_takeover_is_not_restored() {
+    taken_over_and_reaped(true).await;
+}
+
+async fn taken_over_and_reaped(edited: bool) {
     use k8s_openapi::api::coordination::v1::Lease;
     use kubectl_cozy::register::session::{
-        NAMESPACE_ANNOTATION, SESSION_LABEL, SavedApiService, SessionRecord, lease_name,
-        saved_api_services_name,
+        NAMESPACE_ANNOTATION, ORIGINAL_DIGEST_ANNOTATION, SESSION_LABEL, SavedApiService,
+        SessionRecord, lease_name, saved_api_services_name,
     };
     let _serial = CLUSTER_LOCK.lock().await;
     no_terminating_namespaces().await;
     let ns = session_namespace();
-    let id = format!("takeover{}", std::process::id());
-    let name = "v1alpha1.doctor-takeover.example.com";
+    let id = format!("takeover{}{}", std::process::id(), u8::from(edited));
+    let name = if edited {
+        "v1alpha1.doctor-edited.example.com"
+    } else {
+        "v1alpha1.doctor-takeover.example.com"
+    };
     let saved_name = saved_api_services_name(&id);
     let mut cleanup = Cleanup::new();
     cleanup.kubectl(&[
@@ -1358,8 +1377,9 @@ async fn a_taken_over_apiservice_is_restored_byte_for_byte_when_its_session_is_r
         "apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: {name}\n  \
          labels: {{app.kubernetes.io/name: original, team: platform}}\n  \
          annotations: {{example.com/owner: team-x, note: the original one}}\n\
-         spec:\n  group: doctor-takeover.example.com\n  version: v1alpha1\n  insecureSkipTLSVerify: true\n  \
+         spec:\n  group: {}\n  version: v1alpha1\n  insecureSkipTLSVerify: true\n  \
          groupPriorityMinimum: 1000\n  versionPriority: 15\n  service: {{namespace: default, name: doctor-takeover-original, port: {}}}\n",
+        name.trim_start_matches("v1alpha1."),
         dead_port()
     ));
     let read = || -> Value {
@@ -1399,7 +1419,11 @@ async fn a_taken_over_apiservice_is_restored_byte_for_byte_when_its_session_is_r
     let patch = serde_json::json!({
         "metadata": {
             "labels": {SESSION_LABEL: id},
-            "annotations": {NAMESPACE_ANNOTATION: ns, "note": null}
+            "annotations": {
+                NAMESPACE_ANNOTATION: ns,
+                ORIGINAL_DIGEST_ANNOTATION: saved.digest(),
+                "note": null
+            }
         },
         "spec": {
             "groupPriorityMinimum": 2000,
@@ -1419,7 +1443,7 @@ async fn a_taken_over_apiservice_is_restored_byte_for_byte_when_its_session_is_r
 
     // Its Lease, last renewed two hours ago for 15 seconds.
     let record = SessionRecord {
-        served: vec!["doctor-takeover.example.com/v1alpha1".into()],
+        served: vec![format!("{}/v1alpha1", name.trim_start_matches("v1alpha1."))],
         api_services: vec![name.into()],
         route: None,
         started: None,
@@ -1433,6 +1457,54 @@ async fn a_taken_over_apiservice_is_restored_byte_for_byte_when_its_session_is_r
         .create(&PostParams::default(), &lease)
         .await
         .expect("create the Lease");
+
+    if edited {
+        // Someone points the saved original at a Service of theirs.
+        let mut forged = saved.clone();
+        forged.spec.insert(
+            "service".into(),
+            serde_json::json!({"namespace": ns, "name": "theirs", "port": 443}),
+        );
+        let patch = serde_json::json!({"data": {name: forged.to_json()}});
+        configmaps
+            .patch(
+                &saved_name,
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&patch),
+            )
+            .await
+            .expect("edit the saved original");
+        let taken = exact(&read());
+        let out = cozy(&["doctor", "--fix", "--yes", "-o", "json"]);
+        let r = report(&out);
+        let failed = r["fix"]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["detail"].as_str().is_some_and(|d| d.contains(name)))
+            .unwrap_or_else(|| panic!("a result naming {name}: {r:#}"));
+        assert_ne!(failed["outcome"], "done", "{failed:#}");
+        assert!(
+            failed["detail"]
+                .as_str()
+                .unwrap()
+                .contains("its saved original was changed after the takeover"),
+            "{failed:#}"
+        );
+        // Neither restored from the forgery nor deleted; the record kept.
+        assert_eq!(exact(&read()), taken);
+        for object in [
+            format!("configmap/{saved_name}"),
+            format!("lease/{}", lease_name(&id)),
+        ] {
+            assert!(
+                kubectl(&["get", "-n", ns, &object]).status.success(),
+                "{object} is gone"
+            );
+        }
+        drop(cleanup);
+        return;
+    }
 
     // The diagnosis names the saved originals and plans the restore.
     let out = cozy(&["doctor", "-o", "json"]);
