@@ -1016,7 +1016,9 @@ mod tests {
         assert_eq!(back.digest(), saved.digest());
         assert_eq!(saved.digest().len(), 64);
         let mut edited = back.clone();
-        edited.spec.insert("insecureSkipTLSVerify".into(), json!(true));
+        edited
+            .spec
+            .insert("insecureSkipTLSVerify".into(), json!(true));
         assert_ne!(edited.digest(), saved.digest());
         // Field order is kept, so the restored spec serializes to the same bytes.
         assert_eq!(
