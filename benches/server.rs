@@ -2022,7 +2022,7 @@ impl InProcess {
                     registry: registry.clone(),
                     apps: AppStore::new(cache.clone(), backend),
                 },
-                max_connections_without_certificate: server::MAX_CONNECTIONS_WITHOUT_CERTIFICATE,
+                max_unproven_connections: server::MAX_UNPROVEN_CONNECTIONS,
             })
             .await
             .expect("start the server");

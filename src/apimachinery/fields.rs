@@ -170,7 +170,7 @@ impl FieldSelector {
 
     /// The selector `metadata.name=<name>`: what kube-apiserver makes of the
     /// name of a watch of one object (`/watch/…/<plural>/<name>`).
-    pub(crate) fn name(name: &str) -> FieldSelector {
+    fn name(name: &str) -> FieldSelector {
         FieldSelector {
             requirements: vec![Requirement {
                 field: Field::Name,
@@ -180,9 +180,17 @@ impl FieldSelector {
         }
     }
 
-    /// Whether the selector has no term (selects everything).
-    pub(crate) fn is_empty(&self) -> bool {
-        self.requirements.is_empty()
+    /// The selector of a watch of the one object `name` (its path names
+    /// it): `self` where it is empty (then `metadata.name=<name>`) or pins
+    /// that name, else kube-apiserver's 400 text.
+    pub(crate) fn for_name(self, name: &str) -> Result<FieldSelector, &'static str> {
+        if self.requirements.is_empty() {
+            Ok(FieldSelector::name(name))
+        } else if self.exact_name() == Some(name) {
+            Ok(self)
+        } else {
+            Err("fieldSelector metadata.name doesn't match requested name")
+        }
     }
 
     /// The terms, in the selector's (sorted) order.

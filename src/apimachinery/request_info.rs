@@ -47,11 +47,12 @@ pub enum Route {
 /// The verbs of resource requests, as authorization sees them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verb {
-    /// GET with a name.
+    /// GET with a name (`watch=true` or not).
     Get,
     /// GET without a name.
     List,
-    /// GET with `watch=true`.
+    /// GET of a collection with `watch=true`, or any GET under `/watch/`
+    /// (of one object where it names one).
     Watch,
     /// POST.
     Create,

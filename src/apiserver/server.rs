@@ -47,12 +47,17 @@ pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// block this large unfinished, from a client that need not authenticate
 /// until it ends.
 pub const MAX_HEADER_BYTES: u32 = 256 * 1024;
-/// Connections without a client certificate (bearer tokens, anonymous
-/// health checks) held at once: beyond it a new one is closed after the
-/// handshake, so that clients with no credentials cannot hold the memory of
-/// unbounded connections. The aggregator and x509 users present a
-/// certificate and are not counted.
-pub const MAX_CONNECTIONS_WITHOUT_CERTIFICATE: usize = 1024;
+/// Connections whose client is not known yet ("unproven": no certificate a
+/// trusted CA signed, no authenticated request yet) held at once: beyond
+/// it a new one is closed after its handshake, so that clients with no
+/// credentials cannot hold the memory of unbounded connections. The
+/// aggregator and x509 users prove themselves at the handshake (and are
+/// never turned away), bearer-token users with their first request.
+pub const MAX_UNPROVEN_CONNECTIONS: usize = 1024;
+/// How long a connection may stay unproven: a health probe's is done long
+/// before; one that never authenticates is then closed, so that nobody
+/// keeps [`MAX_UNPROVEN_CONNECTIONS`] full with idle connections.
+pub const UNPROVEN_LIFETIME: Duration = Duration::from_secs(30);
 /// Limit on non-watch requests.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -68,8 +73,8 @@ pub struct ServerConfig {
     pub auth: Arc<Auth>,
     /// Handlers' state.
     pub state: ApiState,
-    /// [`MAX_CONNECTIONS_WITHOUT_CERTIFICATE`] but in tests.
-    pub max_connections_without_certificate: usize,
+    /// [`MAX_UNPROVEN_CONNECTIONS`] but in tests.
+    pub max_unproven_connections: usize,
 }
 
 /// Server start-up failures.
@@ -134,14 +139,12 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         router: Router::new(config.state, shutdown_rx.clone()),
         auth: config.auth,
     });
-    let uncertified = Arc::new(tokio::sync::Semaphore::new(
-        config.max_connections_without_certificate,
-    ));
+    let unproven = Arc::new(tokio::sync::Semaphore::new(config.max_unproven_connections));
     let task = tokio::spawn(accept_loop(
         listener,
         acceptor,
         shared,
-        uncertified,
+        unproven,
         shutdown_rx,
     ));
     Ok(RunningServer {
@@ -174,7 +177,7 @@ async fn accept_loop(
     listener: TcpListener,
     acceptor: tokio_rustls::TlsAcceptor,
     shared: Arc<Shared>,
-    uncertified: Arc<tokio::sync::Semaphore>,
+    unproven: Arc<tokio::sync::Semaphore>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -196,9 +199,9 @@ async fn accept_loop(
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(%peer, "TCP_NODELAY: {e}");
         }
+        let unproven = unproven.clone();
         let acceptor = acceptor.clone();
         let shared = shared.clone();
-        let uncertified = uncertified.clone();
         let watcher = graceful.watcher();
         tokio::spawn(async move {
             let tls = match tokio::time::timeout(HEADER_READ_TIMEOUT, acceptor.accept(tcp)).await {
@@ -212,30 +215,31 @@ async fn accept_loop(
                     return;
                 }
             };
-            let chain = tls.get_ref().1.peer_certificates();
-            // Held while the connection lives (moved into its task).
-            let permit = match chain.is_some_and(|c| !c.is_empty()) {
-                true => None,
-                false => match uncertified.try_acquire_owned() {
-                    Ok(permit) => Some(permit),
+            let certs = Arc::new(PeerCertificates::from_chain(
+                tls.get_ref().1.peer_certificates(),
+            ));
+            // A client not known by its certificate takes a place among
+            // the unproven until a request of its authenticates.
+            let unproven = match shared.auth.trusts_certificate(&certs) {
+                true => Unproven::default(),
+                false => match unproven.try_acquire_owned() {
+                    Ok(permit) => Unproven::new(permit),
                     Err(_) => {
-                        tracing::debug!(
-                            %peer,
-                            "{MAX_CONNECTIONS_WITHOUT_CERTIFICATE} connections without a client certificate are open; closing"
-                        );
+                        tracing::debug!(%peer, "too many connections of unknown clients are open; closing");
                         return;
                     }
                 },
             };
-            let certs = Arc::new(PeerCertificates::from_chain(chain));
             let alpn_h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
             let first_request = Arc::new(tokio::sync::Notify::new());
             let service = {
                 let first_request = first_request.clone();
+                let unproven = unproven.clone();
                 hyper::service::service_fn(move |req| {
                     first_request.notify_one();
                     let shared = shared.clone();
                     let certs = certs.clone();
+                    let unproven = unproven.clone();
                     // Boxed: hyper's HTTP/1 connection keeps a slot the size
                     // of its service's future for the connection's lifetime,
                     // in flight or not, and a request's future (routing and
@@ -244,7 +248,9 @@ async fn accept_loop(
                     // that slot unused; boxed, the slot is a pointer and the
                     // future is freed when the response head is out.
                     Box::pin(async move {
-                        Ok::<_, std::convert::Infallible>(serve(&shared, &certs, req).await)
+                        Ok::<_, std::convert::Infallible>(
+                            serve(&shared, &certs, &unproven, req).await,
+                        )
                     })
                 })
             };
@@ -262,13 +268,13 @@ async fn accept_loop(
                     .keep_alive_timeout(Duration::from_secs(20))
                     .max_header_list_size(MAX_HEADER_BYTES)
                     .serve_connection(io, service);
-                tokio::spawn(drive(watcher.watch(conn), first_request, peer, permit));
+                tokio::spawn(drive(watcher.watch(conn), first_request, peer, unproven));
             } else {
                 let conn = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
                     .header_read_timeout(HEADER_READ_TIMEOUT)
                     .serve_connection(io, service);
-                tokio::spawn(drive(watcher.watch(conn), first_request, peer, permit));
+                tokio::spawn(drive(watcher.watch(conn), first_request, peer, unproven));
             }
         });
     }
@@ -287,14 +293,14 @@ async fn accept_loop(
 /// within [`HEADER_READ_TIMEOUT`]: HTTP/1's header read timeout does not
 /// cover HTTP/2, where a client can announce a large HEADERS frame and
 /// trickle its bytes forever.
-/// `_permit`, a connection without a client certificate's, is held until
-/// the connection ends.
+/// A connection still `unproven` after [`UNPROVEN_LIFETIME`] is closed.
 async fn drive<E: std::fmt::Display>(
     conn: impl std::future::Future<Output = Result<(), E>>,
     first_request: Arc<tokio::sync::Notify>,
     peer: SocketAddr,
-    _permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    unproven: Unproven,
 ) {
+    let deadline = tokio::time::sleep(UNPROVEN_LIFETIME);
     tokio::pin!(conn);
     tokio::select! {
         result = &mut conn => {
@@ -309,8 +315,44 @@ async fn drive<E: std::fmt::Display>(
             return;
         }
     }
+    if unproven.held() {
+        tokio::select! {
+            result = &mut conn => {
+                if let Err(e) = result {
+                    tracing::debug!(%peer, "connection ended: {e}");
+                }
+                return;
+            }
+            () = deadline => {}
+        }
+        if unproven.held() {
+            tracing::debug!(%peer, "no authenticated request within {UNPROVEN_LIFETIME:?}; closing");
+            return;
+        }
+    }
     if let Err(e) = conn.await {
         tracing::debug!(%peer, "connection ended: {e}");
+    }
+}
+
+/// A connection's place among [`MAX_UNPROVEN_CONNECTIONS`], held until its
+/// client proves who it is (an authenticated request) or the connection
+/// ends; none (`default`) for a client its certificate proved.
+#[derive(Clone, Default)]
+struct Unproven(Arc<std::sync::Mutex<Option<tokio::sync::OwnedSemaphorePermit>>>);
+
+impl Unproven {
+    fn new(permit: tokio::sync::OwnedSemaphorePermit) -> Self {
+        Unproven(Arc::new(std::sync::Mutex::new(Some(permit))))
+    }
+
+    /// The client is known: the place is given back.
+    fn prove(&self) {
+        drop(self.0.lock().unwrap_or_else(|p| p.into_inner()).take());
+    }
+
+    fn held(&self) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_some()
     }
 }
 
@@ -341,18 +383,27 @@ pub fn set_access_log(log: AccessLog) -> bool {
     ACCESS_LOG.set(log).is_ok()
 }
 
+/// Serves one request; an authenticated one proves its connection's client
+/// (an anonymous health probe does not).
 async fn serve(
     shared: &Shared,
     peer: &PeerCertificates,
+    unproven: &Unproven,
     req: http::Request<Incoming>,
 ) -> Response<Body> {
-    let Some(log) = ACCESS_LOG.get() else {
-        return serve_request(shared, peer, req).await.0;
-    };
+    let log = ACCESS_LOG.get();
     let started = std::time::Instant::now();
-    let method = req.method().clone();
-    let path = req.uri().path().to_owned();
+    let logged = log.map(|_| (req.method().clone(), req.uri().path().to_owned()));
     let (response, user) = serve_request(shared, peer, req).await;
+    if user
+        .as_ref()
+        .is_some_and(|u| u.name != crate::apimachinery::user::ANONYMOUS_USER)
+    {
+        unproven.prove();
+    }
+    let (Some(log), Some((method, path))) = (log, logged) else {
+        return response;
+    };
     log(&Access {
         method: &method,
         path: &path,

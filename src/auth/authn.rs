@@ -71,6 +71,30 @@ impl Authenticator {
         self
     }
 
+    /// Whether `peer` presented a certificate that a trusted CA (the
+    /// front proxy's or the client CA) signed: the aggregator or an x509
+    /// user, known at the handshake. The verdicts are kept on `peer`, so
+    /// its requests do not verify the chain again.
+    pub fn trusts_certificate(&self, peer: &PeerCertificates) -> bool {
+        if !peer.present() {
+            return false;
+        }
+        let config = self.config.current();
+        let front_proxy = config.request_header.as_ref().is_some_and(|rh| {
+            peer.verdict(Trust::RequestHeader, config.generation, |leaf, rest| {
+                rh.ca.verify(leaf, rest)
+            })
+            .is_ok()
+        });
+        front_proxy
+            || config.client_ca.as_ref().is_some_and(|ca| {
+                peer.verdict(Trust::ClientCa, config.generation, |leaf, rest| {
+                    ca.verify(leaf, rest)
+                })
+                .is_ok()
+            })
+    }
+
     /// Runs the chain: `Ok(Some(user))`, `Ok(None)` when no credentials were
     /// presented, or the error of every method that failed.
     pub async fn authenticate(

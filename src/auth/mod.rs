@@ -168,6 +168,15 @@ impl Auth {
         Arc::new(tls::DeferredClientCertVerifier::new())
     }
 
+    /// Whether `peer`'s certificate is signed by a CA this server trusts
+    /// (every connection is, for benchmarks' allow-all).
+    pub fn trusts_certificate(&self, peer: &PeerCertificates) -> bool {
+        match &self.mode {
+            Mode::AllowAll => true,
+            Mode::Delegated { authenticator, .. } => authenticator.trusts_certificate(peer),
+        }
+    }
+
     /// Authenticates and authorizes one request. `Ok` carries the caller;
     /// `Err` is the Status to answer with (401, 403 or 500).
     pub async fn check(

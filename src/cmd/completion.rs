@@ -142,8 +142,7 @@ pub fn script(shell: Shell) -> Vec<u8> {
     if shell == Shell::Fish {
         buf = fix_fish_pending_option_value(&buf);
     }
-    let buf = without_hidden_subcommands(shell, &buf, &hidden);
-    without_hidden_flags(shell, &buf, &hidden_flags)
+    without_hidden(shell, &buf, &hidden, &hidden_flags)
 }
 
 fn any_path_as_file_path(cmd: clap::Command) -> clap::Command {
@@ -168,61 +167,54 @@ fn hidden_long_flags(cmd: &clap::Command, out: &mut Vec<String>) {
     }
 }
 
-/// clap_complete offers hidden flags (`serve --agent-service-external-name`,
-/// a test seam) like any other. Drops them from bash's word lists and the
-/// lines that declare them in fish, zsh and PowerShell.
-fn without_hidden_flags(shell: Shell, script: &[u8], hidden: &[String]) -> Vec<u8> {
-    let text = String::from_utf8_lossy(script);
-    let mut out = String::with_capacity(text.len());
-    for line in text.split_inclusive('\n') {
-        let mut line = line.to_owned();
-        for name in hidden {
-            match shell {
-                Shell::Bash if line.trim_start().starts_with("opts=\"") => {
-                    line = line.replace(&format!(" --{name}\""), "\"");
-                    line = line.replace(&format!(" --{name} "), " ");
-                }
-                Shell::Fish if line.contains(&format!(" -l {name} ")) => line.clear(),
-                Shell::Zsh if line.starts_with(&format!("'--{name}=")) => line.clear(),
-                Shell::PowerShell
-                    if line.contains(&format!("[CompletionResult]::new('--{name}'")) =>
-                {
-                    line.clear()
-                }
-                _ => {}
-            }
-        }
-        out.push_str(&line);
-    }
-    out.into_bytes()
-}
-
 /// clap_complete offers hidden subcommands (`tunnel-agent`, which only the
-/// agent pod runs) like any other. Drops them from the candidates a shell
+/// agent pod runs) and hidden flags (`serve --agent-service-external-name`,
+/// a test seam) like any others. Drops them from the candidates a shell
 /// offers: bash's word lists, and the lines that declare them in fish, zsh
-/// and PowerShell. What completes *after* such a subcommand stays (harmless,
-/// and never reached from a candidate).
-fn without_hidden_subcommands(shell: Shell, script: &[u8], hidden: &[String]) -> Vec<u8> {
-    if hidden.is_empty() {
+/// and PowerShell. What completes *after* such a word stays (harmless, and
+/// never reached from a candidate). A flag name hidden anywhere is left out
+/// everywhere (today one, `serve`'s).
+fn without_hidden(
+    shell: Shell,
+    script: &[u8],
+    subcommands: &[String],
+    flags: &[String],
+) -> Vec<u8> {
+    // Each hidden word as bash lists it, and as the other shells declare it.
+    let words = subcommands
+        .iter()
+        .map(|name| {
+            let declared = match shell {
+                Shell::Fish => format!("-a \"{name}\""),
+                Shell::Zsh => format!("'{name}:"),
+                _ => format!("[CompletionResult]::new('{name}'"),
+            };
+            (name.clone(), declared)
+        })
+        .chain(flags.iter().map(|name| {
+            let declared = match shell {
+                Shell::Fish => format!(" -l {name} "),
+                Shell::Zsh => format!("'--{name}="),
+                _ => format!("[CompletionResult]::new('--{name}'"),
+            };
+            (format!("--{name}"), declared)
+        }))
+        .collect::<Vec<_>>();
+    if words.is_empty() {
         return script.to_vec();
     }
     let text = String::from_utf8_lossy(script);
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         let mut line = line.to_owned();
-        for name in hidden {
+        for (word, declared) in &words {
             match shell {
                 Shell::Bash if line.trim_start().starts_with("opts=\"") => {
-                    line = line.replace(&format!(" {name}\""), "\"");
-                    line = line.replace(&format!(" {name} "), " ");
+                    line = line.replace(&format!(" {word}\""), "\"");
+                    line = line.replace(&format!(" {word} "), " ");
                 }
-                Shell::Fish if line.contains(&format!("-a \"{name}\"")) => line.clear(),
-                Shell::Zsh if line.trim_start().starts_with(&format!("'{name}:")) => line.clear(),
-                Shell::PowerShell
-                    if line.contains(&format!("[CompletionResult]::new('{name}'")) =>
-                {
-                    line.clear()
-                }
+                Shell::Zsh if line.trim_start().starts_with(declared.as_str()) => line.clear(),
+                Shell::Fish | Shell::PowerShell if line.contains(declared.as_str()) => line.clear(),
                 _ => {}
             }
         }

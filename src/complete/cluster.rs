@@ -17,21 +17,33 @@ use crate::kubeconfig::{self, Selection};
 pub(super) const CLUSTER_TIMEOUT: Duration = Duration::from_secs(3);
 
 /// The names of the namespaces of the cluster `selection` names, sorted;
-/// none when it cannot be asked or does not answer in time.
+/// none when it cannot be asked or does not answer in time. Asked on a
+/// thread of its own, waited for at most [`CLUSTER_TIMEOUT`] whatever it
+/// does: loading the kubeconfig may run a credential plugin (`exec`), which
+/// blocks (and may wait for a browser's login) where no timer can cut it.
+/// A thread still asking when the time is up is left to the process's end.
 pub(super) fn namespace_names(selection: &Selection) -> Vec<String> {
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let selection = selection.clone();
+    let asked = std::thread::Builder::new()
+        .name("complete-namespaces".into())
+        .spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            let _ = tx.send(runtime.block_on(list_namespaces(&selection)));
+        });
+    if asked.is_err() {
         return Vec::new();
-    };
-    let names = runtime.block_on(async {
-        tokio::time::timeout(CLUSTER_TIMEOUT, list_namespaces(selection))
-            .await
-            .ok()
-            .flatten()
-    });
-    let mut names = names.unwrap_or_default();
+    }
+    let mut names = rx
+        .recv_timeout(CLUSTER_TIMEOUT)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     names.sort();
     names
 }

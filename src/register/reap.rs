@@ -399,11 +399,37 @@ impl Reaping {
                 ));
                 continue;
             }
-            match self.saved.get(&o.name) {
-                Some(Ok(original)) if let Some(why) = edited(client, o, original, limit).await => {
-                    self.keep_record = true;
-                    report.failed.push((o.clone(), why));
+            // Still the session's, and what its takeover recorded of the
+            // original (read first: the saved original is trusted only if
+            // it still has that digest, whatever is decided from it).
+            let current = match read_owned(&dynamic(client, o), &o.name, &id, limit).await {
+                Ok(current) => current,
+                Err(Step::Gone | Step::Done) => {
+                    report.deleted.push(o.clone());
+                    continue;
                 }
+                Err(Step::Left(why)) => {
+                    report.left.push((o.clone(), why));
+                    continue;
+                }
+                Err(Step::Failed(why)) => {
+                    self.keep_record |= self.saved.contains_key(&o.name);
+                    report.failed.push((o.clone(), why));
+                    continue;
+                }
+            };
+            let recorded = current
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(ORIGINAL_DIGEST_ANNOTATION));
+            let saved = self.saved.get(&o.name);
+            if let Some(why) = tampered(recorded.map(String::as_str), saved) {
+                self.keep_record = true;
+                report.failed.push((o.clone(), why));
+                continue;
+            }
+            match saved {
                 Some(Ok(original)) => match ended_session_of(client, original, limit).await {
                     Some(ended) => match delete_api_service(client, o, &id, limit).await {
                         Step::Done | Step::Gone => {
@@ -593,33 +619,28 @@ enum Step {
     Failed(String),
 }
 
-/// Why the saved `original` of the taken-over APIService `o` must not be
-/// restored: it no longer has the digest the APIService carries
-/// ([`ORIGINAL_DIGEST_ANNOTATION`]), so it was edited in its ConfigMap
-/// after the takeover. `None` when it matches, or where no digest was
-/// recorded (a session of an earlier version).
-async fn edited(
-    client: &Client,
-    o: &SessionObject,
-    original: &SavedApiService,
-    limit: Duration,
+/// Why a taken-over APIService whose takeover `recorded` its original's
+/// digest ([`ORIGINAL_DIGEST_ANNOTATION`]) must be neither restored nor
+/// deleted: its `saved` original no longer has that digest, or is missing,
+/// so its ConfigMap was edited after the takeover. `None` when it matches,
+/// or where nothing was recorded (not taken over, or by an earlier version,
+/// which did not record it).
+fn tampered(
+    recorded: Option<&str>,
+    saved: Option<&Result<SavedApiService, String>>,
 ) -> Option<String> {
-    let current = call(limit, dynamic(client, o).get_opt(&o.name))
-        .await
-        .ok()
-        .flatten()?;
-    let recorded = current
-        .metadata
-        .annotations
-        .as_ref()?
-        .get(ORIGINAL_DIGEST_ANNOTATION)?;
-    (*recorded != original.digest()).then(|| {
-        format!(
-            "its saved original was changed after the takeover (it no longer has the digest the APIService \
-             carries in {ORIGINAL_DIGEST_ANNOTATION}): not restored, and kept as it is; restore the original \
-             from a copy you trust, or delete the APIService"
-        )
-    })
+    let recorded = recorded?;
+    let what = match saved {
+        Some(Ok(original)) if original.digest() == recorded => return None,
+        Some(Ok(_)) => "was changed after the takeover",
+        // Does not parse: the caller says so already.
+        Some(Err(_)) => return None,
+        None => "was removed after the takeover",
+    };
+    Some(format!(
+        "its saved original {what} (the APIService carries its digest in {ORIGINAL_DIGEST_ANNOTATION}): \
+         neither restored nor deleted; restore the original from a copy you trust, or delete the APIService"
+    ))
 }
 
 /// Reads an APIService and says whether it is still the session's.
@@ -871,6 +892,39 @@ async fn settle_namespace(client: &Client, name: &str, fate: Fate, limit: Durati
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An original is trusted only with the digest its takeover recorded:
+    /// edited or removed it is neither restored nor deleted; where nothing
+    /// was recorded (an earlier version's session, or no takeover) it is
+    /// handled as before.
+    #[test]
+    fn a_saved_original_must_have_the_recorded_digest() {
+        let original = SavedApiService::from_object(&serde_json::json!({
+            "metadata": {"name": "v1alpha1.x.example.com"},
+            "spec": {"group": "x.example.com", "version": "v1alpha1"}
+        }))
+        .unwrap();
+        let digest = original.digest();
+        let saved = Ok(original.clone());
+        assert_eq!(tampered(Some(&digest), Some(&saved)), None);
+        assert_eq!(tampered(None, Some(&saved)), None);
+        assert_eq!(tampered(None, None), None);
+        let mut edited = original;
+        edited
+            .spec
+            .insert("insecureSkipTLSVerify".into(), serde_json::json!(true));
+        let why = tampered(Some(&digest), Some(&Ok(edited))).unwrap();
+        assert!(
+            why.starts_with("its saved original was changed after the takeover"),
+            "{why}"
+        );
+        let why = tampered(Some(&digest), None).unwrap();
+        assert!(
+            why.starts_with("its saved original was removed after the takeover"),
+            "{why}"
+        );
+        assert_eq!(tampered(Some(&digest), Some(&Err("bad".into()))), None);
+    }
 
     #[test]
     fn call_errors_read_like_the_server_said_them() {

@@ -31,12 +31,12 @@ struct Local {
 }
 
 async fn local() -> Local {
-    local_with(server::MAX_CONNECTIONS_WITHOUT_CERTIFICATE).await
+    local_with(server::MAX_UNPROVEN_CONNECTIONS).await
 }
 
-/// [`local`] holding at most `uncertified` connections without a client
-/// certificate.
-async fn local_with(uncertified: usize) -> Local {
+/// [`local`] holding at most `unproven` connections of clients not yet
+/// known (no trusted certificate, no authenticated request).
+async fn local_with(unproven: usize) -> Local {
     let dir = tempfile::tempdir().unwrap();
     let kinds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
     let registry = Registry::from_path(&kinds).unwrap();
@@ -56,7 +56,7 @@ async fn local_with(uncertified: usize) -> Local {
             registry,
             apps: AppStore::new(cache.clone(), backend),
         },
-        max_connections_without_certificate: uncertified,
+        max_unproven_connections: unproven,
     })
     .await
     .unwrap();
@@ -1081,11 +1081,12 @@ async fn unknown_fields_outside_spec_are_refused_warned_or_dropped_and_never_own
 }
 
 /// Anyone who reaches the port can open connections before authenticating:
-/// those without a client certificate are held up to a limit (beyond it a
-/// new one is closed after the handshake), and a client with one (the
-/// aggregator, an x509 user) is served whatever their number.
+/// those of clients not yet known are held up to a limit (beyond it a new
+/// one is closed after the handshake); a client with a trusted certificate
+/// (the aggregator, an x509 user) is served whatever their number, and a
+/// connection whose request authenticated no longer counts.
 #[tokio::test]
-async fn connections_without_a_certificate_are_held_up_to_a_limit() {
+async fn connections_of_unknown_clients_are_held_up_to_a_limit() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let local = local_with(2).await;
     let connector = {

@@ -352,7 +352,8 @@ async fn a_watch_of_one_object_streams_that_object_only() {
     assert!(events.contains("\"name\":\"a\""), "{events}");
     assert!(!events.contains("\"name\":\"b\""), "b leaked: {events}");
     assert_eq!(events.lines().count(), 1, "{events}");
-    // Without a namespace: still `a` alone (alex may not, admin may).
+    // Without a namespace (served across namespaces, as kube-apiserver
+    // serves a custom resource's watch of one name): still `a` alone.
     let all = format!("{GV}/watch/postgreses/a?timeoutSeconds=2");
     let out = kubectl(admin, &["get", "--raw", &all], None);
     let events = text(&out.stdout);

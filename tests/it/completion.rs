@@ -146,6 +146,38 @@ fn namespaces_complete_from_the_cluster() {
     .unwrap();
     let dead = dead.display().to_string();
     assert_eq!(completer(&["--kubeconfig", &dead, "-n", ""]), ":4\n");
+    // A cluster that takes connections and never answers: nothing, once
+    // the completer's own limit (3 s) is up, not after kube's timeouts
+    // (minutes). The test only guards against a hang.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let held: Vec<_> = silent.incoming().collect();
+        drop(held);
+    });
+    let mute = dir.path().join("mute.kubeconfig");
+    std::fs::write(
+        &mute,
+        std::fs::read_to_string(dir.path().join("dead.kubeconfig"))
+            .unwrap()
+            .replace("127.0.0.1:9", &format!("127.0.0.1:{port}")),
+    )
+    .unwrap();
+    let mut child = Command::new(bins::kubectl_complete_cozy())
+        .args(["--kubeconfig", &mute.display().to_string(), "-n", ""])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run completer");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the completer still waits for a silent cluster after 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().expect("output");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), ":4\n");
 }
 
 /// The completer runs through any chain of links named

@@ -99,14 +99,8 @@ pub(super) fn filter(call: &Call<'_>) -> Result<AppFilter, ApiError> {
     )
     .map_err(ApiError::bad_request)?;
     let fields = match call.req.name.as_deref() {
+        Some(name) => fields.for_name(name).map_err(ApiError::bad_request)?,
         None => fields,
-        Some(name) if fields.is_empty() => FieldSelector::name(name),
-        Some(name) if fields.exact_name() == Some(name) => fields,
-        Some(_) => {
-            return Err(ApiError::bad_request(
-                "fieldSelector metadata.name doesn't match requested name",
-            ));
-        }
     };
     Ok(AppFilter::new(
         call.kind.clone(),

@@ -50,7 +50,7 @@ pub(super) async fn start_cluster_server(
             registry,
             apps: apps.clone(),
         },
-        max_connections_without_certificate: server::MAX_CONNECTIONS_WITHOUT_CERTIFICATE,
+        max_unproven_connections: server::MAX_UNPROVEN_CONNECTIONS,
     })
     .await
     .map_err(|e| CliError::other("start the API server", e))?;

@@ -89,7 +89,7 @@ pub(super) async fn serve_standalone(
             registry: registry.clone(),
             apps: apps.clone(),
         },
-        max_connections_without_certificate: server::MAX_CONNECTIONS_WITHOUT_CERTIFICATE,
+        max_unproven_connections: server::MAX_UNPROVEN_CONNECTIONS,
     })
     .await
     .map_err(|e| CliError::other("start the API server", e))?;

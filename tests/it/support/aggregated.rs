@@ -185,7 +185,7 @@ pub async fn start_server_for(
             registry,
             apps: AppStore::new(cache.clone(), backend),
         },
-        max_connections_without_certificate: server::MAX_CONNECTIONS_WITHOUT_CERTIFICATE,
+        max_unproven_connections: server::MAX_UNPROVEN_CONNECTIONS,
     })
     .await
     .map_err(|e| e.to_string())?;

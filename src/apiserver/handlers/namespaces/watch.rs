@@ -49,13 +49,15 @@ pub(super) fn watch(
         Representation::PartialObjectMetadataList => Representation::PartialObjectMetadata,
         other => other,
     };
-    let mut only = name.map(str::to_owned);
-    if let Some(selector) = query.get("fieldSelector").filter(|s| !s.is_empty()) {
-        let selector = FieldSelector::parse(selector).map_err(ApiError::bad_request)?;
-        if let Some(exact) = selector.exact_name() {
-            only = Some(exact.to_owned());
-        }
-    }
+    let selector = FieldSelector::parse(query.get("fieldSelector").map_or("", String::as_str))
+        .map_err(ApiError::bad_request)?;
+    // A watch of one namespace by its path: the name selects it (and a
+    // selector naming another is a 400), as in kube-apiserver.
+    let selector = match name {
+        Some(name) => selector.for_name(name).map_err(ApiError::bad_request)?,
+        None => selector,
+    };
+    let only = selector.exact_name().map(str::to_owned);
     let labels = match query.get("labelSelector").filter(|s| !s.is_empty()) {
         Some(s) => Some(LabelSelector::parse(s).map_err(ApiError::bad_request)?),
         None => None,

@@ -241,8 +241,9 @@ fn create_by_apply(
 }
 
 /// A patched namespace with a field of the wrong type: kube-apiserver's
-/// 422, which quotes the patched object (decoded from JSON it encoded from
-/// a map, so with sorted keys).
+/// 422, which quotes the patched object as Go encodes it (keys sorted; the
+/// object's values here are the store's, as its uid and times differ from
+/// any other server's anyway).
 fn check_patched_types(patched: &Value) -> Result<(), ApiError> {
     let Some(error) = patched
         .as_object()
@@ -253,7 +254,7 @@ fn check_patched_types(patched: &Value) -> Result<(), ApiError> {
     let cause = FieldError {
         field: "patch".into(),
         kind: FieldErrorKind::Invalid,
-        bad_value: Some(Value::String(patched.to_string())),
+        bad_value: Some(Value::String(crate::golang::json::marshal(patched))),
         detail: error,
     };
     Err(ApiError::invalid("", "", "", &[cause]))
