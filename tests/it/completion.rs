@@ -137,13 +137,7 @@ fn namespaces_complete_from_the_cluster() {
     );
     // A cluster that is not there: nothing, and no error.
     let dir = tempfile::tempdir().expect("tempdir");
-    let dead = dir.path().join("dead.kubeconfig");
-    std::fs::write(
-        &dead,
-        "apiVersion: v1\nkind: Config\ncurrent-context: dead\nclusters:\n- name: dead\n  cluster: {server: 'https://127.0.0.1:9'}\n\
-         contexts:\n- name: dead\n  context: {cluster: dead, user: dead}\nusers:\n- name: dead\n  user: {token: x}\n",
-    )
-    .unwrap();
+    let dead = crate::support::kubeconfig_for_port(dir.path(), 9);
     let dead = dead.display().to_string();
     assert_eq!(completer(&["--kubeconfig", &dead, "-n", ""]), ":4\n");
     // A cluster that takes connections and never answers: nothing, once
@@ -155,14 +149,7 @@ fn namespaces_complete_from_the_cluster() {
         let held: Vec<_> = silent.incoming().collect();
         drop(held);
     });
-    let mute = dir.path().join("mute.kubeconfig");
-    std::fs::write(
-        &mute,
-        std::fs::read_to_string(dir.path().join("dead.kubeconfig"))
-            .unwrap()
-            .replace("127.0.0.1:9", &format!("127.0.0.1:{port}")),
-    )
-    .unwrap();
+    let mute = crate::support::kubeconfig_for_port(dir.path(), port);
     let mut child = Command::new(bins::kubectl_complete_cozy())
         .args(["--kubeconfig", &mute.display().to_string(), "-n", ""])
         .stdout(std::process::Stdio::piped())

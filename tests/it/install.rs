@@ -970,22 +970,20 @@ async fn delete_counts_a_terminating_namespace_as_gone() {
 fn printing_without_a_reachable_cluster_says_so_once() {
     let kinds = kinds_dir(&group("install-dead"));
     let dir = tempfile::tempdir().expect("temp dir");
-    let dead = dir.path().join("dead.kubeconfig");
-    std::fs::write(
-        &dead,
-        "apiVersion: v1\nkind: Config\ncurrent-context: dead\nclusters:\n- name: dead\n  cluster: {server: 'https://127.0.0.1:9'}\n\
-         contexts:\n- name: dead\n  context: {cluster: dead, user: dead}\nusers:\n- name: dead\n  user: {token: x}\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(bins::kubectl_cozy())
-        .args(["install", "--request-timeout", "3s", "--kinds"])
-        .arg(kinds.dir.path())
-        .arg("--kubeconfig")
-        .arg(&dead)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run kubectl-cozy install");
-    let (yaml, stderr) = ok(out, "install (print) without a cluster");
+    let dead = crate::support::kubeconfig_for_port(dir.path(), 9);
+    let install = |extra: &[&str]| {
+        std::process::Command::new(bins::kubectl_cozy())
+            .args(["install", "--request-timeout", "3s"])
+            .args(extra)
+            .arg("--kinds")
+            .arg(kinds.dir.path())
+            .arg("--kubeconfig")
+            .arg(&dead)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run kubectl-cozy install")
+    };
+    let (yaml, stderr) = ok(install(&[]), "install (print) without a cluster");
     assert!(yaml.contains("kind: Deployment"), "{yaml}");
     assert!(
         stderr.contains("cannot reach the cluster at https://127.0.0.1:9")
@@ -999,17 +997,8 @@ fn printing_without_a_reachable_cluster_says_so_once() {
     // kube-system), whether the cluster is reachable or not asked.
     for dry_run in [&[][..], &["--dry-run=client"]] {
         for system in ["kube-system", "default"] {
-            let out = std::process::Command::new(bins::kubectl_cozy())
-                .args(["install", "--request-timeout", "3s", "-n", system])
-                .args(dry_run)
-                .arg("--kinds")
-                .arg(kinds.dir.path())
-                .arg("--kubeconfig")
-                .arg(&dead)
-                .stdin(std::process::Stdio::null())
-                .output()
-                .expect("run kubectl-cozy install");
-            let (yaml, stderr) = ok(out, "install (print) into a system namespace");
+            let args = [&["-n", system][..], dry_run].concat();
+            let (yaml, stderr) = ok(install(&args), "install (print) into a system namespace");
             assert!(yaml.contains("kind: Deployment"), "{yaml}");
             assert!(!yaml.contains("kind: Namespace"), "{system}: {yaml}");
             assert!(

@@ -60,3 +60,20 @@ pub fn built_dir(env_var: &str, script: &str) -> Result<std::path::PathBuf, Stri
     }
     Ok(dir.into())
 }
+
+/// A kubeconfig in `dir` whose one context names a cluster at
+/// `127.0.0.1:<port>` with a token user (port 9 refuses every connection).
+pub fn kubeconfig_for_port(dir: &std::path::Path, port: u16) -> std::path::PathBuf {
+    let path = dir.join(format!("port-{port}.kubeconfig"));
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: dead\nclusters:\n\
+             - name: dead\n  cluster: {{server: 'https://127.0.0.1:{port}'}}\n\
+             contexts:\n- name: dead\n  context: {{cluster: dead, user: dead}}\n\
+             users:\n- name: dead\n  user: {{token: x}}\n"
+        ),
+    )
+    .expect("write the kubeconfig");
+    path
+}
