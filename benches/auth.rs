@@ -135,7 +135,7 @@ async fn start(auth: Auth, pki_dir: &std::path::Path, serving: &CertPair) -> ser
             registry,
             apps: AppStore::new(cache.clone(), backend),
         },
-        max_unproven_connections: server::MAX_UNPROVEN_CONNECTIONS,
+        unproven: server::UnprovenLimits::default(),
     })
     .await
     .expect("server");

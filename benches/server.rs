@@ -2022,7 +2022,7 @@ impl InProcess {
                     registry: registry.clone(),
                     apps: AppStore::new(cache.clone(), backend),
                 },
-                max_unproven_connections: server::MAX_UNPROVEN_CONNECTIONS,
+                unproven: server::UnprovenLimits::default(),
             })
             .await
             .expect("start the server");

@@ -73,8 +73,27 @@ pub struct ServerConfig {
     pub auth: Arc<Auth>,
     /// Handlers' state.
     pub state: ApiState,
-    /// [`MAX_UNPROVEN_CONNECTIONS`] but in tests.
-    pub max_unproven_connections: usize,
+    /// What the connections of clients not yet known may hold.
+    pub unproven: UnprovenLimits,
+}
+
+/// How many connections of clients not yet known are held, and how long
+/// ([`MAX_UNPROVEN_CONNECTIONS`], [`UNPROVEN_LIFETIME`]; smaller in tests).
+#[derive(Debug, Clone, Copy)]
+pub struct UnprovenLimits {
+    /// At once.
+    pub connections: usize,
+    /// Each, before it is closed.
+    pub lifetime: Duration,
+}
+
+impl Default for UnprovenLimits {
+    fn default() -> Self {
+        UnprovenLimits {
+            connections: MAX_UNPROVEN_CONNECTIONS,
+            lifetime: UNPROVEN_LIFETIME,
+        }
+    }
 }
 
 /// Server start-up failures.
@@ -139,12 +158,13 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         router: Router::new(config.state, shutdown_rx.clone()),
         auth: config.auth,
     });
-    let unproven = Arc::new(tokio::sync::Semaphore::new(config.max_unproven_connections));
+    let unproven = Arc::new(tokio::sync::Semaphore::new(config.unproven.connections));
+    let lifetime = config.unproven.lifetime;
     let task = tokio::spawn(accept_loop(
         listener,
         acceptor,
         shared,
-        unproven,
+        (unproven, lifetime),
         shutdown_rx,
     ));
     Ok(RunningServer {
@@ -177,7 +197,7 @@ async fn accept_loop(
     listener: TcpListener,
     acceptor: tokio_rustls::TlsAcceptor,
     shared: Arc<Shared>,
-    unproven: Arc<tokio::sync::Semaphore>,
+    (unproven, lifetime): (Arc<tokio::sync::Semaphore>, Duration),
     mut shutdown: watch::Receiver<bool>,
 ) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -268,13 +288,25 @@ async fn accept_loop(
                     .keep_alive_timeout(Duration::from_secs(20))
                     .max_header_list_size(MAX_HEADER_BYTES)
                     .serve_connection(io, service);
-                tokio::spawn(drive(watcher.watch(conn), first_request, peer, unproven));
+                tokio::spawn(drive(
+                    watcher.watch(conn),
+                    first_request,
+                    peer,
+                    unproven,
+                    lifetime,
+                ));
             } else {
                 let conn = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
                     .header_read_timeout(HEADER_READ_TIMEOUT)
                     .serve_connection(io, service);
-                tokio::spawn(drive(watcher.watch(conn), first_request, peer, unproven));
+                tokio::spawn(drive(
+                    watcher.watch(conn),
+                    first_request,
+                    peer,
+                    unproven,
+                    lifetime,
+                ));
             }
         });
     }
@@ -293,14 +325,15 @@ async fn accept_loop(
 /// within [`HEADER_READ_TIMEOUT`]: HTTP/1's header read timeout does not
 /// cover HTTP/2, where a client can announce a large HEADERS frame and
 /// trickle its bytes forever.
-/// A connection still `unproven` after [`UNPROVEN_LIFETIME`] is closed.
+/// A connection still `unproven` after `lifetime` is closed.
 async fn drive<E: std::fmt::Display>(
     conn: impl std::future::Future<Output = Result<(), E>>,
     first_request: Arc<tokio::sync::Notify>,
     peer: SocketAddr,
     unproven: Unproven,
+    lifetime: Duration,
 ) {
-    let deadline = tokio::time::sleep(UNPROVEN_LIFETIME);
+    let deadline = tokio::time::sleep(lifetime);
     tokio::pin!(conn);
     tokio::select! {
         result = &mut conn => {
@@ -326,7 +359,7 @@ async fn drive<E: std::fmt::Display>(
             () = deadline => {}
         }
         if unproven.held() {
-            tracing::debug!(%peer, "no authenticated request within {UNPROVEN_LIFETIME:?}; closing");
+            tracing::debug!(%peer, "no authenticated request within {lifetime:?}; closing");
             return;
         }
     }
@@ -338,21 +371,43 @@ async fn drive<E: std::fmt::Display>(
 /// A connection's place among [`MAX_UNPROVEN_CONNECTIONS`], held until its
 /// client proves who it is (an authenticated request) or the connection
 /// ends; none (`default`) for a client its certificate proved.
+/// (Nothing to do per request for a client its certificate proved, one
+/// flag to read for any other once proved: it is on every request's path.)
 #[derive(Clone, Default)]
-struct Unproven(Arc<std::sync::Mutex<Option<tokio::sync::OwnedSemaphorePermit>>>);
+struct Unproven(Option<Arc<Place>>);
+
+struct Place {
+    proven: std::sync::atomic::AtomicBool,
+    permit: std::sync::Mutex<Option<tokio::sync::OwnedSemaphorePermit>>,
+}
 
 impl Unproven {
     fn new(permit: tokio::sync::OwnedSemaphorePermit) -> Self {
-        Unproven(Arc::new(std::sync::Mutex::new(Some(permit))))
+        Unproven(Some(Arc::new(Place {
+            proven: std::sync::atomic::AtomicBool::new(false),
+            permit: std::sync::Mutex::new(Some(permit)),
+        })))
     }
 
     /// The client is known: the place is given back.
     fn prove(&self) {
-        drop(self.0.lock().unwrap_or_else(|p| p.into_inner()).take());
+        if let Some(place) = &self.0
+            && !place.proven.swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
+            drop(
+                place
+                    .permit
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take(),
+            );
+        }
     }
 
     fn held(&self) -> bool {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+        self.0
+            .as_ref()
+            .is_some_and(|place| !place.proven.load(std::sync::atomic::Ordering::Acquire))
     }
 }
 

@@ -31,12 +31,12 @@ struct Local {
 }
 
 async fn local() -> Local {
-    local_with(server::MAX_UNPROVEN_CONNECTIONS).await
+    local_with(server::UnprovenLimits::default()).await
 }
 
-/// [`local`] holding at most `unproven` connections of clients not yet
-/// known (no trusted certificate, no authenticated request).
-async fn local_with(unproven: usize) -> Local {
+/// [`local`] holding the connections of clients not yet known (no trusted
+/// certificate, no authenticated request) within `unproven`.
+async fn local_with(unproven: server::UnprovenLimits) -> Local {
     let dir = tempfile::tempdir().unwrap();
     let kinds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
     let registry = Registry::from_path(&kinds).unwrap();
@@ -56,7 +56,7 @@ async fn local_with(unproven: usize) -> Local {
             registry,
             apps: AppStore::new(cache.clone(), backend),
         },
-        max_unproven_connections: unproven,
+        unproven,
     })
     .await
     .unwrap();
@@ -1088,7 +1088,11 @@ async fn unknown_fields_outside_spec_are_refused_warned_or_dropped_and_never_own
 #[tokio::test]
 async fn connections_of_unknown_clients_are_held_up_to_a_limit() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let local = local_with(2).await;
+    let local = local_with(server::UnprovenLimits {
+        connections: 2,
+        lifetime: Duration::from_secs(2),
+    })
+    .await;
     let connector = {
         let mut roots = rustls::RootCertStore::empty();
         for cert in rustls::pki_types::CertificateDer::pem_slice_iter(local.ca_pem.as_bytes()) {
@@ -1134,6 +1138,31 @@ async fn connections_of_unknown_clients_are_held_up_to_a_limit() {
         .expect("a client with a certificate");
     // One closes: a new one is served (once the server has seen it go).
     drop(held);
+    let mut status = String::new();
+    for _ in 0..50 {
+        status = readyz(open().await).await;
+        if !status.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    // Held past their lifetime with no authenticated request (a probe's
+    // `/readyz` is anonymous): closed, and their places given back.
+    let mut idle = [open().await, open().await];
+    for tls in &mut idle {
+        tls.write_all(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+    }
+    assert_eq!(readyz(open().await).await, "", "the places are taken");
+    for mut tls in idle {
+        let mut raw = Vec::new();
+        // The answer, then the end of the stream once the lifetime is up.
+        let read = tokio::time::timeout(Duration::from_secs(30), tls.read_to_end(&mut raw)).await;
+        assert!(read.is_ok(), "an unproven connection outlived its lifetime");
+        assert!(String::from_utf8_lossy(&raw).starts_with("HTTP/1.1 200 OK"));
+    }
     let mut status = String::new();
     for _ in 0..50 {
         status = readyz(open().await).await;

@@ -50,7 +50,7 @@ pub(super) async fn start_cluster_server(
             registry,
             apps: apps.clone(),
         },
-        max_unproven_connections: server::MAX_UNPROVEN_CONNECTIONS,
+        unproven: server::UnprovenLimits::default(),
     })
     .await
     .map_err(|e| CliError::other("start the API server", e))?;

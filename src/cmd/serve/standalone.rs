@@ -89,7 +89,7 @@ pub(super) async fn serve_standalone(
             registry: registry.clone(),
             apps: apps.clone(),
         },
-        max_unproven_connections: server::MAX_UNPROVEN_CONNECTIONS,
+        unproven: server::UnprovenLimits::default(),
     })
     .await
     .map_err(|e| CliError::other("start the API server", e))?;

@@ -185,7 +185,7 @@ pub async fn start_server_for(
             registry,
             apps: AppStore::new(cache.clone(), backend),
         },
-        max_unproven_connections: server::MAX_UNPROVEN_CONNECTIONS,
+        unproven: server::UnprovenLimits::default(),
     })
     .await
     .map_err(|e| e.to_string())?;
