@@ -227,6 +227,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_named_watch_takes_its_name_or_a_selector_pinning_it() {
+        let empty = FieldSelector::parse("").unwrap();
+        assert_eq!(empty.for_name("a").unwrap().exact_name(), Some("a"));
+        let same = FieldSelector::parse("metadata.name=a,metadata.namespace=x").unwrap();
+        assert_eq!(same.clone().for_name("a"), Ok(same));
+        for other in ["metadata.name=b", "metadata.namespace=x", "metadata.name!=a"] {
+            assert_eq!(
+                FieldSelector::parse(other).unwrap().for_name("a"),
+                Err("fieldSelector metadata.name doesn't match requested name"),
+                "{other}"
+            );
+        }
+    }
+
+    #[test]
     fn field_selectors() {
         let f = FieldSelector::parse("metadata.name=pg1").unwrap();
         assert_eq!(

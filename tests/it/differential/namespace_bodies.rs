@@ -2,7 +2,8 @@
 //! whose fields have the wrong JSON type (a create, an update and a merge
 //! patch of each) are refused alike, code, reason and message (a patch's
 //! quotes the patched object, which differs in uid and times: compared
-//! without it), and none changes anything.
+//! without it), and none changes anything; and a watch of one namespace by
+//! its path with a field selector naming another is the same 400.
 
 use http::Method;
 
@@ -94,6 +95,26 @@ async fn wrongly_typed_namespaces_are_refused_like_kube_apiserver() {
             }
         }
     }
+    // A watch of one namespace by its path, with a selector naming another.
+    let watch = format!(
+        "/api/v1/watch/namespaces/{name}?fieldSelector=metadata.name%3Dother&timeoutSeconds=1"
+    );
+    let mut answers = Vec::new();
+    for client in [&ours, &theirs] {
+        let request = http::Request::get(&watch)
+            .body(kube::client::Body::empty())
+            .expect("request");
+        let response = client.send(request).await.expect("send");
+        let code = response.status().as_u16();
+        let bytes = http_body_util::BodyExt::collect(response.into_body())
+            .await
+            .expect("body")
+            .to_bytes();
+        let status: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        answers.push((code, status["message"].clone()));
+    }
+    assert_eq!(answers[0], answers[1], "a watch of one namespace by path");
+    assert_eq!(answers[1].0, 400);
     assert!(differ.is_empty(), "{}", differ.join("\n"));
     // Nothing was written: each namespace is as it was created.
     assert_eq!([version(&ours).await, version(&theirs).await], before);
