@@ -232,7 +232,11 @@ mod tests {
         assert_eq!(empty.for_name("a").unwrap().exact_name(), Some("a"));
         let same = FieldSelector::parse("metadata.name=a,metadata.namespace=x").unwrap();
         assert_eq!(same.clone().for_name("a"), Ok(same));
-        for other in ["metadata.name=b", "metadata.namespace=x", "metadata.name!=a"] {
+        for other in [
+            "metadata.name=b",
+            "metadata.namespace=x",
+            "metadata.name!=a",
+        ] {
             assert_eq!(
                 FieldSelector::parse(other).unwrap().for_name("a"),
                 Err("fieldSelector metadata.name doesn't match requested name"),
