@@ -184,6 +184,18 @@ impl ClusterStore {
             .map_err(upstream)
     }
 
+    /// Whether this store may list its HelmReleases at all (one metadata
+    /// list of at most one item, across namespaces as the cache lists):
+    /// kube's error otherwise, a 404 where the cluster serves no
+    /// HelmReleases (no Flux) and a 403 where its identity may not list
+    /// them, either of which would keep the cache from ever filling.
+    pub async fn check_list_access(&self) -> Result<(), kube::Error> {
+        kube::Api::<DynamicObject>::all_with(self.client.clone(), &self.resource)
+            .list_metadata(&ListParams::default().labels(&self.selector).limit(1))
+            .await
+            .map(drop)
+    }
+
     /// Lists every owned HelmRelease, in pages. Each item of a page is made
     /// into what the cache keeps as the page is parsed ([`StoredPage`]), so
     /// only one parsed object at a time is alive beside the kept ones.

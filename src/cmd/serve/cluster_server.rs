@@ -35,11 +35,16 @@ pub(super) async fn start_cluster_server(
         .first()
         .map(|k| k.resolved.definition.group.clone())
         .unwrap_or_default();
-    let backend = Backend::Cluster(Box::new(
-        ClusterStore::connect(config, &group)
-            .map_err(|e| CliError::other("build the Kubernetes client", e))?
-            .with_impersonation(args.impersonate),
-    ));
+    let store = ClusterStore::connect(config, &group)
+        .map_err(|e| CliError::other("build the Kubernetes client", e))?
+        .with_impersonation(args.impersonate);
+    // Before anything is registered: a cache that can never fill would hold
+    // the start (and every list through the APIService) for ever.
+    store
+        .check_list_access()
+        .await
+        .map_err(helm_releases_unlistable)?;
+    let backend = Backend::Cluster(Box::new(store));
     let apps = AppStore::new(WatchCache::start(backend.clone()), backend);
     let running = server::start(ServerConfig {
         listen,
@@ -55,4 +60,23 @@ pub(super) async fn start_cluster_server(
     .await
     .map_err(|e| CliError::other("start the API server", e))?;
     Ok((running, apps))
+}
+
+/// Why the HelmReleases cannot be listed, and what to do about it.
+fn helm_releases_unlistable(err: kube::Error) -> CliError {
+    let what = "list HelmReleases (helm.toolkit.fluxcd.io/v2), where every app is stored";
+    match &err {
+        kube::Error::Api(status) if status.code == 404 => CliError::other(
+            what,
+            "the cluster serves no HelmReleases: install Flux (its helm-controller and CRDs) first",
+        ),
+        kube::Error::Api(status) if status.code == 403 => CliError::other(
+            what,
+            format!(
+                "{} (HTTP 403): `kubectl cozy serve --print-rbac` prints the rights serve needs",
+                status.message
+            ),
+        ),
+        _ => CliError::other(what, err),
+    }
 }

@@ -305,7 +305,41 @@ pub(super) async fn serve_session(
         .await;
         return Err(err);
     }
-    apps.wait_ready().await;
+    // The watch cache's first list (checked possible before registering,
+    // it may still fail): bounded like the wait for the APIServices, and
+    // Ctrl-C ends it.
+    let filled = tokio::select! {
+        () = apps.wait_ready() => Some(true),
+        () = tokio::time::sleep(left()) => Some(false),
+        () = signals.next() => None,
+    };
+    if filled != Some(true) {
+        match filled {
+            None => eprintln!("Interrupted; removing the session"),
+            _ => eprintln!(
+                "The HelmRelease watch cache did not fill within --timeout {:?} (see the warnings above); \
+                 removing the session",
+                args.timeout
+            ),
+        }
+        end(
+            &client,
+            &plan,
+            &created,
+            &mut signals,
+            Some((renewer, tunnel_task.take())),
+            running,
+            args.drain_timeout,
+        )
+        .await;
+        return match filled {
+            None => Ok(ExitStatus::Error),
+            _ => Err(CliError::other(
+                "fill the HelmRelease watch cache",
+                "its first list did not complete; the warnings above say why",
+            )),
+        };
+    }
     let tunnel_at = tunnel_status
         .as_ref()
         .and_then(|s| match &s.borrow().state {

@@ -11,6 +11,7 @@
 mod apiserver_restart;
 mod etcd_pause;
 mod exhaustion;
+mod no_flux;
 mod proxy;
 mod standalone;
 mod standalone_proc;
