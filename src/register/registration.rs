@@ -122,6 +122,17 @@ impl RegisterError {
     }
 }
 
+impl RegisterError {
+    /// Whether the request failed because its object already exists (409).
+    pub fn is_already_exists(&self) -> bool {
+        matches!(
+            self,
+            RegisterError::Api { source: kube::Error::Api(status), .. }
+                if status.code == 409 && status.reason == "AlreadyExists"
+        )
+    }
+}
+
 /// Whether `err` is RBAC's refusal: a 403 that is not NamespaceLifecycle's
 /// (kube-apiserver answers 403 too for a namespace being deleted: not a
 /// matter of rights).
@@ -428,7 +439,25 @@ impl Registrar {
                 None => {
                     let object =
                         apiservice::api_service(&registration, gv, apiservice::priorities_of(None));
-                    self.create(&session::API_SERVICE, None, &object).await?;
+                    match self.create(&session::API_SERVICE, None, &object).await {
+                        Ok(_) => {}
+                        // Registered by another since it was read (two
+                        // serves started at once): refused as it would
+                        // have been, naming who holds it now.
+                        Err(err) if err.is_already_exists() => {
+                            let occupant = self
+                                .timed(
+                                    &format!("get apiservices.apiregistration.k8s.io/{name}"),
+                                    apiservice::occupant(&self.client, &name),
+                                )
+                                .await?;
+                            return Err(match occupant.refusal(gv, false) {
+                                Some(refusal) => RegisterError::Taken(refusal),
+                                None => err,
+                            });
+                        }
+                        Err(err) => return Err(err),
+                    }
                 }
                 Some(original) => {
                     let ours = apiservice::api_service(
@@ -491,11 +520,16 @@ impl Registrar {
                     tokio::time::sleep(Duration::from_millis(250)).await;
                 }
                 Some(_) => return Ok(false),
-                None => {
-                    self.create(&session::NAMESPACE, None, &plan.namespace_object())
-                        .await?;
-                    return Ok(true);
-                }
+                None => match self
+                    .create(&session::NAMESPACE, None, &plan.namespace_object())
+                    .await
+                {
+                    Ok(_) => return Ok(true),
+                    // Another session (of this group or any other) created
+                    // it since: shared, as it would have been read.
+                    Err(err) if err.is_already_exists() => continue,
+                    Err(err) => return Err(err),
+                },
             }
         }
     }
@@ -614,6 +648,20 @@ mod tests {
         );
         assert!(!lost.was_answered());
         assert!(!RegisterError::Taken("served".into()).was_answered());
+        // Another session made it meanwhile: a 409 AlreadyExists, nothing else.
+        let exists = |reason: &str| {
+            api_error(
+                "create x",
+                kube::Error::Api(Box::new(kube::core::Status {
+                    code: 409,
+                    reason: reason.into(),
+                    ..Default::default()
+                })),
+            )
+        };
+        assert!(exists("AlreadyExists").is_already_exists());
+        assert!(!exists("Conflict").is_already_exists());
+        assert!(!api_error("create x", status(403, "no")).is_already_exists());
         assert!(is_refusal(&status(403, "forbidden")));
         assert!(!is_refusal(&status(
             403,
