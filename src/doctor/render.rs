@@ -304,6 +304,19 @@ fn namespaces_section(report: &Report, now: Timestamp) -> String {
                 || !n.remaining.is_empty()
         })
         .collect();
+    let unread = report.unchecked.iter().any(|u| {
+        u.what == "list namespaces"
+            || report
+                .scope
+                .namespace
+                .as_ref()
+                .is_some_and(|ns| u.what == format!("get namespace {ns}"))
+    });
+    if listed.is_empty() && unread {
+        // Not "none": they could not be read (NOT CHECKED says why).
+        let _ = writeln!(out, "{title}: not checked (could not be read)");
+        return out;
+    }
     if listed.is_empty() {
         let _ = writeln!(
             out,
@@ -1210,6 +1223,26 @@ mod tests {
         r.unchecked.clear();
         let text = api_services_section(&r, false, r.generated_at.parse().unwrap());
         assert!(text.starts_with("APISERVICES: all 0 healthy"), "{text}");
+    }
+
+    /// Namespaces that could not be read are not "none".
+    #[test]
+    fn namespaces_not_read_are_not_called_none() {
+        let mut r = fixtures::healthy();
+        r.namespaces.clear();
+        let now = r.generated_at.parse().unwrap();
+        let none = namespaces_section(&r, now);
+        assert!(none.ends_with(": none\n"), "{none}");
+        r.unchecked.push(crate::doctor::Unchecked {
+            what: "list namespaces".into(),
+            reason: "HTTP 403 Forbidden".into(),
+            status: Some(403),
+        });
+        let text = namespaces_section(&r, now);
+        assert!(
+            text.ends_with(": not checked (could not be read)\n"),
+            "{text}"
+        );
     }
 
     #[test]
