@@ -55,9 +55,20 @@ pub fn confirm<C: Confirmer>(
             .map(usize::to_string)
             .collect::<Vec<_>>()
             .join(", ");
-        if confirmer.yes_no(&format!(
-            "Apply action(s) {list} (reap sessions, remove finalizers)?"
-        ))? {
+        // Name only what the plan holds.
+        let has = |reap: bool| {
+            fix.actions.iter().any(|a| match a.action {
+                Action::ReapSession { .. } => reap,
+                Action::RemoveFinalizers { .. } => !reap,
+                _ => false,
+            })
+        };
+        let what = match (has(true), has(false)) {
+            (true, true) => "reap sessions, remove finalizers",
+            (true, false) => "reap sessions",
+            _ => "remove finalizers",
+        };
+        if confirmer.yes_no(&format!("Apply action(s) {list} ({what})?"))? {
             approved.extend(general);
         }
     }
@@ -68,8 +79,12 @@ pub fn confirm<C: Confirmer>(
                     "Action {}: delete APIService {name}? Type its name to confirm (empty skips)",
                     a.id
                 ))?;
-                if typed.trim() == name {
-                    approved.insert(a.id);
+                match typed.trim() {
+                    "" => {}
+                    typed if typed == name => {
+                        approved.insert(a.id);
+                    }
+                    typed => eprintln!("{typed:?} is not {name}: action {} skipped", a.id),
                 }
             }
             Action::FinalizeNamespace { name } => {
@@ -177,9 +192,6 @@ mod tests {
             confirm(&fix, false, Some(&mut asker)).unwrap(),
             Some(BTreeSet::new())
         );
-        assert_eq!(
-            asker.asked,
-            vec!["Apply action(s) 1 (reap sessions, remove finalizers)?"]
-        );
+        assert_eq!(asker.asked, vec!["Apply action(s) 1 (remove finalizers)?"]);
     }
 }
