@@ -179,7 +179,7 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
                 out.write_all(b"\n").map_err(write_err)?;
                 out.write_all(results.as_bytes()).map_err(write_err)?;
             }
-            writeln!(out, "\n{}", render::verdict(report.result, true)).map_err(write_err)?;
+            writeln!(out, "\n{}", render::verdict(&report, true)).map_err(write_err)?;
         }
         report.fix = Some(plan);
     }

@@ -146,7 +146,7 @@ pub fn report(report: &Report, wide: bool) -> String {
             out.push_str(&unchecked);
         }
         out.push('\n');
-        let _ = writeln!(out, "{}", verdict(report.result, false));
+        let _ = writeln!(out, "{}", verdict(report, false));
         return out;
     }
     out.push('\n');
@@ -169,7 +169,7 @@ pub fn report(report: &Report, wide: bool) -> String {
     }
     if report.fix.is_none() {
         out.push('\n');
-        let _ = writeln!(out, "{}", verdict(report.result, false));
+        let _ = writeln!(out, "{}", verdict(report, false));
     }
     out
 }
@@ -583,13 +583,21 @@ fn unchecked_section(report: &Report) -> String {
     out
 }
 
-/// The closing line.
-pub fn verdict(result: Verdict, fixing: bool) -> String {
-    match result {
+/// The closing line; `fixing` when `--fix` ran. It points at `--fix` only
+/// where a finding has a remedy `--fix` carries out.
+pub fn verdict(report: &Report, fixing: bool) -> String {
+    let fixable = report
+        .findings
+        .iter()
+        .any(|f| f.remedy.as_ref().is_some_and(|r| r.automatic));
+    match report.result {
         Verdict::Healthy => "Result: healthy (exit 0).".into(),
         Verdict::ProblemsFound if fixing => "Result: problems found (exit 3).".into(),
-        Verdict::ProblemsFound => {
+        Verdict::ProblemsFound if fixable => {
             "Result: problems found (exit 3). `kubectl cozy doctor --fix` shows a fix plan.".into()
+        }
+        Verdict::ProblemsFound => {
+            "Result: problems found (exit 3); nothing here `--fix` can do: each finding's fix is by hand.".into()
         }
         Verdict::Incomplete => {
             "Result: nothing wrong found, but some checks could not run (exit 5); see NOT CHECKED."
@@ -697,24 +705,32 @@ pub fn results(fix: &FixReport) -> String {
             }
             out.push_str(&rows.render());
         }
-        if after.findings.is_empty() {
+        // Info findings are notes, not problems (they leave the exit code).
+        let (notes, problems): (Vec<_>, Vec<_>) = after
+            .findings
+            .iter()
+            .partition(|f| f.severity == super::Severity::Info);
+        if problems.is_empty() {
             let _ = writeln!(out, "A fresh diagnosis finds nothing wrong.");
         } else {
             let _ = writeln!(
                 out,
                 "A fresh diagnosis still finds {} problem(s):",
-                after.findings.len()
+                problems.len()
             );
-            for f in &after.findings {
-                let _ = writeln!(
-                    out,
-                    "- [{}] {} {}: {}",
-                    f.severity,
-                    f.code,
-                    f.subject.kubectl_args(),
-                    f.what
-                );
+        }
+        for (i, f) in problems.iter().chain(&notes).enumerate() {
+            if i == problems.len() {
+                let _ = writeln!(out, "Notes:");
             }
+            let _ = writeln!(
+                out,
+                "- [{}] {} {}: {}",
+                f.severity,
+                f.code,
+                f.subject.kubectl_args(),
+                f.what
+            );
         }
         if !after.unchecked.is_empty() {
             let _ = writeln!(out, "Not checked afterwards: {}", after.unchecked.len());
