@@ -425,6 +425,9 @@ pub struct Access<'a> {
     pub latency: Duration,
     /// The authenticated user, when authentication succeeded.
     pub user: Option<&'a str>,
+    /// Whether it is a watch (`watch=true`, or under `/watch/`): its
+    /// latency is its time to the response head, the stream goes on.
+    pub watch: bool,
 }
 
 /// Receives every answered request.
@@ -448,7 +451,12 @@ async fn serve(
 ) -> Response<Body> {
     let log = ACCESS_LOG.get();
     let started = std::time::Instant::now();
-    let logged = log.map(|_| (req.method().clone(), req.uri().path().to_owned()));
+    let logged = log.map(|_| {
+        let uri = req.uri();
+        let route = request_info::route(req.method(), uri.path(), &query::parse_query(uri.query()));
+        let watch = matches!(&route, Route::Resource(r) if r.verb == Verb::Watch);
+        (req.method().clone(), uri.path().to_owned(), watch)
+    });
     let (response, user) = serve_request(shared, peer, req).await;
     if user
         .as_ref()
@@ -456,7 +464,7 @@ async fn serve(
     {
         unproven.prove();
     }
-    let (Some(log), Some((method, path))) = (log, logged) else {
+    let (Some(log), Some((method, path, watch))) = (log, logged) else {
         return response;
     };
     log(&Access {
@@ -465,6 +473,7 @@ async fn serve(
         status: response.status(),
         latency: started.elapsed(),
         user: user.as_deref().map(|u| u.name.as_str()),
+        watch,
     });
     response
 }

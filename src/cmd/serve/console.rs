@@ -174,10 +174,13 @@ fn wait_line(said: &mut BTreeSet<String>, message: &str) -> Option<String> {
 }
 
 /// One access log line: `GET /apis/… 200 3.1ms alice`.
+/// One request as kube-apiserver's log names it: the verb `WATCH` for a
+/// watch (its latency is to its response head), else the HTTP method.
 fn access_line(a: &Access<'_>) -> String {
+    let verb = if a.watch { "WATCH" } else { a.method.as_str() };
     format!(
         "{} {} {} {:.1}ms {}",
-        a.method,
+        verb,
         a.path,
         a.status.as_u16(),
         a.latency.as_secs_f64() * 1000.0,
@@ -232,10 +235,23 @@ mod tests {
             status: http::StatusCode::OK,
             latency: Duration::from_micros(3150),
             user: Some("system:kube-aggregator"),
+            watch: false,
         });
         assert_eq!(
             line,
             "GET /apis/a.example.com/v1 200 3.1ms system:kube-aggregator"
+        );
+        let watch = access_line(&Access {
+            method: &http::Method::GET,
+            path: "/apis/a.example.com/v1/namespaces/x/postgreses",
+            status: http::StatusCode::OK,
+            latency: Duration::from_micros(300),
+            user: Some("alice"),
+            watch: true,
+        });
+        assert_eq!(
+            watch,
+            "WATCH /apis/a.example.com/v1/namespaces/x/postgreses 200 0.3ms alice"
         );
         let status = |state| TunnelStatus {
             state,
@@ -249,6 +265,7 @@ mod tests {
             status: http::StatusCode::OK,
             latency: Duration::from_micros(100),
             user: Some(AGGREGATOR),
+            watch: false,
         };
         assert!(is_system_read(&probe));
         let failed = Access {
