@@ -255,6 +255,14 @@ async fn tunnel_route_end_to_end_then_nothing_of_the_session_remains() {
         )),
         "no access log:\n{log}"
     );
+    // kubectl's watch, named as kube-apiserver's log names one.
+    assert!(
+        log.contains(&format!(
+            "WATCH /apis/{}/v1alpha1/namespaces/{apps}/",
+            s.kinds.group
+        )),
+        "no WATCH in the access log:\n{log}"
+    );
     // The aggregator's probes are the cluster's business, not the log's.
     assert!(
         !log.lines()
