@@ -324,8 +324,8 @@ async fn accept_loop(
 /// Serves one connection to its end. Its first request must be complete
 /// within [`HEADER_READ_TIMEOUT`]: HTTP/1's header read timeout does not
 /// cover HTTP/2, where a client can announce a large HEADERS frame and
-/// trickle its bytes forever.
-/// A connection still `unproven` after `lifetime` is closed.
+/// trickle its bytes forever. A connection still `unproven` after
+/// `lifetime` is closed.
 async fn drive<E: std::fmt::Display>(
     conn: impl std::future::Future<Output = Result<(), E>>,
     first_request: Arc<tokio::sync::Notify>,
@@ -370,9 +370,9 @@ async fn drive<E: std::fmt::Display>(
 
 /// A connection's place among [`MAX_UNPROVEN_CONNECTIONS`], held until its
 /// client proves who it is (an authenticated request) or the connection
-/// ends; none (`default`) for a client its certificate proved.
-/// (Nothing to do per request for a client its certificate proved, one
-/// flag to read for any other once proved: it is on every request's path.)
+/// ends; none (`default`) for a client its certificate proved. It is on
+/// every request's path: nothing to do for the latter, one flag to read
+/// for any other once proved.
 #[derive(Clone, Default)]
 struct Unproven(Option<Arc<Place>>);
 
