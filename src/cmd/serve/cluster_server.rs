@@ -70,13 +70,8 @@ fn helm_releases_unlistable(err: kube::Error) -> CliError {
             what,
             "the cluster serves no HelmReleases: install Flux (its helm-controller and CRDs) first",
         ),
-        kube::Error::Api(status) if status.code == 403 => CliError::other(
-            what,
-            format!(
-                "{} (HTTP 403): `kubectl cozy serve --print-rbac` prints the rights serve needs",
-                status.message
-            ),
-        ),
+        // A 403 keeps kube's error: the start's refusals all get the hint
+        // of the rights serve needs.
         _ => CliError::other(what, err),
     }
 }
