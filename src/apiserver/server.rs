@@ -451,20 +451,19 @@ async fn serve(
 ) -> Response<Body> {
     let log = ACCESS_LOG.get();
     let started = std::time::Instant::now();
-    let logged = log.map(|_| {
-        let uri = req.uri();
-        let route = request_info::route(req.method(), uri.path(), &query::parse_query(uri.query()));
-        let watch = matches!(&route, Route::Resource(r) if r.verb == Verb::Watch);
-        (req.method().clone(), uri.path().to_owned(), watch)
-    });
-    let (response, user) = serve_request(shared, peer, req).await;
+    let logged = log.map(|_| (req.method().clone(), req.uri().path().to_owned()));
+    let Served {
+        response,
+        user,
+        watch,
+    } = serve_request(shared, peer, req).await;
     if user
         .as_ref()
         .is_some_and(|u| u.name != crate::apimachinery::user::ANONYMOUS_USER)
     {
         unproven.prove();
     }
-    let (Some(log), Some((method, path, watch))) = (log, logged) else {
+    let (Some(log), Some((method, path))) = (log, logged) else {
         return response;
     };
     log(&Access {
@@ -478,13 +477,22 @@ async fn serve(
     response
 }
 
+/// A request answered: the response, who asked (when authenticated) and
+/// whether it was a watch, for the connection's bookkeeping and the access
+/// log.
+struct Served {
+    response: Response<Body>,
+    user: Option<Arc<UserInfo>>,
+    watch: bool,
+}
+
 /// One request, from its head to its response (a `debug` span per request
 /// and per stage: `auth`, `body`; the handlers add theirs).
 async fn serve_request(
     shared: &Shared,
     peer: &PeerCertificates,
     req: http::Request<Incoming>,
-) -> (Response<Body>, Option<Arc<UserInfo>>) {
+) -> Served {
     let span = tracing::debug_span!("request", method = %req.method());
     serve_request_in(shared, peer, req).instrument(span).await
 }
@@ -493,10 +501,11 @@ async fn serve_request_in(
     shared: &Shared,
     peer: &PeerCertificates,
     req: http::Request<Incoming>,
-) -> (Response<Body>, Option<Arc<UserInfo>>) {
+) -> Served {
     let (mut parts, body) = req.into_parts();
     let query = query::parse_query(parts.uri.query());
     let route = request_info::route(&parts.method, parts.uri.path(), &query);
+    let watch = matches!(&route, Route::Resource(r) if r.verb == Verb::Watch);
     let user = match shared
         .auth
         .check(
@@ -511,12 +520,22 @@ async fn serve_request_in(
         .await
     {
         Ok(user) => user,
-        Err(e) => return (response::error(&e), None),
+        Err(e) => {
+            return Served {
+                response: response::error(&e),
+                user: None,
+                watch,
+            };
+        }
     };
     shared.auth.strip_credentials(&mut parts.headers);
     tracing::debug!(user = %user.name, method = %parts.method, path = parts.uri.path(), "request");
     let response = serve_authorized(shared, &user, parts, body, route, query).await;
-    (response, Some(user))
+    Served {
+        response,
+        user: Some(user),
+        watch,
+    }
 }
 
 async fn serve_authorized(

@@ -274,25 +274,32 @@ pub(super) async fn serve_session(
         tunnel_task = None;
     }
     let t_available = started.elapsed();
-    let failure = match waited {
+    // Then the watch cache's first list (checked possible before
+    // registering, it may still fail): bounded like the wait for the
+    // APIServices, and Ctrl-C ends it.
+    let waited = match waited {
+        Some(Ok(())) => tokio::select! {
+            () = apps.wait_ready() => Some(Ok(())),
+            () = tokio::time::sleep(left()) => Some(Err(CliError::other(
+                "fill the HelmRelease watch cache",
+                format!(
+                    "its first list did not complete within --timeout {:?}; the warnings above say why",
+                    args.timeout
+                ),
+            ))),
+            () = signals.next() => None,
+        },
+        other => other,
+    };
+    let ended = match waited {
         Some(Ok(())) => None,
-        Some(Err(err)) => Some(err),
+        Some(Err(err)) => Some(Err(err)),
         None => {
             eprintln!("Interrupted; removing the session");
-            end(
-                &client,
-                &plan,
-                &created,
-                &mut signals,
-                Some((renewer, tunnel_task.take())),
-                running,
-                args.drain_timeout,
-            )
-            .await;
-            return Ok(ExitStatus::Error);
+            Some(Ok(ExitStatus::Error))
         }
     };
-    if let Some(err) = failure {
+    if let Some(ended) = ended {
         end(
             &client,
             &plan,
@@ -303,42 +310,7 @@ pub(super) async fn serve_session(
             args.drain_timeout,
         )
         .await;
-        return Err(err);
-    }
-    // The watch cache's first list (checked possible before registering,
-    // it may still fail): bounded like the wait for the APIServices, and
-    // Ctrl-C ends it.
-    let filled = tokio::select! {
-        () = apps.wait_ready() => Some(true),
-        () = tokio::time::sleep(left()) => Some(false),
-        () = signals.next() => None,
-    };
-    if filled != Some(true) {
-        match filled {
-            None => eprintln!("Interrupted; removing the session"),
-            _ => eprintln!(
-                "The HelmRelease watch cache did not fill within --timeout {:?} (see the warnings above); \
-                 removing the session",
-                args.timeout
-            ),
-        }
-        end(
-            &client,
-            &plan,
-            &created,
-            &mut signals,
-            Some((renewer, tunnel_task.take())),
-            running,
-            args.drain_timeout,
-        )
-        .await;
-        return match filled {
-            None => Ok(ExitStatus::Error),
-            _ => Err(CliError::other(
-                "fill the HelmRelease watch cache",
-                "its first list did not complete; the warnings above say why",
-            )),
-        };
+        return ended;
     }
     let tunnel_at = tunnel_status
         .as_ref()
