@@ -157,6 +157,15 @@ fn api_error(what: impl Into<String>, source: kube::Error) -> RegisterError {
     }
 }
 
+/// What [`Registrar::register`] tells its caller as it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registering<'a> {
+    /// The step it is on, or what it waits for (a spinner's message).
+    Step(&'a str),
+    /// An expired session (its id) it has just reaped on the way.
+    Reaped(&'a str),
+}
+
 /// What registration did.
 #[derive(Debug, Clone, Default)]
 pub struct Registered {
@@ -164,8 +173,6 @@ pub struct Registered {
     pub created_namespace: bool,
     /// APIServices taken over (their originals saved), as `NAME from WHO`.
     pub took_over: Vec<String>,
-    /// Expired sessions reaped on the way.
-    pub reaped: Vec<String>,
 }
 
 /// Creates a session's objects and remembers them.
@@ -278,15 +285,15 @@ impl Registrar {
         &mut self,
         plan: &Plan,
         takeover: bool,
-        mut step: impl FnMut(&str),
+        mut tell: impl FnMut(Registering<'_>),
     ) -> Result<Registered, RegisterError> {
         let mut done = Registered::default();
         let ns = plan.namespace.as_str();
 
-        step("expired sessions");
-        self.sweep(&plan.id, &mut done).await;
+        tell(Registering::Step("expired sessions"));
+        self.sweep(&plan.id, &mut tell).await;
 
-        step("APIServices in place");
+        tell(Registering::Step("APIServices in place"));
         let mut originals: BTreeMap<String, Value> = BTreeMap::new();
         let mut original_leases: Vec<String> = Vec::new();
         let mut refusals = Vec::new();
@@ -307,7 +314,7 @@ impl Registrar {
             } = &occupant
             {
                 self.reap_expired(id, namespace, record, &name).await?;
-                done.reaped.push(id.clone());
+                tell(Registering::Reaped(id));
                 occupant = self
                     .timed(
                         &format!("get apiservices.apiregistration.k8s.io/{name}"),
@@ -334,10 +341,10 @@ impl Registrar {
 
         // After the reaps: a reaped session may have deleted the namespace
         // it created, which is often this one.
-        step("namespace");
-        done.created_namespace = self.ensure_namespace(plan, &mut step).await?;
+        tell(Registering::Step("namespace"));
+        done.created_namespace = self.ensure_namespace(plan, &mut tell).await?;
 
-        step("Lease");
+        tell(Registering::Step("Lease"));
         let record = plan.record(done.created_namespace, saved);
         let client = self.client.clone();
         let creating = async {
@@ -374,7 +381,7 @@ impl Registrar {
         );
 
         if saved {
-            step("saved originals");
+            tell(Registering::Step("saved originals"));
             let mut data = BTreeMap::new();
             for (name, object) in &originals {
                 let kept = SavedApiService::from_object(object).map_err(|e| {
@@ -392,7 +399,7 @@ impl Registrar {
             self.create(&session::CONFIG_MAP, Some(ns), &cm).await?;
         }
 
-        step("Service");
+        tell(Registering::Step("Service"));
         let mut service: Service =
             apiservice::service(&plan.id, ns, &plan.backend(), &plan.registered_by());
         service.metadata.owner_references = Some(vec![owner.clone()]);
@@ -400,7 +407,7 @@ impl Registrar {
 
         if let Some(mut spec) = plan.agent(done.created_namespace, saved) {
             spec.original_leases = original_leases;
-            step("tunnel agent");
+            tell(Registering::Step("tunnel agent"));
             let mut sa: ServiceAccount = agent::service_account(&spec);
             sa.metadata.owner_references = Some(vec![owner.clone()]);
             self.create(&session::SERVICE_ACCOUNT, Some(ns), &sa)
@@ -430,7 +437,7 @@ impl Registrar {
                 .await?;
         }
 
-        step("APIServices");
+        tell(Registering::Step("APIServices"));
         let registration = plan.registration();
         let api: Api<APIService> = Api::all(self.client.clone());
         for gv in &plan.served {
@@ -496,7 +503,7 @@ impl Registrar {
     async fn ensure_namespace(
         &mut self,
         plan: &Plan,
-        step: &mut impl FnMut(&str),
+        tell: &mut impl FnMut(Registering<'_>),
     ) -> Result<bool, RegisterError> {
         let ns = plan.namespace.as_str();
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
@@ -513,10 +520,10 @@ impl Registrar {
                             waited: NAMESPACE_WAIT,
                         });
                     }
-                    step(&format!(
+                    tell(Registering::Step(&format!(
                         "waiting for namespace {ns} to finish terminating (up to {}s)",
                         NAMESPACE_WAIT.as_secs()
-                    ));
+                    )));
                     tokio::time::sleep(Duration::from_millis(250)).await;
                 }
                 Some(_) => return Ok(false),
@@ -537,7 +544,7 @@ impl Registrar {
     /// Reaps every session whose Lease expired more than [`SWEEP_MARGIN`]
     /// ago (by this machine's clock; the margin allows for another machine's
     /// clock running late). Best effort: a failure is logged, not fatal.
-    async fn sweep(&self, own: &str, done: &mut Registered) {
+    async fn sweep(&self, own: &str, tell: &mut impl FnMut(Registering<'_>)) {
         let leases: Api<Lease> = Api::all(self.client.clone());
         let params = ListParams::default().labels(session::SESSION_LABEL);
         let list = match tokio::time::timeout(self.limit, leases.list(&params)).await {
@@ -574,7 +581,7 @@ impl Registrar {
                 objects: session::named_objects(&id, &namespace, &record),
             };
             match reap::reap(&self.client, &target, self.limit).await {
-                Ok(Reaped::Reaped(_)) => done.reaped.push(id),
+                Ok(Reaped::Reaped(_)) => tell(Registering::Reaped(&id)),
                 Ok(Reaped::Alive { .. }) => {}
                 Err(err) => {
                     tracing::info!(session = %id, error = %crate::error_chain::error_chain(&err), "reap an expired session")

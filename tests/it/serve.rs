@@ -1205,6 +1205,61 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
         .expect("namespace gone");
 }
 
+/// The external-name route has no agent: a SIGKILLed session stays until
+/// something reaps it. The next `serve` of the group does, says so when it
+/// happens (before waiting for the namespace the reap is deleting), and
+/// starts on the group.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_serve_reaps_an_expired_session_and_says_so_before_its_waits() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("reaped"));
+    let ns = session_namespace("reaped");
+    let args = [
+        "--route",
+        "external-name",
+        "--host",
+        "localhost",
+        "--listen",
+        "127.0.0.1:0",
+        "--session-namespace",
+        &ns,
+        "--lease-duration",
+        "6s",
+        "--timeout",
+        "150s",
+    ];
+    let mut first = ServeProcess::start(plane, &kinds, &args);
+    let killed = first.ready(START).await.expect("first ready");
+    first.signal("-KILL");
+    first.exit(END).await.expect("first killed");
+    // Expired: its Lease was last renewed at most 6 s ago.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    assert!(
+        !session_objects(&client, &killed.id).await.is_empty(),
+        "nothing reaps a session of this route before the next serve"
+    );
+
+    let mut next = ServeProcess::start(plane, &kinds, &args);
+    let ready = next.ready(START).await.expect("next ready");
+    let out = next.output();
+    let position = |text: &str| out.lines().position(|l| l.contains(text));
+    let reaped = position(&format!("Reaped expired serve session {}", killed.id))
+        .unwrap_or_else(|| panic!("no reap line:\n{out}"));
+    if let Some(waited) = position("waiting for namespace") {
+        assert!(reaped < waited, "the reap is said after its wait:\n{out}");
+    }
+    assert!(reaped < position("Ready in ").expect("ready"), "{out}");
+    if let Err(left) = wait_session_gone(&client, &killed.id, END).await {
+        panic!("the killed session's objects remain: {left:?}\n{out}");
+    }
+    next.stop_cleanly("-TERM", &client, &ready.id, END).await;
+    namespace_gone(&client, &ns, END)
+        .await
+        .expect("namespace gone");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exit_on_disconnect_cleans_up_and_exits_when_the_tunnel_drops() {
     let _serial = CLUSTER_LOCK.lock().await;

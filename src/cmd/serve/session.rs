@@ -23,7 +23,7 @@ use crate::kinds::Registry;
 use crate::register::apiservice;
 use crate::register::lease::{self, RenewState, Renewer};
 use crate::register::plan::{Plan, Route};
-use crate::register::registration::{self, Registrar};
+use crate::register::registration::{self, Registering, Registrar};
 use crate::register::{agent, certs, discovered, session};
 use crate::tunnel::{
     ClientConfig, PortForwardTransport, TcpUpstream, TunnelClient, TunnelState, TunnelStatus,
@@ -90,7 +90,13 @@ pub(super) async fn serve_session(
     let mut registrar = Registrar::new(client.clone(), REQUEST_LIMIT);
     let spinner = log.spinner("registering");
     let registered = tokio::select! {
-        r = registrar.register(&plan, args.takeover, |step| spinner.set_message(format!("registering: {step}"))) => r,
+        r = registrar.register(&plan, args.takeover, |event| match event {
+            Registering::Step(step) => spinner.set_message(format!("registering: {step}")),
+            // Said when it happens: the wait for its namespace comes after.
+            Registering::Reaped(id) => log.line(&format!(
+                "Reaped expired serve session {id} (its Lease was no longer renewed)"
+            )),
+        }) => r,
         () = signals.next() => {
             spinner.finish_and_clear();
             log.clear_spinner();
@@ -120,9 +126,6 @@ pub(super) async fn serve_session(
             return Err(CliError::other("register the session", err));
         }
     };
-    for id in &registered.reaped {
-        eprintln!("Reaped expired serve session {id} (its Lease was no longer renewed)");
-    }
     for name in &registered.took_over {
         eprintln!("Took over APIService {name}; it is restored when this session ends");
     }

@@ -78,13 +78,21 @@ pub async fn apply(
         return;
     }
     fix.mode = FixMode::Applied;
+    // While acting, the bar counts actions (its requests would mean nothing
+    // to the user); the fresh diagnosis at the end counts requests again.
+    let bar = req.progress().clone();
+    let quiet = req.with_progress(indicatif::ProgressBar::hidden());
+    let (finalizing, acting): (Vec<&PlannedAction>, Vec<&PlannedAction>) = fix
+        .actions
+        .iter()
+        .filter(|a| approved.contains(&a.id))
+        .partition(|a| matches!(a.action, Action::FinalizeNamespace { .. }));
     let mut results = Vec::new();
-    for a in fix.actions.iter().filter(|a| approved.contains(&a.id)) {
-        if matches!(a.action, Action::FinalizeNamespace { .. }) {
-            continue;
-        }
+    count_on(&bar, acting.len());
+    for a in acting {
         step(req, format!("{}. {}…", a.id, action_title(&a.action)));
-        let result = apply_one(req, a).await;
+        let result = apply_one(&quiet, a).await;
+        bar.inc(1);
         say(req, &outcome_line(a, &result));
         results.push(result);
     }
@@ -134,10 +142,12 @@ pub async fn apply(
         wait_gone(req, &wait_for, opts.wait).await;
     }
     let mut finalized = Vec::new();
-    for a in fix.actions.iter().filter(|a| approved.contains(&a.id)) {
+    count_on(&bar, finalizing.len());
+    for a in finalizing {
         if let Action::FinalizeNamespace { name } = &a.action {
             step(req, format!("{}. {}…", a.id, action_title(&a.action)));
-            let result = finalize_namespace(req, a.id, name).await;
+            let result = finalize_namespace(&quiet, a.id, name).await;
+            bar.inc(1);
             say(req, &outcome_line(a, &result));
             if result.outcome == ActionOutcome::Done {
                 finalized.push(name.clone());
@@ -159,6 +169,7 @@ pub async fn apply(
     results.sort_by_key(|r| r.action);
     fix.results = results;
 
+    count_on(&bar, 0);
     step(req, "re-verifying: a fresh diagnosis…");
     let mut again = diagnosis.clone();
     again.require_namespace = false;
@@ -252,16 +263,17 @@ fn outcome_line(a: &PlannedAction, r: &ActionResult) -> String {
     format!("{}. {}: {outcome}", a.id, action_title(&a.action))
 }
 
-/// Polls until every namespace is gone or the time is up, counting on the
-/// requester's bar; returns those left. The bar counts requests again
-/// afterwards.
-async fn wait_gone(req: &Requester, names: &[String], limit: Duration) -> Vec<String> {
-    let bar = req.progress().clone();
-    let quiet = req.with_progress(indicatif::ProgressBar::hidden());
-    let left = wait_namespaces_gone(&quiet, &bar, names, limit).await;
-    bar.set_length(0);
+/// Restarts `bar`'s counter at 0 of `total` (0: it counts requests again).
+fn count_on(bar: &indicatif::ProgressBar, total: usize) {
+    bar.set_length(total as u64);
     bar.set_position(0);
-    left
+}
+
+/// Polls until every namespace is gone or the time is up, counting them on
+/// the requester's bar; returns those left.
+async fn wait_gone(req: &Requester, names: &[String], limit: Duration) -> Vec<String> {
+    let quiet = req.with_progress(indicatif::ProgressBar::hidden());
+    wait_namespaces_gone(&quiet, req.progress(), names, limit).await
 }
 
 /// Polls through `req` until every namespace is gone or the time is up;
@@ -279,8 +291,7 @@ pub async fn wait_namespaces_gone(
     let api: Api<Namespace> = Api::all(req.client().clone());
     let started = Instant::now();
     let deadline = started + limit;
-    bar.set_length(names.len() as u64);
-    bar.set_position(0);
+    count_on(bar, names.len());
     tell(
         bar,
         format!(
