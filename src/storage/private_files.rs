@@ -28,12 +28,18 @@ pub fn create_dir(dir: &Path) -> io::Result<()> {
 /// Refuses a directory this user must trust (where the standalone CA's key
 /// lives) that another user owns or can write to: they could have put
 /// their own CA there, or replace one. (A shared `/tmp` is the example.)
+/// Its parents are checked as OpenSSH checks a key's: each owned by this
+/// user or root, and none others may write to unless it is sticky (as
+/// `/tmp` is: there nobody may rename what another user owns); otherwise
+/// another user could move the directory aside and put their own in its
+/// place.
 pub fn check_trusted_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(dir)?;
         let me = rustix::process::geteuid().as_raw();
+        check_trusted_parents(dir, me)?;
         if meta.uid() != me {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
@@ -55,6 +61,38 @@ pub fn check_trusted_dir(dir: &Path) -> io::Result<()> {
     }
     #[cfg(not(unix))]
     let _ = dir;
+    Ok(())
+}
+
+/// Each parent of `dir` (resolved) is owned by `me` or root, and writable
+/// by others only if sticky.
+#[cfg(unix)]
+fn check_trusted_parents(dir: &Path, me: u32) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    const STICKY: u32 = 0o1000;
+    let resolved = std::fs::canonicalize(dir)?;
+    for parent in resolved.ancestors().skip(1) {
+        let meta = std::fs::metadata(parent)?;
+        let mode = meta.mode() & 0o7777;
+        let refusal = if meta.uid() != me && meta.uid() != 0 {
+            format!(
+                "its parent {} is owned by uid {}, not by this user (uid {me}) or root: \
+                 that user could put another directory in its place",
+                parent.display(),
+                meta.uid()
+            )
+        } else if mode & 0o022 != 0 && mode & STICKY == 0 {
+            format!(
+                "its parent {} is writable by other users and not sticky (mode {:04o}): \
+                 they could put another directory in its place",
+                parent.display(),
+                mode
+            )
+        } else {
+            continue;
+        };
+        return Err(io::Error::new(io::ErrorKind::PermissionDenied, refusal));
+    }
     Ok(())
 }
 
@@ -141,6 +179,21 @@ mod tests {
         assert!(err.contains("writable by other users (mode 0770)"), "{err}");
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
         check_trusted_dir(&dir).unwrap();
+        // A parent others may write to: only if sticky (as /tmp is, where
+        // the temporary directory lives).
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = check_trusted_dir(&dir).unwrap_err().to_string();
+        assert!(
+            err.contains("is writable by other users and not sticky (mode 0777)"),
+            "{err}"
+        );
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        check_trusted_dir(&dir).unwrap();
+        // Through a symbolic link: the directory it leads to is judged.
+        let link = root.path().join("link");
+        std::os::unix::fs::symlink(&dir, &link).unwrap();
+        check_trusted_dir(&link).unwrap();
+        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         // Another user's (where the test may give it away: as root).
         if rustix::process::geteuid().is_root() {
             std::os::unix::fs::chown(&dir, Some(65534), None).unwrap();
