@@ -135,7 +135,7 @@ async fn start(auth: Auth, pki_dir: &std::path::Path, serving: &CertPair) -> ser
             registry,
             apps: AppStore::new(cache.clone(), backend),
         },
-        unproven: server::UnprovenLimits::default(),
+        connections: server::ConnectionLimits::default(),
     })
     .await
     .expect("server");

@@ -2022,7 +2022,7 @@ impl InProcess {
                     registry: registry.clone(),
                     apps: AppStore::new(cache.clone(), backend),
                 },
-                unproven: server::UnprovenLimits::default(),
+                connections: server::ConnectionLimits::default(),
             })
             .await
             .expect("start the server");

@@ -2,9 +2,10 @@
 //! required), HTTP/2 where ALPN chose it and HTTP/1.1 otherwise, a 3 MiB
 //! request body limit (413, as kube-apiserver, closing the connection),
 //! header-read and request timeouts (the body, too, must arrive within the
-//! latter), and graceful shutdown with a drain timeout (the listener is
-//! closed at once, so new connections are refused; watch streams are ended
-//! first).
+//! latter), connections closed gracefully after [`IDLE_TIMEOUT`] with
+//! nothing in flight, and graceful shutdown with a drain timeout (the
+//! listener is closed at once, so new connections are refused; watch
+//! streams are ended first).
 //!
 //! What each path answers is [`super::routes`]'s. Every request goes
 //! through [`crate::auth::Auth`] before routing:
@@ -58,6 +59,13 @@ pub const MAX_UNPROVEN_CONNECTIONS: usize = 1024;
 /// before; one that never authenticates is then closed, so that nobody
 /// keeps [`MAX_UNPROVEN_CONNECTIONS`] full with idle connections.
 pub const UNPROVEN_LIFETIME: Duration = Duration::from_secs(30);
+/// How long a connection may stay open with no request in flight (and no
+/// watch streaming) before it is closed gracefully (HTTP/2: `GOAWAY`), as
+/// kube-apiserver's `IdleTimeout`: HTTP/2 clients answer the server's
+/// keep-alive pings, which would otherwise keep an unused connection for
+/// ever. (HTTP/1.1 connections are closed sooner: hyper's header read
+/// timeout runs while one waits for its next request.)
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
 /// Limit on non-watch requests.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -73,25 +81,29 @@ pub struct ServerConfig {
     pub auth: Arc<Auth>,
     /// Handlers' state.
     pub state: ApiState,
-    /// What the connections of clients not yet known may hold.
-    pub unproven: UnprovenLimits,
+    /// What connections may hold, and for how long.
+    pub connections: ConnectionLimits,
 }
 
-/// How many connections of clients not yet known are held, and how long
-/// ([`MAX_UNPROVEN_CONNECTIONS`], [`UNPROVEN_LIFETIME`]; smaller in tests).
+/// How many connections of clients not yet known are held, and how long;
+/// how long any connection may stay idle ([`MAX_UNPROVEN_CONNECTIONS`],
+/// [`UNPROVEN_LIFETIME`], [`IDLE_TIMEOUT`]; smaller in tests).
 #[derive(Debug, Clone, Copy)]
-pub struct UnprovenLimits {
-    /// At once.
-    pub connections: usize,
-    /// Each, before it is closed.
-    pub lifetime: Duration,
+pub struct ConnectionLimits {
+    /// Connections of clients not yet known, at once.
+    pub unproven: usize,
+    /// How long each of those may stay unproven before it is closed.
+    pub unproven_lifetime: Duration,
+    /// How long a connection may stay idle before it is closed gracefully.
+    pub idle: Duration,
 }
 
-impl Default for UnprovenLimits {
+impl Default for ConnectionLimits {
     fn default() -> Self {
-        UnprovenLimits {
-            connections: MAX_UNPROVEN_CONNECTIONS,
-            lifetime: UNPROVEN_LIFETIME,
+        ConnectionLimits {
+            unproven: MAX_UNPROVEN_CONNECTIONS,
+            unproven_lifetime: UNPROVEN_LIFETIME,
+            idle: IDLE_TIMEOUT,
         }
     }
 }
@@ -158,13 +170,11 @@ pub async fn start(config: ServerConfig) -> Result<RunningServer, ServerError> {
         router: Router::new(config.state, shutdown_rx.clone()),
         auth: config.auth,
     });
-    let unproven = Arc::new(tokio::sync::Semaphore::new(config.unproven.connections));
-    let lifetime = config.unproven.lifetime;
     let task = tokio::spawn(accept_loop(
         listener,
         acceptor,
         shared,
-        (unproven, lifetime),
+        config.connections,
         shutdown_rx,
     ));
     Ok(RunningServer {
@@ -197,10 +207,13 @@ async fn accept_loop(
     listener: TcpListener,
     acceptor: tokio_rustls::TlsAcceptor,
     shared: Arc<Shared>,
-    (unproven, lifetime): (Arc<tokio::sync::Semaphore>, Duration),
+    limits: ConnectionLimits,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let unproven_places = Arc::new(tokio::sync::Semaphore::new(limits.unproven));
+    // Every connection's task holds a clone; when all are dropped, the
+    // receiver's `recv` ends: the drain is over.
+    let (open_connections, mut all_closed) = tokio::sync::mpsc::channel::<()>(1);
     loop {
         let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -219,10 +232,13 @@ async fn accept_loop(
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(%peer, "TCP_NODELAY: {e}");
         }
-        let unproven = unproven.clone();
+        let unproven_places = unproven_places.clone();
         let acceptor = acceptor.clone();
         let shared = shared.clone();
-        let watcher = graceful.watcher();
+        let ending = Ending {
+            shutdown: shutdown.clone(),
+            _open: open_connections.clone(),
+        };
         tokio::spawn(async move {
             let tls = match tokio::time::timeout(HEADER_READ_TIMEOUT, acceptor.accept(tcp)).await {
                 Ok(Ok(tls)) => tls,
@@ -242,7 +258,7 @@ async fn accept_loop(
             // the unproven until a request of its authenticates.
             let unproven = match shared.auth.trusts_certificate(&certs) {
                 true => Unproven::default(),
-                false => match unproven.try_acquire_owned() {
+                false => match unproven_places.try_acquire_owned() {
                     Ok(permit) => Unproven::new(permit),
                     Err(_) => {
                         tracing::debug!(%peer, "too many connections of unknown clients are open; closing");
@@ -251,15 +267,13 @@ async fn accept_loop(
                 },
             };
             let alpn_h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
-            let first_request = Arc::new(tokio::sync::Notify::new());
+            let connection = Arc::new(Connection::new(unproven));
             let service = {
-                let first_request = first_request.clone();
-                let unproven = unproven.clone();
+                let connection = connection.clone();
                 hyper::service::service_fn(move |req| {
-                    first_request.notify_one();
+                    let open = connection.begin();
                     let shared = shared.clone();
                     let certs = certs.clone();
-                    let unproven = unproven.clone();
                     // Boxed: hyper's HTTP/1 connection keeps a slot the size
                     // of its service's future for the connection's lifetime,
                     // in flight or not, and a request's future (routing and
@@ -268,9 +282,7 @@ async fn accept_loop(
                     // that slot unused; boxed, the slot is a pointer and the
                     // future is freed when the response head is out.
                     Box::pin(async move {
-                        Ok::<_, std::convert::Infallible>(
-                            serve(&shared, &certs, &unproven, req).await,
-                        )
+                        Ok::<_, std::convert::Infallible>(serve(&shared, &certs, open, req).await)
                     })
                 })
             };
@@ -288,32 +300,21 @@ async fn accept_loop(
                     .keep_alive_timeout(Duration::from_secs(20))
                     .max_header_list_size(MAX_HEADER_BYTES)
                     .serve_connection(io, service);
-                tokio::spawn(drive(
-                    watcher.watch(conn),
-                    first_request,
-                    peer,
-                    unproven,
-                    lifetime,
-                ));
+                tokio::spawn(drive(conn, connection, peer, limits, ending));
             } else {
                 let conn = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
                     .header_read_timeout(HEADER_READ_TIMEOUT)
                     .serve_connection(io, service);
-                tokio::spawn(drive(
-                    watcher.watch(conn),
-                    first_request,
-                    peer,
-                    unproven,
-                    lifetime,
-                ));
+                tokio::spawn(drive(conn, connection, peer, limits, ending));
             }
         });
     }
     // Closed before draining: a new client is refused at once rather than
     // left in the kernel's accept queue until the drain ends.
     drop(listener);
-    if tokio::time::timeout(Duration::from_secs(10), graceful.shutdown())
+    drop(open_connections);
+    if tokio::time::timeout(Duration::from_secs(10), all_closed.recv())
         .await
         .is_err()
     {
@@ -321,34 +322,37 @@ async fn accept_loop(
     }
 }
 
-/// Serves one connection to its end. Its first request must be complete
-/// within [`HEADER_READ_TIMEOUT`]: HTTP/1's header read timeout does not
-/// cover HTTP/2, where a client can announce a large HEADERS frame and
-/// trickle its bytes forever. A connection still `unproven` after
-/// `lifetime` is closed.
-async fn drive<E: std::fmt::Display>(
-    conn: impl std::future::Future<Output = Result<(), E>>,
-    first_request: Arc<tokio::sync::Notify>,
+/// What ends a connection from outside: the server's shutdown (a graceful
+/// close), and the drain's count of open connections (held while open).
+struct Ending {
+    shutdown: watch::Receiver<bool>,
+    _open: tokio::sync::mpsc::Sender<()>,
+}
+
+/// Serves one connection to its end, closing it:
+/// - at once, when its first request is not complete within
+///   [`HEADER_READ_TIMEOUT`] (HTTP/1's header read timeout does not cover
+///   HTTP/2, where a client can announce a large HEADERS frame and trickle
+///   its bytes for ever), or when it is still unproven after
+///   `limits.unproven_lifetime`;
+/// - gracefully (HTTP/2 `GOAWAY`; HTTP/1.1 after the response in flight),
+///   when the server shuts down or the connection has been idle for
+///   `limits.idle`.
+async fn drive<C>(
+    conn: C,
+    connection: Arc<Connection>,
     peer: SocketAddr,
-    unproven: Unproven,
-    lifetime: Duration,
-) {
-    let deadline = tokio::time::sleep(lifetime);
+    limits: ConnectionLimits,
+    mut ending: Ending,
+) where
+    C: hyper_util::server::graceful::GracefulConnection,
+    C::Error: std::fmt::Display,
+{
     tokio::pin!(conn);
-    tokio::select! {
-        result = &mut conn => {
-            if let Err(e) = result {
-                tracing::debug!(%peer, "connection ended: {e}");
-            }
-            return;
-        }
-        () = first_request.notified() => {}
-        () = tokio::time::sleep(HEADER_READ_TIMEOUT) => {
-            tracing::debug!(%peer, "no complete request within {HEADER_READ_TIMEOUT:?}; closing");
-            return;
-        }
-    }
-    if unproven.held() {
+    let opened = tokio::time::Instant::now();
+    let mut requested = false;
+    let mut closing = false;
+    loop {
         tokio::select! {
             result = &mut conn => {
                 if let Err(e) = result {
@@ -356,15 +360,94 @@ async fn drive<E: std::fmt::Display>(
                 }
                 return;
             }
-            () = deadline => {}
-        }
-        if unproven.held() {
-            tracing::debug!(%peer, "no authenticated request within {lifetime:?}; closing");
-            return;
+            () = connection.first_request.notified(), if !requested => requested = true,
+            () = tokio::time::sleep_until(opened + HEADER_READ_TIMEOUT), if !requested => {
+                tracing::debug!(%peer, "no complete request within {HEADER_READ_TIMEOUT:?}; closing");
+                return;
+            }
+            () = tokio::time::sleep_until(opened + limits.unproven_lifetime),
+                if requested && connection.unproven.held() =>
+            {
+                if connection.unproven.held() {
+                    tracing::debug!(%peer, "no authenticated request within {:?}; closing", limits.unproven_lifetime);
+                    return;
+                }
+            }
+            () = connection.idle_for(limits.idle), if requested && !closing => {
+                tracing::debug!(%peer, "idle for {:?}; closing", limits.idle);
+                closing = true;
+                conn.as_mut().graceful_shutdown();
+            }
+            _ = ending.shutdown.changed(), if !closing => {
+                closing = true;
+                conn.as_mut().graceful_shutdown();
+            }
         }
     }
-    if let Err(e) = conn.await {
-        tracing::debug!(%peer, "connection ended: {e}");
+}
+
+/// One connection's bookkeeping: whether its client is proven, its first
+/// request, and its requests in flight (for the idle timeout; a watch's
+/// lasts as long as its stream). Touched twice per request with no lock and
+/// no wake-up: the connection's task reads it when its idle timer fires.
+struct Connection {
+    unproven: Unproven,
+    first_request: tokio::sync::Notify,
+    in_flight: std::sync::atomic::AtomicUsize,
+    /// When the last request ended, in milliseconds since `opened`.
+    last_ended_ms: std::sync::atomic::AtomicU64,
+    opened: tokio::time::Instant,
+}
+
+impl Connection {
+    fn new(unproven: Unproven) -> Self {
+        Connection {
+            unproven,
+            first_request: tokio::sync::Notify::new(),
+            in_flight: std::sync::atomic::AtomicUsize::new(0),
+            last_ended_ms: std::sync::atomic::AtomicU64::new(0),
+            opened: tokio::time::Instant::now(),
+        }
+    }
+
+    /// A request begins; it is in flight until the guard is dropped.
+    fn begin(self: &Arc<Self>) -> InFlight {
+        self.first_request.notify_one();
+        self.in_flight
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        InFlight(self.clone())
+    }
+
+    /// Completes once no request has been in flight for `idle`.
+    async fn idle_for(&self, idle: Duration) {
+        use std::sync::atomic::Ordering;
+        loop {
+            let wake = if self.in_flight.load(Ordering::Acquire) > 0 {
+                tokio::time::Instant::now() + idle
+            } else {
+                let ended =
+                    self.opened + Duration::from_millis(self.last_ended_ms.load(Ordering::Acquire));
+                let wake = ended + idle;
+                if wake <= tokio::time::Instant::now() {
+                    return;
+                }
+                wake
+            };
+            tokio::time::sleep_until(wake).await;
+        }
+    }
+}
+
+/// A request in flight on its [`Connection`], until dropped.
+struct InFlight(Arc<Connection>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        use std::sync::atomic::Ordering;
+        let connection = &self.0;
+        let ms = connection.opened.elapsed().as_millis() as u64;
+        connection.last_ended_ms.fetch_max(ms, Ordering::AcqRel);
+        connection.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -446,7 +529,7 @@ pub fn set_access_log(log: AccessLog) -> bool {
 async fn serve(
     shared: &Shared,
     peer: &PeerCertificates,
-    unproven: &Unproven,
+    in_flight: InFlight,
     req: http::Request<Incoming>,
 ) -> Response<Body> {
     let log = ACCESS_LOG.get();
@@ -461,8 +544,19 @@ async fn serve(
         .as_ref()
         .is_some_and(|u| u.name != crate::apimachinery::user::ANONYMOUS_USER)
     {
-        unproven.prove();
+        in_flight.0.unproven.prove();
     }
+    // A watch is in flight while it streams; any other answer is written
+    // at once (a graceful close lets it finish anyway).
+    let response = match watch {
+        true => response.map(|body| {
+            http_body_util::BodyExt::boxed(Streaming {
+                body,
+                _in_flight: in_flight,
+            })
+        }),
+        false => response,
+    };
     let (Some(log), Some((method, path))) = (log, logged) else {
         return response;
     };
@@ -475,6 +569,33 @@ async fn serve(
         watch,
     });
     response
+}
+
+/// A watch's body: its request stays in flight until the stream ends.
+struct Streaming {
+    body: Body,
+    /// Held, never read: dropped with the body.
+    _in_flight: InFlight,
+}
+
+impl hyper::body::Body for Streaming {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// A request answered: the response, who asked (when authenticated) and

@@ -26,17 +26,18 @@ struct Local {
     client: kube::Client,
     addr: std::net::SocketAddr,
     ca_pem: String,
+    client_cert_pem: String,
+    client_key_pem: String,
     _running: RunningServer,
     _dir: tempfile::TempDir,
 }
 
 async fn local() -> Local {
-    local_with(server::UnprovenLimits::default()).await
+    local_with(server::ConnectionLimits::default()).await
 }
 
-/// [`local`] holding the connections of clients not yet known (no trusted
-/// certificate, no authenticated request) within `unproven`.
-async fn local_with(unproven: server::UnprovenLimits) -> Local {
+/// [`local`] holding its connections within `limits`.
+async fn local_with(limits: server::ConnectionLimits) -> Local {
     let dir = tempfile::tempdir().unwrap();
     let kinds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
     let registry = Registry::from_path(&kinds).unwrap();
@@ -56,7 +57,7 @@ async fn local_with(unproven: server::UnprovenLimits) -> Local {
             registry,
             apps: AppStore::new(cache.clone(), backend),
         },
-        unproven,
+        connections: limits,
     })
     .await
     .unwrap();
@@ -76,6 +77,8 @@ async fn local_with(unproven: server::UnprovenLimits) -> Local {
         client: kube::Client::try_from(config).unwrap(),
         addr: running.local_addr,
         ca_pem: credentials.ca_pem.clone(),
+        client_cert_pem: credentials.client.cert_pem.clone(),
+        client_key_pem: credentials.client.key_pem.clone(),
         _running: running,
         _dir: dir,
     }
@@ -1088,9 +1091,10 @@ async fn unknown_fields_outside_spec_are_refused_warned_or_dropped_and_never_own
 #[tokio::test]
 async fn connections_of_unknown_clients_are_held_up_to_a_limit() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let local = local_with(server::UnprovenLimits {
-        connections: 2,
-        lifetime: Duration::from_secs(2),
+    let local = local_with(server::ConnectionLimits {
+        unproven: 2,
+        unproven_lifetime: Duration::from_secs(2),
+        ..Default::default()
     })
     .await;
     let connector = {
@@ -1169,4 +1173,100 @@ async fn connections_of_unknown_clients_are_held_up_to_a_limit() {
         assert!(String::from_utf8_lossy(&raw).starts_with("HTTP/1.1 200 OK"));
     }
     assert_eq!(readyz_soon().await, "HTTP/1.1 200 OK");
+}
+
+/// An HTTP/2 client answers the server's keep-alive pings, so an unused
+/// connection would stay for ever: after the idle timeout with nothing in
+/// flight the server says `GOAWAY` and the connection ends; one carrying a
+/// watch is not idle however quiet the watch, and is closed only once the
+/// timeout has passed after its watch ended.
+#[tokio::test]
+async fn idle_http2_connections_are_closed_gracefully_but_not_while_a_watch_streams() {
+    use rustls::pki_types::pem::PemObject as _;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+    let idle = Duration::from_secs(1);
+    let local = local_with(server::ConnectionLimits {
+        idle,
+        ..Default::default()
+    })
+    .await;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(local.ca_pem.as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let mut config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_client_auth_cert(
+        CertificateDer::pem_slice_iter(local.client_cert_pem.as_bytes())
+            .map(Result::unwrap)
+            .collect(),
+        PrivateKeyDer::from_pem_slice(local.client_key_pem.as_bytes()).unwrap(),
+    )
+    .unwrap();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(config));
+    // An HTTP/2 connection: its sender, and a channel that yields when the
+    // connection has ended.
+    let open = || async {
+        let tcp = tokio::net::TcpStream::connect(local.addr).await.unwrap();
+        let tls = connector
+            .connect(ServerName::IpAddress(local.addr.ip().into()), tcp)
+            .await
+            .unwrap();
+        assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+        let (sender, connection) = hyper::client::conn::http2::handshake(
+            hyper_util::rt::TokioExecutor::new(),
+            hyper_util::rt::TokioIo::new(tls),
+        )
+        .await
+        .unwrap();
+        let (ended_tx, ended) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = connection.await;
+            let _ = ended_tx.send(());
+        });
+        (sender, ended)
+    };
+    let get = |path: &str| {
+        http::Request::get(format!("https://{}{path}", local.addr))
+            .body(http_body_util::Empty::<bytes::Bytes>::new())
+            .unwrap()
+    };
+
+    // A request, then nothing: closed once the timeout has passed.
+    let (mut sender, mut ended) = open().await;
+    let answered = sender.send_request(get("/version")).await.unwrap();
+    assert_eq!(answered.status(), 200);
+    drop(answered);
+    let quiet = std::time::Instant::now();
+    tokio::time::timeout(Duration::from_secs(20), &mut ended)
+        .await
+        .expect("an idle connection is closed")
+        .unwrap();
+    assert!(quiet.elapsed() >= idle, "closed before its idle timeout");
+
+    // A watch on a namespace with no apps: no event comes, yet the
+    // connection stays; once the watch ends, the connection goes too.
+    let (mut sender, mut ended) = open().await;
+    let watch = sender
+        .send_request(get(&format!(
+            "/apis/{}/namespaces/quiet/postgreses?watch=true",
+            "apps.cozystack.io/v1alpha1"
+        )))
+        .await
+        .unwrap();
+    assert_eq!(watch.status(), 200);
+    assert!(
+        tokio::time::timeout(idle * 4, &mut ended).await.is_err(),
+        "a connection with a watch streaming was closed as idle"
+    );
+    drop(watch);
+    tokio::time::timeout(Duration::from_secs(20), &mut ended)
+        .await
+        .expect("closed once its watch has ended and the timeout has passed")
+        .unwrap();
 }

@@ -55,7 +55,7 @@ pub(super) async fn start_cluster_server(
             registry,
             apps: apps.clone(),
         },
-        unproven: server::UnprovenLimits::default(),
+        connections: server::ConnectionLimits::default(),
     })
     .await
     .map_err(|e| CliError::other("start the API server", e))?;

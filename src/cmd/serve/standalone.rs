@@ -89,7 +89,7 @@ pub(super) async fn serve_standalone(
             registry: registry.clone(),
             apps: apps.clone(),
         },
-        unproven: server::UnprovenLimits::default(),
+        connections: server::ConnectionLimits::default(),
     })
     .await
     .map_err(|e| CliError::other("start the API server", e))?;

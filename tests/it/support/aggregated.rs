@@ -185,7 +185,7 @@ pub async fn start_server_for(
             registry,
             apps: AppStore::new(cache.clone(), backend),
         },
-        unproven: server::UnprovenLimits::default(),
+        connections: server::ConnectionLimits::default(),
     })
     .await
     .map_err(|e| e.to_string())?;
