@@ -168,6 +168,12 @@ async fn check_one(
         id,
         namespace,
         service: session_service,
+        original_digest: svc
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(contract::ORIGINAL_DIGEST_ANNOTATION))
+            .cloned(),
     });
     (report, labelled, unchecked)
 }
@@ -699,6 +705,7 @@ mod tests {
             api_services: vec![r.name.clone()],
             objects: vec![],
             lease_exists: false,
+            tampered: Vec::new(),
         };
         attach_sessions(std::slice::from_mut(&mut r), std::slice::from_ref(&session));
         assert_eq!(r.session.as_ref().unwrap().state, SessionState::Missing);
@@ -796,6 +803,7 @@ mod tests {
             api_services: vec![r.name.clone()],
             objects: vec![],
             lease_exists: true,
+            tampered: Vec::new(),
         };
         let found = findings(&[r], &[session], 30, now());
         assert_eq!(found.len(), 1, "{found:?}");
@@ -833,6 +841,7 @@ mod tests {
             api_services: vec![r.name.clone()],
             objects: vec![],
             lease_exists: false,
+            tampered: Vec::new(),
         };
         attach_sessions(std::slice::from_mut(&mut r), std::slice::from_ref(&session));
         let found = findings(&[r], &[session], 30, now());

@@ -1096,6 +1096,7 @@ mod tests {
                     namespaced("v1", "ServiceAccount", "kubectl-cozy-3f2a-agent"),
                 ],
                 lease_exists: true,
+                tampered: Vec::new(),
             };
             let alive = Session {
                 check: judge_lease(
@@ -1108,6 +1109,7 @@ mod tests {
                 api_services: vec!["v1alpha1.lab.example.com".into()],
                 objects: Vec::new(),
                 lease_exists: true,
+                tampered: Vec::new(),
             };
             let mut cluster = Cluster::new(api);
             cluster.sessions = vec![expired, alive];
@@ -1158,6 +1160,7 @@ mod tests {
                 api_services: vec!["v1alpha1.apps.cozystack.io".into()],
                 objects: Vec::new(),
                 lease_exists: true,
+                tampered: Vec::new(),
             };
             let mut cluster = Cluster::new(api);
             cluster.sessions = vec![session];

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use futures::future::join_all;
 use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 
@@ -37,6 +38,9 @@ pub struct Labelled {
     pub namespace: String,
     /// The Service it uses, when that carries the same label.
     pub service: Option<ObjectRef>,
+    /// The digest of its original its takeover recorded
+    /// ([`contract::ORIGINAL_DIGEST_ANNOTATION`]), when taken over.
+    pub original_digest: Option<String>,
 }
 
 /// A `kubectl cozy serve` session and what it left in the cluster.
@@ -53,6 +57,10 @@ pub struct Session {
     pub objects: Vec<ObjectRef>,
     /// Whether the Lease object exists (and so must be deleted on reap).
     pub lease_exists: bool,
+    /// Taken-over APIServices whose saved original no longer has the
+    /// digest their takeover recorded, and why: a reap neither restores
+    /// nor deletes them.
+    pub tampered: Vec<(String, String)>,
 }
 
 impl Session {
@@ -168,6 +176,8 @@ struct Builder {
     lease: Option<Lease>,
     api_services: Vec<String>,
     objects: Vec<ObjectRef>,
+    /// APIService → the digest its takeover recorded of the original.
+    digests: BTreeMap<String, String>,
 }
 
 /// Gathers the sessions behind the labelled Leases (`leases`, as listed) and
@@ -211,6 +221,9 @@ pub async fn collect(
         entry.namespace.get_or_insert_with(|| l.namespace.clone());
         entry.api_services.push(l.api_service.clone());
         entry.objects.extend(l.service.iter().cloned());
+        if let Some(digest) = &l.original_digest {
+            entry.digests.insert(l.api_service.clone(), digest.clone());
+        }
     }
     if by_id.is_empty() {
         return found;
@@ -293,15 +306,58 @@ pub async fn collect(
             let rank = |o: &ObjectRef| contract::reap_rank(&o.api_version, &o.kind);
             (rank(x), &x.namespace, &x.name).cmp(&(rank(y), &y.namespace, &y.name))
         });
-        found.sessions.push(Session {
+        let mut session = Session {
             check,
             record,
             api_services: b.api_services,
             objects: b.objects,
             lease_exists: b.lease.is_some(),
-        });
+            tampered: Vec::new(),
+        };
+        if session.is_reapable() && !b.digests.is_empty() {
+            match check_originals(req, &session, &b.digests).await {
+                Ok(tampered) => session.tampered = tampered,
+                Err(unchecked) => found.unchecked.push(unchecked),
+            }
+        }
+        found.sessions.push(session);
     }
     found
+}
+
+/// The taken-over APIServices of a session to be reaped whose saved
+/// original no longer has the digest its takeover recorded (`digests`),
+/// as the reap itself will judge them: their ConfigMap was edited, or
+/// removed, since.
+async fn check_originals(
+    req: &Requester,
+    session: &Session,
+    digests: &BTreeMap<String, String>,
+) -> Result<Vec<(String, String)>, Unchecked> {
+    let Some(cm) = session.saved_api_services() else {
+        return Ok(Vec::new());
+    };
+    let namespace = cm.namespace.clone().unwrap_or_default();
+    let api: Api<ConfigMap> = Api::namespaced(req.client().clone(), &namespace);
+    let saved = req
+        .call(api.get_opt(&cm.name))
+        .await
+        .map_err(|err| {
+            err.unchecked(format!(
+                "get {} (the originals of APIServices serve session {} took over)",
+                cm.kubectl_args(),
+                session.check.id
+            ))
+        })?
+        .map(crate::register::reap::saved_in)
+        .unwrap_or_default();
+    Ok(digests
+        .iter()
+        .filter_map(|(name, digest)| {
+            crate::register::reap::tampered(Some(digest), saved.get(name))
+                .map(|why| (name.clone(), why))
+        })
+        .collect())
 }
 
 /// `plural` or `plural.group`, as kubectl names a kind.
@@ -542,11 +598,22 @@ fn record_text(session: &Session) -> Option<String> {
 /// APIServices, which only a restore gives back — `doctor --fix`.
 pub fn reap_remedy(session: &Session) -> Remedy {
     let id = &session.check.id;
+    let untouched = match session.tampered.as_slice() {
+        [] => String::new(),
+        tampered => format!(
+            " (except APIService {}, whose saved original was changed: restore it from a copy you trust, or delete it)",
+            tampered
+                .iter()
+                .map(|(name, _)| name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     match session.saved_api_services() {
         Some(saved) => Remedy {
             description: format!(
-                "reap the session: restore the APIServices it took over from {}, delete its other APIServices, then \
-                 everything else labeled {SESSION_LABEL}={id} in reap order",
+                "reap the session: restore the APIServices it took over from {}{untouched}, delete its other \
+                 APIServices, then everything else labeled {SESSION_LABEL}={id} in reap order",
                 saved.kubectl_args()
             ),
             command: "kubectl cozy doctor --fix".to_owned(),
@@ -588,11 +655,14 @@ pub fn session_finding(session: &Session) -> Finding {
     if let Some(text) = record_text(session) {
         f = f.evidence(format!("Lease {} annotations", session.check.lease), text);
     }
-    f.evidence(
+    f = f.evidence(
         format!("objects labeled {SESSION_LABEL}={id}"),
         left.join(", "),
-    )
-    .remedy(reap_remedy(session))
+    );
+    for (name, why) in &session.tampered {
+        f = f.evidence(format!("APIService {name}"), why.clone());
+    }
+    f.remedy(reap_remedy(session))
 }
 
 #[cfg(test)]
@@ -614,6 +684,7 @@ mod tests {
             api_services: vec!["v1alpha1.apps.cozystack.io".into()],
             objects,
             lease_exists: state != SessionState::Missing,
+            tampered: Vec::new(),
         }
     }
 

@@ -243,7 +243,7 @@ fn object(
 
 /// The saved originals of a session: APIService name → what to restore, or
 /// why it cannot be (then the APIService is neither restored nor deleted).
-type Saved = BTreeMap<String, Result<SavedApiService, String>>;
+pub type Saved = BTreeMap<String, Result<SavedApiService, String>>;
 
 /// Reaps `target`, judged by the clock, each request limited to `limit`.
 pub async fn reap(client: &Client, target: &Target, limit: Duration) -> Result<Reaped, ReapError> {
@@ -591,24 +591,27 @@ async fn read_saved(
             name: r.name.clone(),
             source,
         })?;
-    Ok(cm.map(|cm| {
-        cm.data
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(key, text)| {
-                let parsed = SavedApiService::from_json(&text)
-                    .map_err(|e| error_chain(&e))
-                    .and_then(|s| {
-                        if s.name == key {
-                            Ok(s)
-                        } else {
-                            Err(format!("it is saved under {key:?} but names {:?}", s.name))
-                        }
-                    });
-                (key, parsed)
-            })
-            .collect()
-    }))
+    Ok(cm.map(saved_in))
+}
+
+/// The originals a session's ConfigMap keeps, each parsed (or why not).
+pub fn saved_in(cm: ConfigMap) -> Saved {
+    cm.data
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(key, text)| {
+            let parsed = SavedApiService::from_json(&text)
+                .map_err(|e| error_chain(&e))
+                .and_then(|s| {
+                    if s.name == key {
+                        Ok(s)
+                    } else {
+                        Err(format!("it is saved under {key:?} but names {:?}", s.name))
+                    }
+                });
+            (key, parsed)
+        })
+        .collect()
 }
 
 #[derive(Debug)]
@@ -625,7 +628,7 @@ enum Step {
 /// so its ConfigMap was edited after the takeover. `None` when it matches,
 /// or where nothing was recorded (not taken over, or by an earlier version,
 /// which did not record it).
-fn tampered(
+pub fn tampered(
     recorded: Option<&str>,
     saved: Option<&Result<SavedApiService, String>>,
 ) -> Option<String> {

@@ -1475,6 +1475,41 @@ async fn taken_over_and_reaped(edited: bool) {
             .await
             .expect("edit the saved original");
         let taken = exact(&read());
+        // The diagnosis says so before anything is done: the finding's
+        // evidence names the APIService, its remedy leaves it alone.
+        let out = cozy(&["doctor", "-o", "json"]);
+        let r = report(&out);
+        let expired = findings_with(&r, "ServeSessionExpired");
+        let finding = expired
+            .iter()
+            .find(|f| f.to_string().contains(&id))
+            .unwrap_or_else(|| panic!("the session's finding: {r:#}"));
+        let evidence = finding["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["source"] == format!("APIService {name}").as_str())
+            .unwrap_or_else(|| panic!("evidence naming {name}: {finding:#}"));
+        assert!(
+            evidence["observed"]
+                .as_str()
+                .unwrap()
+                .contains("its saved original was changed after the takeover"),
+            "{evidence:#}"
+        );
+        let remedy = finding["remedy"]["description"].as_str().unwrap();
+        assert!(
+            remedy.contains(&format!(
+                "except APIService {name}, whose saved original was changed"
+            )),
+            "{remedy}"
+        );
+        let table = cozy(&["doctor"]);
+        assert!(
+            text(&table.stdout).contains("its saved original was changed after the takeover"),
+            "{}",
+            describe(&table)
+        );
         let out = cozy(&["doctor", "--fix", "--yes", "-o", "json"]);
         let r = report(&out);
         let failed = r["fix"]["results"]
