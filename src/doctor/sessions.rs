@@ -220,7 +220,12 @@ pub async fn collect(
         let entry = by_id.entry(l.id.clone()).or_default();
         entry.namespace.get_or_insert_with(|| l.namespace.clone());
         entry.api_services.push(l.api_service.clone());
-        entry.objects.extend(l.service.iter().cloned());
+        entry.objects.extend(
+            l.service
+                .iter()
+                .filter(|s| s.namespace.as_deref() == entry.namespace.as_deref())
+                .cloned(),
+        );
         if let Some(digest) = &l.original_digest {
             entry.digests.insert(l.api_service.clone(), digest.clone());
         }
@@ -240,6 +245,16 @@ pub async fn collect(
             Ok(items) => {
                 for (id, object) in items {
                     if let Some(entry) = by_id.get_mut(&id)
+                        && contract::may_be_sessions(
+                            kind,
+                            &id,
+                            entry
+                                .namespace
+                                .as_deref()
+                                .unwrap_or(contract::DEFAULT_NAMESPACE),
+                            object.namespace.as_deref(),
+                            &object.name,
+                        )
                         && !entry.objects.contains(&object)
                     {
                         entry.objects.push(object);

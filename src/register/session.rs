@@ -171,6 +171,32 @@ pub fn object_name(id: &str) -> String {
     lease_name(id)
 }
 
+/// Whether an object of `kind` named `name` (in `namespace`, when
+/// namespaced) that carries session `id`'s label may be that session's,
+/// whose namespace is `session_namespace`: a session creates its namespaced
+/// objects in its own namespace, names its cluster-wide RBAC
+/// [`object_name`], and its only Namespace is its own. A label alone,
+/// which anyone who may edit an object can set, never makes an object
+/// elsewhere a session's to delete; its APIServices are found by label
+/// (labelling an APIService takes the rights to delete it).
+pub fn may_be_sessions(
+    kind: &SessionKind,
+    id: &str,
+    session_namespace: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> bool {
+    if *kind == API_SERVICE {
+        true
+    } else if kind.namespaced {
+        namespace == Some(session_namespace)
+    } else if *kind == NAMESPACE {
+        name == session_namespace
+    } else {
+        name == object_name(id)
+    }
+}
+
 /// The name of the ConfigMap that keeps the originals of the APIServices
 /// session `id` took over.
 pub fn saved_api_services_name(id: &str) -> String {
@@ -573,14 +599,18 @@ pub fn reap_command(id: &str, namespace: &str) -> String {
         .collect();
     let cluster: Vec<&str> = SESSION_KINDS
         .iter()
-        .filter(|k| !k.namespaced && k.kind != "APIService")
+        .filter(|k| !k.namespaced && **k != API_SERVICE && **k != NAMESPACE)
         .map(|k| k.plural)
         .collect();
+    // Only what `may_be_sessions`: the label alone is not enough.
     format!(
-        "kubectl delete apiservices -l {sel} && kubectl delete {} -A -l {sel} && kubectl delete {} -l {sel} && \
+        "kubectl delete apiservices -l {sel} && kubectl delete {} -n {namespace} -l {sel} && \
+         kubectl delete namespace -l {sel} --field-selector metadata.name={namespace} && \
+         kubectl delete {} -l {sel} --field-selector metadata.name={} && \
          kubectl delete lease -n {namespace} {} --ignore-not-found",
         namespaced.join(","),
         cluster.join(","),
+        object_name(id),
         lease_name(id)
     )
 }
@@ -937,11 +967,46 @@ mod tests {
             "{command}"
         );
         assert!(command.contains(
-            "services,deployments,secrets,serviceaccounts,rolebindings,roles,configmaps,leases -A"
+            "services,deployments,secrets,serviceaccounts,rolebindings,roles,configmaps,leases \
+             -n kubectl-cozy-system -l kubectl-cozy.io/session=3f2a"
         ));
+        assert!(command.contains(
+            "kubectl delete namespace -l kubectl-cozy.io/session=3f2a --field-selector metadata.name=kubectl-cozy-system"
+        ));
+        assert!(command.contains(
+            "kubectl delete clusterrolebindings,clusterroles -l kubectl-cozy.io/session=3f2a \
+             --field-selector metadata.name=kubectl-cozy-3f2a"
+        ));
+        assert!(!command.contains(" -A "), "{command}");
         assert!(command.ends_with(
             "kubectl delete lease -n kubectl-cozy-system kubectl-cozy-3f2a --ignore-not-found"
         ));
+    }
+
+    /// A label anyone may set on an object they can edit: outside the
+    /// session namespace, or under another name, it is not the session's.
+    #[test]
+    fn only_objects_where_and_as_a_session_makes_them_may_be_its() {
+        let may = |kind: &SessionKind, namespace: Option<&str>, name: &str| {
+            may_be_sessions(kind, "3f2a", "kubectl-cozy-system", namespace, name)
+        };
+        assert!(may(
+            &SERVICE,
+            Some("kubectl-cozy-system"),
+            "kubectl-cozy-3f2a"
+        ));
+        assert!(!may(&SERVICE, Some("prod"), "frontend"));
+        assert!(!may(
+            &session_kind("v1", "Secret").unwrap(),
+            Some("prod"),
+            "db-password"
+        ));
+        assert!(may(&NAMESPACE, None, "kubectl-cozy-system"));
+        assert!(!may(&NAMESPACE, None, "prod"));
+        assert!(may(&CLUSTER_ROLE, None, "kubectl-cozy-3f2a"));
+        assert!(!may(&CLUSTER_ROLE, None, "cluster-admin"));
+        assert!(!may(&CLUSTER_ROLE_BINDING, None, "cluster-admins"));
+        assert!(may(&API_SERVICE, None, "v1alpha1.apps.cozystack.io"));
     }
 
     #[test]

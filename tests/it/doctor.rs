@@ -1251,6 +1251,25 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
         ),
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // Objects that carry the session's label but are not where, or not
+    // named as, a session makes its own: anyone who may edit them can set
+    // a label. They are not the session's, and the reap leaves them.
+    let bystanders = format!("doctor-bystander-{}", std::process::id());
+    cleanup.kubectl(&[
+        "delete",
+        "secret",
+        "-n",
+        "default",
+        &bystanders,
+        "--ignore-not-found",
+    ]);
+    cleanup.kubectl(&["delete", "clusterrole", &bystanders, "--ignore-not-found"]);
+    kubectl_apply(&format!(
+        "apiVersion: v1\nkind: Secret\nmetadata: {{name: {bystanders}, namespace: default, labels: {{{SESSION_LABEL}: {id}}}}}\n\
+         stringData: {{password: keep-me}}\n---\n\
+         apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {{name: {bystanders}, labels: {{{SESSION_LABEL}: {id}}}}}\n\
+         rules: []\n"
+    ));
     let out = cozy(&["doctor", "-o", "json"]);
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
     let r = report(&out);
@@ -1315,6 +1334,12 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
             !kubectl(&["get", "-n", ns, &object]).status.success(),
             "{object} is still there"
         );
+    }
+    for object in [
+        vec!["get", "secret", "-n", "default", &bystanders],
+        vec!["get", "clusterrole", &bystanders],
+    ] {
+        assert!(kubectl(&object).status.success(), "{object:?} was deleted");
     }
     drop(cleanup);
 }
