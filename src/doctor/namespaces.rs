@@ -841,10 +841,35 @@ fn finalizer_finding(
         })
         .collect();
     let finalizers = object.finalizers.join(", ");
-    let what = if blocks_namespace {
+    // Its finalizers' owner gets `--stuck-after` from the object's deletion
+    // to remove them; an object not deleted yet is the namespace
+    // controller's to delete first (removing its finalizers would not
+    // remove it).
+    let deleting_for = object
+        .deletion_timestamp
+        .as_deref()
+        .and_then(|t| t.parse::<Timestamp>().ok())
+        .map(|t| now.as_second() - t.as_second());
+    let overdue = deleting_for.is_some_and(|s| s >= inputs.stuck_after_seconds);
+    let kind = object.object.kind.to_lowercase();
+    let what = if blocks_namespace && !overdue {
+        match deleting_for {
+            None => format!(
+                "{kind} {} has finalizer(s) {finalizers} and waits for the namespace controller to delete it \
+                 (namespace {namespace} is Terminating)",
+                object.object.name
+            ),
+            Some(s) => format!(
+                "{kind} {} has been deleting for {}, held by finalizer(s) {finalizers}: under --stuck-after ({}), \
+                 its finalizers' owner may still be at work (namespace {namespace} is Terminating)",
+                object.object.name,
+                crate::output::age(s),
+                crate::output::age(inputs.stuck_after_seconds)
+            ),
+        }
+    } else if blocks_namespace {
         format!(
-            "{} {} has finalizer(s) {finalizers} and keeps namespace {namespace} Terminating",
-            object.object.kind.to_lowercase(),
+            "{kind} {} has finalizer(s) {finalizers} and keeps namespace {namespace} Terminating",
             object.object.name
         )
     } else {
@@ -864,7 +889,11 @@ fn finalizer_finding(
     };
     let mut f = Finding::new(
         Code::FinalizerBlocking,
-        Severity::Error,
+        if blocks_namespace && !overdue {
+            Severity::Info
+        } else {
+            Severity::Error
+        },
         object.object.clone(),
         what,
         why,
@@ -905,16 +934,25 @@ fn finalizer_finding(
         "finalizers": keep,
         "resourceVersion": object.resource_version.clone().unwrap_or_default(),
     }});
+    let description = "remove the finalizer(s): whatever they guard (external resources, cleanup) is skipped; the \
+                       resourceVersion makes the patch fail if the object changed since it was read";
     f.remedy = Some(Remedy {
-        description: "remove the finalizer(s): whatever they guard (external resources, cleanup) is skipped; the \
-                      resourceVersion makes the patch fail if the object changed since it was read"
-            .into(),
-        command: format!(
-            "kubectl patch {} --type=merge -p '{}'",
-            object.object.kubectl_args(),
-            patch
-        ),
-        automatic: blocks_namespace,
+        description: match (blocks_namespace && !overdue, deleting_for) {
+            (false, _) => description.to_owned(),
+            (true, None) => "none needed yet: the namespace controller deletes it first, then its finalizers' owner \
+                             removes them (removing them now would not remove it); watch it"
+                .to_owned(),
+            (true, Some(_)) => format!("if it is still there after --stuck-after: {description}"),
+        },
+        command: match (blocks_namespace && !overdue, deleting_for) {
+            (true, None) => format!("kubectl get {} -w", object.object.kubectl_args()),
+            _ => format!(
+                "kubectl patch {} --type=merge -p '{}'",
+                object.object.kubectl_args(),
+                patch
+            ),
+        },
+        automatic: blocks_namespace && overdue,
     });
     f
 }
@@ -1160,6 +1198,70 @@ mod tests {
         assert_eq!(
             f.remedy.as_ref().unwrap().command,
             r#"kubectl patch configmaps/blocked -n team-b --type=merge -p '{"metadata":{"finalizers":[],"resourceVersion":"42"}}'"#
+        );
+    }
+
+    /// Finalizers are removed only once their owner has had `--stuck-after`
+    /// since the object's deletion: one deleted a minute ago is a note, and
+    /// one the namespace controller has not deleted yet (removing its
+    /// finalizers would not remove it) is one too; neither is planned.
+    #[test]
+    fn finalizers_are_only_planned_for_removal_past_stuck_after() {
+        let ns = terminating_ns("team-b", serde_json::json!([]));
+        let object = |name: &str, deleted: Option<&str>| RemainingObject {
+            object: ObjectRef {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                resource: "configmaps".into(),
+                namespace: Some("team-b".into()),
+                name: name.into(),
+            },
+            finalizers: vec!["backup.example.org/snapshot".into()],
+            deletion_timestamp: deleted.map(str::to_owned),
+            resource_version: Some("42".into()),
+        };
+        let mut content = Content::default();
+        content.objects.insert(
+            "team-b".into(),
+            vec![
+                object("old", Some("2026-09-01T11:50:02Z")),
+                object("recent", Some("2026-09-01T11:59:00Z")),
+                object("undeleted", None),
+            ],
+        );
+        let (_, findings, _) = run(&[ns], &content, &[]);
+        let of = |name: &str| {
+            findings
+                .iter()
+                .find(|f| f.subject.name == name)
+                .unwrap_or_else(|| panic!("{name}: {findings:?}"))
+        };
+        let old = of("old");
+        assert_eq!(old.severity, Severity::Error);
+        assert!(old.remedy.as_ref().unwrap().automatic);
+        let recent = of("recent");
+        assert_eq!(recent.severity, Severity::Info);
+        assert!(!recent.remedy.as_ref().unwrap().automatic);
+        assert!(
+            recent.what.contains("deleting for 60s")
+                && recent.what.contains("under --stuck-after (5m)"),
+            "{}",
+            recent.what
+        );
+        let undeleted = of("undeleted");
+        assert_eq!(undeleted.severity, Severity::Info);
+        let remedy = undeleted.remedy.as_ref().unwrap();
+        assert!(!remedy.automatic);
+        assert_eq!(
+            remedy.command,
+            "kubectl get configmaps/undeleted -n team-b -w"
+        );
+        assert!(
+            undeleted
+                .what
+                .contains("waits for the namespace controller to delete it"),
+            "{}",
+            undeleted.what
         );
     }
 
