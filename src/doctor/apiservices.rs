@@ -316,6 +316,54 @@ pub fn parse_ca_bundle(bytes: &[u8], now: Timestamp) -> CaBundleCheck {
     check
 }
 
+/// `APIServiceUnresponsive` for each aggregated APIService that looked
+/// healthy but whose group's lists timed out or answered 503 while doctor
+/// listed namespace content (`unresponsive`: group → the first answer): the
+/// namespace controller lists and deletes every namespaced type, so it
+/// cannot finish any namespace either.
+pub fn unresponsive_findings(
+    reports: &[ApiServiceReport],
+    unresponsive: &BTreeMap<String, String>,
+) -> Vec<Finding> {
+    reports
+        .iter()
+        .filter(|r| !r.local && r.healthy)
+        .filter_map(|r| Some((r, unresponsive.get(&r.group)?)))
+        .map(|(r, answer)| {
+            let mut f = Finding::new(
+                Code::ApiServiceUnresponsive,
+                Severity::Error,
+                ObjectRef::api_service(&r.name),
+                format!(
+                    "APIService {} answers discovery, but lists of {}/{} resources do not answer",
+                    r.name, r.group, r.version
+                ),
+                "the namespace controller lists and deletes every namespaced type in a Terminating namespace; while a \
+                 group's lists time out it cannot finish deleting ANY namespace (NamespaceDeletionContentFailure), \
+                 and kubectl gets the same timeouts",
+            )
+            .evidence(
+                format!("list of {}/{} resources through kube-apiserver", r.group, r.version),
+                answer.clone(),
+            );
+            if let Some(c) = &r.available {
+                f = f.evidence(
+                    format!("APIService {} status.conditions[Available]", r.name),
+                    c.status.clone(),
+                );
+            }
+            f.remedy = Some(Remedy {
+                description: "fix the server behind it (its lists hang while its discovery answers); if its API is no \
+                              longer needed, delete the APIService and namespace deletions go on"
+                    .into(),
+                command: format!("kubectl delete apiservice {}", r.name),
+                automatic: false,
+            });
+            f
+        })
+        .collect()
+}
+
 /// Findings about APIServices and serve sessions. `ca_warn_days` is the
 /// warning window for expiring CA certificates.
 pub fn findings(

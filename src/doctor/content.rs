@@ -75,6 +75,10 @@ pub struct Content {
     pub types_failed: usize,
     /// What could not be listed, and why.
     pub unchecked: Vec<Unchecked>,
+    /// Groups whose lists timed out or answered 503 (the first answer): the
+    /// namespace controller, which lists and deletes every type in a
+    /// Terminating namespace, is stuck on them too.
+    pub unresponsive: BTreeMap<String, String>,
 }
 
 /// Lists every namespaced resource type for the namespaces in `targets`
@@ -138,6 +142,7 @@ pub async fn scan(
         }
     }
     collapse_forbidden(&mut content.unchecked);
+    content.unresponsive = dead.lock().map(|d| d.clone()).unwrap_or_default();
     for objects in content.objects.values_mut() {
         objects.sort_by(|a, b| {
             (&a.object.api_version, &a.object.kind, &a.object.name).cmp(&(

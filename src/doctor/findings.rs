@@ -549,12 +549,20 @@ pub enum Code {
     /// A certificate in `spec.caBundle` expires within the warning window.
     #[serde(rename = "APIServiceCABundleExpiring")]
     ApiServiceCaBundleExpiring,
+    /// An APIService answers discovery, but lists of its resources time
+    /// out or answer 503: the namespace controller cannot finish deleting
+    /// any namespace (NamespaceDeletionContentFailure).
+    #[serde(rename = "APIServiceUnresponsive")]
+    ApiServiceUnresponsive,
     /// A `kubectl cozy serve` session left objects behind and its Lease expired.
     ServeSessionExpired,
     /// A Terminating namespace cannot finish because API discovery fails.
     NamespaceDiscoveryFailure,
     /// A Terminating namespace cannot finish because a group-version does not parse.
     NamespaceGroupVersionParsingFailure,
+    /// A Terminating namespace cannot finish because the lists (and so the
+    /// deletes) of an aggregated group's resources do not answer.
+    NamespaceContentFailure,
     /// An object with finalizers keeps a Terminating namespace alive.
     FinalizerBlocking,
     /// Objects without finalizers remain in a Terminating namespace.

@@ -280,7 +280,11 @@ fn conclude(g: Gathered<'_>) -> Report {
         webhooks,
         mut unchecked,
     } = g;
-    let api_findings = apiservices::findings(&api_services, sessions, opts.ca_warn_days, now);
+    let mut api_findings = apiservices::findings(&api_services, sessions, opts.ca_warn_days, now);
+    api_findings.extend(apiservices::unresponsive_findings(
+        &api_services,
+        &content.unresponsive,
+    ));
     let (namespace_reports, namespace_findings, blocks) =
         namespaces::conclude(&namespaces::Inputs {
             namespaces,

@@ -327,6 +327,7 @@ fn conclude_one(
     if e.terminating {
         found.extend(discovery_failure(&e, blocks));
         found.extend(group_version_parsing_failure(&e));
+        found.extend(content_failure(&e, blocks));
         found.extend(content_remaining(&e));
         found.extend(namespace_finalizers(&e));
         attribute_webhooks(&e, &mut found, blocks);
@@ -712,13 +713,73 @@ fn attribute_webhooks(
     }
 }
 
+/// Rule 1b: lists of an aggregated group's resources do not answer
+/// (`APIServiceUnresponsive`): the namespace controller cannot list, so
+/// cannot delete, what the namespace holds of that group.
+fn content_failure(
+    e: &Examined<'_>,
+    blocks: &mut BTreeMap<String, Vec<String>>,
+) -> Option<Finding> {
+    let causes: Vec<&Finding> = e
+        .inputs
+        .api_findings
+        .iter()
+        .filter(|f| f.code == Code::ApiServiceUnresponsive)
+        .collect();
+    if causes.is_empty() {
+        return None;
+    }
+    let name = &e.name;
+    let names: Vec<&str> = causes.iter().map(|f| f.subject.name.as_str()).collect();
+    let mut f = Finding::new(
+        Code::NamespaceContentFailure,
+        Severity::Error,
+        e.subject.clone(),
+        format!(
+            "namespace {name} cannot finish deleting: lists of the resources APIService {} serves do not answer",
+            names.join(", ")
+        ),
+        "the namespace controller must list (and delete) every namespaced type before the namespace goes; a type \
+         whose lists time out stops it, in every Terminating namespace",
+    );
+    if let Some(c) = e.cond_true("NamespaceDeletionContentFailure") {
+        f.evidence.push(e.cond_evidence(c));
+    }
+    for cause in &causes {
+        f.caused_by.push(cause.id.clone());
+        blocks
+            .entry(cause.id.clone())
+            .or_default()
+            .push(name.clone());
+    }
+    f.blocks = vec![name.clone()];
+    f.remedy = Some(Remedy {
+        description: format!(
+            "fix the server behind APIService {}, or delete the APIService if its API is no longer needed",
+            names.join(", ")
+        ),
+        command: names
+            .iter()
+            .map(|n| format!("kubectl delete apiservice {n}"))
+            .collect::<Vec<_>>()
+            .join(" && "),
+        automatic: false,
+    });
+    Some(f)
+}
+
 /// Rule 6: Terminating with no blocker found (info while recent); otherwise
 /// keeps a content failure visible next to the blockers that were found.
 fn no_blocker_found(e: &Examined<'_>, found: &mut Vec<Finding>) {
     let name = &e.name;
     if !found.is_empty() {
         if let Some(c) = e.cond_true("NamespaceDeletionContentFailure")
-            && !found.iter().any(|f| f.code == Code::ContentRemaining)
+            && !found.iter().any(|f| {
+                matches!(
+                    f.code,
+                    Code::ContentRemaining | Code::NamespaceContentFailure
+                )
+            })
             && let Some(f) = found.first_mut()
         {
             f.evidence.push(e.cond_evidence(c));

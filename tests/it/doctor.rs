@@ -1881,3 +1881,200 @@ fn doctor_recognises_a_standalone_server() {
         describe(&left)
     );
 }
+
+/// An extension server that answers discovery of `group`/v1 (one
+/// namespaced type, `widgets`) and never answers anything under it: the
+/// APIService stays Available while every list of widgets hangs. Returns
+/// its port; it serves until the test binary exits.
+fn spawn_hanging_server(group: &'static str) -> u16 {
+    use rustls::pki_types::pem::PemObject as _;
+    let ca = kubectl_cozy::pki::Ca::new("doctor-hang-ca").expect("CA");
+    let leaf = ca
+        .issue(&kubectl_cozy::pki::LeafSpec {
+            common_name: "localhost".into(),
+            dns_names: vec!["localhost".into()],
+            ips: vec![std::net::Ipv4Addr::LOCALHOST.into()],
+            server: true,
+            ..Default::default()
+        })
+        .expect("serving certificate");
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .expect("versions")
+    .with_no_client_auth()
+    .with_single_cert(
+        rustls::pki_types::CertificateDer::pem_slice_iter(leaf.cert_pem.as_bytes())
+            .map(Result::unwrap)
+            .collect(),
+        rustls::pki_types::PrivateKeyDer::from_pem_slice(leaf.key_pem.as_bytes()).unwrap(),
+    )
+    .expect("TLS config");
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    listener.set_nonblocking(true).expect("nonblocking");
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+            let discovery = serde_json::json!({
+                "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": format!("{group}/v1"),
+                "resources": [{"name": "widgets", "singularName": "widget", "namespaced": true, "kind": "Widget",
+                               "verbs": ["create", "delete", "deletecollection", "get", "list", "watch"]}]
+            })
+            .to_string();
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else {
+                    continue;
+                };
+                let acceptor = acceptor.clone();
+                let discovery = discovery.clone();
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let service = hyper::service::service_fn(move |req: http::Request<_>| {
+                        let discovery = discovery.clone();
+                        async move {
+                            let path = req.uri().path();
+                            let (status, body) = if path == format!("/apis/{group}/v1") {
+                                (200, discovery)
+                            } else if path.starts_with(&format!("/apis/{group}/v1/")) {
+                                std::future::pending::<()>().await;
+                                unreachable!()
+                            } else {
+                                (404, String::new())
+                            };
+                            Ok::<_, std::convert::Infallible>(
+                                http::Response::builder()
+                                    .status(status)
+                                    .header("content-type", "application/json")
+                                    .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+                                    .unwrap(),
+                            )
+                        }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                        .await;
+                });
+            }
+        });
+    });
+    port
+}
+
+/// The extension server is up and its discovery answers, so the APIService
+/// is Available — but its lists never answer. The namespace controller
+/// lists every type to delete a namespace's content, so the namespace stays
+/// Terminating (NamespaceDeletionContentFailure); doctor names the
+/// APIService as the cause, rather than "no blocker was found" and
+/// `/finalize`.
+#[tokio::test]
+async fn an_apiservice_whose_lists_hang_is_named_as_what_keeps_namespaces_terminating() {
+    const GROUP: &str = "doctor-hang.example.com";
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    no_terminating_namespaces().await;
+    let name = format!("v1.{GROUP}");
+    let port = spawn_hanging_server(GROUP);
+    let mut cleanup = Cleanup::new();
+    cleanup.kubectl(&[
+        "delete",
+        "service",
+        "-n",
+        "default",
+        "doctor-hang",
+        "--ignore-not-found",
+        "--wait=false",
+    ]);
+    cleanup.kubectl(&[
+        "delete",
+        "apiservice",
+        &name,
+        "--ignore-not-found",
+        "--wait=false",
+    ]);
+    kubectl_apply(&format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: doctor-hang, namespace: default}}\n\
+         spec: {{type: ExternalName, externalName: localhost}}\n---\n\
+         apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {name}}}\n\
+         spec:\n  group: {GROUP}\n  version: v1\n  insecureSkipTLSVerify: true\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n  \
+         service: {{namespace: default, name: doctor-hang, port: {port}}}\n"
+    ));
+    eventually(
+        "APIService Available=True",
+        Duration::from_secs(60),
+        || async {
+            let out = kubectl(&[
+                "get",
+                "apiservice",
+                &name,
+                "-o",
+                "jsonpath={.status.conditions[?(@.type==\"Available\")].status}",
+            ]);
+            text(&out.stdout).trim() == "True"
+        },
+    )
+    .await;
+    let ns = plane.namespace("doctor-hang").await;
+    Api::<Namespace>::all(plane.client().await)
+        .delete(&ns, &DeleteParams::default())
+        .await
+        .expect("delete namespace");
+
+    let out = cozy(&["doctor", "-n", &ns, "--request-timeout", "3s", "-o", "json"]);
+    let r = report(&out);
+    let unresponsive = findings_with(&r, "APIServiceUnresponsive");
+    assert_eq!(unresponsive.len(), 1, "{r:#}");
+    let cause = unresponsive[0];
+    assert_eq!(cause["subject"]["name"], name.as_str(), "{cause:#}");
+    assert_eq!(cause["severity"], "error");
+    assert!(
+        cause["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b == ns.as_str()),
+        "{cause:#}"
+    );
+    assert_eq!(cause["remedy"]["automatic"], false, "{cause:#}");
+    let content = findings_with(&r, "NamespaceContentFailure");
+    assert_eq!(content.len(), 1, "{r:#}");
+    assert_eq!(content[0]["subject"]["name"], ns.as_str());
+    assert!(
+        content[0]["causedBy"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == cause["id"].as_str().unwrap()),
+        "{:#}",
+        content[0]
+    );
+    assert!(
+        findings_with(&r, "NamespaceTerminating").is_empty(),
+        "no 'no blocker was found': {r:#}"
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let table = cozy(&["doctor", "-n", &ns, "--request-timeout", "3s"]);
+    assert!(
+        text(&table.stdout).contains(&format!(
+            "APIService {name} answers discovery, but lists of {GROUP}/v1 resources do not answer"
+        )),
+        "{}",
+        describe(&table)
+    );
+
+    // Its remedy works: without the APIService the namespace goes.
+    kubectl(&["delete", "apiservice", &name]);
+    eventually("the namespace gone", Duration::from_secs(90), || {
+        namespace_gone(&ns)
+    })
+    .await;
+    drop(cleanup);
+}

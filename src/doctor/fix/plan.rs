@@ -369,14 +369,18 @@ fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String
         Code::ApiServiceCaBundleInvalid
         | Code::ApiServiceCaBundleExpired
         | Code::ApiServiceCaBundleExpiring => "needs a new certificate",
-        Code::ApiServiceProbeFailed => "the APIService says Available; look at its server first",
+        Code::ApiServiceProbeFailed | Code::ApiServiceUnresponsive => {
+            "the APIService says Available; look at its server first"
+        }
         Code::ApiServiceUnavailable => {
             "not safe to delete (local, or owned by a live serve session)"
         }
         Code::ObjectDeletionStuck => {
             "outside a Terminating namespace its controller may still be working; remove the finalizer by hand once it is gone"
         }
-        Code::NamespaceDiscoveryFailure => "its cause is not fixed by the plan",
+        Code::NamespaceDiscoveryFailure | Code::NamespaceContentFailure => {
+            "its cause is not fixed by the plan"
+        }
         Code::NamespaceFinalizerRemaining
         | Code::NamespaceTerminating
         | Code::ContentRemaining
