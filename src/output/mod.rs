@@ -6,6 +6,17 @@
 pub mod ages;
 pub mod progress;
 
+/// `eprintln!` that never panics: where stderr went away (a closed pipe
+/// after `serve … 2>&1 | tee log` is interrupted, a closed terminal),
+/// `serve` must still clean up, and `eprintln!` would panic instead.
+#[macro_export]
+macro_rules! stderr_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub use ages::{age, ago};
 
 use std::io::Write;

@@ -1260,6 +1260,47 @@ async fn the_next_serve_reaps_an_expired_session_and_says_so_before_its_waits() 
         .expect("namespace gone");
 }
 
+/// A closed terminal tab or a lost SSH connection sends SIGHUP, and leaves
+/// serve's stderr going nowhere (as an interrupted `serve … 2>&1 | tee log`
+/// does): serve still stops cleanly and leaves nothing behind, instead of
+/// dying at once (SIGHUP's default) or panicking on its first line
+/// (`eprintln!` on a closed pipe).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_with_stderr_gone_still_stops_cleanly() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("hangup"));
+    let ns = session_namespace("hangup");
+    let mut serve = ServeProcess::start(
+        plane,
+        &kinds,
+        &[
+            "--route",
+            "external-name",
+            "--host",
+            "localhost",
+            "--listen",
+            "127.0.0.1:0",
+            "--session-namespace",
+            &ns,
+            "--timeout",
+            "150s",
+        ],
+    );
+    let ready = serve.ready(START).await.expect("ready");
+    serve.close_stderr().await;
+    serve.signal("-HUP");
+    let status = serve.exit(END).await.expect("serve exits");
+    assert_eq!(status.code(), Some(0), "{status}");
+    if let Err(left) = wait_session_gone(&client, &ready.id, END).await {
+        panic!("left behind after SIGHUP: {left:?}");
+    }
+    namespace_gone(&client, &ns, END)
+        .await
+        .expect("namespace gone");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exit_on_disconnect_cleans_up_and_exits_when_the_tunnel_drops() {
     let _serial = CLUSTER_LOCK.lock().await;

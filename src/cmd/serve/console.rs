@@ -72,7 +72,7 @@ impl Log {
         let bar = self.spinner.lock().ok().and_then(|s| s.clone());
         match bar {
             Some(bar) if !bar.is_hidden() => bar.println(text),
-            _ => eprintln!("{text}"),
+            _ => crate::stderr_line!("{text}"),
         }
     }
 
@@ -162,7 +162,7 @@ impl Progress {
         if let Ok(mut said) = self.said.lock()
             && let Some(line) = wait_line(&mut said, message)
         {
-            eprintln!("{line}");
+            crate::stderr_line!("{line}");
         }
     }
 }

@@ -58,7 +58,7 @@ pub(super) async fn serve(
         key_pem,
     )
     .await?;
-    eprintln!(
+    crate::stderr_line!(
         "Listening on https://{} (in-cluster); /readyz fails until the HelmRelease cache has synced",
         running.local_addr
     );
@@ -69,7 +69,7 @@ pub(super) async fn serve(
     if synced {
         let snapshot = registry.snapshot();
         let kinds = snapshot.plurals();
-        eprintln!(
+        crate::stderr_line!(
             "Ready: serving {} kinds ({}) on https://{}, HelmRelease cache synced",
             kinds.len(),
             kinds.join(", "),
@@ -77,7 +77,7 @@ pub(super) async fn serve(
         );
         signals.next().await;
     }
-    eprintln!(
+    crate::stderr_line!(
         "Shutting down: /readyz fails, draining for up to {:?}",
         args.drain_timeout
     );

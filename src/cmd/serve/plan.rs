@@ -50,9 +50,10 @@ pub(super) fn external_host(args: &ServeArgs, ctx: &Ctx) -> Result<String, CliEr
     });
     match route::detect(context_name.as_deref(), cluster_name.as_deref()) {
         Some(found) => {
-            eprintln!(
+            crate::stderr_line!(
                 "Route: external-name to {} (detected: {}; --host to choose another)",
-                found.host, found.because
+                found.host,
+                found.because
             );
             Ok(found.host.to_owned())
         }

@@ -101,9 +101,9 @@ pub(super) async fn serve_session(
             spinner.finish_and_clear();
             log.clear_spinner();
             if registrar.may_have_written() {
-                eprintln!("Interrupted; removing what was created");
+                crate::stderr_line!("Interrupted; removing what was created");
             } else {
-                eprintln!("Interrupted before anything was created");
+                crate::stderr_line!("Interrupted before anything was created");
             }
             end_unregistered(&client, &plan, &registrar, &mut signals, running, args.drain_timeout).await;
             return Ok(ExitStatus::Error);
@@ -127,7 +127,7 @@ pub(super) async fn serve_session(
         }
     };
     for name in &registered.took_over {
-        eprintln!("Took over APIService {name}; it is restored when this session ends");
+        crate::stderr_line!("Took over APIService {name}; it is restored when this session ends");
     }
     let created = registrar.created().to_vec();
     let t_objects = started.elapsed();
@@ -298,7 +298,7 @@ pub(super) async fn serve_session(
         Some(Ok(())) => None,
         Some(Err(err)) => Some(Err(err)),
         None => {
-            eprintln!("Interrupted; removing the session");
+            crate::stderr_line!("Interrupted; removing the session");
             Some(Ok(ExitStatus::Error))
         }
     };
@@ -378,7 +378,9 @@ pub(super) async fn serve_session(
     };
     // The teardown changes the APIServices itself: not news.
     drop(ownership_watch);
-    eprintln!("Stopping: removing the session (Ctrl-C again to skip all but the APIServices)");
+    crate::stderr_line!(
+        "Stopping: removing the session (Ctrl-C again to skip all but the APIServices)"
+    );
     end(
         &client,
         &plan,

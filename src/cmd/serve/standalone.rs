@@ -102,7 +102,7 @@ pub(super) async fn serve_standalone(
     let written = standalone::write_kubeconfig(&kubeconfig, &url, &credentials)
         .map_err(|e| CliError::other("write the kubeconfig", e))?;
     if let Some(before) = &written.replaced_server {
-        eprintln!(
+        crate::stderr_line!(
             "Note: context kubectl-cozy in {} pointed at {before}; it now points here \
              (--write-kubeconfig PATH keeps one file per server)",
             kubeconfig.display()
@@ -126,7 +126,7 @@ pub(super) async fn serve_standalone(
     } else {
         format!("--kubeconfig {} ", kubeconfig.display())
     };
-    eprintln!(
+    crate::stderr_line!(
         "Serving {} ({}) on {url}{every_interface} from {}\nKubeconfig: {}\nTry: kubectl {kubeconfig_flag}get {}\nPress Ctrl-C to stop.",
         super::kinds_count(kinds.len()),
         kinds.join(", "),
@@ -141,7 +141,7 @@ pub(super) async fn serve_standalone(
     if let Some(previous) = &previous {
         restore_context(&record, &kubeconfig, &url, previous);
     }
-    eprintln!(
+    crate::stderr_line!(
         "Shutting down (draining for up to {:?})",
         args.drain_timeout
     );
@@ -149,7 +149,7 @@ pub(super) async fn serve_standalone(
     // The store's file alone holds everything once stopped (a copy of it
     // is a whole backup); after a kill its `-wal` file is part of it.
     if let Err(e) = store.checkpoint() {
-        eprintln!(
+        crate::stderr_line!(
             "warning: {} keeps part of the store in {}-wal: {}",
             data.display(),
             data.display(),
@@ -259,7 +259,7 @@ fn previous_context(
             crate::error_chain::error_chain(&e)
         );
     }
-    eprintln!(
+    crate::stderr_line!(
         "Note: context kubectl-cozy is current in {} while this server runs; {previous} is made \
          current again when it stops on Ctrl-C or SIGTERM{left}",
         kubeconfig.display()
@@ -282,21 +282,21 @@ fn restore_context(record: &PreviousContext, kubeconfig: &Path, url: &str, previ
         let _ = record.forget();
     }
     match kept {
-        Ok(None) => eprintln!(
+        Ok(None) => crate::stderr_line!(
             "Kubeconfig: context {previous} is current again in {}",
             kubeconfig.display()
         ),
         Ok(Some(Kept::AnotherCurrent)) => {}
-        Ok(Some(Kept::AnotherServer)) => eprintln!(
+        Ok(Some(Kept::AnotherServer)) => crate::stderr_line!(
             "Kubeconfig: context kubectl-cozy in {} is another server's now; left current",
             kubeconfig.display()
         ),
-        Ok(Some(Kept::PreviousGone)) => eprintln!(
+        Ok(Some(Kept::PreviousGone)) => crate::stderr_line!(
             "Kubeconfig: context {previous} is no longer in {}; kubectl-cozy is left current \
              (kubectl config use-context NAME)",
             kubeconfig.display()
         ),
-        Err(e) => eprintln!(
+        Err(e) => crate::stderr_line!(
             "warning: could not make context {previous} current again in {}: {}",
             kubeconfig.display(),
             crate::error_chain::error_chain(&e)
@@ -314,7 +314,7 @@ fn report_reloads(registry: &Registry) -> tokio::task::JoinHandle<()> {
         while changes.changed().await.is_ok() {
             let snapshot = changes.borrow_and_update().clone();
             let plurals = snapshot.plurals();
-            eprintln!(
+            crate::stderr_line!(
                 "Kinds: reloaded, serving {} ({})",
                 plurals.len(),
                 plurals.join(", ")

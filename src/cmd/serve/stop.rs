@@ -94,7 +94,7 @@ pub(super) async fn end(
                 let report = teardown.rest(reaping).await;
                 print_removal(plan, created, &report, began);
             }
-            Err(err) => eprintln!(
+            Err(err) => crate::stderr_line!(
                 "{}",
                 not_removed(plan, created, &crate::error_chain::error_chain(&err))
             ),
@@ -107,7 +107,7 @@ pub(super) async fn end(
         _ = async { tokio::join!(stopping, rest) } => {}
         () = signals.next() => {
             if !cleaned.get() {
-                eprintln!(
+                crate::stderr_line!(
                     "Skipped the rest of the cleanup: the Lease {}/{} expires within {}s and the agent or `kubectl cozy doctor --fix` removes what is left",
                     plan.namespace,
                     session::lease_name(&plan.id),
@@ -156,7 +156,7 @@ fn print_removal(
     }
     let problems = teardown::problems(report);
     if problems.is_empty() {
-        eprintln!(
+        crate::stderr_line!(
             "Removed session {} ({} objects{}) in {:.1}s",
             plan.id,
             report.deleted.len() + report.restored.len(),
@@ -168,13 +168,13 @@ fn print_removal(
             began.elapsed().as_secs_f64()
         );
     } else {
-        eprintln!("Removed session {} except:", plan.id);
+        crate::stderr_line!("Removed session {} except:", plan.id);
         for line in problems {
-            eprintln!("  {line}");
+            crate::stderr_line!("  {line}");
         }
     }
     for (name, why) in &report.not_restored {
-        eprintln!("  APIService {name}: {why}");
+        crate::stderr_line!("  APIService {name}: {why}");
     }
 }
 

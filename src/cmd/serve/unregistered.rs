@@ -38,14 +38,14 @@ pub(super) async fn serve_unregistered(
     spinner.finish_and_clear();
     let snapshot = registry.snapshot();
     let kinds = snapshot.plurals();
-    eprintln!(
+    crate::stderr_line!(
         "Serving {} ({}) on https://{}, storing HelmReleases in the cluster (no APIService registered: --route none)",
         super::kinds_count(kinds.len()),
         kinds.join(", "),
         running.local_addr
     );
     Signals::new()?.next().await;
-    eprintln!(
+    crate::stderr_line!(
         "Shutting down (draining for up to {:?})",
         args.drain_timeout
     );

@@ -56,6 +56,8 @@ pub struct ServeProcess {
     /// The process.
     pub child: Child,
     lines: Arc<Mutex<Vec<String>>>,
+    /// The task reading its stderr.
+    reader: tokio::task::JoinHandle<()>,
     /// Its state directory.
     pub state: tempfile::TempDir,
 }
@@ -93,7 +95,7 @@ impl ServeProcess {
         let lines = Arc::new(Mutex::new(Vec::new()));
         let stderr = child.stderr.take().expect("stderr");
         let sink = lines.clone();
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             let mut reader = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = reader.next_line().await {
                 if let Ok(mut l) = sink.lock() {
@@ -104,7 +106,17 @@ impl ServeProcess {
         ServeProcess {
             child,
             lines,
+            reader,
             state,
+        }
+    }
+
+    /// Stops reading its stderr and closes the pipe's end, as a `| tee`
+    /// or a terminal that went away does: its next writes fail (EPIPE).
+    pub async fn close_stderr(&self) {
+        self.reader.abort();
+        while !self.reader.is_finished() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 
