@@ -175,6 +175,18 @@ pub enum ReapError {
     },
 }
 
+impl ReapError {
+    /// Whether kube-apiserver gave no answer (no connection, a timeout, or
+    /// a 5xx/429 of its own), so trying again later may work.
+    pub fn is_unanswered(&self) -> bool {
+        let (ReapError::ReadLease { source, .. } | ReapError::ReadSaved { source, .. }) = self;
+        match source {
+            CallError::Timeout(_) | CallError::Transport(_) => true,
+            CallError::Status { code, .. } => *code == 429 || *code >= 500,
+        }
+    }
+}
+
 /// What a reap did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reaped {
@@ -464,7 +476,12 @@ impl Reaping {
                 None => match delete_api_service(client, o, &id, limit).await {
                     Step::Done | Step::Gone => report.deleted.push(o.clone()),
                     Step::Left(why) => report.left.push((o.clone(), why)),
-                    Step::Failed(why) => report.failed.push((o.clone(), why)),
+                    Step::Failed(why) => {
+                        // The Lease stays, so that the next serve, the agent
+                        // or doctor finds the session and tries again.
+                        self.keep_record = true;
+                        report.failed.push((o.clone(), why));
+                    }
                 },
             }
         }

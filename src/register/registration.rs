@@ -611,7 +611,21 @@ impl Registrar {
         match reap::reap(&self.client, &target, self.limit).await {
             Ok(Reaped::Reaped(report)) => {
                 tracing::info!(session = %id, deleted = report.deleted.len(), restored = report.restored.len(), "reaped an expired serve session");
-                Ok(())
+                // The group is free only if its APIService went (or was
+                // given back): one left or failed is still the dead
+                // session's, and is not taken over without --takeover.
+                let stuck = report
+                    .failed
+                    .iter()
+                    .chain(&report.left)
+                    .find(|(o, _)| o.kind == session::API_SERVICE.kind && o.name == name);
+                match stuck {
+                    Some((_, why)) => Err(RegisterError::Taken(format!(
+                        "APIService {name} belongs to expired serve session {id}, whose reap left it: {why}; \
+                         `kubectl cozy doctor` says what to do"
+                    ))),
+                    None => Ok(()),
+                }
             }
             Ok(Reaped::Alive { holder }) => Err(RegisterError::Taken(format!(
                 "APIService {name} belongs to serve session {id} ({}), which renewed its Lease just now",

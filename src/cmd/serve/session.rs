@@ -303,7 +303,7 @@ pub(super) async fn serve_session(
         }
     };
     if let Some(ended) = ended {
-        end(
+        let complete = end(
             &client,
             &plan,
             &created,
@@ -313,7 +313,7 @@ pub(super) async fn serve_session(
             args.drain_timeout,
         )
         .await;
-        return ended;
+        return left_something(ended, complete);
     }
     let tunnel_at = tunnel_status
         .as_ref()
@@ -381,7 +381,7 @@ pub(super) async fn serve_session(
     crate::stderr_line!(
         "Stopping: removing the session (Ctrl-C again to skip all but the APIServices)"
     );
-    end(
+    let complete = end(
         &client,
         &plan,
         &created,
@@ -391,7 +391,19 @@ pub(super) async fn serve_session(
         args.drain_timeout,
     )
     .await;
-    outcome
+    left_something(outcome, complete)
+}
+
+/// A stop that would exit 0 exits 1 when its teardown left something (it
+/// said what), so that scripts can tell.
+fn left_something(
+    outcome: Result<ExitStatus, CliError>,
+    complete: bool,
+) -> Result<ExitStatus, CliError> {
+    match outcome {
+        Ok(ExitStatus::Success) if !complete => Ok(ExitStatus::Error),
+        other => other,
+    }
 }
 
 /// `err` with [`registration::RIGHTS_NEEDED`] as its hint when the cluster

@@ -34,7 +34,9 @@ pub(super) async fn end_unregistered(
     drain: Duration,
 ) {
     if registrar.may_have_written() {
-        end(
+        // A failed start exits non-zero whatever its cleanup did (which it
+        // says).
+        let _ = end(
             client,
             plan,
             registrar.created(),
@@ -51,8 +53,11 @@ pub(super) async fn end_unregistered(
 }
 
 /// Tears the session down: the renewer stops, the APIServices go (restored or
-/// deleted), then the tunnel and the server stop, then the rest of the
-/// objects go unless a second signal arrives.
+/// deleted; tried again while kube-apiserver does not answer, until the
+/// Lease would expire), then the tunnel and the server stop, then the rest
+/// of the objects go unless a second signal arrives. Whether everything
+/// went: a stop that left something exits non-zero.
+#[must_use = "a teardown that left something must not exit 0"]
 pub(super) async fn end(
     client: &kube::Client,
     plan: &Plan,
@@ -61,7 +66,7 @@ pub(super) async fn end(
     running_parts: Option<(Renewer, Option<TunnelTask>)>,
     running: RunningServer,
     drain: Duration,
-) {
+) -> bool {
     let began = Instant::now();
     let (renewer, tunnel) = match running_parts {
         Some((renewer, tunnel)) => (Some(renewer), tunnel),
@@ -77,7 +82,36 @@ pub(super) async fn end(
         created,
         TEARDOWN_LIMIT,
     );
-    let first = teardown.api_services().await;
+    let cleaned = std::cell::Cell::new(false);
+    let complete = std::cell::Cell::new(false);
+    let first = async {
+        let give_up = began + plan.lease_duration;
+        let mut said = false;
+        loop {
+            match teardown.api_services().await {
+                Err(err) if err.is_unanswered() && Instant::now() < give_up => {
+                    if !said {
+                        crate::stderr_line!(
+                            "kube-apiserver does not answer ({}); trying again for up to {}s (Ctrl-C again to give up)",
+                            crate::error_chain::error_chain(&err),
+                            plan.lease_duration.as_secs()
+                        );
+                        said = true;
+                    }
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+                other => return other,
+            }
+        }
+    };
+    let first = tokio::select! {
+        first = first => first,
+        () = signals.next() => {
+            crate::stderr_line!("{}", not_removed(plan, created, "given up on a second signal"));
+            running.shutdown(Duration::ZERO).await;
+            return false;
+        }
+    };
     // The aggregator no longer routes here: stop the tunnel and the server
     // while the rest goes.
     let stopping = async {
@@ -87,11 +121,11 @@ pub(super) async fn end(
         }
         running.shutdown(drain.min(Duration::from_secs(2))).await;
     };
-    let cleaned = std::cell::Cell::new(false);
     let rest = async {
         match first {
             Ok(reaping) => {
                 let report = teardown.rest(reaping).await;
+                complete.set(teardown::problems(&report).is_empty());
                 print_removal(plan, created, &report, began);
             }
             Err(err) => crate::stderr_line!(
@@ -116,6 +150,7 @@ pub(super) async fn end(
             }
         }
     }
+    complete.get()
 }
 
 /// What to say when the teardown could not even begin (the Lease could not
