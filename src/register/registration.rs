@@ -227,6 +227,25 @@ impl Registrar {
         result
     }
 
+    /// Writes `object` and counts it among what the teardown undoes — from
+    /// before the request: a write whose answer never came (a timeout, a
+    /// lost connection, Ctrl-C dropping this future) may have taken effect.
+    /// Only one the cluster refused is forgotten. The teardown acts only on
+    /// an object that exists and carries the session's label.
+    async fn write_undone_unless_refused<T>(
+        &mut self,
+        object: SessionObject,
+        what: &str,
+        request: impl Future<Output = Result<T, kube::Error>>,
+    ) -> Result<T, RegisterError> {
+        self.created.push(object);
+        let result = self.write(what, request).await;
+        if result.as_ref().is_err_and(RegisterError::was_answered) {
+            self.created.pop();
+        }
+        result
+    }
+
     async fn timed<T>(
         &self,
         what: &str,
@@ -274,9 +293,12 @@ impl Registrar {
             serde_json::from_value(serde_json::to_value(object).map_err(encode)?)
                 .map_err(encode)?;
         let created = self
-            .write(&what, api.create(&PostParams::default(), &dynamic))
+            .write_undone_unless_refused(
+                SessionObject::of(kind, namespace, &name),
+                &what,
+                api.create(&PostParams::default(), &dynamic),
+            )
             .await?;
-        self.created.push(SessionObject::of(kind, namespace, &name));
         serde_json::from_value(serde_json::to_value(created).map_err(encode)?).map_err(encode)
     }
 
@@ -484,13 +506,12 @@ impl Registrar {
                     let taken: APIService = serde_json::from_value(taken).map_err(|e| {
                         RegisterError::Taken(format!("take over APIService {name}: {e}"))
                     })?;
-                    self.write(
+                    self.write_undone_unless_refused(
+                        SessionObject::of(&session::API_SERVICE, None, &name),
                         &format!("take over apiservices.apiregistration.k8s.io/{name}"),
                         api.replace(&name, &PostParams::default(), &taken),
                     )
                     .await?;
-                    self.created
-                        .push(SessionObject::of(&session::API_SERVICE, None, &name));
                 }
             }
         }
@@ -651,6 +672,97 @@ fn owned(name: &str, namespace: &str, owner: &OwnerReference) -> ObjectMeta {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cluster whose creates of APIServices answer 403 when their name
+    /// starts with `refused`, and never answer otherwise.
+    fn unanswering_cluster() -> Client {
+        let service = tower::service_fn(|req: http::Request<kube::client::Body>| async move {
+            if req.uri().path().ends_with("/apiservices") && req.method() == http::Method::POST {
+                let body = http_body_util::BodyExt::collect(req.into_body())
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
+                if String::from_utf8_lossy(&body).contains("\"refused") {
+                    let status = serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                                    "code": 403, "reason": "Forbidden", "message": "no"});
+                    return Ok::<_, std::convert::Infallible>(
+                        http::Response::builder()
+                            .status(403)
+                            .header("content-type", "application/json")
+                            .body(kube::client::Body::from(status.to_string().into_bytes()))
+                            .unwrap(),
+                    );
+                }
+            }
+            std::future::pending::<()>().await;
+            unreachable!()
+        });
+        Client::new(service, "default")
+    }
+
+    fn api_service_named(name: &str) -> APIService {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name},
+            "spec": {"group": "example.com", "version": "v1", "groupPriorityMinimum": 1000, "versionPriority": 15}
+        }))
+        .unwrap()
+    }
+
+    /// A create whose answer never comes (a timeout, Ctrl-C) may have taken
+    /// effect: the teardown must try to undo it. One the cluster refused
+    /// took none.
+    #[tokio::test]
+    async fn an_unanswered_create_is_undone_by_the_teardown_a_refused_one_is_not() {
+        let mut registrar = Registrar::new(unanswering_cluster(), Duration::from_millis(100));
+        let refused = registrar
+            .create(
+                &session::API_SERVICE,
+                None,
+                &api_service_named("refused.example.com"),
+            )
+            .await;
+        assert!(refused.is_err());
+        assert!(registrar.created().is_empty(), "{:?}", registrar.created());
+        assert!(!registrar.may_have_written());
+
+        let lost = registrar
+            .create(
+                &session::API_SERVICE,
+                None,
+                &api_service_named("v1.example.com"),
+            )
+            .await;
+        assert!(lost.is_err());
+        assert_eq!(
+            registrar.created(),
+            [SessionObject::of(
+                &session::API_SERVICE,
+                None,
+                "v1.example.com"
+            )]
+        );
+
+        // Dropped mid-request, as Ctrl-C drops the registration.
+        let mut registrar = Registrar::new(unanswering_cluster(), Duration::from_secs(3600));
+        let dropped = tokio::time::timeout(
+            Duration::from_millis(100),
+            registrar.create(
+                &session::API_SERVICE,
+                None,
+                &api_service_named("v2.example.com"),
+            ),
+        )
+        .await;
+        assert!(dropped.is_err());
+        assert_eq!(
+            registrar.created(),
+            [SessionObject::of(
+                &session::API_SERVICE,
+                None,
+                "v2.example.com"
+            )]
+        );
+    }
 
     #[test]
     fn a_write_refused_by_the_cluster_took_no_effect_one_unanswered_may_have() {
