@@ -1260,6 +1260,56 @@ async fn the_next_serve_reaps_an_expired_session_and_says_so_before_its_waits() 
         .expect("namespace gone");
 }
 
+/// A cluster that accepts connections and never answers: Ctrl-C before
+/// anything is registered ends serve at once, rather than after the
+/// request's own timeouts (or never, for one that hangs).
+#[tokio::test]
+async fn ctrl_c_before_registration_ends_at_once_when_the_cluster_never_answers() {
+    let mute = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = mute.local_addr().expect("addr").port();
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((tcp, _)) = mute.accept().await {
+            open.push(tcp);
+        }
+    });
+    let dir = tempfile::tempdir().expect("dir");
+    let kubeconfig = crate::support::kubeconfig_for_port(dir.path(), port);
+    let kinds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds");
+    let child = tokio::process::Command::new(bins::kubectl_cozy())
+        .args(["serve", "--route", "external-name", "--host", "localhost"])
+        .arg("--kinds")
+        .arg(&kinds)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start serve");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let pid = child.id().expect("pid").to_string();
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status();
+    let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
+        .await
+        .expect("serve ends within seconds of Ctrl-C")
+        .expect("serve's output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("Interrupted before anything was created"),
+        "{stderr}"
+    );
+    held.abort();
+}
+
 /// A closed terminal tab or a lost SSH connection sends SIGHUP, and leaves
 /// serve's stderr going nowhere (as an interrupted `serve … 2>&1 | tee log`
 /// does): serve still stops cleanly and leaves nothing behind, instead of

@@ -51,7 +51,13 @@ pub(super) async fn serve_session(
     };
     let client = ctx.client().await?;
     let server_url = ctx.server_url().unwrap_or_default();
-    client.apiserver_version().await.map_err(|source| {
+    // Nothing is created before the registration: a signal until then
+    // (a request that hangs, a cluster that does not answer) just ends.
+    let version = tokio::select! {
+        version = client.apiserver_version() => version,
+        () = signals.next() => return interrupted_before_anything(),
+    };
+    version.map_err(|source| {
         CliError::first_request_failed(server_url.clone(), "GET /version", source)
     })?;
     let log = Log::new(args.quiet, ctx.global().verbosity > 0);
@@ -71,7 +77,7 @@ pub(super) async fn serve_session(
         RouteArg::ExternalName => SocketAddr::from(([0, 0, 0, 0], 0)),
         _ => SocketAddr::from(([127, 0, 0, 1], 0)),
     });
-    let (running, apps) = start_cluster_server(
+    let starting = start_cluster_server(
         args,
         registry.clone(),
         client.clone(),
@@ -79,8 +85,11 @@ pub(super) async fn serve_session(
         listen,
         serving.chain_pem(),
         serving.serving.key_pem.clone(),
-    )
-    .await?;
+    );
+    let (running, apps) = tokio::select! {
+        started = starting => started?,
+        () = signals.next() => return interrupted_before_anything(),
+    };
     let local = running.local_addr;
     if let Route::ExternalName { port, .. } = &mut plan.route {
         *port = local.port();
@@ -392,6 +401,12 @@ pub(super) async fn serve_session(
     )
     .await;
     left_something(outcome, complete)
+}
+
+/// Ctrl-C (or SIGTERM, SIGHUP) before the registration began.
+fn interrupted_before_anything() -> Result<ExitStatus, CliError> {
+    crate::stderr_line!("Interrupted before anything was created");
+    Ok(ExitStatus::Error)
 }
 
 /// A stop that would exit 0 exits 1 when its teardown left something (it
