@@ -99,6 +99,17 @@ impl Observer {
         }
     }
 
+    /// Reading the Lease works again at `now` after failing: serve's renewals
+    /// went to the same kube-apiserver and may have failed all along, so
+    /// the Lease's duration starts again from now (else the first good read
+    /// after an outage longer than the Lease would reap a session that
+    /// renews a second later).
+    pub fn reconnected(&mut self, now: Instant) {
+        if let Some(o) = &mut self.last {
+            o.changed_at = now;
+        }
+    }
+
     /// Takes one reading of the Lease at `now`; returns the expiry once seen.
     pub fn observe(&mut self, lease: Option<&Lease>, now: Instant) -> Option<Expired> {
         let Some(lease) = lease else {
@@ -163,6 +174,7 @@ pub async fn watch(client: &Client, config: &SentinelConfig) -> Expired {
             Ok(Ok(lease)) => {
                 if failing_since.take().is_some() {
                     tracing::info!(lease = %name, "reading the session Lease works again");
+                    observer.reconnected(Instant::now());
                 }
                 if let Some(expired) = observer.observe(lease.as_ref(), Instant::now()) {
                     return expired;
@@ -283,6 +295,29 @@ mod tests {
                 ..LeaseSpec::default()
             }),
         }
+    }
+
+    /// An outage of kube-apiserver longer than the Lease: serve could not
+    /// renew either. The first good read does not reap; serve gets the
+    /// Lease's duration again from there.
+    #[test]
+    fn after_an_outage_the_lease_gets_its_duration_again() {
+        let t0 = Instant::now();
+        let mut o = Observer::new(Duration::from_secs(2));
+        assert!(o.observe(Some(&lease("7", 15)), t0).is_none());
+        // 27 s without a read, then reading works again.
+        let back = t0 + Duration::from_secs(27);
+        o.reconnected(back);
+        assert!(o.observe(Some(&lease("7", 15)), back).is_none());
+        assert!(
+            o.observe(Some(&lease("7", 15)), back + Duration::from_secs(16))
+                .is_none()
+        );
+        // Still unchanged past the duration and the grace: expired.
+        assert!(
+            o.observe(Some(&lease("7", 15)), back + Duration::from_secs(18))
+                .is_some()
+        );
     }
 
     #[test]
