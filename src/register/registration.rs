@@ -330,6 +330,16 @@ impl Registrar {
             if let Occupant::Session {
                 id,
                 namespace,
+                alive: alive @ false,
+                ..
+            } = &mut occupant
+                && self.still_renewed(id, namespace, &mut tell).await?
+            {
+                *alive = true;
+            }
+            if let Occupant::Session {
+                id,
+                namespace,
                 alive: false,
                 record,
                 ..
@@ -560,6 +570,64 @@ impl Registrar {
                 },
             }
         }
+    }
+
+    /// Whether session `id`, whose Lease this machine's clock says expired,
+    /// still renews it: another machine's clock may run behind this one's.
+    /// A Lease expired more than [`SWEEP_MARGIN`] ago is taken as dead at
+    /// once; otherwise it is watched for its duration (plus two seconds) on
+    /// this machine's monotonic clock, as the tunnel agent judges it: a
+    /// change of its `resourceVersion` is a renewal.
+    async fn still_renewed(
+        &self,
+        id: &str,
+        namespace: &str,
+        tell: &mut impl FnMut(Registering<'_>),
+    ) -> Result<bool, RegisterError> {
+        let leases: Api<Lease> = Api::namespaced(self.client.clone(), namespace);
+        let name = session::lease_name(id);
+        let what = format!("get leases.coordination.k8s.io/{name} -n {namespace}");
+        let Some(first) = self.timed(&what, leases.get_opt(&name)).await? else {
+            return Ok(false);
+        };
+        let Liveness::Expired { since: Some(since) } =
+            session::judge(Some(&first), Timestamp::now())
+        else {
+            // Never renewed, or alive after all.
+            return Ok(matches!(
+                session::judge(Some(&first), Timestamp::now()),
+                Liveness::Alive { .. }
+            ));
+        };
+        let ago = Timestamp::now().as_second() - since.as_second();
+        if ago >= SWEEP_MARGIN.as_secs() as i64 {
+            return Ok(false);
+        }
+        let duration = first
+            .spec
+            .as_ref()
+            .and_then(|s| s.lease_duration_seconds)
+            .and_then(|d| u64::try_from(d).ok())
+            .unwrap_or(0);
+        let watch_for = Duration::from_secs(duration + 2);
+        tell(Registering::Step(&format!(
+            "waiting for up to {}s to see whether serve session {id} still renews its Lease (expired {ago}s ago \
+             by this machine's clock, which may be ahead of its)",
+            watch_for.as_secs()
+        )));
+        let deadline = tokio::time::Instant::now() + watch_for;
+        while tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let now = self.timed(&what, leases.get_opt(&name)).await?;
+            match now {
+                None => return Ok(false),
+                Some(l) if l.metadata.resource_version != first.metadata.resource_version => {
+                    return Ok(true);
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(false)
     }
 
     /// Reaps every session whose Lease expired more than [`SWEEP_MARGIN`]

@@ -190,10 +190,24 @@ impl ClusterStore {
     /// HelmReleases (no Flux) and a 403 where its identity may not list
     /// them, either of which would keep the cache from ever filling.
     pub async fn check_list_access(&self) -> Result<(), kube::Error> {
-        kube::Api::<DynamicObject>::all_with(self.client.clone(), &self.resource)
-            .list_metadata(&ListParams::default().labels(&self.selector).limit(1))
-            .await
-            .map(drop)
+        let api = kube::Api::<DynamicObject>::all_with(self.client.clone(), &self.resource);
+        let params = ListParams::default().labels(&self.selector).limit(1);
+        // A cluster that just started (or a CRD just established) answers
+        // 429 "storage is (re)initializing" for a moment: asked again, as
+        // kube-apiserver says to, for up to ten seconds.
+        let mut tries = 0;
+        loop {
+            match api.list_metadata(&params).await {
+                Err(kube::Error::Api(status))
+                    if (status.code == 429 || status.code >= 500) && tries < 10 =>
+                {
+                    tries += 1;
+                    tracing::debug!(code = status.code, message = %status.message, "list HelmReleases: retrying");
+                    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                }
+                other => return other.map(drop),
+            }
+        }
     }
 
     /// Lists every owned HelmRelease, in pages. Each item of a page is made

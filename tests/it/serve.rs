@@ -1260,6 +1260,73 @@ async fn the_next_serve_reaps_an_expired_session_and_says_so_before_its_waits() 
         .expect("namespace gone");
 }
 
+/// Another machine's clock may run behind this one's: a Lease that looks
+/// expired by a few seconds may still be renewed. A second serve of the
+/// group watches it for its duration before reaping, and refuses when it
+/// is renewed meanwhile; the first session lives on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lease_that_only_looks_expired_is_watched_before_a_reap() {
+    use k8s_openapi::api::coordination::v1::Lease;
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("skewed"));
+    let ns = session_namespace("skewed");
+    let args = [
+        "--route",
+        "external-name",
+        "--host",
+        "localhost",
+        "--listen",
+        "127.0.0.1:0",
+        "--session-namespace",
+        &ns,
+        "--lease-duration",
+        "6s",
+        "--timeout",
+        "150s",
+    ];
+    let mut first = ServeProcess::start(plane, &kinds, &args);
+    let live = first.ready(START).await.expect("first ready");
+    // Frozen a moment, its last renewal read as 7 s old: expired by a
+    // second on this clock, as a clock 7 s ahead would see it.
+    first.signal("-STOP");
+    let leases: Api<Lease> = Api::namespaced(client.clone(), &ns);
+    let lease = kubectl_cozy::register::session::lease_name(&live.id);
+    let back = k8s_openapi::jiff::Timestamp::now() - Duration::from_secs(7);
+    leases
+        .patch(
+            &lease,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(serde_json::json!({"spec": {"renewTime":
+                back.strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string()}})),
+        )
+        .await
+        .expect("back-date the Lease");
+    let mut second = ServeProcess::start(plane, &kinds, &args);
+    second
+        .wait_line("still renews its Lease", Duration::from_secs(60))
+        .await
+        .unwrap_or_else(|| panic!("no watch of the Lease:\n{}", second.output()));
+    first.signal("-CONT");
+    let status = second.exit(START).await.expect("the second ends");
+    assert!(!status.success(), "{}", second.output());
+    let out = second.output();
+    assert!(!out.contains("Reaped expired serve session"), "{out}");
+    assert!(
+        out.contains(&live.id),
+        "the refusal names the session: {out}"
+    );
+    assert!(
+        !session_objects(&client, &live.id).await.is_empty(),
+        "the live session was reaped"
+    );
+    first.stop_cleanly("-TERM", &client, &live.id, END).await;
+    namespace_gone(&client, &ns, END)
+        .await
+        .expect("namespace gone");
+}
+
 /// A cluster that accepts connections and never answers: Ctrl-C before
 /// anything is registered ends serve at once, rather than after the
 /// request's own timeouts (or never, for one that hangs).
