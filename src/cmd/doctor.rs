@@ -71,8 +71,8 @@ pub struct DoctorArgs {
     #[arg(long, requires = "fix")]
     pub finalize_namespaces: bool,
 
-    /// Time limit for each APIService probe
-    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_request_timeout, allow_hyphen_values = true)]
+    /// Time limit for each APIService probe (the aggregator's own availability check allows 5s)
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_request_timeout, allow_hyphen_values = true)]
     pub probe_timeout: Duration,
 
     /// How long --fix waits for unblocked namespaces to finish deleting
@@ -165,7 +165,11 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         let approved = fix::confirm(&plan, args.yes, interactive.then_some(&mut terminal))
             .map_err(|e| CliError::other("read the confirmation from the terminal", e))?;
         if let Some(approved) = approved {
-            let bar = progress::counter("fixing");
+            // Nothing approved: no bar to flash `0/0`.
+            let bar = match approved.is_empty() {
+                true => indicatif::ProgressBar::hidden(),
+                false => progress::counter("fixing"),
+            };
             let fixer = req.with_progress(bar.clone());
             fix::apply(&fixer, &report, &mut plan, &approved, &fix_opts, &opts).await;
             bar.finish_and_clear();
@@ -209,7 +213,10 @@ impl Confirmer for TerminalConfirmer {
     type Error = dialoguer::Error;
 
     fn yes_no(&mut self, question: &str) -> Result<bool, dialoguer::Error> {
+        // Answered with Enter, as the typed-name questions are: a bare
+        // `n` would leave its Enter to answer the next question unseen.
         dialoguer::Confirm::with_theme(&dialoguer::theme::SimpleTheme)
+            .wait_for_newline(true)
             .with_prompt(question)
             .default(false)
             .interact()

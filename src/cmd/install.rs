@@ -450,6 +450,7 @@ fn confirmed(yes: bool, flag: &str, prompt: String) -> Result<bool, CliError> {
         )));
     }
     dialoguer::Confirm::with_theme(&dialoguer::theme::SimpleTheme)
+        .wait_for_newline(true)
         .with_prompt(prompt)
         .default(false)
         .interact()

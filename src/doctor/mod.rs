@@ -73,7 +73,7 @@ impl Default for Options {
             namespace: None,
             require_namespace: true,
             request_timeout: Duration::from_secs(10),
-            probe_timeout: Duration::from_secs(2),
+            probe_timeout: Duration::from_secs(5),
             concurrency: 32,
             ca_warn_days: 30,
             stuck_after: Duration::from_secs(300),

@@ -396,10 +396,25 @@ fn discovery_failure(
          finalizer; while any group's discovery fails it keeps retrying, and this holds for EVERY Terminating \
          namespace in the cluster, not only this one",
     );
-    match discovery_cond {
-        Some(c) => f.evidence.push(e.cond_evidence(c)),
-        None => f.evidence.push(Evidence {
-            source: format!("Namespace {name} status.conditions[NamespaceDeletionDiscoveryFailure]"),
+    let source = format!("Namespace {name} status.conditions[NamespaceDeletionDiscoveryFailure]");
+    match (
+        discovery_cond,
+        e.conditions
+            .iter()
+            .find(|c| c.type_ == "NamespaceDeletionDiscoveryFailure"),
+    ) {
+        (Some(c), _) => f.evidence.push(e.cond_evidence(c)),
+        // The controller's last attempt discovered everything: the failure
+        // is newer than it, or its next attempt will meet it.
+        (None, Some(c)) => f.evidence.push(Evidence {
+            source,
+            observed: format!(
+                "{}; the namespace controller's next attempt will fail on the APIService(s) below",
+                condition_text(c, now)
+            ),
+        }),
+        (None, None) => f.evidence.push(Evidence {
+            source,
             observed: "not set yet; the namespace controller's next attempt will fail on the APIService(s) below".into(),
         }),
     }
