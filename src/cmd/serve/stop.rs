@@ -142,10 +142,11 @@ pub(super) async fn end(
         () = signals.next() => {
             if !cleaned.get() {
                 crate::stderr_line!(
-                    "Skipped the rest of the cleanup: the Lease {}/{} expires within {}s and the agent or `kubectl cozy doctor --fix` removes what is left",
+                    "Skipped the rest of the cleanup: the Lease {}/{} expires within {}s and {} removes what is left",
                     plan.namespace,
                     session::lease_name(&plan.id),
-                    plan.lease_duration.as_secs()
+                    plan.lease_duration.as_secs(),
+                    reapers(plan)
                 );
             }
         }
@@ -156,6 +157,20 @@ pub(super) async fn end(
 /// What to say when the teardown could not even begin (the Lease could not
 /// be re-read): what the session created, and who removes it — the Lease's
 /// expiry when there is one, else the command that does.
+/// Who reaps the session once its Lease expires: the tunnel route's agent
+/// on its own; on the external-name route nothing until someone acts (and
+/// an unavailable APIService stalls namespace deletions meanwhile).
+fn reapers(plan: &Plan) -> &'static str {
+    match plan.route {
+        crate::register::plan::Route::Tunnel { .. } => {
+            "the agent (or the next serve, or `kubectl cozy doctor --fix`)"
+        }
+        crate::register::plan::Route::ExternalName { .. } => {
+            "no agent on this route: the next serve of a group, or `kubectl cozy doctor --fix`,"
+        }
+    }
+}
+
 fn not_removed(plan: &Plan, created: &[session::SessionObject], why: &str) -> String {
     let objects: Vec<String> = teardown::order(created)
         .iter()
@@ -168,7 +183,7 @@ fn not_removed(plan: &Plan, created: &[session::SessionObject], why: &str) -> St
     };
     let has_lease = created.iter().any(|o| o.kind == session::LEASE.kind);
     let who = if has_lease {
-        "the agent, the next serve or `kubectl cozy doctor --fix` removes them once the Lease expires".to_owned()
+        format!("{} removes them once the Lease expires", reapers(plan))
     } else {
         format!(
             "remove them with: {}",
@@ -243,7 +258,8 @@ mod tests {
         assert_eq!(
             text,
             "Could not remove leases.coordination.k8s.io/kubectl-cozy-3f2a -n team, namespaces/team: HTTP 403\n  \
-             the agent, the next serve or `kubectl cozy doctor --fix` removes them once the Lease expires"
+             no agent on this route: the next serve of a group, or `kubectl cozy doctor --fix`, removes them once the \
+             Lease expires"
         );
         // No Lease to expire: the command that removes them.
         let text = not_removed(&plan(), &[ns], "HTTP 403");
