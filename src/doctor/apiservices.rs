@@ -438,7 +438,12 @@ pub fn findings(
             let timed_out = probe.status.is_none();
             let mut f = Finding::new(
                 Code::ApiServiceProbeFailed,
-                if timed_out || probe.status.is_some_and(|s| s >= 500) {
+                // A 2xx that is no discovery document fails discovery too.
+                if timed_out
+                    || probe
+                        .status
+                        .is_some_and(|s| s >= 500 || (200..300).contains(&s))
+                {
                     Severity::Error
                 } else {
                     Severity::Warning

@@ -245,8 +245,14 @@ impl Requester {
         let latency_ms = started.elapsed().as_millis() as u64;
         match result {
             Ok((status, body)) => {
-                let ok = (200..300).contains(&status);
-                let error = (!ok).then(|| body_excerpt(&body));
+                // A 2xx is discovery only if it reads as discovery: a
+                // server answering an HTML page fails every client's
+                // discovery of the group as surely as a 503.
+                let error = match (200..300).contains(&status) {
+                    false => Some(body_excerpt(&body)),
+                    true => not_discovery(&body),
+                };
+                let ok = error.is_none();
                 Probe {
                     path,
                     status: Some(status),
@@ -263,6 +269,28 @@ impl Requester {
                 error: Some(err.to_string()),
             },
         }
+    }
+}
+
+/// Why a 2xx body is not a group-version's discovery document (an
+/// `APIResourceList`), or `None` when it is one.
+fn not_discovery(body: &[u8]) -> Option<String> {
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(doc)
+            if doc
+                .get("resources")
+                .is_some_and(serde_json::Value::is_array) =>
+        {
+            None
+        }
+        Ok(doc) => Some(format!(
+            "the answer is not a discovery document (APIResourceList): kind {}",
+            doc.get("kind").and_then(|k| k.as_str()).unwrap_or("(none)")
+        )),
+        Err(_) => Some(format!(
+            "the answer is not a discovery document (APIResourceList): {}",
+            body_excerpt(body)
+        )),
     }
 }
 
@@ -285,6 +313,24 @@ fn body_excerpt(body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_2xx_must_read_as_discovery() {
+        assert_eq!(
+            not_discovery(br#"{"kind":"APIResourceList","groupVersion":"a/v1","resources":[]}"#),
+            None
+        );
+        assert_eq!(
+            not_discovery(b"<html><body>Welcome to nginx</body></html>").as_deref(),
+            Some(
+                "the answer is not a discovery document (APIResourceList): <html><body>Welcome to nginx</body></html>"
+            )
+        );
+        assert_eq!(
+            not_discovery(br#"{"kind":"Status"}"#).as_deref(),
+            Some("the answer is not a discovery document (APIResourceList): kind Status")
+        );
+    }
 
     #[test]
     fn errors_read_like_the_server_said_them() {
