@@ -443,10 +443,33 @@ fn discovery_failure(
         blocks.entry(id.clone()).or_default().push(name.clone());
     }
     if attributed.is_empty() {
-        f.evidence.push(Evidence {
-            source: "APIServices now".into(),
-            observed: "none is unavailable now; the namespace controller's next retry should get past discovery"
-                .into(),
+        let failing: Vec<String> = e
+            .inputs
+            .discovered
+            .failed
+            .iter()
+            .map(|(gv, why)| format!("{gv} ({why})"))
+            .collect();
+        if e.inputs.api_services.is_empty() || !failing.is_empty() {
+            // Not a controller that merely has yet to retry.
+            f.severity = Severity::Error;
+        }
+        f.evidence.push(match (e.inputs.api_services.is_empty(), failing.is_empty()) {
+            // Every cluster has APIServices: none means none could be read.
+            (true, true) => Evidence {
+                source: "APIServices now".into(),
+                observed: "unknown: they could not be listed (see NOT CHECKED), so which one fails cannot be told"
+                    .into(),
+            },
+            (_, false) => Evidence {
+                source: "kube-apiserver's discovery now".into(),
+                observed: format!("failing: {}", failing.join(", ")),
+            },
+            (false, true) => Evidence {
+                source: "APIServices now".into(),
+                observed: "none is unavailable now; the namespace controller's next retry should get past discovery"
+                    .into(),
+            },
         });
     }
     f.blocks = vec![name.clone()];
