@@ -178,6 +178,18 @@ async fn check_one(
     (report, labelled, unchecked)
 }
 
+/// The certificate error in an APIService's Available condition, when the
+/// aggregator reached its server but would not trust it (an unknown CA, an
+/// expired or mismatched certificate).
+fn tls_failure(r: &ApiServiceReport) -> Option<&str> {
+    let message = r.available.as_ref()?.message.as_deref()?;
+    ["x509: ", "tls: "]
+        .iter()
+        .filter_map(|marker| message.find(marker))
+        .min()
+        .map(|at| &message[at..])
+}
+
 fn is_healthy(r: &ApiServiceReport) -> bool {
     let available = r.available.as_ref().is_some_and(|c| c.status == "True");
     let probe_ok = r.probe.as_ref().is_none_or(|p| p.ok);
@@ -422,6 +434,20 @@ pub fn findings(
                 let agent = has_agent(sessions, check);
                 f.hint = Some(sessions::live_session_hint(check, agent, now));
                 sessions::live_session_remedy(check, agent, now)
+            } else if let Some(tls) = tls_failure(r) {
+                // Its server answers; the aggregator does not trust it:
+                // deleting the APIService would drop a working API.
+                Remedy {
+                    description: format!(
+                        "the aggregator does not trust the server's certificate ({tls}): put the CA that signed it in \
+                         spec.caBundle (or fix the serving certificate)"
+                    ),
+                    command: format!(
+                        "kubectl patch apiservice {} --type=merge -p '{{\"spec\":{{\"caBundle\":\"<base64 of the CA PEM>\"}}}}'",
+                        r.name
+                    ),
+                    automatic: false,
+                }
             } else {
                 Remedy {
                     description: "restore the backend Service, or — if this API is no longer needed — delete the APIService; \
@@ -717,6 +743,32 @@ mod tests {
             "kubectl delete apiservice v1alpha1.x.example.com"
         );
         assert!(remedy.automatic);
+    }
+
+    /// The aggregator reaches the server but does not trust its
+    /// certificate: the fix is the caBundle, never deleting a working API.
+    #[test]
+    fn a_certificate_failure_is_fixed_by_the_ca_bundle_not_by_a_delete() {
+        let mut r = report("v1.wrongca.example.com", "False", false);
+        if let Some(c) = r.available.as_mut() {
+            c.message = Some(
+                "failing or missing response from https://127.0.0.1:9443/apis/wrongca.example.com/v1: Get \
+                 \"https://127.0.0.1:9443/apis/wrongca.example.com/v1\": tls: failed to verify certificate: x509: \
+                 certificate signed by unknown authority"
+                    .into(),
+            );
+        }
+        let found = findings(&[r], &[], 30, now());
+        let remedy = found[0].remedy.as_ref().unwrap();
+        assert!(!remedy.automatic);
+        assert!(remedy.command.contains("caBundle"), "{}", remedy.command);
+        assert!(
+            remedy.description.contains(
+                "(tls: failed to verify certificate: x509: certificate signed by unknown authority)"
+            ),
+            "{}",
+            remedy.description
+        );
     }
 
     #[test]
