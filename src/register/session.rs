@@ -997,7 +997,7 @@ mod tests {
         ));
         assert!(!may(&SERVICE, Some("prod"), "frontend"));
         assert!(!may(
-            &session_kind("v1", "Secret").unwrap(),
+            session_kind("v1", "Secret").unwrap(),
             Some("prod"),
             "db-password"
         ));
