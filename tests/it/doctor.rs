@@ -240,7 +240,19 @@ async fn no_terminating_namespaces() {
 /// A Service + APIService for a made-up group that points at a port where
 /// nothing listens, removed on drop (it stalls every namespace deletion).
 fn register_dead_api_service(cleanup: &mut Cleanup, group: &str, service: &str) -> String {
-    let name = format!("v1alpha1.{group}");
+    register_api_service(cleanup, group, "v1alpha1", service, dead_port())
+}
+
+/// APIService `version.group` through ExternalName Service `service`
+/// (`localhost`) to `port`, TLS unverified; removed on drop.
+fn register_api_service(
+    cleanup: &mut Cleanup,
+    group: &str,
+    version: &str,
+    service: &str,
+    port: u16,
+) -> String {
+    let name = format!("{version}.{group}");
     cleanup.kubectl(&[
         "delete",
         "service",
@@ -261,9 +273,8 @@ fn register_dead_api_service(cleanup: &mut Cleanup, group: &str, service: &str) 
         "apiVersion: v1\nkind: Service\nmetadata: {{name: {service}, namespace: default}}\n\
          spec: {{type: ExternalName, externalName: localhost}}\n---\n\
          apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {name}}}\n\
-         spec:\n  group: {group}\n  version: v1alpha1\n  insecureSkipTLSVerify: true\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n  \
-         service: {{namespace: default, name: {service}, port: {port}}}\n",
-        port = dead_port()
+         spec:\n  group: {group}\n  version: {version}\n  insecureSkipTLSVerify: true\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n  \
+         service: {{namespace: default, name: {service}, port: {port}}}\n"
     ));
     name
 }
@@ -2027,32 +2038,9 @@ async fn an_apiservice_whose_lists_hang_is_named_as_what_keeps_namespaces_termin
     let _serial = CLUSTER_LOCK.lock().await;
     let plane = plane();
     no_terminating_namespaces().await;
-    let name = format!("v1.{GROUP}");
     let port = spawn_hanging_server(GROUP);
     let mut cleanup = Cleanup::new();
-    cleanup.kubectl(&[
-        "delete",
-        "service",
-        "-n",
-        "default",
-        "doctor-hang",
-        "--ignore-not-found",
-        "--wait=false",
-    ]);
-    cleanup.kubectl(&[
-        "delete",
-        "apiservice",
-        &name,
-        "--ignore-not-found",
-        "--wait=false",
-    ]);
-    kubectl_apply(&format!(
-        "apiVersion: v1\nkind: Service\nmetadata: {{name: doctor-hang, namespace: default}}\n\
-         spec: {{type: ExternalName, externalName: localhost}}\n---\n\
-         apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {name}}}\n\
-         spec:\n  group: {GROUP}\n  version: v1\n  insecureSkipTLSVerify: true\n  groupPriorityMinimum: 1000\n  versionPriority: 15\n  \
-         service: {{namespace: default, name: doctor-hang, port: {port}}}\n"
-    ));
+    let name = register_api_service(&mut cleanup, GROUP, "v1", "doctor-hang", port);
     eventually(
         "APIService Available=True",
         Duration::from_secs(60),

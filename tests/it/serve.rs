@@ -71,6 +71,25 @@ fn session_namespace(name: &str) -> String {
     format!("serve-{name}-{}", std::process::id())
 }
 
+/// serve's arguments for the external-name route to `localhost` with
+/// session namespace `ns` (a 150 s start limit), then `extra`.
+fn external_name_args<'a>(ns: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "--route",
+        "external-name",
+        "--host",
+        "localhost",
+        "--listen",
+        "127.0.0.1:0",
+        "--session-namespace",
+        ns,
+        "--timeout",
+        "150s",
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// Waits until namespace `name` no longer exists.
 async fn namespace_gone(
     client: &kube::Client,
@@ -1078,22 +1097,7 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
     let client = plane.client().await;
     let kinds = kinds_dir(&group("external"));
     let ns = session_namespace("external");
-    let mut serve = ServeProcess::start(
-        plane,
-        &kinds,
-        &[
-            "--route",
-            "external-name",
-            "--host",
-            "localhost",
-            "--listen",
-            "127.0.0.1:0",
-            "--session-namespace",
-            &ns,
-            "--timeout",
-            "150s",
-        ],
-    );
+    let mut serve = ServeProcess::start(plane, &kinds, &external_name_args(&ns, &[]));
     let ready = serve.ready(START).await.expect("ready");
     eprintln!("[serve] external-name route: {}", ready.line);
     let objects = session_objects(&client, &ready.id).await;
@@ -1216,20 +1220,7 @@ async fn the_next_serve_reaps_an_expired_session_and_says_so_before_its_waits() 
     let client = plane.client().await;
     let kinds = kinds_dir(&group("reaped"));
     let ns = session_namespace("reaped");
-    let args = [
-        "--route",
-        "external-name",
-        "--host",
-        "localhost",
-        "--listen",
-        "127.0.0.1:0",
-        "--session-namespace",
-        &ns,
-        "--lease-duration",
-        "6s",
-        "--timeout",
-        "150s",
-    ];
+    let args = external_name_args(&ns, &["--lease-duration", "6s"]);
     let mut first = ServeProcess::start(plane, &kinds, &args);
     let killed = first.ready(START).await.expect("first ready");
     first.signal("-KILL");
@@ -1272,20 +1263,7 @@ async fn a_lease_that_only_looks_expired_is_watched_before_a_reap() {
     let client = plane.client().await;
     let kinds = kinds_dir(&group("skewed"));
     let ns = session_namespace("skewed");
-    let args = [
-        "--route",
-        "external-name",
-        "--host",
-        "localhost",
-        "--listen",
-        "127.0.0.1:0",
-        "--session-namespace",
-        &ns,
-        "--lease-duration",
-        "6s",
-        "--timeout",
-        "150s",
-    ];
+    let args = external_name_args(&ns, &["--lease-duration", "6s"]);
     let mut first = ServeProcess::start(plane, &kinds, &args);
     let live = first.ready(START).await.expect("first ready");
     // Frozen a moment, its last renewal read as 7 s old: expired by a
@@ -1389,22 +1367,7 @@ async fn sighup_with_stderr_gone_still_stops_cleanly() {
     let client = plane.client().await;
     let kinds = kinds_dir(&group("hangup"));
     let ns = session_namespace("hangup");
-    let mut serve = ServeProcess::start(
-        plane,
-        &kinds,
-        &[
-            "--route",
-            "external-name",
-            "--host",
-            "localhost",
-            "--listen",
-            "127.0.0.1:0",
-            "--session-namespace",
-            &ns,
-            "--timeout",
-            "150s",
-        ],
-    );
+    let mut serve = ServeProcess::start(plane, &kinds, &external_name_args(&ns, &[]));
     let ready = serve.ready(START).await.expect("ready");
     serve.close_stderr().await;
     serve.signal("-HUP");
