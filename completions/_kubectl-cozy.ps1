@@ -118,7 +118,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             break
         }
         'kubectl-cozy;doctor' {
-            [CompletionResult]::new('--probe-timeout', '--probe-timeout', [CompletionResultType]::ParameterName, 'Time limit for each APIService probe')
+            [CompletionResult]::new('--probe-timeout', '--probe-timeout', [CompletionResultType]::ParameterName, 'Time limit for each APIService probe (the aggregator''s own availability check allows 5s)')
             [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'How long --fix waits for unblocked namespaces to finish deleting')
             [CompletionResult]::new('--stuck-after', '--stuck-after', [CompletionResultType]::ParameterName, 'Deletion older than this counts as stuck rather than in progress')
             [CompletionResult]::new('--ca-warn-days', '--ca-warn-days', [CompletionResultType]::ParameterName, 'Warn about caBundle certificates that expire within this many days')

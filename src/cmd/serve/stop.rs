@@ -154,9 +154,6 @@ pub(super) async fn end(
     complete.get()
 }
 
-/// What to say when the teardown could not even begin (the Lease could not
-/// be re-read): what the session created, and who removes it — the Lease's
-/// expiry when there is one, else the command that does.
 /// Who reaps the session once its Lease expires: the tunnel route's agent
 /// on its own; on the external-name route nothing until someone acts (and
 /// an unavailable APIService stalls namespace deletions meanwhile).
@@ -171,6 +168,9 @@ fn reapers(plan: &Plan) -> &'static str {
     }
 }
 
+/// What to say when the teardown could not even begin (the Lease could not
+/// be re-read): what the session created, and who removes it — the Lease's
+/// expiry when there is one, else the command that does.
 fn not_removed(plan: &Plan, created: &[session::SessionObject], why: &str) -> String {
     let objects: Vec<String> = teardown::order(created)
         .iter()
