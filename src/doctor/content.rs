@@ -272,7 +272,7 @@ async fn list_all(
         let page = match req.call(api.list_metadata(&params)).await {
             Ok(page) => page,
             Err(err) => {
-                if (matches!(err, CallError::Timeout(_)) || err.status() == Some(503))
+                if (err.is_timeout() || err.status() == Some(503))
                     && let Ok(mut d) = dead.lock()
                 {
                     d.entry(r.group.clone()).or_insert_with(|| err.to_string());

@@ -47,6 +47,16 @@ impl CallError {
         }
     }
 
+    /// No answer in time: the run's own limit, or the client's (kube's
+    /// read timeout, `--request-timeout`), whichever came first.
+    pub fn is_timeout(&self) -> bool {
+        match self {
+            CallError::Timeout(_) => true,
+            CallError::Transport(text) => text.contains("timed out"),
+            _ => false,
+        }
+    }
+
     /// 404.
     pub fn is_not_found(&self) -> bool {
         self.status() == Some(404)
@@ -330,6 +340,20 @@ mod tests {
             not_discovery(br#"{"kind":"Status"}"#).as_deref(),
             Some("the answer is not a discovery document (APIResourceList): kind Status")
         );
+    }
+
+    /// kube's own read timeout (`--request-timeout`) may fire before the
+    /// run's limit: a timeout all the same (CI met it where a laptop did not).
+    #[test]
+    fn the_clients_timeout_is_a_timeout() {
+        assert!(CallError::Timeout(Duration::from_secs(3)).is_timeout());
+        assert!(
+            CallError::Transport(
+                "ServiceError: client error (SendRequest): connection error: timed out".into()
+            )
+            .is_timeout()
+        );
+        assert!(!CallError::Transport("connection refused".into()).is_timeout());
     }
 
     #[test]
