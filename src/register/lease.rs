@@ -151,6 +151,11 @@ impl Renewer {
         let task = tokio::spawn(async move {
             let mut last_ok = Instant::now();
             let mut delay = every;
+            // Said once per outage (retries come every second), then once
+            // more if the Lease's duration passes, and when it ends.
+            let mut failing = false;
+            let mut said_expired = false;
+            let lapse = every * 3;
             loop {
                 tokio::select! {
                     () = tokio::time::sleep(delay) => {}
@@ -158,6 +163,14 @@ impl Renewer {
                 }
                 match renew(&api, &name).await {
                     Ok(()) => {
+                        if std::mem::take(&mut failing) {
+                            tracing::info!(
+                                lease = %name,
+                                after = ?last_ok.elapsed(),
+                                "renewed the session Lease again"
+                            );
+                        }
+                        said_expired = false;
                         last_ok = Instant::now();
                         delay = every;
                         let _ = state_tx.send(RenewState::Renewed { at: last_ok });
@@ -167,7 +180,16 @@ impl Renewer {
                         return;
                     }
                     Err(Renewal::Failed(error)) => {
-                        tracing::warn!(lease = %name, %error, "renew the session Lease");
+                        if !std::mem::replace(&mut failing, true) {
+                            tracing::warn!(lease = %name, %error, "renew the session Lease (retrying every second)");
+                        } else if !said_expired && last_ok.elapsed() >= lapse {
+                            said_expired = true;
+                            tracing::warn!(
+                                lease = %name,
+                                %error,
+                                "the session Lease has not been renewed for its duration: the agent, the next serve or doctor --fix may reap the session"
+                            );
+                        }
                         delay = RETRY.min(every);
                         let _ = state_tx.send(RenewState::Failing {
                             since: last_ok,
@@ -218,6 +240,76 @@ async fn renew(api: &Api<Lease>, name: &str) -> Result<(), Renewal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cluster whose Lease PATCHes fail `failures` times (HTTP 500), then
+    /// succeed; counts them in `calls`.
+    fn flaky_cluster(
+        failures: usize,
+        calls: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    ) -> Client {
+        let service = tower::service_fn(move |_req: http::Request<kube::client::Body>| {
+            let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move {
+                let (code, body) = if n < failures {
+                    (
+                        500,
+                        serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                              "code": 500, "reason": "InternalError", "message": "etcd is away"}),
+                    )
+                } else {
+                    (
+                        200,
+                        serde_json::json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                              "metadata": {"name": "kubectl-cozy-a", "namespace": "ns"}}),
+                    )
+                };
+                Ok::<_, std::convert::Infallible>(
+                    http::Response::builder()
+                        .status(code)
+                        .header("content-type", "application/json")
+                        .body(kube::client::Body::from(body.to_string().into_bytes()))
+                        .unwrap(),
+                )
+            }
+        });
+        Client::new(service, "ns")
+    }
+
+    /// An outage is said once when it begins (renewals are retried every
+    /// second, each would be a line), once when the Lease's duration has
+    /// passed (a reaper may act), and once when renewing works again.
+    #[tokio::test]
+    async fn an_outage_is_said_when_it_begins_when_the_lease_lapses_and_when_it_ends() {
+        let (subscriber, log) = crate::test_log::subscriber(None);
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let renewer = Renewer::start(
+            flaky_cluster(8, calls.clone()),
+            "ns",
+            "kubectl-cozy-a",
+            Duration::from_millis(30),
+        );
+        let mut state = renewer.state();
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while calls.load(std::sync::atomic::Ordering::SeqCst) < 9
+                || !matches!(*state.borrow_and_update(), RenewState::Renewed { .. })
+            {
+                let _ = state.changed().await;
+            }
+        })
+        .await
+        .expect("renewed again");
+        renewer.stop().await;
+        let text = log.text();
+        let count = |needle: &str| text.matches(needle).count();
+        assert_eq!(
+            count("renew the session Lease (retrying every second)"),
+            1,
+            "{text}"
+        );
+        assert_eq!(count("has not been renewed for its duration"), 1, "{text}");
+        assert_eq!(count("renewed the session Lease again"), 1, "{text}");
+    }
 
     #[test]
     fn a_user_is_named_from_the_passwd_file() {
