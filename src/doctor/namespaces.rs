@@ -950,8 +950,10 @@ fn finalizer_finding(
         .and_then(|t| t.parse::<Timestamp>().ok())
         .map(|t| now.as_second() - t.as_second());
     let overdue = deleting_for.is_some_and(|s| s >= inputs.stuck_after_seconds);
+    // Holds the namespace, but its owner's time is not up: a note.
+    let in_progress = blocks_namespace && !overdue;
     let kind = object.object.kind.to_lowercase();
-    let what = if blocks_namespace && !overdue {
+    let what = if in_progress {
         match deleting_for {
             None => format!(
                 "{kind} {} has finalizer(s) {finalizers} and waits for the namespace controller to delete it \
@@ -988,7 +990,7 @@ fn finalizer_finding(
     };
     let mut f = Finding::new(
         Code::FinalizerBlocking,
-        if blocks_namespace && !overdue {
+        if in_progress {
             Severity::Info
         } else {
             Severity::Error
@@ -1036,14 +1038,14 @@ fn finalizer_finding(
     let description = "remove the finalizer(s): whatever they guard (external resources, cleanup) is skipped; the \
                        resourceVersion makes the patch fail if the object changed since it was read";
     f.remedy = Some(Remedy {
-        description: match (blocks_namespace && !overdue, deleting_for) {
+        description: match (in_progress, deleting_for) {
             (false, _) => description.to_owned(),
             (true, None) => "none needed yet: the namespace controller deletes it first, then its finalizers' owner \
                              removes them (removing them now would not remove it); watch it"
                 .to_owned(),
             (true, Some(_)) => format!("if it is still there after --stuck-after: {description}"),
         },
-        command: match (blocks_namespace && !overdue, deleting_for) {
+        command: match (in_progress, deleting_for) {
             (true, None) => format!("kubectl get {} -w", object.object.kubectl_args()),
             _ => format!(
                 "kubectl patch {} --type=merge -p '{}'",

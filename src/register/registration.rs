@@ -331,28 +331,22 @@ impl Registrar {
                 id,
                 namespace,
                 alive: alive @ false,
-                ..
-            } = &mut occupant
-                && self.still_renewed(id, namespace, &mut tell).await?
-            {
-                *alive = true;
-            }
-            if let Occupant::Session {
-                id,
-                namespace,
-                alive: false,
                 record,
                 ..
-            } = &occupant
+            } = &mut occupant
             {
-                self.reap_expired(id, namespace, record, &name).await?;
-                tell(Registering::Reaped(id));
-                occupant = self
-                    .timed(
-                        &format!("get apiservices.apiregistration.k8s.io/{name}"),
-                        apiservice::occupant(&self.client, &name),
-                    )
-                    .await?;
+                if self.still_renewed(id, namespace, &mut tell).await? {
+                    *alive = true;
+                } else {
+                    self.reap_expired(id, namespace, record, &name).await?;
+                    tell(Registering::Reaped(id));
+                    occupant = self
+                        .timed(
+                            &format!("get apiservices.apiregistration.k8s.io/{name}"),
+                            apiservice::occupant(&self.client, &name),
+                        )
+                        .await?;
+                }
             }
             if let Some(refusal) = occupant.refusal(gv, takeover) {
                 refusals.push(refusal);
@@ -590,14 +584,10 @@ impl Registrar {
         let Some(first) = self.timed(&what, leases.get_opt(&name)).await? else {
             return Ok(false);
         };
-        let Liveness::Expired { since: Some(since) } =
-            session::judge(Some(&first), Timestamp::now())
-        else {
-            // Never renewed, or alive after all.
-            return Ok(matches!(
-                session::judge(Some(&first), Timestamp::now()),
-                Liveness::Alive { .. }
-            ));
+        let since = match session::judge(Some(&first), Timestamp::now()) {
+            Liveness::Expired { since: Some(since) } => since,
+            // Alive after all, or never renewed.
+            judged => return Ok(matches!(judged, Liveness::Alive { .. })),
         };
         let ago = Timestamp::now().as_second() - since.as_second();
         if ago >= SWEEP_MARGIN.as_secs() as i64 {
