@@ -1,6 +1,6 @@
-//! Creating a session's objects ([`Registrar::register`]), in an order that
-//! leaves nothing behind if any step fails or the process dies between
-//! steps:
+//! Creating a session's objects ([`Registrar::register`], then
+//! [`Registrar::switch`] once the backend answers), in an order that leaves
+//! nothing behind if any step fails or the process dies between steps:
 //!
 //! 1. sessions whose Lease expired over a minute ago are reaped in passing
 //!    ([`SWEEP_MARGIN`]); then who serves each group/version now: refuse
@@ -15,8 +15,14 @@
 //! 5. the Service, and for the tunnel route the agent's ServiceAccount, Role,
 //!    RoleBinding, Deployment (all owned by the Lease), ClusterRole and
 //!    ClusterRoleBinding (owned by the ClusterRole);
-//! 6. the APIServices last: created, or replaced when taken over (with the
-//!    `resourceVersion` saved, so a change in between fails the replace).
+//! 6. the APIServices last, in a call of their own ([`Registrar::switch`]),
+//!    which the caller makes only once the backend answers (for the tunnel
+//!    route, once the tunnel to the agent has connected): created, or
+//!    replaced when taken over (with the `resourceVersion` read in step 1,
+//!    so a change in between fails the replace). Until then the group stays
+//!    with whoever served it, or unregistered: an APIService whose backend
+//!    is not up yet is unavailable, and breaks discovery and every namespace
+//!    deletion in the cluster while the agent's pod starts.
 //!
 //! Every created object is remembered ([`Registrar::created`]) for the
 //! teardown, which the caller runs on failure too — unless nothing may have
@@ -173,6 +179,8 @@ pub struct Registered {
     pub created_namespace: bool,
     /// APIServices taken over (their originals saved), as `NAME from WHO`.
     pub took_over: Vec<String>,
+    /// The originals of the APIServices to take over, as read, by name.
+    originals: BTreeMap<String, Value>,
 }
 
 /// Creates a session's objects and remembers them.
@@ -302,7 +310,8 @@ impl Registrar {
         serde_json::from_value(serde_json::to_value(created).map_err(encode)?).map_err(encode)
     }
 
-    /// Registers `plan` in the cluster (see the module doc for the order).
+    /// Registers `plan` in the cluster but its APIServices, which
+    /// [`Self::switch`] writes (see the module doc for the order).
     pub async fn register(
         &mut self,
         plan: &Plan,
@@ -462,13 +471,23 @@ impl Registrar {
             self.create(&session::DEPLOYMENT, Some(ns), &deployment)
                 .await?;
         }
+        done.originals = originals;
+        Ok(done)
+    }
 
-        tell(Registering::Step("APIServices"));
+    /// Points the group/versions of `plan` at the session's Service: each
+    /// APIService created, or replaced if `registered` took it over. Called
+    /// once the backend answers.
+    pub async fn switch(
+        &mut self,
+        plan: &Plan,
+        registered: &Registered,
+    ) -> Result<(), RegisterError> {
         let registration = plan.registration();
         let api: Api<APIService> = Api::all(self.client.clone());
         for gv in &plan.served {
             let name = gv.api_service_name();
-            match originals.get(&name) {
+            match registered.originals.get(&name) {
                 None => {
                     let object =
                         apiservice::api_service(&registration, gv, apiservice::priorities_of(None));
@@ -519,7 +538,7 @@ impl Registrar {
                 }
             }
         }
-        Ok(done)
+        Ok(())
     }
 
     /// Makes sure the session namespace exists, waiting up to

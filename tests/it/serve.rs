@@ -812,6 +812,96 @@ async fn start_taker(
     (runtime, serve)
 }
 
+/// A takeover whose agent never connects never touches the group: the
+/// session it would take over answers throughout and is never told, and the
+/// taker leaves nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_takeover_whose_agent_never_runs_leaves_the_group_with_its_holder() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut first = TunnelSession::start(&client, "held", &["--lease-duration", "6s"]).await;
+    let first_ready = first.ready().await;
+    let name = format!("v1alpha1.{}", first.kinds.group);
+    let original = exact(&client, &name).await.expect("the first session's");
+
+    // No agent runtime for its namespace: its agent's pod never runs.
+    let taker_ns = session_namespace("held-taker");
+    let mut taker = ServeProcess::start(
+        plane,
+        &first.kinds,
+        &[
+            "--session-namespace",
+            &taker_ns,
+            "--agent-service-external-name",
+            "localhost:1",
+            "--timeout",
+            "8s",
+            "--lease-duration",
+            "6s",
+            "--takeover",
+        ],
+    );
+    let mut reads = 0;
+    let status = loop {
+        if let Ok(status) = taker.exit(Duration::from_millis(250)).await {
+            break status;
+        }
+        assert_eq!(
+            exact(&client, &name).await.as_deref(),
+            Some(original.as_str()),
+            "switched to the taker before its agent ran:\n{}",
+            taker.output()
+        );
+        reads += 1;
+        assert!(reads < 240, "the taker still runs:\n{}", taker.output());
+    };
+    let said = taker.output();
+    assert_eq!(status.code(), Some(1), "{said}");
+    assert!(reads > 10, "the taker ended too soon to tell:\n{said}");
+    assert!(
+        said.contains(&format!(
+            "the tunnel to the agent in namespace {taker_ns} never connected"
+        )) && !said.contains("Took over"),
+        "{said}"
+    );
+    // The group never left the first session.
+    kubectl_ok(plane, &["get", &first.resource("postgreses"), "-A"]);
+    assert_eq!(
+        exact(&client, &name).await.as_deref(),
+        Some(original.as_str())
+    );
+    assert!(
+        !first.serve.output().contains("was taken over"),
+        "{}",
+        first.serve.output()
+    );
+    // The taker left nothing: not its namespace, not its cluster-wide RBAC.
+    namespace_gone(&client, &taker_ns, END)
+        .await
+        .expect("no namespace left by the taker");
+    let roles = kubectl_ok(
+        plane,
+        &[
+            "get",
+            "clusterroles",
+            "-l",
+            "kubectl-cozy.io/session",
+            "-o",
+            "name",
+        ],
+    );
+    assert!(
+        roles.lines().all(|l| l.contains(&first_ready.id)),
+        "{roles}"
+    );
+    first
+        .serve
+        .stop_cleanly("-INT", &client, &first_ready.id, END)
+        .await;
+    first.runtime.shutdown(&client).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_serve_for_the_same_group_is_refused_and_takeover_takes_it() {
     let _serial = CLUSTER_LOCK.lock().await;

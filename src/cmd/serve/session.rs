@@ -135,10 +135,6 @@ pub(super) async fn serve_session(
             return Err(CliError::other("register the session", err));
         }
     };
-    for name in &registered.took_over {
-        crate::stderr_line!("Took over APIService {name}; it is restored when this session ends");
-    }
-    let created = registrar.created().to_vec();
     let t_objects = started.elapsed();
     let renewer = Renewer::start(
         client.clone(),
@@ -213,6 +209,34 @@ pub(super) async fn serve_session(
         }
     };
     let available = async {
+        // The APIServices are switched to this session only once its
+        // backend answers: until then the group stays with whoever served
+        // it (or unregistered), not unavailable while the agent starts.
+        if let Some(status) = &tunnel_status {
+            let mut status = status.clone();
+            let connected = status.wait_for(|s| s.connections > 0);
+            match tokio::time::timeout(left(), connected).await {
+                Ok(Ok(_)) => {}
+                // Its task ended: `tunnel_failed` says why.
+                Ok(Err(_)) => std::future::pending().await,
+                Err(_) => {
+                    return Err(CliError::other(
+                        "wait for the tunnel agent",
+                        format!("not connected within --timeout {:?}", args.timeout),
+                    ));
+                }
+            }
+        }
+        spinner.set_message("registering the APIServices");
+        registrar
+            .switch(&plan, &registered)
+            .await
+            .map_err(|e| CliError::other("register the APIServices", e))?;
+        for name in &registered.took_over {
+            log.line(&format!(
+                "Took over APIService {name}; it is restored when this session ends"
+            ));
+        }
         let progress = |name: &str, reason: &str| {
             // Until the tunnel first connects the agent's state is shown.
             if !tunnel_status
@@ -224,7 +248,7 @@ pub(super) async fn serve_session(
                 ));
             }
         };
-        apiservice::wait_available(&client, &names, limit, progress)
+        apiservice::wait_available(&client, &names, left(), progress)
             .await
             .map_err(waiting)?;
         spinner.set_message("waiting for the aggregator to reach this server");
@@ -286,6 +310,7 @@ pub(super) async fn serve_session(
         tunnel_task = None;
     }
     let t_available = started.elapsed();
+    let created = registrar.created().to_vec();
     // Then the watch cache's first list (checked possible before
     // registering, it may still fail): bounded like the wait for the
     // APIServices, and Ctrl-C ends it.
