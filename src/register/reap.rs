@@ -46,9 +46,9 @@ use kube::api::{
 };
 
 use super::session::{
-    API_SERVICE, CONFIG_MAP, LEASE, Liveness, NAMESPACE, ORIGINAL_DIGEST_ANNOTATION,
-    SAVED_API_SERVICES_ANNOTATION, SESSION_LABEL, SavedApiService, SessionObject, judge,
-    lease_name, reap_rank, saved_api_services_name,
+    API_SERVICE, CONFIG_MAP, JOINED_ANNOTATION, LEASE, Liveness, NAMESPACE,
+    ORIGINAL_DIGEST_ANNOTATION, SAVED_API_SERVICES_ANNOTATION, SESSION_LABEL, SavedApiService,
+    SessionObject, judge, lease_name, reap_rank, saved_api_services_name,
 };
 use crate::error_chain::error_chain;
 
@@ -521,7 +521,7 @@ impl Reaping {
                 let fate = fates
                     .remove(&o.name)
                     .unwrap_or_else(|| Fate::Settled(Step::Failed("not judged".to_owned())));
-                match settle_namespace(client, &o.name, fate, limit).await {
+                match settle_namespace(client, &o.name, &self.id, fate, limit).await {
                     Step::Done | Step::Gone => report.deleted.push(o.clone()),
                     Step::Left(why) => report.left.push((o.clone(), why)),
                     Step::Failed(why) => report.failed.push((o.clone(), why)),
@@ -786,10 +786,13 @@ enum Fate {
     /// Nothing to do, or it cannot be decided: the step's result as is.
     Settled(Step),
     /// The session created it and no other session lives in it: delete it
-    /// (if it still has this uid).
+    /// (if it is still at this uid and resourceVersion: a session moving in
+    /// meanwhile changes the latter, [`super::session::JOINED_ANNOTATION`]).
     Delete {
         /// Its uid when judged.
         uid: Option<String>,
+        /// Its resourceVersion when judged.
+        resource_version: Option<String>,
     },
     /// Another session's Lease lives in it: relabel it for that session (if
     /// it is still at this resourceVersion), so the last one out removes it.
@@ -860,14 +863,80 @@ async fn namespace_fate(client: &Client, name: &str, id: &str, limit: Duration) 
         },
         None => Fate::Delete {
             uid: current.metadata.uid,
+            resource_version: current.metadata.resource_version,
         },
     }
 }
 
-/// Carries out `fate` for the session namespace `name`.
-async fn settle_namespace(client: &Client, name: &str, fate: Fate, limit: Duration) -> Step {
+/// Judges the session namespace `name` again after its delete met a change
+/// (409): the session that moved in meanwhile, as it said on the namespace,
+/// inherits it — its Lease was there before it said so, and the judge needs
+/// only `get` (a reaping agent's `list` of Leases may have gone with the
+/// session's Lease); anything else is judged afresh.
+async fn namespace_fate_after_change(
+    client: &Client,
+    name: &str,
+    id: &str,
+    limit: Duration,
+) -> Fate {
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    match fate {
+    let current = match call(limit, namespaces.get_opt(name)).await {
+        Ok(Some(ns)) => ns,
+        Ok(None) => return Fate::Settled(Step::Gone),
+        Err(err) => return Fate::Settled(Step::Failed(format!("re-read failed: {err}"))),
+    };
+    let ours = current
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(SESSION_LABEL))
+        .is_some_and(|owner| owner == id);
+    let joined = current
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(JOINED_ANNOTATION))
+        .filter(|joined| *joined != id)
+        .cloned();
+    match joined {
+        Some(heir) if ours && current.metadata.deletion_timestamp.is_none() => Fate::HandOver {
+            heir,
+            resource_version: current.metadata.resource_version,
+        },
+        _ => namespace_fate(client, name, id, limit).await,
+    }
+}
+
+/// Carries out `fate` for session `id`'s namespace `name`, judged again
+/// when a delete meets a change (up to three times).
+async fn settle_namespace(
+    client: &Client,
+    name: &str,
+    id: &str,
+    mut fate: Fate,
+    limit: Duration,
+) -> Step {
+    for _ in 0..3 {
+        match carry_out(client, name, fate, limit).await {
+            Ok(step) => return step,
+            Err(Changed) => fate = namespace_fate_after_change(client, name, id, limit).await,
+        }
+    }
+    Step::Failed("it kept changing while it was judged".to_owned())
+}
+
+/// A namespace delete's precondition failed: it changed since judged.
+struct Changed;
+
+/// Carries out `fate` for the session namespace `name`.
+async fn carry_out(
+    client: &Client,
+    name: &str,
+    fate: Fate,
+    limit: Duration,
+) -> Result<Step, Changed> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    Ok(match fate {
         Fate::Settled(step) => step,
         Fate::HandOver {
             heir,
@@ -892,26 +961,136 @@ async fn settle_namespace(client: &Client, name: &str, fate: Fate, limit: Durati
                 Err(err) => Step::Failed(format!("hand it over to serve session {heir}: {err}")),
             }
         }
-        Fate::Delete { uid } => {
+        Fate::Delete {
+            uid,
+            resource_version,
+        } => {
             let params = DeleteParams {
                 preconditions: Some(Preconditions {
                     uid,
-                    resource_version: None,
+                    resource_version,
                 }),
                 ..DeleteParams::background()
             };
             match call(limit, namespaces.delete(name, &params)).await {
                 Ok(_) => Step::Done,
                 Err(err) if err.is_not_found() => Step::Gone,
+                Err(err) if err.is_conflict() => return Err(Changed),
                 Err(err) => Step::Failed(err.to_string()),
             }
         }
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A cluster holding one session namespace `team` (created by session
+    /// `a1`, no Lease of another session in it) where session `b2` moves in
+    /// right after `a1`'s reaper lists the Leases: its check-in changes the
+    /// namespace's resourceVersion and names it. Deletes honour their
+    /// preconditions as kube-apiserver does.
+    fn cluster_where_a_session_moves_in(ns: Arc<Mutex<serde_json::Value>>) -> Client {
+        let service = tower::service_fn(move |req: http::Request<kube::client::Body>| {
+            let ns = ns.clone();
+            async move {
+                let method = req.method().clone();
+                let path = req.uri().path().to_owned();
+                let body = http_body_util::BodyExt::collect(req.into_body())
+                    .await
+                    .map(|b| b.to_bytes())
+                    .unwrap_or_default();
+                let body: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                let status = |code: u16, reason: &str| {
+                    (
+                        code,
+                        serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                           "code": code, "reason": reason, "message": reason}),
+                    )
+                };
+                let mut current = ns.lock().unwrap();
+                let rv = || current["metadata"]["resourceVersion"].clone();
+                let (code, answer) = match (method.as_str(), path.as_str()) {
+                    ("GET", "/api/v1/namespaces/team") if current.is_null() => {
+                        status(404, "NotFound")
+                    }
+                    ("GET", "/api/v1/namespaces/team") => (200, current.clone()),
+                    ("GET", "/apis/coordination.k8s.io/v1/namespaces/team/leases") => {
+                        // b2 moves in: its Lease is created just after this
+                        // list, then it checks in.
+                        let next = (rv().as_str().unwrap().parse::<u32>().unwrap() + 1).to_string();
+                        current["metadata"]["resourceVersion"] = next.into();
+                        current["metadata"]["annotations"] =
+                            serde_json::json!({JOINED_ANNOTATION: "b2"});
+                        (
+                            200,
+                            serde_json::json!({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": []}),
+                        )
+                    }
+                    ("DELETE", "/api/v1/namespaces/team") => {
+                        let wanted = &body["preconditions"]["resourceVersion"];
+                        if !wanted.is_null() && *wanted != rv() {
+                            status(409, "Conflict")
+                        } else {
+                            *current = serde_json::Value::Null;
+                            (
+                                200,
+                                serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Success"}),
+                            )
+                        }
+                    }
+                    ("PATCH", "/api/v1/namespaces/team") => {
+                        let wanted = &body["metadata"]["resourceVersion"];
+                        if !wanted.is_null() && *wanted != rv() {
+                            status(409, "Conflict")
+                        } else {
+                            for (k, v) in
+                                body["metadata"]["labels"].as_object().into_iter().flatten()
+                            {
+                                current["metadata"]["labels"][k] = v.clone();
+                            }
+                            (200, current.clone())
+                        }
+                    }
+                    _ => status(404, "NotFound"),
+                };
+                Ok::<_, std::convert::Infallible>(
+                    http::Response::builder()
+                        .status(code)
+                        .header("content-type", "application/json")
+                        .body(kube::client::Body::from(answer.to_string().into_bytes()))
+                        .unwrap(),
+                )
+            }
+        });
+        Client::new(service, "default")
+    }
+
+    /// The last session out judges its namespace empty; another moves in
+    /// before the delete: the delete fails on the changed resourceVersion and
+    /// the namespace is handed over to the session that moved in, instead of
+    /// being deleted with that session's Lease in it.
+    #[tokio::test]
+    async fn a_session_moving_in_as_the_last_one_leaves_inherits_the_namespace() {
+        let ns = Arc::new(Mutex::new(serde_json::json!({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "team", "uid": "u-team", "resourceVersion": "10",
+                         "labels": {SESSION_LABEL: "a1"}}
+        })));
+        let client = cluster_where_a_session_moves_in(ns.clone());
+        let limit = Duration::from_secs(5);
+        let fate = namespace_fate(&client, "team", "a1", limit).await;
+        assert!(matches!(fate, Fate::Delete { .. }), "{fate:?}");
+        let step = settle_namespace(&client, "team", "a1", fate, limit).await;
+        assert!(
+            matches!(&step, Step::Left(why) if why.contains("serve session b2 also lives in it")),
+            "{step:?}"
+        );
+        let now = ns.lock().unwrap().clone();
+        assert_eq!(now["metadata"]["labels"][SESSION_LABEL], "b2", "{now}");
+    }
 
     /// An original is trusted only with the digest its takeover recorded:
     /// edited or removed it is neither restored nor deleted; where nothing

@@ -39,7 +39,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use k8s_openapi::jiff::Timestamp;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::Client;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -136,6 +136,38 @@ impl RegisterError {
             RegisterError::Api { source: kube::Error::Api(status), .. }
                 if status.code == 409 && status.reason == "AlreadyExists"
         )
+    }
+
+    /// Whether the cluster answered with HTTP `code`.
+    fn is_status(&self, code: u16) -> bool {
+        matches!(
+            self,
+            RegisterError::Api { source: kube::Error::Api(status), .. } if status.code == code
+        )
+    }
+}
+
+/// How a session came by its namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Residence {
+    /// It created it.
+    Created,
+    /// Another session's whose Lease is gone (killed between creating it and
+    /// its Lease, or a reap that could not finish): relabelled as this
+    /// session's, which removes it at its end as if it had created it.
+    Adopted,
+    /// A session's that lives: moved in, and said so on the namespace
+    /// ([`session::JOINED_ANNOTATION`]) once its Lease is there.
+    Joined,
+    /// Not a session's: never deleted.
+    Foreign,
+}
+
+impl Residence {
+    /// Whether the session removes the namespace at its end (if no other
+    /// session lives there then).
+    fn owned(self) -> bool {
+        matches!(self, Residence::Created | Residence::Adopted)
     }
 }
 
@@ -375,39 +407,65 @@ impl Registrar {
         let saved = !originals.is_empty();
 
         // After the reaps: a reaped session may have deleted the namespace
-        // it created, which is often this one.
-        tell(Registering::Step("namespace"));
-        done.created_namespace = self.ensure_namespace(plan, &mut tell).await?;
+        // it created, which is often this one. A shared namespace whose last
+        // session leaves as this one moves in may be deleted under it: then
+        // it is waited for and created again.
+        let lease_object =
+            SessionObject::of(&session::LEASE, Some(ns), &session::lease_name(&plan.id));
+        let mut attempt = 0;
+        let lease = loop {
+            attempt += 1;
+            tell(Registering::Step("namespace"));
+            let residence = self.ensure_namespace(plan, &mut tell).await?;
+            done.created_namespace = residence.owned();
 
-        tell(Registering::Step("Lease"));
-        let record = plan.record(done.created_namespace, saved);
-        let client = self.client.clone();
-        let creating = async {
-            lease::create(
-                &client,
-                ns,
-                &plan.id,
-                &plan.holder,
-                plan.lease_duration,
-                &record,
-            )
-            .await
-            .map_err(|lease::LeaseError::Create { source, .. }| source)
+            tell(Registering::Step("Lease"));
+            let record = plan.record(done.created_namespace, saved);
+            let client = self.client.clone();
+            let creating = async {
+                lease::create(
+                    &client,
+                    ns,
+                    &plan.id,
+                    &plan.holder,
+                    plan.lease_duration,
+                    &record,
+                )
+                .await
+                .map_err(|lease::LeaseError::Create { source, .. }| source)
+            };
+            let created = self
+                .write(
+                    &format!(
+                        "create leases.coordination.k8s.io/{} -n {ns}",
+                        session::lease_name(&plan.id)
+                    ),
+                    creating,
+                )
+                .await;
+            let lease = match created {
+                Ok(lease) => lease,
+                Err(err) if attempt < 3 && self.namespace_going(ns).await => {
+                    tracing::debug!(namespace = ns, error = %err, "the session namespace began deleting; again");
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
+            self.created.push(lease_object.clone());
+            if residence == Residence::Joined && !self.check_in(plan).await? {
+                // Deleted by the last session out as this one moved in: the
+                // Lease goes with it.
+                self.created.retain(|o| *o != lease_object);
+                if attempt < 3 {
+                    continue;
+                }
+                return Err(RegisterError::NamespaceTerminating {
+                    namespace: ns.to_owned(),
+                    waited: NAMESPACE_WAIT,
+                });
+            }
+            break lease;
         };
-        let lease = self
-            .write(
-                &format!(
-                    "create leases.coordination.k8s.io/{} -n {ns}",
-                    session::lease_name(&plan.id)
-                ),
-                creating,
-            )
-            .await?;
-        self.created.push(SessionObject::of(
-            &session::LEASE,
-            Some(ns),
-            &session::lease_name(&plan.id),
-        ));
         let owner = agent::owner(
             "coordination.k8s.io/v1",
             "Lease",
@@ -543,15 +601,16 @@ impl Registrar {
 
     /// Makes sure the session namespace exists, waiting up to
     /// [`NAMESPACE_WAIT`] for one being deleted (the previous session's, just
-    /// stopped or reaped) to be gone first; whether it was created.
+    /// stopped or reaped) to be gone first; how the session came by it.
     async fn ensure_namespace(
         &mut self,
         plan: &Plan,
         tell: &mut impl FnMut(Registering<'_>),
-    ) -> Result<bool, RegisterError> {
+    ) -> Result<Residence, RegisterError> {
         let ns = plan.namespace.as_str();
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
         let deadline = tokio::time::Instant::now() + NAMESPACE_WAIT;
+        let mut conflicts = 0;
         loop {
             let existing = self
                 .timed(&format!("get namespace {ns}"), namespaces.get_opt(ns))
@@ -570,18 +629,107 @@ impl Registrar {
                     )));
                     tokio::time::sleep(Duration::from_millis(250)).await;
                 }
-                Some(_) => return Ok(false),
+                Some(n) => {
+                    let holder = n
+                        .metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(session::SESSION_LABEL))
+                        .cloned();
+                    let Some(holder) = holder else {
+                        return Ok(Residence::Foreign);
+                    };
+                    if holder == plan.id {
+                        return Ok(Residence::Created);
+                    }
+                    let leases: Api<Lease> = Api::namespaced(self.client.clone(), ns);
+                    let lease_name = session::lease_name(&holder);
+                    let lease = self
+                        .timed(
+                            &format!("get leases.coordination.k8s.io/{lease_name} -n {ns}"),
+                            leases.get_opt(&lease_name),
+                        )
+                        .await?;
+                    if lease.is_some() {
+                        return Ok(Residence::Joined);
+                    }
+                    // Its session is gone and left it: this one's now, as
+                    // if created (at the resourceVersion read, so that a
+                    // session ending meanwhile fails its delete, or this).
+                    tell(Registering::Step(&format!(
+                        "adopting namespace {ns}, left by serve session {holder}"
+                    )));
+                    let patch = serde_json::json!({
+                        "metadata": {
+                            "resourceVersion": n.metadata.resource_version,
+                            "labels": {session::SESSION_LABEL: plan.id},
+                        }
+                    });
+                    let adopted = self
+                        .write_undone_unless_refused(
+                            SessionObject::of(&session::NAMESPACE, None, ns),
+                            &format!("label namespace {ns} as this session's"),
+                            namespaces.patch(ns, &PatchParams::default(), &Patch::Merge(&patch)),
+                        )
+                        .await;
+                    match adopted {
+                        Ok(n) if n.metadata.deletion_timestamp.is_none() => {
+                            return Ok(Residence::Adopted);
+                        }
+                        // Being deleted: waited for above.
+                        Ok(_) => {}
+                        Err(err) if err.is_status(404) => {}
+                        Err(err) if err.is_status(409) && conflicts < 5 => conflicts += 1,
+                        Err(err) => return Err(err),
+                    }
+                }
                 None => match self
                     .create(&session::NAMESPACE, None, &plan.namespace_object())
                     .await
                 {
-                    Ok(_) => return Ok(true),
+                    Ok(_) => return Ok(Residence::Created),
                     // Another session (of this group or any other) created
                     // it since: shared, as it would have been read.
                     Err(err) if err.is_already_exists() => continue,
                     Err(err) => return Err(err),
                 },
             }
+        }
+    }
+
+    /// Says on the shared namespace that this session moved in (its Lease is
+    /// there now), changing its `resourceVersion` under a leaving creator's
+    /// delete; whether the namespace still stands (not being deleted).
+    async fn check_in(&mut self, plan: &Plan) -> Result<bool, RegisterError> {
+        let ns = plan.namespace.as_str();
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        let patch = serde_json::json!({
+            "metadata": {"annotations": {session::JOINED_ANNOTATION: plan.id}}
+        });
+        let checked_in = self
+            .write(
+                &format!("annotate namespace {ns}"),
+                namespaces.patch(ns, &PatchParams::default(), &Patch::Merge(&patch)),
+            )
+            .await;
+        match checked_in {
+            Ok(n) => Ok(n.metadata.deletion_timestamp.is_none()),
+            Err(err) if err.is_status(404) => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Whether namespace `ns` is gone or being deleted (a failure to read it
+    /// counts as not).
+    async fn namespace_going(&self, ns: &str) -> bool {
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        match self
+            .timed(&format!("get namespace {ns}"), namespaces.get_opt(ns))
+            .await
+        {
+            Ok(Some(n)) => n.metadata.deletion_timestamp.is_some(),
+            Ok(None) => true,
+            Err(_) => false,
         }
     }
 

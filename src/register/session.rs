@@ -65,6 +65,12 @@ pub const ORIGINAL_DIGEST_ANNOTATION: &str = "kubectl-cozy.io/original-sha256";
 /// Lease annotation: the ConfigMap in the session namespace that keeps the
 /// originals of APIServices the session took over (`--takeover`).
 pub const SAVED_API_SERVICES_ANNOTATION: &str = "kubectl-cozy.io/saved-apiservices";
+/// On a session namespace another session created: the last session that
+/// moved in, written after its Lease. The write changes the namespace's
+/// `resourceVersion`, which the leaving creator's delete carries as a
+/// precondition, so a session moving in as the last one out judges the
+/// namespace empty fails that delete instead of losing its objects with it.
+pub const JOINED_ANNOTATION: &str = "kubectl-cozy.io/last-joined-by";
 /// Lease annotation: `"true"` when the session created its namespace (and a
 /// reaper may delete it once no other session lives there).
 pub const CREATED_NAMESPACE_ANNOTATION: &str = "kubectl-cozy.io/created-namespace";

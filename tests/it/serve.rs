@@ -812,6 +812,76 @@ async fn start_taker(
     (runtime, serve)
 }
 
+/// The label of namespace `ns` naming its session, and who last moved in.
+fn namespace_session(plane: &Plane, ns: &str) -> (String, String) {
+    let out = kubectl_ok(
+        plane,
+        &[
+            "get",
+            "namespace",
+            ns,
+            "-o",
+            "jsonpath={.metadata.labels.kubectl-cozy\\.io/session}|{.metadata.annotations.kubectl-cozy\\.io/last-joined-by}",
+        ],
+    );
+    let (label, joined) = out.trim().split_once('|').unwrap_or((out.trim(), ""));
+    (label.to_owned(), joined.to_owned())
+}
+
+/// A session namespace left labelled by a session killed between creating
+/// it and its Lease is adopted by the next serve in it; a second session
+/// moving in says so on it; the first one out hands it over to the second,
+/// and the last one out removes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_left_session_namespace_is_adopted_shared_handed_over_and_removed_by_the_last() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let ns = session_namespace("orphan");
+    kubectl_stdin(
+        plane,
+        &["apply", "-f", "-"],
+        &format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n  \
+             labels: {{kubectl-cozy.io/session: dead0001}}\n  \
+             annotations: {{kubectl-cozy.io/session-namespace: {ns}}}\n"
+        ),
+    );
+    let first_kinds = kinds_dir(&group("orphan-a"));
+    let mut first = ServeProcess::start(plane, &first_kinds, &external_name_args(&ns, &[]));
+    let first_ready = first.ready(START).await.expect("the first session");
+    assert_eq!(
+        namespace_session(plane, &ns),
+        (first_ready.id.clone(), String::new()),
+        "adopted by the first session"
+    );
+
+    let second_kinds = kinds_dir(&group("orphan-b"));
+    let mut second = ServeProcess::start(plane, &second_kinds, &external_name_args(&ns, &[]));
+    let second_ready = second.ready(START).await.expect("the second session");
+    assert_eq!(
+        namespace_session(plane, &ns),
+        (first_ready.id.clone(), second_ready.id.clone()),
+        "the second session moved in"
+    );
+
+    first
+        .stop_cleanly("-INT", &client, &first_ready.id, END)
+        .await;
+    assert_eq!(
+        namespace_session(plane, &ns).0,
+        second_ready.id,
+        "handed over to the session still in it:\n{}",
+        first.output()
+    );
+    second
+        .stop_cleanly("-INT", &client, &second_ready.id, END)
+        .await;
+    namespace_gone(&client, &ns, END)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", second.output()));
+}
+
 /// A takeover whose agent never connects never touches the group: the
 /// session it would take over answers throughout and is never told, and the
 /// taker leaves nothing.
