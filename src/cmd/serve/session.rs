@@ -227,6 +227,24 @@ pub(super) async fn serve_session(
                 }
             }
         }
+        match tokio::time::timeout(
+            left(),
+            agent_wait::endpoints_ready(&client, &plan, &spinner),
+        )
+        .await
+        {
+            Ok(()) => {}
+            Err(_) => {
+                return Err(CliError::other(
+                    "wait for the tunnel agent",
+                    format!(
+                        "service/{} listed no ready agent within --timeout {:?}",
+                        session::object_name(&plan.id),
+                        args.timeout
+                    ),
+                ));
+            }
+        }
         spinner.set_message("registering the APIServices");
         registrar
             .switch(&plan, &registered)
