@@ -94,6 +94,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--replicas', '--replicas', [CompletionResultType]::ParameterName, 'Number of server replicas (each keeps one HelmRelease watch)')
             [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'The server''s image')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'client: print without contacting the cluster; server: the server checks, nothing is stored')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'With --apply, how long to wait for the Deployment before registering APIServices that are new (0: no limit)')
             [CompletionResult]::new('--field-manager', '--field-manager', [CompletionResultType]::ParameterName, 'Field manager of the server-side apply')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')

@@ -1329,7 +1329,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__install)
-            opts="-y -n -o -v -h --kinds --replicas --image --cert-manager --impersonate --apply --delete --dry-run --yes --field-manager --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-y -n -o -v -h --kinds --replicas --image --cert-manager --impersonate --apply --delete --dry-run --yes --timeout --field-manager --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -1367,6 +1367,13 @@ _kubectl__cozy() {
                     ;;
                 --dry-run)
                     COMPREPLY=($(compgen -W "client server" -- "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --field-manager)

@@ -91,6 +91,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l re
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l image -d 'The server\'s image' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l dry-run -d 'client: print without contacting the cluster; server: the server checks, nothing is stored' -r -f -a "client\t'Print the objects; contact no cluster (certificates are new)'
 server\t'Send everything to the server as a dry run (with --apply: the diff, then a checked apply that stores nothing)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l timeout -d 'With --apply, how long to wait for the Deployment before registering APIServices that are new (0: no limit)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l field-manager -d 'Field manager of the server-side apply' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l context -d 'The kubeconfig context to use' -r -f

@@ -95,6 +95,10 @@ pub struct InstallArgs {
     #[arg(short = 'y', long)]
     pub yes: bool,
 
+    /// With --apply, how long to wait for the Deployment before registering APIServices that are new (0: no limit)
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = crate::cli::parse_request_timeout, allow_hyphen_values = true)]
+    pub timeout: std::time::Duration,
+
     /// Field manager of the server-side apply
     #[arg(long, value_name = "NAME", default_value = "kubectl-cozy")]
     pub field_manager: String,
@@ -558,19 +562,62 @@ async fn apply_objects(
         eprintln!("Nothing applied.");
         return Ok(ExitStatus::Error);
     }
-    let applied = apply::apply(client, objects, &args.field_manager, false)
+    // APIServices that are new wait for a pod to answer them: registered
+    // before, they would be unavailable meanwhile, stalling discovery and
+    // every namespace deletion in the cluster.
+    let (held, now): (Vec<_>, Vec<_>) = objects
+        .iter()
+        .zip(&changes)
+        .partition(|(object, change)| object["kind"] == "APIService" && change.verb() == "created");
+    let say_applied = |applied: &[String], changes: &[&apply::Change]| {
+        for (change, name) in changes.iter().zip(applied) {
+            if change.changes() {
+                eprintln!("{name} {}", change.verb());
+            }
+        }
+    };
+    let (now_objects, now_changes): (Vec<serde_json::Value>, Vec<&apply::Change>) =
+        now.into_iter().map(|(o, c)| (o.clone(), c)).unzip();
+    let applied = apply::apply(client, &now_objects, &args.field_manager, false)
         .await
         .map_err(|e| CliError::other("apply", e))?;
-    for (change, name) in changes.iter().zip(&applied) {
-        if change.changes() {
-            eprintln!("{name} {}", change.verb());
-        }
-    }
+    say_applied(&applied, &now_changes);
     let names: Vec<String> = spec
         .served()
         .iter()
         .map(|gv| gv.api_service_name())
         .collect();
+    if !held.is_empty() {
+        let spinner = crate::output::progress::spinner(format!(
+            "waiting for deployment/{} before registering the APIServices",
+            install::NAME
+        ));
+        let limit = (!args.timeout.is_zero()).then_some(args.timeout);
+        let waited = install::rollout::wait_available(client, &spec.namespace, limit, |how_far| {
+            spinner.set_message(format!(
+                "waiting for deployment/{} before registering the APIServices: {how_far}",
+                install::NAME
+            ));
+        })
+        .await;
+        spinner.finish_and_clear();
+        if let Err(err) = waited {
+            return Err(CliError::other("register the APIServices", err).with_hint(format!(
+                "the APIServices {} were not registered: with no pod to answer them they would stall \
+                 discovery and every namespace deletion in the cluster. See why with\n  kubectl -n {} \
+                 describe deployment/{}\nthen run the same `kubectl cozy install --apply` again",
+                names.join(", "),
+                spec.namespace,
+                install::NAME
+            )));
+        }
+        let (held_objects, held_changes): (Vec<serde_json::Value>, Vec<&apply::Change>) =
+            held.into_iter().map(|(o, c)| (o.clone(), c)).unzip();
+        let applied = apply::apply(client, &held_objects, &args.field_manager, false)
+            .await
+            .map_err(|e| CliError::other("apply", e))?;
+        say_applied(&applied, &held_changes);
+    }
     eprintln!(
         "Applied: {} created, {} changed, {} unchanged. Follow the rollout and the registration with:\n  \
          kubectl -n {} rollout status deployment/{}\n  kubectl get apiservice {}",

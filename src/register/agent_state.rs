@@ -34,6 +34,12 @@ pub async fn describe(client: &Client, namespace: &str, id: &str) -> Option<Stri
 /// The line for `pods` (the newest is described) or, with none, for the
 /// Deployment's failure to create one.
 pub fn summarize(pods: &[Pod], deployment: Option<&Deployment>) -> String {
+    summarize_pods(pods, deployment, "agent pod")
+}
+
+/// [`summarize`] for the pods of any Deployment, `what` naming them (`agent
+/// pod`, `server pod`) when there is none.
+pub fn summarize_pods(pods: &[Pod], deployment: Option<&Deployment>, what: &str) -> String {
     let newest = pods
         .iter()
         .max_by_key(|p| p.metadata.creation_timestamp.as_ref().map(|t| t.0));
@@ -53,8 +59,8 @@ pub fn summarize(pods: &[Pod], deployment: Option<&Deployment>) -> String {
                 )
             });
         return match failure {
-            Some(why) => format!("no agent pod could be created ({why})"),
-            None => "no agent pod yet".to_owned(),
+            Some(why) => format!("no {what} could be created ({why})"),
+            None => format!("no {what} yet"),
         };
     };
     format!(

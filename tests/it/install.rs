@@ -800,6 +800,9 @@ async fn an_existing_namespace_that_is_not_the_installs_is_left_as_it_is() {
 async fn existing_namespace(kinds_path: String, ns: String) {
     let plane = plane();
     let client = plane.client().await;
+    // `--apply` waits for a server pod before registering the APIServices:
+    // the node runs them.
+    plane.node();
     let before = namespace_labels(&client, &ns).await;
     let note = format!("namespace {ns} exists and is not the install's");
 
@@ -858,6 +861,54 @@ async fn existing_namespace(kinds_path: String, ns: String) {
     assert!(!yaml.contains("kind: Namespace"), "{yaml}");
     assert!(
         stderr.contains("namespace default is one of the cluster's own, never the install's"),
+        "{stderr}"
+    );
+}
+
+/// An install whose pods cannot start (no pod may be created in its
+/// namespace) registers no APIService: with nothing to answer it, it would
+/// stall discovery and every namespace deletion. `--apply` applies the
+/// rest, waits `--timeout` for the Deployment, and says why and what next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_install_whose_pods_cannot_start_registers_no_apiservice() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("install-no-pods"));
+    let ns = format!("install-no-pods-{}", std::process::id());
+    plane.forbid_pods(&ns).await;
+    let name = format!("v1alpha1.{}", kinds.group);
+    let out = install(
+        plane,
+        &[
+            "--kinds",
+            &kinds.dir.path().display().to_string(),
+            "-n",
+            &ns,
+            "--apply",
+            "--yes",
+            "--timeout",
+            "6s",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    eprintln!("[install] pods forbidden:\n{stderr}");
+    let apis: Api<APIService> = Api::all(client.clone());
+    let registered = apis.get_opt(&name).await.expect("get APIService");
+    plane.allow_pods(&ns);
+    uninstall(&client, &ns, std::slice::from_ref(&name)).await;
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(registered.is_none(), "registered with no pod:\n{stderr}");
+    assert!(
+        stderr.contains(&format!("Deployment {ns}/kubectl-cozy created")),
+        "the rest is applied:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("deployment/kubectl-cozy had no available pod after 6s")
+            && stderr.contains("no server pod could be created (FailedCreate: ")
+            && stderr.contains("no pods in this namespace")
+            && stderr.contains(&format!("the APIServices {name} were not registered"))
+            && stderr.contains(&format!("kubectl -n {ns} describe deployment/kubectl-cozy")),
         "{stderr}"
     );
 }

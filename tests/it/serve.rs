@@ -519,47 +519,10 @@ async fn an_agent_pod_that_never_runs_is_named_and_nothing_is_left() {
     let _serial = CLUSTER_LOCK.lock().await;
     let plane = plane();
     let client = plane.client().await;
-    // A namespace where no pod may be created, as a quota or Pod Security
-    // admission can make one (here an admission policy): the agent's
-    // Deployment gets no pod.
+    // A namespace where no pod may be created: the agent's Deployment gets
+    // no pod.
     let namespace = session_namespace("no-pods");
-    kubectl_stdin(
-        plane,
-        &["apply", "-f", "-"],
-        &format!(
-            "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {namespace}}}\n---\n\
-             apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n\
-             metadata: {{name: {namespace}}}\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    \
-             resourceRules: [{{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [pods]}}]\n  \
-             validations: [{{expression: \"false\", message: no pods in this namespace}}]\n---\n\
-             apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\n\
-             metadata: {{name: {namespace}}}\nspec:\n  policyName: {namespace}\n  validationActions: [Deny]\n  \
-             matchResources: {{namespaceSelector: {{matchLabels: {{kubernetes.io/metadata.name: {namespace}}}}}}}\n"
-        ),
-    );
-    // The policy binds once kube-apiserver has loaded it.
-    let deadline = Instant::now() + END;
-    loop {
-        let out = kubectl(
-            plane,
-            &[
-                "run",
-                "probe",
-                "-n",
-                &namespace,
-                "--image=none",
-                "--dry-run=server",
-            ],
-        );
-        if String::from_utf8_lossy(&out.stderr).contains("no pods in this namespace") {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the admission policy never applied"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    plane.forbid_pods(&namespace).await;
     let kinds = kinds_dir(&group("no-pods"));
     let out = tokio::process::Command::new(bins::kubectl_cozy())
         .arg("serve")
@@ -601,14 +564,7 @@ async fn an_agent_pod_that_never_runs_is_named_and_nothing_is_left() {
             .expect("get APIService")
             .is_none()
     );
-    let _ = kubectl(
-        plane,
-        &[
-            "delete",
-            "validatingadmissionpolicybinding,validatingadmissionpolicy",
-            &namespace,
-        ],
-    );
+    plane.allow_pods(&namespace);
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let _ = namespaces
         .delete(&namespace, &DeleteParams::default())

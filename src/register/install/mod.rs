@@ -19,12 +19,14 @@
 //! | [`namespace`] | whether the namespace is the install's, or exists already and is left as it is |
 //! | [`claim`] | whether the APIServices the cluster holds for the install's group/versions are free for it |
 //! | [`remove`] | `install --delete`: what of an install the cluster holds, removed APIServices first |
+//! | [`rollout`] | `--apply`'s wait for the Deployment before registering APIServices that are new |
 
 pub mod apply;
 pub mod claim;
 pub mod kinds;
 pub mod namespace;
 pub mod remove;
+pub mod rollout;
 pub mod tls;
 pub mod workload;
 

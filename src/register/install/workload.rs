@@ -62,6 +62,15 @@ pub fn pod_labels() -> BTreeMap<String, String> {
     ])
 }
 
+/// [`pod_labels`] as a label selector's text (`name=…,component=server`).
+pub fn pod_selector() -> String {
+    pod_labels()
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn selector() -> LabelSelector {
     LabelSelector {
         match_labels: Some(pod_labels()),

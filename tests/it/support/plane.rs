@@ -173,6 +173,69 @@ impl Plane {
         name
     }
 
+    /// Makes `namespace` (created if missing) one where no pod may be
+    /// created, as a quota or Pod Security admission can make one (here a
+    /// ValidatingAdmissionPolicy named after it, saying "no pods in this
+    /// namespace"), and waits until kube-apiserver enforces it. Undone by
+    /// [`Plane::allow_pods`].
+    pub async fn forbid_pods(&self, namespace: &str) {
+        let out = self.kubectl_stdin(
+            &["apply", "-f", "-"],
+            &format!(
+                "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {namespace}}}\n---\n\
+                 apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n\
+                 metadata: {{name: {namespace}}}\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    \
+                 resourceRules: [{{apiGroups: [\"\"], apiVersions: [v1], operations: [CREATE], resources: [pods]}}]\n  \
+                 validations: [{{expression: \"false\", message: no pods in this namespace}}]\n---\n\
+                 apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\n\
+                 metadata: {{name: {namespace}}}\nspec:\n  policyName: {namespace}\n  validationActions: [Deny]\n  \
+                 matchResources: {{namespaceSelector: {{matchLabels: {{kubernetes.io/metadata.name: {namespace}}}}}}}\n"
+            ),
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The policy binds once kube-apiserver has loaded it.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        loop {
+            let out = self
+                .kubectl()
+                .args([
+                    "run",
+                    "probe",
+                    "-n",
+                    namespace,
+                    "--image=none",
+                    "--dry-run=server",
+                ])
+                .output()
+                .expect("kubectl run");
+            if String::from_utf8_lossy(&out.stderr).contains("no pods in this namespace") {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the admission policy never applied"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Removes [`Plane::forbid_pods`]'s policy for `namespace`.
+    pub fn allow_pods(&self, namespace: &str) {
+        let _ = self
+            .kubectl()
+            .args([
+                "delete",
+                "validatingadmissionpolicybinding,validatingadmissionpolicy",
+                namespace,
+                "--ignore-not-found",
+            ])
+            .output();
+    }
+
     /// Writes a kubeconfig for a user with a client certificate signed by the
     /// cluster's client CA, and returns its path.
     pub fn user_kubeconfig(&self, user: &str, groups: &[&str]) -> PathBuf {
