@@ -26,7 +26,15 @@ x-kubernetes-validations:
 - rule: "oldSelf.hasValue() || !has(self.legacy)"
   optionalOldSelf: true
   message: legacy may not be set on create
+- rule: "!has(self.max__dash__connections) || self.max__dash__connections <= self.__namespace__.size() * 100"
+  message: max-connections may not exceed 100 per character of namespace
 properties:
+  max-connections:
+    type: integer
+  namespace:
+    type: string
+    maxLength: 63
+    default: db
   storageClass:
     type: string
     maxLength: 63
@@ -149,6 +157,10 @@ fn rules_are_enforced_on_create_update_patch_and_apply() {
         (
             format!("{VALID}legacy: true\n"),
             "spec: Invalid value: legacy may not be set on create",
+        ),
+        (
+            format!("{VALID}max-connections: 301\n"),
+            "spec: Invalid value: max-connections may not exceed 100 per character of namespace",
         ),
     ];
     for (spec, want) in &cases {
@@ -411,6 +423,10 @@ fn answers_match_kube_apiserver_for_a_crd_with_the_same_schema() {
         VALID
             .replace("owner: alice", "owner: 5")
             .replace("size: 10Gi", "size: 1Mi"),
+        // Property names CEL selects escaped (`__dash__`, `__namespace__`).
+        format!("{VALID}max-connections: 200\n"),
+        format!("{VALID}max-connections: 301\n"),
+        format!("{VALID}max-connections: 301\nnamespace: dbs1\n"),
     ];
     let mut refused_creates = 0;
     for (i, spec) in creates.iter().enumerate() {
@@ -421,8 +437,8 @@ fn answers_match_kube_apiserver_for_a_crd_with_the_same_schema() {
     }
     assert_eq!(
         refused_creates,
-        creates.len() - 2,
-        "every create but the first and `tls: {{secret: s}}` is refused"
+        creates.len() - 4,
+        "every create but the first, `tls: {{secret: s}}` and the two within max-connections is refused"
     );
 
     // Updates of c0 (valid, stored on both).

@@ -65,7 +65,7 @@ impl<S: Shape> Sizes for Bounds<S> {
     }
     fn field(&self, name: &str) -> Self {
         match self {
-            Bounds::Node(s) => Bounds::Node(s.and_then(|s| s.field(name))),
+            Bounds::Node(s) => Bounds::Node(s.and_then(|s| s.cel_field(name))),
             Bounds::Fixed(_) => Bounds::Node(None),
         }
     }
@@ -113,7 +113,16 @@ impl Sizes for Actual<'_> {
     }
     fn field(&self, name: &str) -> Self {
         Actual {
-            values: self.values.iter().filter_map(|v| v.get(name)).collect(),
+            values: self
+                .values
+                .iter()
+                .filter_map(|v| {
+                    v.get(name).or_else(|| {
+                        let raw = super::escaping::unescape(name)?;
+                        v.get(raw.as_ref())
+                    })
+                })
+                .collect(),
             fixed: None,
             whole: self.whole,
         }

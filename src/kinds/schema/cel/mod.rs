@@ -27,6 +27,7 @@
 
 mod cost;
 mod env;
+mod escaping;
 mod lists;
 mod quantity;
 mod regex;

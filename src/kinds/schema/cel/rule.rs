@@ -310,7 +310,7 @@ impl<S: Shape> Checker<'_, S> {
             }
             Expr::Select(sel) => {
                 let node = self.check(&sel.operand, scope)?;
-                let field = node.field(&sel.field);
+                let field = node.cel_field(&sel.field);
                 if field.is_none() && node.is_closed_object() {
                     self.report(e.id, &format!("undefined field '{}'", sel.field));
                 }

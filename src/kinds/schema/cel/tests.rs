@@ -454,3 +454,46 @@ fn message_expressions_have_a_static_cost_limit_too() {
         "{e}"
     );
 }
+
+/// Declared property names are selected escaped, as kube-apiserver exposes
+/// them (`__dash__`, `__dot__`, `__slash__`, `__underscores__`, reserved
+/// words as `__namespace__`); the raw forms kube-apiserver refuses are
+/// refused here too; a map's keys stay as they are.
+#[test]
+fn property_names_are_selected_escaped_as_kube_apiserver_does() {
+    let value = json!({
+        "innodb-buffer-pool-ratio": 80,
+        "namespace": "team-a",
+        "a__b": 1,
+        "labels": {"app.kubernetes.io/part-of": "shop"}
+    });
+    let holding = [
+        "self.innodb__dash__buffer__dash__pool__dash__ratio == 80",
+        "self.__namespace__ == 'team-a'",
+        "self.a__underscores__b == 1",
+        "has(self.innodb__dash__buffer__dash__pool__dash__ratio)",
+        "self.labels.app__dot__kubernetes__dot__io__slash__part__dash__of == 'shop'",
+    ];
+    for rule in holding {
+        assert_eq!(holds(rule, value.clone()), Ok(true), "{rule}");
+    }
+    // A map (additionalProperties): keys as they are.
+    let schema = json!({"type": "object", "properties": {
+        "labels": {"type": "object", "maxProperties": 8,
+                   "additionalProperties": {"type": "string", "maxLength": 63}}},
+        "x-kubernetes-validations": [{"rule": "self.labels['app.kubernetes.io/part-of'] == 'shop'"}]});
+    assert!(
+        run(
+            &schema,
+            json!({"labels": {"app.kubernetes.io/part-of": "shop"}}),
+            None
+        )
+        .is_empty()
+    );
+    // The raw forms kube-apiserver does not declare.
+    let props = json!({"a__b": {"type": "integer"}, "ratio": {"type": "integer"}});
+    for rule in ["self.a__b == 1", "self.ratio__dash__x == 1"] {
+        let err = compile_error(&schema_with(json!([{ "rule": rule }]), props.clone()));
+        assert!(err.contains("undefined field"), "{rule}: {err}");
+    }
+}

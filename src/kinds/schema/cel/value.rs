@@ -44,6 +44,20 @@ pub(crate) trait Shape: Copy {
     /// The schema's `type` (`object`, `string`, ...; empty if none), as
     /// errors show it.
     fn type_name(self) -> &'static str;
+    /// Whether the node is an object with declared properties, whose names
+    /// CEL selects escaped ([`super::escaping`]); a map's keys are not.
+    fn escapes_field_names(self) -> bool;
+
+    /// The node a CEL selection `.field` reaches: on an object with
+    /// declared properties the one whose escaped name is `field`, on a map
+    /// its values.
+    fn cel_field(self, field: &str) -> Option<Self> {
+        if self.escapes_field_names() {
+            self.field(&super::escaping::unescape(field)?)
+        } else {
+            self.field(field)
+        }
+    }
 }
 
 /// `v` as a CEL value typed by `shape` (`None`: typed by JSON alone).
@@ -71,11 +85,22 @@ pub(crate) fn to_val<'v, S: Shape>(v: &'v Value, shape: Option<S>) -> Box<dyn Va
             Box::new(CelList::from(list))
         }
         Value::Object(m) => {
+            // Declared properties under their escaped names (one that has
+            // none cannot be selected); a map's keys as they are.
+            let escaped = shape.is_some_and(Shape::escapes_field_names);
             let map: HashMap<CelMapKey<'v>, Box<dyn Val + 'v>> = m
                 .iter()
-                .map(|(k, v)| {
+                .filter_map(|(k, v)| {
                     let field_shape = shape.and_then(|s| s.field(k));
-                    (CelMapKey::from(k.as_str()), to_val(v, field_shape))
+                    let key = if escaped {
+                        super::escaping::escape(k)?
+                    } else {
+                        std::borrow::Cow::Borrowed(k.as_str())
+                    };
+                    Some((
+                        CelMapKey::String(CelString::from(key)),
+                        to_val(v, field_shape),
+                    ))
                 })
                 .collect();
             Box::new(CelMap::from(map))

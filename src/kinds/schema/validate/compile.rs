@@ -505,6 +505,11 @@ impl Shape for NodeRef<'_> {
     fn type_name(self) -> &'static str {
         self.schema.node(self.id).ty.name().unwrap_or("")
     }
+
+    fn escapes_field_names(self) -> bool {
+        let n = self.schema.node(self.id);
+        n.ty == NodeType::Object && !n.props.is_empty()
+    }
 }
 
 #[cfg(test)]
