@@ -324,13 +324,14 @@ fn conclude_one(
     let e = Examined::new(inputs, ns, failing);
     let mut report = e.report();
     let mut found = Vec::new();
+    let mut held_by_webhook = false;
     if e.terminating {
         found.extend(discovery_failure(&e, blocks));
         found.extend(group_version_parsing_failure(&e));
         found.extend(content_failure(&e, blocks));
         found.extend(content_remaining(&e));
         found.extend(namespace_finalizers(&e));
-        attribute_webhooks(&e, &mut found, blocks);
+        held_by_webhook = attribute_webhooks(&e, &mut found, blocks);
         no_blocker_found(&e, &mut found);
     } else {
         // Not Terminating (-A or -n): objects stuck in deletion.
@@ -339,7 +340,10 @@ fn conclude_one(
             .remaining
             .retain(|o| o.deletion_timestamp.is_some() && !o.finalizers.is_empty());
     }
-    report.blocked = e.terminating && found.iter().any(|f| f.severity != Severity::Info);
+    // Blocked by a finding of its own, or by a failing webhook (whose
+    // finding's `blocks` names it, from the same `blocks`).
+    report.blocked =
+        e.terminating && (held_by_webhook || found.iter().any(|f| f.severity != Severity::Info));
     (report, found)
 }
 
@@ -603,14 +607,15 @@ fn content_remaining(e: &Examined<'_>) -> Vec<Finding> {
             plain.push(object);
             continue;
         }
-        found.push(finalizer_finding(
+        let f = finalizer_finding(
             e.inputs,
             object,
             name,
             e.failing,
             e.discovery_blocked(),
             true,
-        ));
+        );
+        found.push(f);
     }
     if plain.is_empty() {
         return found;
@@ -705,6 +710,7 @@ fn namespace_finalizers(e: &Examined<'_>) -> Vec<Finding> {
             finalizers,
             deletion_timestamp: e.deletion_timestamp(),
             resource_version: e.ns.metadata.resource_version.clone(),
+            labels: e.ns.metadata.labels.clone().unwrap_or_default(),
         };
         let mut f = finalizer_finding(
             inputs,
@@ -725,30 +731,44 @@ fn namespace_finalizers(e: &Examined<'_>) -> Vec<Finding> {
     found
 }
 
-/// Rule 5: webhooks named in the conditions (quoted) are a cause of every
-/// finding so far, and block the namespace.
+/// Rule 5: failing webhooks that hold the namespace
+/// ([`super::webhooks::holds`]: quoted in its conditions, or rejecting a
+/// delete or finalizer removal it needs) are a cause of every finding so
+/// far, and block it. Returns whether one does.
 fn attribute_webhooks(
     e: &Examined<'_>,
     found: &mut [Finding],
     blocks: &mut BTreeMap<String, Vec<String>>,
-) {
-    for c in e.conditions.iter().filter(|c| c.status == "True") {
-        let Some(message) = &c.message else { continue };
-        for w in e
-            .inputs
-            .webhooks
-            .iter()
-            .filter(|w| message.contains(&format!("\"{}\"", w.webhook)))
-        {
-            let id = super::webhooks::finding_id(w);
-            for f in found.iter_mut() {
-                if !f.caused_by.contains(&id) {
-                    f.caused_by.push(id.clone());
-                }
-            }
-            blocks.entry(id).or_default().push(e.name.clone());
+) -> bool {
+    let labels = e.ns.metadata.labels.clone().unwrap_or_default();
+    let namespace_finalizers =
+        e.ns.metadata
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| !f.is_empty());
+    let mut held = false;
+    for w in e.inputs.webhooks {
+        let rejected = super::webhooks::holds(
+            w,
+            &e.name,
+            &labels,
+            namespace_finalizers,
+            &e.remaining,
+            &e.conditions,
+        );
+        if rejected.is_empty() {
+            continue;
         }
+        held = true;
+        let id = super::webhooks::finding_id(w);
+        for f in found.iter_mut() {
+            if !f.caused_by.contains(&id) {
+                f.caused_by.push(id.clone());
+            }
+        }
+        blocks.entry(id).or_default().push(e.name.clone());
     }
+    held
 }
 
 /// Rule 1b: lists of an aggregated group's resources do not answer
@@ -1084,7 +1104,7 @@ pub fn group_versions_in(message: &str) -> BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::doctor::findings::{Probe, ServiceCheck};
+    use crate::doctor::findings::{Probe, ServiceCheck, WebhookReport};
 
     fn now() -> Timestamp {
         "2026-09-01T12:00:00Z".parse().unwrap()
@@ -1155,6 +1175,252 @@ mod tests {
             now: now(),
             stuck_after_seconds: 300,
         })
+    }
+
+    fn run_with_webhooks(
+        namespaces: &[Namespace],
+        content: &Content,
+        webhooks: &[WebhookReport],
+    ) -> (
+        Vec<NamespaceReport>,
+        Vec<Finding>,
+        BTreeMap<String, Vec<String>>,
+    ) {
+        let discovered = Discovered::default();
+        let crds = BTreeMap::new();
+        conclude(&Inputs {
+            namespaces,
+            content,
+            api_services: &[],
+            api_findings: &[],
+            discovered: &discovered,
+            crds: &crds,
+            webhooks,
+            sessions: &[],
+            now: now(),
+            stuck_after_seconds: 300,
+        })
+    }
+
+    /// A failurePolicy Fail webhook whose Service is gone, intercepting
+    /// `operations` on ConfigMaps, with these selectors.
+    fn dead_webhook(
+        name: &str,
+        operations: &[&str],
+        namespace_selector: Option<serde_json::Value>,
+        object_selector: Option<serde_json::Value>,
+    ) -> WebhookReport {
+        WebhookReport {
+            kind: "ValidatingWebhookConfiguration".into(),
+            configuration: name.into(),
+            webhook: format!("{name}.example.com"),
+            failure_policy: "Fail".into(),
+            rules: vec![format!("{} configmaps", operations.join(","))],
+            namespace_selector: namespace_selector.map(|s| serde_json::from_value(s).unwrap()),
+            object_selector: object_selector.map(|s| serde_json::from_value(s).unwrap()),
+            intercepts: vec![
+                serde_json::from_value(serde_json::json!({
+                    "operations": operations, "apiGroups": [""], "apiVersions": ["v1"],
+                    "resources": ["configmaps"], "scope": "Namespaced"
+                }))
+                .unwrap(),
+            ],
+            service: ServiceCheck {
+                namespace: "policy".into(),
+                name: name.into(),
+                port: 443,
+                exists: Some(false),
+                ..ServiceCheck::default()
+            },
+            healthy: false,
+        }
+    }
+
+    fn configmap_in(
+        ns: &str,
+        name: &str,
+        finalizers: &[&str],
+        deleted: Option<&str>,
+    ) -> RemainingObject {
+        RemainingObject {
+            object: ObjectRef {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                resource: "configmaps".into(),
+                namespace: Some(ns.into()),
+                name: name.into(),
+            },
+            finalizers: finalizers.iter().map(|f| (*f).to_owned()).collect(),
+            deletion_timestamp: deleted.map(str::to_owned),
+            resource_version: Some("42".into()),
+            labels: BTreeMap::from([("app".to_owned(), name.to_owned())]),
+        }
+    }
+
+    /// Every namespace a webhook's finding says it blocks is BLOCKED, and
+    /// every namespace a failing webhook holds is in its finding's `blocks`.
+    fn assert_webhooks_and_namespaces_agree(
+        reports: &[NamespaceReport],
+        blocks: &BTreeMap<String, Vec<String>>,
+        webhooks: &[WebhookReport],
+    ) {
+        for w in webhooks {
+            let blocked = blocks
+                .get(&crate::doctor::webhooks::finding_id(w))
+                .cloned()
+                .unwrap_or_default();
+            for name in &blocked {
+                let report = reports.iter().find(|r| &r.name == name).unwrap();
+                assert!(
+                    report.blocked,
+                    "{} blocks {name}, which is not BLOCKED",
+                    w.webhook
+                );
+            }
+        }
+    }
+
+    /// Regression: the webhook's finding said it blocked a namespace the
+    /// table called not blocked (its own findings were notes), and said
+    /// nothing of a namespace whose finalizer removal it rejects. Both now
+    /// come from one computation.
+    #[test]
+    fn a_webhooks_blocks_and_the_namespaces_blocked_agree() {
+        let mut recent = terminating_ns(
+            "recent",
+            serde_json::json!([{
+                "type": "NamespaceDeletionContentFailure", "status": "True", "reason": "ContentDeletionFailed",
+                "message": "Failed to delete all resource types, 1 remaining: Internal error occurred: failed calling \
+                            webhook \"deny.example.com\": failed to call webhook: service \"deny\" not found",
+                "lastTransitionTime": "2026-09-01T11:59:02Z"
+            }]),
+        );
+        recent.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                "2026-09-01T11:59:00Z".parse().unwrap(),
+            ));
+        let held = terminating_ns("held", serde_json::json!([]));
+        let mut content = Content::default();
+        content.objects.insert(
+            "recent".into(),
+            vec![configmap_in("recent", "guarded", &[], None)],
+        );
+        content.objects.insert(
+            "held".into(),
+            vec![configmap_in(
+                "held",
+                "blocked",
+                &["example.com/block"],
+                Some("2026-09-01T11:50:02Z"),
+            )],
+        );
+        let webhooks = [
+            dead_webhook("deny", &["DELETE"], None, None),
+            dead_webhook("guard", &["UPDATE"], None, None),
+        ];
+        let (reports, findings, blocks) = run_with_webhooks(&[held, recent], &content, &webhooks);
+        assert_webhooks_and_namespaces_agree(&reports, &blocks, &webhooks);
+        let deny = crate::doctor::webhooks::finding_id(&webhooks[0]);
+        let guard = crate::doctor::webhooks::finding_id(&webhooks[1]);
+        // The namespace controller's deletes in "recent" are rejected: its
+        // content stays however recent its deletion.
+        assert_eq!(blocks[&deny], vec!["recent"]);
+        assert!(reports.iter().find(|r| r.name == "recent").unwrap().blocked);
+        // The UPDATE that removes the finalizer in "held" is rejected.
+        assert_eq!(blocks[&guard], vec!["held"]);
+        let finalizer = findings
+            .iter()
+            .find(|f| f.code == Code::FinalizerBlocking)
+            .unwrap();
+        assert!(finalizer.caused_by.contains(&guard), "{finalizer:?}");
+    }
+
+    /// Regression: a failing webhook with a namespaceSelector was said to
+    /// fail requests cluster-wide and held namespaces it does not select.
+    #[test]
+    fn a_webhooks_selectors_decide_which_namespaces_it_blocks() {
+        let labelled = |name: &str, labels: serde_json::Value| {
+            let mut ns = terminating_ns(name, serde_json::json!([]));
+            ns.metadata.labels = Some(serde_json::from_value(labels).unwrap());
+            ns
+        };
+        let namespaces = [
+            labelled(
+                "selected",
+                serde_json::json!({"tier": "gated", "env": "prod", "gated": ""}),
+            ),
+            labelled(
+                "wrong-env",
+                serde_json::json!({"tier": "gated", "env": "dev", "gated": ""}),
+            ),
+            labelled(
+                "ops",
+                serde_json::json!({"tier": "gated", "env": "prod", "gated": "", "team": "ops"}),
+            ),
+            labelled(
+                "ungated",
+                serde_json::json!({"tier": "gated", "env": "prod"}),
+            ),
+            labelled(
+                "legacy",
+                serde_json::json!({"tier": "gated", "env": "prod", "gated": "", "legacy": "1"}),
+            ),
+            labelled(
+                "other-tier",
+                serde_json::json!({"tier": "open", "env": "prod", "gated": ""}),
+            ),
+        ];
+        let mut content = Content::default();
+        for ns in &namespaces {
+            let name = ns.metadata.name.clone().unwrap();
+            content.objects.insert(
+                name.clone(),
+                vec![configmap_in(&name, "guarded", &[], None)],
+            );
+        }
+        let selector = serde_json::json!({
+            "matchLabels": {"tier": "gated"},
+            "matchExpressions": [
+                {"key": "env", "operator": "In", "values": ["prod"]},
+                {"key": "team", "operator": "NotIn", "values": ["ops"]},
+                {"key": "gated", "operator": "Exists"},
+                {"key": "legacy", "operator": "DoesNotExist"}
+            ]
+        });
+        let webhooks = [dead_webhook("gate", &["DELETE"], Some(selector), None)];
+        let (reports, _, blocks) = run_with_webhooks(&namespaces, &content, &webhooks);
+        assert_webhooks_and_namespaces_agree(&reports, &blocks, &webhooks);
+        let id = crate::doctor::webhooks::finding_id(&webhooks[0]);
+        assert_eq!(blocks[&id], vec!["selected"]);
+        let found = crate::doctor::webhooks::findings(&webhooks);
+        assert!(!found[0].why.contains("cluster-wide"), "{}", found[0].why);
+        assert!(
+            found[0].why.ends_with(
+                "fail in the namespaces its namespaceSelector (tier=gated,env in (prod),team notin (ops),gated,\
+                 !legacy) selects"
+            ),
+            "{}",
+            found[0].why
+        );
+
+        // An objectSelector: only the objects it selects.
+        let webhooks = [dead_webhook(
+            "objects",
+            &["DELETE"],
+            None,
+            Some(serde_json::json!({"matchLabels": {"app": "other"}})),
+        )];
+        let (reports, _, blocks) = run_with_webhooks(&namespaces, &content, &webhooks);
+        assert_webhooks_and_namespaces_agree(&reports, &blocks, &webhooks);
+        assert!(blocks.is_empty(), "{blocks:?}");
+        let found = crate::doctor::webhooks::findings(&webhooks);
+        assert!(
+            found[0]
+                .why
+                .ends_with("fail for the objects its objectSelector (app=other) selects"),
+            "{}",
+            found[0].why
+        );
     }
 
     #[test]
@@ -1282,6 +1548,7 @@ mod tests {
                 finalizers: vec!["example.com/block".into()],
                 deletion_timestamp: Some("2026-09-01T11:50:02Z".into()),
                 resource_version: Some("42".into()),
+                labels: Default::default(),
             }],
         );
         let (reports, findings, _) = run(&[ns], &content, &[]);
@@ -1320,6 +1587,7 @@ mod tests {
             finalizers: vec!["backup.example.org/snapshot".into()],
             deletion_timestamp: deleted.map(str::to_owned),
             resource_version: Some("42".into()),
+            labels: Default::default(),
         };
         let mut content = Content::default();
         content.objects.insert(
@@ -1390,6 +1658,7 @@ mod tests {
                 finalizers: vec!["example.com/block".into()],
                 deletion_timestamp: Some("2026-09-01T11:00:00Z".into()),
                 resource_version: Some("43".into()),
+                labels: Default::default(),
             }],
         );
         let (_, findings, _) = run(&[active], &content, &[]);

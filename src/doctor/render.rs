@@ -1168,6 +1168,7 @@ mod tests {
                 finalizers: finalizers.iter().map(|f| (*f).to_owned()).collect(),
                 deletion_timestamp: (!finalizers.is_empty()).then(|| "2026-09-01T11:50:02Z".into()),
                 resource_version: Some("942".into()),
+                labels: Default::default(),
             }
         }
 
@@ -1184,6 +1185,15 @@ mod tests {
                 webhook: name.into(),
                 failure_policy: policy.into(),
                 rules: vec!["DELETE configmaps".into()],
+                namespace_selector: None,
+                object_selector: None,
+                intercepts: vec![
+                    serde_json::from_value(serde_json::json!({
+                        "operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"],
+                        "resources": ["configmaps"]
+                    }))
+                    .unwrap(),
+                ],
                 service,
                 healthy,
             }
@@ -1683,6 +1693,7 @@ mod tests {
             fixtures::expired_session(),
             fixtures::failing_webhook(),
             fixtures::live_session_of_a_killed_serve(),
+            fixtures::dead_api_service_blocking_many_namespaces(43),
         ] {
             let fix = plan_of(&r);
             let planned = crate::doctor::fix::fixes_by_finding(&fix);

@@ -751,6 +751,55 @@ async fn fail_policy_webhook_without_backend_is_reported() {
         .expect("webhook in report");
     assert_eq!(hook["failurePolicy"], "Fail");
     assert_eq!(hook["healthy"], false);
+    // Its namespaceSelector narrows what it rejects: not "cluster-wide".
+    assert!(
+        f["why"].as_str().unwrap().ends_with(&format!(
+            "fail in the namespaces its namespaceSelector (doctor-webhook-test={pid}) selects"
+        )),
+        "{f:#}"
+    );
+    assert_eq!(
+        hook["namespaceSelector"]["matchLabels"]["doctor-webhook-test"],
+        pid.to_string()
+    );
+
+    // Deleting the namespace: the namespace controller's delete of the
+    // ConfigMap is rejected. The webhook's finding and the namespace agree
+    // that it is blocked, and a namespace the selector leaves out is not.
+    let free = plane.namespace("doctor-webhook-free").await;
+    Api::<ConfigMap>::namespaced(plane.client().await, &free)
+        .create(&PostParams::default(), &cm)
+        .await
+        .expect("create ConfigMap");
+    for name in [&ns, &free] {
+        Api::<Namespace>::all(plane.client().await)
+            .delete(name, &DeleteParams::default())
+            .await
+            .expect("delete namespace");
+    }
+    eventually(
+        "NamespaceDeletionContentFailure=True",
+        Duration::from_secs(60),
+        || async {
+            namespace_condition(&ns, "NamespaceDeletionContentFailure").await == Some("True".into())
+        },
+    )
+    .await;
+    let out = cozy(&["doctor", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let r = report(&out);
+    let f = findings_with(&r, "WebhookBackendUnavailable")[0];
+    assert_eq!(f["blocks"], serde_json::json!([ns.as_str()]), "{r:#}");
+    let blocked = |name: &str| {
+        r["namespaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == name)
+            .map(|n| n["blocked"].clone())
+    };
+    assert_eq!(blocked(&ns), Some(Value::Bool(true)), "{r:#}");
+    assert_ne!(blocked(&free), Some(Value::Bool(true)), "{r:#}");
 
     // --fix never touches webhooks; it says what to run instead.
     let out = cozy(&["doctor", "--fix", "-o", "json"]);
@@ -764,11 +813,13 @@ async fn fail_policy_webhook_without_backend_is_reported() {
     drop(cleanup);
     // Without the webhook the ConfigMap (and the namespace) can go.
     let _ = configmaps.delete("guarded", &DeleteParams::default()).await;
-    let _ = Api::<Namespace>::all(plane.client().await)
-        .delete(&ns, &DeleteParams::default())
-        .await;
-    eventually("namespace cleanup", Duration::from_secs(120), || {
-        namespace_gone(&ns)
+    for name in [&ns, &free] {
+        let _ = Api::<Namespace>::all(plane.client().await)
+            .delete(name, &DeleteParams::default())
+            .await;
+    }
+    eventually("namespace cleanup", Duration::from_secs(120), || async {
+        namespace_gone(&ns).await && namespace_gone(&free).await
     })
     .await;
 }
