@@ -607,7 +607,7 @@ fn content_remaining(e: &Examined<'_>) -> Vec<Finding> {
             plain.push(object);
             continue;
         }
-        let f = finalizer_finding(
+        let mut f = finalizer_finding(
             e.inputs,
             object,
             name,
@@ -615,6 +615,7 @@ fn content_remaining(e: &Examined<'_>) -> Vec<Finding> {
             e.discovery_blocked(),
             true,
         );
+        behind_failing_webhooks(e, object, &mut f);
         found.push(f);
     }
     if plain.is_empty() {
@@ -720,6 +721,7 @@ fn namespace_finalizers(e: &Examined<'_>) -> Vec<Finding> {
             e.discovery_blocked(),
             true,
         );
+        behind_failing_webhooks(e, &ns_object, &mut f);
         f.code = Code::NamespaceFinalizerRemaining;
         f.id = format!(
             "{}:{}",
@@ -729,6 +731,62 @@ fn namespace_finalizers(e: &Examined<'_>) -> Vec<Finding> {
         found.push(f);
     }
     found
+}
+
+/// A finding whose fix removes `object`'s finalizers, when failing webhooks
+/// intercept that update (a merge patch is an UPDATE to admission): they
+/// reject it, so the removal waits for them — not planned, caused by their
+/// findings, and its fix says to mend them first.
+fn behind_failing_webhooks(e: &Examined<'_>, object: &RemainingObject, f: &mut Finding) {
+    let namespace_labels = e.ns.metadata.labels.clone().unwrap_or_default();
+    let rejecting: Vec<&WebhookReport> = e
+        .inputs
+        .webhooks
+        .iter()
+        .filter(|w| super::webhooks::failing(w))
+        .filter(|w| {
+            super::webhooks::intercepts(
+                w,
+                &super::webhooks::Request {
+                    operation: "UPDATE",
+                    object: &object.object,
+                    subresource: None,
+                    namespace_labels: &namespace_labels,
+                    object_labels: &object.labels,
+                },
+            )
+        })
+        .collect();
+    if rejecting.is_empty() {
+        return;
+    }
+    let mut names = Vec::new();
+    for w in rejecting {
+        let id = super::webhooks::finding_id(w);
+        if !f.caused_by.contains(&id) {
+            f.caused_by.push(id);
+        }
+        f.evidence.push(Evidence {
+            source: format!("{} {} webhook {}", w.kind, w.configuration, w.webhook),
+            observed: format!(
+                "intercepts UPDATE {} with failurePolicy Fail, and its Service {}/{} does not answer: it rejects \
+                 the removal of the finalizers",
+                object.object.kubectl_name(),
+                w.service.namespace,
+                w.service.name
+            ),
+        });
+        names.push(w.webhook.clone());
+    }
+    if let Some(r) = f.remedy.as_mut() {
+        r.automatic = false;
+        r.description = format!(
+            "first make webhook {} answer again, or delete it (see its finding): removing the finalizers is an \
+             update it rejects until then; then: {}",
+            names.join(", "),
+            r.description
+        );
+    }
 }
 
 /// Rule 5: failing webhooks that hold the namespace
@@ -921,6 +979,7 @@ fn stuck_objects(e: &Examined<'_>) -> Vec<Finding> {
             continue;
         }
         let mut f = finalizer_finding(e.inputs, object, &e.name, e.failing, false, false);
+        behind_failing_webhooks(e, object, &mut f);
         f.code = Code::ObjectDeletionStuck;
         f.severity = Severity::Warning;
         f.id = format!(

@@ -1482,6 +1482,41 @@ mod tests {
             cluster.report()
         }
 
+        /// A failing webhook intercepts updates of ConfigMaps, and a
+        /// ConfigMap held by a finalizer keeps team-d Terminating: removing
+        /// the finalizer is an update the webhook rejects.
+        pub(super) fn finalizer_behind_failing_webhook() -> Report {
+            let mut cluster = Cluster::new(plane());
+            let mut missing = cluster_ip("policy-system", "guard-webhook", 0);
+            missing.exists = Some(false);
+            missing.type_ = None;
+            missing.ready_endpoints = None;
+            let mut guard = webhook("guard", "guard.example.com", "Fail", missing, false);
+            guard.rules = vec!["UPDATE configmaps".into()];
+            guard.intercepts = vec![
+                serde_json::from_value(serde_json::json!({
+                    "operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                    "resources": ["configmaps"]
+                }))
+                .unwrap(),
+            ];
+            cluster.webhooks = vec![guard];
+            cluster.namespaces = vec![terminating(
+                "team-d",
+                "2026-09-01T11:30:00Z",
+                serde_json::json!([{
+                    "type": "NamespaceFinalizersRemaining", "status": "True", "reason": "SomeFinalizersRemain",
+                    "message": "Some content in the namespace has finalizers remaining: example.com/block in 1 resource instances",
+                    "lastTransitionTime": "2026-09-01T11:30:05Z"
+                }]),
+            )];
+            cluster.content.objects.insert(
+                "team-d".into(),
+                vec![configmap("team-d", "blocked", &["example.com/block"])],
+            );
+            cluster.report()
+        }
+
         pub(super) fn failing_webhook() -> Report {
             let mut cluster = Cluster::new(plane());
             let mut missing = cluster_ip("policy-system", "deny-webhook", 0);
@@ -1633,6 +1668,57 @@ mod tests {
         both("failing_webhook", &r);
     }
 
+    /// Regression: `--fix` planned removing a finalizer with an update
+    /// that a failing webhook intercepts, which could only fail. The
+    /// finding says to fix the webhook first, and the plan leaves it.
+    #[test]
+    fn a_finalizer_behind_a_failing_webhook_waits_for_the_webhook() {
+        use crate::doctor::findings::Code;
+        let r = fixtures::finalizer_behind_failing_webhook();
+        let webhook_id =
+            "WebhookBackendUnavailable:validatingwebhookconfiguration/guard#guard.example.com";
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.code == Code::FinalizerBlocking)
+            .unwrap();
+        let remedy = f.remedy.as_ref().unwrap();
+        assert!(!remedy.automatic, "{remedy:?}");
+        assert!(
+            remedy
+                .description
+                .starts_with("first make webhook guard.example.com answer again"),
+            "{remedy:?}"
+        );
+        assert_eq!(f.caused_by, vec![webhook_id]);
+        let fix = plan_of(&r);
+        assert!(
+            !fix.actions
+                .iter()
+                .any(|a| matches!(a.action, Action::RemoveFinalizers { .. })),
+            "{:?}",
+            fix.actions
+        );
+        let reason = &fix
+            .not_planned
+            .iter()
+            .find(|n| n.finding == f.id)
+            .unwrap()
+            .reason;
+        assert!(
+            reason.starts_with(
+                "removing its finalizers is an update that a failing webhook rejects: fix the webhook first"
+            ) && reason.contains(webhook_id),
+            "{reason}"
+        );
+        // The webhook's finding blocks the namespace the table calls blocked.
+        let hook = r.findings.iter().find(|f| f.id == webhook_id).unwrap();
+        assert_eq!(hook.blocks, vec!["team-d"]);
+        assert!(r.namespaces[0].blocked);
+        insta::assert_snapshot!("finalizer_behind_webhook", report(&r, false));
+        insta::assert_snapshot!("finalizer_behind_webhook_plan", plan(&fix));
+    }
+
     fn plan_of(r: &Report) -> FixReport {
         crate::doctor::fix::plan(
             r,
@@ -1693,6 +1779,7 @@ mod tests {
             fixtures::expired_session(),
             fixtures::failing_webhook(),
             fixtures::live_session_of_a_killed_serve(),
+            fixtures::finalizer_behind_failing_webhook(),
             fixtures::dead_api_service_blocking_many_namespaces(43),
         ] {
             let fix = plan_of(&r);
