@@ -54,10 +54,11 @@ pub fn finalizer_owner(
             "unknown: {finalizer:?} is not domain-qualified, so nothing names its owner"
         );
     };
-    // How well a group matches the finalizer's domain: the same name, or the
-    // domain inside the group (`finalizer.acme.cert-manager.io` and group
-    // `acme.cert-manager.io`) name the owner; a group inside the domain
-    // (`example.com` and `doctor-test.example.com`) only suggests it.
+    // How well a group matches the finalizer's domain: the same name names
+    // the owner; a group the domain sits inside (`finalizer.acme.cert-manager.io`
+    // and `acme.cert-manager.io`) probably does, the most specific one; groups
+    // inside the domain (`example.com` and `doctor-test.example.com`) only
+    // suggest it, and only when there is one.
     let closeness = |group: &str| -> Option<u8> {
         if group.is_empty() {
             None
@@ -71,50 +72,71 @@ pub fn finalizer_owner(
             None
         }
     };
-    let hedge = |score: u8| if score < 2 { "" } else { "possibly " };
-    let best_crd = crds
-        .iter()
-        .filter_map(|(g, names)| closeness(g).map(|s| (s, g, names)))
-        .min_by_key(|(s, g, _)| (*s, g.len()));
-    let best_api = api_services
-        .iter()
-        .filter(|a| !a.local)
-        .filter_map(|a| closeness(&a.group).map(|s| (s, a)))
-        .min_by_key(|(s, a)| (*s, a.group.len()));
-    let best_group = groups
-        .iter()
-        .filter_map(|(g, kinds)| closeness(g).map(|s| (s, g, kinds)))
-        .min_by_key(|(s, g, _)| (*s, g.len()));
-    let score = |o: Option<u8>| o.unwrap_or(u8::MAX);
-    let crd_score = score(best_crd.map(|b| b.0));
-    let api_score = score(best_api.map(|b| b.0));
-    let group_score = score(best_group.map(|b| b.0));
-    if let Some((s, group, names)) = best_crd.filter(|_| crd_score <= api_score.min(group_score)) {
-        return format!(
-            "{}the controller of CRD group {group} ({}); it removes the finalizer once its cleanup is done",
-            hedge(s),
-            names.join(", ")
-        );
+    // Candidates in order of preference for one group: its CRDs, its
+    // extension API server, the API group.
+    let mut candidates: Vec<(u8, &str, String)> = Vec::new();
+    for (group, names) in crds {
+        if let Some(score) = closeness(group) {
+            candidates.push((
+                score,
+                group,
+                format!(
+                    "the controller of CRD group {group} ({}); it removes the finalizer once its cleanup is done",
+                    names.join(", ")
+                ),
+            ));
+        }
     }
-    if let Some((s, a)) = best_api.filter(|_| api_score <= group_score) {
-        return format!(
-            "{}the extension API server behind APIService {} (group {})",
-            hedge(s),
-            a.name,
-            a.group
-        );
+    for a in api_services.iter().filter(|a| !a.local) {
+        if let Some(score) = closeness(&a.group) {
+            candidates.push((
+                score,
+                &a.group,
+                format!(
+                    "the extension API server behind APIService {} (group {})",
+                    a.name, a.group
+                ),
+            ));
+        }
     }
-    if let Some((s, group, kinds)) = best_group {
-        let kinds: Vec<&str> = kinds.iter().map(String::as_str).take(5).collect();
-        return format!(
-            "{}the controller of API group {group} ({})",
-            hedge(s),
-            kinds.join(", ")
-        );
+    for (group, kinds) in groups {
+        if let Some(score) = closeness(group) {
+            let kinds: Vec<&str> = kinds.iter().map(String::as_str).take(5).collect();
+            candidates.push((
+                score,
+                group,
+                format!("the controller of API group {group} ({})", kinds.join(", ")),
+            ));
+        }
     }
-    format!(
-        "unknown: no CRD, APIService or API group in the cluster matches {domain}; whatever added it may be gone"
-    )
+    let Some(best) = candidates.iter().map(|c| c.0).min() else {
+        return format!(
+            "unknown: no CRD, APIService or API group in the cluster matches {domain}; whatever added it may be gone"
+        );
+    };
+    let of_best = candidates.iter().filter(|c| c.0 == best);
+    match best {
+        0 => of_best.map(|c| c.2.clone()).next().unwrap_or_default(),
+        // The most specific group the domain sits inside.
+        1 => of_best
+            .max_by_key(|c| c.1.len())
+            .map(|c| format!("probably {}", c.2))
+            .unwrap_or_default(),
+        _ => {
+            let under: BTreeSet<&str> = of_best.clone().map(|c| c.1).collect();
+            match under.len() {
+                1 => of_best
+                    .map(|c| format!("possibly {}", c.2))
+                    .next()
+                    .unwrap_or_default(),
+                _ => format!(
+                    "unknown: no API group is named {domain}; the groups under it are {}: one of their \
+                     controllers, possibly",
+                    under.into_iter().collect::<Vec<_>>().join(", ")
+                ),
+            }
+        }
+    }
 }
 
 /// Everything the namespace conclusions need.
@@ -1779,6 +1801,61 @@ mod tests {
                 &[dead_api_service()]
             )
             .contains("APIService v1alpha1.doctor-test.example.com")
+        );
+    }
+
+    /// Regression: the owner was the shortest matching group, named without
+    /// a hedge: `cert-manager.io` for a finalizer of
+    /// `finalizer.acme.cert-manager.io`, and one group picked out of several
+    /// under a finalizer's domain. Exact where it can be, hedged otherwise.
+    #[test]
+    fn a_finalizers_owner_is_exact_or_hedged() {
+        let crds = BTreeMap::from([
+            (
+                "cert-manager.io".to_owned(),
+                vec!["certificates.cert-manager.io".to_owned()],
+            ),
+            (
+                "acme.cert-manager.io".to_owned(),
+                vec!["orders.acme.cert-manager.io".to_owned()],
+            ),
+            (
+                "helm.toolkit.fluxcd.io".to_owned(),
+                vec!["helmreleases.helm.toolkit.fluxcd.io".to_owned()],
+            ),
+            (
+                "kustomize.toolkit.fluxcd.io".to_owned(),
+                vec!["kustomizations.kustomize.toolkit.fluxcd.io".to_owned()],
+            ),
+        ]);
+        let groups = BTreeMap::new();
+        let owner = |f: &str| finalizer_owner(f, &crds, &groups, &[]);
+        assert!(
+            owner("helm.toolkit.fluxcd.io/finalizer")
+                .starts_with("the controller of CRD group helm.toolkit.fluxcd.io (helmreleases"),
+            "{}",
+            owner("helm.toolkit.fluxcd.io/finalizer")
+        );
+        assert!(
+            owner("finalizer.acme.cert-manager.io/x")
+                .starts_with("probably the controller of CRD group acme.cert-manager.io ("),
+            "{}",
+            owner("finalizer.acme.cert-manager.io/x")
+        );
+        assert_eq!(
+            owner("fluxcd.io/x"),
+            "unknown: no API group is named fluxcd.io; the groups under it are helm.toolkit.fluxcd.io, \
+             kustomize.toolkit.fluxcd.io: one of their controllers, possibly"
+        );
+        assert!(
+            owner("toolkit.fluxcd.io/x")
+                .starts_with("unknown: no API group is named toolkit.fluxcd.io"),
+            "{}",
+            owner("toolkit.fluxcd.io/x")
+        );
+        assert!(
+            owner("acme.cert-manager.io/x")
+                .starts_with("the controller of CRD group acme.cert-manager.io"),
         );
     }
 
