@@ -933,8 +933,24 @@ pub fn results(fix: &FixReport) -> String {
     }
     if let Some(after) = &fix.after {
         let _ = writeln!(out, "\nAFTER THE FIX");
+        if let Some(failed) = after
+            .unchecked
+            .iter()
+            .find(|u| u.what == super::fix::DIAGNOSIS_AFTER)
+        {
+            // Nothing was read afterwards: no table, no verdict on it.
+            let _ = writeln!(
+                out,
+                "The diagnosis after the fix failed ({}): what the fix changed is not known; run kubectl cozy \
+                 doctor again.",
+                failed.reason
+            );
+            return out;
+        }
         if after.namespaces.is_empty() {
-            let _ = writeln!(out, "no namespace was Terminating before");
+            // A sentence rather than a table of no rows, as kubectl says
+            // "No resources found".
+            let _ = writeln!(out, "No namespace was Terminating before the fix.");
         } else {
             let mut rows = Rows::new(["Namespace", "State", "Still blocked by"]);
             for n in &after.namespaces {
@@ -1796,6 +1812,51 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The table after a fix has a row per namespace that was Terminating;
+    /// with none, or when the diagnosis after the fix failed, a sentence
+    /// says so (never a bare header), and the failure's reason is given.
+    #[test]
+    fn the_after_table_is_never_a_bare_header() {
+        use crate::doctor::findings::{AfterFix, Unchecked};
+        let applied = |after: AfterFix| FixReport {
+            mode: FixMode::Applied,
+            actions: Vec::new(),
+            not_planned: Vec::new(),
+            results: Vec::new(),
+            after: Some(after),
+        };
+        let header = "NAMESPACE   STATE   STILL BLOCKED BY";
+        let none = results(&applied(AfterFix {
+            namespaces: Vec::new(),
+            findings: Vec::new(),
+            unchecked: Vec::new(),
+        }));
+        assert!(!none.contains(header), "{none}");
+        assert!(
+            none.contains("No namespace was Terminating before the fix."),
+            "{none}"
+        );
+        let failed = results(&applied(AfterFix {
+            namespaces: Vec::new(),
+            findings: Vec::new(),
+            unchecked: vec![Unchecked {
+                what: "the diagnosis after the fix".into(),
+                reason: "reach the API server: connection refused".into(),
+                status: None,
+            }],
+        }));
+        assert!(!failed.contains(header), "{failed}");
+        assert!(!failed.contains("was Terminating before"), "{failed}");
+        assert!(!failed.contains("finds nothing wrong"), "{failed}");
+        assert!(
+            failed.contains(
+                "The diagnosis after the fix failed (reach the API server: connection refused): what the fix \
+                 changed is not known; run kubectl cozy doctor again."
+            ),
+            "{failed}"
+        );
     }
 
     /// `-o name` prints what `kubectl get -o name` prints, once per object.
