@@ -588,6 +588,10 @@ pub enum Code {
     ContentRemaining,
     /// A Terminating namespace carries a finalizer nothing known removes.
     NamespaceFinalizerRemaining,
+    /// The namespace controller reports objects with finalizers in a
+    /// Terminating namespace (`NamespaceFinalizersRemaining`) that doctor did
+    /// not find (their types could not be listed).
+    FinalizersRemainingUnlisted,
     /// A namespace is Terminating and no blocker was found (may still be in progress).
     NamespaceTerminating,
     /// An object outside a Terminating namespace has been stuck in deletion.

@@ -353,6 +353,8 @@ fn conclude_one(
         found.extend(content_failure(&e, blocks));
         found.extend(content_remaining(&e));
         found.extend(namespace_finalizers(&e));
+        let unlisted = finalizers_remaining(&e, &mut found);
+        found.extend(unlisted);
         held_by_webhook = attribute_webhooks(&e, &mut found, blocks);
         no_blocker_found(&e, &mut found);
     } else {
@@ -753,6 +755,115 @@ fn namespace_finalizers(e: &Examined<'_>) -> Vec<Finding> {
         found.push(f);
     }
     found
+}
+
+/// The finalizers a `NamespaceFinalizersRemaining` message names, with the
+/// number of objects holding each: `example.com/block in 2 resource
+/// instances, …`.
+pub fn finalizers_in(message: &str) -> BTreeMap<String, usize> {
+    let re = regex::Regex::new(r"([^\s,:]+) in ([0-9]+) resource instances").expect("static regex");
+    re.captures_iter(message)
+        .filter_map(|c| Some((c[1].to_owned(), c[2].parse().ok()?)))
+        .collect()
+}
+
+/// Rule 3b: the namespace controller's `NamespaceFinalizersRemaining`
+/// (True: objects with finalizers remain). Each object found holding a
+/// finalizer it names has its finding; the condition becomes evidence of
+/// those findings, and the objects it counts that doctor did not find
+/// (their types could not be listed) are a finding of their own, naming
+/// each finalizer, its owner and how to find them.
+fn finalizers_remaining(e: &Examined<'_>, found: &mut [Finding]) -> Option<Finding> {
+    let c = e.cond_true("NamespaceFinalizersRemaining")?;
+    let named = finalizers_in(c.message.as_deref().unwrap_or_default());
+    let evidence = e.cond_evidence(c);
+    for f in found.iter_mut().filter(|f| {
+        f.code == Code::FinalizerBlocking && f.subject.namespace.as_deref() == Some(e.name.as_str())
+    }) {
+        f.evidence.push(evidence.clone());
+    }
+    let held = |finalizer: &str| {
+        e.remaining
+            .iter()
+            .filter(|o| o.finalizers.iter().any(|f| f == finalizer))
+            .count()
+    };
+    let missing: Vec<(String, usize, usize)> = named
+        .into_iter()
+        .map(|(finalizer, reported)| {
+            let seen = held(&finalizer);
+            (finalizer, reported, seen)
+        })
+        .filter(|(_, reported, seen)| seen < reported)
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let name = &e.name;
+    let inputs = e.inputs;
+    let described: Vec<String> = missing
+        .iter()
+        .map(|(finalizer, reported, seen)| {
+            format!("{finalizer} on {reported} object(s), {seen} of them found")
+        })
+        .collect();
+    let mut f = Finding::new(
+        Code::FinalizersRemainingUnlisted,
+        if e.stuck {
+            Severity::Error
+        } else {
+            Severity::Warning
+        },
+        e.subject.clone(),
+        format!(
+            "the namespace controller reports objects with finalizers in namespace {name} that doctor did not find: {}",
+            described.join("; ")
+        ),
+        "an object is only removed once every finalizer on it is removed by its owner; these are in types doctor \
+         could not list (see NOT CHECKED), so it cannot name them or plan their removal",
+    );
+    f.evidence.push(evidence);
+    f.evidence.push(Evidence {
+        source: format!("list of namespaced resource types in {name}"),
+        observed: format!(
+            "{} object(s) found with finalizers; {} resource type(s) could not be listed",
+            e.remaining
+                .iter()
+                .filter(|o| !o.finalizers.is_empty())
+                .count(),
+            inputs.content.types_failed
+        ),
+    });
+    f.owner = Some(
+        missing
+            .iter()
+            .map(|(finalizer, _, _)| {
+                format!(
+                    "{finalizer}: {}",
+                    finalizer_owner(
+                        finalizer,
+                        inputs.crds,
+                        &inputs.discovered.groups,
+                        inputs.api_services
+                    )
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    );
+    f.blocks = vec![name.clone()];
+    f.remedy = Some(Remedy {
+        description: "find the objects (the command lists every type kubectl can list there; those that fail are \
+                      the ones doctor could not list) and have their owner remove the finalizers, or remove them \
+                      by hand with kubectl patch once the owner is gone"
+            .into(),
+        command: format!(
+            "kubectl api-resources --verbs=list --namespaced -o name | xargs -n 1 kubectl get --show-kind \
+             --ignore-not-found -n {name} -o custom-columns=KIND:.kind,NAME:.metadata.name,FINALIZERS:.metadata.finalizers"
+        ),
+        automatic: false,
+    });
+    Some(f)
 }
 
 /// A finding whose fix removes `object`'s finalizers, when failing webhooks
@@ -1856,6 +1967,79 @@ mod tests {
         assert!(
             owner("acme.cert-manager.io/x")
                 .starts_with("the controller of CRD group acme.cert-manager.io"),
+        );
+    }
+
+    /// Regression: `NamespaceFinalizersRemaining=True` was never used
+    /// beside other findings: objects with finalizers in types doctor
+    /// could not list went unsaid, and the objects it did find did not cite
+    /// the controller's condition.
+    #[test]
+    fn finalizers_the_namespace_controller_reports_are_accounted_for() {
+        let ns = terminating_ns(
+            "team-f",
+            serde_json::json!([
+                {"type": "NamespaceDeletionDiscoveryFailure", "status": "True", "reason": "DiscoveryFailed",
+                 "message": "Discovery failed for some groups, 1 failing: unable to retrieve the complete list of server APIs: doctor-test.example.com/v1alpha1: stale GroupVersion discovery: doctor-test.example.com/v1alpha1"},
+                {"type": "NamespaceFinalizersRemaining", "status": "True", "reason": "SomeFinalizersRemain",
+                 "message": "Some content in the namespace has finalizers remaining: example.com/block in 2 resource instances, doctor-test.example.com/cleanup in 1 resource instances"}
+            ]),
+        );
+        let mut content = Content {
+            types_failed: 1,
+            ..Content::default()
+        };
+        content.objects.insert(
+            "team-f".into(),
+            vec![configmap_in(
+                "team-f",
+                "blocked",
+                &["example.com/block"],
+                Some("2026-09-01T11:50:02Z"),
+            )],
+        );
+        let (reports, findings, _) = run(&[ns], &content, &[dead_api_service()]);
+        assert!(reports[0].blocked);
+        let blocking = findings
+            .iter()
+            .find(|f| f.code == Code::FinalizerBlocking)
+            .unwrap();
+        assert!(
+            blocking
+                .evidence
+                .iter()
+                .any(|e| e.source
+                    == "Namespace team-f status.conditions[NamespaceFinalizersRemaining]"),
+            "{blocking:?}"
+        );
+        let unlisted = findings
+            .iter()
+            .find(|f| f.code == Code::FinalizersRemainingUnlisted)
+            .unwrap_or_else(|| panic!("{findings:#?}"));
+        assert_eq!(unlisted.severity, Severity::Error);
+        assert_eq!(unlisted.blocks, vec!["team-f"]);
+        assert!(
+            unlisted.what.ends_with(
+                "doctor did not find: doctor-test.example.com/cleanup on 1 object(s), 0 of them found; \
+                 example.com/block on 2 object(s), 1 of them found"
+            ),
+            "{}",
+            unlisted.what
+        );
+        let owner = unlisted.owner.as_ref().unwrap();
+        assert!(
+            owner.contains(
+                "doctor-test.example.com/cleanup: the extension API server behind APIService \
+                 v1alpha1.doctor-test.example.com"
+            ),
+            "{owner}"
+        );
+        assert!(!unlisted.remedy.as_ref().unwrap().automatic);
+        assert_eq!(
+            finalizers_in(
+                "Some content in the namespace has finalizers remaining: a.io/x in 3 resource instances"
+            ),
+            BTreeMap::from([("a.io/x".to_owned(), 3)])
         );
     }
 

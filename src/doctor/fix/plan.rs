@@ -398,6 +398,10 @@ fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String
         Code::NamespaceDiscoveryFailure | Code::NamespaceContentFailure => {
             "its cause is not fixed by the plan"
         }
+        Code::FinalizersRemainingUnlisted => {
+            "doctor could not list these objects, so it cannot remove their finalizers; find them by hand (or, a \
+             last resort, add --finalize-namespaces)"
+        }
         Code::NamespaceFinalizerRemaining
         | Code::NamespaceTerminating
         | Code::ContentRemaining
