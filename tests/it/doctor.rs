@@ -1,7 +1,8 @@
 //! `kubectl cozy doctor` against the real control plane (kube-controller-manager
 //! running the namespace and garbage-collector controllers): a healthy plane,
 //! a dead APIService stalling namespace deletion, a custom finalizer, a
-//! failurePolicy Fail webhook without a backend, a user with limited RBAC,
+//! failurePolicy Fail webhook without a backend, 43 namespaces stuck on one
+//! dead APIService (said once), a user with limited RBAC,
 //! fake `serve` sessions under the session contract (an expired one reaped, a
 //! live one left alone, a taken-over APIService restored byte for byte), and
 //! (ignored, run by `benches/doctor.sh`) the 200-namespace timing figure.
@@ -547,6 +548,123 @@ async fn dead_apiservice_blocking_namespace_deletion_is_named_and_fixed() {
         deleted < waiting && waiting < gone && gone < verifying,
         "{stderr}"
     );
+    drop(cleanup);
+}
+
+/// Regression: one dead APIService (a ClusterIP Service with no backend) and
+/// 43 namespaces stuck Terminating on it printed each namespace's copy of the
+/// APIService's evidence (1,587 lines). What they share is said once and the
+/// namespaces listed; `-o json` keeps a finding per namespace.
+#[tokio::test]
+async fn namespaces_stuck_on_one_dead_apiservice_are_said_once() {
+    const STUCK: usize = 43;
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    no_terminating_namespaces().await;
+    let client = plane.client().await;
+    let pid = std::process::id();
+    let mut cleanup = Cleanup::new();
+    cleanup.kubectl(&[
+        "delete",
+        "namespace",
+        "-l",
+        &format!("doctor-many={pid}"),
+        "--wait=false",
+    ]);
+    let name = "v1alpha1.doctor-many.example.com";
+    cleanup.kubectl(&["delete", "apiservice", name, "--ignore-not-found"]);
+    cleanup.kubectl(&[
+        "delete",
+        "service",
+        "-n",
+        "default",
+        "doctor-many",
+        "--ignore-not-found",
+    ]);
+    kubectl_apply(&format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: doctor-many, namespace: default}}\n\
+         spec: {{ports: [{{port: 443}}], selector: {{app: doctor-many-{pid}}}}}\n---\n\
+         apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {name}}}\n\
+         spec:\n  group: doctor-many.example.com\n  version: v1alpha1\n  insecureSkipTLSVerify: true\n  \
+         groupPriorityMinimum: 1000\n  versionPriority: 15\n  service: {{namespace: default, name: doctor-many, port: 443}}\n"
+    ));
+    wait_unavailable(name).await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let names: Vec<String> = (0..STUCK).map(|i| format!("many-{pid}-{i:02}")).collect();
+    for name in &names {
+        let ns: Namespace = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {"doctor-many": pid.to_string()}}
+        }))
+        .unwrap();
+        namespaces
+            .create(&PostParams::default(), &ns)
+            .await
+            .expect("create namespace");
+    }
+    for name in &names {
+        namespaces
+            .delete(name, &DeleteParams::default())
+            .await
+            .expect("delete namespace");
+    }
+    eventually(
+        "every namespace reports the discovery failure",
+        Duration::from_secs(120),
+        || async {
+            for name in &names {
+                if namespace_condition(name, "NamespaceDeletionDiscoveryFailure").await
+                    != Some("True".into())
+                {
+                    return false;
+                }
+            }
+            true
+        },
+    )
+    .await;
+
+    let out = cozy(&["doctor"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    let lines = stdout.lines().count();
+    println!("doctor with {STUCK} namespaces stuck on one dead APIService: {lines} lines");
+    // The namespaces table has a row each; the rest is said once.
+    assert!(lines <= STUCK + 70, "{lines} lines:\n{stdout}");
+    assert_eq!(
+        stdout
+            .matches(&format!("APIService {name} status.conditions[Available]"))
+            .count(),
+        2,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "[error] NamespaceDiscoveryFailure in {STUCK} namespaces"
+        )),
+        "{stdout}"
+    );
+    for ns in &names {
+        assert!(stdout.contains(ns.as_str()), "{ns} missing:\n{stdout}");
+    }
+    // -o json keeps a finding per namespace.
+    let r = report(&cozy(&["doctor", "-o", "json"]));
+    let mine: Vec<&Value> = findings_with(&r, "NamespaceDiscoveryFailure")
+        .into_iter()
+        .filter(|f| names.iter().any(|n| f["subject"]["name"] == n.as_str()))
+        .collect();
+    assert_eq!(mine.len(), STUCK, "{r:#}");
+
+    // The fix: the APIService goes, and so do the namespaces.
+    let out = cozy(&["doctor", "--fix", "--yes", "--wait", "120s"]);
+    let stdout = text(&out.stdout);
+    println!(
+        "doctor --fix --yes with {STUCK} namespaces: {} lines",
+        stdout.lines().count()
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    for ns in &names {
+        assert!(namespace_gone(ns).await, "{ns}:\n{stdout}");
+    }
     drop(cleanup);
 }
 
