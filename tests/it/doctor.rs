@@ -2,7 +2,8 @@
 //! running the namespace and garbage-collector controllers): a healthy plane,
 //! a dead APIService stalling namespace deletion, a custom finalizer, a
 //! failurePolicy Fail webhook without a backend, 43 namespaces stuck on one
-//! dead APIService (said once), a user with limited RBAC,
+//! dead APIService (said once), a finalizer behind a failing webhook (not
+//! planned), a user with limited RBAC,
 //! fake `serve` sessions under the session contract (an expired one reaped, a
 //! live one left alone, a taken-over APIService restored byte for byte), and
 //! (ignored, run by `benches/doctor.sh`) the 200-namespace timing figure.
@@ -938,6 +939,127 @@ async fn fail_policy_webhook_without_backend_is_reported() {
     }
     eventually("namespace cleanup", Duration::from_secs(120), || async {
         namespace_gone(&ns).await && namespace_gone(&free).await
+    })
+    .await;
+}
+
+/// Regression: `--fix` planned removing a finalizer whose update a failing
+/// webhook rejects (the patch could only fail). The plan leaves it, says to
+/// fix the webhook first, and the webhook's finding blocks the namespace.
+#[tokio::test]
+async fn a_finalizer_behind_a_failing_webhook_is_not_planned() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    no_terminating_namespaces().await;
+    let pid = std::process::id();
+    let config = format!("doctor-guard-{pid}");
+    let ns = plane.namespace("doctor-guard").await;
+    let client = plane.client().await;
+    let mut cleanup = Cleanup::new();
+    held_configmap(&client, &ns, "held", "example.com/block", &mut cleanup).await;
+    // Removed before the finalizer (guards run in reverse).
+    cleanup.kubectl(&[
+        "delete",
+        "validatingwebhookconfiguration",
+        &config,
+        "--ignore-not-found",
+    ]);
+    kubectl(&[
+        "label",
+        "namespace",
+        &ns,
+        &format!("doctor-guard-test={pid}"),
+    ]);
+    kubectl_apply(&format!(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {{name: {config}}}\n\
+         webhooks:\n- name: guard.doctor-test.example.com\n  failurePolicy: Fail\n  sideEffects: None\n  \
+         admissionReviewVersions: [v1]\n  clientConfig: {{service: {{namespace: default, name: doctor-guard-{pid}, port: 443}}}}\n  \
+         namespaceSelector: {{matchLabels: {{doctor-guard-test: \"{pid}\"}}}}\n  \
+         rules: [{{operations: [UPDATE], apiGroups: [\"\"], apiVersions: [v1], resources: [configmaps]}}]\n"
+    ));
+    Api::<Namespace>::all(client.clone())
+        .delete(&ns, &DeleteParams::default())
+        .await
+        .expect("delete namespace");
+    eventually(
+        "NamespaceFinalizersRemaining=True",
+        Duration::from_secs(60),
+        || async {
+            namespace_condition(&ns, "NamespaceFinalizersRemaining").await == Some("True".into())
+        },
+    )
+    .await;
+    // The removal really is rejected.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = kubectl(&[
+            "patch",
+            "configmap",
+            "held",
+            "-n",
+            &ns,
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":null}}"#,
+            "--dry-run=server",
+        ]);
+        if text(&out.stderr).contains("failed calling webhook") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the webhook never rejected the patch: {}",
+            text(&out.stderr)
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+
+    let out = cozy(&[
+        "doctor",
+        "-n",
+        &ns,
+        "--stuck-after",
+        "0s",
+        "--fix",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let r = report(&out);
+    let hook = findings_with(&r, "WebhookBackendUnavailable")
+        .into_iter()
+        .find(|f| f["subject"]["name"] == config.as_str())
+        .unwrap_or_else(|| panic!("{r:#}"));
+    assert_eq!(hook["blocks"], serde_json::json!([ns.as_str()]), "{hook:#}");
+    let blocking = findings_with(&r, "FinalizerBlocking");
+    assert_eq!(blocking.len(), 1, "{r:#}");
+    let f = blocking[0];
+    assert_eq!(f["remedy"]["automatic"], false, "{f:#}");
+    assert_eq!(f["causedBy"], serde_json::json!([hook["id"]]), "{f:#}");
+    let fix = &r["fix"];
+    assert!(
+        !fix["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["action"]["type"] == "RemoveFinalizers"),
+        "{fix:#}"
+    );
+    let reason = fix["notPlanned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["finding"] == f["id"])
+        .map(|n| n["reason"].as_str().unwrap().to_owned())
+        .unwrap_or_default();
+    assert!(
+        reason.starts_with("removing its finalizers is an update that a failing webhook rejects"),
+        "{fix:#}"
+    );
+
+    drop(cleanup);
+    eventually("namespace cleanup", Duration::from_secs(120), || {
+        namespace_gone(&ns)
     })
     .await;
 }
