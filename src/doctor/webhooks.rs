@@ -222,14 +222,12 @@ pub fn intercepts(w: &WebhookReport, request: &Request<'_>) -> bool {
             .flatten()
             .any(|x| x == "*" || x.as_str() == value)
     };
+    // As kube-apiserver matches: `res/*` also matches `res` itself.
     let resource_matches = |patterns: &Option<Vec<String>>| {
         patterns.iter().flatten().any(|p| {
             let (resource, sub) = p.split_once('/').unwrap_or((p.as_str(), ""));
-            let resource_ok = resource == "*" || resource == object.resource;
-            match request.subresource {
-                None => sub.is_empty() && resource_ok,
-                Some(s) => resource_ok && (sub == "*" || sub == s),
-            }
+            (resource == "*" || resource == object.resource)
+                && (sub == "*" || sub == request.subresource.unwrap_or_default())
         })
     };
     let ruled = w.intercepts.iter().any(|r| {
@@ -466,6 +464,108 @@ mod tests {
             f.id,
             "WebhookBackendUnavailable:validatingwebhookconfiguration/deny-all#deny.example.com"
         );
+    }
+
+    /// Rules match as kube-apiserver matches them: operation, group,
+    /// resource (`*`, `res/*`, `*/*`, subresources), scope.
+    #[test]
+    fn requests_are_matched_against_the_rules() {
+        let rule =
+            |v: serde_json::Value| -> RuleWithOperations { serde_json::from_value(v).unwrap() };
+        let mut w = hook("Fail", false);
+        let none = BTreeMap::new();
+        let cm = ObjectRef {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            resource: "configmaps".into(),
+            namespace: Some("a".into()),
+            name: "x".into(),
+        };
+        let ns = ObjectRef::cluster("v1", "Namespace", "namespaces", "a");
+        let request = |operation, object, subresource| Request {
+            operation,
+            object,
+            subresource,
+            namespace_labels: &none,
+            object_labels: &none,
+        };
+        let cases = [
+            (
+                json_rule(&["UPDATE"], "configmaps", None),
+                request("UPDATE", &cm, None),
+                true,
+            ),
+            (
+                json_rule(&["UPDATE"], "configmaps", None),
+                request("DELETE", &cm, None),
+                false,
+            ),
+            (
+                json_rule(&["*"], "*", None),
+                request("DELETE", &cm, None),
+                true,
+            ),
+            (
+                json_rule(&["*"], "*", None),
+                request("UPDATE", &ns, Some("finalize")),
+                false,
+            ),
+            (
+                json_rule(&["*"], "*/*", None),
+                request("UPDATE", &ns, Some("finalize")),
+                true,
+            ),
+            (
+                json_rule(&["*"], "*/*", None),
+                request("UPDATE", &cm, None),
+                true,
+            ),
+            (
+                json_rule(&["UPDATE"], "namespaces/finalize", None),
+                request("UPDATE", &ns, Some("finalize")),
+                true,
+            ),
+            (
+                json_rule(&["UPDATE"], "namespaces/finalize", None),
+                request("UPDATE", &ns, None),
+                false,
+            ),
+            (
+                json_rule(&["UPDATE"], "namespaces/*", None),
+                request("UPDATE", &ns, None),
+                true,
+            ),
+            (
+                json_rule(&["UPDATE"], "*", Some("Namespaced")),
+                request("UPDATE", &ns, None),
+                false,
+            ),
+            (
+                json_rule(&["UPDATE"], "*", Some("Cluster")),
+                request("UPDATE", &ns, None),
+                true,
+            ),
+        ];
+        for (r, req, expected) in cases {
+            w.intercepts = vec![rule(r.clone())];
+            assert_eq!(
+                intercepts(&w, &req),
+                expected,
+                "{r} on {} {:?}",
+                req.object.resource,
+                req.subresource
+            );
+        }
+    }
+
+    fn json_rule(operations: &[&str], resource: &str, scope: Option<&str>) -> serde_json::Value {
+        let mut r = serde_json::json!({
+            "operations": operations, "apiGroups": [""], "apiVersions": ["v1"], "resources": [resource]
+        });
+        if let Some(scope) = scope {
+            r["scope"] = scope.into();
+        }
+        r
     }
 
     #[test]
