@@ -296,6 +296,7 @@ async fn list_all(
                     finalizers: m.finalizers.unwrap_or_default(),
                     deletion_timestamp: m.deletion_timestamp.map(|t| t.0.to_string()),
                     resource_version: m.resource_version,
+                    labels: m.labels.unwrap_or_default(),
                 },
             ));
         }

@@ -6,6 +6,10 @@
 //! only ever added; a finding `code` never changes meaning. Every finding carries
 //! the evidence it was derived from, as read from the cluster.
 
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::admissionregistration::v1::RuleWithOperations;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::{Deserialize, Serialize};
 
 /// `apiVersion` of a [`Report`].
@@ -393,6 +397,9 @@ pub struct RemainingObject {
     /// `metadata.resourceVersion`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
+    /// `metadata.labels` (what a webhook's objectSelector matches).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
 }
 
 /// One admission webhook that calls a Service.
@@ -409,6 +416,18 @@ pub struct WebhookReport {
     pub failure_policy: String,
     /// Operations it intercepts, as `OPERATION resource.group`.
     pub rules: Vec<String>,
+    /// `namespaceSelector`, when it selects less than every namespace: it
+    /// intercepts requests only in the namespaces it selects (and for the
+    /// namespaces it selects).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace_selector: Option<LabelSelector>,
+    /// `objectSelector`, when it selects less than every object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_selector: Option<LabelSelector>,
+    /// The rules as the configuration has them, to match requests against
+    /// (`rules` says them in words).
+    #[serde(skip)]
+    pub intercepts: Vec<RuleWithOperations>,
     /// The backend Service.
     pub service: ServiceCheck,
     /// Whether its backend looks reachable (Service exists, endpoints ready).
@@ -569,6 +588,10 @@ pub enum Code {
     ContentRemaining,
     /// A Terminating namespace carries a finalizer nothing known removes.
     NamespaceFinalizerRemaining,
+    /// The namespace controller reports objects with finalizers in a
+    /// Terminating namespace (`NamespaceFinalizersRemaining`) that doctor did
+    /// not find (their types could not be listed).
+    FinalizersRemainingUnlisted,
     /// A namespace is Terminating and no blocker was found (may still be in progress).
     NamespaceTerminating,
     /// An object outside a Terminating namespace has been stuck in deletion.

@@ -12,7 +12,8 @@
 //!
 //! Files: [`apiservices`], [`sessions`], [`discovery`], [`content`],
 //! [`namespaces`] and [`webhooks`] each own one part of the cluster;
-//! [`findings`] is the report schema.
+//! [`findings`] is the report schema; [`group`] says what many namespaces
+//! share once in the human output.
 //!
 //! Sessions of `kubectl cozy serve` are read through the session contract
 //! ([`crate::register::session`]: label, session namespace, Lease) and
@@ -24,6 +25,7 @@ pub mod content;
 pub mod discovery;
 pub mod findings;
 pub mod fix;
+pub mod group;
 pub mod namespaces;
 pub mod render;
 pub mod requester;

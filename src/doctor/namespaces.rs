@@ -54,10 +54,11 @@ pub fn finalizer_owner(
             "unknown: {finalizer:?} is not domain-qualified, so nothing names its owner"
         );
     };
-    // How well a group matches the finalizer's domain: the same name, or the
-    // domain inside the group (`finalizer.acme.cert-manager.io` and group
-    // `acme.cert-manager.io`) name the owner; a group inside the domain
-    // (`example.com` and `doctor-test.example.com`) only suggests it.
+    // How well a group matches the finalizer's domain: the same name names
+    // the owner; a group the domain sits inside (`finalizer.acme.cert-manager.io`
+    // and `acme.cert-manager.io`) probably does, the most specific one; groups
+    // inside the domain (`example.com` and `doctor-test.example.com`) only
+    // suggest it, and only when there is one.
     let closeness = |group: &str| -> Option<u8> {
         if group.is_empty() {
             None
@@ -71,50 +72,71 @@ pub fn finalizer_owner(
             None
         }
     };
-    let hedge = |score: u8| if score < 2 { "" } else { "possibly " };
-    let best_crd = crds
-        .iter()
-        .filter_map(|(g, names)| closeness(g).map(|s| (s, g, names)))
-        .min_by_key(|(s, g, _)| (*s, g.len()));
-    let best_api = api_services
-        .iter()
-        .filter(|a| !a.local)
-        .filter_map(|a| closeness(&a.group).map(|s| (s, a)))
-        .min_by_key(|(s, a)| (*s, a.group.len()));
-    let best_group = groups
-        .iter()
-        .filter_map(|(g, kinds)| closeness(g).map(|s| (s, g, kinds)))
-        .min_by_key(|(s, g, _)| (*s, g.len()));
-    let score = |o: Option<u8>| o.unwrap_or(u8::MAX);
-    let crd_score = score(best_crd.map(|b| b.0));
-    let api_score = score(best_api.map(|b| b.0));
-    let group_score = score(best_group.map(|b| b.0));
-    if let Some((s, group, names)) = best_crd.filter(|_| crd_score <= api_score.min(group_score)) {
-        return format!(
-            "{}the controller of CRD group {group} ({}); it removes the finalizer once its cleanup is done",
-            hedge(s),
-            names.join(", ")
-        );
+    // Candidates in order of preference for one group: its CRDs, its
+    // extension API server, the API group.
+    let mut candidates: Vec<(u8, &str, String)> = Vec::new();
+    for (group, names) in crds {
+        if let Some(score) = closeness(group) {
+            candidates.push((
+                score,
+                group,
+                format!(
+                    "the controller of CRD group {group} ({}); it removes the finalizer once its cleanup is done",
+                    names.join(", ")
+                ),
+            ));
+        }
     }
-    if let Some((s, a)) = best_api.filter(|_| api_score <= group_score) {
-        return format!(
-            "{}the extension API server behind APIService {} (group {})",
-            hedge(s),
-            a.name,
-            a.group
-        );
+    for a in api_services.iter().filter(|a| !a.local) {
+        if let Some(score) = closeness(&a.group) {
+            candidates.push((
+                score,
+                &a.group,
+                format!(
+                    "the extension API server behind APIService {} (group {})",
+                    a.name, a.group
+                ),
+            ));
+        }
     }
-    if let Some((s, group, kinds)) = best_group {
-        let kinds: Vec<&str> = kinds.iter().map(String::as_str).take(5).collect();
-        return format!(
-            "{}the controller of API group {group} ({})",
-            hedge(s),
-            kinds.join(", ")
-        );
+    for (group, kinds) in groups {
+        if let Some(score) = closeness(group) {
+            let kinds: Vec<&str> = kinds.iter().map(String::as_str).take(5).collect();
+            candidates.push((
+                score,
+                group,
+                format!("the controller of API group {group} ({})", kinds.join(", ")),
+            ));
+        }
     }
-    format!(
-        "unknown: no CRD, APIService or API group in the cluster matches {domain}; whatever added it may be gone"
-    )
+    let Some(best) = candidates.iter().map(|c| c.0).min() else {
+        return format!(
+            "unknown: no CRD, APIService or API group in the cluster matches {domain}; whatever added it may be gone"
+        );
+    };
+    let of_best = candidates.iter().filter(|c| c.0 == best);
+    match best {
+        0 => of_best.map(|c| c.2.clone()).next().unwrap_or_default(),
+        // The most specific group the domain sits inside.
+        1 => of_best
+            .max_by_key(|c| c.1.len())
+            .map(|c| format!("probably {}", c.2))
+            .unwrap_or_default(),
+        _ => {
+            let under: BTreeSet<&str> = of_best.clone().map(|c| c.1).collect();
+            match under.len() {
+                1 => of_best
+                    .map(|c| format!("possibly {}", c.2))
+                    .next()
+                    .unwrap_or_default(),
+                _ => format!(
+                    "unknown: no API group is named {domain}; the groups under it are {}: one of their \
+                     controllers, possibly",
+                    under.into_iter().collect::<Vec<_>>().join(", ")
+                ),
+            }
+        }
+    }
 }
 
 /// Everything the namespace conclusions need.
@@ -324,13 +346,16 @@ fn conclude_one(
     let e = Examined::new(inputs, ns, failing);
     let mut report = e.report();
     let mut found = Vec::new();
+    let mut held_by_webhook = false;
     if e.terminating {
         found.extend(discovery_failure(&e, blocks));
         found.extend(group_version_parsing_failure(&e));
         found.extend(content_failure(&e, blocks));
         found.extend(content_remaining(&e));
         found.extend(namespace_finalizers(&e));
-        attribute_webhooks(&e, &mut found, blocks);
+        let unlisted = finalizers_remaining(&e, &mut found);
+        found.extend(unlisted);
+        held_by_webhook = attribute_webhooks(&e, &mut found, blocks);
         no_blocker_found(&e, &mut found);
     } else {
         // Not Terminating (-A or -n): objects stuck in deletion.
@@ -339,7 +364,10 @@ fn conclude_one(
             .remaining
             .retain(|o| o.deletion_timestamp.is_some() && !o.finalizers.is_empty());
     }
-    report.blocked = e.terminating && found.iter().any(|f| f.severity != Severity::Info);
+    // Blocked by a finding of its own, or by a failing webhook (whose
+    // finding's `blocks` names it, from the same `blocks`).
+    report.blocked =
+        e.terminating && (held_by_webhook || found.iter().any(|f| f.severity != Severity::Info));
     (report, found)
 }
 
@@ -603,14 +631,16 @@ fn content_remaining(e: &Examined<'_>) -> Vec<Finding> {
             plain.push(object);
             continue;
         }
-        found.push(finalizer_finding(
+        let mut f = finalizer_finding(
             e.inputs,
             object,
             name,
             e.failing,
             e.discovery_blocked(),
             true,
-        ));
+        );
+        behind_failing_webhooks(e, object, &mut f);
+        found.push(f);
     }
     if plain.is_empty() {
         return found;
@@ -705,6 +735,7 @@ fn namespace_finalizers(e: &Examined<'_>) -> Vec<Finding> {
             finalizers,
             deletion_timestamp: e.deletion_timestamp(),
             resource_version: e.ns.metadata.resource_version.clone(),
+            labels: e.ns.metadata.labels.clone().unwrap_or_default(),
         };
         let mut f = finalizer_finding(
             inputs,
@@ -714,6 +745,7 @@ fn namespace_finalizers(e: &Examined<'_>) -> Vec<Finding> {
             e.discovery_blocked(),
             true,
         );
+        behind_failing_webhooks(e, &ns_object, &mut f);
         f.code = Code::NamespaceFinalizerRemaining;
         f.id = format!(
             "{}:{}",
@@ -725,30 +757,209 @@ fn namespace_finalizers(e: &Examined<'_>) -> Vec<Finding> {
     found
 }
 
-/// Rule 5: webhooks named in the conditions (quoted) are a cause of every
-/// finding so far, and block the namespace.
+/// The finalizers a `NamespaceFinalizersRemaining` message names, with the
+/// number of objects holding each: `example.com/block in 2 resource
+/// instances, …`.
+pub fn finalizers_in(message: &str) -> BTreeMap<String, usize> {
+    let re = regex::Regex::new(r"([^\s,:]+) in ([0-9]+) resource instances").expect("static regex");
+    re.captures_iter(message)
+        .filter_map(|c| Some((c[1].to_owned(), c[2].parse().ok()?)))
+        .collect()
+}
+
+/// Rule 3b: the namespace controller's `NamespaceFinalizersRemaining`
+/// (True: objects with finalizers remain). Each object found holding a
+/// finalizer it names has its finding; the condition becomes evidence of
+/// those findings, and the objects it counts that doctor did not find
+/// (their types could not be listed) are a finding of their own, naming
+/// each finalizer, its owner and how to find them.
+fn finalizers_remaining(e: &Examined<'_>, found: &mut [Finding]) -> Option<Finding> {
+    let c = e.cond_true("NamespaceFinalizersRemaining")?;
+    let named = finalizers_in(c.message.as_deref().unwrap_or_default());
+    let evidence = e.cond_evidence(c);
+    for f in found.iter_mut().filter(|f| {
+        f.code == Code::FinalizerBlocking && f.subject.namespace.as_deref() == Some(e.name.as_str())
+    }) {
+        f.evidence.push(evidence.clone());
+    }
+    let held = |finalizer: &str| {
+        e.remaining
+            .iter()
+            .filter(|o| o.finalizers.iter().any(|f| f == finalizer))
+            .count()
+    };
+    let missing: Vec<(String, usize, usize)> = named
+        .into_iter()
+        .map(|(finalizer, reported)| {
+            let seen = held(&finalizer);
+            (finalizer, reported, seen)
+        })
+        .filter(|(_, reported, seen)| seen < reported)
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let name = &e.name;
+    let inputs = e.inputs;
+    let described: Vec<String> = missing
+        .iter()
+        .map(|(finalizer, reported, seen)| {
+            format!("{finalizer} on {reported} object(s), {seen} of them found")
+        })
+        .collect();
+    let mut f = Finding::new(
+        Code::FinalizersRemainingUnlisted,
+        if e.stuck {
+            Severity::Error
+        } else {
+            Severity::Warning
+        },
+        e.subject.clone(),
+        format!(
+            "the namespace controller reports objects with finalizers in namespace {name} that doctor did not find: {}",
+            described.join("; ")
+        ),
+        "an object is only removed once every finalizer on it is removed by its owner; these are in types doctor \
+         could not list (see NOT CHECKED), so it cannot name them or plan their removal",
+    );
+    f.evidence.push(evidence);
+    f.evidence.push(Evidence {
+        source: format!("list of namespaced resource types in {name}"),
+        observed: format!(
+            "{} object(s) found with finalizers; {} resource type(s) could not be listed",
+            e.remaining
+                .iter()
+                .filter(|o| !o.finalizers.is_empty())
+                .count(),
+            inputs.content.types_failed
+        ),
+    });
+    f.owner = Some(
+        missing
+            .iter()
+            .map(|(finalizer, _, _)| {
+                format!(
+                    "{finalizer}: {}",
+                    finalizer_owner(
+                        finalizer,
+                        inputs.crds,
+                        &inputs.discovered.groups,
+                        inputs.api_services
+                    )
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    );
+    f.blocks = vec![name.clone()];
+    f.remedy = Some(Remedy {
+        description: "find the objects (the command lists every type kubectl can list there; those that fail are \
+                      the ones doctor could not list) and have their owner remove the finalizers, or remove them \
+                      by hand with kubectl patch once the owner is gone"
+            .into(),
+        command: format!(
+            "kubectl api-resources --verbs=list --namespaced -o name | xargs -n 1 kubectl get --show-kind \
+             --ignore-not-found -n {name} -o custom-columns=KIND:.kind,NAME:.metadata.name,FINALIZERS:.metadata.finalizers"
+        ),
+        automatic: false,
+    });
+    Some(f)
+}
+
+/// A finding whose fix removes `object`'s finalizers, when failing webhooks
+/// intercept that update (a merge patch is an UPDATE to admission): they
+/// reject it, so the removal waits for them — not planned, caused by their
+/// findings, and its fix says to mend them first.
+fn behind_failing_webhooks(e: &Examined<'_>, object: &RemainingObject, f: &mut Finding) {
+    let namespace_labels = e.ns.metadata.labels.clone().unwrap_or_default();
+    let rejecting: Vec<&WebhookReport> = e
+        .inputs
+        .webhooks
+        .iter()
+        .filter(|w| super::webhooks::failing(w))
+        .filter(|w| {
+            super::webhooks::intercepts(
+                w,
+                &super::webhooks::Request {
+                    operation: "UPDATE",
+                    object: &object.object,
+                    subresource: None,
+                    namespace_labels: &namespace_labels,
+                    object_labels: &object.labels,
+                },
+            )
+        })
+        .collect();
+    if rejecting.is_empty() {
+        return;
+    }
+    let mut names = Vec::new();
+    for w in rejecting {
+        let id = super::webhooks::finding_id(w);
+        if !f.caused_by.contains(&id) {
+            f.caused_by.push(id);
+        }
+        f.evidence.push(Evidence {
+            source: format!("{} {} webhook {}", w.kind, w.configuration, w.webhook),
+            observed: format!(
+                "intercepts UPDATE {} with failurePolicy Fail, and its Service {}/{} does not answer: it rejects \
+                 the removal of the finalizers",
+                object.object.kubectl_name(),
+                w.service.namespace,
+                w.service.name
+            ),
+        });
+        names.push(w.webhook.clone());
+    }
+    if let Some(r) = f.remedy.as_mut() {
+        r.automatic = false;
+        r.description = format!(
+            "first make webhook {} answer again, or delete it (see its finding): removing the finalizers is an \
+             update it rejects until then; then: {}",
+            names.join(", "),
+            r.description
+        );
+    }
+}
+
+/// Rule 5: failing webhooks that hold the namespace
+/// ([`super::webhooks::holds`]: quoted in its conditions, or rejecting a
+/// delete or finalizer removal it needs) are a cause of every finding so
+/// far, and block it. Returns whether one does.
 fn attribute_webhooks(
     e: &Examined<'_>,
     found: &mut [Finding],
     blocks: &mut BTreeMap<String, Vec<String>>,
-) {
-    for c in e.conditions.iter().filter(|c| c.status == "True") {
-        let Some(message) = &c.message else { continue };
-        for w in e
-            .inputs
-            .webhooks
-            .iter()
-            .filter(|w| message.contains(&format!("\"{}\"", w.webhook)))
-        {
-            let id = super::webhooks::finding_id(w);
-            for f in found.iter_mut() {
-                if !f.caused_by.contains(&id) {
-                    f.caused_by.push(id.clone());
-                }
-            }
-            blocks.entry(id).or_default().push(e.name.clone());
+) -> bool {
+    let labels = e.ns.metadata.labels.clone().unwrap_or_default();
+    let namespace_finalizers =
+        e.ns.metadata
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| !f.is_empty());
+    let mut held = false;
+    for w in e.inputs.webhooks {
+        let rejected = super::webhooks::holds(
+            w,
+            &e.name,
+            &labels,
+            namespace_finalizers,
+            &e.remaining,
+            &e.conditions,
+        );
+        if rejected.is_empty() {
+            continue;
         }
+        held = true;
+        let id = super::webhooks::finding_id(w);
+        for f in found.iter_mut() {
+            if !f.caused_by.contains(&id) {
+                f.caused_by.push(id.clone());
+            }
+        }
+        blocks.entry(id).or_default().push(e.name.clone());
     }
+    held
 }
 
 /// Rule 1b: lists of an aggregated group's resources do not answer
@@ -901,6 +1112,7 @@ fn stuck_objects(e: &Examined<'_>) -> Vec<Finding> {
             continue;
         }
         let mut f = finalizer_finding(e.inputs, object, &e.name, e.failing, false, false);
+        behind_failing_webhooks(e, object, &mut f);
         f.code = Code::ObjectDeletionStuck;
         f.severity = Severity::Warning;
         f.id = format!(
@@ -1084,7 +1296,7 @@ pub fn group_versions_in(message: &str) -> BTreeSet<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::doctor::findings::{Probe, ServiceCheck};
+    use crate::doctor::findings::{Probe, ServiceCheck, WebhookReport};
 
     fn now() -> Timestamp {
         "2026-09-01T12:00:00Z".parse().unwrap()
@@ -1155,6 +1367,252 @@ mod tests {
             now: now(),
             stuck_after_seconds: 300,
         })
+    }
+
+    fn run_with_webhooks(
+        namespaces: &[Namespace],
+        content: &Content,
+        webhooks: &[WebhookReport],
+    ) -> (
+        Vec<NamespaceReport>,
+        Vec<Finding>,
+        BTreeMap<String, Vec<String>>,
+    ) {
+        let discovered = Discovered::default();
+        let crds = BTreeMap::new();
+        conclude(&Inputs {
+            namespaces,
+            content,
+            api_services: &[],
+            api_findings: &[],
+            discovered: &discovered,
+            crds: &crds,
+            webhooks,
+            sessions: &[],
+            now: now(),
+            stuck_after_seconds: 300,
+        })
+    }
+
+    /// A failurePolicy Fail webhook whose Service is gone, intercepting
+    /// `operations` on ConfigMaps, with these selectors.
+    fn dead_webhook(
+        name: &str,
+        operations: &[&str],
+        namespace_selector: Option<serde_json::Value>,
+        object_selector: Option<serde_json::Value>,
+    ) -> WebhookReport {
+        WebhookReport {
+            kind: "ValidatingWebhookConfiguration".into(),
+            configuration: name.into(),
+            webhook: format!("{name}.example.com"),
+            failure_policy: "Fail".into(),
+            rules: vec![format!("{} configmaps", operations.join(","))],
+            namespace_selector: namespace_selector.map(|s| serde_json::from_value(s).unwrap()),
+            object_selector: object_selector.map(|s| serde_json::from_value(s).unwrap()),
+            intercepts: vec![
+                serde_json::from_value(serde_json::json!({
+                    "operations": operations, "apiGroups": [""], "apiVersions": ["v1"],
+                    "resources": ["configmaps"], "scope": "Namespaced"
+                }))
+                .unwrap(),
+            ],
+            service: ServiceCheck {
+                namespace: "policy".into(),
+                name: name.into(),
+                port: 443,
+                exists: Some(false),
+                ..ServiceCheck::default()
+            },
+            healthy: false,
+        }
+    }
+
+    fn configmap_in(
+        ns: &str,
+        name: &str,
+        finalizers: &[&str],
+        deleted: Option<&str>,
+    ) -> RemainingObject {
+        RemainingObject {
+            object: ObjectRef {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                resource: "configmaps".into(),
+                namespace: Some(ns.into()),
+                name: name.into(),
+            },
+            finalizers: finalizers.iter().map(|f| (*f).to_owned()).collect(),
+            deletion_timestamp: deleted.map(str::to_owned),
+            resource_version: Some("42".into()),
+            labels: BTreeMap::from([("app".to_owned(), name.to_owned())]),
+        }
+    }
+
+    /// Every namespace a webhook's finding says it blocks is BLOCKED, and
+    /// every namespace a failing webhook holds is in its finding's `blocks`.
+    fn assert_webhooks_and_namespaces_agree(
+        reports: &[NamespaceReport],
+        blocks: &BTreeMap<String, Vec<String>>,
+        webhooks: &[WebhookReport],
+    ) {
+        for w in webhooks {
+            let blocked = blocks
+                .get(&crate::doctor::webhooks::finding_id(w))
+                .cloned()
+                .unwrap_or_default();
+            for name in &blocked {
+                let report = reports.iter().find(|r| &r.name == name).unwrap();
+                assert!(
+                    report.blocked,
+                    "{} blocks {name}, which is not BLOCKED",
+                    w.webhook
+                );
+            }
+        }
+    }
+
+    /// Regression: the webhook's finding said it blocked a namespace the
+    /// table called not blocked (its own findings were notes), and said
+    /// nothing of a namespace whose finalizer removal it rejects. Both now
+    /// come from one computation.
+    #[test]
+    fn a_webhooks_blocks_and_the_namespaces_blocked_agree() {
+        let mut recent = terminating_ns(
+            "recent",
+            serde_json::json!([{
+                "type": "NamespaceDeletionContentFailure", "status": "True", "reason": "ContentDeletionFailed",
+                "message": "Failed to delete all resource types, 1 remaining: Internal error occurred: failed calling \
+                            webhook \"deny.example.com\": failed to call webhook: service \"deny\" not found",
+                "lastTransitionTime": "2026-09-01T11:59:02Z"
+            }]),
+        );
+        recent.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                "2026-09-01T11:59:00Z".parse().unwrap(),
+            ));
+        let held = terminating_ns("held", serde_json::json!([]));
+        let mut content = Content::default();
+        content.objects.insert(
+            "recent".into(),
+            vec![configmap_in("recent", "guarded", &[], None)],
+        );
+        content.objects.insert(
+            "held".into(),
+            vec![configmap_in(
+                "held",
+                "blocked",
+                &["example.com/block"],
+                Some("2026-09-01T11:50:02Z"),
+            )],
+        );
+        let webhooks = [
+            dead_webhook("deny", &["DELETE"], None, None),
+            dead_webhook("guard", &["UPDATE"], None, None),
+        ];
+        let (reports, findings, blocks) = run_with_webhooks(&[held, recent], &content, &webhooks);
+        assert_webhooks_and_namespaces_agree(&reports, &blocks, &webhooks);
+        let deny = crate::doctor::webhooks::finding_id(&webhooks[0]);
+        let guard = crate::doctor::webhooks::finding_id(&webhooks[1]);
+        // The namespace controller's deletes in "recent" are rejected: its
+        // content stays however recent its deletion.
+        assert_eq!(blocks[&deny], vec!["recent"]);
+        assert!(reports.iter().find(|r| r.name == "recent").unwrap().blocked);
+        // The UPDATE that removes the finalizer in "held" is rejected.
+        assert_eq!(blocks[&guard], vec!["held"]);
+        let finalizer = findings
+            .iter()
+            .find(|f| f.code == Code::FinalizerBlocking)
+            .unwrap();
+        assert!(finalizer.caused_by.contains(&guard), "{finalizer:?}");
+    }
+
+    /// Regression: a failing webhook with a namespaceSelector was said to
+    /// fail requests cluster-wide and held namespaces it does not select.
+    #[test]
+    fn a_webhooks_selectors_decide_which_namespaces_it_blocks() {
+        let labelled = |name: &str, labels: serde_json::Value| {
+            let mut ns = terminating_ns(name, serde_json::json!([]));
+            ns.metadata.labels = Some(serde_json::from_value(labels).unwrap());
+            ns
+        };
+        let namespaces = [
+            labelled(
+                "selected",
+                serde_json::json!({"tier": "gated", "env": "prod", "gated": ""}),
+            ),
+            labelled(
+                "wrong-env",
+                serde_json::json!({"tier": "gated", "env": "dev", "gated": ""}),
+            ),
+            labelled(
+                "ops",
+                serde_json::json!({"tier": "gated", "env": "prod", "gated": "", "team": "ops"}),
+            ),
+            labelled(
+                "ungated",
+                serde_json::json!({"tier": "gated", "env": "prod"}),
+            ),
+            labelled(
+                "legacy",
+                serde_json::json!({"tier": "gated", "env": "prod", "gated": "", "legacy": "1"}),
+            ),
+            labelled(
+                "other-tier",
+                serde_json::json!({"tier": "open", "env": "prod", "gated": ""}),
+            ),
+        ];
+        let mut content = Content::default();
+        for ns in &namespaces {
+            let name = ns.metadata.name.clone().unwrap();
+            content.objects.insert(
+                name.clone(),
+                vec![configmap_in(&name, "guarded", &[], None)],
+            );
+        }
+        let selector = serde_json::json!({
+            "matchLabels": {"tier": "gated"},
+            "matchExpressions": [
+                {"key": "env", "operator": "In", "values": ["prod"]},
+                {"key": "team", "operator": "NotIn", "values": ["ops"]},
+                {"key": "gated", "operator": "Exists"},
+                {"key": "legacy", "operator": "DoesNotExist"}
+            ]
+        });
+        let webhooks = [dead_webhook("gate", &["DELETE"], Some(selector), None)];
+        let (reports, _, blocks) = run_with_webhooks(&namespaces, &content, &webhooks);
+        assert_webhooks_and_namespaces_agree(&reports, &blocks, &webhooks);
+        let id = crate::doctor::webhooks::finding_id(&webhooks[0]);
+        assert_eq!(blocks[&id], vec!["selected"]);
+        let found = crate::doctor::webhooks::findings(&webhooks);
+        assert!(!found[0].why.contains("cluster-wide"), "{}", found[0].why);
+        assert!(
+            found[0].why.ends_with(
+                "fail in the namespaces its namespaceSelector (tier=gated,env in (prod),team notin (ops),gated,\
+                 !legacy) selects"
+            ),
+            "{}",
+            found[0].why
+        );
+
+        // An objectSelector: only the objects it selects.
+        let webhooks = [dead_webhook(
+            "objects",
+            &["DELETE"],
+            None,
+            Some(serde_json::json!({"matchLabels": {"app": "other"}})),
+        )];
+        let (reports, _, blocks) = run_with_webhooks(&namespaces, &content, &webhooks);
+        assert_webhooks_and_namespaces_agree(&reports, &blocks, &webhooks);
+        assert!(blocks.is_empty(), "{blocks:?}");
+        let found = crate::doctor::webhooks::findings(&webhooks);
+        assert!(
+            found[0]
+                .why
+                .ends_with("fail for the objects its objectSelector (app=other) selects"),
+            "{}",
+            found[0].why
+        );
     }
 
     #[test]
@@ -1282,6 +1740,7 @@ mod tests {
                 finalizers: vec!["example.com/block".into()],
                 deletion_timestamp: Some("2026-09-01T11:50:02Z".into()),
                 resource_version: Some("42".into()),
+                labels: Default::default(),
             }],
         );
         let (reports, findings, _) = run(&[ns], &content, &[]);
@@ -1320,6 +1779,7 @@ mod tests {
             finalizers: vec!["backup.example.org/snapshot".into()],
             deletion_timestamp: deleted.map(str::to_owned),
             resource_version: Some("42".into()),
+            labels: Default::default(),
         };
         let mut content = Content::default();
         content.objects.insert(
@@ -1390,6 +1850,7 @@ mod tests {
                 finalizers: vec!["example.com/block".into()],
                 deletion_timestamp: Some("2026-09-01T11:00:00Z".into()),
                 resource_version: Some("43".into()),
+                labels: Default::default(),
             }],
         );
         let (_, findings, _) = run(&[active], &content, &[]);
@@ -1451,6 +1912,134 @@ mod tests {
                 &[dead_api_service()]
             )
             .contains("APIService v1alpha1.doctor-test.example.com")
+        );
+    }
+
+    /// Regression: the owner was the shortest matching group, named without
+    /// a hedge: `cert-manager.io` for a finalizer of
+    /// `finalizer.acme.cert-manager.io`, and one group picked out of several
+    /// under a finalizer's domain. Exact where it can be, hedged otherwise.
+    #[test]
+    fn a_finalizers_owner_is_exact_or_hedged() {
+        let crds = BTreeMap::from([
+            (
+                "cert-manager.io".to_owned(),
+                vec!["certificates.cert-manager.io".to_owned()],
+            ),
+            (
+                "acme.cert-manager.io".to_owned(),
+                vec!["orders.acme.cert-manager.io".to_owned()],
+            ),
+            (
+                "helm.toolkit.fluxcd.io".to_owned(),
+                vec!["helmreleases.helm.toolkit.fluxcd.io".to_owned()],
+            ),
+            (
+                "kustomize.toolkit.fluxcd.io".to_owned(),
+                vec!["kustomizations.kustomize.toolkit.fluxcd.io".to_owned()],
+            ),
+        ]);
+        let groups = BTreeMap::new();
+        let owner = |f: &str| finalizer_owner(f, &crds, &groups, &[]);
+        assert!(
+            owner("helm.toolkit.fluxcd.io/finalizer")
+                .starts_with("the controller of CRD group helm.toolkit.fluxcd.io (helmreleases"),
+            "{}",
+            owner("helm.toolkit.fluxcd.io/finalizer")
+        );
+        assert!(
+            owner("finalizer.acme.cert-manager.io/x")
+                .starts_with("probably the controller of CRD group acme.cert-manager.io ("),
+            "{}",
+            owner("finalizer.acme.cert-manager.io/x")
+        );
+        assert_eq!(
+            owner("fluxcd.io/x"),
+            "unknown: no API group is named fluxcd.io; the groups under it are helm.toolkit.fluxcd.io, \
+             kustomize.toolkit.fluxcd.io: one of their controllers, possibly"
+        );
+        assert!(
+            owner("toolkit.fluxcd.io/x")
+                .starts_with("unknown: no API group is named toolkit.fluxcd.io"),
+            "{}",
+            owner("toolkit.fluxcd.io/x")
+        );
+        assert!(
+            owner("acme.cert-manager.io/x")
+                .starts_with("the controller of CRD group acme.cert-manager.io"),
+        );
+    }
+
+    /// Regression: `NamespaceFinalizersRemaining=True` was never used
+    /// beside other findings: objects with finalizers in types doctor
+    /// could not list went unsaid, and the objects it did find did not cite
+    /// the controller's condition.
+    #[test]
+    fn finalizers_the_namespace_controller_reports_are_accounted_for() {
+        let ns = terminating_ns(
+            "team-f",
+            serde_json::json!([
+                {"type": "NamespaceDeletionDiscoveryFailure", "status": "True", "reason": "DiscoveryFailed",
+                 "message": "Discovery failed for some groups, 1 failing: unable to retrieve the complete list of server APIs: doctor-test.example.com/v1alpha1: stale GroupVersion discovery: doctor-test.example.com/v1alpha1"},
+                {"type": "NamespaceFinalizersRemaining", "status": "True", "reason": "SomeFinalizersRemain",
+                 "message": "Some content in the namespace has finalizers remaining: example.com/block in 2 resource instances, doctor-test.example.com/cleanup in 1 resource instances"}
+            ]),
+        );
+        let mut content = Content {
+            types_failed: 1,
+            ..Content::default()
+        };
+        content.objects.insert(
+            "team-f".into(),
+            vec![configmap_in(
+                "team-f",
+                "blocked",
+                &["example.com/block"],
+                Some("2026-09-01T11:50:02Z"),
+            )],
+        );
+        let (reports, findings, _) = run(&[ns], &content, &[dead_api_service()]);
+        assert!(reports[0].blocked);
+        let blocking = findings
+            .iter()
+            .find(|f| f.code == Code::FinalizerBlocking)
+            .unwrap();
+        assert!(
+            blocking
+                .evidence
+                .iter()
+                .any(|e| e.source
+                    == "Namespace team-f status.conditions[NamespaceFinalizersRemaining]"),
+            "{blocking:?}"
+        );
+        let unlisted = findings
+            .iter()
+            .find(|f| f.code == Code::FinalizersRemainingUnlisted)
+            .unwrap_or_else(|| panic!("{findings:#?}"));
+        assert_eq!(unlisted.severity, Severity::Error);
+        assert_eq!(unlisted.blocks, vec!["team-f"]);
+        assert!(
+            unlisted.what.ends_with(
+                "doctor did not find: doctor-test.example.com/cleanup on 1 object(s), 0 of them found; \
+                 example.com/block on 2 object(s), 1 of them found"
+            ),
+            "{}",
+            unlisted.what
+        );
+        let owner = unlisted.owner.as_ref().unwrap();
+        assert!(
+            owner.contains(
+                "doctor-test.example.com/cleanup: the extension API server behind APIService \
+                 v1alpha1.doctor-test.example.com"
+            ),
+            "{owner}"
+        );
+        assert!(!unlisted.remedy.as_ref().unwrap().automatic);
+        assert_eq!(
+            finalizers_in(
+                "Some content in the namespace has finalizers remaining: a.io/x in 3 resource instances"
+            ),
+            BTreeMap::from([("a.io/x".to_owned(), 3)])
         );
     }
 

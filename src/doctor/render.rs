@@ -12,6 +12,7 @@ use super::findings::{
     Action, ActionOutcome, ApiServiceReport, Condition, Finding, FixMode, FixReport,
     NamespaceReport, Report, ScopeKind, SessionState, Verdict,
 };
+use super::group;
 use crate::output::{Rows, age, ago};
 
 /// A condition on one line, verbatim: `False FailedDiscoveryCheck: <message>
@@ -359,8 +360,97 @@ fn namespaces_section(report: &Report, now: Timestamp) -> String {
         ]);
     }
     out.push_str(&rows.render());
-    for n in listed.iter().filter(|n| n.deletion_timestamp.is_some()) {
-        out.push_str(&namespace_detail(n, now));
+    let terminating: Vec<&NamespaceReport> = listed
+        .iter()
+        .copied()
+        .filter(|n| n.deletion_timestamp.is_some())
+        .collect();
+    for members in group::namespaces(&terminating) {
+        match members.as_slice() {
+            [n] => out.push_str(&namespace_detail(n, now)),
+            _ => out.push_str(&namespaces_detail(&members, now)),
+        }
+    }
+    out
+}
+
+/// Terminating namespaces whose details read the same but for their names
+/// and times ([`group::namespaces`]): once, with the span of the times.
+fn namespaces_detail(members: &[&NamespaceReport], now: Timestamp) -> String {
+    let mut out = String::new();
+    let first = members[0];
+    let span = |times: Vec<&str>| -> String {
+        let earliest = times.iter().min().copied().unwrap_or_default();
+        let latest = times.iter().max().copied().unwrap_or_default();
+        if earliest == latest {
+            earliest.to_owned()
+        } else {
+            format!("{earliest} … {latest}")
+        }
+    };
+    let deleted = span(
+        members
+            .iter()
+            .filter_map(|n| n.deletion_timestamp.as_deref())
+            .collect(),
+    );
+    let _ = writeln!(
+        out,
+        "\n{} namespaces — {} since {deleted} (spec.finalizers {:?}{}), each alike:",
+        members.len(),
+        first.phase,
+        first.spec_finalizers,
+        if first.finalizers.is_empty() {
+            String::new()
+        } else {
+            format!(", metadata.finalizers {:?}", first.finalizers)
+        }
+    );
+    let names: Vec<&str> = members.iter().map(|n| n.name.as_str()).collect();
+    let label = "  namespaces: ";
+    let _ = writeln!(
+        out,
+        "{label}{}",
+        group::name_list(&names, label.len(), label.len())
+    );
+    if first.conditions.is_empty() {
+        let _ = writeln!(out, "  (no conditions)");
+    }
+    for (i, c) in first.conditions.iter().enumerate() {
+        let times: Vec<&str> = members
+            .iter()
+            .filter_map(|n| n.conditions.get(i)?.last_transition_time.as_deref())
+            .collect();
+        let text = if times
+            .iter()
+            .all(|t| Some(*t) == c.last_transition_time.as_deref())
+        {
+            condition_text(c, now)
+        } else {
+            let mut bare = c.clone();
+            bare.last_transition_time = None;
+            format!("{} (since {})", condition_text(&bare, now), span(times))
+        };
+        let _ = writeln!(out, "  {}={text}", c.type_);
+    }
+    for o in first.remaining.iter().take(20) {
+        let _ = writeln!(
+            out,
+            "  remaining in each: {}{}",
+            o.object.kubectl_name(),
+            if o.finalizers.is_empty() {
+                String::new()
+            } else {
+                format!(" finalizers {:?}", o.finalizers)
+            }
+        );
+    }
+    if first.remaining.len() > 20 {
+        let _ = writeln!(
+            out,
+            "  remaining in each: … and {} more",
+            first.remaining.len() - 20
+        );
     }
     out
 }
@@ -452,8 +542,106 @@ fn findings_section(report: &Report) -> String {
         return out;
     }
     let _ = writeln!(out, "FINDINGS");
-    for (i, f) in report.findings.iter().enumerate() {
-        out.push_str(&finding_block(i + 1, f));
+    for (i, members) in group::findings(&report.findings).iter().enumerate() {
+        match members.as_slice() {
+            [f] => out.push_str(&finding_block(i + 1, f)),
+            _ => out.push_str(&group_block(i + 1, members)),
+        }
+    }
+    out
+}
+
+/// `   blocks:   namespace(s) a, b, …`, wrapped and capped.
+fn blocks_line(blocks: &[String]) -> String {
+    let label = "   blocks:   namespace(s) ";
+    format!("{label}{}\n", group::name_list(blocks, label.len(), 13))
+}
+
+/// Findings about several namespaces that say the same but for the
+/// namespace ([`group::findings`]): what they share once (the cause's
+/// evidence, the fix), the first namespace's own evidence, and the
+/// namespaces.
+fn group_block(number: usize, members: &[&Finding]) -> String {
+    let mut out = String::new();
+    let first = members[0];
+    let count = members.len();
+    let _ = writeln!(
+        out,
+        "{number}. [{}] {} in {count} namespaces",
+        first.severity, first.code
+    );
+    let own_name = format!("namespace {}", first.subject.name);
+    let what = if first.what.contains(&own_name) {
+        first
+            .what
+            .replacen(&own_name, &format!("{count} namespaces"), 1)
+    } else {
+        format!(
+            "{} (and alike in {} other namespaces)",
+            first.what,
+            count - 1
+        )
+    };
+    let _ = writeln!(out, "   what:     {what}");
+    let _ = writeln!(out, "   why:      {}", first.why);
+    for (j, e) in first.evidence.iter().enumerate() {
+        let label = if j == 0 { "evidence:" } else { "" };
+        let _ = writeln!(out, "   {label:<9} {}: {}", e.source, e.observed);
+    }
+    let shape = group::own_evidence_shape(first);
+    if !shape.is_empty() {
+        let others = &members[1..];
+        if others.iter().all(|f| group::own_evidence_shape(f) == shape) {
+            let _ = writeln!(
+                out,
+                "             (the same in {}, but for the time)",
+                match others.len() {
+                    1 => "the other namespace".to_owned(),
+                    n => format!("the other {n} namespaces"),
+                }
+            );
+        } else {
+            for f in others.iter().take(3) {
+                for e in f
+                    .evidence
+                    .iter()
+                    .filter(|e| group::own_evidence(e, &f.subject.name))
+                {
+                    let _ = writeln!(out, "             {}: {}", e.source, e.observed);
+                }
+            }
+            if others.len() > 3 {
+                let _ = writeln!(
+                    out,
+                    "             (and what each of the other {} namespaces says: -o json)",
+                    others.len() - 3
+                );
+            }
+        }
+    }
+    if let Some(owner) = &first.owner {
+        let _ = writeln!(out, "   owner:    {owner}");
+    }
+    let blocks: Vec<String> = members.iter().map(|f| f.subject.name.clone()).collect();
+    out.push_str(&blocks_line(&blocks));
+    if !first.caused_by.is_empty() {
+        let _ = writeln!(out, "   cause:    {}", first.caused_by.join(", "));
+    }
+    if let Some(hint) = &first.hint {
+        let _ = writeln!(out, "   hint:     {hint}");
+    }
+    if let Some(r) = &first.remedy {
+        let _ = writeln!(out, "   fix:      {}", r.command);
+        let _ = writeln!(
+            out,
+            "             {}{}",
+            r.description,
+            if r.automatic {
+                " [planned by --fix]"
+            } else {
+                ""
+            }
+        );
     }
     out
 }
@@ -478,7 +666,7 @@ fn finding_block(number: usize, f: &Finding) -> String {
         let _ = writeln!(out, "   owner:    {owner}");
     }
     if !f.blocks.is_empty() {
-        let _ = writeln!(out, "   blocks:   namespace(s) {}", f.blocks.join(", "));
+        out.push_str(&blocks_line(&f.blocks));
     }
     if !f.caused_by.is_empty() {
         let _ = writeln!(out, "   cause:    {}", f.caused_by.join(", "));
@@ -526,15 +714,23 @@ fn summary_section(report: &Report) -> String {
     let _ = writeln!(out, "SUMMARY");
     if !report.findings.is_empty() {
         let mut rows = Rows::new(["Severity", "Code", "Subject", "Blocks"]);
-        for f in &report.findings {
+        for members in group::findings(&report.findings) {
+            let f = members[0];
+            let (subject, blocks) = match members.len() {
+                1 => (f.subject.kubectl_args(), f.blocks.len()),
+                n => (
+                    format!("{} and {} more", f.subject.kubectl_args(), n - 1),
+                    n,
+                ),
+            };
             rows.push([
                 f.severity.to_string(),
                 f.code.to_string(),
-                f.subject.kubectl_args(),
-                if f.blocks.is_empty() {
+                subject,
+                if blocks == 0 {
                     "-".into()
                 } else {
-                    format!("{} namespace(s)", f.blocks.len())
+                    format!("{blocks} namespace(s)")
                 },
             ]);
         }
@@ -638,7 +834,7 @@ pub fn plan(fix: &FixReport) -> String {
             let _ = writeln!(out, "   {}", a.description);
             let _ = writeln!(out, "   same as:  {}", a.command);
             if !a.fixes.is_empty() {
-                let _ = writeln!(out, "   fixes:    {}", a.fixes.join(", "));
+                let _ = writeln!(out, "   fixes:    {}", finding_ids(&a.fixes, 13));
             }
             if let Some(w) = &a.warning {
                 let _ = writeln!(out, "   WARNING:  {w}");
@@ -647,11 +843,60 @@ pub fn plan(fix: &FixReport) -> String {
     }
     if !fix.not_planned.is_empty() {
         let _ = writeln!(out, "NOT PLANNED");
+        // Namespaces left for one reason are said once.
+        let mut said: Vec<(&str, Vec<&str>)> = Vec::new();
         for n in &fix.not_planned {
-            let _ = writeln!(out, "- {}: {}", n.finding, n.reason);
+            match said.iter_mut().find(|(reason, ids)| {
+                *reason == n.reason
+                    && namespace_finding(ids[0]).is_some_and(|(code, _)| {
+                        namespace_finding(&n.finding).is_some_and(|(c, _)| c == code)
+                    })
+            }) {
+                Some((_, ids)) => ids.push(&n.finding),
+                None => said.push((&n.reason, vec![&n.finding])),
+            }
+        }
+        for (reason, ids) in said {
+            let ids: Vec<String> = ids.into_iter().map(str::to_owned).collect();
+            let _ = writeln!(out, "- {}: {reason}", finding_ids(&ids, 2));
         }
     }
     out
+}
+
+/// `<code>:namespace/<name>` split into code and name.
+fn namespace_finding(id: &str) -> Option<(&str, &str)> {
+    let (code, name) = id.split_once(":namespace/")?;
+    (!name.contains('/')).then_some((code, name))
+}
+
+/// Finding ids, those of one code about several namespaces said once:
+/// `NamespaceDiscoveryFailure in 43 namespaces:` and the names on the
+/// next lines (indented by `indent`, capped).
+fn finding_ids(ids: &[String], indent: usize) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut by_code: Vec<(&str, Vec<&str>)> = Vec::new();
+    for id in ids {
+        match namespace_finding(id) {
+            Some((code, name)) => match by_code.iter_mut().find(|(c, _)| *c == code) {
+                Some((_, names)) => names.push(name),
+                None => by_code.push((code, vec![name])),
+            },
+            None => parts.push(id.clone()),
+        }
+    }
+    for (code, names) in by_code {
+        parts.push(match names.as_slice() {
+            [name] => format!("{code}:namespace/{name}"),
+            _ => format!(
+                "{code} in {} namespaces:\n{}{}",
+                names.len(),
+                " ".repeat(indent),
+                group::name_list(&names, indent, indent)
+            ),
+        });
+    }
+    parts.join(", ")
 }
 
 /// What applying did and the state afterwards.
@@ -688,8 +933,24 @@ pub fn results(fix: &FixReport) -> String {
     }
     if let Some(after) = &fix.after {
         let _ = writeln!(out, "\nAFTER THE FIX");
+        if let Some(failed) = after
+            .unchecked
+            .iter()
+            .find(|u| u.what == super::fix::DIAGNOSIS_AFTER)
+        {
+            // Nothing was read afterwards: no table, no verdict on it.
+            let _ = writeln!(
+                out,
+                "The diagnosis after the fix failed ({}): what the fix changed is not known; run kubectl cozy \
+                 doctor again.",
+                failed.reason
+            );
+            return out;
+        }
         if after.namespaces.is_empty() {
-            let _ = writeln!(out, "no namespace was Terminating before");
+            // A sentence rather than a table of no rows, as kubectl says
+            // "No resources found".
+            let _ = writeln!(out, "No namespace was Terminating before the fix.");
         } else {
             let mut rows = Rows::new(["Namespace", "State", "Still blocked by"]);
             for n in &after.namespaces {
@@ -923,6 +1184,7 @@ mod tests {
                 finalizers: finalizers.iter().map(|f| (*f).to_owned()).collect(),
                 deletion_timestamp: (!finalizers.is_empty()).then(|| "2026-09-01T11:50:02Z".into()),
                 resource_version: Some("942".into()),
+                labels: Default::default(),
             }
         }
 
@@ -939,6 +1201,15 @@ mod tests {
                 webhook: name.into(),
                 failure_policy: policy.into(),
                 rules: vec!["DELETE configmaps".into()],
+                namespace_selector: None,
+                object_selector: None,
+                intercepts: vec![
+                    serde_json::from_value(serde_json::json!({
+                        "operations": ["DELETE"], "apiGroups": [""], "apiVersions": ["v1"],
+                        "resources": ["configmaps"]
+                    }))
+                    .unwrap(),
+                ],
                 service,
                 healthy,
             }
@@ -1037,6 +1308,52 @@ mod tests {
                 "team-b".into(),
                 vec![configmap("team-b", "blocked", &["example.com/block"])],
             );
+            cluster.discovered.failed.insert(
+                "doctor-test.example.com/v1alpha1".into(),
+                "stale GroupVersion discovery".into(),
+            );
+            cluster.report()
+        }
+
+        /// The reviewer's cluster: one dead APIService and `count`
+        /// namespaces deleted a few seconds apart, each stuck on it, with the
+        /// five conditions the namespace controller sets (their content was
+        /// deleted: only discovery holds them).
+        pub(super) fn dead_api_service_blocking_many_namespaces(count: usize) -> Report {
+            let mut api = plane();
+            api.push(aggregated(
+                "v1alpha1.doctor-test.example.com",
+                cluster_ip("doctor-test", "doctor-test-server", 0),
+                false,
+            ));
+            let mut cluster = Cluster::new(api);
+            cluster.namespaces = (0..count)
+                .map(|i| {
+                    let deleted = format!("2026-09-01T11:40:{:02}Z", i % 60);
+                    let observed = format!("2026-09-01T11:41:{:02}Z", i % 60);
+                    terminating(
+                        &format!("team-{i:02}"),
+                        &deleted,
+                        serde_json::json!([
+                            {"type": "NamespaceDeletionDiscoveryFailure", "status": "True", "reason": "DiscoveryFailed",
+                             "message": "Discovery failed for some groups, 1 failing: unable to retrieve the complete list of server APIs: \
+                                         doctor-test.example.com/v1alpha1: stale GroupVersion discovery: doctor-test.example.com/v1alpha1",
+                             "lastTransitionTime": observed},
+                            {"type": "NamespaceDeletionGroupVersionParsingFailure", "status": "False",
+                             "reason": "ParsedGroupVersions", "message": "All legacy kube types successfully parsed",
+                             "lastTransitionTime": observed},
+                            {"type": "NamespaceDeletionContentFailure", "status": "False", "reason": "ContentDeleted",
+                             "message": "All content successfully deleted, may be waiting on finalization",
+                             "lastTransitionTime": observed},
+                            {"type": "NamespaceContentRemaining", "status": "False", "reason": "ContentRemoved",
+                             "message": "All content successfully removed", "lastTransitionTime": observed},
+                            {"type": "NamespaceFinalizersRemaining", "status": "False",
+                             "reason": "ContentHasNoFinalizers", "message": "All content-preserving finalizers finished",
+                             "lastTransitionTime": observed}
+                        ]),
+                    )
+                })
+                .collect();
             cluster.discovered.failed.insert(
                 "doctor-test.example.com/v1alpha1".into(),
                 "stale GroupVersion discovery".into(),
@@ -1181,6 +1498,41 @@ mod tests {
             cluster.report()
         }
 
+        /// A failing webhook intercepts updates of ConfigMaps, and a
+        /// ConfigMap held by a finalizer keeps team-d Terminating: removing
+        /// the finalizer is an update the webhook rejects.
+        pub(super) fn finalizer_behind_failing_webhook() -> Report {
+            let mut cluster = Cluster::new(plane());
+            let mut missing = cluster_ip("policy-system", "guard-webhook", 0);
+            missing.exists = Some(false);
+            missing.type_ = None;
+            missing.ready_endpoints = None;
+            let mut guard = webhook("guard", "guard.example.com", "Fail", missing, false);
+            guard.rules = vec!["UPDATE configmaps".into()];
+            guard.intercepts = vec![
+                serde_json::from_value(serde_json::json!({
+                    "operations": ["UPDATE"], "apiGroups": [""], "apiVersions": ["v1"],
+                    "resources": ["configmaps"]
+                }))
+                .unwrap(),
+            ];
+            cluster.webhooks = vec![guard];
+            cluster.namespaces = vec![terminating(
+                "team-d",
+                "2026-09-01T11:30:00Z",
+                serde_json::json!([{
+                    "type": "NamespaceFinalizersRemaining", "status": "True", "reason": "SomeFinalizersRemain",
+                    "message": "Some content in the namespace has finalizers remaining: example.com/block in 1 resource instances",
+                    "lastTransitionTime": "2026-09-01T11:30:05Z"
+                }]),
+            )];
+            cluster.content.objects.insert(
+                "team-d".into(),
+                vec![configmap("team-d", "blocked", &["example.com/block"])],
+            );
+            cluster.report()
+        }
+
         pub(super) fn failing_webhook() -> Report {
             let mut cluster = Cluster::new(plane());
             let mut missing = cluster_ip("policy-system", "deny-webhook", 0);
@@ -1271,6 +1623,46 @@ mod tests {
         both("dead_apiservice", &r);
     }
 
+    /// Regression: 43 namespaces stuck on one dead APIService printed
+    /// 1,587 lines, each namespace repeating the APIService's evidence. The
+    /// shared cause is said once, the namespaces listed; `-o json` keeps
+    /// every finding.
+    #[test]
+    fn namespaces_stuck_on_one_cause_are_said_once() {
+        let r = fixtures::dead_api_service_blocking_many_namespaces(43);
+        assert_eq!(
+            r.findings
+                .iter()
+                .filter(|f| f.code == crate::doctor::findings::Code::NamespaceDiscoveryFailure)
+                .count(),
+            43
+        );
+        let text = report(&r, false);
+        let lines = text.lines().count();
+        eprintln!("43 namespaces: {lines} lines");
+        // The table lists each namespace once (44 lines); the rest is said once.
+        assert!(lines <= 110, "{lines} lines:\n{text}");
+        let available = "APIService v1alpha1.doctor-test.example.com status.conditions[Available]";
+        assert_eq!(text.matches(available).count(), 2, "{text}");
+        assert_eq!(
+            text.matches("NamespaceDeletionDiscoveryFailure=True")
+                .count(),
+            1,
+            "{text}"
+        );
+        for i in 0..43 {
+            assert!(
+                text.contains(&format!("team-{i:02}")),
+                "team-{i:02}:\n{text}"
+            );
+        }
+        insta::assert_snapshot!("many_namespaces", text);
+        let fix = plan_of(&r);
+        let planned = plan(&fix);
+        assert!(planned.lines().count() <= 12, "{planned}");
+        insta::assert_snapshot!("many_namespaces_plan", planned);
+    }
+
     #[test]
     fn expired_session_report_and_plan() {
         let r = fixtures::expired_session();
@@ -1290,6 +1682,57 @@ mod tests {
     fn failing_webhook_report() {
         let r = fixtures::failing_webhook();
         both("failing_webhook", &r);
+    }
+
+    /// Regression: `--fix` planned removing a finalizer with an update
+    /// that a failing webhook intercepts, which could only fail. The
+    /// finding says to fix the webhook first, and the plan leaves it.
+    #[test]
+    fn a_finalizer_behind_a_failing_webhook_waits_for_the_webhook() {
+        use crate::doctor::findings::Code;
+        let r = fixtures::finalizer_behind_failing_webhook();
+        let webhook_id =
+            "WebhookBackendUnavailable:validatingwebhookconfiguration/guard#guard.example.com";
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.code == Code::FinalizerBlocking)
+            .unwrap();
+        let remedy = f.remedy.as_ref().unwrap();
+        assert!(!remedy.automatic, "{remedy:?}");
+        assert!(
+            remedy
+                .description
+                .starts_with("first make webhook guard.example.com answer again"),
+            "{remedy:?}"
+        );
+        assert_eq!(f.caused_by, vec![webhook_id]);
+        let fix = plan_of(&r);
+        assert!(
+            !fix.actions
+                .iter()
+                .any(|a| matches!(a.action, Action::RemoveFinalizers { .. })),
+            "{:?}",
+            fix.actions
+        );
+        let reason = &fix
+            .not_planned
+            .iter()
+            .find(|n| n.finding == f.id)
+            .unwrap()
+            .reason;
+        assert!(
+            reason.starts_with(
+                "removing its finalizers is an update that a failing webhook rejects: fix the webhook first"
+            ) && reason.contains(webhook_id),
+            "{reason}"
+        );
+        // The webhook's finding blocks the namespace the table calls blocked.
+        let hook = r.findings.iter().find(|f| f.id == webhook_id).unwrap();
+        assert_eq!(hook.blocks, vec!["team-d"]);
+        assert!(r.namespaces[0].blocked);
+        insta::assert_snapshot!("finalizer_behind_webhook", report(&r, false));
+        insta::assert_snapshot!("finalizer_behind_webhook_plan", plan(&fix));
     }
 
     fn plan_of(r: &Report) -> FixReport {
@@ -1352,6 +1795,8 @@ mod tests {
             fixtures::expired_session(),
             fixtures::failing_webhook(),
             fixtures::live_session_of_a_killed_serve(),
+            fixtures::finalizer_behind_failing_webhook(),
+            fixtures::dead_api_service_blocking_many_namespaces(43),
         ] {
             let fix = plan_of(&r);
             let planned = crate::doctor::fix::fixes_by_finding(&fix);
@@ -1367,6 +1812,51 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The table after a fix has a row per namespace that was Terminating;
+    /// with none, or when the diagnosis after the fix failed, a sentence
+    /// says so (never a bare header), and the failure's reason is given.
+    #[test]
+    fn the_after_table_is_never_a_bare_header() {
+        use crate::doctor::findings::{AfterFix, Unchecked};
+        let applied = |after: AfterFix| FixReport {
+            mode: FixMode::Applied,
+            actions: Vec::new(),
+            not_planned: Vec::new(),
+            results: Vec::new(),
+            after: Some(after),
+        };
+        let header = "NAMESPACE   STATE   STILL BLOCKED BY";
+        let none = results(&applied(AfterFix {
+            namespaces: Vec::new(),
+            findings: Vec::new(),
+            unchecked: Vec::new(),
+        }));
+        assert!(!none.contains(header), "{none}");
+        assert!(
+            none.contains("No namespace was Terminating before the fix."),
+            "{none}"
+        );
+        let failed = results(&applied(AfterFix {
+            namespaces: Vec::new(),
+            findings: Vec::new(),
+            unchecked: vec![Unchecked {
+                what: "the diagnosis after the fix".into(),
+                reason: "reach the API server: connection refused".into(),
+                status: None,
+            }],
+        }));
+        assert!(!failed.contains(header), "{failed}");
+        assert!(!failed.contains("was Terminating before"), "{failed}");
+        assert!(!failed.contains("finds nothing wrong"), "{failed}");
+        assert!(
+            failed.contains(
+                "The diagnosis after the fix failed (reach the API server: connection refused): what the fix \
+                 changed is not known; run kubectl cozy doctor again."
+            ),
+            "{failed}"
+        );
     }
 
     /// `-o name` prints what `kubectl get -o name` prints, once per object.

@@ -1,7 +1,9 @@
 //! `kubectl cozy doctor` against the real control plane (kube-controller-manager
 //! running the namespace and garbage-collector controllers): a healthy plane,
 //! a dead APIService stalling namespace deletion, a custom finalizer, a
-//! failurePolicy Fail webhook without a backend, a user with limited RBAC,
+//! failurePolicy Fail webhook without a backend, 43 namespaces stuck on one
+//! dead APIService (said once), a finalizer behind a failing webhook (not
+//! planned), a user with limited RBAC,
 //! fake `serve` sessions under the session contract (an expired one reaped, a
 //! live one left alone, a taken-over APIService restored byte for byte), and
 //! (ignored, run by `benches/doctor.sh`) the 200-namespace timing figure.
@@ -550,6 +552,123 @@ async fn dead_apiservice_blocking_namespace_deletion_is_named_and_fixed() {
     drop(cleanup);
 }
 
+/// Regression: one dead APIService (a ClusterIP Service with no backend) and
+/// 43 namespaces stuck Terminating on it printed each namespace's copy of the
+/// APIService's evidence (1,587 lines). What they share is said once and the
+/// namespaces listed; `-o json` keeps a finding per namespace.
+#[tokio::test]
+async fn namespaces_stuck_on_one_dead_apiservice_are_said_once() {
+    const STUCK: usize = 43;
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    no_terminating_namespaces().await;
+    let client = plane.client().await;
+    let pid = std::process::id();
+    let mut cleanup = Cleanup::new();
+    cleanup.kubectl(&[
+        "delete",
+        "namespace",
+        "-l",
+        &format!("doctor-many={pid}"),
+        "--wait=false",
+    ]);
+    let name = "v1alpha1.doctor-many.example.com";
+    cleanup.kubectl(&["delete", "apiservice", name, "--ignore-not-found"]);
+    cleanup.kubectl(&[
+        "delete",
+        "service",
+        "-n",
+        "default",
+        "doctor-many",
+        "--ignore-not-found",
+    ]);
+    kubectl_apply(&format!(
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: doctor-many, namespace: default}}\n\
+         spec: {{ports: [{{port: 443}}], selector: {{app: doctor-many-{pid}}}}}\n---\n\
+         apiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata: {{name: {name}}}\n\
+         spec:\n  group: doctor-many.example.com\n  version: v1alpha1\n  insecureSkipTLSVerify: true\n  \
+         groupPriorityMinimum: 1000\n  versionPriority: 15\n  service: {{namespace: default, name: doctor-many, port: 443}}\n"
+    ));
+    wait_unavailable(name).await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let names: Vec<String> = (0..STUCK).map(|i| format!("many-{pid}-{i:02}")).collect();
+    for name in &names {
+        let ns: Namespace = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {"doctor-many": pid.to_string()}}
+        }))
+        .unwrap();
+        namespaces
+            .create(&PostParams::default(), &ns)
+            .await
+            .expect("create namespace");
+    }
+    for name in &names {
+        namespaces
+            .delete(name, &DeleteParams::default())
+            .await
+            .expect("delete namespace");
+    }
+    eventually(
+        "every namespace reports the discovery failure",
+        Duration::from_secs(120),
+        || async {
+            for name in &names {
+                if namespace_condition(name, "NamespaceDeletionDiscoveryFailure").await
+                    != Some("True".into())
+                {
+                    return false;
+                }
+            }
+            true
+        },
+    )
+    .await;
+
+    let out = cozy(&["doctor"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let stdout = text(&out.stdout);
+    let lines = stdout.lines().count();
+    println!("doctor with {STUCK} namespaces stuck on one dead APIService: {lines} lines");
+    // The namespaces table has a row each; the rest is said once.
+    assert!(lines <= STUCK + 70, "{lines} lines:\n{stdout}");
+    assert_eq!(
+        stdout
+            .matches(&format!("APIService {name} status.conditions[Available]"))
+            .count(),
+        2,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "[error] NamespaceDiscoveryFailure in {STUCK} namespaces"
+        )),
+        "{stdout}"
+    );
+    for ns in &names {
+        assert!(stdout.contains(ns.as_str()), "{ns} missing:\n{stdout}");
+    }
+    // -o json keeps a finding per namespace.
+    let r = report(&cozy(&["doctor", "-o", "json"]));
+    let mine: Vec<&Value> = findings_with(&r, "NamespaceDiscoveryFailure")
+        .into_iter()
+        .filter(|f| names.iter().any(|n| f["subject"]["name"] == n.as_str()))
+        .collect();
+    assert_eq!(mine.len(), STUCK, "{r:#}");
+
+    // The fix: the APIService goes, and so do the namespaces.
+    let out = cozy(&["doctor", "--fix", "--yes", "--wait", "120s"]);
+    let stdout = text(&out.stdout);
+    println!(
+        "doctor --fix --yes with {STUCK} namespaces: {} lines",
+        stdout.lines().count()
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    for ns in &names {
+        assert!(namespace_gone(ns).await, "{ns}:\n{stdout}");
+    }
+    drop(cleanup);
+}
+
 /// `--fix` waits for namespaces with a bar whose counter counts the
 /// namespaces gone, out of those it waits for (it counted the requests it
 /// made while polling: `5/6` for two namespaces).
@@ -751,6 +870,55 @@ async fn fail_policy_webhook_without_backend_is_reported() {
         .expect("webhook in report");
     assert_eq!(hook["failurePolicy"], "Fail");
     assert_eq!(hook["healthy"], false);
+    // Its namespaceSelector narrows what it rejects: not "cluster-wide".
+    assert!(
+        f["why"].as_str().unwrap().ends_with(&format!(
+            "fail in the namespaces its namespaceSelector (doctor-webhook-test={pid}) selects"
+        )),
+        "{f:#}"
+    );
+    assert_eq!(
+        hook["namespaceSelector"]["matchLabels"]["doctor-webhook-test"],
+        pid.to_string()
+    );
+
+    // Deleting the namespace: the namespace controller's delete of the
+    // ConfigMap is rejected. The webhook's finding and the namespace agree
+    // that it is blocked, and a namespace the selector leaves out is not.
+    let free = plane.namespace("doctor-webhook-free").await;
+    Api::<ConfigMap>::namespaced(plane.client().await, &free)
+        .create(&PostParams::default(), &cm)
+        .await
+        .expect("create ConfigMap");
+    for name in [&ns, &free] {
+        Api::<Namespace>::all(plane.client().await)
+            .delete(name, &DeleteParams::default())
+            .await
+            .expect("delete namespace");
+    }
+    eventually(
+        "NamespaceDeletionContentFailure=True",
+        Duration::from_secs(60),
+        || async {
+            namespace_condition(&ns, "NamespaceDeletionContentFailure").await == Some("True".into())
+        },
+    )
+    .await;
+    let out = cozy(&["doctor", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let r = report(&out);
+    let f = findings_with(&r, "WebhookBackendUnavailable")[0];
+    assert_eq!(f["blocks"], serde_json::json!([ns.as_str()]), "{r:#}");
+    let blocked = |name: &str| {
+        r["namespaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == name)
+            .map(|n| n["blocked"].clone())
+    };
+    assert_eq!(blocked(&ns), Some(Value::Bool(true)), "{r:#}");
+    assert_ne!(blocked(&free), Some(Value::Bool(true)), "{r:#}");
 
     // --fix never touches webhooks; it says what to run instead.
     let out = cozy(&["doctor", "--fix", "-o", "json"]);
@@ -764,9 +932,132 @@ async fn fail_policy_webhook_without_backend_is_reported() {
     drop(cleanup);
     // Without the webhook the ConfigMap (and the namespace) can go.
     let _ = configmaps.delete("guarded", &DeleteParams::default()).await;
-    let _ = Api::<Namespace>::all(plane.client().await)
+    for name in [&ns, &free] {
+        let _ = Api::<Namespace>::all(plane.client().await)
+            .delete(name, &DeleteParams::default())
+            .await;
+    }
+    eventually("namespace cleanup", Duration::from_secs(120), || async {
+        namespace_gone(&ns).await && namespace_gone(&free).await
+    })
+    .await;
+}
+
+/// Regression: `--fix` planned removing a finalizer whose update a failing
+/// webhook rejects (the patch could only fail). The plan leaves it, says to
+/// fix the webhook first, and the webhook's finding blocks the namespace.
+#[tokio::test]
+async fn a_finalizer_behind_a_failing_webhook_is_not_planned() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    no_terminating_namespaces().await;
+    let pid = std::process::id();
+    let config = format!("doctor-guard-{pid}");
+    let ns = plane.namespace("doctor-guard").await;
+    let client = plane.client().await;
+    let mut cleanup = Cleanup::new();
+    held_configmap(&client, &ns, "held", "example.com/block", &mut cleanup).await;
+    // Removed before the finalizer (guards run in reverse).
+    cleanup.kubectl(&[
+        "delete",
+        "validatingwebhookconfiguration",
+        &config,
+        "--ignore-not-found",
+    ]);
+    kubectl(&[
+        "label",
+        "namespace",
+        &ns,
+        &format!("doctor-guard-test={pid}"),
+    ]);
+    kubectl_apply(&format!(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {{name: {config}}}\n\
+         webhooks:\n- name: guard.doctor-test.example.com\n  failurePolicy: Fail\n  sideEffects: None\n  \
+         admissionReviewVersions: [v1]\n  clientConfig: {{service: {{namespace: default, name: doctor-guard-{pid}, port: 443}}}}\n  \
+         namespaceSelector: {{matchLabels: {{doctor-guard-test: \"{pid}\"}}}}\n  \
+         rules: [{{operations: [UPDATE], apiGroups: [\"\"], apiVersions: [v1], resources: [configmaps]}}]\n"
+    ));
+    Api::<Namespace>::all(client.clone())
         .delete(&ns, &DeleteParams::default())
-        .await;
+        .await
+        .expect("delete namespace");
+    eventually(
+        "NamespaceFinalizersRemaining=True",
+        Duration::from_secs(60),
+        || async {
+            namespace_condition(&ns, "NamespaceFinalizersRemaining").await == Some("True".into())
+        },
+    )
+    .await;
+    // The removal really is rejected.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = kubectl(&[
+            "patch",
+            "configmap",
+            "held",
+            "-n",
+            &ns,
+            "--type=merge",
+            "-p",
+            r#"{"metadata":{"finalizers":null}}"#,
+            "--dry-run=server",
+        ]);
+        if text(&out.stderr).contains("failed calling webhook") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the webhook never rejected the patch: {}",
+            text(&out.stderr)
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+
+    let out = cozy(&[
+        "doctor",
+        "-n",
+        &ns,
+        "--stuck-after",
+        "0s",
+        "--fix",
+        "-o",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let r = report(&out);
+    let hook = findings_with(&r, "WebhookBackendUnavailable")
+        .into_iter()
+        .find(|f| f["subject"]["name"] == config.as_str())
+        .unwrap_or_else(|| panic!("{r:#}"));
+    assert_eq!(hook["blocks"], serde_json::json!([ns.as_str()]), "{hook:#}");
+    let blocking = findings_with(&r, "FinalizerBlocking");
+    assert_eq!(blocking.len(), 1, "{r:#}");
+    let f = blocking[0];
+    assert_eq!(f["remedy"]["automatic"], false, "{f:#}");
+    assert_eq!(f["causedBy"], serde_json::json!([hook["id"]]), "{f:#}");
+    let fix = &r["fix"];
+    assert!(
+        !fix["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["action"]["type"] == "RemoveFinalizers"),
+        "{fix:#}"
+    );
+    let reason = fix["notPlanned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["finding"] == f["id"])
+        .map(|n| n["reason"].as_str().unwrap().to_owned())
+        .unwrap_or_default();
+    assert!(
+        reason.starts_with("removing its finalizers is an update that a failing webhook rejects"),
+        "{fix:#}"
+    );
+
+    drop(cleanup);
     eventually("namespace cleanup", Duration::from_secs(120), || {
         namespace_gone(&ns)
     })

@@ -364,6 +364,23 @@ fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String
         .as_ref()
         .map(|r| format!("; by hand: {}", r.command))
         .unwrap_or_default();
+    let webhooks: Vec<&str> = f
+        .caused_by
+        .iter()
+        .filter(|id| id.starts_with(&format!("{}:", Code::WebhookBackendUnavailable)))
+        .map(String::as_str)
+        .collect();
+    if matches!(
+        f.code,
+        Code::FinalizerBlocking | Code::NamespaceFinalizerRemaining | Code::ObjectDeletionStuck
+    ) && !webhooks.is_empty()
+    {
+        return format!(
+            "removing its finalizers is an update that a failing webhook rejects: fix the webhook first ({}), \
+             then run doctor --fix again{command}",
+            webhooks.join(", ")
+        );
+    }
     let why = match f.code {
         Code::WebhookBackendUnavailable => "doctor does not delete webhook configurations",
         Code::ApiServiceCaBundleInvalid
@@ -380,6 +397,10 @@ fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String
         }
         Code::NamespaceDiscoveryFailure | Code::NamespaceContentFailure => {
             "its cause is not fixed by the plan"
+        }
+        Code::FinalizersRemainingUnlisted => {
+            "doctor could not list these objects, so it cannot remove their finalizers; find them by hand (or, a \
+             last resort, add --finalize-namespaces)"
         }
         Code::NamespaceFinalizerRemaining
         | Code::NamespaceTerminating

@@ -56,6 +56,7 @@ pub(super) fn ns_report(name: &str) -> NamespaceReport {
             finalizers: vec!["example.com/block".into()],
             deletion_timestamp: Some("2026-09-01T11:50:01Z".into()),
             resource_version: Some("42".into()),
+            labels: Default::default(),
         }],
         ..NamespaceReport::default()
     }
