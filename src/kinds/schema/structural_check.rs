@@ -385,19 +385,22 @@ fn list_and_map_types(m: &Map<String, Value>, ptr: &str, ty: &str, issues: &mut 
             Some("atomic") => {}
             Some("set") => {
                 if let Some(Value::Object(items)) = m.get("items") {
-                    let non_atomic = |k: &str| {
-                        items
-                            .get(k)
-                            .and_then(Value::as_str)
-                            .is_some_and(|s| s != "atomic")
-                    };
-                    if non_atomic("x-kubernetes-list-type") {
+                    // Unset counts as not atomic where the items are of
+                    // that shape (an object's map type, a list's list
+                    // type), as kube-apiserver judges it.
+                    let item_type = items.get("type").and_then(Value::as_str);
+                    let non_atomic =
+                        |k: &str, shape: &str| match items.get(k).and_then(Value::as_str) {
+                            Some(s) => s != "atomic",
+                            None => item_type == Some(shape),
+                        };
+                    if non_atomic("x-kubernetes-list-type", "array") {
                         issues.push(Issue::new(
                             push_pointer(&kw("items"), "x-kubernetes-list-type"),
                             "must be atomic as item of a list with x-kubernetes-list-type=set",
                         ));
                     }
-                    if non_atomic("x-kubernetes-map-type") {
+                    if non_atomic("x-kubernetes-map-type", "object") {
                         issues.push(Issue::new(
                             push_pointer(&kw("items"), "x-kubernetes-map-type"),
                             "must be atomic as item of a list with x-kubernetes-list-type=set",
@@ -437,14 +440,32 @@ fn list_and_map_types(m: &Map<String, Value>, ptr: &str, ty: &str, issues: &mut 
                         "must be object if parent array's x-kubernetes-list-type is map",
                     ));
                 }
-                if !keys
-                    .iter()
-                    .all(|k| item_props.is_some_and(|p| p.contains_key(*k)))
-                {
-                    issues.push(Issue::new(
-                        kw("x-kubernetes-list-map-keys"),
-                        "entries must all be names of item properties",
-                    ));
+                let mut seen = std::collections::BTreeSet::new();
+                for key in &keys {
+                    let Some(prop) = item_props.and_then(|p| p.get(*key)) else {
+                        issues.push(Issue::new(
+                            kw("x-kubernetes-list-map-keys"),
+                            "entries must all be names of item properties",
+                        ));
+                        break;
+                    };
+                    if matches!(
+                        prop.get("type").and_then(Value::as_str),
+                        Some("array" | "object")
+                    ) {
+                        let ptr = push_pointer(&push_pointer(&kw("items"), "properties"), key);
+                        issues.push(Issue::new(
+                            push_pointer(&ptr, "type"),
+                            "must be a scalar type if parent array's x-kubernetes-list-type is map",
+                        ));
+                    }
+                    if !seen.insert(*key) {
+                        issues.push(Issue::new(
+                            kw("x-kubernetes-list-map-keys"),
+                            "must not contain duplicate entries",
+                        ));
+                        break;
+                    }
                 }
             }
             _ => issues.push(Issue::new(
@@ -589,6 +610,42 @@ mod tests {
             "size": {"type": "string", "default": "1Gi", "pattern": "^[0-9]+Gi$"}
         }});
         assert_eq!(check_structural(&s), Vec::<Issue>::new());
+    }
+
+    /// kube-apiserver's list-type checks: a set's object (or list) items
+    /// must say they are atomic — unset is not enough — and a map list's
+    /// keys must be distinct scalar properties of its items.
+    #[test]
+    fn set_items_must_be_atomic_and_map_keys_distinct_scalars() {
+        let s = json!({"type": "object", "properties": {
+            "objset": {"type": "array", "x-kubernetes-list-type": "set",
+                       "items": {"type": "object", "properties": {"a": {"type": "string"}}}},
+            "listset": {"type": "array", "x-kubernetes-list-type": "set",
+                        "items": {"type": "array", "items": {"type": "string"}}},
+            "okset": {"type": "array", "x-kubernetes-list-type": "set",
+                      "items": {"type": "object", "x-kubernetes-map-type": "atomic",
+                                "properties": {"a": {"type": "string"}}}},
+            "objkey": {"type": "array", "x-kubernetes-list-type": "map",
+                       "x-kubernetes-list-map-keys": ["o"],
+                       "items": {"type": "object", "required": ["o"], "properties": {
+                           "o": {"type": "object", "properties": {"x": {"type": "string"}}}}}},
+            "twice": {"type": "array", "x-kubernetes-list-type": "map",
+                      "x-kubernetes-list-map-keys": ["k", "k"],
+                      "items": {"type": "object", "required": ["k"], "properties": {"k": {"type": "string"}}}}
+        }});
+        let issues: Vec<String> = check_structural(&s)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            issues,
+            [
+                "/properties/listset/items/x-kubernetes-list-type: must be atomic as item of a list with x-kubernetes-list-type=set",
+                "/properties/objkey/items/properties/o/type: must be a scalar type if parent array's x-kubernetes-list-type is map",
+                "/properties/objset/items/x-kubernetes-map-type: must be atomic as item of a list with x-kubernetes-list-type=set",
+                "/properties/twice/x-kubernetes-list-map-keys: must not contain duplicate entries",
+            ]
+        );
     }
 
     #[test]

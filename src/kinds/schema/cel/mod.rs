@@ -93,6 +93,11 @@ impl Rules {
         })
     }
 
+    /// The index of the first transition rule (one that uses `oldSelf`).
+    pub(crate) fn first_transition_rule(&self) -> Option<usize> {
+        self.rules.iter().position(|r| r.uses_old_self)
+    }
+
     /// Evaluates the rules against `value` (old value `old`), which sits at
     /// `path`, charging `budget`. Returns `false` when the budget ran out:
     /// no further rules may run.

@@ -497,3 +497,39 @@ fn property_names_are_selected_escaped_as_kube_apiserver_does() {
         assert!(err.contains("undefined field"), "{rule}: {err}");
     }
 }
+
+/// A transition rule needs the old value of its node: below the items of a
+/// list that is not a `map` list (atomic, set) there is none to pair it
+/// with, and kube-apiserver refuses such a rule; under a map list's items,
+/// or a map's values, it is allowed.
+#[test]
+fn transition_rules_below_uncorrelatable_items_are_refused() {
+    let item = json!({"type": "object", "required": ["k"], "properties": {
+        "k": {"type": "string", "maxLength": 8},
+        "v": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "self.v >= oldSelf.v"}]});
+    let list = |list_type: Value| {
+        let mut l = json!({"type": "array", "maxItems": 4, "items": item.clone()});
+        if let Value::Object(extra) = list_type {
+            l.as_object_mut().unwrap().extend(extra);
+        }
+        json!({"type": "object", "properties": {"list": l}})
+    };
+    for list_type in [json!({}), json!({"x-kubernetes-list-type": "atomic"})] {
+        assert_eq!(
+            compile_error(&list(list_type)),
+            "/properties/list/items/x-kubernetes-validations/0/rule: \
+             oldSelf cannot be used on the uncorrelatable portion of the schema within /properties/list"
+        );
+    }
+    let keyed = list(json!({"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"]}));
+    assert!(CompiledSchema::new(&keyed).is_ok());
+    let map = json!({"type": "object", "properties": {"byName": {"type": "object",
+        "maxProperties": 4, "additionalProperties": item.clone()}}});
+    assert!(CompiledSchema::new(&map).is_ok());
+    // A rule without oldSelf is fine anywhere.
+    let mut plain = item;
+    plain["x-kubernetes-validations"] = json!([{"rule": "self.v >= 0"}]);
+    let atomic = json!({"type": "object", "properties": {"list": {"type": "array", "maxItems": 4, "items": plain}}});
+    assert!(CompiledSchema::new(&atomic).is_ok());
+}

@@ -317,12 +317,21 @@ impl CompiledSchema {
         };
         self.nodes.push(node);
 
-        // Children.
+        // Children. Only a map list's items are correlated with their old
+        // values (by key): below any other list's, no transition rule.
+        let outer = self.uncorrelatable_within.clone();
+        if outer.is_none() && !matches!(self.nodes[id as usize].list_type, ListType::Map(_)) {
+            self.uncorrelatable_within = Some(ptr.clone());
+        }
         let items = match m.get("items") {
-            None | Some(Value::Null) => None,
-            Some(v @ (Value::Object(_) | Value::Bool(true))) => Some(self.compile(v, kw("items"))?),
-            Some(_) => return Err(malformed(&kw("items"), "must be a schema object")),
+            None | Some(Value::Null) => Ok(None),
+            Some(v @ (Value::Object(_) | Value::Bool(true))) => {
+                self.compile(v, kw("items")).map(Some)
+            }
+            Some(_) => Err(malformed(&kw("items"), "must be a schema object")),
         };
+        self.uncorrelatable_within = outer;
+        let items = items?;
         let mut props = Vec::new();
         let mut defaults = Vec::new();
         match m.get("properties") {
@@ -423,6 +432,17 @@ impl CompiledSchema {
                             message: e.message,
                         }
                     })?;
+                if let (Some(i), Some(list)) =
+                    (rules.first_transition_rule(), &self.uncorrelatable_within)
+                {
+                    return Err(SchemaError::InvalidRule {
+                        pointer: format!("{}/{i}/rule", kw("x-kubernetes-validations")),
+                        message: format!(
+                            "oldSelf cannot be used on the uncorrelatable portion of the schema within {}",
+                            if list.is_empty() { "/" } else { list.as_str() }
+                        ),
+                    });
+                }
                 Some(Box::new(rules))
             }
         };

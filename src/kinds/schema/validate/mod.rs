@@ -88,6 +88,10 @@ pub struct Outcome {
 #[derive(Debug)]
 pub struct CompiledSchema {
     nodes: Vec<Node>,
+    /// While compiling: the pointer of the nearest list above whose items
+    /// are not correlatable with their old values (not a `map` list), where
+    /// no transition rule may be (kube-apiserver's rule).
+    uncorrelatable_within: Option<String>,
 }
 
 impl CompiledSchema {
@@ -97,7 +101,10 @@ impl CompiledSchema {
     /// pointing into `schema`. Unknown keywords are ignored; use
     /// `check_structural` to check that a schema is structural.
     pub fn new(schema: &Value) -> Result<CompiledSchema, SchemaError> {
-        let mut c = CompiledSchema { nodes: Vec::new() };
+        let mut c = CompiledSchema {
+            nodes: Vec::new(),
+            uncorrelatable_within: None,
+        };
         c.compile(schema, String::new())?;
         Ok(c)
     }
