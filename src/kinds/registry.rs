@@ -205,15 +205,19 @@ impl KindSource {
 pub struct Registry {
     tx: Arc<watch::Sender<Arc<Snapshot>>>,
     last_error: Arc<Mutex<Option<String>>>,
+    /// The warnings of the latest accepted load (said once each).
+    warned: Arc<Mutex<Vec<String>>>,
 }
 
 impl Registry {
     /// A registry serving `initial`.
     pub fn new(initial: Snapshot) -> Registry {
+        let warned = initial.warnings.clone();
         let (tx, _rx) = watch::channel(Arc::new(initial));
         Registry {
             tx: Arc::new(tx),
             last_error: Arc::new(Mutex::new(None)),
+            warned: Arc::new(Mutex::new(warned)),
         }
     }
 
@@ -249,6 +253,14 @@ impl Registry {
         match next.and_then(|loaded| Snapshot::build_after(loaded, &previous)) {
             Ok(snapshot) => {
                 let changed = snapshot.hash != self.tx.borrow().hash;
+                // As at the start (a chart scaffolded again says what it
+                // made of its values): each warning once, when it appears.
+                if let Ok(mut warned) = self.warned.lock() {
+                    for warning in snapshot.warnings().iter().filter(|w| !warned.contains(w)) {
+                        tracing::warn!("{warning}");
+                    }
+                    warned.clone_from(&snapshot.warnings);
+                }
                 let recovered = self
                     .last_error
                     .lock()
@@ -394,6 +406,31 @@ mod tests {
         assert!(
             !registry.snapshot().still_serves(redis),
             "a removed kind is not served"
+        );
+    }
+
+    #[test]
+    fn a_reload_says_its_new_warnings_once() {
+        let (subscriber, logs) = crate::test_log::subscriber(None);
+        tracing::subscriber::with_default(subscriber, || {
+            let first = load::load_text(PG, "a").unwrap();
+            let registry = Registry::new(Snapshot::build(first).unwrap());
+            let with_warning = || {
+                let mut loaded = load::load_text(PG, "a").unwrap();
+                loaded.warnings.push(
+                    "values.yaml /badParam: the value \"x\" does not fit the @param type int"
+                        .into(),
+                );
+                Ok(loaded)
+            };
+            registry.apply(with_warning());
+            registry.apply(with_warning());
+        });
+        let text = logs.text();
+        assert_eq!(
+            text.matches("does not fit the @param type int").count(),
+            1,
+            "{text}"
         );
     }
 
