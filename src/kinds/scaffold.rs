@@ -143,7 +143,25 @@ pub(crate) fn scaffold(
                 .iter()
                 .map(|i| format!("values.schema.json {}: {}", pointer(&i.pointer), i.message)),
         );
-        conversion.schema
+        let mut schema = conversion.schema;
+        // Helm validates the schema against values.yaml merged with the
+        // user's values: its values are the defaults the schema lacks.
+        if let Some(values) = &loaded.values_yaml {
+            match schema::values_as_helm_reads(values) {
+                Ok((values, read)) => {
+                    let laid = schema::apply_values_over_schema(&mut schema, &values);
+                    warnings.extend(
+                        read.iter()
+                            .chain(&laid)
+                            .map(|i| format!("values.yaml {}: {}", pointer(&i.pointer), i.message)),
+                    );
+                }
+                Err(e) => warnings.push(format!(
+                    "values.yaml: {e}; its values are not used as the schema's defaults"
+                )),
+            }
+        }
+        schema
     } else if let Some(values) = &loaded.values_yaml {
         warnings.push("no values.schema.json: schema inferred from values.yaml; review types and add constraints".into());
         let inferred = schema::infer_from_values(values).map_err(|e| ScaffoldError::Values {

@@ -28,6 +28,7 @@ mod from_json_schema;
 mod infer;
 mod structural_check;
 mod validate;
+mod values_over_schema;
 
 mod formats;
 mod issue;
@@ -35,6 +36,7 @@ mod node_type;
 mod pattern;
 
 pub(crate) use self::from_json_schema::to_structural;
-pub(crate) use self::infer::infer_from_values;
+pub(crate) use self::infer::{infer_from_values, values_as_helm_reads};
 pub(crate) use self::structural_check::check_structural;
 pub use self::validate::{CompiledSchema, FieldError, FieldErrorKind, Outcome, SchemaError};
+pub(crate) use self::values_over_schema::apply as apply_values_over_schema;

@@ -134,6 +134,19 @@ pub(crate) fn infer_from_values(values_yaml: &str) -> Result<Inferred, InferErro
     })
 }
 
+/// The values of a chart's `values.yaml` as Helm reads them (see the module
+/// documentation; `null` for a blank file), with what reading it warned.
+pub(crate) fn values_as_helm_reads(values_yaml: &str) -> Result<(Value, Vec<Issue>), InferError> {
+    let mut warnings = Vec::new();
+    let mut values = if is_blank_yaml(values_yaml) {
+        Value::Null
+    } else {
+        parse(values_yaml, &mut warnings)?
+    };
+    as_helm_reads(&mut values);
+    Ok((values, warnings))
+}
+
 fn is_blank_yaml(s: &str) -> bool {
     s.lines().all(|l| {
         let t = l.trim();
