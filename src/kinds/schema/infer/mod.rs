@@ -279,6 +279,22 @@ fn infer_node(
             }
             m
         }
+        // Keys such as `app.kubernetes.io/part-of` name labels or
+        // annotations, not the fields of a fixed object: a map of strings,
+        // whose keys are the user's to choose.
+        Value::Object(obj)
+            if obj.keys().any(|k| k.contains('/')) && obj.values().all(Value::is_string) =>
+        {
+            let mut m = scalar("object", None);
+            m.insert(
+                "additionalProperties".into(),
+                Value::Object(scalar("string", None)),
+            );
+            if let Some(d) = default {
+                m.insert("default".into(), d.clone());
+            }
+            m
+        }
         Value::Object(obj) => {
             let mut m = scalar("object", None);
             if obj.is_empty() {
@@ -468,6 +484,20 @@ ports: [80, 443]
         assert!(res.errors.is_empty(), "{:?}", res.errors);
         let values: Value = serde_saphyr::from_str(src).expect("parses");
         assert_eq!(spec, values);
+    }
+
+    #[test]
+    fn label_like_keys_make_a_map_of_strings() {
+        let out =
+            infer("podLabels:\n  app.kubernetes.io/part-of: shop\nsettings:\n  log.level: info\n");
+        let p = &out.schema["properties"];
+        assert_eq!(
+            p["podLabels"],
+            json!({"type": "object", "additionalProperties": {"type": "string"},
+                   "default": {"app.kubernetes.io/part-of": "shop"}})
+        );
+        // Dots alone are a fixed object's keys (Helm charts nest with them).
+        assert_eq!(p["settings"]["properties"]["log.level"]["default"], "info");
     }
 
     #[test]
