@@ -183,6 +183,11 @@ pub(crate) fn scaffold(
         serde_json::json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true})
     };
 
+    warnings.extend(undeclared_dependencies(
+        &loaded.metadata.dependencies,
+        &open_api_schema,
+    ));
+
     let (chart, chart_ref) = match &options.chart_ref {
         Some(chart_ref) => (None, Some(chart_ref.clone())),
         None => (
@@ -251,6 +256,97 @@ pub(crate) fn scaffold(
     })
 }
 
+/// A warning for each subchart whose `condition` (`cache.enabled`, the
+/// values path that switches it) the schema does not declare: Helm reads a
+/// subchart's values from its own values.yaml, under its name (or alias) in
+/// the parent's; a schema made from the parent alone lacks them, so apps
+/// could not switch it. (One without a condition, such as a library chart,
+/// is not switched by values: nothing to say.)
+fn undeclared_dependencies(
+    dependencies: &[chart::ChartDependency],
+    schema: &serde_json::Value,
+) -> Vec<String> {
+    let declared = |path: &str| {
+        let mut node = schema;
+        for key in path.split('.') {
+            if node.get("x-kubernetes-preserve-unknown-fields")
+                == Some(&serde_json::Value::Bool(true))
+            {
+                return true;
+            }
+            match node.get("properties").and_then(|p| p.get(key)) {
+                Some(child) => node = child,
+                None => return false,
+            }
+        }
+        true
+    };
+    let mut out = Vec::new();
+    for dep in dependencies {
+        let key = dep.alias.as_deref().unwrap_or(&dep.name);
+        let conditions: Vec<&str> = dep
+            .condition
+            .iter()
+            .flat_map(|c| c.split(','))
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        if let Some(condition) = conditions.iter().find(|c| !declared(c)) {
+            out.push(format!(
+                "dependency {}: its condition {condition} is not in the schema, so apps cannot switch it{}; declare it in the \
+                 chart's values.yaml or values.schema.json (the subchart's own values are not read)",
+                dep.name,
+                if declared(key) {
+                    String::new()
+                } else {
+                    format!(", nor set its values ({key}.*)")
+                }
+            ));
+        }
+    }
+    out
+}
+
 fn pointer(p: &str) -> &str {
     if p.is_empty() { "/" } else { p }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dependency(
+        name: &str,
+        alias: Option<&str>,
+        condition: Option<&str>,
+    ) -> chart::ChartDependency {
+        chart::ChartDependency {
+            name: name.into(),
+            version: None,
+            repository: None,
+            condition: condition.map(Into::into),
+            alias: alias.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn a_subchart_switch_the_schema_lacks_is_said() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "database": {"type": "object", "properties": {"enabled": {"type": "boolean"}}}}});
+        let said = undeclared_dependencies(
+            &[
+                dependency("cache", None, Some("cache.enabled")),
+                dependency("db", Some("database"), Some("database.enabled")),
+                dependency("cozy-lib", None, None),
+            ],
+            &schema,
+        );
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].starts_with(
+                "dependency cache: its condition cache.enabled is not in the schema, so apps cannot switch it, nor set its values (cache.*)"
+            ),
+            "{said:?}"
+        );
+    }
 }

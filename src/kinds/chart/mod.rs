@@ -34,7 +34,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 pub(crate) use self::error::ChartError;
-pub(crate) use self::metadata::ChartMetadata;
+pub(crate) use self::metadata::{ChartDependency, ChartMetadata};
 pub(crate) use self::names::{KIND_ANNOTATION, pluralize, propose_kind};
 
 /// Where to read a chart from.
