@@ -547,3 +547,119 @@ fn rules_are_enforced_through_the_aggregator() {
     ));
     assert_eq!(hr, "fast");
 }
+
+/// Which rules load: the same as kube-apiserver accepts in a CRD (server
+/// dry run of the CRD with the rule on `spec`), for rules that type-check
+/// and rules its type checker refuses (not a bool, a message expression not
+/// a string, no overload for the operands, a field of a scalar, an
+/// uncorrelatable transition rule), each loaded as a kind by `kinds list`.
+#[test]
+fn rules_load_exactly_when_kube_apiserver_accepts_them_in_a_crd() {
+    let plane = plane::plane();
+    let props = "\
+enabled: {type: boolean}
+count: {type: integer}
+ratio: {type: number}
+name: {type: string, maxLength: 16}
+port: {x-kubernetes-int-or-string: true}
+max-connections: {type: integer}
+backup: {type: object, properties: {size: {type: string, maxLength: 8}}}
+tags: {type: array, maxItems: 4, items: {type: string, maxLength: 8}}
+items:
+  type: array
+  maxItems: 4
+  items:
+    type: object
+    properties: {v: {type: integer}}
+    x-kubernetes-validations: [{rule: \"!has(oldSelf.v) || self.v >= oldSelf.v\"}]
+";
+    let rules = [
+        // Accepted by both.
+        (r#"{rule: "self.count <= self.ratio"}"#, true),
+        (r#"{rule: "self.port == 80 || self.port == 'http'"}"#, true),
+        (r#"{rule: "self.tags.all(t, t.size() < 8)"}"#, true),
+        (
+            r#"{rule: "!has(self.max__dash__connections) || self.max__dash__connections < 10"}"#,
+            true,
+        ),
+        (r#"{rule: "self.count < 2.5"}"#, true),
+        (
+            r#"{rule: "true", messageExpression: "self.name + ' is taken'"}"#,
+            true,
+        ),
+        // Refused by both.
+        (r#"{rule: "self.backup.size"}"#, false),
+        (r#"{rule: "self.enabled == 'yes'"}"#, false),
+        (r#"{rule: "self.count.foo == 1"}"#, false),
+        (r#"{rule: "self.name > 3"}"#, false),
+        (r#"{rule: "false", messageExpression: "1 + 1"}"#, false),
+        (r#"{rule: "self.max-connections < 10"}"#, false),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (rule, want)) in rules.iter().enumerate() {
+        // The transition rule below atomic items is refused on its own:
+        // checked without it (it would refuse every schema here) but once.
+        let props = if i == 0 {
+            props.to_owned()
+        } else {
+            props.split("items:\n").next().unwrap_or(props).to_owned()
+        };
+        let schema = format!(
+            "type: object\nproperties:\n{}x-kubernetes-validations: [{rule}]\n",
+            indent(&props, 2)
+        );
+        let crd = format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets.celload.cozystack.io\n\
+             spec:\n  group: celload.cozystack.io\n  scope: Namespaced\n  names: {{kind: Gadget, plural: gadgets}}\n  \
+             versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        \
+             properties:\n          spec:\n{}",
+            indent(&schema, 12)
+        );
+        let theirs = plane.kubectl_stdin(&["apply", "--dry-run=server", "-f", "-"], &crd);
+        let kind = format!(
+            "kind: Gadget\nplural: gadgets\ngroup: apps.cozystack.io\nversion: v1alpha1\nopenAPISchema:\n{}\
+             release:\n  chart:\n    name: gadget\n    version: \"0.1.0\"\n    sourceRef: {{kind: HelmRepository, name: apps, namespace: cozy-public}}\n",
+            indent(&schema, 2)
+        );
+        let file = dir.path().join("gadget.yaml");
+        std::fs::write(&file, kind).unwrap();
+        let ours = std::process::Command::new(crate::support::bins::kubectl_cozy())
+            .args(["kinds", "list", "--kinds"])
+            .arg(&file)
+            .output()
+            .expect("kinds list");
+        if i == 0 {
+            // With the transition rule below atomic items: both refuse.
+            assert!(
+                !theirs.status.success() && !ours.status.success(),
+                "the uncorrelatable transition rule: kube-apiserver {}, ours {}\n{}\n{}",
+                theirs.status,
+                ours.status,
+                text(&theirs.stderr),
+                text(&ours.stderr)
+            );
+            assert!(
+                text(&theirs.stderr)
+                    .contains("oldSelf cannot be used on the uncorrelatable portion")
+                    && text(&ours.stderr)
+                        .contains("oldSelf cannot be used on the uncorrelatable portion"),
+                "{}\n{}",
+                text(&theirs.stderr),
+                text(&ours.stderr)
+            );
+            continue;
+        }
+        assert_eq!(
+            theirs.status.success(),
+            *want,
+            "kube-apiserver on {rule}: {}",
+            text(&theirs.stderr)
+        );
+        assert_eq!(
+            ours.status.success(),
+            *want,
+            "ours on {rule}: {}",
+            text(&ours.stderr)
+        );
+    }
+}

@@ -32,6 +32,7 @@ mod lists;
 mod quantity;
 mod regex;
 mod rule;
+mod types;
 mod url;
 mod value;
 

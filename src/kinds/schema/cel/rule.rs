@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::cost;
 use super::env::{FUNCTIONS, NAMESPACES, TYPE_NAMES, env};
+use super::types::{Ty, TypeCheck};
 use super::value::Shape;
 use super::{MAX_MESSAGE_LEN, RuleError, STATIC_COST_LIMIT};
 use crate::kinds::schema::issue::push_pointer;
@@ -125,8 +126,8 @@ pub(super) fn compile<S: Shape>(entry: &Value, ptr: &str, shape: S) -> Result<Ru
         Some(_) => return Err(err("optionalOldSelf", "must be a boolean".into())),
     };
 
-    let program =
-        parse(source, shape).map_err(|e| err("rule", format!("compilation failed: {e}")))?;
+    let program = parse(source, shape, Ty::Bool)
+        .map_err(|e| err("rule", format!("compilation failed: {e}")))?;
     let uses_old_self = program.references().has_variable("oldSelf");
     if optional_old_self && !uses_old_self {
         return Err(err(
@@ -143,7 +144,7 @@ pub(super) fn compile<S: Shape>(entry: &Value, ptr: &str, shape: S) -> Result<Ru
             ));
         }
         Some(src) => {
-            let p = parse(src, shape).map_err(|e| {
+            let p = parse(src, shape, Ty::String).map_err(|e| {
                 err(
                     "messageExpression",
                     format!("messageExpression compilation failed: {e}"),
@@ -184,8 +185,9 @@ pub(super) fn compile<S: Shape>(entry: &Value, ptr: &str, shape: S) -> Result<Ru
     Ok(rule)
 }
 
-/// Parses and checks one expression.
-fn parse<S: Shape>(src: &str, shape: S) -> Result<Program, String> {
+/// Parses and checks one expression, which must evaluate to `want` (a
+/// rule to a bool, a message expression to a string).
+fn parse<S: Shape>(src: &str, shape: S, want: Ty) -> Result<Program, String> {
     let program = env().compile(src).map_err(|e| {
         e.to_string()
             .lines()
@@ -200,11 +202,24 @@ fn parse<S: Shape>(src: &str, shape: S) -> Result<Program, String> {
         problems: Vec::new(),
     };
     checker.check(program.expression(), &mut scope);
-    if checker.problems.is_empty() {
-        Ok(program)
-    } else {
-        Err(checker.problems.join("; "))
+    if !checker.problems.is_empty() {
+        return Err(checker.problems.join("; "));
     }
+    let mut types = TypeCheck::new(shape);
+    let (ty, _) = types.infer(program.expression(), &mut Vec::new());
+    for (id, problem) in std::mem::take(&mut types.problems) {
+        checker.report(id, &problem);
+    }
+    if !checker.problems.is_empty() {
+        return Err(checker.problems.join("; "));
+    }
+    if ty != want && ty != Ty::Dyn {
+        return Err(match want {
+            Ty::String => "messageExpression must evaluate to a string".to_owned(),
+            _ => "cel expression must evaluate to a bool".to_owned(),
+        });
+    }
+    Ok(program)
 }
 
 /// Finds identifiers and functions the environment does not declare, and

@@ -158,11 +158,12 @@ fn message_expression_reason_and_field_path() {
 fn message_expression_failure_falls_back_to_message() {
     let s = schema_with(
         json!([{"rule": "false", "messageExpression": "self.missing", "message": "plain"},
-               {"rule": "false", "messageExpression": "42"}]),
-        json!({"missing": {"type": "string"}}),
+               // Known at compile time only as int-or-string; an int here.
+               {"rule": "false", "messageExpression": "self.port"}]),
+        json!({"missing": {"type": "string"}, "port": {"x-kubernetes-int-or-string": true}}),
     );
     assert_eq!(
-        run(&s, json!({}), None),
+        run(&s, json!({"port": 42}), None),
         [
             "spec: Invalid value: plain",
             "spec: Invalid value: failed rule: false"
@@ -532,4 +533,74 @@ fn transition_rules_below_uncorrelatable_items_are_refused() {
     plain["x-kubernetes-validations"] = json!([{"rule": "self.v >= 0"}]);
     let atomic = json!({"type": "object", "properties": {"list": {"type": "array", "maxItems": 4, "items": plain}}});
     assert!(CompiledSchema::new(&atomic).is_ok());
+}
+
+/// What kube-apiserver's type checker refuses when the CRD is created is
+/// refused when the kind loads, in its words: a rule that is not a bool, a
+/// message expression that is not a string, operators on types they have
+/// no overload for, a field of a scalar. Types it cannot know (int-or-string,
+/// comprehension variables, numbers of two types, null) are never refused.
+#[test]
+fn rules_that_do_not_type_check_are_refused_at_load() {
+    let props = json!({
+        "enabled": {"type": "boolean"},
+        "count": {"type": "integer"},
+        "ratio": {"type": "number"},
+        "name": {"type": "string", "maxLength": 16},
+        "port": {"x-kubernetes-int-or-string": true},
+        "backup": {"type": "object", "properties": {"size": {"type": "string", "maxLength": 8}}},
+        "tags": {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 8}}
+    });
+    let refused = [
+        (
+            json!({"rule": "self.backup.size"}),
+            "cel expression must evaluate to a bool",
+        ),
+        (
+            json!({"rule": "self.enabled == \"yes\""}),
+            "found no matching overload for '_==_' applied to '(bool, string)'",
+        ),
+        (
+            json!({"rule": "self.count.foo == 1"}),
+            "type 'int' does not support field selection",
+        ),
+        (
+            json!({"rule": "self.name > 3"}),
+            "found no matching overload for '_>_' applied to '(string, int)'",
+        ),
+        (
+            json!({"rule": "self.count + 'x' == 'y'"}),
+            "found no matching overload for '_+_' applied to '(int, string)'",
+        ),
+        (
+            json!({"rule": "self.count && true"}),
+            "found no matching overload for '_&&_' applied to '(int, bool)'",
+        ),
+        (
+            json!({"rule": "false", "messageExpression": "1 + 1"}),
+            "messageExpression must evaluate to a string",
+        ),
+    ];
+    for (rule, want) in refused {
+        let err = compile_error(&schema_with(json!([rule.clone()]), props.clone()));
+        assert!(err.contains(want), "{rule}: {err}");
+    }
+    let accepted = [
+        "self.count <= self.ratio",
+        "self.port == 80 || self.port == 'http'",
+        "self.tags.all(t, t.size() < 8)",
+        "self.tags.map(t, t + '!').size() < 5",
+        "self.name == null || self.name.startsWith('a')",
+        "self.count + 1 > 2 && self.name + 'x' != 'y'",
+        "!has(self.backup) || self.backup.size.size() > 0",
+        "self.count < 2.5",
+        "'a' in self.tags",
+        "size(self.tags) < 5",
+    ];
+    for rule in accepted {
+        assert!(
+            CompiledSchema::new(&schema_with(json!([{ "rule": rule }]), props.clone())).is_ok(),
+            "{rule}"
+        );
+    }
 }
