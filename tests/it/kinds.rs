@@ -561,6 +561,19 @@ fn scaffold_out_keeps_hand_edits_without_force() {
             .unwrap()
             .contains("kind: Queue")
     );
+    // The same kind as JSON beside its YAML would define it twice: refused,
+    // and nothing is written.
+    let out = scaffold(&["-o", "json"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{} is there already: the kind would be defined twice",
+            file.display()
+        )) && stderr.contains("scaffold with -o yaml"),
+        "{stderr}"
+    );
+    assert!(!out_dir.join("queue.json").exists());
 }
 
 /// `serve --charts` names a sub-directory it skips for want of a

@@ -258,6 +258,28 @@ pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> 
             };
             let singular = scaffolded.definition.singular.clone();
             let path = dir.join(format!("{singular}.{extension}"));
+            // The same kind in another format beside it would be defined
+            // twice, and the directory would no longer load.
+            if let Some(other) = ["yaml", "yml", "json"]
+                .iter()
+                .filter(|e| **e != extension)
+                .map(|e| dir.join(format!("{singular}.{e}")))
+                .find(|p| p.exists())
+            {
+                return Err(CliError::other(
+                    format!("write {}", path.display()),
+                    format!(
+                        "{} is there already: the kind would be defined twice and the directory would not load; \
+                         scaffold with -o {}, or remove that file first",
+                        other.display(),
+                        if other.extension().is_some_and(|e| e == "json") {
+                            "json"
+                        } else {
+                            "yaml"
+                        }
+                    ),
+                ));
+            }
             let existing = match std::fs::read(&path) {
                 Ok(bytes) => Some(bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
