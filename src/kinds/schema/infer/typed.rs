@@ -110,7 +110,7 @@ impl TypeDefs<'_> {
         depth: usize,
     ) -> Result<Map<String, Value>, String> {
         if depth > MAX_DEPTH {
-            return Err(format!("type {t:?} nests more than {MAX_DEPTH} levels"));
+            return Err(format!("types nest more than {MAX_DEPTH} levels"));
         }
         let t = t.trim();
         let (nullable, t) = match t.strip_prefix(['*', '?']) {
@@ -187,7 +187,16 @@ impl TypeDefs<'_> {
                     m.insert("enum".into(), Value::Array(values));
                 } else if let Some(fields) = self.typedefs.get(name) {
                     scalar(&mut m, "object");
-                    self.struct_fields(&mut m, name, fields, value, ptr, warnings, depth)?;
+                    // The innermost @typedef on the way names a nesting
+                    // without end: it contains itself.
+                    self.struct_fields(&mut m, name, fields, value, ptr, warnings, depth)
+                        .map_err(|e| {
+                            if e.starts_with("types nest more than") {
+                                format!("@typedef {name} contains itself: {e}")
+                            } else {
+                                e
+                            }
+                        })?;
                     if value.is_some_and(Value::is_object) {
                         // As for inferred objects: `{}` lets Kubernetes
                         // recreate the fields' defaults when it is omitted.
@@ -634,5 +643,18 @@ unknown: {x: 1}
         assert_eq!(out.schema["properties"]["db"]["required"], json!(["name"]));
         assert_eq!(out.warnings.len(), 1, "{:?}", out.warnings);
         assert_eq!(out.warnings[0].pointer, "/db/extra");
+    }
+
+    #[test]
+    fn a_typedef_that_contains_itself_is_named() {
+        let out = infer(
+            "## @typedef {struct} Node - A tree node.\n## @field {string} name - Name.\n## @field {[]Node} children - Children.\n\n## @param {Node} tree - The tree.\ntree: {}\n",
+        );
+        let said: Vec<String> = out.warnings.iter().map(ToString::to_string).collect();
+        assert!(
+            said.iter()
+                .any(|w| w.contains("@typedef Node contains itself: types nest more than")),
+            "{said:?}"
+        );
     }
 }
