@@ -249,6 +249,9 @@ pub(crate) fn scaffold(
             problems: vec![format!("openAPISchema: {e}")],
         }
     })?;
+    // A conversion may say one thing twice (two passes meeting one keyword).
+    let mut said = std::collections::HashSet::new();
+    warnings.retain(|w| said.insert(w.clone()));
     Ok(Scaffolded {
         definition,
         warnings,
