@@ -128,6 +128,7 @@ pub(crate) fn infer_from_values(values_yaml: &str) -> Result<Inferred, InferErro
         }
     };
     descriptions::apply(values_yaml, &values, &mut schema, &mut warnings);
+    untyped_nulls(&schema, "", &mut warnings);
     Ok(Inferred {
         schema: Value::Object(schema),
         warnings,
@@ -145,6 +146,32 @@ pub(crate) fn values_as_helm_reads(values_yaml: &str) -> Result<(Value, Vec<Issu
     };
     as_helm_reads(&mut values);
     Ok((values, warnings))
+}
+
+/// A warning for each key whose value is `null` and that no comment typed:
+/// the field accepts any value (`storageClass: 42` included).
+fn untyped_nulls(node: &Map<String, Value>, ptr: &str, warnings: &mut Vec<Issue>) {
+    let Some(Value::Object(props)) = node.get("properties") else {
+        return;
+    };
+    for (key, child) in props {
+        let Value::Object(child) = child else {
+            continue;
+        };
+        let at = push_pointer(ptr, key);
+        let untyped = child.get("nullable") == Some(&Value::Bool(true))
+            && !child.contains_key("type")
+            && !child.contains_key("x-kubernetes-int-or-string");
+        if untyped {
+            warnings.push(Issue::new(
+                at,
+                "null in values.yaml and no type in a comment: the field accepts any value; type it \
+                 (`## @param {string} …`, or a `[string]` modifier)",
+            ));
+        } else {
+            untyped_nulls(child, &at, warnings);
+        }
+    }
 }
 
 fn is_blank_yaml(s: &str) -> bool {
@@ -454,7 +481,15 @@ image:
 ports: [80, 443]
 "#,
         );
-        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        // Only the null has no type to go by.
+        let said: Vec<String> = out.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            said,
+            [
+                "/nothing: null in values.yaml and no type in a comment: the field accepts any value; type it \
+              (`## @param {string} …`, or a `[string]` modifier)"
+            ]
+        );
         assert_eq!(
             out.schema,
             json!({"type": "object", "properties": {
