@@ -65,6 +65,9 @@ pub(super) struct Comments {
     pub(super) typedefs: HashMap<String, Vec<Field>>,
     pub(super) enums: HashMap<String, EnumDef>,
     pub(super) open: Open,
+    /// The key paths of `## @skip` lines: the chart's own business (an
+    /// image tag, internal settings), not the kind's to pin.
+    pub(super) skipped: Vec<Vec<Seg>>,
 }
 
 /// Parses a readme-generator key path such as `a.b`, `list[0].name` or
@@ -214,6 +217,12 @@ fn comment(
         let (directive, rest) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
         let rest = rest.trim();
         match directive {
+            "skip" => {
+                found.open = Open::Nothing;
+                if !rest.is_empty() {
+                    found.skipped.push(parse_param_path(rest));
+                }
+            }
             "param" => {
                 found.open = Open::Param;
                 if let Some(t) = split_typed(rest) {

@@ -17,6 +17,24 @@ use super::typed::{TypeDefs, with_options_hint};
 
 /// Describes the keys of `schema` (inferred from `values`) from the
 /// comments of `src`, the text `values` was parsed from.
+/// Removes `default` from `node` and everything below it.
+fn strip_defaults(node: &mut Map<String, Value>) {
+    node.remove("default");
+    for key in ["properties", "additionalProperties", "items"] {
+        match node.get_mut(key) {
+            Some(Value::Object(children)) if key == "properties" => {
+                for child in children.values_mut() {
+                    if let Value::Object(child) = child {
+                        strip_defaults(child);
+                    }
+                }
+            }
+            Some(Value::Object(child)) => strip_defaults(child),
+            _ => {}
+        }
+    }
+}
+
 pub(super) fn apply(
     src: &str,
     values: &Value,
@@ -28,8 +46,17 @@ pub(super) fn apply(
         helm_docs,
         typedefs,
         enums,
+        skipped,
         ..
     } = scan_comments(src);
+    // A skipped key keeps its type but no default: each app's HelmRelease
+    // would otherwise carry the value of the day it was written (an image
+    // tag), and a chart upgrade could no longer change it.
+    for path in &skipped {
+        if let Some(node) = lookup(schema, path) {
+            strip_defaults(node);
+        }
+    }
     let types = TypeDefs {
         typedefs: &typedefs,
         enums: &enums,
@@ -271,10 +298,11 @@ replicaCount: 1
             p["global"]["properties"]["storageClass"],
             json!({"type": "string", "nullable": true, "description": "Global StorageClass", "default": ""})
         );
-        assert!(
-            p["global"]["properties"]["internal"]
-                .get("description")
-                .is_none()
+        // Skipped: typed, not described, and no default to pin into each
+        // app's release.
+        assert_eq!(
+            p["global"]["properties"]["internal"],
+            json!({"type": "string"})
         );
         assert_eq!(
             p["auth"]["properties"]["existingSecret"],
