@@ -601,15 +601,28 @@ async fn apply_objects(
         })
         .await;
         spinner.finish_and_clear();
-        if let Err(err) = waited {
-            return Err(CliError::other("register the APIServices", err).with_hint(format!(
-                "the APIServices {} were not registered: with no pod to answer them they would stall \
-                 discovery and every namespace deletion in the cluster. See why with\n  kubectl -n {} \
-                 describe deployment/{}\nthen run the same `kubectl cozy install --apply` again",
-                names.join(", "),
-                spec.namespace,
-                install::NAME
-            )));
+        let held_names: Vec<&str> = held
+            .iter()
+            .filter_map(|(o, _)| o["metadata"]["name"].as_str())
+            .collect();
+        match waited {
+            Ok(()) => {}
+            Err(err @ install::rollout::RolloutError::Read { .. }) => {
+                return Err(CliError::other("register the APIServices", err).with_hint(format!(
+                    "the APIServices {} were not registered; run the same `kubectl cozy install --apply` again",
+                    held_names.join(", ")
+                )));
+            }
+            Err(err) => {
+                return Err(CliError::other("register the APIServices", err).with_hint(format!(
+                    "the APIServices {} were not registered: with no pod to answer them they would stall \
+                     discovery and every namespace deletion in the cluster. See why with\n  kubectl -n {} \
+                     describe deployment/{}\nthen run the same `kubectl cozy install --apply` again",
+                    held_names.join(", "),
+                    spec.namespace,
+                    install::NAME
+                )));
+            }
         }
         let (held_objects, held_changes): (Vec<serde_json::Value>, Vec<&apply::Change>) =
             held.into_iter().map(|(o, c)| (o.clone(), c)).unzip();

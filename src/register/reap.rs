@@ -898,8 +898,15 @@ async fn namespace_fate_after_change(
         .and_then(|a| a.get(JOINED_ANNOTATION))
         .filter(|joined| *joined != id)
         .cloned();
-    match joined {
-        Some(heir) if ours && current.metadata.deletion_timestamp.is_none() => Fate::HandOver {
+    let Some(heir) = joined.filter(|_| ours && current.metadata.deletion_timestamp.is_none())
+    else {
+        return namespace_fate(client, name, id, limit).await;
+    };
+    // The annotation stays after its session left: only a Lease that is
+    // there makes it an heir (else, or unreadable, judged afresh).
+    let leases: Api<Lease> = Api::namespaced(client.clone(), name);
+    match call(limit, leases.get_opt(&lease_name(&heir))).await {
+        Ok(Some(_)) => Fate::HandOver {
             heir,
             resource_version: current.metadata.resource_version,
         },
@@ -958,6 +965,7 @@ async fn carry_out(
                     "serve session {heir} also lives in it; handed over to that session"
                 )),
                 Err(err) if err.is_not_found() => Step::Gone,
+                Err(err) if err.is_conflict() => return Err(Changed),
                 Err(err) => Step::Failed(format!("hand it over to serve session {heir}: {err}")),
             }
         }
@@ -992,9 +1000,14 @@ mod tests {
     /// right after `a1`'s reaper lists the Leases: its check-in changes the
     /// namespace's resourceVersion and names it. Deletes honour their
     /// preconditions as kube-apiserver does.
-    fn cluster_where_a_session_moves_in(ns: Arc<Mutex<serde_json::Value>>) -> Client {
+    fn cluster_where_a_session_moves_in(
+        ns: Arc<Mutex<serde_json::Value>>,
+        joiner_stays: bool,
+    ) -> Client {
+        let moved_in = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let service = tower::service_fn(move |req: http::Request<kube::client::Body>| {
             let ns = ns.clone();
+            let moved_in = moved_in.clone();
             async move {
                 let method = req.method().clone();
                 let path = req.uri().path().to_owned();
@@ -1017,6 +1030,31 @@ mod tests {
                         status(404, "NotFound")
                     }
                     ("GET", "/api/v1/namespaces/team") => (200, current.clone()),
+                    (
+                        "GET",
+                        "/apis/coordination.k8s.io/v1/namespaces/team/leases/kubectl-cozy-b2",
+                    ) if joiner_stays && moved_in.load(std::sync::atomic::Ordering::SeqCst) => (
+                        200,
+                        serde_json::json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                "metadata": {"name": "kubectl-cozy-b2", "namespace": "team",
+                                             "labels": {SESSION_LABEL: "b2"}}}),
+                    ),
+                    ("GET", "/apis/coordination.k8s.io/v1/namespaces/team/leases")
+                        if moved_in.swap(true, std::sync::atomic::Ordering::SeqCst) =>
+                    {
+                        // After b2 moved in: its Lease, if it stayed.
+                        let items = if joiner_stays {
+                            serde_json::json!([{"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                                "metadata": {"name": "kubectl-cozy-b2", "namespace": "team",
+                                             "labels": {SESSION_LABEL: "b2"}}}])
+                        } else {
+                            serde_json::json!([])
+                        };
+                        (
+                            200,
+                            serde_json::json!({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items}),
+                        )
+                    }
                     ("GET", "/apis/coordination.k8s.io/v1/namespaces/team/leases") => {
                         // b2 moves in: its Lease is created just after this
                         // list, then it checks in.
@@ -1079,7 +1117,7 @@ mod tests {
             "metadata": {"name": "team", "uid": "u-team", "resourceVersion": "10",
                          "labels": {SESSION_LABEL: "a1"}}
         })));
-        let client = cluster_where_a_session_moves_in(ns.clone());
+        let client = cluster_where_a_session_moves_in(ns.clone(), true);
         let limit = Duration::from_secs(5);
         let fate = namespace_fate(&client, "team", "a1", limit).await;
         assert!(matches!(fate, Fate::Delete { .. }), "{fate:?}");
@@ -1090,6 +1128,24 @@ mod tests {
         );
         let now = ns.lock().unwrap().clone();
         assert_eq!(now["metadata"]["labels"][SESSION_LABEL], "b2", "{now}");
+    }
+
+    /// The annotation outlives its session: a session that moved in and
+    /// left again (its Lease gone) inherits nothing; the namespace is judged
+    /// afresh and deleted.
+    #[tokio::test]
+    async fn a_session_that_moved_in_and_left_inherits_nothing() {
+        let ns = Arc::new(Mutex::new(serde_json::json!({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "team", "uid": "u-team", "resourceVersion": "10",
+                         "labels": {SESSION_LABEL: "a1"}}
+        })));
+        let client = cluster_where_a_session_moves_in(ns.clone(), false);
+        let limit = Duration::from_secs(5);
+        let fate = namespace_fate(&client, "team", "a1", limit).await;
+        let step = settle_namespace(&client, "team", "a1", fate, limit).await;
+        assert!(matches!(step, Step::Done), "{step:?}");
+        assert!(ns.lock().unwrap().is_null(), "deleted");
     }
 
     /// An original is trusted only with the digest its takeover recorded:

@@ -96,6 +96,14 @@ pub enum RegisterError {
         /// How long serve waited.
         waited: Duration,
     },
+    /// The session namespace was deleted each time the session moved in.
+    #[error(
+        "namespace {namespace} was deleted each time this session moved in (another session keeps removing it); choose another with --session-namespace"
+    )]
+    NamespaceDeletedUnder {
+        /// The namespace.
+        namespace: String,
+    },
     /// An object did not convert to or from JSON.
     #[error("{what}: encode the object")]
     Encode {
@@ -147,7 +155,9 @@ impl RegisterError {
     }
 }
 
-/// How a session came by its namespace.
+/// How a session came by its namespace. In all but [`Residence::Foreign`]
+/// it says so on the namespace ([`session::JOINED_ANNOTATION`]) once its
+/// Lease is there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Residence {
     /// It created it.
@@ -156,8 +166,7 @@ enum Residence {
     /// its Lease, or a reap that could not finish): relabelled as this
     /// session's, which removes it at its end as if it had created it.
     Adopted,
-    /// A session's that lives: moved in, and said so on the namespace
-    /// ([`session::JOINED_ANNOTATION`]) once its Lease is there.
+    /// A session's that lives: moved in.
     Joined,
     /// Not a session's: never deleted.
     Foreign,
@@ -452,16 +461,19 @@ impl Registrar {
                 Err(err) => return Err(err),
             };
             self.created.push(lease_object.clone());
-            if residence == Residence::Joined && !self.check_in(plan).await? {
+            // Every session a namespace of sessions holds says it is there
+            // once its Lease is: a session that adopted the namespace from
+            // one between its namespace and its Lease, or the last one out,
+            // deletes it only at a resourceVersion from before.
+            if residence != Residence::Foreign && !self.check_in(plan).await? {
                 // Deleted by the last session out as this one moved in: the
                 // Lease goes with it.
                 self.created.retain(|o| *o != lease_object);
                 if attempt < 3 {
                     continue;
                 }
-                return Err(RegisterError::NamespaceTerminating {
+                return Err(RegisterError::NamespaceDeletedUnder {
                     namespace: ns.to_owned(),
-                    waited: NAMESPACE_WAIT,
                 });
             }
             break lease;
@@ -570,29 +582,69 @@ impl Registrar {
                     }
                 }
                 Some(original) => {
-                    let ours = apiservice::api_service(
-                        &registration,
-                        gv,
-                        apiservice::priorities_of(Some(original)),
-                    );
-                    let mut taken = apiservice::take_over(original, &ours);
                     // The saved original's digest, which a restore checks.
                     let digest = SavedApiService::from_object(original)
                         .map_err(|e| {
                             RegisterError::Taken(format!("APIService {name} cannot be saved: {e}"))
                         })?
                         .digest();
-                    taken["metadata"]["annotations"][session::ORIGINAL_DIGEST_ANNOTATION] =
-                        serde_json::Value::String(digest);
-                    let taken: APIService = serde_json::from_value(taken).map_err(|e| {
-                        RegisterError::Taken(format!("take over APIService {name}: {e}"))
-                    })?;
-                    self.write_undone_unless_refused(
-                        SessionObject::of(&session::API_SERVICE, None, &name),
-                        &format!("take over apiservices.apiregistration.k8s.io/{name}"),
-                        api.replace(&name, &PostParams::default(), &taken),
-                    )
-                    .await?;
+                    // Read before the agent started: its status (or its
+                    // resourceVersion alone) may have changed since. Taken
+                    // over at the resourceVersion read last, as long as what
+                    // was saved (spec, labels, annotations) is what it is.
+                    let mut current = original.clone();
+                    for attempt in 1..=3 {
+                        let ours = apiservice::api_service(
+                            &registration,
+                            gv,
+                            apiservice::priorities_of(Some(&current)),
+                        );
+                        let mut taken = apiservice::take_over(&current, &ours);
+                        taken["metadata"]["annotations"][session::ORIGINAL_DIGEST_ANNOTATION] =
+                            serde_json::Value::String(digest.clone());
+                        let taken: APIService = serde_json::from_value(taken).map_err(|e| {
+                            RegisterError::Taken(format!("take over APIService {name}: {e}"))
+                        })?;
+                        let replaced = self
+                            .write_undone_unless_refused(
+                                SessionObject::of(&session::API_SERVICE, None, &name),
+                                &format!("take over apiservices.apiregistration.k8s.io/{name}"),
+                                api.replace(&name, &PostParams::default(), &taken),
+                            )
+                            .await;
+                        match replaced {
+                            Ok(_) => break,
+                            Err(err) if err.is_status(409) && attempt < 3 => {
+                                let now = self
+                                    .timed(
+                                        &format!("get apiservices.apiregistration.k8s.io/{name}"),
+                                        api.get_opt(&name),
+                                    )
+                                    .await?;
+                                let now = now.map(|a| serde_json::to_value(a).unwrap_or_default());
+                                let same = now.as_ref().is_some_and(|now| {
+                                    SavedApiService::from_object(now)
+                                        .is_ok_and(|saved| saved.digest() == digest)
+                                });
+                                match now {
+                                    Some(now) if same => current = now,
+                                    _ => {
+                                        return Err(RegisterError::Taken(format!(
+                                            "APIService {name} changed (or went) while the tunnel agent started; \
+                                             run serve again to take over what it is now"
+                                        )));
+                                    }
+                                }
+                            }
+                            Err(err) if err.is_status(404) => {
+                                return Err(RegisterError::Taken(format!(
+                                    "APIService {name} was deleted while the tunnel agent started (its holder \
+                                     stopped?); run serve again"
+                                )));
+                            }
+                            Err(err) => return Err(err),
+                        }
+                    }
                 }
             }
         }

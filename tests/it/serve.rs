@@ -808,7 +808,7 @@ async fn a_left_session_namespace_is_adopted_shared_handed_over_and_removed_by_t
     let first_ready = first.ready(START).await.expect("the first session");
     assert_eq!(
         namespace_session(plane, &ns),
-        (first_ready.id.clone(), String::new()),
+        (first_ready.id.clone(), first_ready.id.clone()),
         "adopted by the first session"
     );
 

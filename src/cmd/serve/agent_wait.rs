@@ -52,8 +52,9 @@ pub(super) async fn show_until_connected(
 /// and the EndpointSlice controller follows; APIServices switched to the
 /// Service before that would be unavailable meanwhile. At once when the
 /// Service is not the agent's (the test seam's ExternalName), or when its
-/// EndpointSlices cannot be read (said at debug level: then the APIServices'
-/// own wait for Available covers it).
+/// EndpointSlices may not be read (said at debug level: then the
+/// APIServices' own wait for Available covers it); other failures to read
+/// them are tried again (the caller bounds the wait).
 pub(super) async fn endpoints_ready(client: &kube::Client, plan: &Plan, spinner: &Progress) {
     if plan.backend() != crate::register::apiservice::Backend::Agent {
         return;
@@ -68,9 +69,12 @@ pub(super) async fn endpoints_ready(client: &kube::Client, plan: &Plan, spinner:
         match slices.list(&selector).await {
             Ok(list) if has_ready_endpoint(&list.items) => return,
             Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 403 => {
+                tracing::debug!(message = %status.message, "may not list the agent Service's EndpointSlices");
+                return;
+            }
             Err(err) => {
                 tracing::debug!(error = %err, "list the agent Service's EndpointSlices");
-                return;
             }
         }
         tokio::time::sleep(Duration::from_millis(250)).await;

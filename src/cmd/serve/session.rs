@@ -245,6 +245,19 @@ pub(super) async fn serve_session(
                 ));
             }
         }
+        // Reaped meanwhile (a laptop asleep longer than the Lease): its
+        // Service is gone, and APIServices switched to it would answer
+        // nothing.
+        if *renewer.state().borrow() == RenewState::Lost {
+            return Err(CliError::other(
+                "the session ended",
+                format!(
+                    "the session Lease {}/{} is gone: the session was reaped while its agent started",
+                    plan.namespace,
+                    session::lease_name(&plan.id)
+                ),
+            ));
+        }
         spinner.set_message("registering the APIServices");
         registrar
             .switch(&plan, &registered)

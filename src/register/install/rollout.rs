@@ -60,8 +60,9 @@ pub enum RolloutError {
 }
 
 /// Judges `deployment`: available once the controller has seen its current
-/// generation and a pod of it is available (one is enough for the
-/// APIServices to answer).
+/// generation and a pod of it — not an old one still serving during a
+/// rolling update — is available (one is enough for the APIServices to
+/// answer); failed only then, if its progress deadline passed.
 pub fn judge(deployment: &Deployment) -> Rollout {
     let generation = deployment.metadata.generation.unwrap_or(0);
     let status = deployment.status.clone().unwrap_or_default();
@@ -70,6 +71,17 @@ pub fn judge(deployment: &Deployment) -> Rollout {
         .as_ref()
         .and_then(|s| s.replicas)
         .unwrap_or(1);
+    if status.observed_generation.unwrap_or(0) < generation {
+        return Rollout::Waiting("its controller has not seen it yet".to_owned());
+    }
+    let updated = status.updated_replicas.unwrap_or(0);
+    let available = status.available_replicas.unwrap_or(0);
+    // Old pods count as available at most: what is left is updated.
+    let old = status.replicas.unwrap_or(0).saturating_sub(updated);
+    let updated_available = available.saturating_sub(old).min(updated);
+    if updated_available >= 1 {
+        return Rollout::Available;
+    }
     if let Some(stalled) = status.conditions.iter().flatten().find(|c| {
         c.type_ == "Progressing"
             && c.status == "False"
@@ -80,15 +92,9 @@ pub fn judge(deployment: &Deployment) -> Rollout {
             stalled.message.as_deref().unwrap_or_default()
         ));
     }
-    if status.observed_generation.unwrap_or(0) < generation {
-        return Rollout::Waiting("its controller has not seen it yet".to_owned());
-    }
-    let updated = status.updated_replicas.unwrap_or(0);
-    let available = status.available_replicas.unwrap_or(0);
-    if updated >= 1 && available >= 1 {
-        return Rollout::Available;
-    }
-    Rollout::Waiting(format!("{available} of {wanted} replicas available"))
+    Rollout::Waiting(format!(
+        "{updated_available} of {wanted} updated replicas available"
+    ))
 }
 
 /// Waits (up to `limit`; `None`: no limit) until the install's Deployment
@@ -164,34 +170,69 @@ mod tests {
 
     #[test]
     fn one_available_pod_of_the_current_generation_is_enough() {
+        let judged = |generation, status| judge(&deployment(generation, status));
         assert_eq!(
-            judge(&deployment(
+            judged(
                 2,
-                serde_json::json!({"observedGeneration": 1,
+                serde_json::json!({"observedGeneration": 1, "replicas": 2,
                 "updatedReplicas": 2, "availableReplicas": 2})
-            )),
+            ),
             Rollout::Waiting("its controller has not seen it yet".into())
         );
         assert_eq!(
-            judge(&deployment(
+            judged(
                 1,
-                serde_json::json!({"observedGeneration": 1, "updatedReplicas": 2})
-            )),
-            Rollout::Waiting("0 of 2 replicas available".into())
+                serde_json::json!({"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2})
+            ),
+            Rollout::Waiting("0 of 2 updated replicas available".into())
         );
         assert_eq!(
-            judge(&deployment(
+            judged(
                 1,
-                serde_json::json!({"observedGeneration": 1,
+                serde_json::json!({"observedGeneration": 1, "replicas": 2,
                 "updatedReplicas": 2, "availableReplicas": 1})
-            )),
+            ),
+            Rollout::Available
+        );
+        // A rolling update: the two available pods are the old ones.
+        assert_eq!(
+            judged(
+                2,
+                serde_json::json!({"observedGeneration": 2, "replicas": 3,
+                "updatedReplicas": 1, "availableReplicas": 2})
+            ),
+            Rollout::Waiting("0 of 2 updated replicas available".into())
+        );
+        assert_eq!(
+            judged(
+                2,
+                serde_json::json!({"observedGeneration": 2, "replicas": 3,
+                "updatedReplicas": 1, "availableReplicas": 3})
+            ),
+            Rollout::Available
+        );
+        let stalled = serde_json::json!([{"type": "Progressing", "status": "False",
+            "reason": "ProgressDeadlineExceeded",
+            "message": "ReplicaSet \"kubectl-cozy-5d\" has timed out progressing."}]);
+        // A pod available beats a stalled rollout of the others; a stale
+        // status (not yet observed) is waited out.
+        assert_eq!(
+            judged(
+                1,
+                serde_json::json!({"observedGeneration": 1, "replicas": 2,
+                "updatedReplicas": 2, "availableReplicas": 1, "conditions": stalled})
+            ),
             Rollout::Available
         );
         assert_eq!(
-            judge(&deployment(1, serde_json::json!({"observedGeneration": 1,
-                "conditions": [{"type": "Progressing", "status": "False",
-                    "reason": "ProgressDeadlineExceeded",
-                    "message": "ReplicaSet \"kubectl-cozy-5d\" has timed out progressing."}]}))),
+            judged(
+                3,
+                serde_json::json!({"observedGeneration": 2, "conditions": stalled})
+            ),
+            Rollout::Waiting("its controller has not seen it yet".into())
+        );
+        assert_eq!(
+            judged(1, serde_json::json!({"observedGeneration": 1, "conditions": stalled})),
             Rollout::Failed(
                 "ProgressDeadlineExceeded (ReplicaSet \"kubectl-cozy-5d\" has timed out progressing.)"
                     .into()

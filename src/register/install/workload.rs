@@ -49,6 +49,11 @@ pub const CONTAINER: &str = "server";
 /// The pod-template annotation with the generated serving certificate's
 /// digest (a new certificate rolls the pods).
 pub const CERT_DIGEST_ANNOTATION: &str = "kubectl-cozy.io/serving-cert-sha256";
+/// The pod-template annotation listing the served group/versions: a new
+/// one rolls the pods, so that `install --apply` registers its APIService
+/// once a pod that read it answers (changes within the served groups are
+/// reloaded by the running pods without a restart).
+pub const SERVED_ANNOTATION: &str = "kubectl-cozy.io/served";
 
 /// The server pods' labels (the Deployment's, Service's and
 /// PodDisruptionBudget's selector).
@@ -207,14 +212,20 @@ pub fn deployment(spec: &InstallSpec) -> Deployment {
         ]),
         ..Container::default()
     };
-    let annotations = match &spec.certificates {
-        Certificates::Generated(g) => {
-            let digest = Sha256::digest(g.serving.cert_pem.as_bytes());
-            let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-            Some(BTreeMap::from([(CERT_DIGEST_ANNOTATION.to_owned(), hex)]))
-        }
-        Certificates::CertManager => None,
-    };
+    let mut annotations = BTreeMap::from([(
+        SERVED_ANNOTATION.to_owned(),
+        spec.served()
+            .iter()
+            .map(|gv| format!("{}/{}", gv.group, gv.version))
+            .collect::<Vec<_>>()
+            .join(","),
+    )]);
+    if let Certificates::Generated(g) = &spec.certificates {
+        let digest = Sha256::digest(g.serving.cert_pem.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        annotations.insert(CERT_DIGEST_ANNOTATION.to_owned(), hex);
+    }
+    let annotations = Some(annotations);
     let mut template_labels = labels();
     template_labels.extend(pod_labels());
     Deployment {
@@ -337,6 +348,14 @@ mod tests {
             tls::SERVING_SECRET
         );
         assert_eq!(pod["volumes"][1]["configMap"]["name"], kinds::CONFIG_MAP);
+        // A new group/version rolls the pods.
+        let served = d["spec"]["template"]["metadata"]["annotations"][SERVED_ANNOTATION]
+            .as_str()
+            .unwrap();
+        assert!(
+            !served.is_empty() && served.split(',').all(|gv| gv.contains('/')),
+            "{served}"
+        );
         assert_eq!(
             d["spec"]["template"]["metadata"]["annotations"][CERT_DIGEST_ANNOTATION]
                 .as_str()
