@@ -624,26 +624,27 @@ fn group_block(number: usize, members: &[&Finding]) -> String {
     }
     let blocks: Vec<String> = members.iter().map(|f| f.subject.name.clone()).collect();
     out.push_str(&blocks_line(&blocks));
-    if !first.caused_by.is_empty() {
-        let _ = writeln!(out, "   cause:    {}", first.caused_by.join(", "));
+    finding_tail(&mut out, first);
+    out
+}
+
+/// A finding's last lines: cause, hint, fix.
+fn finding_tail(out: &mut String, f: &Finding) {
+    if !f.caused_by.is_empty() {
+        let _ = writeln!(out, "   cause:    {}", f.caused_by.join(", "));
     }
-    if let Some(hint) = &first.hint {
+    if let Some(hint) = &f.hint {
         let _ = writeln!(out, "   hint:     {hint}");
     }
-    if let Some(r) = &first.remedy {
+    if let Some(r) = &f.remedy {
         let _ = writeln!(out, "   fix:      {}", r.command);
-        let _ = writeln!(
-            out,
-            "             {}{}",
-            r.description,
-            if r.automatic {
-                " [planned by --fix]"
-            } else {
-                ""
-            }
-        );
+        let automatic = if r.automatic {
+            " [planned by --fix]"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "             {}{automatic}", r.description);
     }
-    out
 }
 
 /// One finding: what, why, evidence, owner, blocks, cause, fix.
@@ -668,25 +669,7 @@ fn finding_block(number: usize, f: &Finding) -> String {
     if !f.blocks.is_empty() {
         out.push_str(&blocks_line(&f.blocks));
     }
-    if !f.caused_by.is_empty() {
-        let _ = writeln!(out, "   cause:    {}", f.caused_by.join(", "));
-    }
-    if let Some(hint) = &f.hint {
-        let _ = writeln!(out, "   hint:     {hint}");
-    }
-    if let Some(r) = &f.remedy {
-        let _ = writeln!(out, "   fix:      {}", r.command);
-        let _ = writeln!(
-            out,
-            "             {}{}",
-            r.description,
-            if r.automatic {
-                " [planned by --fix]"
-            } else {
-                ""
-            }
-        );
-    }
+    finding_tail(&mut out, f);
     out
 }
 
