@@ -721,6 +721,10 @@ pub struct Remedy {
     pub automatic: bool,
 }
 
+/// What the `unchecked` entry of an [`AfterFix`] says when the diagnosis
+/// after the fix failed (its reason is the error).
+pub const DIAGNOSIS_AFTER: &str = "the diagnosis after the fix";
+
 /// Something doctor could not check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -919,7 +919,7 @@ pub fn results(fix: &FixReport) -> String {
         if let Some(failed) = after
             .unchecked
             .iter()
-            .find(|u| u.what == super::fix::DIAGNOSIS_AFTER)
+            .find(|u| u.what == super::findings::DIAGNOSIS_AFTER)
         {
             // Nothing was read afterwards: no table, no verdict on it.
             let _ = writeln!(

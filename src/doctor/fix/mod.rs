@@ -54,10 +54,6 @@ use actions::{apply_one, finalize_namespace, result};
 pub use confirm::{Confirmer, confirm};
 pub use plan::{fixes_by_finding, plan};
 
-/// What the `unchecked` entry of an [`AfterFix`] says when the diagnosis
-/// after the fix failed (its reason is the error).
-pub const DIAGNOSIS_AFTER: &str = "the diagnosis after the fix";
-
 /// How `--fix` behaves.
 #[derive(Debug, Clone)]
 pub struct FixOptions {
@@ -184,7 +180,7 @@ pub async fn apply(
                 namespaces: Vec::new(),
                 findings: Vec::new(),
                 unchecked: vec![super::findings::Unchecked {
-                    what: DIAGNOSIS_AFTER.into(),
+                    what: super::findings::DIAGNOSIS_AFTER.into(),
                     reason: error_chain(&err),
                     status: None,
                 }],
