@@ -808,9 +808,12 @@ impl Apps<'_> {
     /// The 422 of an app that cannot be stored as a HelmRelease.
     fn convert_error(&self, name: &str, err: ConvertError) -> ApiError {
         let (field, detail, value) = match &err {
-            ConvertError::NameTooLong { max, .. } => (
+            ConvertError::NameTooLong { max, release, .. } => (
                 "metadata.name".to_owned(),
-                format!("must be no more than {max} characters"),
+                format!(
+                    "must be no more than {max} characters (it names the HelmRelease {release:?}, and Helm's release names are at most {} characters)",
+                    crate::kinds::definition::HELM_RELEASE_NAME_MAX
+                ),
                 Some(json!(name)),
             ),
             ConvertError::Invalid { field, message } => (field.clone(), message.clone(), None),

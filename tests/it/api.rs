@@ -794,6 +794,25 @@ async fn an_oversized_body_closes_the_connection_and_the_next_request_works() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
 }
 
+/// An app name too long for its HelmRelease is refused with the reason: the
+/// release name it makes and Helm's limit.
+#[tokio::test]
+async fn a_name_too_long_for_its_release_says_why() {
+    let s = local().await;
+    let name = "a".repeat(60);
+    let body = json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+                      "metadata": {"name": name}, "spec": {}});
+    let r = s.call(Method::POST, PG, &[], Some(body)).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    let message = r.body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("metadata.name: Invalid value")
+            && message.contains("(it names the HelmRelease \"postgres-aaa")
+            && message.contains("Helm's release names are at most 53 characters"),
+        "{message}"
+    );
+}
+
 #[tokio::test]
 async fn invalid_object_metadata_is_refused_like_kube_apiserver() {
     let s = local().await;
