@@ -588,6 +588,14 @@ items:
             true,
         ),
         // Refused by both.
+        (
+            r#"{rule: "true", messageExpression: "'count is ' + string(self.count)"}"#,
+            false,
+        ),
+        (
+            r#"{rule: "self.count <= 5", messageExpression: "'count exceeds ' + string(5)"}"#,
+            false,
+        ),
         (r#"{rule: "self.backup.size"}"#, false),
         (r#"{rule: "self.enabled == 'yes'"}"#, false),
         (r#"{rule: "self.count.foo == 1"}"#, false),

@@ -39,6 +39,10 @@ trait Sizes: Clone {
     fn unknown(&self) -> Self;
     /// A value of a known size (a literal).
     fn fixed(&self, size: u64) -> Self;
+    /// A value whose size the estimate cannot bound at all: a conversion's
+    /// result (`string(self.count)`), which cel-go's estimator gives no
+    /// size, so that joining it to another string costs without end.
+    fn unbounded(&self) -> Self;
 }
 
 /// Sizes the schema allows.
@@ -80,6 +84,9 @@ impl<S: Shape> Sizes for Bounds<S> {
     }
     fn fixed(&self, size: u64) -> Self {
         Bounds::Fixed(size)
+    }
+    fn unbounded(&self) -> Self {
+        Bounds::Fixed(u64::MAX)
     }
 }
 
@@ -148,6 +155,10 @@ impl Sizes for Actual<'_> {
             fixed: None,
             whole: self.whole,
         }
+    }
+    // What a request's own values cost is measured, not estimated.
+    fn unbounded(&self) -> Self {
+        self.unknown()
     }
     fn fixed(&self, size: u64) -> Self {
         Actual {
@@ -288,6 +299,7 @@ fn cost<'e, Z: Sizes>(e: &'e IdedExpr, root: &Z, scope: &mut Vec<(&'e str, Z)>) 
             let result = match name {
                 // Concatenation: as long as both together.
                 "_+_" => root.fixed(size(0).saturating_add(size(1))),
+                "string" => root.unbounded(),
                 "_[_]" => match call.args.get(1).map(|a| &a.expr) {
                     Some(Expr::Literal(LiteralValue::String(k))) => sizes[0].field(k),
                     _ => sizes.first().map_or_else(|| root.unknown(), Sizes::items),

@@ -136,18 +136,23 @@ fn optional_old_self_runs_on_create_too() {
 fn message_expression_reason_and_field_path() {
     let s = schema_with(
         json!([{"rule": "self.min <= self.max",
-                "messageExpression": "'min (' + string(self.min) + ') exceeds max (' + string(self.max) + ')'",
+                "messageExpression": "'min of ' + self.label + ' exceeds max'",
                 "fieldPath": ".min", "reason": "FieldValueForbidden"},
                {"rule": "has(self.name)", "reason": "FieldValueRequired", "fieldPath": ".name",
                 "message": "name is required"},
                {"rule": "self.tags.size() == 0", "reason": "FieldValueDuplicate", "fieldPath": "['tags']"}]),
         json!({"min": {"type": "integer"}, "max": {"type": "integer"}, "name": {"type": "string"},
+               "label": {"type": "string", "maxLength": 8},
                "tags": {"type": "array", "items": {"type": "string"}}}),
     );
     assert_eq!(
-        run(&s, json!({"min": 5, "max": 3, "tags": ["a"]}), None),
+        run(
+            &s,
+            json!({"min": 5, "max": 3, "label": "web", "tags": ["a"]}),
+            None
+        ),
         [
-            "spec.min: Forbidden: min (5) exceeds max (3)",
+            "spec.min: Forbidden: min of web exceeds max",
             "spec.name: Required value: name is required",
             "spec.tags: Duplicate value",
         ]
