@@ -245,6 +245,12 @@ fn parse_text(
                 }
                 Err(why) => problems.push(format!("{here}: {why}")),
             },
+            Format::Other => loaded.warnings.push(format!(
+                "{here}: skipped {} {}: not a kind definition (kind definitions have no apiVersion; Cozystack's \
+                 ApplicationDefinitions are cozystack.io/v1alpha1)",
+                document["apiVersion"].as_str().unwrap_or_default(),
+                document["kind"].as_str().unwrap_or_default()
+            )),
             Format::Own => {
                 // Parsed again into the typed form so errors carry exact lines.
                 let definition = match serde_saphyr::from_str::<KindDefinition>(doc_text) {
@@ -322,6 +328,9 @@ enum Format {
     ApplicationDefinition,
     List,
     LegacyConfig,
+    /// Another Kubernetes object (a `Kustomization` beside the kinds in a
+    /// GitOps repository): skipped, with a warning.
+    Other,
 }
 
 fn classify(document: &Value) -> Format {
@@ -347,6 +356,15 @@ fn classify(document: &Value) -> Format {
         && document.get("kind").is_none()
     {
         Format::LegacyConfig
+    } else if !api_version.is_empty()
+        && !kind.is_empty()
+        && !["openAPISchema", "release", "plural"]
+            .iter()
+            .any(|k| document.get(*k).is_some())
+    {
+        // (One with our fields is ours, and its apiVersion is refused
+        // with its line.)
+        Format::Other
     } else {
         Format::Own
     }
@@ -604,6 +622,23 @@ mod tests {
 
         let empty_list = dir.path().join("empty.yaml");
         std::fs::write(&empty_list, "apiVersion: v1\nkind: List\nitems: []\n").unwrap();
+        // Another object beside the kinds (a GitOps repository's
+        // Kustomization) is skipped, said; a kind definition that carries an
+        // apiVersion is still refused.
+        let other = load_text(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [a.yaml]\n",
+            "kustomization.yaml",
+        )
+        .unwrap();
+        assert!(other.kinds.is_empty());
+        assert_eq!(
+            other.warnings,
+            [
+                "kustomization.yaml:1: skipped kustomize.config.k8s.io/v1beta1 Kustomization: not a kind definition \
+              (kind definitions have no apiVersion; Cozystack's ApplicationDefinitions are cozystack.io/v1alpha1)"
+            ]
+        );
+        assert!(load_text(&format!("apiVersion: v1\n{TWO}"), "pg.yaml").is_err());
         let err = load_path(&empty_list).unwrap_err().to_string();
         assert_eq!(
             err,
