@@ -476,6 +476,16 @@ impl EmbeddedStore {
         namespace_store::list(&self.lock().conn)
     }
 
+    /// Every namespace and the resourceVersion of the namespaces' latest
+    /// change (a removal included), read together.
+    pub fn namespaces_at(&self) -> Result<(Vec<Value>, u64), StoreError> {
+        let inner = self.lock();
+        Ok((
+            namespace_store::list(&inner.conn)?,
+            namespace_store::revision(&inner.conn)?,
+        ))
+    }
+
     /// A receiver told of every stored change of a namespace (created,
     /// updated, marked Terminating, removed) from now on.
     pub fn namespace_changes(&self) -> tokio::sync::watch::Receiver<()> {

@@ -113,16 +113,34 @@ pub fn keep_client_metadata(
     }
 }
 
-/// Stores `namespace` with the next namespace resourceVersion.
-fn insert(conn: &Connection, mut namespace: Value) -> Result<Value, StoreError> {
-    let revision: i64 = conn
+/// The next namespace resourceVersion (every change of a namespace, its
+/// removal too, has one of its own).
+fn bump(conn: &Connection) -> Result<i64, StoreError> {
+    conn.query_row(
+        "INSERT INTO meta (key, value) VALUES ('namespace_revision', 1)
+         ON CONFLICT(key) DO UPDATE SET value = value + 1 RETURNING value",
+        [],
+        |r| r.get(0),
+    )
+    .map_err(internal)
+}
+
+/// The resourceVersion of the namespaces' latest change (a list's).
+pub(super) fn revision(conn: &Connection) -> Result<u64, StoreError> {
+    let value: Option<i64> = conn
         .query_row(
-            "INSERT INTO meta (key, value) VALUES ('namespace_revision', 1)
-             ON CONFLICT(key) DO UPDATE SET value = value + 1 RETURNING value",
+            "SELECT value FROM meta WHERE key = 'namespace_revision'",
             [],
             |r| r.get(0),
         )
+        .optional()
         .map_err(internal)?;
+    Ok(value.and_then(|v| u64::try_from(v).ok()).unwrap_or(0))
+}
+
+/// Stores `namespace` with the next namespace resourceVersion.
+fn insert(conn: &Connection, mut namespace: Value) -> Result<Value, StoreError> {
+    let revision = bump(conn)?;
     namespace["metadata"]["resourceVersion"] = json!(revision.to_string());
     let name = namespace["metadata"]["name"]
         .as_str()
@@ -259,6 +277,7 @@ pub(super) fn finish(conn: &Connection, name: &str) -> Result<bool, StoreError> 
     }
     conn.execute("DELETE FROM namespaces WHERE name = ?1", [name])
         .map_err(internal)?;
+    bump(conn)?;
     Ok(true)
 }
 

@@ -115,11 +115,11 @@ pub(crate) async fn handle(
     let include = query.get("includeObject").map(String::as_str);
     match (req.verb, req.name.as_deref()) {
         (Verb::List, None) => {
-            let mut items = store.namespaces().map_err(store_error)?;
+            let items = store.namespaces().map_err(store_error)?;
             for ns in &items {
                 finish_if_terminating(store, ns);
             }
-            items = store.namespaces().map_err(store_error)?;
+            let (mut items, revision) = store.namespaces_at().map_err(store_error)?;
             if let Some(selector) = query.get("fieldSelector").filter(|s| !s.is_empty()) {
                 let selector = FieldSelector::parse(selector).map_err(ApiError::bad_request)?;
                 if let Some(name) = selector.exact_name() {
@@ -133,7 +133,9 @@ pub(crate) async fn handle(
                 });
             }
             let refs: Vec<&Value> = items.iter().collect();
-            let list_meta = json!({"resourceVersion": "0"});
+            // The list's resourceVersion, from which a watch (`kubectl get
+            // ns -w`) goes on without repeating what the list said.
+            let list_meta = json!({"resourceVersion": revision.to_string()});
             Ok(match negotiate::negotiate(accept, include, true)? {
                 Representation::Table { include_object } => {
                     response::json(StatusCode::OK, &namespace_table(&refs, include_object))

@@ -2,12 +2,15 @@
 //! wait of `kubectl delete ns`): the store is read again whenever it tells
 //! of a namespace change ([`EmbeddedStore::namespace_changes`]), and what
 //! changed since the last read is sent — ADDED, MODIFIED, DELETED (with the
-//! namespace as last seen) — as newline-delimited JSON events, plain, as
-//! Table rows or as PartialObjectMetadata. A watch from no resourceVersion
-//! or `0` starts with an ADDED event per namespace, one from a
-//! resourceVersion with the namespaces changed after it (namespaces deleted
-//! in between are not told); `sendInitialEvents=true` ends the initial
-//! events with a bookmark annotated `k8s.io/initial-events-end`. Field
+//! namespace as last seen, at the resourceVersion of its removal) — as
+//! newline-delimited JSON events, plain, as Table rows or as
+//! PartialObjectMetadata. A watch from no resourceVersion or `0` starts with
+//! an ADDED event per namespace; one from a resourceVersion (a list's, which
+//! is the namespaces' latest change) with the namespaces changed after it,
+//! in resourceVersion order (as ADDED; namespaces removed in between are not
+//! told: the store keeps no history of namespaces);
+//! `sendInitialEvents=true` ends the initial events with a bookmark
+//! annotated `k8s.io/initial-events-end`. Field
 //! (`metadata.name`) and label selectors apply. The watch ends after
 //! `timeoutSeconds`, when the client leaves, or when the server stops.
 
@@ -80,7 +83,7 @@ pub(super) fn watch(
     let filter = Filter { only, labels };
     // Subscribed before the first read: a change made after it is told.
     let mut changes = store.namespace_changes();
-    let first = filter.read(store)?;
+    let (first, current) = filter.read(store)?;
     let (tx, rx) = mpsc::unbounded::<Bytes>();
     let mut stream = Stream {
         tx,
@@ -90,6 +93,8 @@ pub(super) fn watch(
     let store = store.clone();
     tokio::spawn(async move {
         let mut known = BTreeMap::new();
+        let mut first = first;
+        first.sort_by_key(revision);
         for ns in first {
             let changed_after = from.is_none_or(|from| revision(&ns) > from);
             if (changed_after || send_initial) && !stream.send("ADDED", &ns) {
@@ -98,8 +103,7 @@ pub(super) fn watch(
             known.insert(name_of(&ns), ns);
         }
         if send_initial {
-            let latest = known.values().map(revision).max().unwrap_or(0);
-            if !stream.bookmark(latest) {
+            if !stream.bookmark(current) {
                 return;
             }
         }
@@ -125,7 +129,9 @@ pub(super) fn watch(
             if stream.tx.is_closed() {
                 return;
             }
-            let Ok(now) = filter.read(&store) else { return };
+            let Ok((now, now_revision)) = filter.read(&store) else {
+                return;
+            };
             let mut seen = BTreeMap::new();
             for ns in now {
                 let key = name_of(&ns);
@@ -142,7 +148,14 @@ pub(super) fn watch(
                 seen.insert(key, ns);
             }
             for (key, gone) in &known {
-                if !seen.contains_key(key) && !stream.send("DELETED", gone) {
+                if seen.contains_key(key) {
+                    continue;
+                }
+                // As last seen, at the resourceVersion of its removal (or
+                // later), not of its last change.
+                let mut gone = gone.clone();
+                gone["metadata"]["resourceVersion"] = json!(now_revision.to_string());
+                if !stream.send("DELETED", &gone) {
                     return;
                 }
             }
@@ -159,15 +172,16 @@ struct Filter {
 }
 
 impl Filter {
-    fn read(&self, store: &EmbeddedStore) -> Result<Vec<Value>, ApiError> {
-        let mut items = store.namespaces().map_err(store_error)?;
+    /// The namespaces it sees, and the namespaces' latest resourceVersion.
+    fn read(&self, store: &EmbeddedStore) -> Result<(Vec<Value>, u64), ApiError> {
+        let (mut items, revision) = store.namespaces_at().map_err(store_error)?;
         items.retain(|ns| {
             self.only.as_deref().is_none_or(|n| name_of(ns) == n)
                 && self.labels.as_ref().is_none_or(|s| {
                     s.matches(ns.pointer("/metadata/labels").and_then(Value::as_object))
                 })
         });
-        Ok(items)
+        Ok((items, revision))
     }
 }
 
