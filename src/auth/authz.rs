@@ -367,6 +367,11 @@ impl Authorizer {
         }
     }
 
+    /// Whether it allows `system:masters` only (a standalone server's).
+    pub fn is_masters_only(&self) -> bool {
+        self.reviewer.is_none()
+    }
+
     /// `Ok(())` to proceed, or the Status to answer (403, or 500 when the
     /// review could not be made).
     pub async fn authorize(&self, attributes: &Attributes) -> Result<(), ApiError> {

@@ -25,6 +25,7 @@
 pub(crate) mod authn;
 pub(crate) mod authz;
 pub mod config;
+mod impersonation;
 pub mod review;
 pub(crate) mod tls;
 mod ttl_cache;
@@ -215,6 +216,21 @@ impl Auth {
                 tracing::debug!(path, "authentication failed: {e}");
                 return Err(ApiError::unauthorized("Unauthorized"));
             }
+        };
+        let user = match impersonation::requested(headers)? {
+            None => user,
+            Some(target) if !authorizer.is_masters_only() => {
+                return Err(ApiError::new(
+                    403,
+                    "Forbidden",
+                    format!(
+                        "users {:?} is forbidden: impersonation is not served here; send the request through kube-apiserver, which applies it",
+                        target.name
+                    ),
+                ));
+            }
+            Some(target) if user.groups.iter().any(|g| g == MASTERS_GROUP) => Arc::new(target),
+            Some(target) => return Err(impersonation::forbidden(&user, &target)),
         };
         let attributes = authz::Attributes::of(&user, method, path, query, route);
         match authorizer.authorize(&attributes).await {

@@ -135,6 +135,38 @@ fn kubectl_auth_asks_a_standalone_server() {
     let groups = whoami["status"]["userInfo"]["groups"].to_string();
     assert!(groups.contains("system:masters"), "{whoami}");
 
+    // Impersonation, as kube-apiserver serves it to system:masters: the
+    // request is the impersonated user's, and bob may do nothing here.
+    let whoami = ok(&server.kubectl(&["auth", "whoami", "--as=bob", "-o", "json"]));
+    let whoami: serde_json::Value = serde_json::from_str(&whoami).unwrap();
+    assert_eq!(whoami["status"]["userInfo"]["username"], "bob", "{whoami}");
+    let can = server.kubectl(&["auth", "can-i", "create", "postgreses", "--as=bob"]);
+    assert!(
+        text(&can.stdout).starts_with("no - "),
+        "{}{}",
+        text(&can.stdout),
+        text(&can.stderr)
+    );
+    let refused = server.kubectl(&["get", "postgreses", "--as=bob"]);
+    assert!(
+        !refused.status.success()
+            && text(&refused.stderr).contains("User \"bob\" cannot list resource \"postgreses\""),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert_eq!(
+        ok(&server.kubectl(&[
+            "auth",
+            "can-i",
+            "create",
+            "postgreses",
+            "--as=bob",
+            "--as-group=system:masters"
+        ]))
+        .trim(),
+        "yes"
+    );
+
     // Reviews kube-apiserver refuses are refused alike.
     let plane = plane::plane();
     let mut differ = Vec::new();
