@@ -19,9 +19,13 @@ const GROUP: &str = "impersonate-group";
 const UID: &str = "impersonate-uid";
 const EXTRA_PREFIX: &str = "impersonate-extra-";
 
-/// The user a request asks to act as, if it asks; 400 for groups, a uid or
-/// extras without a user (kube-apiserver's rule).
-pub(super) fn requested(headers: &HeaderMap) -> Result<Option<UserInfo>, ApiError> {
+/// Groups, a uid or extras asked without a user (kube-apiserver's 400).
+pub(super) const WITHOUT_USER: &str =
+    "requested impersonation of groups, a uid or extras without impersonating a user";
+
+/// The user a request asks to act as, if it asks; `Err` for groups, a uid
+/// or extras without a user ([`WITHOUT_USER`]).
+pub(super) fn requested(headers: &HeaderMap) -> Result<Option<UserInfo>, &'static str> {
     let text = |v: &http::HeaderValue| String::from_utf8_lossy(v.as_bytes()).into_owned();
     let name = headers.get(USER).map(text);
     let groups: Vec<String> = headers.get_all(GROUP).iter().map(text).collect();
@@ -37,9 +41,7 @@ pub(super) fn requested(headers: &HeaderMap) -> Result<Option<UserInfo>, ApiErro
         if groups.is_empty() && uid.is_none() && extra.is_empty() {
             return Ok(None);
         }
-        return Err(ApiError::bad_request(
-            "requested impersonation of groups, a uid or extras without impersonating a user",
-        ));
+        return Err(WITHOUT_USER);
     };
     let mut groups = groups;
     if name != ANONYMOUS_USER && !groups.iter().any(|g| g == AUTHENTICATED_GROUP) {
@@ -109,6 +111,6 @@ mod tests {
         assert_eq!(bob.extra["scopes/v1"], ["read"]);
         let mut groups_only = HeaderMap::new();
         groups_only.insert("impersonate-group", "dev".parse().unwrap());
-        assert_eq!(requested(&groups_only).unwrap_err().code, 400);
+        assert_eq!(requested(&groups_only).unwrap_err(), WITHOUT_USER);
     }
 }

@@ -217,7 +217,7 @@ impl Auth {
                 return Err(ApiError::unauthorized("Unauthorized"));
             }
         };
-        let user = match impersonation::requested(headers)? {
+        let user = match impersonation::requested(headers).map_err(ApiError::bad_request)? {
             None => user,
             Some(target) if !authorizer.is_masters_only() => {
                 return Err(ApiError::new(

@@ -102,10 +102,8 @@ pub(super) fn watch(
             }
             known.insert(name_of(&ns), ns);
         }
-        if send_initial {
-            if !stream.bookmark(current) {
-                return;
-            }
+        if send_initial && !stream.bookmark(current) {
+            return;
         }
         let deadline = tokio::time::sleep(timeout);
         tokio::pin!(deadline);
