@@ -794,6 +794,42 @@ async fn an_oversized_body_closes_the_connection_and_the_next_request_works() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
 }
 
+/// A create whose body carries a resourceVersion (`kubectl create -f` of a
+/// saved `get -o yaml`) is accepted, the resourceVersion ignored, as
+/// kube-apiserver accepts it for a custom resource (a HelmRelease on the test
+/// plane: checked, since older kube-apiservers refused it).
+#[tokio::test]
+async fn a_create_with_a_resource_version_is_accepted_like_kube_apiserver() {
+    let s = local().await;
+    let body = json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+                      "metadata": {"name": "rv1", "resourceVersion": "123"}, "spec": {}});
+    let ours = s.call(Method::POST, PG, &[], Some(body)).await;
+    assert_eq!(ours.status, StatusCode::CREATED, "{}", ours.body);
+    assert_ne!(
+        ours.body["metadata"]["resourceVersion"], "123",
+        "{}",
+        ours.body
+    );
+    let plane = crate::support::plane::plane();
+    let ns = plane.namespace("rv-create").await;
+    let theirs = plane.kubectl_stdin(
+        &["create", "-o", "json", "-f", "-"],
+        &format!(
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {{name: rv1, namespace: {ns}, resourceVersion: \"123\"}}\n\
+             spec: {{interval: 5m, chart: {{spec: {{chart: c, sourceRef: {{kind: HelmRepository, name: r}}}}}}}}\n"
+        ),
+    );
+    assert!(
+        theirs.status.success(),
+        "{}",
+        String::from_utf8_lossy(&theirs.stderr)
+    );
+    let _ = plane
+        .kubectl()
+        .args(["delete", "namespace", &ns, "--wait=false"])
+        .output();
+}
+
 /// An app name too long for its HelmRelease is refused with the reason: the
 /// release name it makes and Helm's limit.
 #[tokio::test]
