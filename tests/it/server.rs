@@ -1359,6 +1359,19 @@ fn standalone_namespaces_take_apply_patch_and_delete_of_manifests() {
         text(&watched.stdout),
         text(&watched.stderr)
     );
+    // A field selector's every term applies (`!=` too).
+    let others = ok(&server.kubectl(&[
+        "get",
+        "ns",
+        "--field-selector",
+        "metadata.name!=default",
+        "-o",
+        "name",
+    ]));
+    assert!(
+        others.contains("namespace/team-y") && !others.contains("namespace/default\n"),
+        "{others}"
+    );
     // A watch of all namespaces goes on from the list's resourceVersion:
     // each namespace is printed once, not again as the watch starts.
     let mut watch_all = Command::new(plane::binaries().expect("binaries").join("kubectl"))

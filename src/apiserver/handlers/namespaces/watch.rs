@@ -80,7 +80,11 @@ pub(super) fn watch(
         Some(t) if t > 0 => Duration::from_secs(t),
         _ => Duration::from_secs(1800),
     };
-    let filter = Filter { only, labels };
+    let filter = Filter {
+        only,
+        fields: selector,
+        labels,
+    };
     // Subscribed before the first read: a change made after it is told.
     let mut changes = store.namespace_changes();
     let (first, current) = filter.read(store)?;
@@ -166,6 +170,7 @@ pub(super) fn watch(
 /// Which namespaces a watch sees.
 struct Filter {
     only: Option<String>,
+    fields: FieldSelector,
     labels: Option<LabelSelector>,
 }
 
@@ -175,6 +180,7 @@ impl Filter {
         let (mut items, revision) = store.namespaces_at().map_err(store_error)?;
         items.retain(|ns| {
             self.only.as_deref().is_none_or(|n| name_of(ns) == n)
+                && self.fields.matches(&name_of(ns), "")
                 && self.labels.as_ref().is_none_or(|s| {
                     s.matches(ns.pointer("/metadata/labels").and_then(Value::as_object))
                 })
