@@ -512,6 +512,25 @@ async fn delete_objects(
     Ok(ExitStatus::Success)
 }
 
+/// Server-side applies `objects` (each with its previewed change) and says
+/// each one that changes, as `Kind ns/name created|changed`.
+async fn apply_and_say(
+    client: &kube::Client,
+    objects: &[(&serde_json::Value, &apply::Change)],
+    field_manager: &str,
+) -> Result<(), CliError> {
+    let values: Vec<serde_json::Value> = objects.iter().map(|(o, _)| (*o).clone()).collect();
+    let applied = apply::apply(client, &values, field_manager, false)
+        .await
+        .map_err(|e| CliError::other("apply", e))?;
+    for ((_, change), name) in objects.iter().zip(&applied) {
+        if change.changes() {
+            eprintln!("{name} {}", change.verb());
+        }
+    }
+    Ok(())
+}
+
 /// `--apply`: the diff, the question, the server-side apply.
 async fn apply_objects(
     args: &InstallArgs,
@@ -569,19 +588,7 @@ async fn apply_objects(
         .iter()
         .zip(&changes)
         .partition(|(object, change)| object["kind"] == "APIService" && change.verb() == "created");
-    let say_applied = |applied: &[String], changes: &[&apply::Change]| {
-        for (change, name) in changes.iter().zip(applied) {
-            if change.changes() {
-                eprintln!("{name} {}", change.verb());
-            }
-        }
-    };
-    let (now_objects, now_changes): (Vec<serde_json::Value>, Vec<&apply::Change>) =
-        now.into_iter().map(|(o, c)| (o.clone(), c)).unzip();
-    let applied = apply::apply(client, &now_objects, &args.field_manager, false)
-        .await
-        .map_err(|e| CliError::other("apply", e))?;
-    say_applied(&applied, &now_changes);
+    apply_and_say(client, &now, &args.field_manager).await?;
     let names: Vec<String> = spec
         .served()
         .iter()
@@ -624,12 +631,7 @@ async fn apply_objects(
                 )));
             }
         }
-        let (held_objects, held_changes): (Vec<serde_json::Value>, Vec<&apply::Change>) =
-            held.into_iter().map(|(o, c)| (o.clone(), c)).unzip();
-        let applied = apply::apply(client, &held_objects, &args.field_manager, false)
-            .await
-            .map_err(|e| CliError::other("apply", e))?;
-        say_applied(&applied, &held_changes);
+        apply_and_say(client, &held, &args.field_manager).await?;
     }
     eprintln!(
         "Applied: {} created, {} changed, {} unchanged. Follow the rollout and the registration with:\n  \
