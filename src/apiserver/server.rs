@@ -394,8 +394,8 @@ struct Connection {
     unproven: Unproven,
     first_request: tokio::sync::Notify,
     in_flight: std::sync::atomic::AtomicUsize,
-    /// When the last request ended, in milliseconds since `opened`.
-    last_ended_ms: std::sync::atomic::AtomicU64,
+    /// When the last request ended, in microseconds since `opened`.
+    last_ended_us: std::sync::atomic::AtomicU64,
     opened: tokio::time::Instant,
 }
 
@@ -405,7 +405,7 @@ impl Connection {
             unproven,
             first_request: tokio::sync::Notify::new(),
             in_flight: std::sync::atomic::AtomicUsize::new(0),
-            last_ended_ms: std::sync::atomic::AtomicU64::new(0),
+            last_ended_us: std::sync::atomic::AtomicU64::new(0),
             opened: tokio::time::Instant::now(),
         }
     }
@@ -426,7 +426,7 @@ impl Connection {
                 tokio::time::Instant::now() + idle
             } else {
                 let ended =
-                    self.opened + Duration::from_millis(self.last_ended_ms.load(Ordering::Acquire));
+                    self.opened + Duration::from_micros(self.last_ended_us.load(Ordering::Acquire));
                 let wake = ended + idle;
                 if wake <= tokio::time::Instant::now() {
                     return;
@@ -445,8 +445,8 @@ impl Drop for InFlight {
     fn drop(&mut self) {
         use std::sync::atomic::Ordering;
         let connection = &self.0;
-        let ms = connection.opened.elapsed().as_millis() as u64;
-        connection.last_ended_ms.fetch_max(ms, Ordering::AcqRel);
+        let us = connection.opened.elapsed().as_micros() as u64;
+        connection.last_ended_us.fetch_max(us, Ordering::AcqRel);
         connection.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
