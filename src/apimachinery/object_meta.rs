@@ -385,6 +385,42 @@ fn strings(value: Option<&Value>) -> impl Iterator<Item = (&str, &str)> {
         .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()))
 }
 
+/// Kubernetes' own finalizers, which need no domain (`standardFinalizers`).
+const STANDARD_FINALIZERS: [&str; 3] = ["kubernetes", "orphan", "foregroundDeletion"];
+
+/// The warnings kube-apiserver gives a custom resource's write
+/// (apiextensions' `generateWarningsFromObj`): one for each finalizer it
+/// adds (not one `old` already had), sorted and once each, whose name has no
+/// path and is not one of Kubernetes' own. A valid object's names are
+/// qualified names, so only the domain is ever said.
+pub fn finalizer_warnings(
+    new: &Map<String, Value>,
+    old: Option<&Map<String, Value>>,
+) -> Vec<String> {
+    let kept = old
+        .map(|o| strings_list(o.get("finalizers")))
+        .unwrap_or_default();
+    let added: std::collections::BTreeSet<String> = strings_list(new.get("finalizers"))
+        .into_iter()
+        .filter(|f| !kept.contains(f))
+        .collect();
+    added
+        .into_iter()
+        .filter(|f| !f.contains('/') && !STANDARD_FINALIZERS.contains(&f.as_str()))
+        .map(|f| {
+            let domain = if f.contains('.') {
+                "a domain-qualified finalizer name including a path (/)"
+            } else {
+                "a domain-qualified finalizer name"
+            };
+            format!(
+                "metadata.finalizers: {}: prefer {domain} to avoid accidental conflicts with other finalizer writers",
+                crate::golang::quote(&f)
+            )
+        })
+        .collect()
+}
+
 fn strings_list(value: Option<&Value>) -> Vec<String> {
     value
         .and_then(Value::as_array)
@@ -423,6 +459,28 @@ mod tests {
 
     fn messages(errors: &[FieldError]) -> Vec<String> {
         errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn finalizers_a_write_adds_without_a_domain_and_path_are_warned_about_once_in_order() {
+        let new = meta(json!({"finalizers": [
+            "cleanup", "example.com/hold", "kubernetes", "orphan", "foregroundDeletion",
+            "finalizers.fluxcd.io", "cleanup", "b-kept", "Upper"
+        ]}));
+        let old = meta(json!({"finalizers": ["b-kept"]}));
+        assert_eq!(
+            finalizer_warnings(&new, Some(&old)),
+            [
+                r#"metadata.finalizers: "Upper": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"#,
+                r#"metadata.finalizers: "cleanup": prefer a domain-qualified finalizer name to avoid accidental conflicts with other finalizer writers"#,
+                r#"metadata.finalizers: "finalizers.fluxcd.io": prefer a domain-qualified finalizer name including a path (/) to avoid accidental conflicts with other finalizer writers"#,
+            ]
+        );
+        assert_eq!(finalizer_warnings(&new, Some(&new)), Vec::<String>::new());
+        assert_eq!(
+            finalizer_warnings(&meta(json!({})), None),
+            Vec::<String>::new()
+        );
     }
 
     #[test]

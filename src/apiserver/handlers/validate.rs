@@ -112,7 +112,8 @@ impl Refusal {
 /// may not change of `current`, the stored object), unknown fields dropped
 /// everywhere, the spec defaulted and validated (CEL transition rules
 /// against `current` on update); every problem becomes a cause. Returns the
-/// warnings about unknown and duplicate fields.
+/// warnings: about unknown and duplicate fields, then about the finalizers
+/// the write adds.
 pub(super) fn validate(
     call: &Call<'_>,
     app: &mut Value,
@@ -195,7 +196,16 @@ pub(super) fn validate(
     if !errors.is_empty() {
         return Err(invalid(call, &name, errors).into());
     }
-    Ok(problems)
+    // The strategy's warnings follow the decoder's, as kube-apiserver
+    // records them.
+    let mut warnings = problems;
+    if let Some(Value::Object(meta)) = app.get("metadata") {
+        let old = current
+            .and_then(|c| c.get("metadata"))
+            .and_then(Value::as_object);
+        warnings.extend(object_meta::finalizer_warnings(meta, old));
+    }
+    Ok(warnings)
 }
 
 /// The request body's own strict decoding errors, before the object's:

@@ -1678,3 +1678,73 @@ async fn wrongly_typed_metadata_is_refused_like_kube_apiserver() {
     }
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
+
+/// kube-apiserver warns about a finalizer a write adds to a custom resource
+/// unless it is domain-qualified with a path (or one of Kubernetes' own):
+/// on create, on an update and on patches, never about one already there.
+#[tokio::test]
+async fn finalizer_names_are_warned_about_like_kube_apiserver() {
+    let both = Both::new("diff-finalizers").await;
+    let object = |finalizers: Value| {
+        json!({"apiVersion": "APIVERSION", "kind": "Postgres",
+               "metadata": {"name": "held", "finalizers": finalizers}, "spec": {}})
+        .to_string()
+    };
+    let (created, _) = both
+        .agree_but_rv(
+            "create",
+            Method::POST,
+            "",
+            "",
+            JSON,
+            &object(json!([
+                "cleanup",
+                "example.com/hold",
+                "kubernetes",
+                "a.b",
+                "example.com",
+                "cleanup"
+            ])),
+        )
+        .await;
+    assert!(!created.warnings.is_empty(), "{created:?}");
+    let (patched, _) = both
+        .agree_but_rv(
+            "merge patch adding two",
+            Method::PATCH,
+            "/held",
+            "",
+            MERGE,
+            r#"{"metadata":{"finalizers":["cleanup","example.com/hold","zz","orphan"]}}"#,
+        )
+        .await;
+    assert_eq!(patched.warnings.len(), 1, "{patched:?}");
+    both.agree_but_rv(
+        "JSON patch adding one",
+        Method::PATCH,
+        "/held",
+        "",
+        JSON_PATCH,
+        r#"[{"op":"add","path":"/metadata/finalizers/-","value":"Upper"}]"#,
+    )
+    .await;
+    both.agree_but_rv(
+        "apply adding one",
+        Method::PATCH,
+        "/held",
+        "fieldManager=m",
+        APPLY,
+        &json!({"apiVersion": "APIVERSION", "kind": "Postgres",
+                "metadata": {"name": "held", "finalizers": ["applied"]}})
+        .to_string(),
+    )
+    .await;
+    both.send(
+        Method::PATCH,
+        "/held",
+        "",
+        MERGE,
+        r#"{"metadata":{"finalizers":null}}"#,
+    )
+    .await;
+}
