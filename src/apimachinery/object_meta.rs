@@ -113,21 +113,31 @@ pub fn validate(meta: &Map<String, Value>) -> Vec<FieldError> {
     errors
 }
 
-/// `ValidateObjectMetaAccessor` for a Namespace (cluster-scoped, its name
-/// an RFC 1123 label). An empty name is left to the caller.
+/// A Namespace's metadata as kube-apiserver's core `ValidateObjectMeta`
+/// judges it (cluster-scoped, names RFC 1123 labels; then each finalizer
+/// without a path must be one of Kubernetes' own). An empty name is left to
+/// the caller.
 pub fn validate_namespace(meta: &Map<String, Value>) -> Vec<FieldError> {
+    let text = |key: &str| meta.get(key).and_then(Value::as_str).unwrap_or_default();
     let mut errors = Vec::new();
-    let name = meta.get("name").and_then(Value::as_str).unwrap_or_default();
+    let generate_name = text("generateName");
+    if !generate_name.is_empty() {
+        // As `maskTrailingDash`: a prefix may end in a dash.
+        let masked = match generate_name.strip_suffix('-') {
+            Some(rest) if !rest.is_empty() => format!("{rest}a"),
+            _ => generate_name.to_owned(),
+        };
+        for msg in dns1123_label_problems(&masked) {
+            errors.push(invalid("metadata.generateName", json!(generate_name), msg));
+        }
+    }
+    let name = text("name");
     if !name.is_empty() {
         for msg in dns1123_label_problems(name) {
             errors.push(invalid("metadata.name", json!(name), msg));
         }
     }
-    if meta
-        .get("namespace")
-        .and_then(Value::as_str)
-        .is_some_and(|ns| !ns.is_empty())
-    {
+    if !text("namespace").is_empty() {
         errors.push(error(
             "metadata.namespace",
             FieldErrorKind::Forbidden,
@@ -135,9 +145,77 @@ pub fn validate_namespace(meta: &Map<String, Value>) -> Vec<FieldError> {
             "not allowed on this type",
         ));
     }
+    if let Some(generation) = meta.get("generation").and_then(Value::as_i64)
+        && generation < 0
+    {
+        errors.push(invalid(
+            "metadata.generation",
+            json!(generation),
+            "must be greater than or equal to 0".into(),
+        ));
+    }
     errors.extend(validate_labels(strings(meta.get("labels"))));
     errors.extend(validate_annotations(strings(meta.get("annotations"))));
+    if let Some(Value::Array(refs)) = meta.get("ownerReferences") {
+        errors.extend(validate_owner_references(refs));
+    }
+    let finalizers = strings_list(meta.get("finalizers"));
+    if let Some(Value::Array(listed)) = meta.get("finalizers") {
+        errors.extend(validate_finalizers(listed));
+    }
+    for (i, finalizer) in finalizers.iter().enumerate() {
+        errors.extend(kube_finalizer_name_problem(
+            &format!("metadata.finalizers[{i}]"),
+            finalizer,
+        ));
+    }
     errors
+}
+
+/// A Namespace's metadata on update, as kube-apiserver 1.36 judges it:
+/// `ValidateNamespace`, then `ValidateObjectMetaAccessorUpdate` (which
+/// checks labels, annotations and ownerReferences again) — and the whole
+/// once more: it lists every cause of a namespace update twice over (seen
+/// on the real server; its message says each once, as ours does).
+pub fn validate_namespace_update(
+    new: &Map<String, Value>,
+    old: &Map<String, Value>,
+) -> Vec<FieldError> {
+    let mut once = validate_namespace(new);
+    once.extend(validate_update(new, old));
+    once.extend(validate_labels(strings(new.get("labels"))));
+    once.extend(validate_annotations(strings(new.get("annotations"))));
+    if let Some(Value::Array(refs)) = new.get("ownerReferences") {
+        once.extend(validate_owner_references(refs));
+    }
+    let mut errors = once.clone();
+    errors.extend(once);
+    errors
+}
+
+/// `spec.finalizers` of a Namespace, as `ValidateNamespace` judges each
+/// (every problem at the list's path, without an index).
+pub fn validate_namespace_spec_finalizers(finalizers: &[String]) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for finalizer in finalizers {
+        for msg in label_key_problems(finalizer) {
+            errors.push(invalid("spec.finalizers", json!(finalizer), msg));
+        }
+        errors.extend(kube_finalizer_name_problem("spec.finalizers", finalizer));
+    }
+    errors
+}
+
+/// core's `validateKubeFinalizerName`: a name without a path must be one of
+/// Kubernetes' own.
+fn kube_finalizer_name_problem(field: &str, finalizer: &str) -> Option<FieldError> {
+    (!finalizer.contains('/') && !STANDARD_FINALIZERS.contains(&finalizer)).then(|| {
+        invalid(
+            field,
+            json!(finalizer),
+            "name is neither a standard finalizer name nor is it fully qualified".into(),
+        )
+    })
 }
 
 /// `ValidateObjectMetaAccessorUpdate`: what an update may not change of

@@ -212,6 +212,19 @@ pub(super) fn namespace_body(headers: &HeaderMap, body: &Bytes) -> Result<Value,
     Ok(object)
 }
 
+/// A Namespace body's `spec.finalizers` (judged on create; the store keeps
+/// its own, `kubernetes`).
+fn spec_finalizers(object: &Value) -> Vec<String> {
+    object
+        .pointer("/spec/finalizers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
 fn create(
     store: &EmbeddedStore,
     query: &Query,
@@ -241,6 +254,9 @@ fn create(
         meta.insert("name".into(), json!(name));
     }
     let mut errors = object_meta::validate_namespace(&meta);
+    errors.extend(object_meta::validate_namespace_spec_finalizers(
+        &spec_finalizers(&object),
+    ));
     if name.is_empty() {
         errors.insert(
             0,

@@ -191,8 +191,7 @@ fn write(
     let mut meta = new["metadata"].as_object().cloned().unwrap_or_default();
     object_meta::check_types(&meta).map_err(ApiError::bad_request)?;
     object_meta::prepare_update(&mut meta, &old_meta);
-    let mut errors = object_meta::validate_namespace(&meta);
-    errors.extend(object_meta::validate_update(&meta, &old_meta));
+    let errors = object_meta::validate_namespace_update(&meta, &old_meta);
     if !errors.is_empty() {
         return Err(ApiError::invalid("Namespace", "", name, &errors));
     }
@@ -229,7 +228,10 @@ fn create_by_apply(
         )));
     }
     object_meta::check_types(&meta).map_err(ApiError::bad_request)?;
-    let errors = object_meta::validate_namespace(&meta);
+    let mut errors = object_meta::validate_namespace(&meta);
+    errors.extend(object_meta::validate_namespace_spec_finalizers(
+        &super::spec_finalizers(&applied),
+    ));
     if !errors.is_empty() {
         return Err(ApiError::invalid("Namespace", "", name, &errors));
     }
