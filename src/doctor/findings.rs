@@ -368,6 +368,9 @@ pub struct NamespaceReport {
     /// `metadata.resourceVersion`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_version: Option<String>,
+    /// `metadata.uid` (what a planned delete of the namespace is guarded by).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
     /// `spec.finalizers` (`kubernetes` until content is gone).
     pub spec_finalizers: Vec<String>,
     /// `metadata.finalizers`.
@@ -594,6 +597,10 @@ pub enum Code {
     FinalizersRemainingUnlisted,
     /// A namespace is Terminating and no blocker was found (may still be in progress).
     NamespaceTerminating,
+    /// A Terminating namespace with no finalizer left (its `spec.finalizers`
+    /// were cleared before its delete): kube-apiserver removes it only when
+    /// it is deleted again, and nothing else ever does.
+    NamespaceFinalizedNotDeleted,
     /// An object outside a Terminating namespace has been stuck in deletion.
     ObjectDeletionStuck,
     /// A `failurePolicy: Fail` webhook has no working backend: the requests it
@@ -821,6 +828,15 @@ pub enum Action {
         /// The resourceVersion the plan was made from.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         resource_version: Option<String>,
+    },
+    /// Delete a Terminating namespace that has no finalizer left, guarded
+    /// by its uid: kube-apiserver removes it then.
+    DeleteNamespace {
+        /// The namespace.
+        name: String,
+        /// The uid seen by the diagnosis; deletion is preconditioned on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uid: Option<String>,
     },
     /// Last resort: clear `spec.finalizers` of a namespace through `/finalize`.
     FinalizeNamespace {

@@ -291,6 +291,7 @@ impl<'a> Examined<'a> {
             deletion_timestamp: self.deletion_timestamp(),
             terminating_seconds: self.terminating_seconds,
             resource_version: ns.metadata.resource_version.clone(),
+            uid: ns.metadata.uid.clone(),
             spec_finalizers: self.spec_finalizers(),
             finalizers: ns.metadata.finalizers.clone().unwrap_or_default(),
             conditions: self.conditions.clone(),
@@ -353,6 +354,7 @@ fn conclude_one(
         found.extend(content_failure(&e, blocks));
         found.extend(content_remaining(&e));
         found.extend(namespace_finalizers(&e));
+        found.extend(finalized_not_deleted(&e));
         let unlisted = finalizers_remaining(&e, &mut found);
         found.extend(unlisted);
         held_by_webhook = attribute_webhooks(&e, &mut found, blocks);
@@ -660,8 +662,13 @@ fn content_remaining(e: &Examined<'_>) -> Vec<Finding> {
         severity,
         e.subject.clone(),
         format!("{} object(s) without finalizers remain in namespace {name}", plain.len()),
-        "the namespace controller deletes these itself; if they stay, its deletes fail (see NamespaceDeletionContentFailure) \
-         or it is not running",
+        if e.spec_finalizers().is_empty() {
+            "the namespace carries no `kubernetes` finalizer any more, so the namespace controller does not delete \
+             them: delete them by hand"
+        } else {
+            "the namespace controller deletes these itself; if they stay, its deletes fail (see \
+             NamespaceDeletionContentFailure) or it is not running"
+        },
     )
     .evidence(
         format!("list of namespaced resource types in {name}"),
@@ -755,6 +762,74 @@ fn namespace_finalizers(e: &Examined<'_>) -> Vec<Finding> {
         found.push(f);
     }
     found
+}
+
+/// Rule 4b: Terminating with no finalizer left at all. The namespace
+/// controller acts only on namespaces that carry its `kubernetes` finalizer,
+/// and kube-apiserver marks a namespace Terminating on the first delete
+/// whatever its finalizers, removing it on a later delete once they are
+/// empty: a namespace whose `spec.finalizers` were cleared (through
+/// `/finalize`) before it was deleted stays until it is deleted again.
+/// Planned automatically only when nothing is left in it: a delete with
+/// objects inside leaves them in etcd, unreachable.
+fn finalized_not_deleted(e: &Examined<'_>) -> Option<Finding> {
+    let metadata_finalizers = e.ns.metadata.finalizers.clone().unwrap_or_default();
+    if !e.spec_finalizers().is_empty() || !metadata_finalizers.is_empty() {
+        return None;
+    }
+    let name = &e.name;
+    let since = crate::output::age(e.terminating_seconds.unwrap_or(0));
+    let content = e.inputs.content;
+    let empty = e.remaining.is_empty() && content.types_failed == 0;
+    let mut f = Finding::new(
+        Code::NamespaceFinalizedNotDeleted,
+        if e.stuck {
+            Severity::Error
+        } else {
+            Severity::Warning
+        },
+        e.subject.clone(),
+        format!(
+            "namespace {name} has been Terminating for {since} with no finalizer left; only deleting it again removes it"
+        ),
+        "its spec.finalizers were cleared before it was deleted: kube-apiserver marks a namespace Terminating on the \
+         first delete and removes it on a later one once no finalizer is left, and the namespace controller, which \
+         would, acts only on namespaces that still carry its `kubernetes` finalizer",
+    )
+    .evidence(
+        format!("Namespace {name} spec.finalizers, metadata.finalizers"),
+        "[], []".to_owned(),
+    );
+    f.evidence.push(Evidence {
+        source: format!("list of namespaced resource types in {name}"),
+        observed: if content.types_failed > 0 {
+            format!(
+                "{} object(s) found in {} resource type(s); {} could not be listed",
+                e.remaining.len(),
+                content.types_listed,
+                content.types_failed
+            )
+        } else {
+            format!(
+                "{} object(s) found in {} resource type(s)",
+                e.remaining.len(),
+                content.types_listed
+            )
+        },
+    });
+    f.blocks = vec![name.clone()];
+    f.remedy = Some(Remedy {
+        description: if empty {
+            "delete it again (nothing is left in it)".into()
+        } else {
+            "delete what is left in it, then the namespace again: deleted now, those objects stay in etcd, \
+             unreachable, and come back if a namespace of that name is created again"
+                .into()
+        },
+        command: format!("kubectl delete namespace {name}"),
+        automatic: empty,
+    });
+    Some(f)
 }
 
 /// The finalizers a `NamespaceFinalizersRemaining` message names, with the
@@ -1862,6 +1937,68 @@ mod tests {
         assert!(f.blocks.is_empty(), "{:?}", f.blocks);
         assert!(f.what.contains("has been deleting since"), "{}", f.what);
         assert!(!f.why.contains("namespace controller"), "{}", f.why);
+    }
+
+    #[test]
+    fn terminating_with_no_finalizer_left_is_deleted_again_only_when_empty() {
+        let finalized = |name: &str| {
+            let mut ns = terminating_ns(name, serde_json::json!([]));
+            ns.spec.as_mut().unwrap().finalizers = Some(Vec::new());
+            ns.metadata.uid = Some(format!("uid-{name}"));
+            ns
+        };
+        let (reports, findings, _) = run(&[finalized("empty")], &Content::default(), &[]);
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        let f = &findings[0];
+        assert_eq!(f.code, Code::NamespaceFinalizedNotDeleted);
+        assert_eq!(f.severity, Severity::Error);
+        let remedy = f.remedy.as_ref().unwrap();
+        assert!(remedy.automatic);
+        assert_eq!(remedy.command, "kubectl delete namespace empty");
+        assert!(reports[0].blocked);
+        assert_eq!(reports[0].uid.as_deref(), Some("uid-empty"));
+
+        // Something left in it: named, deleting it again is the user's call,
+        // and the objects' finding says the controller will not delete them.
+        let mut content = Content::default();
+        content.objects.insert(
+            "left".into(),
+            vec![RemainingObject {
+                object: ObjectRef {
+                    api_version: "v1".into(),
+                    kind: "ConfigMap".into(),
+                    resource: "configmaps".into(),
+                    namespace: Some("left".into()),
+                    name: "cm".into(),
+                },
+                finalizers: Vec::new(),
+                deletion_timestamp: None,
+                resource_version: Some("7".into()),
+                labels: Default::default(),
+            }],
+        );
+        let (_, findings, _) = run(&[finalized("left")], &content, &[]);
+        let f = findings
+            .iter()
+            .find(|f| f.code == Code::NamespaceFinalizedNotDeleted)
+            .unwrap_or_else(|| panic!("{findings:?}"));
+        assert!(!f.remedy.as_ref().unwrap().automatic);
+        let content_finding = findings
+            .iter()
+            .find(|f| f.code == Code::ContentRemaining)
+            .unwrap_or_else(|| panic!("{findings:?}"));
+        assert!(content_finding.why.contains("does not delete them"));
+
+        // A finalizer still on it: not this case.
+        let mut held = finalized("held");
+        held.metadata.finalizers = Some(vec!["example.com/keep".into()]);
+        let (_, findings, _) = run(&[held], &Content::default(), &[]);
+        assert!(
+            findings
+                .iter()
+                .all(|f| f.code != Code::NamespaceFinalizedNotDeleted),
+            "{findings:?}"
+        );
     }
 
     #[test]

@@ -799,6 +799,7 @@ pub fn action_title(action: &Action) -> String {
             remove.join(", "),
             object.kubectl_args()
         ),
+        Action::DeleteNamespace { name, .. } => format!("delete namespace {name} again"),
         Action::FinalizeNamespace { name } => {
             format!("finalize namespace {name} through /finalize (last resort)")
         }

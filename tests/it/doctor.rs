@@ -2403,3 +2403,93 @@ async fn an_apiservice_whose_lists_hang_is_named_as_what_keeps_namespaces_termin
     .await;
     drop(cleanup);
 }
+
+/// A namespace whose `spec.finalizers` were cleared (through `/finalize`)
+/// before it was deleted: kube-apiserver marks it Terminating, and nothing
+/// removes it — the namespace controller acts on its own finalizer only —
+/// until it is deleted again. Doctor names it and its fix deletes it.
+#[tokio::test]
+async fn a_terminating_namespace_with_no_finalizer_left_is_deleted_again() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    no_terminating_namespaces().await;
+    let ns = plane.namespace("doctor-finalized").await;
+    let finalized = serde_json::json!({
+        "apiVersion": "v1", "kind": "Namespace",
+        "metadata": {"name": ns}, "spec": {"finalizers": []}
+    })
+    .to_string();
+    let path = std::env::temp_dir().join(format!("{ns}-finalize.json"));
+    std::fs::write(&path, &finalized).expect("write");
+    let out = kubectl(&[
+        "replace",
+        "--raw",
+        &format!("/api/v1/namespaces/{ns}/finalize"),
+        "-f",
+        path.to_str().expect("path"),
+    ]);
+    assert!(out.status.success(), "{}", describe(&out));
+    let out = kubectl(&["delete", "namespace", &ns, "--wait=false"]);
+    assert!(out.status.success(), "{}", describe(&out));
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let out = kubectl(&["get", "namespace", &ns, "-o", "jsonpath={.status.phase}"]);
+    assert_eq!(text(&out.stdout), "Terminating", "{}", describe(&out));
+
+    let out = cozy(&["doctor", "-n", &ns, "--stuck-after", "0s", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    let r = report(&out);
+    let found = findings_with(&r, "NamespaceFinalizedNotDeleted");
+    assert_eq!(found.len(), 1, "{r:#}");
+    assert_eq!(found[0]["severity"], "error", "{r:#}");
+    assert_eq!(found[0]["remedy"]["automatic"], true, "{r:#}");
+    assert!(
+        findings_with(&r, "NamespaceTerminating").is_empty(),
+        "not the generic finding: {r:#}"
+    );
+    // The plan (a dry run: no --yes, no terminal).
+    let out = cozy(&[
+        "doctor",
+        "-n",
+        &ns,
+        "--stuck-after",
+        "0s",
+        "--fix",
+        "-o",
+        "json",
+    ]);
+    let r = report(&out);
+    assert_eq!(r["fix"]["mode"], "dryRun", "{r:#}");
+    let action = &r["fix"]["actions"][0]["action"];
+    assert_eq!(action["type"], "DeleteNamespace", "{r:#}");
+    assert_eq!(action["name"], ns.as_str(), "{r:#}");
+    assert!(
+        action["uid"].as_str().is_some_and(|u| !u.is_empty()),
+        "{r:#}"
+    );
+
+    let out = cozy(&[
+        "doctor",
+        "-n",
+        &ns,
+        "--stuck-after",
+        "0s",
+        "--fix",
+        "--yes",
+        "--wait",
+        "30s",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(&format!("delete namespace {ns} again")),
+        "{}",
+        describe(&out)
+    );
+    assert!(
+        stdout.contains("1. done: deleted namespace"),
+        "{}",
+        describe(&out)
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let out = kubectl(&["get", "namespace", &ns, "--ignore-not-found", "-o", "name"]);
+    assert_eq!(text(&out.stdout), "", "{}", describe(&out));
+}

@@ -4,8 +4,9 @@
 //! expired `serve` session ([`crate::register::reap`]), delete an
 //! unavailable APIService (uid-preconditioned, and only while it is still
 //! not Available), remove named finalizers with a resourceVersion-guarded
-//! merge patch, and clear a namespace's `spec.finalizers` through
-//! `/finalize`.
+//! merge patch, delete again a Terminating namespace with no finalizer
+//! left (uid-preconditioned), and clear a namespace's `spec.finalizers`
+//! through `/finalize`.
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
@@ -35,7 +36,104 @@ pub(super) async fn apply_one(req: &Requester, a: &PlannedAction) -> ActionResul
             remove,
             resource_version,
         } => remove_finalizers(req, a.id, object, remove, resource_version.as_deref()).await,
+        Action::DeleteNamespace { name, uid } => {
+            delete_namespace(req, a.id, name, uid.as_deref()).await
+        }
         Action::FinalizeNamespace { name } => finalize_namespace(req, a.id, name).await,
+    }
+}
+
+/// Deletes a Terminating namespace with no finalizer left (uid-guarded,
+/// and only while it still has none) and checks that it is gone.
+async fn delete_namespace(
+    req: &Requester,
+    id: usize,
+    name: &str,
+    uid: Option<&str>,
+) -> ActionResult {
+    let api: Api<Namespace> = Api::all(req.client().clone());
+    let current = match req.call(api.get_opt(name)).await {
+        Ok(Some(ns)) => ns,
+        Ok(None) => {
+            return result(
+                id,
+                ActionOutcome::AlreadyDone,
+                format!("namespace {name} is gone"),
+                None,
+            );
+        }
+        Err(err) => {
+            return result(
+                id,
+                ActionOutcome::Failed,
+                format!("could not re-read namespace {name}: {err}"),
+                None,
+            );
+        }
+    };
+    let spec_finalizers = current
+        .spec
+        .as_ref()
+        .and_then(|s| s.finalizers.clone())
+        .unwrap_or_default();
+    let finalizers = current.metadata.finalizers.clone().unwrap_or_default();
+    if uid.is_some() && current.metadata.uid.as_deref() != uid {
+        return result(
+            id,
+            ActionOutcome::Skipped,
+            format!("namespace {name} was recreated since the diagnosis (another uid); left alone"),
+            None,
+        );
+    }
+    if current.metadata.deletion_timestamp.is_none()
+        || !spec_finalizers.is_empty()
+        || !finalizers.is_empty()
+    {
+        return result(
+            id,
+            ActionOutcome::Skipped,
+            format!(
+                "namespace {name} changed since the diagnosis (spec.finalizers {spec_finalizers:?}, finalizers \
+                 {finalizers:?}); left alone"
+            ),
+            None,
+        );
+    }
+    let params = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: current.metadata.uid.clone(),
+            resource_version: None,
+        }),
+        ..DeleteParams::default()
+    };
+    if let Err(err) = req.call(api.delete(name, &params)).await {
+        let outcome = if err.is_not_found() {
+            ActionOutcome::AlreadyDone
+        } else {
+            ActionOutcome::Failed
+        };
+        return result(id, outcome, format!("delete namespace {name}: {err}"), None);
+    }
+    let detail = format!("deleted namespace {name} again");
+    match req.call(api.get_opt(name)).await {
+        Ok(None) => result(
+            id,
+            ActionOutcome::Done,
+            detail,
+            Some("namespace gone".into()),
+        ),
+        Ok(Some(_)) => result(
+            id,
+            ActionOutcome::NotVerified,
+            detail,
+            Some("the namespace is still there".into()),
+        ),
+        Err(err) => result(
+            id,
+            ActionOutcome::NotVerified,
+            detail,
+            Some(format!("could not re-read it: {err}")),
+        ),
     }
 }
 

@@ -20,8 +20,8 @@ pub trait Confirmer {
 }
 
 /// Asks which actions to apply. `None` means a dry run (no `--yes` and no
-/// `confirmer`, i.e. no terminal to ask on). Session reaping and finalizer
-/// removal share one question; each APIService deletion needs the name typed
+/// `confirmer`, i.e. no terminal to ask on). Session reaping, finalizer
+/// removal and deleting finalized namespaces again share one question; each APIService deletion needs the name typed
 /// back; each `/finalize` gets its own question with its warning.
 pub fn confirm<C: Confirmer>(
     fix: &FixReport,
@@ -44,7 +44,9 @@ pub fn confirm<C: Confirmer>(
         .filter(|a| {
             matches!(
                 a.action,
-                Action::ReapSession { .. } | Action::RemoveFinalizers { .. }
+                Action::ReapSession { .. }
+                    | Action::RemoveFinalizers { .. }
+                    | Action::DeleteNamespace { .. }
             )
         })
         .map(|a| a.id)
@@ -56,18 +58,25 @@ pub fn confirm<C: Confirmer>(
             .collect::<Vec<_>>()
             .join(", ");
         // Name only what the plan holds.
-        let has = |reap: bool| {
-            fix.actions.iter().any(|a| match a.action {
-                Action::ReapSession { .. } => reap,
-                Action::RemoveFinalizers { .. } => !reap,
-                _ => false,
-            })
-        };
-        let what = match (has(true), has(false)) {
-            (true, true) => "reap sessions, remove finalizers",
-            (true, false) => "reap sessions",
-            _ => "remove finalizers",
-        };
+        let has = |kind: fn(&Action) -> bool| fix.actions.iter().any(|a| kind(&a.action));
+        let what = [
+            (
+                has(|a| matches!(a, Action::ReapSession { .. })),
+                "reap sessions",
+            ),
+            (
+                has(|a| matches!(a, Action::RemoveFinalizers { .. })),
+                "remove finalizers",
+            ),
+            (
+                has(|a| matches!(a, Action::DeleteNamespace { .. })),
+                "delete namespaces again",
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(held, what)| held.then_some(what))
+        .collect::<Vec<_>>()
+        .join(", ");
         if confirmer.yes_no(&format!("Apply action(s) {list} ({what})?"))? {
             approved.extend(general);
         }

@@ -220,6 +220,36 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
         );
     }
 
+    // Terminating namespaces with no finalizer left and nothing in them:
+    // deleted again, which is what removes them.
+    for f in &report.findings {
+        if f.code != Code::NamespaceFinalizedNotDeleted
+            || covered.contains(&f.id)
+            || !f.remedy.as_ref().is_some_and(|r| r.automatic)
+        {
+            continue;
+        }
+        let Some(n) = report.namespaces.iter().find(|n| n.name == f.subject.name) else {
+            continue;
+        };
+        push(
+            Action::DeleteNamespace {
+                name: n.name.clone(),
+                uid: n.uid.clone(),
+            },
+            format!(
+                "delete namespace {} again (only if it still has uid {}): it is Terminating with no finalizer and \
+                 nothing left in it, and kube-apiserver removes it on this delete",
+                n.name,
+                n.uid.clone().unwrap_or_else(|| "?".into())
+            ),
+            format!("kubectl delete namespace {}", n.name),
+            vec![f.id.clone()],
+            None,
+            &mut covered,
+        );
+    }
+
     // Namespace discovery failures are fixed by the actions fixing their causes.
     for f in &report.findings {
         if f.code != Code::NamespaceDiscoveryFailure || f.caused_by.is_empty() {
