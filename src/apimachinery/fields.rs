@@ -2,7 +2,9 @@
 //! `fields.ParseSelector` (terms split on unescaped commas, `=`, `==`, `!=`,
 //! `\,` `\=` `\\` escapes, no whitespace trimming) and then, like
 //! kube-apiserver's custom-resource converter, accepts only `metadata.name`
-//! and `metadata.namespace` (`field label not supported: spec.x`).
+//! and `metadata.namespace` (`field label not supported: spec.x`); a
+//! Namespace's ([`FieldSelector::parse_for_namespaces`]) are `metadata.name`
+//! and `status.phase`, as kube-apiserver's Namespace conversion.
 
 /// A field selector operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +103,14 @@ pub(crate) enum Field {
     Name,
     /// `metadata.namespace`.
     Namespace,
+    /// `status.phase` (a Namespace's).
+    Phase,
 }
+
+/// The fields a custom resource's selector may name.
+const CUSTOM_RESOURCE_FIELDS: [Field; 2] = [Field::Name, Field::Namespace];
+/// The fields a Namespace's selector may name.
+const NAMESPACE_FIELDS: [Field; 2] = [Field::Name, Field::Phase];
 
 impl Field {
     /// The field's label in a selector.
@@ -109,6 +118,7 @@ impl Field {
         match self {
             Field::Name => "metadata.name",
             Field::Namespace => "metadata.namespace",
+            Field::Phase => "status.phase",
         }
     }
 }
@@ -140,6 +150,16 @@ impl FieldSelector {
     /// the first such term (in sorted order) named, as kube-apiserver's
     /// custom-resource field label conversion answers.
     pub(crate) fn parse(selector: &str) -> Result<FieldSelector, String> {
+        FieldSelector::parse_with(selector, &CUSTOM_RESOURCE_FIELDS)
+    }
+
+    /// Parses a Namespace list's or watch's `fieldSelector`:
+    /// `metadata.name` and `status.phase`.
+    pub(crate) fn parse_for_namespaces(selector: &str) -> Result<FieldSelector, String> {
+        FieldSelector::parse_with(selector, &NAMESPACE_FIELDS)
+    }
+
+    fn parse_with(selector: &str, known: &[Field]) -> Result<FieldSelector, String> {
         let mut parts = split_terms(selector);
         parts.sort_unstable();
         let mut terms = Vec::new();
@@ -157,10 +177,8 @@ impl FieldSelector {
         let requirements = terms
             .into_iter()
             .map(|(lhs, op, value)| {
-                let field = match lhs {
-                    "metadata.name" => Field::Name,
-                    "metadata.namespace" => Field::Namespace,
-                    other => return Err(format!("field label not supported: {other}")),
+                let Some(field) = known.iter().copied().find(|f| f.label() == lhs) else {
+                    return Err(format!("field label not supported: {lhs}"));
                 };
                 Ok(Requirement { field, op, value })
             })
@@ -201,13 +219,32 @@ impl FieldSelector {
     /// Whether an object named `name` in `namespace` is selected: every
     /// term holds.
     pub(crate) fn matches(&self, name: &str, namespace: &str) -> bool {
-        self.requirements.iter().all(|r| {
-            let actual = match r.field {
-                Field::Name => name,
-                Field::Namespace => namespace,
-            };
-            r.op.matches(&r.value, actual)
+        self.matches_fields(|field| match field {
+            Field::Name => name,
+            Field::Namespace => namespace,
+            Field::Phase => "",
         })
+    }
+
+    /// Whether a Namespace object is selected (its name and `status.phase`).
+    pub(crate) fn matches_namespace(&self, ns: &serde_json::Value) -> bool {
+        let text = |pointer: &str| {
+            ns.pointer(pointer)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+        };
+        self.matches_fields(|field| match field {
+            Field::Name => text("/metadata/name"),
+            Field::Namespace => "",
+            Field::Phase => text("/status/phase"),
+        })
+    }
+
+    /// Whether every term holds of the values `value_of` gives.
+    fn matches_fields<'a>(&self, value_of: impl Fn(Field) -> &'a str) -> bool {
+        self.requirements
+            .iter()
+            .all(|r| r.op.matches(&r.value, value_of(r.field)))
     }
 
     /// The name an equality on `metadata.name` pins (the first such term,
@@ -243,6 +280,23 @@ mod tests {
                 "{other}"
             );
         }
+    }
+
+    #[test]
+    fn namespaces_select_by_name_and_phase_only() {
+        let active = serde_json::json!({"metadata": {"name": "a"}, "status": {"phase": "Active"}});
+        let f = FieldSelector::parse_for_namespaces("status.phase=Active,metadata.name=a").unwrap();
+        assert!(f.matches_namespace(&active));
+        let f = FieldSelector::parse_for_namespaces("status.phase!=Active").unwrap();
+        assert!(!f.matches_namespace(&active));
+        assert_eq!(
+            FieldSelector::parse_for_namespaces("metadata.namespace=x"),
+            Err("field label not supported: metadata.namespace".to_owned())
+        );
+        assert_eq!(
+            FieldSelector::parse("status.phase=Active"),
+            Err("field label not supported: status.phase".to_owned())
+        );
     }
 
     #[test]

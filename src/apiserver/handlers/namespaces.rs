@@ -121,12 +121,10 @@ pub(crate) async fn handle(
             }
             let (mut items, revision) = store.namespaces_at().map_err(store_error)?;
             if let Some(selector) = query.get("fieldSelector").filter(|s| !s.is_empty()) {
-                let selector = FieldSelector::parse(selector).map_err(ApiError::bad_request)?;
-                // Every term (`metadata.name!=default` too); a namespace has
-                // no namespace of its own.
-                items.retain(|ns| {
-                    selector.matches(ns["metadata"]["name"].as_str().unwrap_or_default(), "")
-                });
+                let selector =
+                    FieldSelector::parse_for_namespaces(selector).map_err(ApiError::bad_request)?;
+                // Every term (`metadata.name!=default` too).
+                items.retain(|ns| selector.matches_namespace(ns));
             }
             if let Some(selector) = query.get("labelSelector").filter(|s| !s.is_empty()) {
                 let selector = LabelSelector::parse(selector).map_err(ApiError::bad_request)?;

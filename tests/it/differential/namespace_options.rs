@@ -203,3 +203,93 @@ pub(super) async fn client_of(standalone: &Standalone) -> kube::Client {
 pub(super) const JSON: &str = "application/json";
 pub(super) const MERGE: &str = "application/merge-patch+json";
 const APPLY: &str = "application/apply-patch+yaml";
+
+/// Namespace lists and watches by field selector: the fields kube-apiserver
+/// knows for a Namespace (`metadata.name`, `status.phase`) select alike, and
+/// any other is the same 400.
+#[tokio::test]
+async fn namespace_field_selectors_agree_with_kube_apiserver() {
+    let plane = plane::plane();
+    let theirs = plane.client().await;
+    let standalone = Standalone::start();
+    let ours = client_of(&standalone).await;
+    let name = format!("diff-ns-fields-{}", std::process::id());
+    let created = r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"NAME"}}"#;
+    for client in [&ours, &theirs] {
+        let a = send(client, Method::POST, "", "", JSON, created, &name).await;
+        assert_eq!(a["code"], 201, "{a}");
+    }
+    let selectors = [
+        "status.phase=Active,metadata.name=NAME",
+        "status.phase==Active,metadata.name=NAME",
+        "status.phase!=Active,metadata.name=NAME",
+        "status.phase=Terminating,metadata.name=NAME",
+        "status.phase=active,metadata.name=NAME",
+        "status.phase!=Terminating,metadata.name=NAME",
+        "metadata.namespace=x",
+        "metadata.namespace=,metadata.name=NAME",
+        "spec.finalizers=kubernetes",
+        "status.phase",
+    ];
+    let mut differ = Vec::new();
+    for selector in selectors {
+        let mut answers = Vec::new();
+        for client in [&ours, &theirs] {
+            for watch in [false, true] {
+                let query = format!(
+                    "fieldSelector={}{}",
+                    selector
+                        .replace("NAME", &name)
+                        .replace('=', "%3D")
+                        .replace(',', "%2C"),
+                    if watch {
+                        "&watch=1&timeoutSeconds=1"
+                    } else {
+                        ""
+                    }
+                );
+                let request = http::Request::get(format!("/api/v1/namespaces?{query}"))
+                    .body(kube::client::Body::empty())
+                    .expect("request");
+                let response = client.send(request).await.expect("send");
+                let code = response.status().as_u16();
+                let bytes = http_body_util::BodyExt::collect(response.into_body())
+                    .await
+                    .expect("body")
+                    .to_bytes();
+                let text = String::from_utf8_lossy(&bytes).replace(&name, "NAME");
+                // A list: the names of its items; a watch: the names its
+                // ADDED events carry; an error: its message.
+                let said: Vec<String> = if code != 200 {
+                    let status: Value = serde_json::from_str(&text).unwrap_or_default();
+                    vec![status["message"].as_str().unwrap_or_default().to_owned()]
+                } else if watch {
+                    text.lines()
+                        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                        .filter_map(|e| e["object"]["metadata"]["name"].as_str().map(str::to_owned))
+                        .collect()
+                } else {
+                    let list: Value = serde_json::from_str(&text).unwrap_or_default();
+                    list["items"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|i| i["metadata"]["name"].as_str().map(str::to_owned))
+                        .collect()
+                };
+                answers.push((watch, code, said));
+            }
+        }
+        if answers[..2] != answers[2..] {
+            differ.push(format!(
+                "{selector}:\n  ours:   {:?}\n  theirs: {:?}",
+                &answers[..2],
+                &answers[2..]
+            ));
+        }
+    }
+    for client in [&ours, &theirs] {
+        send(client, Method::DELETE, "/NAME", "", JSON, "", &name).await;
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}

@@ -52,8 +52,9 @@ pub(super) fn watch(
         Representation::PartialObjectMetadataList => Representation::PartialObjectMetadata,
         other => other,
     };
-    let selector = FieldSelector::parse(query.get("fieldSelector").map_or("", String::as_str))
-        .map_err(ApiError::bad_request)?;
+    let selector =
+        FieldSelector::parse_for_namespaces(query.get("fieldSelector").map_or("", String::as_str))
+            .map_err(ApiError::bad_request)?;
     // A watch of one namespace by its path: the name selects it (and a
     // selector naming another is a 400), as in kube-apiserver.
     let selector = match name {
@@ -180,7 +181,7 @@ impl Filter {
         let (mut items, revision) = store.namespaces_at().map_err(store_error)?;
         items.retain(|ns| {
             self.only.as_deref().is_none_or(|n| name_of(ns) == n)
-                && self.fields.matches(&name_of(ns), "")
+                && self.fields.matches_namespace(ns)
                 && self.labels.as_ref().is_none_or(|s| {
                     s.matches(ns.pointer("/metadata/labels").and_then(Value::as_object))
                 })
