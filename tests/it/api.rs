@@ -70,9 +70,12 @@ async fn local_with(limits: server::ConnectionLimits) -> Local {
     )
     .unwrap();
     let kc = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
-    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+    let mut config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
         .await
         .unwrap();
+    // The server's answers as it gives them: kube-rs would retry a 503 or
+    // 504 (up to 15 times) before the test saw it.
+    config.default_retry = false;
     Local {
         client: kube::Client::try_from(config).unwrap(),
         addr: running.local_addr,
@@ -348,6 +351,45 @@ async fn pagination_is_consistent_and_complete() {
         .call(Method::GET, &format!("{PG}?continue=garbage"), &[], None)
         .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
+}
+
+/// A get at a resourceVersion answers a state not older than it: its own
+/// version at once, a version the cache has not reached only once it has —
+/// after the wait a list gets, a 504 saying so, never an older state.
+#[tokio::test]
+async fn a_get_at_a_resource_version_is_never_older_than_it() {
+    let s = local().await;
+    let created = s.create("db1", json!({}), json!({})).await;
+    let rv: u64 = created["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let r = s
+        .call(
+            Method::GET,
+            &format!("{PG}/db1?resourceVersion={rv}"),
+            &[],
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let future = rv + 1_000_000;
+    for path in [
+        format!("{PG}/db1?resourceVersion={future}"),
+        format!("{PG}?resourceVersion={future}"),
+    ] {
+        let r = s.call(Method::GET, &path, &[], None).await;
+        assert_eq!(r.status, StatusCode::GATEWAY_TIMEOUT, "{path}: {}", r.body);
+        assert_eq!(r.body["reason"], "Timeout", "{}", r.body);
+        assert!(
+            r.body["message"].as_str().unwrap().starts_with(&format!(
+                "Timeout: Too large resource version: {future}, current: "
+            )),
+            "{}",
+            r.body
+        );
+    }
 }
 
 #[tokio::test]

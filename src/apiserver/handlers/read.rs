@@ -30,13 +30,20 @@ pub(super) async fn get(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
     )?;
     check_resource_version(call)?;
     let apps = call.apps();
-    if call
-        .query
-        .get("resourceVersion")
-        .is_none_or(|rv| rv.is_empty())
-    {
-        apps.ensure_current(call.req.namespace.as_deref(), Some(call.name()))
-            .await?;
+    match call.query.get("resourceVersion").map(String::as_str) {
+        None | Some("") => {
+            apps.ensure_current(call.req.namespace.as_deref(), Some(call.name()))
+                .await?;
+        }
+        // Not older than that: once the cache has reached it (504 after
+        // the wait a list's gets), never an older state.
+        Some(rv) => {
+            if let Ok(revision) = rv.parse::<u64>()
+                && revision > 0
+            {
+                apps.wait_for_revision(revision).await?;
+            }
+        }
     }
     let view = apps.get(call.namespace(), call.name())?;
     if repr == Representation::Json {
