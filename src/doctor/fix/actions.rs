@@ -52,24 +52,9 @@ async fn delete_namespace(
     uid: Option<&str>,
 ) -> ActionResult {
     let api: Api<Namespace> = Api::all(req.client().clone());
-    let current = match req.call(api.get_opt(name)).await {
-        Ok(Some(ns)) => ns,
-        Ok(None) => {
-            return result(
-                id,
-                ActionOutcome::AlreadyDone,
-                format!("namespace {name} is gone"),
-                None,
-            );
-        }
-        Err(err) => {
-            return result(
-                id,
-                ActionOutcome::Failed,
-                format!("could not re-read namespace {name}: {err}"),
-                None,
-            );
-        }
+    let current = match reread_namespace(req, &api, id, name, "is gone").await {
+        Ok(ns) => ns,
+        Err(said) => return said,
     };
     let spec_finalizers = current
         .spec
@@ -449,27 +434,39 @@ async fn remove_finalizers(
     }
 }
 
+/// The namespace as it is now, or the action's result: already done when
+/// it is gone (`gone` says how), failed when it cannot be read.
+async fn reread_namespace(
+    req: &Requester,
+    api: &Api<Namespace>,
+    id: usize,
+    name: &str,
+    gone: &str,
+) -> Result<Namespace, ActionResult> {
+    match req.call(api.get_opt(name)).await {
+        Ok(Some(ns)) => Ok(ns),
+        Ok(None) => Err(result(
+            id,
+            ActionOutcome::AlreadyDone,
+            format!("namespace {name} {gone}"),
+            None,
+        )),
+        Err(err) => Err(result(
+            id,
+            ActionOutcome::Failed,
+            format!("could not re-read namespace {name}: {err}"),
+            None,
+        )),
+    }
+}
+
 pub(super) async fn finalize_namespace(req: &Requester, id: usize, name: &str) -> ActionResult {
     let api: Api<Namespace> = Api::all(req.client().clone());
-    let mut ns = match req.call(api.get_opt(name)).await {
-        Ok(Some(ns)) => ns,
-        Ok(None) => {
-            return result(
-                id,
-                ActionOutcome::AlreadyDone,
-                format!("namespace {name} finished deleting without /finalize"),
-                None,
-            );
-        }
-        Err(err) => {
-            return result(
-                id,
-                ActionOutcome::Failed,
-                format!("could not re-read namespace {name}: {err}"),
-                None,
-            );
-        }
-    };
+    let mut ns =
+        match reread_namespace(req, &api, id, name, "finished deleting without /finalize").await {
+            Ok(ns) => ns,
+            Err(said) => return said,
+        };
     let before = ns
         .spec
         .as_ref()
