@@ -163,6 +163,22 @@ fn stack(config: &kube::Config) -> Result<Stack, kube::Error> {
     stack_with(config, handshake::TLS_HANDSHAKE_TIMEOUT)
 }
 
+/// How a command's requests are retried when kube-apiserver answers 429,
+/// 503 or 504: three more tries, 0.2 s apart at first (or as its
+/// `Retry-After` says), about 1.5 s in all. kube-rs's default tries 15 more
+/// times with a backoff growing to minutes, so that a command asking an
+/// unavailable aggregated group (discovery answers 503: the very case doctor
+/// diagnoses) said so only after about three minutes.
+fn retry_policy() -> kube::client::retry::RetryPolicy {
+    kube::client::retry::RetryPolicy::new(
+        Duration::from_millis(200),
+        Duration::from_secs(2),
+        3,
+        true,
+    )
+    .expect("static retry parameters are valid")
+}
+
 /// [`stack`] with a TLS handshake deadline of `handshake_timeout`.
 fn stack_with(config: &kube::Config, handshake_timeout: Duration) -> Result<Stack, kube::Error> {
     let mut http = HttpConnector::new();
@@ -184,7 +200,7 @@ fn stack_with(config: &kube::Config, handshake_timeout: Duration) -> Result<Stac
         .option_layer(
             config
                 .default_retry
-                .then(|| RetryLayer::new(kube::client::retry::RetryPolicy::server_retry())),
+                .then(|| RetryLayer::new(retry_policy())),
         )
         .option_layer(config.auth_layer()?)
         .layer(config.extra_headers_layer()?)
@@ -261,6 +277,52 @@ mod tests {
             "one pooled connection from {client_addr} to {addr}"
         );
         assert!(sockets[0].nodelay().unwrap(), "TCP_NODELAY is set");
+    }
+
+    #[tokio::test]
+    async fn an_unavailable_answer_is_retried_three_times_then_said() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = asked.clone();
+        tokio::spawn(async move {
+            loop {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let counted = counted.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0; 4096];
+                    while let Ok(n) = socket.read(&mut buf).await {
+                        if n == 0 {
+                            return;
+                        }
+                        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let body = br#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"service unavailable","reason":"ServiceUnavailable","code":503}"#;
+                        let head = format!(
+                            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                            body.len()
+                        );
+                        if socket.write_all(head.as_bytes()).await.is_err()
+                            || socket.write_all(body).await.is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let config = kube::Config::new(format!("http://{addr}").parse().unwrap());
+        assert!(config.default_retry, "a command's client retries");
+        let client = client(config).unwrap();
+        let err = client
+            .request_text(
+                http::Request::get("/apis/example.com/v1")
+                    .body(Vec::new())
+                    .unwrap(),
+            )
+            .await
+            .expect_err("503");
+        assert!(err.to_string().contains("service unavailable"), "{err}");
+        assert_eq!(asked.load(std::sync::atomic::Ordering::SeqCst), 4);
     }
 
     /// A server that answers one request with `status` and `body`, and the
