@@ -4,7 +4,11 @@
 //! `util/validation` it calls, down to its error texts: names and
 //! generateName (RFC 1123 subdomains), namespaces (RFC 1123 labels), label
 //! keys and values, annotation keys and their 256 KiB total, finalizer
-//! names, ownerReferences, generation, and what an update may not change.
+//! names, ownerReferences, generation, and what an update may not change;
+//! a Namespace's as core's `ValidateNamespace` judges it (finalizer names
+//! without a path must be Kubernetes' own, in metadata and spec), and the
+//! warnings kube-apiserver gives a custom resource's write about the
+//! finalizers it adds ([`finalizer_warnings`]).
 //!
 //! [`check_types`] comes first: a field of the wrong JSON type (`finalizers:
 //! "zz"`) is a decoding error (400) in kube-apiserver, before validation.
