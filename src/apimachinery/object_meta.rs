@@ -97,6 +97,15 @@ pub fn validate(meta: &Map<String, Value>) -> Vec<FieldError> {
             errors.push(invalid("metadata.namespace", json!(namespace), msg));
         }
     }
+    errors.extend(validate_shared(meta));
+    errors
+}
+
+/// What `ValidateObjectMetaAccessor` checks alike of every object after its
+/// name and namespace: generation, labels, annotations, ownerReferences and
+/// finalizers.
+fn validate_shared(meta: &Map<String, Value>) -> Vec<FieldError> {
+    let mut errors = Vec::new();
     if let Some(generation) = meta.get("generation").and_then(Value::as_i64)
         && generation < 0
     {
@@ -149,25 +158,8 @@ pub fn validate_namespace(meta: &Map<String, Value>) -> Vec<FieldError> {
             "not allowed on this type",
         ));
     }
-    if let Some(generation) = meta.get("generation").and_then(Value::as_i64)
-        && generation < 0
-    {
-        errors.push(invalid(
-            "metadata.generation",
-            json!(generation),
-            "must be greater than or equal to 0".into(),
-        ));
-    }
-    errors.extend(validate_labels(strings(meta.get("labels"))));
-    errors.extend(validate_annotations(strings(meta.get("annotations"))));
-    if let Some(Value::Array(refs)) = meta.get("ownerReferences") {
-        errors.extend(validate_owner_references(refs));
-    }
-    let finalizers = strings_list(meta.get("finalizers"));
-    if let Some(Value::Array(listed)) = meta.get("finalizers") {
-        errors.extend(validate_finalizers(listed));
-    }
-    for (i, finalizer) in finalizers.iter().enumerate() {
+    errors.extend(validate_shared(meta));
+    for (i, finalizer) in strings_list(meta.get("finalizers")).iter().enumerate() {
         errors.extend(kube_finalizer_name_problem(
             &format!("metadata.finalizers[{i}]"),
             finalizer,

@@ -100,24 +100,39 @@ async fn delete_namespace(
         return result(id, outcome, format!("delete namespace {name}: {err}"), None);
     }
     let detail = format!("deleted namespace {name} again");
-    match req.call(api.get_opt(name)).await {
-        Ok(None) => result(
-            id,
-            ActionOutcome::Done,
-            detail,
-            Some("namespace gone".into()),
-        ),
+    let reread = req.call(api.get_opt(name)).await;
+    verified_gone(
+        id,
+        detail,
+        reread,
+        "namespace gone",
+        "the namespace is still there",
+    )
+}
+
+/// The result of a delete, from the re-read after it: done when the object
+/// is gone (`gone` says so), not verified when it is still there (`still`)
+/// or could not be read.
+fn verified_gone<T>(
+    id: usize,
+    detail: String,
+    reread: Result<Option<T>, impl std::fmt::Display>,
+    gone: &str,
+    still: &str,
+) -> ActionResult {
+    match reread {
+        Ok(None) => result(id, ActionOutcome::Done, detail, Some(gone.to_owned())),
         Ok(Some(_)) => result(
             id,
             ActionOutcome::NotVerified,
             detail,
-            Some("the namespace is still there".into()),
+            Some(still.to_owned()),
         ),
         Err(err) => result(
             id,
             ActionOutcome::NotVerified,
             detail,
-            Some(format!("could not re-read it: {err}")),
+            Some(format!("re-read failed: {err}")),
         ),
     }
 }
@@ -291,26 +306,14 @@ async fn delete_api_service(
         current.metadata.uid.clone().unwrap_or_default(),
         available.unwrap_or_else(|| "unset".into())
     );
-    match req.call(api.get_opt(name)).await {
-        Ok(None) => result(
-            id,
-            ActionOutcome::Done,
-            detail,
-            Some(format!("GET apiservice {name}: NotFound")),
-        ),
-        Ok(Some(_)) => result(
-            id,
-            ActionOutcome::NotVerified,
-            detail,
-            Some("it still exists".into()),
-        ),
-        Err(err) => result(
-            id,
-            ActionOutcome::NotVerified,
-            detail,
-            Some(format!("re-read failed: {err}")),
-        ),
-    }
+    let reread = req.call(api.get_opt(name)).await;
+    verified_gone(
+        id,
+        detail,
+        reread,
+        &format!("GET apiservice {name}: NotFound"),
+        "it still exists",
+    )
 }
 
 async fn remove_finalizers(
