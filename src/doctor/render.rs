@@ -1388,7 +1388,7 @@ mod tests {
                     ),
                     started: Some("2026-09-01T09:30:00Z".parse().unwrap()),
                     saved_api_services: None,
-                    created_namespace: false,
+                    in_session_namespace: false,
                 },
                 api_services: vec!["v1alpha1.apps.cozystack.io".into()],
                 objects: vec![
@@ -1456,7 +1456,7 @@ mod tests {
                     ),
                     started: Some("2026-09-01T11:30:00Z".parse().unwrap()),
                     saved_api_services: None,
-                    created_namespace: false,
+                    in_session_namespace: false,
                 },
                 api_services: vec!["v1alpha1.apps.cozystack.io".into()],
                 objects: Vec::new(),

@@ -69,8 +69,10 @@ pub struct AgentSpec {
     pub api_services: Vec<String>,
     /// The ConfigMap of saved originals, when taking over.
     pub saved_api_services: Option<String>,
-    /// Whether the session creates its namespace.
-    pub created_namespace: bool,
+    /// Whether the session lives in a namespace of sessions, which may fall
+    /// to it (created, adopted, or handed over by its creator): the agent
+    /// may then judge and delete it.
+    pub in_session_namespace: bool,
     /// The Leases of the serve sessions whose APIServices it takes over: the
     /// agent reads them when reaping, to delete rather than restore an
     /// original whose own session has ended.
@@ -163,7 +165,7 @@ pub fn role(spec: &AgentSpec) -> Role {
             &["get", "delete"],
         ));
     }
-    if spec.created_namespace {
+    if spec.in_session_namespace {
         rules.push(rule("coordination.k8s.io", "leases", &[], &["list"]));
     }
     Role {
@@ -210,7 +212,7 @@ pub fn cluster_role(spec: &AgentSpec) -> ClusterRole {
             &["get", "update", "patch", "delete"],
         ));
     }
-    if spec.created_namespace {
+    if spec.in_session_namespace {
         rules.push(rule(
             "",
             "namespaces",
@@ -392,7 +394,7 @@ mod tests {
             image: DEFAULT_IMAGE.into(),
             api_services: vec!["v1alpha1.a.example.com".into()],
             saved_api_services: created.then(|| session::saved_api_services_name("3f2a")),
-            created_namespace: created,
+            in_session_namespace: created,
             original_leases: Vec::new(),
         }
     }

@@ -132,19 +132,19 @@ impl Plan {
     }
 
     /// What the Lease records; `saved` when APIServices are taken over.
-    pub fn record(&self, created_namespace: bool, saved: bool) -> SessionRecord {
+    pub fn record(&self, in_session_namespace: bool, saved: bool) -> SessionRecord {
         SessionRecord {
             served: self.served.iter().map(ToString::to_string).collect(),
             api_services: self.api_service_names(),
             route: Some(self.route_text()),
             started: Some(self.started),
             saved_api_services: saved.then(|| session::saved_api_services_name(&self.id)),
-            created_namespace,
+            in_session_namespace,
         }
     }
 
     /// The agent's manifests' inputs (tunnel route only).
-    pub fn agent(&self, created_namespace: bool, saved: bool) -> Option<AgentSpec> {
+    pub fn agent(&self, in_session_namespace: bool, saved: bool) -> Option<AgentSpec> {
         let Route::Tunnel { image, .. } = &self.route else {
             return None;
         };
@@ -154,7 +154,7 @@ impl Plan {
             image: image.clone(),
             api_services: self.api_service_names(),
             saved_api_services: saved.then(|| session::saved_api_services_name(&self.id)),
-            created_namespace,
+            in_session_namespace,
             original_leases: Vec::new(),
         })
     }

@@ -166,18 +166,12 @@ enum Residence {
     /// its Lease, or a reap that could not finish): relabelled as this
     /// session's, which removes it at its end as if it had created it.
     Adopted,
-    /// A session's that lives: moved in.
+    /// A session's that lives: moved in. Its creator hands it over to this
+    /// session on leaving if it is still here then, so this session's
+    /// agent may be the one to remove it.
     Joined,
     /// Not a session's: never deleted.
     Foreign,
-}
-
-impl Residence {
-    /// Whether the session removes the namespace at its end (if no other
-    /// session lives there then).
-    fn owned(self) -> bool {
-        matches!(self, Residence::Created | Residence::Adopted)
-    }
 }
 
 /// Whether `err` is RBAC's refusal: a 403 that is not NamespaceLifecycle's
@@ -216,8 +210,10 @@ pub enum Registering<'a> {
 /// What registration did.
 #[derive(Debug, Clone, Default)]
 pub struct Registered {
-    /// Whether the session created its namespace.
-    pub created_namespace: bool,
+    /// Whether the session lives in a namespace of sessions (created,
+    /// adopted or joined): its record and its agent's rights then let a
+    /// reaper judge the namespace, which may be handed over to it.
+    pub in_session_namespace: bool,
     /// APIServices taken over (their originals saved), as `NAME from WHO`.
     pub took_over: Vec<String>,
     /// The originals of the APIServices to take over, as read, by name.
@@ -426,10 +422,10 @@ impl Registrar {
             attempt += 1;
             tell(Registering::Step("namespace"));
             let residence = self.ensure_namespace(plan, &mut tell).await?;
-            done.created_namespace = residence.owned();
+            done.in_session_namespace = residence != Residence::Foreign;
 
             tell(Registering::Step("Lease"));
-            let record = plan.record(done.created_namespace, saved);
+            let record = plan.record(done.in_session_namespace, saved);
             let client = self.client.clone();
             let creating = async {
                 lease::create(
@@ -510,7 +506,7 @@ impl Registrar {
         service.metadata.owner_references = Some(vec![owner.clone()]);
         self.create(&session::SERVICE, Some(ns), &service).await?;
 
-        if let Some(mut spec) = plan.agent(done.created_namespace, saved) {
+        if let Some(mut spec) = plan.agent(done.in_session_namespace, saved) {
             spec.original_leases = original_leases;
             tell(Registering::Step("tunnel agent"));
             let mut sa: ServiceAccount = agent::service_account(&spec);

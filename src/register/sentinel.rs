@@ -414,7 +414,7 @@ mod tests {
         let mut record = lease("7", 15);
         record.metadata.annotations = Some(
             SessionRecord {
-                created_namespace: true,
+                in_session_namespace: true,
                 ..SessionRecord::default()
             }
             .to_annotations(),

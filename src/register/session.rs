@@ -9,9 +9,11 @@
 //! shared by sessions), except the cluster-scoped ones (APIServices,
 //! ClusterRoles), which carry the annotation [`NAMESPACE_ANNOTATION`] naming
 //! it so a reader can go from them to the Lease. A session that had to create
-//! its namespace labels it too and says so on its Lease
-//! ([`CREATED_NAMESPACE_ANNOTATION`]); a reaper deletes such a namespace only
-//! while no other session's Lease lives in it. Every per-session object is
+//! its namespace labels it too; every session living in such a namespace of
+//! sessions (created, adopted or joined) says so on its Lease
+//! ([`IN_SESSION_NAMESPACE_ANNOTATION`]), and a reaper deletes the namespace
+//! only while it carries that session's label (its creator's, or handed over
+//! to it by the creator on leaving) and no other session's Lease lives in it. Every per-session object is
 //! named [`object_name`]`(id)` (`kubectl-cozy-<id>`), so a reaper that may not
 //! list (the tunnel agent, whose rights are scoped by `resourceNames`) finds
 //! them by name ([`named_objects`]).
@@ -71,8 +73,13 @@ pub const SAVED_API_SERVICES_ANNOTATION: &str = "kubectl-cozy.io/saved-apiservic
 /// precondition, so a session moving in as the last one out judges the
 /// namespace empty fails that delete instead of losing its objects with it.
 pub const JOINED_ANNOTATION: &str = "kubectl-cozy.io/last-joined-by";
-/// Lease annotation: `"true"` when the session created its namespace (and a
-/// reaper may delete it once no other session lives there).
+/// Lease annotation: `"true"` when the session lives in a namespace of
+/// sessions (it created, adopted or joined it), which may fall to it: a
+/// reaper deletes it once it carries the session's label and no other
+/// session lives there.
+pub const IN_SESSION_NAMESPACE_ANNOTATION: &str = "kubectl-cozy.io/in-session-namespace";
+/// What earlier builds wrote instead of [`IN_SESSION_NAMESPACE_ANNOTATION`]:
+/// `"true"` only on the session that created its namespace (still read).
 pub const CREATED_NAMESPACE_ANNOTATION: &str = "kubectl-cozy.io/created-namespace";
 /// On a session's APIServices and Service: who registered it, where and when
 /// (`alice@laptop, pid 4242, since 2026-09-01T12:00:00Z`).
@@ -274,8 +281,10 @@ pub struct SessionRecord {
     /// The ConfigMap (in the session namespace) keeping the originals of the
     /// APIServices it took over.
     pub saved_api_services: Option<String>,
-    /// Whether the session created its namespace.
-    pub created_namespace: bool,
+    /// Whether the session lives in a namespace of sessions (created,
+    /// adopted or joined), which its reaper judges (and deletes once it
+    /// carries the session's label and no other session lives there).
+    pub in_session_namespace: bool,
 }
 
 fn split_list(text: &str) -> Vec<String> {
@@ -308,8 +317,11 @@ impl SessionRecord {
         if let Some(saved) = &self.saved_api_services {
             out.insert(SAVED_API_SERVICES_ANNOTATION.to_owned(), saved.clone());
         }
-        if self.created_namespace {
-            out.insert(CREATED_NAMESPACE_ANNOTATION.to_owned(), "true".to_owned());
+        if self.in_session_namespace {
+            out.insert(
+                IN_SESSION_NAMESPACE_ANNOTATION.to_owned(),
+                "true".to_owned(),
+            );
         }
         out
     }
@@ -329,7 +341,12 @@ impl SessionRecord {
             .unwrap_or_default();
         record.route = get(ROUTE_ANNOTATION).map(str::to_owned);
         record.saved_api_services = get(SAVED_API_SERVICES_ANNOTATION).map(str::to_owned);
-        record.created_namespace = get(CREATED_NAMESPACE_ANNOTATION) == Some("true");
+        record.in_session_namespace = [
+            IN_SESSION_NAMESPACE_ANNOTATION,
+            CREATED_NAMESPACE_ANNOTATION,
+        ]
+        .into_iter()
+        .any(|key| get(key) == Some("true"));
         if let Some(text) = get(STARTED_ANNOTATION) {
             record.started =
                 Some(
@@ -639,7 +656,7 @@ pub fn named_objects(id: &str, namespace: &str, record: &SessionRecord) -> Vec<S
         out.push(SessionObject::of(&CONFIG_MAP, Some(namespace), saved));
     }
     out.push(SessionObject::of(&LEASE, Some(namespace), &lease_name(id)));
-    if record.created_namespace {
+    if record.in_session_namespace {
         out.push(SessionObject::of(&NAMESPACE, None, namespace));
     }
     out.push(SessionObject::of(&CLUSTER_ROLE, None, &name));
@@ -864,6 +881,32 @@ mod tests {
     }
 
     #[test]
+    fn a_lease_written_by_an_earlier_build_still_says_its_namespace_may_fall_to_it() {
+        let read = |key: &str, value: &str| {
+            let annotations = BTreeMap::from([(key.to_owned(), value.to_owned())]);
+            SessionRecord::from_annotations(Some(&annotations))
+                .unwrap()
+                .in_session_namespace
+        };
+        assert!(read(CREATED_NAMESPACE_ANNOTATION, "true"));
+        assert!(read(IN_SESSION_NAMESPACE_ANNOTATION, "true"));
+        assert!(!read(CREATED_NAMESPACE_ANNOTATION, "false"));
+        assert!(!read("kubectl-cozy.io/other", "true"));
+        let written = SessionRecord {
+            in_session_namespace: true,
+            ..SessionRecord::default()
+        }
+        .to_annotations();
+        assert_eq!(
+            written
+                .get(IN_SESSION_NAMESPACE_ANNOTATION)
+                .map(String::as_str),
+            Some("true")
+        );
+        assert!(!written.contains_key(CREATED_NAMESPACE_ANNOTATION));
+    }
+
+    #[test]
     fn records_round_trip_through_lease_annotations() {
         let record = SessionRecord {
             served: vec!["apps.cozystack.io/v1alpha1".into(), "x.io/v1".into()],
@@ -871,7 +914,7 @@ mod tests {
             route: Some("service kubectl-cozy-system/kubectl-cozy-3f2a:443".into()),
             started: Some(now()),
             saved_api_services: Some(saved_api_services_name("3f2a")),
-            created_namespace: true,
+            in_session_namespace: true,
         };
         let lease = lease_object(
             "3f2a",
@@ -1020,7 +1063,7 @@ mod tests {
         let record = SessionRecord {
             api_services: vec!["v1.a.example.com".into(), "v2.a.example.com".into()],
             saved_api_services: Some(saved_api_services_name("3f2a")),
-            created_namespace: true,
+            in_session_namespace: true,
             ..SessionRecord::default()
         };
         let names: Vec<String> = named_objects("3f2a", "team", &record)

@@ -1459,7 +1459,7 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
         route: Some(format!("service {ns}/{service}:443")),
         started: Some(now),
         saved_api_services: None,
-        created_namespace: false,
+        in_session_namespace: false,
     };
     kubectl_apply(&format!(
         "apiVersion: v1\nkind: Service\nmetadata: {{name: {service}, namespace: {ns}, labels: {{{SESSION_LABEL}: {id}}}}}\n\
@@ -1796,7 +1796,7 @@ async fn taken_over_and_reaped(edited: bool) {
         route: None,
         started: None,
         saved_api_services: Some(saved_name.clone()),
-        created_namespace: false,
+        in_session_namespace: false,
     };
     let stale = k8s_openapi::jiff::Timestamp::now() - std::time::Duration::from_secs(2 * 3600);
     let lease: Lease =

@@ -838,6 +838,73 @@ async fn a_left_session_namespace_is_adopted_shared_handed_over_and_removed_by_t
         .unwrap_or_else(|e| panic!("{e}\n{}", second.output()));
 }
 
+/// A tunnel session that moved into another session's namespace and was
+/// handed it when that one left removes it through its agent after a
+/// SIGKILL: the namespace falls to the last session out even when it crashes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handed_over_namespace_is_removed_by_the_heirs_agent_after_a_sigkill() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let ns = session_namespace("heir");
+    let mut runtime = AgentRuntime::prepare(plane, &client, &ns).await;
+    runtime.start(plane, client.clone());
+
+    // The creator: no agent (external-name), so the runtime serves the heir's.
+    let creator_kinds = kinds_dir(&group("heir-a"));
+    let mut creator = ServeProcess::start(
+        plane,
+        &creator_kinds,
+        &external_name_args(&ns, &["--lease-duration", "6s"]),
+    );
+    let creator_ready = creator.ready(START).await.expect("the creating session");
+
+    let heir_kinds = kinds_dir(&group("heir-b"));
+    let seam = runtime.seam();
+    let mut heir = ServeProcess::start(
+        plane,
+        &heir_kinds,
+        &[
+            "--session-namespace",
+            &ns,
+            "--agent-service-external-name",
+            &seam,
+            "--timeout",
+            "150s",
+            "--lease-duration",
+            "6s",
+        ],
+    );
+    let heir_ready = match heir.ready(START).await {
+        Ok(ready) => ready,
+        Err(e) => panic!("{e}\n--- agents ---\n{}", runtime.logs()),
+    };
+    creator
+        .stop_cleanly("-INT", &client, &creator_ready.id, END)
+        .await;
+    assert_eq!(
+        namespace_session(plane, &ns).0,
+        heir_ready.id,
+        "handed over to the session still in it:\n{}",
+        creator.output()
+    );
+
+    heir.signal("-KILL");
+    heir.exit(END).await.expect("serve killed");
+    let line = runtime
+        .wait_line(
+            &format!("tunnel-agent reaped session {}", heir_ready.id),
+            END,
+        )
+        .await
+        .unwrap_or_else(|| panic!("the agent did not reap:\n{}", runtime.logs()));
+    assert!(!line.contains("not done"), "{line}\n{}", runtime.logs());
+    namespace_gone(&client, &ns, END)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{line}\n--- agents ---\n{}", runtime.logs()));
+    runtime.shutdown(&client).await;
+}
+
 /// A takeover whose agent never connects never touches the group: the
 /// session it would take over answers throughout and is never told, and the
 /// taker leaves nothing.
