@@ -385,6 +385,21 @@ impl ApiError {
         ApiError::new(504, "Timeout", format!("Timeout: {}", msg.into()))
     }
 
+    /// 504 Timeout for a resourceVersion the server has not reached in time,
+    /// as upstream `storage.NewTooLargeResourceVersionError`: cause
+    /// `ResourceVersionTooLarge`, `retryAfterSeconds: 1`.
+    pub fn too_large_resource_version(wanted: u64, current: u64) -> ApiError {
+        ApiError {
+            details: Some(serde_json::json!({"causes": [
+                {"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}
+            ]})),
+            ..ApiError::timeout(format!(
+                "Too large resource version: {wanted}, current: {current}"
+            ))
+        }
+        .with_retry_after(1)
+    }
+
     /// The `Status` object, with members in kube-apiserver's order:
     /// `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
     /// "message":…,"reason":…,"details":…,"code":…}`.

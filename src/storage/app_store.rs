@@ -285,11 +285,10 @@ impl Apps<'_> {
         {
             Ok(())
         } else {
-            Err(ApiError::timeout(format!(
-                "Too large resource version: {}, current: {}",
+            Err(ApiError::too_large_resource_version(
                 upstream.revision,
-                cache.revision()
-            )))
+                cache.revision(),
+            ))
         }
     }
 
@@ -297,10 +296,10 @@ impl Apps<'_> {
     pub(crate) async fn wait_for_revision(&self, revision: u64) -> Result<(), ApiError> {
         let cache = self.cache();
         if revision > cache.revision() && !cache.wait_for_revision(revision, CACHE_CATCH_UP).await {
-            return Err(ApiError::timeout(format!(
-                "Too large resource version: {revision}, current: {}",
-                cache.revision()
-            )));
+            return Err(ApiError::too_large_resource_version(
+                revision,
+                cache.revision(),
+            ));
         }
         Ok(())
     }
@@ -465,10 +464,10 @@ impl Apps<'_> {
             match tokio::time::timeout_at(deadline, changed.changed()).await {
                 Ok(Ok(())) => {}
                 Ok(Err(_)) | Err(_) => {
-                    return Err(ApiError::timeout(format!(
-                        "Too large resource version: {revision}, current: {}",
-                        cache.revision()
-                    )));
+                    return Err(ApiError::too_large_resource_version(
+                        revision,
+                        cache.revision(),
+                    ));
                 }
             }
         };

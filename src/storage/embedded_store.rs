@@ -17,6 +17,7 @@ use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use super::cache::{Key, Stored};
+use super::namespace_history::{self, History};
 use super::namespace_store::{self, Phase};
 use super::{
     DeleteOptions, EventStream, Listing, StoreError, StoreEvent, internal, now, object_key,
@@ -484,6 +485,20 @@ impl EmbeddedStore {
             namespace_store::list(&inner.conn)?,
             namespace_store::revision(&inner.conn)?,
         ))
+    }
+
+    /// The resourceVersion of the namespaces' latest change.
+    pub fn namespace_revision(&self) -> Result<u64, StoreError> {
+        namespace_store::revision(&self.lock().conn)
+    }
+
+    /// The namespace events after resourceVersion `after` and the
+    /// resourceVersion they lead to, read together; or the oldest a watch
+    /// may resume from, when `after` is older.
+    pub fn namespace_events_since(&self, after: u64) -> Result<History, StoreError> {
+        let inner = self.lock();
+        let current = namespace_store::revision(&inner.conn)?;
+        namespace_history::since(&inner.conn, after, current)
     }
 
     /// A receiver told of every stored change of a namespace (created,

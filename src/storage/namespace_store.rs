@@ -11,12 +11,16 @@
 //! no object is left in it and no `metadata.finalizers` hold it (see
 //! [`crate::apiserver::handlers`]).
 //!
+//! Every stored change is also told to [`super::namespace_history`], which
+//! watches resume from.
+//!
 //! Functions over the store's SQLite connection; [`super::embedded_store`]
 //! calls them under its lock and offers them as `EmbeddedStore` methods.
 
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value, json};
 
+use super::namespace_history::{self, EventKind};
 use super::{StoreError, internal, now};
 
 /// The namespace every store has.
@@ -37,6 +41,7 @@ pub(super) fn prepare(conn: &Connection) -> Result<(), StoreError> {
         "CREATE TABLE IF NOT EXISTS namespaces (name TEXT PRIMARY KEY, body TEXT NOT NULL);",
     )
     .map_err(internal)?;
+    namespace_history::prepare(conn, revision(conn)?)?;
     let mut names: Vec<String> = conn
         .prepare("SELECT DISTINCT namespace FROM objects")
         .and_then(|mut stmt| {
@@ -53,7 +58,7 @@ pub(super) fn prepare(conn: &Connection) -> Result<(), StoreError> {
             .optional()
             .map_err(internal)?;
         if exists.is_none() {
-            insert(conn, new_namespace(&name, &Map::new()))?;
+            insert(conn, new_namespace(&name, &Map::new()), None)?;
         }
     }
     Ok(())
@@ -138,8 +143,15 @@ pub(super) fn revision(conn: &Connection) -> Result<u64, StoreError> {
     Ok(value.and_then(|v| u64::try_from(v).ok()).unwrap_or(0))
 }
 
-/// Stores `namespace` with the next namespace resourceVersion.
-fn insert(conn: &Connection, mut namespace: Value) -> Result<Value, StoreError> {
+/// Stores `namespace` with the next namespace resourceVersion, over
+/// `previous` (as stored; none when it is new).
+fn insert(
+    conn: &Connection,
+    mut namespace: Value,
+    previous: Option<&Value>,
+) -> Result<Value, StoreError> {
+    // The namespace, its resourceVersion and its event, or none of them.
+    let tx = conn.unchecked_transaction().map_err(internal)?;
     let revision = bump(conn)?;
     namespace["metadata"]["resourceVersion"] = json!(revision.to_string());
     let name = namespace["metadata"]["name"]
@@ -151,6 +163,13 @@ fn insert(conn: &Connection, mut namespace: Value) -> Result<Value, StoreError> 
         params![name, namespace.to_string()],
     )
     .map_err(internal)?;
+    let kind = if previous.is_some() {
+        EventKind::Modified
+    } else {
+        EventKind::Added
+    };
+    namespace_history::record(conn, kind, revision, &namespace, previous)?;
+    tx.commit().map_err(internal)?;
     Ok(namespace)
 }
 
@@ -206,7 +225,7 @@ pub(super) fn create(
     if dry_run {
         return Ok(namespace);
     }
-    insert(conn, namespace)
+    insert(conn, namespace, None)
 }
 
 /// Replaces the client's metadata of namespace `name` with `metadata`'s;
@@ -238,18 +257,19 @@ pub(super) fn update(
     if updated == current || dry_run {
         return Ok(updated);
     }
-    insert(conn, updated)
+    insert(conn, updated, Some(&current))
 }
 
 /// Marks namespace `name` Terminating (once) and returns it.
 pub(super) fn terminate(conn: &Connection, name: &str) -> Result<Value, StoreError> {
-    let mut namespace = load(conn, name)?.ok_or(StoreError::NotFound)?;
-    if namespace.pointer("/metadata/deletionTimestamp").is_some() {
-        return Ok(namespace);
+    let current = load(conn, name)?.ok_or(StoreError::NotFound)?;
+    if current.pointer("/metadata/deletionTimestamp").is_some() {
+        return Ok(current);
     }
+    let mut namespace = current.clone();
     namespace["metadata"]["deletionTimestamp"] = json!(now());
     namespace["status"]["phase"] = json!("Terminating");
-    insert(conn, namespace)
+    insert(conn, namespace, Some(&current))
 }
 
 /// Removes namespace `name` if it holds no objects and no
@@ -275,9 +295,20 @@ pub(super) fn finish(conn: &Connection, name: &str) -> Result<bool, StoreError> 
     if left > 0 {
         return Ok(false);
     }
+    let tx = conn.unchecked_transaction().map_err(internal)?;
     conn.execute("DELETE FROM namespaces WHERE name = ?1", [name])
         .map_err(internal)?;
-    bump(conn)?;
+    let revision = bump(conn)?;
+    let mut removed = namespace.clone();
+    removed["metadata"]["resourceVersion"] = json!(revision.to_string());
+    namespace_history::record(
+        conn,
+        EventKind::Deleted,
+        revision,
+        &removed,
+        Some(&namespace),
+    )?;
+    tx.commit().map_err(internal)?;
     Ok(true)
 }
 

@@ -24,6 +24,7 @@ mod generate;
 mod mutate;
 mod namespace_bodies;
 mod namespace_options;
+mod namespace_watches;
 mod oracle;
 mod writes;
 

@@ -102,7 +102,12 @@ pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
         }
         if !rv.is_empty() && rv != "0" {
             let wanted = crate::golang::parse_uint(&rv).map_err(ApiError::internal)?;
-            apps.wait_for_revision(wanted).await?;
+            // As kube-apiserver's watch cache: the watch starts (200) and,
+            // when the cache does not reach it in time, its one event is
+            // the 504.
+            if let Err(too_large) = apps.wait_for_revision(wanted).await {
+                return Ok(ended_with(repr, &too_large));
+            }
         }
         let snapshot = apps.snapshot();
         let initial: Vec<Arc<AppView>> = snapshot.apps(&filter, None).map(|(_, app)| app).collect();

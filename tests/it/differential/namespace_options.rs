@@ -197,6 +197,10 @@ pub(super) async fn client_of(standalone: &Standalone) -> kube::Client {
     )
     .await
     .expect("config");
+    // The server's answers as it gives them: kube-rs would retry a 503 or
+    // 504 for minutes.
+    let mut config = config;
+    config.default_retry = false;
     kube::Client::try_from(config).expect("client")
 }
 

@@ -1,20 +1,28 @@
-//! Watching a standalone server's namespaces (`kubectl get ns -w`, and the
-//! wait of `kubectl delete ns`): the store is read again whenever it tells
-//! of a namespace change ([`EmbeddedStore::namespace_changes`]), and what
-//! changed since the last read is sent — ADDED, MODIFIED, DELETED (with the
-//! namespace as last seen, at the resourceVersion of its removal) — as
-//! newline-delimited JSON events, plain, as Table rows or as
-//! PartialObjectMetadata. A watch from no resourceVersion or `0` starts with
-//! an ADDED event per namespace; one from a resourceVersion (a list's, which
-//! is the namespaces' latest change) with the namespaces changed after it,
-//! in resourceVersion order (as ADDED; namespaces removed in between are not
-//! told: the store keeps no history of namespaces);
-//! `sendInitialEvents=true` ends the initial events with a bookmark
-//! annotated `k8s.io/initial-events-end`. Field
-//! (`metadata.name`) and label selectors apply. The watch ends after
-//! `timeoutSeconds`, when the client leaves, or when the server stops.
+//! Watching a standalone server's namespaces (`kubectl get ns -w`, the wait
+//! of `kubectl delete ns`, informers): whenever the store tells of a
+//! namespace change ([`EmbeddedStore::namespace_changes`]) the watch reads
+//! the namespace history after the last event it sent
+//! ([`crate::storage::namespace_history`]) and sends each event as
+//! kube-apiserver's watch cache does — ADDED, MODIFIED, DELETED (the
+//! namespace as last stored, at the resourceVersion of its removal), and
+//! with selectors a namespace entering them as ADDED and one leaving them as
+//! DELETED — as newline-delimited JSON events, plain, as Table rows or as
+//! PartialObjectMetadata.
+//!
+//! A watch from no resourceVersion or `0` starts with an ADDED event per
+//! namespace; one from a resourceVersion resumes after it: every event since
+//! (removals included), or, when it is older than the kept history, a single
+//! `ERROR` event with kube-apiserver's 410 Expired `too old resource
+//! version` (the client lists again); from a resourceVersion the namespaces
+//! have not reached, the events after it as they come.
+//! `sendInitialEvents=true` sends the current namespaces as ADDED and ends
+//! them with a bookmark annotated `k8s.io/initial-events-end`; at a
+//! resourceVersion not reached yet it waits up to 3 s for it, then sends a
+//! 504 `ERROR` event. Field
+//! (`metadata.name`, `status.phase`) and label selectors apply. The watch
+//! ends after `timeoutSeconds`, when the client leaves, or when the server
+//! stops; one that fell behind the kept history ends with the 410.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -31,6 +39,7 @@ use crate::apiserver::negotiate::{self, Representation};
 use crate::apiserver::response::{self, Body};
 use crate::apiserver::table;
 use crate::storage::embedded_store::EmbeddedStore;
+use crate::storage::namespace_history::{EventKind, History, NamespaceEvent};
 
 /// How often a watch without changes checks that its client is still there
 /// (the changes themselves are sent as the store tells of them).
@@ -88,7 +97,6 @@ pub(super) fn watch(
     };
     // Subscribed before the first read: a change made after it is told.
     let mut changes = store.namespace_changes();
-    let (first, current) = filter.read(store)?;
     let (tx, rx) = mpsc::unbounded::<Bytes>();
     let mut stream = Stream {
         tx,
@@ -97,75 +105,109 @@ pub(super) fn watch(
     };
     let store = store.clone();
     tokio::spawn(async move {
-        let mut known = BTreeMap::new();
-        let mut first = first;
-        first.sort_by_key(revision);
-        for ns in first {
-            let changed_after = from.is_none_or(|from| revision(&ns) > from);
-            if (changed_after || send_initial) && !stream.send("ADDED", &ns) {
-                return;
-            }
-            known.insert(name_of(&ns), ns);
-        }
-        if send_initial && !stream.bookmark(current) {
-            return;
-        }
         let deadline = tokio::time::sleep(timeout);
         tokio::pin!(deadline);
-        let mut shutdown = shutdown;
-        loop {
-            tokio::select! {
-                _ = &mut deadline => return,
-                _ = shutdown.changed() => return,
-                told = changes.changed() => {
-                    if told.is_err() {
+        // Initial events at a resourceVersion wait for it; a plain watch
+        // from one the namespaces have not reached tells the events after
+        // it when they come (kube-apiserver's watch cache does both).
+        if let Some(from) = from.filter(|_| send_initial)
+            && let Err(err) = caught_up(&store, &mut changes, from).await
+        {
+            stream.error(&err);
+            return;
+        }
+        // Where the events sent so far lead.
+        let mut last = match from.filter(|_| !send_initial) {
+            Some(from) => from,
+            None => {
+                let Ok((mut first, current)) = filter.read(&store) else {
+                    return;
+                };
+                first.sort_by_key(revision);
+                for ns in &first {
+                    if !stream.send("ADDED", ns) {
                         return;
                     }
                 }
-                _ = tokio::time::sleep(IDLE_CHECK) => {
-                    if stream.tx.is_closed() {
-                        return;
+                if send_initial && !stream.bookmark(current) {
+                    return;
+                }
+                current
+            }
+        };
+        let mut shutdown = shutdown;
+        loop {
+            match store.namespace_events_since(last) {
+                Ok(History::Events(events, current)) => {
+                    for event in &events {
+                        if let Some((event_type, object)) = filter.event(event)
+                            && !stream.send(event_type, &object)
+                        {
+                            return;
+                        }
                     }
-                    continue;
+                    last = current;
+                }
+                Ok(History::Expired(oldest)) => {
+                    stream.error(&too_old(last, oldest));
+                    return;
+                }
+                Err(_) => return,
+            }
+            loop {
+                tokio::select! {
+                    _ = &mut deadline => return,
+                    _ = shutdown.changed() => return,
+                    told = changes.changed() => {
+                        if told.is_err() {
+                            return;
+                        }
+                        break;
+                    }
+                    _ = tokio::time::sleep(IDLE_CHECK) => {
+                        if stream.tx.is_closed() {
+                            return;
+                        }
+                    }
                 }
             }
             if stream.tx.is_closed() {
                 return;
             }
-            let Ok((now, now_revision)) = filter.read(&store) else {
-                return;
-            };
-            let mut seen = BTreeMap::new();
-            for ns in now {
-                let key = name_of(&ns);
-                let event = match known.get(&key) {
-                    None => Some("ADDED"),
-                    Some(before) if revision(before) != revision(&ns) => Some("MODIFIED"),
-                    Some(_) => None,
-                };
-                if let Some(event) = event
-                    && !stream.send(event, &ns)
-                {
-                    return;
-                }
-                seen.insert(key, ns);
-            }
-            for (key, gone) in &known {
-                if seen.contains_key(key) {
-                    continue;
-                }
-                // As last seen, at the resourceVersion of its removal (or
-                // later), not of its last change.
-                let mut gone = gone.clone();
-                gone["metadata"]["resourceVersion"] = json!(now_revision.to_string());
-                if !stream.send("DELETED", &gone) {
-                    return;
-                }
-            }
-            known = seen;
         }
     });
     Ok(response::stream(negotiate::content_type_of(repr), rx))
+}
+
+/// How long a watch from a resourceVersion the namespaces have not reached
+/// waits for it (kube-apiserver's watch cache: 3 s).
+const CATCH_UP: Duration = Duration::from_secs(3);
+
+/// Waits until the namespaces reach resourceVersion `wanted`, for up to
+/// [`CATCH_UP`]; kube-apiserver's 504 otherwise.
+async fn caught_up(
+    store: &EmbeddedStore,
+    changes: &mut tokio::sync::watch::Receiver<()>,
+    wanted: u64,
+) -> Result<(), ApiError> {
+    let deadline = tokio::time::Instant::now() + CATCH_UP;
+    loop {
+        let current = store.namespace_revision().map_err(store_error)?;
+        if current >= wanted {
+            return Ok(());
+        }
+        match tokio::time::timeout_at(deadline, changes.changed()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) | Err(_) => {
+                return Err(ApiError::too_large_resource_version(wanted, current));
+            }
+        }
+    }
+}
+
+/// kube-apiserver's answer to a watch from before its history.
+fn too_old(from: u64, oldest: u64) -> ApiError {
+    ApiError::expired(format!("too old resource version: {from} ({oldest})"))
 }
 
 /// Which namespaces a watch sees.
@@ -179,22 +221,39 @@ impl Filter {
     /// The namespaces it sees, and the namespaces' latest resourceVersion.
     fn read(&self, store: &EmbeddedStore) -> Result<(Vec<Value>, u64), ApiError> {
         let (mut items, revision) = store.namespaces_at().map_err(store_error)?;
-        items.retain(|ns| {
-            self.only.as_deref().is_none_or(|n| name_of(ns) == n)
-                && self.fields.matches_namespace(ns)
-                && self.labels.as_ref().is_none_or(|s| {
-                    s.matches(ns.pointer("/metadata/labels").and_then(Value::as_object))
-                })
-        });
+        items.retain(|ns| self.sees(ns));
         Ok((items, revision))
     }
-}
 
-fn name_of(ns: &Value) -> String {
-    ns.pointer("/metadata/name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+    /// Whether it sees namespace `ns`.
+    fn sees(&self, ns: &Value) -> bool {
+        self.only
+            .as_deref()
+            .is_none_or(|n| ns.pointer("/metadata/name").and_then(Value::as_str) == Some(n))
+            && self.fields.matches_namespace(ns)
+            && self.labels.as_ref().is_none_or(|s| {
+                s.matches(ns.pointer("/metadata/labels").and_then(Value::as_object))
+            })
+    }
+
+    /// What a watch with this filter is told of `event`, as kube-apiserver's
+    /// watch cache tells it: a namespace entering the filter is ADDED, one
+    /// leaving it (or removed) DELETED as it was before, at the event's
+    /// resourceVersion; nothing when it was not seen before or after.
+    fn event(&self, event: &NamespaceEvent) -> Option<(&'static str, Value)> {
+        let now = event.kind != EventKind::Deleted && self.sees(&event.object);
+        let before = event.previous.as_ref().is_some_and(|p| self.sees(p));
+        match (now, before) {
+            (true, false) => Some(("ADDED", event.object.clone())),
+            (true, true) => Some(("MODIFIED", event.object.clone())),
+            (false, true) => {
+                let mut gone = event.previous.clone()?;
+                gone["metadata"]["resourceVersion"] = json!(event.revision.to_string());
+                Some(("DELETED", gone))
+            }
+            (false, false) => None,
+        }
+    }
 }
 
 fn revision(ns: &Value) -> u64 {
@@ -228,6 +287,11 @@ impl Stream {
             }
         };
         self.line(event_type, &object)
+    }
+
+    /// Sends an `ERROR` event with `err`'s Status (the watch then ends).
+    fn error(&mut self, err: &ApiError) -> bool {
+        self.line("ERROR", &err.to_status())
     }
 
     fn bookmark(&mut self, revision: u64) -> bool {
