@@ -383,6 +383,11 @@ pub struct NamespaceReport {
     pub remaining: Vec<RemainingObject>,
     /// Whether at least one blocker was identified.
     pub blocked: bool,
+    /// The failing webhooks (their findings' ids) that reject the
+    /// namespace's `finalize` (`PUT /api/v1/namespaces/NAME/finalize`), so
+    /// `--finalize-namespaces` cannot clear its `spec.finalizers`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finalize_rejected_by: Vec<String>,
 }
 
 /// An object found in a namespace.

@@ -297,6 +297,7 @@ impl<'a> Examined<'a> {
             conditions: self.conditions.clone(),
             remaining: self.remaining.clone(),
             blocked: false,
+            finalize_rejected_by: Vec::new(),
         }
     }
 
@@ -358,6 +359,7 @@ fn conclude_one(
         let unlisted = finalizers_remaining(&e, &mut found);
         found.extend(unlisted);
         held_by_webhook = attribute_webhooks(&e, &mut found, blocks);
+        report.finalize_rejected_by = finalize_rejected_by(&e);
         no_blocker_found(&e, &mut found);
     } else {
         // Not Terminating (-A or -n): objects stuck in deletion.
@@ -1035,6 +1037,26 @@ fn attribute_webhooks(
         blocks.entry(id).or_default().push(e.name.clone());
     }
     held
+}
+
+/// The failing webhooks (their findings' ids) that intercept the
+/// namespace's `finalize`: what `--finalize-namespaces` would send.
+fn finalize_rejected_by(e: &Examined<'_>) -> Vec<String> {
+    let labels = e.ns.metadata.labels.clone().unwrap_or_default();
+    let namespace = ObjectRef::cluster("v1", "Namespace", "namespaces", &e.name);
+    let request = super::webhooks::Request {
+        operation: "UPDATE",
+        object: &namespace,
+        subresource: Some("finalize"),
+        namespace_labels: &labels,
+        object_labels: &labels,
+    };
+    e.inputs
+        .webhooks
+        .iter()
+        .filter(|w| super::webhooks::failing(w) && super::webhooks::intercepts(w, &request))
+        .map(super::webhooks::finding_id)
+        .collect()
 }
 
 /// Rule 1b: lists of an aggregated group's resources do not answer

@@ -804,14 +804,15 @@ async fn fail_policy_webhook_without_backend_is_reported() {
         &config,
         "--ignore-not-found",
     ]);
-    // Narrow on purpose: only DELETE of ConfigMaps in namespaces labeled for
-    // this test, so no other test is affected.
+    // Narrow on purpose: only DELETE of ConfigMaps, and the finalize of
+    // namespaces, labeled for this test, so no other test is affected.
     kubectl_apply(&format!(
         "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {{name: {config}}}\n\
          webhooks:\n- name: deny.doctor-test.example.com\n  failurePolicy: Fail\n  sideEffects: None\n  \
          admissionReviewVersions: [v1]\n  clientConfig: {{service: {{namespace: default, name: doctor-missing-{pid}, port: 443}}}}\n  \
          namespaceSelector: {{matchLabels: {{doctor-webhook-test: \"{pid}\"}}}}\n  \
-         rules: [{{operations: [DELETE], apiGroups: [\"\"], apiVersions: [v1], resources: [configmaps]}}]\n"
+         rules: [{{operations: [DELETE], apiGroups: [\"\"], apiVersions: [v1], resources: [configmaps]}},\n    \
+         {{operations: [UPDATE], apiGroups: [\"\"], apiVersions: [v1], resources: [namespaces/finalize]}}]\n"
     ));
 
     // It really does reject what it intercepts.
@@ -926,6 +927,29 @@ async fn fail_policy_webhook_without_backend_is_reported() {
     let not_planned = r["fix"]["notPlanned"].to_string();
     assert!(
         not_planned.contains("doctor does not delete webhook configurations"),
+        "{not_planned}"
+    );
+    // Nor plans a /finalize the webhook rejects: it says to fix the webhook.
+    let out = cozy(&["doctor", "--fix", "--finalize-namespaces", "-o", "json"]);
+    let r = report(&out);
+    let id = f["id"].as_str().expect("the webhook finding's id");
+    let row = r["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == ns.as_str())
+        .expect("the namespace's row");
+    assert_eq!(row["finalizeRejectedBy"], serde_json::json!([id]), "{r:#}");
+    let finalizes = r["fix"]["actions"].to_string();
+    assert!(
+        !finalizes.contains(&format!("/api/v1/namespaces/{ns}/finalize")),
+        "{finalizes}"
+    );
+    let not_planned = r["fix"]["notPlanned"].to_string();
+    assert!(
+        not_planned.contains(&format!(
+            "this one rejects the /finalize of namespace {ns}: --finalize-namespaces cannot clear it"
+        )),
         "{not_planned}"
     );
 

@@ -275,6 +275,9 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
             .namespaces
             .iter()
             .filter(|n| n.deletion_timestamp.is_some() && n.blocked)
+            // A failing webhook rejects its finalize: it could only fail
+            // (said under not planned).
+            .filter(|n| n.finalize_rejected_by.is_empty())
         {
             let fixes: Vec<String> = report
                 .findings
@@ -411,6 +414,27 @@ fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String
             webhooks.join(", ")
         );
     }
+    if f.code == Code::WebhookBackendUnavailable && opts.finalize_namespaces {
+        let held: Vec<&str> = report
+            .namespaces
+            .iter()
+            .filter(|n| n.finalize_rejected_by.contains(&f.id))
+            .map(|n| n.name.as_str())
+            .collect();
+        if !held.is_empty() {
+            return format!(
+                "doctor does not delete webhook configurations, and this one rejects the /finalize of namespace {}: \
+                 --finalize-namespaces cannot clear it until the webhook is fixed or deleted{command}",
+                held.join(", ")
+            );
+        }
+    }
+    if let Some(webhooks) = finalize_rejected(f, report, opts) {
+        return format!(
+            "its namespace's /finalize is an update that a failing webhook rejects: fix the webhook first \
+             ({webhooks}), then run doctor --fix --finalize-namespaces again{command}"
+        );
+    }
     let why = match f.code {
         Code::WebhookBackendUnavailable => "doctor does not delete webhook configurations",
         Code::ApiServiceCaBundleInvalid
@@ -453,6 +477,25 @@ fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String
     format!("{why}{command}")
 }
 
+/// With `--finalize-namespaces`, the failing webhooks (joined) that reject
+/// the `/finalize` of the Terminating namespace `f` is in or about, which
+/// the plan therefore leaves out.
+fn finalize_rejected(f: &Finding, report: &Report, opts: &FixOptions) -> Option<String> {
+    if !opts.finalize_namespaces || report.standalone.is_some() {
+        return None;
+    }
+    report
+        .namespaces
+        .iter()
+        .find(|n| {
+            n.deletion_timestamp.is_some()
+                && n.blocked
+                && !n.finalize_rejected_by.is_empty()
+                && inside_namespace(f, &n.name)
+        })
+        .map(|n| n.finalize_rejected_by.join(", "))
+}
+
 /// Which actions fix which findings, for tests and rendering.
 pub fn fixes_by_finding(fix: &FixReport) -> BTreeMap<String, Vec<usize>> {
     let mut map: BTreeMap<String, Vec<usize>> = BTreeMap::new();
@@ -485,6 +528,41 @@ mod tests {
         );
         assert!(fix.not_planned.is_empty());
         assert_eq!(fix.mode, FixMode::DryRun);
+    }
+
+    #[test]
+    fn finalize_is_not_planned_when_a_failing_webhook_rejects_it() {
+        let mut stuck = Finding::new(
+            Code::NamespaceContentFailure,
+            Severity::Error,
+            ObjectRef::cluster("v1", "Namespace", "namespaces", "team-b"),
+            "w",
+            "y",
+        );
+        stuck.blocks = vec!["team-b".into()];
+        let hook =
+            "WebhookBackendUnavailable:validatingwebhookconfiguration/guard#guard.example.com";
+        let mut ns = ns_report("team-b");
+        ns.remaining.clear();
+        ns.finalize_rejected_by = vec![hook.into()];
+        let r = report(vec![stuck], vec![ns]);
+        let fix = plan(&r, &opts(true));
+        assert!(fix.actions.is_empty(), "{:?}", fix.actions);
+        assert_eq!(fix.not_planned.len(), 1);
+        let reason = &fix.not_planned[0].reason;
+        assert!(
+            reason.contains("/finalize is an update that a failing webhook rejects")
+                && reason.contains(hook)
+                && reason.contains("--finalize-namespaces again"),
+            "{reason}"
+        );
+        // Without the flag, the usual advice.
+        let fix = plan(&r, &opts(false));
+        assert!(
+            !fix.not_planned[0].reason.contains("/finalize is an update"),
+            "{:?}",
+            fix.not_planned
+        );
     }
 
     #[test]
