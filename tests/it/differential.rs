@@ -26,6 +26,7 @@ mod namespace_bodies;
 mod namespace_options;
 mod namespace_watches;
 mod oracle;
+mod ratcheting;
 mod writes;
 
 use std::collections::BTreeMap;

@@ -304,3 +304,112 @@ async fn kube_apiserver_ends_watches_and_prunes_reads_when_a_crd_changes() {
         .args(["delete", "crd", &name, "--wait=false"])
         .output();
 }
+
+/// Validation ratcheting through the write path: an app stored under a
+/// looser schema keeps its unchanged invalid values through updates under
+/// a tightened one (its labels can change; a CEL rule failing on an
+/// unchanged value warns), while a changed value is judged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_made_invalid_by_a_tightened_kind_can_still_be_updated() {
+    let kinds = tempfile::tempdir().unwrap();
+    let limits = "limits: {type: object, properties: {cpu: {type: integer}}";
+    write(
+        kinds.path(),
+        "widget.yaml",
+        &kind(
+            "Widget",
+            &format!("{{size: {{type: integer}}, color: {{type: string}}, {limits}}}}}"),
+        ),
+    );
+    let server = Standalone::serving("--kinds", kinds.path());
+    let client = client(&server).await;
+    create(
+        &client,
+        "Widget",
+        "widgets",
+        "w1",
+        json!({"size": 50, "color": "red", "limits": {"cpu": 9}}),
+    )
+    .await;
+    write(
+        kinds.path(),
+        "widget.yaml",
+        &kind(
+            "Widget",
+            &format!(
+                "{{size: {{type: integer, maximum: 10}}, color: {{type: string, maxLength: 2}}, {limits}, \
+                 x-kubernetes-validations: [{{rule: 'self.cpu < 5', message: 'cpu must be below 5'}}]}}}}"
+            ),
+        ),
+    );
+    // Reloaded once a create of the stored spec is refused.
+    let widgets = format!("{GROUP_VERSION}/widgets");
+    let started = std::time::Instant::now();
+    loop {
+        let probe = json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Widget",
+                           "metadata": {"name": "probe"}, "spec": {"size": 50}});
+        let (status, _) = call(
+            &client,
+            Method::POST,
+            &format!("{widgets}?dryRun=All"),
+            Some(probe),
+        )
+        .await;
+        if status == StatusCode::UNPROCESSABLE_ENTITY {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "not reloaded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let patch = |body: Value| {
+        let client = client.clone();
+        let uri = format!("{widgets}/w1");
+        async move {
+            let request = Request::builder()
+                .method(Method::PATCH)
+                .uri(uri)
+                .header("content-type", "application/merge-patch+json")
+                .body(Body::from(serde_json::to_vec(&body).unwrap()))
+                .unwrap();
+            let response = client.send(request).await.unwrap();
+            let status = response.status();
+            let warnings: Vec<String> = response
+                .headers()
+                .get_all(http::header::WARNING)
+                .iter()
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .collect();
+            let bytes = response.into_body().collect().await.unwrap().to_bytes();
+            let body: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+            (status, body, warnings)
+        }
+    };
+    // Its labels change; the rule failing on the unchanged limits warns.
+    let (status, body, warnings) = patch(json!({"metadata": {"labels": {"team": "a"}}})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        warnings,
+        [r#"299 - "spec.limits: Invalid value: cpu must be below 5""#],
+        "{body}"
+    );
+    // A changed value is judged, the unchanged invalid ones are not.
+    let (status, body, _) = patch(json!({"spec": {"size": 60}})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    let causes: Vec<&str> = body["details"]["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["field"].as_str())
+        .collect();
+    assert_eq!(causes, ["spec.size"], "{body}");
+    let (status, body, _) = patch(json!({"spec": {"size": 5}})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["spec"]["color"], "red", "{body}");
+    // A changed ruled value is refused by its rule.
+    let (status, body, _) = patch(json!({"spec": {"limits": {"cpu": 8}}})).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert!(body.to_string().contains("cpu must be below 5"), "{body}");
+}

@@ -164,6 +164,7 @@ pub(super) fn validate(
     // The spec is checked even when the metadata is not: one 422 names
     // every problem, as kube-apiserver's validation of a custom resource does.
     let mut pruned = Vec::new();
+    let mut ratcheted = Vec::new();
     if let Some(spec) = app.get_mut("spec").filter(|s| s.is_object()) {
         let old_spec = current.and_then(|o| o.get("spec"));
         let outcome = call
@@ -172,6 +173,7 @@ pub(super) fn validate(
             .default_and_validate_update(spec, old_spec, "spec");
         errors.extend(outcome.errors);
         pruned = outcome.pruned;
+        ratcheted = outcome.ratcheted;
     }
     let problems: Vec<String> = if mode == FieldValidation::Ignore {
         Vec::new()
@@ -197,8 +199,10 @@ pub(super) fn validate(
         return Err(invalid(call, &name, errors).into());
     }
     // The strategy's warnings follow the decoder's, as kube-apiserver
-    // records them.
+    // records them: the rules ratcheted while validating, then the
+    // finalizers'.
     let mut warnings = problems;
+    warnings.extend(ratcheted.iter().map(ToString::to_string));
     if let Some(Value::Object(meta)) = app.get("metadata") {
         let old = current
             .and_then(|c| c.get("metadata"))

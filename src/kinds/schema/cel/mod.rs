@@ -109,7 +109,7 @@ impl Rules {
         shape: S,
         path: &str,
         budget: &mut i64,
-        errs: &mut Vec<FieldError>,
+        out: &mut Ratchet<'_>,
     ) -> bool {
         let type_name = shape.type_name();
         let invalid = |detail: String| FieldError {
@@ -119,7 +119,7 @@ impl Rules {
             detail,
         };
         if *budget <= 0 {
-            errs.push(invalid(
+            out.errors.push(invalid(
                 "validation failed due to running out of cost budget, no further validation rules will be run".into(),
             ));
             return false;
@@ -135,7 +135,7 @@ impl Rules {
             }
             let cost = cost::estimate_actual(&rule.program, value, old);
             if cost > PER_CALL_LIMIT {
-                errs.push(invalid(format!(
+                out.errors.push(invalid(format!(
                     "'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {}",
                     rule.error_string()
                 )));
@@ -143,7 +143,7 @@ impl Rules {
                 return false;
             }
             if i64::try_from(cost).unwrap_or(i64::MAX) > *budget {
-                errs.push(invalid(
+                out.errors.push(invalid(
                     "validation failed due to running out of cost budget, no further validation rules will be run".into(),
                 ));
                 *budget = -1;
@@ -164,9 +164,16 @@ impl Rules {
             match result {
                 Ok(cel::Value::Bool(true)) => {}
                 Ok(cel::Value::Bool(false)) => {
-                    errs.push(failure(rule, &ctx, value, path));
+                    let failed = failure(rule, &ctx, value, path);
+                    // Ratcheting: a rule without oldSelf failing on a
+                    // value its update left as it was only warns.
+                    if !rule.uses_old_self && out.unchanged() {
+                        out.warnings.push(failed);
+                    } else {
+                        out.errors.push(failed);
+                    }
                 }
-                Ok(other) => errs.push(invalid(format!(
+                Ok(other) => out.errors.push(invalid(format!(
                     "rule evaluated to {}, not a bool, evaluating rule: {}",
                     other.type_of(),
                     rule.error_string()
@@ -182,11 +189,51 @@ impl Rules {
                         }
                         _ => format!("{e} evaluating rule: {}", rule.error_string()),
                     };
-                    errs.push(invalid(detail));
+                    out.errors.push(invalid(detail));
                 }
             }
         }
         true
+    }
+}
+
+/// Whether a failing rule only warns, as kube-apiserver's
+/// `CRDValidationRatcheting` decides: on update, when the value the rule
+/// runs on — or, where it has no old value to correlate with (an item of a
+/// list that is not a `map` list), its nearest ancestor that has one — is
+/// equal to its old value. Failures go to `errors`, the ratcheted ones to
+/// `warnings`.
+pub(crate) struct Ratchet<'a> {
+    /// The nearest correlated (new, old) values, `None` on create.
+    correlated: Option<(&'a Value, &'a Value)>,
+    /// Whether they are equal, once asked.
+    equal: Option<bool>,
+    /// The failures.
+    pub errors: &'a mut Vec<FieldError>,
+    /// The ratcheted failures.
+    pub warnings: &'a mut Vec<FieldError>,
+}
+
+impl<'a> Ratchet<'a> {
+    /// For the value correlated as `correlated`.
+    pub(crate) fn new(
+        correlated: Option<(&'a Value, &'a Value)>,
+        errors: &'a mut Vec<FieldError>,
+        warnings: &'a mut Vec<FieldError>,
+    ) -> Ratchet<'a> {
+        Ratchet {
+            correlated,
+            equal: None,
+            errors,
+            warnings,
+        }
+    }
+
+    fn unchanged(&mut self) -> bool {
+        let correlated = self.correlated;
+        *self
+            .equal
+            .get_or_insert_with(|| correlated.is_some_and(|(new, old)| new == old))
     }
 }
 

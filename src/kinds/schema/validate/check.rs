@@ -15,8 +15,35 @@ use super::field_error::{FieldError, FieldErrorKind, push_field, push_index, pus
 use super::numbers::{Num, check_number, is_json_integer};
 
 impl CompiledSchema {
-    /// Checks `v` against node `id`, which sits at `path`.
-    pub(super) fn check(&self, id: u32, v: &Value, path: &mut String, errs: &mut Vec<FieldError>) {
+    /// Checks `v` against node `id`, which sits at `path`. On update, `old`
+    /// is its old value where it correlates (kube-apiserver's
+    /// `CRDValidationRatcheting`): every error of a node equal to its old
+    /// value, its children's included, is dropped.
+    pub(super) fn check(
+        &self,
+        id: u32,
+        v: &Value,
+        old: Option<&Value>,
+        path: &mut String,
+        errs: &mut Vec<FieldError>,
+    ) {
+        let before = errs.len();
+        self.check_node(id, v, old, path, errs);
+        // Equal as Go's reflect.DeepEqual finds them (an integer is not a
+        // float).
+        if errs.len() > before && old.is_some_and(|old| old == v) {
+            errs.truncate(before);
+        }
+    }
+
+    fn check_node(
+        &self,
+        id: u32,
+        v: &Value,
+        old: Option<&Value>,
+        path: &mut String,
+        errs: &mut Vec<FieldError>,
+    ) {
         let n = self.node(id);
         // typeValidator
         if let Some((type_name, found)) = type_mismatch(n, v) {
@@ -45,12 +72,12 @@ impl CompiledSchema {
         match v {
             Value::String(s) => self.check_string(n, s, path, errs),
             Value::Number(num) => check_number(n, num, path, errs),
-            Value::Array(items) => self.check_array(n, items, path, errs),
+            Value::Array(items) => self.check_array(n, items, old, path, errs),
             _ => {}
         }
         self.check_enum(n, v, path, errs);
         if let Value::Object(obj) = v {
-            self.check_object(n, obj, path, errs);
+            self.check_object(n, obj, old.and_then(Value::as_object), path, errs);
         }
     }
 
@@ -68,7 +95,7 @@ impl CompiledSchema {
             let mut ok = false;
             for &b in n.any_of.iter() {
                 let mut tmp = Vec::new();
-                self.check(b, v, path, &mut tmp);
+                self.check(b, v, None, path, &mut tmp);
                 if tmp.is_empty() {
                     ok = true;
                     break;
@@ -93,7 +120,7 @@ impl CompiledSchema {
             let mut validated = 0usize;
             for &b in n.one_of.iter() {
                 let mut tmp = Vec::new();
-                self.check(b, v, path, &mut tmp);
+                self.check(b, v, None, path, &mut tmp);
                 if tmp.is_empty() {
                     validated += 1;
                     best = None;
@@ -121,7 +148,7 @@ impl CompiledSchema {
             let mut validated = 0usize;
             for &b in n.all_of.iter() {
                 let before = errs.len();
-                self.check(b, v, path, errs);
+                self.check(b, v, None, path, errs);
                 if errs.len() == before {
                     validated += 1;
                 }
@@ -143,7 +170,7 @@ impl CompiledSchema {
         }
         if let Some(b) = n.not {
             let mut tmp = Vec::new();
-            self.check(b, v, path, &mut tmp);
+            self.check(b, v, None, path, &mut tmp);
             if tmp.is_empty() {
                 errs.push(junctor_error(
                     path,
@@ -207,6 +234,7 @@ impl CompiledSchema {
         &self,
         n: &Node,
         items: &[Value],
+        old: Option<&Value>,
         path: &mut String,
         errs: &mut Vec<FieldError>,
     ) {
@@ -214,7 +242,8 @@ impl CompiledSchema {
             let base = path.len();
             for (i, child) in items.iter().enumerate() {
                 push_index(path, i);
-                self.check(item, child, path, errs);
+                let old_item = correlated_item(&n.list_type, child, old);
+                self.check(item, child, old_item, path, errs);
                 path.truncate(base);
             }
         }
@@ -309,6 +338,7 @@ impl CompiledSchema {
         &self,
         n: &Node,
         obj: &Map<String, Value>,
+        old: Option<&Map<String, Value>>,
         path: &mut String,
         errs: &mut Vec<FieldError>,
     ) {
@@ -329,14 +359,14 @@ impl CompiledSchema {
             if let Some(p) = n.prop(k) {
                 seen_required |= bit(p.required_idx);
                 push_field(path, k);
-                self.check(p.id, child, path, errs);
+                self.check(p.id, child, old.and_then(|o| o.get(k)), path, errs);
                 path.truncate(base);
                 continue;
             }
             match n.additional {
                 Additional::Schema(a) => {
                     push_key(path, k);
-                    self.check(a, child, path, errs);
+                    self.check(a, child, old.and_then(|o| o.get(k)), path, errs);
                     path.truncate(base);
                 }
                 Additional::Deny => {
@@ -455,6 +485,23 @@ fn type_mismatch<'n>(n: &'n Node, v: &Value) -> Option<(&'n str, &'static str)> 
         return None;
     }
     (!(n.ty.contains(found) || is_float_int || is_int_float)).then_some((type_name, found))
+}
+
+/// The old value of list item `item` where kube-apiserver correlates one:
+/// in a `map` list, the old item with the same keys; items of other lists
+/// have none.
+pub(super) fn correlated_item<'a>(
+    list_type: &ListType,
+    item: &Value,
+    old: Option<&'a Value>,
+) -> Option<&'a Value> {
+    let ListType::Map(keys) = list_type else {
+        return None;
+    };
+    old.and_then(Value::as_array)?.iter().find(|o| {
+        keys.iter()
+            .all(|k| o.get(k.as_str()) == item.get(k.as_str()))
+    })
 }
 
 /// Equality of enum members and list-map keys: numbers by value, objects

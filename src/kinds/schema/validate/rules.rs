@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use super::super::cel;
 use super::CompiledSchema;
-use super::compile::{Additional, ListType, NodeRef};
+use super::check::correlated_item;
+use super::compile::{Additional, NodeRef};
 use super::field_error::{FieldError, push_cel_key, push_field, push_index};
 
 impl CompiledSchema {
@@ -20,32 +21,36 @@ impl CompiledSchema {
     }
 
     /// Runs the rules of node `id` and below on `v` (old value `old`) at
-    /// `path`. Returns `false` when the budget ran out.
-    pub(super) fn check_rules(
+    /// `run.path`. `above` is the nearest ancestor's correlated (new, old)
+    /// values, for ratcheting where `v` has no old value. Returns `false`
+    /// when the budget ran out.
+    pub(super) fn check_rules<'v>(
         &self,
         id: u32,
-        v: &Value,
-        old: Option<&Value>,
-        path: &mut String,
-        budget: &mut i64,
-        errs: &mut Vec<FieldError>,
+        v: &'v Value,
+        old: Option<&'v Value>,
+        above: Option<(&'v Value, &'v Value)>,
+        run: &mut RuleRun,
     ) -> bool {
         let n = self.node(id);
         if !n.rules_below || v.is_null() {
             return true;
         }
+        let correlated = old.map(|o| (v, o)).or(above);
         let old = old.filter(|o| !o.is_null());
-        if let Some(rules) = &n.rules
-            && !rules.evaluate(v, old, NodeRef { schema: self, id }, path, budget, errs)
-        {
-            return false;
-        }
-        for &b in n.all_of.iter() {
-            if !self.check_rules(b, v, old, path, budget, errs) {
+        if let Some(rules) = &n.rules {
+            let mut out = cel::Ratchet::new(correlated, &mut run.errors, &mut run.warnings);
+            let shape = NodeRef { schema: self, id };
+            if !rules.evaluate(v, old, shape, &run.path, &mut run.budget, &mut out) {
                 return false;
             }
         }
-        let len = path.len();
+        for &b in n.all_of.iter() {
+            if !self.check_rules(b, v, old, correlated, run) {
+                return false;
+            }
+        }
+        let len = run.path.len();
         match v {
             Value::Object(obj) => {
                 let old_obj = old.and_then(Value::as_object);
@@ -58,13 +63,13 @@ impl CompiledSchema {
                         },
                     };
                     if is_prop {
-                        push_field(path, k);
+                        push_field(&mut run.path, k);
                     } else {
-                        push_cel_key(path, k);
+                        push_cel_key(&mut run.path, k);
                     }
                     let old_child = old_obj.and_then(|o| o.get(k.as_str()));
-                    let ok = self.check_rules(child_id, child, old_child, path, budget, errs);
-                    path.truncate(len);
+                    let ok = self.check_rules(child_id, child, old_child, correlated, run);
+                    run.path.truncate(len);
                     if !ok {
                         return false;
                     }
@@ -74,18 +79,11 @@ impl CompiledSchema {
                 let Some(item_id) = n.items else {
                     return true;
                 };
-                let old_items = old.and_then(Value::as_array);
                 for (i, item) in items.iter().enumerate() {
-                    let old_item = match (&n.list_type, old_items) {
-                        (ListType::Map(keys), Some(olds)) => olds.iter().find(|o| {
-                            keys.iter()
-                                .all(|k| o.get(k.as_str()) == item.get(k.as_str()))
-                        }),
-                        _ => None,
-                    };
-                    push_index(path, i);
-                    let ok = self.check_rules(item_id, item, old_item, path, budget, errs);
-                    path.truncate(len);
+                    let old_item = correlated_item(&n.list_type, item, old);
+                    push_index(&mut run.path, i);
+                    let ok = self.check_rules(item_id, item, old_item, correlated, run);
+                    run.path.truncate(len);
                     if !ok {
                         return false;
                     }
@@ -96,18 +94,31 @@ impl CompiledSchema {
         true
     }
 
-    /// Runs every rule on `value` (at `root_field`; `old` on update).
+    /// Runs every rule on `value` (at `root_field`; `old` on update): the
+    /// failures, and those ratcheted to warnings.
     pub(super) fn run_rules(
         &self,
         value: &Value,
         old: Option<&Value>,
         root_field: &str,
-    ) -> Vec<FieldError> {
-        let mut path = String::with_capacity(64);
-        path.push_str(root_field);
-        let mut errs = Vec::new();
-        let mut budget = cel::RUNTIME_BUDGET;
-        self.check_rules(0, value, old, &mut path, &mut budget, &mut errs);
-        errs
+    ) -> (Vec<FieldError>, Vec<FieldError>) {
+        let mut run = RuleRun {
+            path: String::with_capacity(64),
+            budget: cel::RUNTIME_BUDGET,
+            errors: Vec::new(),
+            warnings: Vec::new(),
+        };
+        run.path.push_str(root_field);
+        self.check_rules(0, value, old, None, &mut run);
+        (run.errors, run.warnings)
     }
+}
+
+/// One run of the rules over an object: where it is, the cost budget left,
+/// what failed and what was ratcheted to warnings.
+pub(super) struct RuleRun {
+    path: String,
+    budget: i64,
+    errors: Vec<FieldError>,
+    warnings: Vec<FieldError>,
 }
