@@ -784,6 +784,24 @@ fn namespace_session(plane: &Plane, ns: &str) -> (String, String) {
     (label.to_owned(), joined.to_owned())
 }
 
+/// Stops session `leaving` (its id `id`) with Ctrl-C and expects it to
+/// have handed namespace `ns` over to session `heir`, still in it.
+async fn leave_to_heir(
+    client: &kube::Client,
+    ns: &str,
+    leaving: &mut ServeProcess,
+    id: &str,
+    heir: &str,
+) {
+    leaving.stop_cleanly("-INT", client, id, END).await;
+    assert_eq!(
+        namespace_session(plane(), ns).0,
+        heir,
+        "handed over to the session still in it:\n{}",
+        leaving.output()
+    );
+}
+
 /// A session namespace left labelled by a session killed between creating
 /// it and its Lease is adopted by the next serve in it; a second session
 /// moving in says so on it; the first one out hands it over to the second,
@@ -821,15 +839,7 @@ async fn a_left_session_namespace_is_adopted_shared_handed_over_and_removed_by_t
         "the second session moved in"
     );
 
-    first
-        .stop_cleanly("-INT", &client, &first_ready.id, END)
-        .await;
-    assert_eq!(
-        namespace_session(plane, &ns).0,
-        second_ready.id,
-        "handed over to the session still in it:\n{}",
-        first.output()
-    );
+    leave_to_heir(&client, &ns, &mut first, &first_ready.id, &second_ready.id).await;
     second
         .stop_cleanly("-INT", &client, &second_ready.id, END)
         .await;
@@ -879,15 +889,14 @@ async fn a_handed_over_namespace_is_removed_by_the_heirs_agent_after_a_sigkill()
         Ok(ready) => ready,
         Err(e) => panic!("{e}\n--- agents ---\n{}", runtime.logs()),
     };
-    creator
-        .stop_cleanly("-INT", &client, &creator_ready.id, END)
-        .await;
-    assert_eq!(
-        namespace_session(plane, &ns).0,
-        heir_ready.id,
-        "handed over to the session still in it:\n{}",
-        creator.output()
-    );
+    leave_to_heir(
+        &client,
+        &ns,
+        &mut creator,
+        &creator_ready.id,
+        &heir_ready.id,
+    )
+    .await;
 
     heir.signal("-KILL");
     heir.exit(END).await.expect("serve killed");

@@ -101,16 +101,8 @@ async fn wrongly_typed_namespaces_are_refused_like_kube_apiserver() {
     );
     let mut answers = Vec::new();
     for client in [&ours, &theirs] {
-        let request = http::Request::get(&watch)
-            .body(kube::client::Body::empty())
-            .expect("request");
-        let response = client.send(request).await.expect("send");
-        let code = response.status().as_u16();
-        let bytes = http_body_util::BodyExt::collect(response.into_body())
-            .await
-            .expect("body")
-            .to_bytes();
-        let status: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        let (code, text) = super::namespace_watches::get(client, &watch).await;
+        let status: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         answers.push((code, status["message"].clone()));
     }
     assert_eq!(answers[0], answers[1], "a watch of one namespace by path");

@@ -8,6 +8,7 @@ use http::{Method, Request};
 use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
 
+use super::namespace_watches::get;
 use crate::support::plane;
 use crate::support::standalone::Standalone;
 
@@ -252,16 +253,8 @@ async fn namespace_field_selectors_agree_with_kube_apiserver() {
                         ""
                     }
                 );
-                let request = http::Request::get(format!("/api/v1/namespaces?{query}"))
-                    .body(kube::client::Body::empty())
-                    .expect("request");
-                let response = client.send(request).await.expect("send");
-                let code = response.status().as_u16();
-                let bytes = http_body_util::BodyExt::collect(response.into_body())
-                    .await
-                    .expect("body")
-                    .to_bytes();
-                let text = String::from_utf8_lossy(&bytes).replace(&name, "NAME");
+                let (code, text) = get(client, &format!("/api/v1/namespaces?{query}")).await;
+                let text = text.replace(&name, "NAME");
                 // A list: the names of its items; a watch: the names its
                 // ADDED events carry; an error: its message.
                 let said: Vec<String> = if code != 200 {

@@ -16,7 +16,7 @@ use crate::support::plane;
 use crate::support::standalone::Standalone;
 
 /// The raw text of a GET of `uri`.
-async fn get(client: &kube::Client, uri: &str) -> (u16, String) {
+pub(super) async fn get(client: &kube::Client, uri: &str) -> (u16, String) {
     let request = http::Request::get(uri)
         .body(kube::client::Body::empty())
         .expect("request");

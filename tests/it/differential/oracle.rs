@@ -190,7 +190,8 @@ pub async fn theirs(client: &kube::Client, crd: &Crd, namespace: &str, case: &Ca
     panic!("POST {uri}: {last}")
 }
 
-async fn read(response: http::Response<kube::client::Body>) -> Verdict {
+/// The verdict of a write's `response`.
+pub(super) async fn read(response: http::Response<kube::client::Body>) -> Verdict {
     use http_body_util::BodyExt as _;
     let code = response.status().as_u16();
     let warnings: Vec<String> = response
@@ -288,17 +289,8 @@ pub fn ours(kind: &ServedKind, case: &Case) -> Verdict {
         };
     }
     if !outcome.errors.is_empty() {
-        let causes = outcome
-            .errors
-            .iter()
-            .map(|e| Cause {
-                field: e.field.clone(),
-                reason: e.kind.reason().to_owned(),
-                message: e.message(),
-            })
-            .collect();
         return Verdict::Invalid {
-            causes: sorted(causes),
+            causes: causes_of(&outcome.errors),
         };
     }
     let warnings = outcome
@@ -310,4 +302,18 @@ pub fn ours(kind: &ServedKind, case: &Case) -> Verdict {
         spec,
         warnings: sorted(warnings),
     }
+}
+
+/// Our errors as kube-apiserver's causes, sorted.
+pub(super) fn causes_of(errors: &[kubectl_cozy::kinds::schema::FieldError]) -> Vec<Cause> {
+    sorted(
+        errors
+            .iter()
+            .map(|e| Cause {
+                field: e.field.clone(),
+                reason: e.kind.reason().to_owned(),
+                message: e.message(),
+            })
+            .collect(),
+    )
 }

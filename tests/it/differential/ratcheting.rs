@@ -14,7 +14,7 @@ use http::Method;
 use kubectl_cozy::kinds::schema::CompiledSchema;
 use serde_json::{Value, json};
 
-use super::oracle::{Cause, Verdict};
+use super::oracle::{Verdict, causes_of, read};
 use crate::support::plane;
 
 /// The schema the object was made under.
@@ -97,70 +97,26 @@ fn updates() -> Vec<(&'static str, Value)> {
     ]
 }
 
-async fn send(
-    client: &kube::Client,
-    method: Method,
-    uri: &str,
-    body: &Value,
-) -> (u16, Value, Vec<String>) {
-    let request = http::Request::builder()
+/// `method` `uri` with `body`: the answer's code and body.
+async fn call(client: &kube::Client, method: Method, uri: &str, body: &Value) -> (u16, Value) {
+    let response = client.send(request(method, uri, body)).await.expect("send");
+    let code = response.status().as_u16();
+    let bytes = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .expect("body")
+        .to_bytes();
+    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+fn request(method: Method, uri: &str, body: &Value) -> http::Request<kube::client::Body> {
+    http::Request::builder()
         .method(method)
         .uri(uri)
         .header("content-type", "application/json")
         .body(kube::client::Body::from(
             serde_json::to_vec(body).expect("JSON"),
         ))
-        .expect("request");
-    let response = client.send(request).await.expect("send");
-    let code = response.status().as_u16();
-    let warnings = response
-        .headers()
-        .get_all(http::header::WARNING)
-        .iter()
-        .map(|v| {
-            let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
-            v.strip_prefix("299 - \"")
-                .and_then(|s| s.strip_suffix('"'))
-                .unwrap_or(&v)
-                .replace("\\\"", "\"")
-        })
-        .collect();
-    let bytes = http_body_util::BodyExt::collect(response.into_body())
-        .await
-        .expect("body")
-        .to_bytes();
-    (
-        code,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-        warnings,
-    )
-}
-
-fn verdict(code: u16, body: &Value, warnings: Vec<String>) -> Verdict {
-    match code {
-        200 | 201 => Verdict::Accepted {
-            spec: body["spec"].clone(),
-            warnings,
-        },
-        422 => {
-            let mut causes: Vec<Cause> = body["details"]["causes"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|c| Cause {
-                    field: c["field"].as_str().unwrap_or_default().to_owned(),
-                    reason: c["reason"].as_str().unwrap_or_default().to_owned(),
-                    message: c["message"].as_str().unwrap_or_default().to_owned(),
-                })
-                .collect();
-            causes.sort();
-            Verdict::Invalid { causes }
-        }
-        _ => Verdict::Other {
-            code,
-            body: body.to_string(),
-        },
-    }
+        .expect("request")
 }
 
 fn crd(group: &str, schema: Value) -> Value {
@@ -183,7 +139,7 @@ async fn updates_under_a_tightened_schema_are_ratcheted_like_kube_apiserver() {
     let client = plane.client().await;
     let group = format!("ratchet{}.example.com", std::process::id());
     let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-    let (code, created, _) = send(&client, Method::POST, crds, &crd(&group, loose())).await;
+    let (code, created) = call(&client, Method::POST, crds, &crd(&group, loose())).await;
     assert_eq!(code, 201, "{created}");
     let ns = plane.namespace("ratchet").await;
     let objects = format!("/apis/{group}/v1/namespaces/{ns}/ratchets");
@@ -192,7 +148,7 @@ async fn updates_under_a_tightened_schema_are_ratcheted_like_kube_apiserver() {
     // The CRD is served a moment after it is created.
     let started = Instant::now();
     let stored_object = loop {
-        let (code, body, _) = send(&client, Method::POST, &objects, &object).await;
+        let (code, body) = call(&client, Method::POST, &objects, &object).await;
         if code == 201 {
             break body;
         }
@@ -201,7 +157,7 @@ async fn updates_under_a_tightened_schema_are_ratcheted_like_kube_apiserver() {
     };
     // Tightened; served once a create of the stored spec is refused.
     let mut tightened = crd(&group, tight());
-    let (_, current, _) = send(
+    let (_, current) = call(
         &client,
         Method::GET,
         &format!("{crds}/ratchets.{group}"),
@@ -209,7 +165,7 @@ async fn updates_under_a_tightened_schema_are_ratcheted_like_kube_apiserver() {
     )
     .await;
     tightened["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"].clone();
-    let (code, body, _) = send(
+    let (code, body) = call(
         &client,
         Method::PUT,
         &format!("{crds}/ratchets.{group}"),
@@ -220,7 +176,7 @@ async fn updates_under_a_tightened_schema_are_ratcheted_like_kube_apiserver() {
     let probe = json!({"apiVersion": format!("{group}/v1"), "kind": "Ratchet",
                        "metadata": {"name": "probe"}, "spec": stored()});
     let started = Instant::now();
-    while send(
+    while call(
         &client,
         Method::POST,
         &format!("{objects}?dryRun=All"),
@@ -242,48 +198,37 @@ async fn updates_under_a_tightened_schema_are_ratcheted_like_kube_apiserver() {
     for (what, spec) in updates() {
         let mut update = stored_object.clone();
         update["spec"] = spec.clone();
-        let (code, body, warnings) = send(
-            &client,
-            Method::PUT,
-            &format!("{objects}/r?dryRun=All"),
-            &update,
-        )
-        .await;
-        let theirs = verdict(code, &body, warnings);
+        let put = request(Method::PUT, &format!("{objects}/r?dryRun=All"), &update);
+        let theirs = read(client.send(put).await.expect("send")).await;
 
         let mut ours_spec = spec.clone();
         let outcome = schema.default_and_validate_update(&mut ours_spec, Some(&stored()), "spec");
         let ours = if outcome.errors.is_empty() {
+            let mut warnings: Vec<String> =
+                outcome.ratcheted.iter().map(ToString::to_string).collect();
+            warnings.sort();
             Verdict::Accepted {
                 spec: ours_spec,
-                warnings: outcome.ratcheted.iter().map(ToString::to_string).collect(),
+                warnings,
             }
         } else {
-            let mut causes: Vec<Cause> = outcome
-                .errors
-                .iter()
-                .map(|e| Cause {
-                    field: e.field.clone(),
-                    reason: e.kind.reason().to_owned(),
-                    message: e.message(),
-                })
-                .collect();
-            causes.sort();
-            Verdict::Invalid { causes }
+            Verdict::Invalid {
+                causes: causes_of(&outcome.errors),
+            }
         };
         if ours != theirs {
             differ.push(format!("{what}:\n  ours:   {ours:?}\n  theirs: {theirs:?}"));
         }
         theirs_all.push((what, theirs));
     }
-    let _ = send(
+    let _ = call(
         &client,
         Method::DELETE,
         &format!("{crds}/ratchets.{group}"),
         &Value::Null,
     )
     .await;
-    let _ = send(
+    let _ = call(
         &client,
         Method::DELETE,
         &format!("/api/v1/namespaces/{ns}"),
