@@ -389,6 +389,20 @@ pub enum WaitError {
         /// Its last message.
         message: String,
     },
+    /// The aggregator kept failing to connect to the server: the cluster
+    /// does not reach it by this route.
+    #[error(
+        "APIService {name}: kube-apiserver cannot connect to this server (for {}s): {message}",
+        .waited.as_secs()
+    )]
+    Unreachable {
+        /// The APIService.
+        name: String,
+        /// How long it kept failing.
+        waited: Duration,
+        /// The aggregator's message.
+        message: String,
+    },
     /// Reading the APIService failed.
     #[error("read APIService {name}")]
     Read {
@@ -400,19 +414,40 @@ pub enum WaitError {
     },
 }
 
+/// Whether an `Available` condition says the aggregator could not connect
+/// to the server at all (its discovery check failed to dial: refused, no
+/// such host, no route, timed out connecting), as opposed to a server that
+/// answered wrongly or is still starting.
+pub fn cannot_connect(reason: &str, message: &str) -> bool {
+    const DIAL_FAILURES: [&str; 6] = [
+        "connection refused",
+        "no such host",
+        "no route to host",
+        "network is unreachable",
+        "i/o timeout",
+        "dial tcp",
+    ];
+    reason == "FailedDiscoveryCheck" && DIAL_FAILURES.iter().any(|m| message.contains(m))
+}
+
 /// Polls the APIServices `names` until all are `Available=True`, calling
 /// `progress` with the first one not yet available and its condition's
-/// reason; gives up after `timeout`.
+/// reason; gives up after `timeout`, or, with `unreachable_after`, once the
+/// aggregator has failed to connect to the server ([`cannot_connect`]) for
+/// that long.
 pub async fn wait_available(
     client: &Client,
     names: &[String],
     timeout: Duration,
+    unreachable_after: Option<Duration>,
     mut progress: impl FnMut(&str, &str),
 ) -> Result<(), WaitError> {
     let api: Api<APIService> = Api::all(client.clone());
     let started = Instant::now();
     let mut pending: Vec<String> = names.to_vec();
     let mut last: (String, String);
+    // Since when the aggregator has failed to connect, without a change.
+    let mut unreachable_since: Option<Instant> = None;
     while let Some(name) = pending.first().cloned() {
         let read = api.get_opt(&name).await.map_err(|source| WaitError::Read {
             name: name.clone(),
@@ -425,6 +460,20 @@ pub async fn wait_available(
             }
             Some((_, reason, message)) => {
                 progress(&name, &reason);
+                if cannot_connect(&reason, &message) {
+                    let since = *unreachable_since.get_or_insert_with(Instant::now);
+                    if let Some(limit) = unreachable_after
+                        && since.elapsed() >= limit
+                    {
+                        return Err(WaitError::Unreachable {
+                            name,
+                            waited: since.elapsed(),
+                            message,
+                        });
+                    }
+                } else {
+                    unreachable_since = None;
+                }
                 last = (reason, message);
             }
             None => {
@@ -471,6 +520,30 @@ mod tests {
             group: "apps.example.com".into(),
             version: "v1alpha1".into(),
         }
+    }
+
+    #[test]
+    fn only_a_failed_dial_is_a_server_the_cluster_cannot_reach() {
+        let refused = "failing or missing response from https://127.0.0.2:44425/apis/a.example.com/v1: Get \
+                       \"https://127.0.0.2:44425/apis/a.example.com/v1\": dial tcp 127.0.0.2:44425: connect: connection refused";
+        assert!(cannot_connect("FailedDiscoveryCheck", refused));
+        assert!(cannot_connect(
+            "FailedDiscoveryCheck",
+            "… dial tcp: lookup host.example on 10.96.0.10:53: no such host"
+        ));
+        // It answered, wrongly: not a route problem.
+        assert!(!cannot_connect(
+            "FailedDiscoveryCheck",
+            "failing or missing response from https://10.0.0.1:443/apis/a.example.com/v1: bad status from https://10.0.0.1:443/apis/a.example.com/v1: 503"
+        ));
+        assert!(!cannot_connect(
+            "MissingEndpoints",
+            "endpoints for service/x in \"ns\" have no addresses"
+        ));
+        assert!(!cannot_connect(
+            "ServiceNotFound",
+            "service/x in \"ns\" is not present"
+        ));
     }
 
     #[test]

@@ -914,6 +914,64 @@ async fn a_handed_over_namespace_is_removed_by_the_heirs_agent_after_a_sigkill()
     runtime.shutdown(&client).await;
 }
 
+/// An ExternalName the cluster cannot reach (here a loopback address serve
+/// does not listen on) fails the start in seconds, saying so, instead of
+/// leaving the group unavailable — and every namespace deletion stalled —
+/// for the whole `--timeout`; nothing is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_external_name_the_cluster_cannot_reach_fails_fast_and_leaves_nothing() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let ns = session_namespace("unreachable");
+    let kinds = kinds_dir(&group("unreachable"));
+    let started = Instant::now();
+    let mut serve = ServeProcess::start(
+        plane,
+        &kinds,
+        &[
+            "--route",
+            "external-name",
+            "--host",
+            "127.0.0.2",
+            "--listen",
+            "127.0.0.1:0",
+            "--session-namespace",
+            &ns,
+            "--timeout",
+            "150s",
+        ],
+    );
+    let status = serve
+        .exit(Duration::from_secs(90))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", serve.output()));
+    let took = started.elapsed();
+    let said = serve.output();
+    assert_eq!(status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("kube-apiserver cannot connect to this server")
+            && said.contains("the cluster does not reach 127.0.0.2:")
+            && said.contains("--route tunnel"),
+        "{said}"
+    );
+    // Far less than --timeout: the unreachable condition for 8 s, then the
+    // teardown.
+    assert!(took < Duration::from_secs(60), "{took:?}\n{said}");
+    eprintln!(
+        "[serve] unreachable external-name: exit 1 after {:.1}s",
+        took.as_secs_f64()
+    );
+    assert_eq!(
+        exact(&client, &format!("v1alpha1.{}", kinds.group)).await,
+        None,
+        "{said}"
+    );
+    namespace_gone(&client, &ns, END)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{said}"));
+}
+
 /// A takeover whose agent never connects never touches the group: the
 /// session it would take over answers throughout and is never told, and the
 /// taker leaves nothing.

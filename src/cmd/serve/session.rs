@@ -32,6 +32,11 @@ use crate::tunnel::{
 /// Limit of each registration request.
 const REQUEST_LIMIT: Duration = Duration::from_secs(10);
 
+/// How long the aggregator may fail to connect through an ExternalName
+/// before the start gives up (kube-apiserver retries a failed discovery
+/// check within about a second; a host that resolves late gets a few).
+const UNREACHABLE_AFTER: Duration = Duration::from_secs(8);
+
 /// A cluster-mode session: register, serve, tear down.
 pub(super) async fn serve_session(
     args: &ServeArgs,
@@ -195,7 +200,18 @@ pub(super) async fn serve_session(
             d.saturating_duration_since(Instant::now())
         })
     };
-    let waiting = |e| CliError::other("wait for the APIServices", e);
+    let waiting = |e| match (&e, &plan.route) {
+        (apiservice::WaitError::Unreachable { .. }, Route::ExternalName { host, port }) => {
+            CliError::other(
+                "wait for the APIServices",
+                format!(
+                    "{e}\nthe cluster does not reach {host}:{port} (--route external-name): check --host, or use \
+                     --route tunnel, which needs no route from the cluster to this machine"
+                ),
+            )
+        }
+        _ => CliError::other("wait for the APIServices", e),
+    };
     // Until the tunnel first connects, what the agent pod is doing is the
     // news (Pending, pulling its image, …), not the APIServices' condition.
     let agent_news = std::sync::Mutex::new(None);
@@ -268,6 +284,12 @@ pub(super) async fn serve_session(
                 "Took over APIService {name}; it is restored when this session ends"
             ));
         }
+        // Through an ExternalName the aggregator dials this machine itself:
+        // when it cannot, waiting out --timeout only keeps the group (and
+        // every namespace deletion in the cluster) stalled. Through the
+        // tunnel the agent answers, so a dial failure there is passing.
+        let unreachable_after =
+            matches!(plan.route, Route::ExternalName { .. }).then_some(UNREACHABLE_AFTER);
         let progress = |name: &str, reason: &str| {
             // Until the tunnel first connects the agent's state is shown.
             if !tunnel_status
@@ -279,7 +301,7 @@ pub(super) async fn serve_session(
                 ));
             }
         };
-        apiservice::wait_available(&client, &names, left(), progress)
+        apiservice::wait_available(&client, &names, left(), unreachable_after, progress)
             .await
             .map_err(waiting)?;
         spinner.set_message("waiting for the aggregator to reach this server");
@@ -294,7 +316,7 @@ pub(super) async fn serve_session(
                 message: "the aggregator has not fetched discovery from this server".into(),
             }));
         }
-        apiservice::wait_available(&client, &names, left(), progress)
+        apiservice::wait_available(&client, &names, left(), unreachable_after, progress)
             .await
             .map_err(waiting)?;
         // kubectl reads kube-apiserver's aggregated discovery, which takes
