@@ -262,9 +262,11 @@ fn parse_text(
                 };
                 match definition.resolve(here.clone()) {
                     Ok(kind) => loaded.kinds.push(kind),
-                    Err(found) => {
-                        problems.extend(found.into_iter().map(|p| format!("{here}: {p}")))
-                    }
+                    Err(found) => problems.extend(
+                        found
+                            .into_iter()
+                            .map(|p| super::yaml_lines::at_schema_field(&format!("{here}: {p}"))),
+                    ),
                 }
             }
         }
@@ -400,7 +402,7 @@ fn syntax_error(source: &str, err: &serde_saphyr::Error, line_offset: usize) -> 
 
 /// Splits a YAML stream at `---` markers into `(first line, text)` pairs,
 /// leaving out documents with nothing but blanks and comments.
-fn split_documents(text: &str) -> Vec<(usize, &str)> {
+pub(super) fn split_documents(text: &str) -> Vec<(usize, &str)> {
     let mut documents = Vec::new();
     let mut start = 0;
     let mut start_line = 1;

@@ -27,6 +27,7 @@ pub mod load;
 pub mod registry;
 pub(crate) mod scaffold;
 pub mod schema;
+mod yaml_lines;
 mod yaml_message;
 
 pub use definition::{KindDefinition, ResolvedKind};

@@ -87,7 +87,10 @@ impl Snapshot {
                     }
                     kinds.push(Arc::new(kind));
                 }
-                Err(e) => problems.push(format!("{}: openAPISchema: {e}", resolved.source)),
+                Err(e) => problems.push(super::yaml_lines::at_schema_field(&format!(
+                    "{}: openAPISchema: {e}",
+                    resolved.source
+                ))),
             }
         }
         if !problems.is_empty() {

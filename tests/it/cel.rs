@@ -300,7 +300,13 @@ fn an_uncompilable_rule_is_reported_at_load_with_file_and_line() {
         Ok(_) => panic!("the server loaded a kind with an uncompilable rule"),
         Err(e) => e,
     };
-    let line = good.lines().count() + 2;
+    // The rule's own line: the second document starts after `good` and `---`.
+    let rule = bad
+        .lines()
+        .position(|l| l.contains("oldSelff"))
+        .expect("the broken rule")
+        + 1;
+    let line = good.lines().count() + 1 + rule;
     let want = format!(
         "kinds.yaml:{line}: openAPISchema: /properties/storageClass/x-kubernetes-validations/0/rule: compilation failed: ERROR: <input>:1:9: undeclared reference to 'oldSelff'"
     );

@@ -204,7 +204,8 @@ release: {chartRef: {kind: A, name: b}}
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
     assert!(
-        stderr.contains("queue.yaml:1: openAPISchema: /properties/replicas/x-kubernetes-validations/0/rule: compilation failed: ERROR: <input>:1:7: Syntax error"),
+        // The rule's own line, not the document's first.
+        stderr.contains("queue.yaml:8: openAPISchema: /properties/replicas/x-kubernetes-validations/0/rule: compilation failed: ERROR: <input>:1:7: Syntax error"),
         "{stderr}"
     );
 
