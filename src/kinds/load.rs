@@ -265,7 +265,7 @@ fn parse_text(
                     Err(found) => problems.extend(
                         found
                             .into_iter()
-                            .map(|p| super::yaml_lines::at_schema_field(&format!("{here}: {p}"))),
+                            .map(|p| super::yaml_lines::at_field(&format!("{here}: {p}"))),
                     ),
                 }
             }
@@ -606,9 +606,10 @@ mod tests {
         )
         .unwrap();
         let err = load_path(&own).unwrap_err().to_string();
+        // The line of its `kind` (under the comment).
         assert!(
             err.contains(&format!(
-                "{}:1: kind: \"List\" is the kind of lists",
+                "{}:2: kind: \"List\" is the kind of lists",
                 own.display()
             )),
             "{err}"

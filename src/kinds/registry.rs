@@ -87,7 +87,7 @@ impl Snapshot {
                     }
                     kinds.push(Arc::new(kind));
                 }
-                Err(e) => problems.push(super::yaml_lines::at_schema_field(&format!(
+                Err(e) => problems.push(super::yaml_lines::at_field(&format!(
                     "{}: openAPISchema: {e}",
                     resolved.source
                 ))),

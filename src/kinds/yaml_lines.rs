@@ -1,13 +1,13 @@
-//! Lines of YAML nodes, so that a problem found in a kind's schema after
-//! parsing (a structural rule, a pattern or CEL rule that does not compile)
-//! names the line of the field it is about, not only the first line of the
-//! definition's document.
+//! Lines of YAML nodes, so that a problem found in a kind definition after
+//! parsing (a field's value refused, a structural rule broken in its schema,
+//! a pattern or CEL rule that does not compile) names the line of the field
+//! it is about, not only the first line of the definition's document.
 //!
 //! [`line_of`] walks granit-parser's events (the parser under serde-saphyr)
 //! to the node at a path of mapping keys and sequence indices;
-//! [`at_schema_field`] rewrites a `FILE:LINE: …` problem that names an
-//! `openAPISchema` pointer to that field's line, reading the file again (only
-//! problems pay for it).
+//! [`at_field`] rewrites a `FILE:LINE: …` problem that begins with a field
+//! (`release.prefix: …`, an `openAPISchema` pointer) to that field's line,
+//! reading the file again (only problems pay for it).
 
 use granit_parser::{Event, Parser};
 
@@ -94,11 +94,10 @@ pub(crate) fn line_of(text: &str, path: &[String]) -> Option<usize> {
 }
 
 /// `problem`, a `FILE:LINE: …` line whose `LINE` is the first line of a
-/// definition's document and which names a field of its `openAPISchema`
-/// (`openAPISchema/properties/x/type: …`, or `openAPISchema: /properties/x/…:
-/// …`), with `LINE` moved to that field's line; unchanged when it names no
-/// such field or the field cannot be found.
-pub(crate) fn at_schema_field(problem: &str) -> String {
+/// definition's document and whose text begins with the field it is about
+/// ([`field_path`]), with `LINE` moved to that field's line; unchanged when
+/// it names no field or the field is not in the file (a default).
+pub(crate) fn at_field(problem: &str) -> String {
     relocated(problem).unwrap_or_else(|| problem.to_owned())
 }
 
@@ -106,24 +105,45 @@ fn relocated(problem: &str) -> Option<String> {
     let (file, rest) = problem.split_once(':')?;
     let (line, rest) = rest.split_once(':')?;
     let start_line: usize = line.parse().ok()?;
-    let (_, after) = rest.split_once("openAPISchema")?;
-    let pointer = match after.strip_prefix(": ") {
-        Some(quoted) => quoted,
-        None => after,
-    };
-    let pointer = pointer.strip_prefix('/')?.split(": ").next()?;
-    let mut path = vec!["openAPISchema".to_owned()];
-    path.extend(
-        pointer
-            .split('/')
-            .map(|s| s.replace("~1", "/").replace("~0", "~")),
-    );
+    let path = field_path(rest.strip_prefix(' ')?)?;
     let text = std::fs::read_to_string(file).ok()?;
     let (_, document) = super::load::split_documents(&text)
         .into_iter()
         .find(|(first, _)| *first == start_line)?;
     let found = line_of(document, &path)?;
     Some(format!("{file}:{}:{rest}", start_line + found - 1))
+}
+
+/// The path a problem's text begins with: an `openAPISchema` JSON pointer
+/// (`openAPISchema/properties/x/type: …`, `openAPISchema: /properties/x: …`)
+/// or a dotted field (`release.prefix: …`, `printerColumns[1].type: …`).
+fn field_path(text: &str) -> Option<Vec<String>> {
+    if let Some(after) = text.strip_prefix("openAPISchema") {
+        let pointer = after.strip_prefix(": ").unwrap_or(after);
+        let pointer = pointer.strip_prefix('/')?.split(": ").next()?;
+        let mut path = vec!["openAPISchema".to_owned()];
+        path.extend(
+            pointer
+                .split('/')
+                .map(|s| s.replace("~1", "/").replace("~0", "~")),
+        );
+        return Some(path);
+    }
+    let (field, _) = text.split_once(": ")?;
+    if field.is_empty() || field.contains(char::is_whitespace) {
+        return None;
+    }
+    let mut path = Vec::new();
+    for part in field.split('.') {
+        let (name, indices) = part.split_once('[').unwrap_or((part, ""));
+        path.push(name.to_owned());
+        for index in indices.split('[') {
+            if let Some(i) = index.strip_suffix(']') {
+                path.push(i.parse::<usize>().ok()?.to_string());
+            }
+        }
+    }
+    Some(path)
 }
 
 #[cfg(test)]
@@ -174,27 +194,41 @@ mod tests {
         std::fs::write(&file, format!("# a comment\n---\n{DOC}")).unwrap();
         let f = file.display();
         assert_eq!(
-            at_schema_field(&format!(
+            at_field(&format!(
                 "{f}:3: openAPISchema/properties/size/minimum: must be a number"
             )),
             format!("{f}:7: openAPISchema/properties/size/minimum: must be a number")
         );
         assert_eq!(
-            at_schema_field(&format!(
+            at_field(&format!(
                 "{f}:3: openAPISchema: /properties/tags/x-kubernetes-validations/0/rule: compilation failed: x"
             )),
             format!(
                 "{f}:11: openAPISchema: /properties/tags/x-kubernetes-validations/0/rule: compilation failed: x"
             )
         );
+        assert_eq!(
+            at_field(&format!(
+                "{f}:3: release.chartRef.name: \"widget\" is not a chart"
+            )),
+            format!("{f}:13: release.chartRef.name: \"widget\" is not a chart")
+        );
+        assert_eq!(
+            at_field(&format!(
+                "{f}:3: openAPISchema/properties/tags/x-kubernetes-validations[1].message: m"
+            )),
+            format!("{f}:3: openAPISchema/properties/tags/x-kubernetes-validations[1].message: m"),
+            "a pointer is not a dotted path"
+        );
         // Nothing to move: as it was.
         for same in [
             format!("{f}:3: version: \"x\" must look like v1"),
+            format!("{f}:3: kind Widget in a/v1 is defined twice: x and y"),
             format!("{f}:3: openAPISchema: the schema of spec must have type: object"),
             format!("{f}:3: openAPISchema/properties/nope: not there"),
             "missing.yaml:1: openAPISchema/properties/size: x".to_owned(),
         ] {
-            assert_eq!(at_schema_field(&same), same);
+            assert_eq!(at_field(&same), same);
         }
     }
 }
