@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::cozystack;
 use super::definition::{KindDefinition, ResolvedKind, release_name_overlaps, validate_set};
+use super::yaml_lines::split_documents;
 
 /// Largest definition file accepted (a chart schema is rarely over 1 MiB).
 pub(crate) const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
@@ -400,35 +401,6 @@ fn syntax_error(source: &str, err: &serde_saphyr::Error, line_offset: usize) -> 
     LoadError::Syntax { location, message }
 }
 
-/// Splits a YAML stream at `---` markers into `(first line, text)` pairs,
-/// leaving out documents with nothing but blanks and comments.
-pub(super) fn split_documents(text: &str) -> Vec<(usize, &str)> {
-    let mut documents = Vec::new();
-    let mut start = 0;
-    let mut start_line = 1;
-    let mut offset = 0;
-    for (index, line) in text.split_inclusive('\n').enumerate() {
-        if is_document_marker(line.trim_end_matches(['\n', '\r'])) {
-            documents.push((start_line, &text[start..offset]));
-            start = offset + line.len();
-            start_line = index + 2;
-        }
-        offset += line.len();
-    }
-    documents.push((start_line, &text[start..]));
-    documents.retain(|(_, doc)| {
-        doc.lines().any(|l| {
-            let t = l.trim();
-            !t.is_empty() && !t.starts_with('#')
-        })
-    });
-    documents
-}
-
-fn is_document_marker(line: &str) -> bool {
-    line == "---" || line.starts_with("--- ") || line.starts_with("---\t")
-}
-
 /// The definition files under `path` (itself, when a file; its
 /// subdirectories too), sorted; hidden entries (ConfigMap volumes' `..data`)
 /// skipped. A directory holding a Helm chart is refused ([`LoadError::Charts`]).
@@ -749,17 +721,5 @@ mod tests {
         let legacy = "resources:\n- application:\n    kind: Alpha\n    plural: alphas\n    singular: alpha\n  release:\n    prefix: alpha-\n    chart: {name: alpha, sourceRef: {kind: HelmRepository, name: apps, namespace: cozy-public}}\n- application:\n    kind: beta\n    plural: betas\n    singular: beta\n  release:\n    prefix: beta-\n    chart: {name: beta, sourceRef: {kind: HelmRepository, name: apps, namespace: cozy-public}}\n";
         let err = load_text(legacy, "config.yaml").unwrap_err().to_string();
         assert!(err.contains("config.yaml:9 (beta): kind:"), "{err}");
-    }
-
-    #[test]
-    fn document_boundaries() {
-        assert_eq!(
-            split_documents("a: 1\n---\nb: 2\n"),
-            [(1, "a: 1\n"), (3, "b: 2\n")]
-        );
-        assert_eq!(
-            split_documents("---\na: 1\n---\n# c\n---\nb: 2\n"),
-            [(2, "a: 1\n"), (6, "b: 2\n")]
-        );
     }
 }

@@ -3,13 +3,43 @@
 //! a pattern or CEL rule that does not compile) names the line of the field
 //! it is about, not only the first line of the definition's document.
 //!
-//! [`line_of`] walks granit-parser's events (the parser under serde-saphyr)
+//! [`split_documents`] cuts a file into its YAML documents with their first
+//! lines; [`line_of`] walks granit-parser's events (the parser under serde-saphyr)
 //! to the node at a path of mapping keys and sequence indices;
 //! [`at_field`] rewrites a `FILE:LINE: …` problem that begins with a field
 //! (`release.prefix: …`, an `openAPISchema` pointer) to that field's line,
 //! reading the file again (only problems pay for it).
 
 use granit_parser::{Event, Parser};
+
+/// Splits a YAML stream at `---` markers into `(first line, text)` pairs,
+/// leaving out documents with nothing but blanks and comments.
+pub(crate) fn split_documents(text: &str) -> Vec<(usize, &str)> {
+    let mut documents = Vec::new();
+    let mut start = 0;
+    let mut start_line = 1;
+    let mut offset = 0;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        if is_document_marker(line.trim_end_matches(['\n', '\r'])) {
+            documents.push((start_line, &text[start..offset]));
+            start = offset + line.len();
+            start_line = index + 2;
+        }
+        offset += line.len();
+    }
+    documents.push((start_line, &text[start..]));
+    documents.retain(|(_, doc)| {
+        doc.lines().any(|l| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with('#')
+        })
+    });
+    documents
+}
+
+fn is_document_marker(line: &str) -> bool {
+    line == "---" || line.starts_with("--- ") || line.starts_with("---\t")
+}
 
 /// The line (1-based, within `text`) of the node at `path` in the YAML
 /// document `text`: for a mapping entry, its key's line; for a sequence
@@ -107,7 +137,7 @@ fn relocated(problem: &str) -> Option<String> {
     let start_line: usize = line.parse().ok()?;
     let path = field_path(rest.strip_prefix(' ')?)?;
     let text = std::fs::read_to_string(file).ok()?;
-    let (_, document) = super::load::split_documents(&text)
+    let (_, document) = split_documents(&text)
         .into_iter()
         .find(|(first, _)| *first == start_line)?;
     let found = line_of(document, &path)?;
@@ -165,6 +195,18 @@ mod tests {
                              - rule: self.size() < 3\n      \
                              - {rule: 'true', message: m}\n\
                        release: {chartRef: {kind: ExternalArtifact, name: widget}}\n";
+
+    #[test]
+    fn document_boundaries() {
+        assert_eq!(
+            split_documents("a: 1\n---\nb: 2\n"),
+            [(1, "a: 1\n"), (3, "b: 2\n")]
+        );
+        assert_eq!(
+            split_documents("---\na: 1\n---\n# c\n---\nb: 2\n"),
+            [(2, "a: 1\n"), (6, "b: 2\n")]
+        );
+    }
 
     #[test]
     fn keys_items_and_flow_nodes_have_their_lines() {
