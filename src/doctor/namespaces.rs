@@ -1043,18 +1043,12 @@ fn attribute_webhooks(
 /// namespace's `finalize`: what `--finalize-namespaces` would send.
 fn finalize_rejected_by(e: &Examined<'_>) -> Vec<String> {
     let labels = e.ns.metadata.labels.clone().unwrap_or_default();
-    let namespace = ObjectRef::cluster("v1", "Namespace", "namespaces", &e.name);
-    let request = super::webhooks::Request {
-        operation: "UPDATE",
-        object: &namespace,
-        subresource: Some("finalize"),
-        namespace_labels: &labels,
-        object_labels: &labels,
-    };
     e.inputs
         .webhooks
         .iter()
-        .filter(|w| super::webhooks::failing(w) && super::webhooks::intercepts(w, &request))
+        .filter(|w| {
+            super::webhooks::failing(w) && super::webhooks::intercepts_finalize(w, &e.name, &labels)
+        })
         .map(super::webhooks::finding_id)
         .collect()
 }

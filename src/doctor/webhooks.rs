@@ -300,10 +300,31 @@ pub fn holds(
             "UPDATE namespaces/{name} (removing its finalizers)"
         ));
     }
-    if intercepts(w, &request("UPDATE", &namespace, Some("finalize"), labels)) {
+    if intercepts_finalize(w, name, labels) {
         held.push(format!("UPDATE namespaces/{name}/finalize"));
     }
     held
+}
+
+/// Whether webhook `w` intercepts the `finalize` of namespace `name`
+/// (labelled `labels`): `PUT /api/v1/namespaces/NAME/finalize`, what
+/// `--finalize-namespaces` sends.
+pub fn intercepts_finalize(
+    w: &WebhookReport,
+    name: &str,
+    labels: &BTreeMap<String, String>,
+) -> bool {
+    let namespace = ObjectRef::cluster("v1", "Namespace", "namespaces", name);
+    intercepts(
+        w,
+        &Request {
+            operation: "UPDATE",
+            object: &namespace,
+            subresource: Some("finalize"),
+            namespace_labels: labels,
+            object_labels: labels,
+        },
+    )
 }
 
 /// The object a webhook finding is about: its configuration.
