@@ -266,7 +266,10 @@ fn parse_text(
                     Err(found) => problems.extend(
                         found
                             .into_iter()
-                            .map(|p| super::yaml_lines::at_field(&format!("{here}: {p}"))),
+                            .map(|p| {
+                                let line = super::yaml_lines::field_line(doc_text, start_line, &p);
+                                format!("{source}:{line}: {p}")
+                            }),
                     ),
                 }
             }
@@ -527,11 +530,12 @@ mod tests {
         let err = load_text("kind: lower\nrelease: {}\n---\nkind: Ok\nplural: BAD\nrelease: {chartRef: {kind: A, name: b}}\n", "x.yaml")
             .unwrap_err();
         let text = err.to_string();
+        // Each at its field's line, from the text (no file named x.yaml).
         assert!(
-            text.contains("x.yaml:1: kind:") && text.contains("x.yaml:1: release:"),
+            text.contains("x.yaml:1: kind:") && text.contains("x.yaml:2: release:"),
             "{text}"
         );
-        assert!(text.contains("x.yaml:4: plural:"), "{text}");
+        assert!(text.contains("x.yaml:5: plural:"), "{text}");
     }
 
     #[test]

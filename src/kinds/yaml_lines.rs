@@ -6,9 +6,11 @@
 //! [`split_documents`] cuts a file into its YAML documents with their first
 //! lines; [`line_of`] walks granit-parser's events (the parser under serde-saphyr)
 //! to the node at a path of mapping keys and sequence indices;
-//! [`at_field`] rewrites a `FILE:LINE: …` problem that begins with a field
-//! (`release.prefix: …`, an `openAPISchema` pointer) to that field's line,
-//! reading the file again (only problems pay for it).
+//! [`field_line`] finds the line of the field a problem begins with
+//! (`release.prefix: …`, an `openAPISchema` pointer) in the document the
+//! loader has; [`at_field`] does it for a `FILE:LINE: …` problem found later
+//! (a schema that does not compile), reading the file again (only problems
+//! pay for it).
 
 use granit_parser::{Event, Parser};
 
@@ -135,6 +137,7 @@ fn relocated(problem: &str) -> Option<String> {
     let (file, rest) = problem.split_once(':')?;
     let (line, rest) = rest.split_once(':')?;
     let start_line: usize = line.parse().ok()?;
+    // The file is read only for a problem that names a field.
     let path = field_path(rest.strip_prefix(' ')?)?;
     let text = std::fs::read_to_string(file).ok()?;
     let (_, document) = split_documents(&text)
@@ -142,6 +145,16 @@ fn relocated(problem: &str) -> Option<String> {
         .find(|(first, _)| *first == start_line)?;
     let found = line_of(document, &path)?;
     Some(format!("{file}:{}:{rest}", start_line + found - 1))
+}
+
+/// The line (in the whole file) of the field `problem` begins with, in the
+/// definition `document` that starts at the file's line `start_line` (the
+/// loader's, which has the text at hand); that line when it names no field
+/// the document has.
+pub(crate) fn field_line(document: &str, start_line: usize, problem: &str) -> usize {
+    field_path(problem)
+        .and_then(|path| line_of(document, &path))
+        .map_or(start_line, |found| start_line + found - 1)
 }
 
 /// The path a problem's text begins with: an `openAPISchema` JSON pointer
