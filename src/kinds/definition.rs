@@ -29,6 +29,9 @@ pub(crate) const DEFAULT_GROUP: &str = "apps.cozystack.io";
 pub(crate) const DEFAULT_VERSION: &str = "v1alpha1";
 /// Helm's limit on release names; the HelmRelease name is `prefix + name`.
 pub(crate) const HELM_RELEASE_NAME_MAX: usize = 53;
+/// A release prefix that leaves app names fewer characters than this is
+/// warned of: names such as `orders-staging-eu-west` no longer fit.
+pub(crate) const NAME_ROOM_WARNED_UNDER: usize = 20;
 
 /// One kind, as written in a definition file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -472,6 +475,24 @@ pub(crate) fn validate_set(kinds: &[ResolvedKind]) -> Vec<String> {
 /// that begin with the rest. The second app created is then refused with
 /// 409 AlreadyExists. Versions of one kind share their HelmReleases on
 /// purpose and are not reported.
+/// The warning for a kind whose release prefix leaves its apps' names less
+/// than [`NAME_ROOM_WARNED_UNDER`] characters (a prefix leaving none at all is
+/// a problem of [`KindDefinition::resolve`]).
+pub(crate) fn name_room_warning(kind: &ResolvedKind) -> Option<String> {
+    let room = kind.name_max();
+    (room < NAME_ROOM_WARNED_UNDER).then(|| {
+        format!(
+            "release prefix {:?} of {} ({}) is {} characters and leaves names of {} only {room}: Helm's release \
+             names are at most {HELM_RELEASE_NAME_MAX} characters, so a longer name is refused; shorten the prefix",
+            kind.release_prefix,
+            kind.definition.kind,
+            kind.source,
+            kind.release_prefix.len(),
+            kind.definition.plural,
+        )
+    })
+}
+
 pub(crate) fn release_name_overlaps(kinds: &[ResolvedKind]) -> Vec<String> {
     let mut by_prefix: BTreeMap<&str, Vec<&ResolvedKind>> = BTreeMap::new();
     for kind in kinds {
@@ -652,6 +673,37 @@ mod tests {
             .collect();
         assert_eq!(names, ["Ready", "Version", "Status", "Age"]);
         assert_eq!(k.resource_group(), "postgreses.apps.cozystack.io");
+    }
+
+    #[test]
+    fn a_prefix_leaving_short_names_is_warned_of() {
+        let with_prefix = |prefix: &str| {
+            let mut d = minimal("Postgres");
+            d.release.prefix = Some(prefix.into());
+            d.resolve("pg.yaml").unwrap()
+        };
+        // 34 characters leave 19: warned; 33 leave 20: quiet, as is the default.
+        let long = format!("{}-", "p".repeat(33));
+        assert_eq!(
+            name_room_warning(&with_prefix(&long)).as_deref(),
+            Some(
+                format!(
+                    "release prefix {long:?} of Postgres (pg.yaml) is 34 characters and leaves names of postgreses \
+                     only 19: Helm's release names are at most 53 characters, so a longer name is refused; shorten \
+                     the prefix"
+                )
+                .as_str()
+            )
+        );
+        assert_eq!(name_room_warning(&with_prefix(&long[1..])), None);
+        assert_eq!(
+            name_room_warning(&minimal("Postgres").resolve("pg.yaml").unwrap()),
+            None
+        );
+        // The loader says it beside its other warnings.
+        let loaded =
+            super::super::load::from_resolved(vec![with_prefix(&long)], Vec::new()).unwrap();
+        assert_eq!(loaded.warnings.len(), 1, "{:?}", loaded.warnings);
     }
 
     #[test]

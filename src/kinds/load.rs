@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::cozystack;
-use super::definition::{KindDefinition, ResolvedKind, release_name_overlaps, validate_set};
+use super::definition::{
+    KindDefinition, ResolvedKind, name_room_warning, release_name_overlaps, validate_set,
+};
 use super::yaml_lines::split_documents;
 
 /// Largest definition file accepted (a chart schema is rarely over 1 MiB).
@@ -182,6 +184,8 @@ fn finish(mut loaded: Loaded, mut problems: Vec<String>) -> Result<Loaded, LoadE
     problems.extend(validate_set(&loaded.kinds));
     let overlaps = release_name_overlaps(&loaded.kinds);
     loaded.warnings.extend(overlaps);
+    let cramped: Vec<String> = loaded.kinds.iter().filter_map(name_room_warning).collect();
+    loaded.warnings.extend(cramped);
     if problems.is_empty() {
         Ok(loaded)
     } else {

@@ -229,7 +229,7 @@ pub(crate) fn scaffold(
     };
     // Check it the way it will be loaded and served (the schema and its CEL
     // rules compiled), so a bad override or rule fails here.
-    definition
+    let resolved = definition
         .clone()
         .resolve(origin)
         .map_err(|mut problems| {
@@ -249,6 +249,7 @@ pub(crate) fn scaffold(
             problems: vec![format!("openAPISchema: {e}")],
         }
     })?;
+    warnings.extend(super::definition::name_room_warning(&resolved));
     // A conversion may say one thing twice (two passes meeting one keyword).
     let mut said = std::collections::HashSet::new();
     warnings.retain(|w| said.insert(w.clone()));

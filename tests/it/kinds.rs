@@ -287,6 +287,26 @@ fn scaffold_writes_files_and_formats() {
     // "yes"/"no" are Redis settings and must stay strings.
     assert_eq!(schema["properties"]["appendonly"]["default"], "no");
 
+    // A prefix that leaves app names little room is written, with a warning.
+    let prefix = "redis-for-the-payments-team-in-eu-";
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "examples/charts/redis",
+        "--prefix",
+        prefix,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "warning: release prefix {prefix:?} of Redis (chart directory examples/charts/redis) is 34 characters and leaves \
+             names of redises only 19: "
+        )),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(text(&out.stdout).contains(&format!("prefix: {prefix}")));
+
     // The emitted ApplicationDefinition loads back as the same kind.
     let file = dir.path().join("redis-appdef.json");
     std::fs::write(&file, &out.stdout).unwrap();
