@@ -194,11 +194,31 @@ pub fn validate_namespace_update(
 pub fn validate_namespace_spec_finalizers(finalizers: &[String]) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for finalizer in finalizers {
-        for msg in label_key_problems(finalizer) {
-            errors.push(invalid("spec.finalizers", json!(finalizer), msg));
-        }
-        errors.extend(kube_finalizer_name_problem("spec.finalizers", finalizer));
+        errors.extend(finalizer_name_problems("spec.finalizers", finalizer));
     }
+    errors
+}
+
+/// `ValidateNamespaceFinalizeUpdate`'s check of a `/finalize`'s
+/// `spec.finalizers`: as on create, but each named by its index.
+pub fn validate_namespace_finalize(finalizers: &[String]) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    for (i, finalizer) in finalizers.iter().enumerate() {
+        errors.extend(finalizer_name_problems(
+            &format!("spec.finalizers[{i}]"),
+            finalizer,
+        ));
+    }
+    errors
+}
+
+/// What is wrong with finalizer name `finalizer` at `field`.
+fn finalizer_name_problems(field: &str, finalizer: &str) -> Vec<FieldError> {
+    let mut errors: Vec<FieldError> = label_key_problems(finalizer)
+        .into_iter()
+        .map(|msg| invalid(field, json!(finalizer), msg))
+        .collect();
+    errors.extend(kube_finalizer_name_problem(field, finalizer));
     errors
 }
 

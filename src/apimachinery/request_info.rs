@@ -146,6 +146,9 @@ pub fn route(method: &Method, path: &str, query: &Query) -> Route {
     }
 }
 
+/// The subresources of a namespace (kube-apiserver's `namespaceSubresources`).
+const NAMESPACE_SUBRESOURCES: [&str; 2] = ["status", "finalize"];
+
 fn resource_request(
     method: &Method,
     group: &str,
@@ -159,7 +162,13 @@ fn resource_request(
         watch_path = true;
         rest.remove(0);
     }
+    // As kube-apiserver's RequestInfo: `namespaces/<name>/status` and
+    // `…/finalize` are subresources of the namespace itself (in its own
+    // namespace), anything else after a namespace is a resource in it.
     let (namespace, rest) = match rest.as_slice() {
+        ["namespaces", ns, sub, ..] if NAMESPACE_SUBRESOURCES.contains(sub) => {
+            (Some((*ns).to_owned()), rest.clone())
+        }
         ["namespaces", ns, tail @ ..] if !tail.is_empty() => {
             (Some((*ns).to_owned()), tail.to_vec())
         }
@@ -265,6 +274,30 @@ mod tests {
             panic!()
         };
         assert_eq!(req.subresource.as_deref(), Some("status"));
+        // A namespace's own subresources, as kube-apiserver reads them.
+        let Route::Resource(req) = r(Method::PUT, "/api/v1/namespaces/a/finalize", "") else {
+            panic!()
+        };
+        assert_eq!(
+            (
+                req.namespace.as_deref(),
+                req.resource.as_str(),
+                req.name.as_deref(),
+                req.subresource.as_deref(),
+                req.verb
+            ),
+            (
+                Some("a"),
+                "namespaces",
+                Some("a"),
+                Some("finalize"),
+                Verb::Update
+            )
+        );
+        let Route::Resource(req) = r(Method::GET, "/api/v1/namespaces/a/configmaps", "") else {
+            panic!()
+        };
+        assert_eq!((req.resource.as_str(), req.name), ("configmaps", None));
         assert_eq!(
             r(Method::GET, g, ""),
             Route::GroupVersion("apps.cozystack.io".into(), "v1alpha1".into())

@@ -107,8 +107,15 @@ pub(crate) fn stream(
 }
 
 /// kube-apiserver's 405 for a method the path does not take.
+/// kube-apiserver's 405 for a method its routes do not take (its generic
+/// server response, whose details are empty but there).
 pub(crate) fn method_not_allowed() -> ApiError {
-    ApiError::method_not_allowed("the server does not allow this method on the requested resource")
+    ApiError {
+        details: Some(serde_json::json!({})),
+        ..ApiError::method_not_allowed(
+            "the server does not allow this method on the requested resource",
+        )
+    }
 }
 
 #[cfg(test)]

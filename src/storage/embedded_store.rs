@@ -18,7 +18,7 @@ use tokio::time::Instant;
 
 use super::cache::{Key, Stored};
 use super::namespace_history::{self, History};
-use super::namespace_store::{self, Phase};
+use super::namespace_store::{self, Finish, Phase};
 use super::{
     DeleteOptions, EventStream, Listing, StoreError, StoreEvent, internal, now, object_key,
     resource_version,
@@ -525,16 +525,25 @@ impl EmbeddedStore {
 
     /// Replaces the client's metadata (labels, annotations, finalizers,
     /// ownerReferences, managedFields) of namespace `name` with
-    /// `metadata`'s; a conflict when `resource_version` is not the stored one.
+    /// `metadata`'s, and for a `/finalize` its `spec.finalizers`; a conflict
+    /// when `resource_version` is not the stored one. A Terminating namespace
+    /// left with no finalizer and no objects is removed.
     pub fn update_namespace(
         &self,
         name: &str,
         metadata: &serde_json::Map<String, Value>,
+        spec_finalizers: Option<&[String]>,
         resource_version: Option<&str>,
         dry_run: bool,
     ) -> Result<Value, StoreError> {
-        let updated =
-            namespace_store::update(&self.lock().conn, name, metadata, resource_version, dry_run);
+        let updated = namespace_store::update(
+            &self.lock().conn,
+            name,
+            metadata,
+            spec_finalizers,
+            resource_version,
+            dry_run,
+        );
         self.told(updated, !dry_run)
     }
 
@@ -544,11 +553,15 @@ impl EmbeddedStore {
         self.told(terminating, true)
     }
 
-    /// Removes namespace `name` if it holds no objects; true if it is gone.
-    pub fn finish_namespace(&self, name: &str) -> Result<bool, StoreError> {
+    /// Once Terminating namespace `name` holds no objects, takes
+    /// [`namespace_store::CONTENT_FINALIZER`] off it, and removes it if no
+    /// other finalizer holds it.
+    pub fn finish_namespace(&self, name: &str) -> Result<Finish, StoreError> {
         let finished = namespace_store::finish(&self.lock().conn, name);
-        let gone = finished.as_ref().is_ok_and(|gone| *gone);
-        self.told(finished, gone)
+        // Told even when nothing changed: a spare wake-up costs a watch a
+        // read of the history.
+        let changed = finished.as_ref().is_ok_and(|f| *f != Finish::ContentLeft);
+        self.told(finished, changed)
     }
 
     /// The names of the objects in namespace `name`.
@@ -760,7 +773,7 @@ mod tests {
     async fn namespace_watches_are_told_of_stored_namespace_changes_only() {
         let store = EmbeddedStore::open(Path::new(":memory:")).unwrap();
         let mut changes = store.namespace_changes();
-        let new = || namespace_store::new_namespace("team-a", &Default::default());
+        let new = || namespace_store::new_namespace("team-a", &Default::default(), &[]);
         store.create_namespace(new(), true).unwrap();
         assert!(!changes.has_changed().unwrap(), "a dry run stores nothing");
         assert!(store.create_namespace(new(), false).is_ok());
@@ -771,7 +784,7 @@ mod tests {
         store.terminate_namespace("team-a").unwrap();
         assert!(changes.has_changed().unwrap());
         changes.mark_unchanged();
-        assert!(store.finish_namespace("team-a").unwrap());
+        assert_eq!(store.finish_namespace("team-a").unwrap(), Finish::Gone);
         assert!(changes.has_changed().unwrap());
     }
 
@@ -787,7 +800,7 @@ mod tests {
             json!({"labels": {"team": "a"}, "annotations": {"owner": "ops"}, "finalizers": []});
         let created = store
             .create_namespace(
-                namespace_store::new_namespace("team-a", meta.as_object().unwrap()),
+                namespace_store::new_namespace("team-a", meta.as_object().unwrap(), &[]),
                 false,
             )
             .unwrap();
@@ -800,7 +813,7 @@ mod tests {
         assert!(created["metadata"].get("finalizers").is_none());
         assert!(matches!(
             store.create_namespace(
-                namespace_store::new_namespace("team-a", &Default::default()),
+                namespace_store::new_namespace("team-a", &Default::default(), &[]),
                 false
             ),
             Err(StoreError::AlreadyExists)
@@ -812,19 +825,31 @@ mod tests {
             .unwrap()
             .to_owned();
         let same = store
-            .update_namespace("team-a", meta.as_object().unwrap(), Some(&rv), false)
+            .update_namespace("team-a", meta.as_object().unwrap(), None, Some(&rv), false)
             .unwrap();
         assert_eq!(same, created);
         let changed = json!({"labels": {"team": "b"}, "uid": "ignored"});
         let updated = store
-            .update_namespace("team-a", changed.as_object().unwrap(), Some(&rv), false)
+            .update_namespace(
+                "team-a",
+                changed.as_object().unwrap(),
+                None,
+                Some(&rv),
+                false,
+            )
             .unwrap();
         assert_eq!(updated["metadata"]["labels"]["team"], "b");
         assert!(updated["metadata"].get("annotations").is_none());
         assert_eq!(updated["metadata"]["uid"], created["metadata"]["uid"]);
         assert_ne!(updated["metadata"]["resourceVersion"], rv.as_str());
         assert!(matches!(
-            store.update_namespace("team-a", changed.as_object().unwrap(), Some(&rv), false),
+            store.update_namespace(
+                "team-a",
+                changed.as_object().unwrap(),
+                None,
+                Some(&rv),
+                false
+            ),
             Err(StoreError::Conflict(_))
         ));
         store
@@ -840,8 +865,9 @@ mod tests {
             store.namespace_phase("team-a").unwrap(),
             Some(Phase::Terminating)
         );
-        assert!(
-            !store.finish_namespace("team-a").unwrap(),
+        assert_eq!(
+            store.finish_namespace("team-a").unwrap(),
+            Finish::ContentLeft,
             "an object is left"
         );
         assert_eq!(store.object_names_in("team-a").unwrap(), ["x"]);
@@ -849,17 +875,52 @@ mod tests {
             .delete("team-a", "x", &Default::default())
             .await
             .unwrap();
-        // A finalizer of the namespace's own holds it too.
+        // A finalizer of the namespace's own holds it too: the content's
+        // finalizer goes, and the update that removes the last one removes it.
         let held = json!({"finalizers": ["example.com/hold"]});
         store
-            .update_namespace("team-a", held.as_object().unwrap(), None, false)
+            .update_namespace("team-a", held.as_object().unwrap(), None, None, false)
             .unwrap();
-        assert!(!store.finish_namespace("team-a").unwrap());
-        store
-            .update_namespace("team-a", &Default::default(), None, false)
+        assert_eq!(store.finish_namespace("team-a").unwrap(), Finish::Held);
+        let finalized = store.namespace("team-a").unwrap().unwrap();
+        assert_eq!(finalized["spec"], json!({}));
+        let removed = store
+            .update_namespace("team-a", &Default::default(), None, None, false)
             .unwrap();
-        assert!(store.finish_namespace("team-a").unwrap());
+        assert_eq!(removed["metadata"]["name"], "team-a");
         assert_eq!(store.namespace_phase("team-a").unwrap(), None);
+        // A client's spec.finalizers are kept, `kubernetes` added; only a
+        // /finalize changes them, and clearing them removes the namespace.
+        let created = store
+            .create_namespace(
+                namespace_store::new_namespace(
+                    "team-b",
+                    &Default::default(),
+                    &["example.com/x".into()],
+                ),
+                false,
+            )
+            .unwrap();
+        assert_eq!(
+            created["spec"]["finalizers"],
+            json!(["example.com/x", "kubernetes"])
+        );
+        store.terminate_namespace("team-b").unwrap();
+        assert_eq!(store.finish_namespace("team-b").unwrap(), Finish::Held);
+        let held = store.namespace("team-b").unwrap().unwrap();
+        assert_eq!(held["spec"]["finalizers"], json!(["example.com/x"]));
+        let relabelled = json!({"labels": {"a": "b"}});
+        store
+            .update_namespace("team-b", relabelled.as_object().unwrap(), None, None, false)
+            .unwrap();
+        assert_eq!(
+            store.namespace_phase("team-b").unwrap(),
+            Some(Phase::Terminating)
+        );
+        store
+            .update_namespace("team-b", &Default::default(), Some(&[]), None, false)
+            .unwrap();
+        assert_eq!(store.namespace_phase("team-b").unwrap(), None);
         let names: Vec<Value> = store
             .namespaces()
             .unwrap()

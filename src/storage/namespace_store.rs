@@ -58,7 +58,7 @@ pub(super) fn prepare(conn: &Connection) -> Result<(), StoreError> {
             .optional()
             .map_err(internal)?;
         if exists.is_none() {
-            insert(conn, new_namespace(&name, &Map::new()), None)?;
+            insert(conn, new_namespace(&name, &Map::new(), &[]), None)?;
         }
     }
     Ok(())
@@ -76,8 +76,19 @@ pub const CLIENT_METADATA: [&str; 5] = [
 /// The label kube-apiserver keeps on every namespace, its name.
 pub const NAME_LABEL: &str = "kubernetes.io/metadata.name";
 
-/// A new namespace `name` with the client's metadata of `meta`.
-pub fn new_namespace(name: &str, meta: &Map<String, Value>) -> Value {
+/// The finalizer kube-controller-manager's namespace controller keeps in a
+/// namespace's `spec.finalizers` until it has deleted the namespace's content
+/// (here, [`finish`] plays that part).
+pub const CONTENT_FINALIZER: &str = "kubernetes";
+
+/// A new namespace `name` with the client's metadata of `meta` and the
+/// client's `spec.finalizers`, to which [`CONTENT_FINALIZER`] is added as
+/// kube-apiserver adds it (last, once).
+pub fn new_namespace(name: &str, meta: &Map<String, Value>, spec_finalizers: &[String]) -> Value {
+    let mut finalizers = spec_finalizers.to_vec();
+    if !finalizers.iter().any(|f| f == CONTENT_FINALIZER) {
+        finalizers.push(CONTENT_FINALIZER.to_owned());
+    }
     let mut metadata = Map::new();
     metadata.insert("name".into(), json!(name));
     metadata.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
@@ -87,7 +98,7 @@ pub fn new_namespace(name: &str, meta: &Map<String, Value>) -> Value {
         "apiVersion": "v1",
         "kind": "Namespace",
         "metadata": metadata,
-        "spec": {"finalizers": ["kubernetes"]},
+        "spec": {"finalizers": finalizers},
         "status": {"phase": "Active"},
     })
 }
@@ -228,14 +239,18 @@ pub(super) fn create(
     insert(conn, namespace, None)
 }
 
-/// Replaces the client's metadata of namespace `name` with `metadata`'s;
+/// Replaces the client's metadata of namespace `name` with `metadata`'s,
+/// and with `spec_finalizers` (a `/finalize`) its `spec.finalizers`;
 /// everything else stays. With `resource_version`, a stored namespace at
 /// another resourceVersion is a conflict. A change that changes nothing
-/// keeps the resourceVersion, as kube-apiserver does.
+/// keeps the resourceVersion, as kube-apiserver does. A Terminating
+/// namespace left with no finalizer of either kind and no objects is
+/// removed by the change ([`settle`]).
 pub(super) fn update(
     conn: &Connection,
     name: &str,
     metadata: &Map<String, Value>,
+    spec_finalizers: Option<&[String]>,
     resource_version: Option<&str>,
     dry_run: bool,
 ) -> Result<Value, StoreError> {
@@ -254,10 +269,100 @@ pub(super) fn update(
     if let Some(meta) = updated["metadata"].as_object_mut() {
         keep_client_metadata(meta, metadata, name);
     }
+    if let Some(finalizers) = spec_finalizers {
+        set_spec_finalizers(&mut updated, finalizers.to_vec());
+    }
     if updated == current || dry_run {
         return Ok(updated);
     }
-    insert(conn, updated, Some(&current))
+    settle(conn, updated, &current)
+}
+
+/// A namespace's `spec.finalizers`.
+pub fn spec_finalizers(namespace: &Value) -> Vec<String> {
+    namespace
+        .pointer("/spec/finalizers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Sets `namespace`'s `spec.finalizers` (an empty list leaves `spec: {}`, as
+/// Go encodes it).
+fn set_spec_finalizers(namespace: &mut Value, finalizers: Vec<String>) {
+    if !namespace["spec"].is_object() {
+        namespace["spec"] = json!({});
+    }
+    let Some(spec) = namespace["spec"].as_object_mut() else {
+        return;
+    };
+    if finalizers.is_empty() {
+        spec.remove("finalizers");
+    } else {
+        spec.insert("finalizers".into(), json!(finalizers));
+    }
+}
+
+/// Whether `namespace` holds finalizers of either kind.
+fn held(namespace: &Value) -> bool {
+    ["/metadata/finalizers", "/spec/finalizers"]
+        .iter()
+        .any(|p| {
+            namespace
+                .pointer(p)
+                .and_then(Value::as_array)
+                .is_some_and(|f| !f.is_empty())
+        })
+}
+
+/// The number of objects in namespace `name`.
+fn objects_in(conn: &Connection, name: &str) -> Result<i64, StoreError> {
+    conn.query_row(
+        "SELECT COUNT(*) FROM objects WHERE namespace = ?1",
+        [name],
+        |r| r.get(0),
+    )
+    .map_err(internal)
+}
+
+/// Stores `namespace`'s change from `previous`, or — Terminating, with no
+/// finalizer of either kind and no objects left — removes it, as
+/// kube-apiserver deletes a namespace during the update that clears its
+/// last finalizer. Returns the namespace as stored or as removed.
+fn settle(conn: &Connection, namespace: Value, previous: &Value) -> Result<Value, StoreError> {
+    let name = namespace["metadata"]["name"].as_str().unwrap_or_default();
+    if phase(&namespace) == Phase::Terminating && !held(&namespace) && objects_in(conn, name)? == 0
+    {
+        remove(conn, namespace, previous)
+    } else {
+        insert(conn, namespace, Some(previous))
+    }
+}
+
+/// Removes `namespace` (as last changed from `previous`) with a resourceVersion
+/// of its own and its DELETED event.
+fn remove(conn: &Connection, mut namespace: Value, previous: &Value) -> Result<Value, StoreError> {
+    let name = namespace["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let tx = conn.unchecked_transaction().map_err(internal)?;
+    conn.execute("DELETE FROM namespaces WHERE name = ?1", [&name])
+        .map_err(internal)?;
+    let revision = bump(conn)?;
+    namespace["metadata"]["resourceVersion"] = json!(revision.to_string());
+    namespace_history::record(
+        conn,
+        EventKind::Deleted,
+        revision,
+        &namespace,
+        Some(previous),
+    )?;
+    tx.commit().map_err(internal)?;
+    Ok(namespace)
 }
 
 /// Marks namespace `name` Terminating (once) and returns it.
@@ -272,44 +377,46 @@ pub(super) fn terminate(conn: &Connection, name: &str) -> Result<Value, StoreErr
     insert(conn, namespace, Some(&current))
 }
 
-/// Removes namespace `name` if it holds no objects and no
-/// `metadata.finalizers`; true if it is gone.
-pub(super) fn finish(conn: &Connection, name: &str) -> Result<bool, StoreError> {
-    let Some(namespace) = load(conn, name)? else {
-        return Ok(true);
+/// Where a Terminating namespace's deletion stands after [`finish`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Finish {
+    /// Removed (or already gone).
+    Gone,
+    /// Objects are left in it (held by their finalizers, or not deleted yet).
+    ContentLeft,
+    /// Its content is gone and [`CONTENT_FINALIZER`] with it; other
+    /// finalizers hold it until clients remove them (the update that removes
+    /// the last one removes the namespace).
+    Held,
+}
+
+/// The namespace controller's last step for Terminating namespace `name`:
+/// once no object is left in it, [`CONTENT_FINALIZER`] leaves its
+/// `spec.finalizers` and, if no other finalizer holds it, the namespace goes.
+pub(super) fn finish(conn: &Connection, name: &str) -> Result<Finish, StoreError> {
+    let Some(current) = load(conn, name)? else {
+        return Ok(Finish::Gone);
     };
-    if namespace
-        .pointer("/metadata/finalizers")
-        .and_then(Value::as_array)
-        .is_some_and(|f| !f.is_empty())
-    {
-        return Ok(false);
+    if phase(&current) != Phase::Terminating {
+        return Ok(Finish::Held);
     }
-    let left: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM objects WHERE namespace = ?1",
-            [name],
-            |r| r.get(0),
-        )
-        .map_err(internal)?;
-    if left > 0 {
-        return Ok(false);
+    if objects_in(conn, name)? > 0 {
+        return Ok(Finish::ContentLeft);
     }
-    let tx = conn.unchecked_transaction().map_err(internal)?;
-    conn.execute("DELETE FROM namespaces WHERE name = ?1", [name])
-        .map_err(internal)?;
-    let revision = bump(conn)?;
-    let mut removed = namespace.clone();
-    removed["metadata"]["resourceVersion"] = json!(revision.to_string());
-    namespace_history::record(
-        conn,
-        EventKind::Deleted,
-        revision,
-        &removed,
-        Some(&namespace),
-    )?;
-    tx.commit().map_err(internal)?;
-    Ok(true)
+    let mut finalized = current.clone();
+    let left: Vec<String> = spec_finalizers(&current)
+        .into_iter()
+        .filter(|f| f != CONTENT_FINALIZER)
+        .collect();
+    set_spec_finalizers(&mut finalized, left);
+    if held(&finalized) {
+        if finalized != current {
+            insert(conn, finalized, Some(&current))?;
+        }
+        return Ok(Finish::Held);
+    }
+    remove(conn, finalized, &current)?;
+    Ok(Finish::Gone)
 }
 
 /// The names of the objects in namespace `name`.

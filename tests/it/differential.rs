@@ -23,6 +23,7 @@ mod cases;
 mod generate;
 mod mutate;
 mod namespace_bodies;
+mod namespace_finalizers;
 mod namespace_options;
 mod namespace_watches;
 mod oracle;

@@ -1373,26 +1373,34 @@ fn standalone_namespaces_take_apply_patch_and_delete_of_manifests() {
         "{others}"
     );
     // A watch of all namespaces goes on from the list's resourceVersion:
-    // each namespace is printed once, not again as the watch starts.
-    let mut watch_all = Command::new(plane::binaries().expect("binaries").join("kubectl"))
-        .arg("--kubeconfig")
-        .arg(&kc)
-        .args(["get", "ns", "-w", "-o", "name", "--request-timeout=20s"])
-        .env("HOME", std::env::temp_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl get ns -w");
-    std::thread::sleep(Duration::from_millis(1500));
-    let _ = watch_all.kill();
-    let watched = watch_all.wait_with_output().unwrap();
-    assert_eq!(
-        text(&watched.stdout).matches("namespace/team-y\n").count(),
-        1,
-        "{}{}",
-        text(&watched.stdout),
-        text(&watched.stderr)
-    );
+    // each namespace is printed once, not again as the watch starts — as
+    // names (a JSON list) and as the table (a Table list, whose
+    // resourceVersion is the list's too).
+    for (output, line) in [
+        (&["-o", "name"][..], "namespace/team-y\n"),
+        (&[][..], "team-y "),
+    ] {
+        let mut watch_all = Command::new(plane::binaries().expect("binaries").join("kubectl"))
+            .arg("--kubeconfig")
+            .arg(&kc)
+            .args(["get", "ns", "-w", "--request-timeout=20s"])
+            .args(output)
+            .env("HOME", std::env::temp_dir())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kubectl get ns -w");
+        std::thread::sleep(Duration::from_millis(1500));
+        let _ = watch_all.kill();
+        let watched = watch_all.wait_with_output().unwrap();
+        assert_eq!(
+            text(&watched.stdout).matches(line).count(),
+            1,
+            "{output:?}: {}{}",
+            text(&watched.stdout),
+            text(&watched.stderr)
+        );
+    }
 
     // kubectl delete -f of a namespace and an app in it.
     let mixed = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: mixed\n---\n\

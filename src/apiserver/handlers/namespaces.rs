@@ -15,15 +15,22 @@
 //! them); the writes live in `namespaces/write.rs`, the watch (sent as the
 //! store tells of changes) in `namespaces/watch.rs`.
 //!
+//! A namespace's `spec.finalizers` are the client's with `kubernetes` added
+//! on create; updates and patches leave them, `PUT
+//! /api/v1/namespaces/<name>/finalize` sets them (with the metadata), as
+//! kube-apiserver's finalize subresource does.
+//!
 //! Deleting a namespace marks it `Terminating` and answers; like
 //! kube-controller-manager's namespace controller, a background task then
 //! deletes every app in it — after [`CONTENT_DELETION_DELAY`], so that
 //! deletes sent right after the namespace's (`kubectl delete -f` of a
 //! namespace and its apps) still find their apps, as they do in a cluster —
-//! and removes the namespace as soon as nothing is left in it and no
-//! `metadata.finalizers` hold it; apps held by finalizers keep it
-//! `Terminating` until they go. A server started over a store with
-//! Terminating namespaces finishes their deletion ([`resume_deletions`]).
+//! and once nothing is left in it (apps held by finalizers keep it
+//! `Terminating` until they go) takes `kubernetes` off its `spec.finalizers`
+//! and removes it, unless other finalizers (`spec` or `metadata`) hold it:
+//! then the write that removes the last one removes it, as in a cluster. A
+//! server started over a store with Terminating namespaces finishes their
+//! deletion ([`resume_deletions`]).
 //! In cluster mode the cluster serves namespaces and none of this is
 //! reached. The OpenAPI documents describe get, list, create and delete
 //! (`openapi/namespaces.rs`), for `kubectl explain ns` and kubectl's
@@ -52,7 +59,7 @@ use crate::apiserver::response::{self, Body};
 use crate::apiserver::table;
 use crate::storage::StoreError;
 use crate::storage::embedded_store::EmbeddedStore;
-use crate::storage::namespace_store::{self, DEFAULT_NAMESPACE, Phase};
+use crate::storage::namespace_store::{self, DEFAULT_NAMESPACE, Finish, Phase};
 
 const GROUP_RESOURCE: &str = "namespaces";
 
@@ -82,6 +89,12 @@ pub(crate) fn api_resource_list() -> Response<Body> {
                 "kind": "Namespace",
                 "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
                 "shortNames": ["ns"],
+            }, {
+                "name": "namespaces/finalize",
+                "singularName": "",
+                "namespaced": false,
+                "kind": "Namespace",
+                "verbs": ["update"],
             }],
         }),
     )
@@ -104,7 +117,9 @@ pub(crate) async fn handle(
     body: &Bytes,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Result<Response<Body>, ApiError> {
-    if req.namespace.is_some() || req.subresource.is_some() {
+    // `/api/v1/namespaces/<name>/finalize`: in its own namespace.
+    let finalize = req.subresource.as_deref() == Some("finalize") && req.namespace == req.name;
+    if (req.namespace.is_some() || req.subresource.is_some()) && !finalize {
         return Err(ApiError::not_found_route(
             "the server could not find the requested resource",
         ));
@@ -114,6 +129,10 @@ pub(crate) async fn handle(
         .and_then(|v| v.to_str().ok());
     let include = query.get("includeObject").map(String::as_str);
     match (req.verb, req.name.as_deref()) {
+        (Verb::Update, Some(name)) if finalize => {
+            write::finalize(store, name, query, headers, body)
+        }
+        _ if finalize => Err(crate::apiserver::response::method_not_allowed()),
         (Verb::List, None) => {
             let items = store.namespaces().map_err(store_error)?;
             for ns in &items {
@@ -138,7 +157,9 @@ pub(crate) async fn handle(
             let list_meta = json!({"resourceVersion": revision.to_string()});
             Ok(match negotiate::negotiate(accept, include, true)? {
                 Representation::Table { include_object } => {
-                    response::json(StatusCode::OK, &namespace_table(&refs, include_object))
+                    let revision = revision.to_string();
+                    let table = namespace_table(&refs, include_object, &revision);
+                    response::json(StatusCode::OK, &table)
                 }
                 Representation::PartialObjectMetadataList
                 | Representation::PartialObjectMetadata => response::json(
@@ -162,7 +183,8 @@ pub(crate) async fn handle(
                 .ok_or_else(|| ApiError::not_found(GROUP_RESOURCE, name))?;
             Ok(match negotiate::negotiate(accept, include, false)? {
                 Representation::Table { include_object } => {
-                    response::json(StatusCode::OK, &namespace_table(&[&ns], include_object))
+                    let table = namespace_table(&[&ns], include_object, object_revision(&ns));
+                    response::json(StatusCode::OK, &table)
                 }
                 Representation::PartialObjectMetadata
                 | Representation::PartialObjectMetadataList => {
@@ -210,19 +232,6 @@ pub(super) fn namespace_body(headers: &HeaderMap, body: &Bytes) -> Result<Value,
     Ok(object)
 }
 
-/// A Namespace body's `spec.finalizers` (judged on create; the store keeps
-/// its own, `kubernetes`).
-fn spec_finalizers(object: &Value) -> Vec<String> {
-    object
-        .pointer("/spec/finalizers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect()
-}
-
 fn create(
     store: &EmbeddedStore,
     query: &Query,
@@ -252,8 +261,9 @@ fn create(
         meta.insert("name".into(), json!(name));
     }
     let mut errors = object_meta::validate_namespace(&meta);
+    let spec_finalizers = namespace_store::spec_finalizers(&object);
     errors.extend(object_meta::validate_namespace_spec_finalizers(
-        &spec_finalizers(&object),
+        &spec_finalizers,
     ));
     if name.is_empty() {
         errors.insert(
@@ -270,7 +280,7 @@ fn create(
         return Err(ApiError::invalid("Namespace", "", &name, &errors));
     }
     let dry_run = dry_run(query);
-    let mut namespace = namespace_store::new_namespace(&name, &meta);
+    let mut namespace = namespace_store::new_namespace(&name, &meta, &spec_finalizers);
     if !generate.is_empty() {
         namespace["metadata"]["generateName"] = json!(generate);
     }
@@ -352,9 +362,11 @@ async fn delete(
     Ok(response::json(StatusCode::OK, &ns))
 }
 
-/// Deletes the apps of Terminating namespace `name` after `delay`, then
-/// removes the namespace once nothing (no app held by finalizers, no
-/// `metadata.finalizers`) keeps it, checking every second.
+/// Deletes the apps of Terminating namespace `name` after `delay`, then,
+/// checking every second until no app is left (apps held by finalizers
+/// stay until theirs are removed), takes the `kubernetes` finalizer off it
+/// and removes it unless other finalizers hold it: then the write that
+/// removes the last one removes the namespace.
 fn delete_content_later(store: &EmbeddedStore, name: &str, delay: Duration) {
     let (store, name) = (store.clone(), name.to_owned());
     tokio::spawn(async move {
@@ -364,8 +376,8 @@ fn delete_content_later(store: &EmbeddedStore, name: &str, delay: Duration) {
         }
         loop {
             match store.finish_namespace(&name) {
-                Ok(true) => return,
-                Ok(false) => {}
+                Ok(Finish::Gone | Finish::Held) => return,
+                Ok(Finish::ContentLeft) => {}
                 Err(e) => {
                     tracing::warn!("finish deleting namespace {name}: {e}");
                     return;
@@ -428,7 +440,21 @@ pub(crate) fn admit_create(store: &EmbeddedStore, namespace: &str) -> Result<(),
     }
 }
 
-pub(super) fn namespace_table(items: &[&Value], include_object: IncludeObject) -> Value {
+/// A namespace's resourceVersion.
+pub(super) fn object_revision(ns: &Value) -> &str {
+    ns.pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// `items` as kube-apiserver's Table of namespaces, whose resourceVersion
+/// is the list's (or the one object's): a `kubectl get ns -w` watches on
+/// from it.
+pub(super) fn namespace_table(
+    items: &[&Value],
+    include_object: IncludeObject,
+    resource_version: &str,
+) -> Value {
     let now = jiff::Timestamp::now();
     let rows: Vec<Value> = items
         .iter()
@@ -453,7 +479,7 @@ pub(super) fn namespace_table(items: &[&Value], include_object: IncludeObject) -
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
-        "metadata": {"resourceVersion": "0"},
+        "metadata": {"resourceVersion": resource_version},
         "columnDefinitions": [
             column("Name", "name", "Name must be unique within a namespace."),
             column("Status", "", "The status of the namespace"),

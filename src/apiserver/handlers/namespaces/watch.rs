@@ -30,7 +30,7 @@ use futures::channel::mpsc;
 use http::Response;
 use serde_json::{Value, json};
 
-use super::{namespace_table, store_error};
+use super::{namespace_table, object_revision, store_error};
 use crate::apimachinery::fields::FieldSelector;
 use crate::apimachinery::labels::LabelSelector;
 use crate::apimachinery::query::Query;
@@ -278,7 +278,7 @@ impl Stream {
                 table::partial_object_metadata(ns)
             }
             Representation::Table { include_object } => {
-                let mut t = namespace_table(&[ns], include_object);
+                let mut t = namespace_table(&[ns], include_object, object_revision(ns));
                 if self.sent_columns {
                     t["columnDefinitions"] = json!([]);
                 }

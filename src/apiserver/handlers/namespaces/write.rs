@@ -83,14 +83,49 @@ pub(super) fn update(
 ) -> Result<Response<Body>, ApiError> {
     // As kube-apiserver: an update's options before its body.
     options::validate(query, Write::Update)?;
-    let object = namespace_body(headers, body)?;
+    let mut object = namespace_body(headers, body)?;
+    named_as_url(&mut object, name)?;
     let dry_run = dry_run(query);
     let current = store
         .namespace(name)
         .map_err(store_error)?
         .ok_or_else(|| ApiError::not_found(GROUP_RESOURCE, name))?;
     let manager = field_manager(query, headers);
-    let written = write(store, name, &current, object, Some(&manager), dry_run)?;
+    let written = write(store, name, &current, object, Some(&manager), None, dry_run)?;
+    Ok(response::json(StatusCode::OK, &written))
+}
+
+/// `PUT /api/v1/namespaces/<name>/finalize`: as an update, and the body's
+/// `spec.finalizers` replace the namespace's (kube-apiserver's finalize
+/// subresource; what a namespace controller, or an operator clearing a
+/// stuck namespace, sends). Removing the last finalizer of a Terminating
+/// namespace with nothing left in it removes the namespace.
+pub(super) fn finalize(
+    store: &EmbeddedStore,
+    name: &str,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    options::validate(query, Write::Update)?;
+    let mut object = namespace_body(headers, body)?;
+    named_as_url(&mut object, name)?;
+    let dry_run = dry_run(query);
+    let current = store
+        .namespace(name)
+        .map_err(store_error)?
+        .ok_or_else(|| ApiError::not_found(GROUP_RESOURCE, name))?;
+    let manager = field_manager(query, headers);
+    let finalizers = namespace_store::spec_finalizers(&object);
+    let written = write(
+        store,
+        name,
+        &current,
+        object,
+        Some(&manager),
+        Some(&finalizers),
+        dry_run,
+    )?;
     Ok(response::json(StatusCode::OK, &written))
 }
 
@@ -139,7 +174,7 @@ pub(super) fn patch(
         .map_err(ApiError::from)?;
         return match current {
             Some(current) => {
-                let written = write(store, name, &current, applied.object, None, dry_run)?;
+                let written = write(store, name, &current, applied.object, None, None, dry_run)?;
                 Ok(response::json(StatusCode::OK, &written))
             }
             None => create_by_apply(store, name, applied.object, dry_run),
@@ -159,39 +194,40 @@ pub(super) fn patch(
     check_kind(&patched)?;
     check_patched_types(&patched)?;
     let manager = field_manager(query, headers);
-    let written = write(store, name, &current, patched, Some(&manager), dry_run)?;
+    let written = write(
+        store,
+        name,
+        &current,
+        patched,
+        Some(&manager),
+        None,
+        dry_run,
+    )?;
     Ok(response::json(StatusCode::OK, &written))
 }
 
-/// Checks `new` against `current` and stores its client metadata;
-/// `manager` records the write in managedFields (apply has recorded it).
+/// Checks `new` against `current` and stores its client metadata, and
+/// `spec_finalizers` for a `/finalize`; `manager` records the write in
+/// managedFields (apply has recorded it).
 fn write(
     store: &EmbeddedStore,
     name: &str,
     current: &Value,
     mut new: Value,
     manager: Option<&str>,
+    spec_finalizers: Option<&[String]>,
     dry_run: bool,
 ) -> Result<Value, ApiError> {
     check_api_version(&new)?;
-    if !new.get("metadata").is_some_and(Value::is_object) {
-        new["metadata"] = json!({});
-    }
-    let url_name = name;
-    match new.pointer("/metadata/name").and_then(Value::as_str) {
-        Some(body_name) if body_name != url_name => {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({url_name})"
-            )));
-        }
-        Some(_) => {}
-        None => new["metadata"]["name"] = json!(url_name),
-    }
+    named_as_url(&mut new, name)?;
     let old_meta = current["metadata"].as_object().cloned().unwrap_or_default();
     let mut meta = new["metadata"].as_object().cloned().unwrap_or_default();
     object_meta::check_types(&meta).map_err(ApiError::bad_request)?;
     object_meta::prepare_update(&mut meta, &old_meta);
-    let errors = object_meta::validate_namespace_update(&meta, &old_meta);
+    let mut errors = object_meta::validate_namespace_update(&meta, &old_meta);
+    if let Some(finalizers) = spec_finalizers {
+        errors.extend(object_meta::validate_namespace_finalize(finalizers));
+    }
     if !errors.is_empty() {
         return Err(ApiError::invalid("Namespace", "", name, &errors));
     }
@@ -204,12 +240,36 @@ fn write(
         meta = new["metadata"].as_object().cloned().unwrap_or_default();
     }
     store
-        .update_namespace(name, &meta, precondition.as_deref(), dry_run)
+        .update_namespace(
+            name,
+            &meta,
+            spec_finalizers,
+            precondition.as_deref(),
+            dry_run,
+        )
         .map_err(|e| match e {
             StoreError::NotFound => ApiError::not_found(GROUP_RESOURCE, name),
             StoreError::Conflict(message) => ApiError::conflict(GROUP_RESOURCE, name, message),
             e => store_error(e),
         })
+}
+
+/// The name `new` gives itself must be the URL's (a body without one gets
+/// it), as kube-apiserver's handler checks before the namespace is read.
+fn named_as_url(new: &mut Value, url_name: &str) -> Result<(), ApiError> {
+    if !new.get("metadata").is_some_and(Value::is_object) {
+        new["metadata"] = json!({});
+    }
+    match new.pointer("/metadata/name").and_then(Value::as_str) {
+        Some(body_name) if body_name != url_name => Err(ApiError::bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({url_name})"
+        ))),
+        Some(_) => Ok(()),
+        None => {
+            new["metadata"]["name"] = json!(url_name);
+            Ok(())
+        }
+    }
 }
 
 /// Server-side apply of a namespace that does not exist: created from the
@@ -229,13 +289,15 @@ fn create_by_apply(
     }
     object_meta::check_types(&meta).map_err(ApiError::bad_request)?;
     let mut errors = object_meta::validate_namespace(&meta);
+    let spec_finalizers = namespace_store::spec_finalizers(&applied);
     errors.extend(object_meta::validate_namespace_spec_finalizers(
-        &super::spec_finalizers(&applied),
+        &spec_finalizers,
     ));
     if !errors.is_empty() {
         return Err(ApiError::invalid("Namespace", "", name, &errors));
     }
-    match store.create_namespace(namespace_store::new_namespace(name, &meta), dry_run) {
+    let namespace = namespace_store::new_namespace(name, &meta, &spec_finalizers);
+    match store.create_namespace(namespace, dry_run) {
         Ok(ns) => Ok(response::json(StatusCode::CREATED, &ns)),
         Err(StoreError::AlreadyExists) => Err(ApiError::already_exists(GROUP_RESOURCE, name)),
         Err(e) => Err(store_error(e)),
