@@ -146,9 +146,13 @@ pub(crate) fn scaffold(
         let mut schema = conversion.schema;
         // Helm validates the schema against values.yaml merged with the
         // user's values: its values are the defaults the schema lacks.
-        if let Some(values) = &loaded.values_yaml {
-            match schema::values_as_helm_reads(values) {
-                Ok((values, read)) => {
+        // Its comments describe what the schema leaves undescribed, and its
+        // `@skip` keys are not laid over it (no default: the chart decides).
+        if let Some(text) = &loaded.values_yaml {
+            schema::describe_given_schema(text, &mut schema);
+            match schema::values_as_helm_reads(text) {
+                Ok((mut values, read)) => {
+                    schema::without_skipped(text, &mut values);
                     let laid = schema::apply_values_over_schema(&mut schema, &values);
                     warnings.extend(
                         read.iter()

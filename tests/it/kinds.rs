@@ -1420,3 +1420,78 @@ fn scaffolded_kinds_are_served_and_reloaded() {
     let out = kubectl(&["get", "vaults"], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+/// A chart with a `values.schema.json` and readme-generator comments in its
+/// `values.yaml`: the comments describe what the schema leaves undescribed
+/// (the schema's own descriptions stay), and a `## @skip` key gets no
+/// default from `values.yaml` (its type stays; a default the schema itself
+/// gives stays too).
+#[test]
+fn scaffold_reads_values_comments_beside_a_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("cache");
+    std::fs::create_dir_all(&chart).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: cache\nversion: 0.3.0\ndescription: An in-memory cache\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("values.schema.json"),
+        r##"{
+  "$schema": "https://json-schema.org/draft-07/schema#",
+  "type": "object",
+  "$defs": {"quantity": {"type": "string", "pattern": "^[0-9]+(m|Mi|Gi)?$"}},
+  "properties": {
+    "replicas": {"type": "integer", "minimum": 1, "description": "Replicas, from the schema"},
+    "memory": {"$ref": "#/$defs/quantity"},
+    "image": {"type": "object", "properties": {
+      "repository": {"type": "string"},
+      "tag": {"type": "string"},
+      "pullPolicy": {"type": "string", "default": "IfNotPresent"}
+    }}
+  }
+}
+"##,
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("values.yaml"),
+        "## @section Cache\n\
+         ## @param replicas Number of cache replicas\n\
+         replicas: 2\n\
+         ## @param memory Memory limit of each replica\n\
+         memory: 512Mi\n\
+         image:\n  \
+           ## @param image.repository Image repository\n  \
+           repository: example.org/cache\n  \
+           ## @skip image.tag\n  \
+           tag: \"1.6.21\"\n  \
+           ## @skip image.pullPolicy\n  \
+           pullPolicy: Always\n",
+    )
+    .unwrap();
+    let out = cozy(&["kinds", "scaffold", chart.to_str().unwrap(), "-o", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let kind: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let props = &kind["openAPISchema"]["properties"];
+    assert_eq!(
+        props["replicas"]["description"],
+        "Replicas, from the schema"
+    );
+    assert_eq!(props["replicas"]["default"], 2);
+    assert_eq!(
+        props["memory"]["description"],
+        "Memory limit of each replica"
+    );
+    assert_eq!(props["memory"]["default"], "512Mi");
+    let image = &props["image"]["properties"];
+    assert_eq!(image["repository"]["description"], "Image repository");
+    assert_eq!(image["repository"]["default"], "example.org/cache");
+    assert_eq!(
+        image["tag"],
+        serde_json::json!({"type": "string"}),
+        "a skipped key keeps its type, no default"
+    );
+    assert_eq!(image["pullPolicy"]["default"], "IfNotPresent");
+}

@@ -15,8 +15,6 @@ use super::comments::{Comments, Seg, scan_comments};
 use super::free_form;
 use super::typed::{TypeDefs, with_options_hint};
 
-/// Describes the keys of `schema` (inferred from `values`) from the
-/// comments of `src`, the text `values` was parsed from.
 /// Removes `default` from `node` and everything below it.
 fn strip_defaults(node: &mut Map<String, Value>) {
     node.remove("default");
@@ -35,6 +33,8 @@ fn strip_defaults(node: &mut Map<String, Value>) {
     }
 }
 
+/// Describes the keys of `schema` (inferred from `values`) from the
+/// comments of `src`, the text `values` was parsed from.
 pub(super) fn apply(
     src: &str,
     values: &Value,
@@ -123,6 +123,60 @@ pub(super) fn apply(
             set_description(node, &doc.text);
         }
     }
+}
+
+/// For a chart that ships a `values.schema.json`: a `## @param` (else
+/// helm-docs) description from `src`, the chart's `values.yaml`, for each
+/// key of `schema` the schema leaves undescribed. The schema's own types and
+/// descriptions stay; keys it does not declare are left to the warnings of
+/// laying the values over it.
+pub(crate) fn describe_given_schema(src: &str, schema: &mut Value) {
+    let Value::Object(root) = schema else {
+        return;
+    };
+    let Comments {
+        params, helm_docs, ..
+    } = scan_comments(src);
+    for (path, doc) in params.iter().chain(&helm_docs) {
+        let text = match &doc.options_source {
+            Some(source) => with_options_hint(&doc.text, source),
+            None => doc.text.clone(),
+        };
+        if text.is_empty() {
+            continue;
+        }
+        if let Some(node) = lookup(root, path)
+            && !node.contains_key("description")
+        {
+            set_description(node, &text);
+        }
+    }
+}
+
+/// `values` (a chart's `values.yaml`, as Helm reads it) without the keys
+/// its `## @skip` lines in `src` name: laid over a given schema, they give
+/// no default (see [`apply`]'s reason).
+pub(crate) fn without_skipped(src: &str, values: &mut Value) {
+    for path in scan_comments(src).skipped {
+        let Some((Seg::Key(last), parents)) = path.split_last() else {
+            continue;
+        };
+        if let Some(parent) = mapping_at(values, parents) {
+            parent.remove(last);
+        }
+    }
+}
+
+/// The mapping at `path` (keys only) in the values document.
+fn mapping_at<'v>(values: &'v mut Value, path: &[Seg]) -> Option<&'v mut Map<String, Value>> {
+    let mut node = values;
+    for seg in path {
+        node = match seg {
+            Seg::Key(k) => node.as_object_mut()?.get_mut(k)?,
+            Seg::Items => return None,
+        };
+    }
+    node.as_object_mut()
 }
 
 /// The schema of cozyvalues-gen type `t` for `value`, checked to be

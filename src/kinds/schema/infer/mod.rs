@@ -33,8 +33,11 @@
 //! and `list[].key` address list items; the `nullable`, `string`, `object`
 //! and `array` modifiers refine a `null` value's schema), and from helm-docs
 //! comments, `# -- Description` (continued on following `#` lines) directly
-//! above a key. `@param` wins when both describe a key. `@skip`,
-//! `@section` and `@extra` lines are ignored.
+//! above a key. `@param` wins when both describe a key. A `@skip` key
+//! keeps its type but gets no default; `@section` and `@extra` lines are
+//! ignored. For a chart that ships a schema, [`describe_given_schema`] and
+//! [`without_skipped`] read the same comments: descriptions where the
+//! schema has none, and no default laid from a `@skip` key.
 //!
 //! Cozystack's cozyvalues-gen form, `## @param {type} name=default -
 //! Description`, gives its key a schema built from the type rather than
@@ -50,6 +53,8 @@
 
 mod comments;
 mod descriptions;
+
+pub(crate) use self::descriptions::{describe_given_schema, without_skipped};
 mod typed;
 
 use serde_json::{Map, Value};
