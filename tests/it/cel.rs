@@ -568,6 +568,7 @@ count: {type: integer}
 ratio: {type: number}
 name: {type: string, maxLength: 16}
 port: {x-kubernetes-int-or-string: true}
+anything: {x-kubernetes-preserve-unknown-fields: true}
 max-connections: {type: integer}
 backup: {type: object, properties: {size: {type: string, maxLength: 8}}}
 tags: {type: array, maxItems: 4, items: {type: string, maxLength: 8}}
@@ -608,6 +609,9 @@ items:
         (r#"{rule: "self.name > 3"}"#, false),
         (r#"{rule: "false", messageExpression: "1 + 1"}"#, false),
         (r#"{rule: "self.max-connections < 10"}"#, false),
+        // A field without a type has no CEL type: it is not a field.
+        (r#"{rule: "has(self.anything)"}"#, false),
+        (r#"{rule: "self.anything == 1"}"#, false),
     ];
     let dir = tempfile::tempdir().unwrap();
     for (i, (rule, want)) in rules.iter().enumerate() {
@@ -676,4 +680,40 @@ items:
             text(&ours.stderr)
         );
     }
+    // A rule on a node without a type: both refuse it, in the same words.
+    let schema = "type: object\nproperties:\n  cpu:\n    x-kubernetes-preserve-unknown-fields: true\n    \
+                  x-kubernetes-validations: [{rule: \"type(self) == string\"}]\n";
+    let crd = format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets.celload.cozystack.io\n\
+         spec:\n  group: celload.cozystack.io\n  scope: Namespaced\n  names: {{kind: Gadget, plural: gadgets}}\n  \
+         versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        \
+         properties:\n          spec:\n{}",
+        indent(schema, 12)
+    );
+    let theirs = plane.kubectl_stdin(&["apply", "--dry-run=server", "-f", "-"], &crd);
+    let file = dir.path().join("gadget.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "kind: Gadget\nopenAPISchema:\n{}release:\n  chartRef: {{kind: ExternalArtifact, name: gadget}}\n",
+            indent(schema, 2)
+        ),
+    )
+    .unwrap();
+    let ours = std::process::Command::new(crate::support::bins::kubectl_cozy())
+        .args(["kinds", "list", "--kinds"])
+        .arg(&file)
+        .output()
+        .expect("kinds list");
+    let said = "unable to convert structural schema to CEL declarations";
+    assert!(
+        !theirs.status.success() && text(&theirs.stderr).contains(said),
+        "kube-apiserver: {}",
+        text(&theirs.stderr)
+    );
+    assert!(
+        !ours.status.success() && text(&ours.stderr).contains(said),
+        "ours: {}",
+        text(&ours.stderr)
+    );
 }

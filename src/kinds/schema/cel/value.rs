@@ -41,6 +41,10 @@ pub(crate) trait Shape: Copy {
     fn is_closed_object(self) -> bool;
     /// Whether the node is a number or a boolean.
     fn is_scalar(self) -> bool;
+    /// Whether the node has no type (and is not int-or-string): CEL has
+    /// no type for it, so kube-apiserver leaves it out of its parent's
+    /// fields and refuses rules on it.
+    fn is_untyped(self) -> bool;
     /// The schema's `type` (`object`, `string`, ...; empty if none), as
     /// errors show it.
     fn type_name(self) -> &'static str;
@@ -52,11 +56,12 @@ pub(crate) trait Shape: Copy {
     /// declared properties the one whose escaped name is `field`, on a map
     /// its values.
     fn cel_field(self, field: &str) -> Option<Self> {
-        if self.escapes_field_names() {
+        let found = if self.escapes_field_names() {
             self.field(&super::escaping::unescape(field)?)
         } else {
             self.field(field)
-        }
+        };
+        found.filter(|f| !f.is_untyped())
     }
 }
 

@@ -423,6 +423,15 @@ impl CompiledSchema {
         let rules = match m.get("x-kubernetes-validations") {
             None | Some(Value::Null) => None,
             Some(Value::Array(a)) if a.is_empty() => None,
+            Some(_) if self.nodes[id as usize].ty == NodeType::Any => {
+                return Err(SchemaError::InvalidRule {
+                    pointer: kw("x-kubernetes-validations"),
+                    message: "failed to construct type information for x-kubernetes-validations rules: unable \
+                              to convert structural schema to CEL declarations (kube-apiserver gives a node without \
+                              a type no CEL type: give it a type, or x-kubernetes-int-or-string)"
+                        .into(),
+                });
+            }
             Some(v) => {
                 let shape = NodeRef { schema: self, id };
                 let rules =
@@ -524,6 +533,10 @@ impl Shape for NodeRef<'_> {
 
     fn type_name(self) -> &'static str {
         self.schema.node(self.id).ty.name().unwrap_or("")
+    }
+
+    fn is_untyped(self) -> bool {
+        self.schema.node(self.id).ty == NodeType::Any
     }
 
     fn escapes_field_names(self) -> bool {
