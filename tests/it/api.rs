@@ -660,7 +660,7 @@ async fn writes_preconditions_patches_and_apply() {
             Method::POST,
             &format!("{PG}?dryRun=All"),
             &[],
-            Some(json!({"metadata": {"name": "dry"}, "spec": {}})),
+            Some(json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres", "metadata": {"name": "dry"}, "spec": {}})),
         )
         .await;
     assert_eq!(r.status, StatusCode::CREATED);
@@ -675,7 +675,7 @@ async fn writes_preconditions_patches_and_apply() {
             Method::POST,
             PG,
             &[],
-            Some(json!({"metadata": {"generateName": "pg-"}, "spec": {}})),
+            Some(json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres", "metadata": {"generateName": "pg-"}, "spec": {}})),
         )
         .await;
     let name = r.body["metadata"]["name"].as_str().unwrap();
@@ -686,7 +686,7 @@ async fn writes_preconditions_patches_and_apply() {
             Method::POST,
             &format!("{PG}?dryRun=All"),
             &[],
-            Some(json!({"metadata": {"name": "dry"}, "spec": {}})),
+            Some(json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres", "metadata": {"name": "dry"}, "spec": {}})),
         )
         .await;
     assert!(
@@ -703,7 +703,7 @@ async fn writes_preconditions_patches_and_apply() {
             Method::POST,
             PG,
             &[],
-            Some(json!({"metadata": {"generateName": base}, "spec": {}})),
+            Some(json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres", "metadata": {"generateName": base}, "spec": {}})),
         )
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
@@ -715,7 +715,7 @@ async fn writes_preconditions_patches_and_apply() {
             Method::POST,
             PG,
             &[],
-            Some(json!({"metadata": {"name": "db1"}, "spec": {}})),
+            Some(json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres", "metadata": {"name": "db1"}, "spec": {}})),
         )
         .await;
     assert_eq!(

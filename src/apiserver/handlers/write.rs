@@ -77,6 +77,7 @@ pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
     }
     let mut app = decode(call)?;
     let name = call.name().to_owned();
+    let given_kind = app.get("kind").cloned();
     let current = debug_span!("prepare").in_scope(|| {
         check_type_meta(call, &app)?;
         check_identity(call, &mut app)?;
@@ -102,6 +103,7 @@ pub(super) async fn update(call: &Call<'_>) -> Result<Response<Body>, ApiError> 
             )],
         ));
     }
+    kind_mismatch(call, given_kind.as_ref(), &name)?;
     let manager = field_manager(call);
     let warnings = debug_span!("validate")
         .in_scope(|| validate(call, &mut app, Some(&current)))
@@ -289,7 +291,21 @@ fn field_manager(call: &Call<'_>) -> String {
 fn check_type_meta(call: &Call<'_>, app: &Value) -> Result<(), ApiError> {
     let resolved = &call.kind.resolved;
     let want_gv = resolved.group_version();
-    if let Some(api_version) = app.get("apiVersion").and_then(Value::as_str)
+    // A create's or an update's body is decoded as kube-apiserver decodes a
+    // custom resource's: it must say its kind, and its apiVersion is
+    // compared even when left out; another kind is the validation's 422
+    // ([`kind_mismatch`]). A patch's result keeps the stored ones unless
+    // the patch changed them.
+    let body = matches!(call.req.verb, Verb::Create | Verb::Update);
+    if body {
+        type_meta_decodable(call, app)?;
+    }
+    let given_version = match app.get("apiVersion").and_then(Value::as_str) {
+        Some(v) => Some(v),
+        None if body => Some(""),
+        None => None,
+    };
+    if let Some(api_version) = given_version
         && api_version != want_gv
     {
         return Err(ApiError::bad_request(format!(
@@ -298,6 +314,7 @@ fn check_type_meta(call: &Call<'_>, app: &Value) -> Result<(), ApiError> {
     }
     if let Some(kind) = app.get("kind").and_then(Value::as_str)
         && kind != resolved.definition.kind
+        && !body
     {
         return Err(ApiError::bad_request(format!(
             "the kind in the data ({kind}) does not match the expected kind ({})",
@@ -320,6 +337,80 @@ fn check_type_meta(call: &Call<'_>, app: &Value) -> Result<(), ApiError> {
         )));
     }
     Ok(())
+}
+
+/// kube-apiserver's decoding errors of a custom resource's body that lacks
+/// a `kind`, or whose `apiVersion` or `kind` is no string: "the object
+/// provided is unrecognized", with the body (as JSON) and its first 30
+/// bytes as sent.
+fn type_meta_decodable(call: &Call<'_>, app: &Value) -> Result<(), ApiError> {
+    let Some(object) = app.as_object() else {
+        return Ok(());
+    };
+    let unrecognized = |why: String| {
+        let summary = match call.body.len() {
+            0 => "<empty>".to_owned(),
+            n if n > 30 => format!("{} ...", String::from_utf8_lossy(&call.body[..30])),
+            _ => String::from_utf8_lossy(&call.body).into_owned(),
+        };
+        ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {}): {why} ({summary})",
+            call.kind.resolved.definition.kind
+        ))
+    };
+    // Go's encoding/json reports the first field (in the body's order) of
+    // the wrong type; `null` leaves a string empty.
+    for (key, value) in object {
+        if !matches!(key.as_str(), "apiVersion" | "kind") {
+            continue;
+        }
+        let go_type = match value {
+            Value::String(_) | Value::Null => continue,
+            Value::Bool(_) => "bool",
+            Value::Number(_) => "number",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        return Err(unrecognized(format!(
+            "couldn't get version/kind; json parse error: json: cannot unmarshal {go_type} into Go struct \
+             field .{key} of type string"
+        )));
+    }
+    if app
+        .get("kind")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        let text = match negotiate::body_type(call.content_type()) {
+            Ok(BodyType::Json) => String::from_utf8_lossy(&call.body).into_owned(),
+            _ => app.to_string(),
+        };
+        return Err(unrecognized(format!(
+            "Object 'Kind' is missing in '{text}'"
+        )));
+    }
+    Ok(())
+}
+
+/// A create's or an update's body of another kind of the group:
+/// kube-apiserver's validation refuses it first of all, naming the kind it
+/// was given (`Redis.apps.cozystack.io "db" is invalid: kind: …`).
+fn kind_mismatch(call: &Call<'_>, given: Option<&Value>, name: &str) -> Result<(), ApiError> {
+    let want = &call.kind.resolved.definition.kind;
+    match given.and_then(Value::as_str) {
+        Some(kind) if kind != want => Err(ApiError::invalid(
+            kind,
+            &call.req.group,
+            name,
+            &[field_error(
+                "kind",
+                FieldErrorKind::Invalid,
+                Some(json!(kind)),
+                &format!("must be {want}"),
+            )],
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Namespace and name in the body must agree with the URL (filled in when
@@ -362,6 +453,7 @@ fn check_identity(call: &Call<'_>, app: &mut Value) -> Result<(), ApiError> {
 /// Checks, names and cleans an object about to be created.
 fn prepare_new(call: &Call<'_>, app: &mut Value) -> Result<(), ApiError> {
     check_type_meta(call, app)?;
+    let given_kind = app.get("kind").cloned();
     check_identity(call, app)?;
     let meta = app["metadata"]
         .as_object_mut()
@@ -398,7 +490,11 @@ fn prepare_new(call: &Call<'_>, app: &mut Value) -> Result<(), ApiError> {
             }
         }
     }
-    Ok(())
+    let name = app
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    kind_mismatch(call, given_kind.as_ref(), name)
 }
 
 /// Drops the `status` of an object about to be created: the main resource

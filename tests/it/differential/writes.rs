@@ -1748,3 +1748,40 @@ async fn finalizer_names_are_warned_about_like_kube_apiserver() {
     )
     .await;
 }
+
+/// A body without `apiVersion` or `kind`, or with another kind's or
+/// group's: refused (or not) as kube-apiserver refuses it for a custom
+/// resource, on create and on update.
+#[tokio::test]
+async fn bodies_without_or_with_another_type_agree_with_kube_apiserver() {
+    let both = Both::new("diff-body-types").await;
+    both.create_postgreses(&["p1"]).await;
+    let bodies = [
+        r#"{"metadata":{"name":"p1"},"spec":{}}"#,
+        r#"{"kind":"Postgres","metadata":{"name":"p1"},"spec":{}}"#,
+        // (The group after the 30 bytes the message quotes: the servers'
+        // groups differ.)
+        r#"{"metadata":{"name":"p1"},"spec":{},"apiVersion":"APIVERSION"}"#,
+        r#"{"apiVersion":"APIVERSION","kind":"Redis","metadata":{"name":"p1"},"spec":{}}"#,
+        r#"{"apiVersion":"other.example.com/v1","kind":"Postgres","metadata":{"name":"p1"},"spec":{}}"#,
+        r#"{"apiVersion":"","kind":"","metadata":{"name":"p1"},"spec":{}}"#,
+        r#"{"apiVersion":5,"kind":"Postgres","metadata":{"name":"p1"},"spec":{}}"#,
+    ];
+    let mut differ = Vec::new();
+    for body in bodies {
+        for (method, path) in [(Method::POST, ""), (Method::PUT, "/p1")] {
+            let (ours, theirs) = both
+                .send(method.clone(), path, "dryRun=All", JSON, body)
+                .await;
+            let answer = |a: &Answer| (a.code, a.reason.clone(), a.message.clone());
+            if answer(&ours) != answer(&theirs) {
+                differ.push(format!(
+                    "{method} {body}:\n  ours:   {:?}\n  theirs: {:?}",
+                    answer(&ours),
+                    answer(&theirs)
+                ));
+            }
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
