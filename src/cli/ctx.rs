@@ -32,7 +32,16 @@ impl Ctx {
 
     /// The requested output format, or `default` when `-o` was not given.
     pub fn output_or(&self, default: OutputFormat) -> OutputFormat {
-        self.global.output.unwrap_or(default)
+        self.global.output.as_ref().map_or(default, |o| o.format)
+    }
+
+    /// The template of `-o jsonpath=TEMPLATE` (empty without one).
+    pub fn jsonpath(&self) -> &str {
+        self.global
+            .output
+            .as_ref()
+            .and_then(|o| o.template.as_deref())
+            .unwrap_or_default()
     }
 
     /// The requested output format, or `default` when `-o` was not given; a

@@ -39,9 +39,13 @@ pub struct GlobalArgs {
           allow_hyphen_values = true, help_heading = HEADING)]
     pub request_timeout: Option<Duration>,
 
-    /// Output format
-    #[arg(short = 'o', long, global = true, value_enum, value_name = "FORMAT", help_heading = HEADING)]
-    pub output: Option<OutputFormat>,
+    /// Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE
+    ///
+    /// jsonpath=TEMPLATE is kubectl's JSONPath template over what -o json prints, e.g.
+    /// -o jsonpath='{.items[*].plural}'. Each command's --help says which formats it prints.
+    #[arg(short = 'o', long, global = true, value_name = "FORMAT", value_parser = parse_output,
+          help_heading = HEADING)]
+    pub output: Option<OutputArg>,
 
     /// Disable colors (also when NO_COLOR is set or output is not a terminal)
     #[arg(long, global = true, help_heading = HEADING)]
@@ -51,6 +55,42 @@ pub struct GlobalArgs {
     #[arg(short = 'v', long = "v", global = true, value_name = "LEVEL", default_value_t = 0,
           help_heading = HEADING)]
     pub verbosity: u8,
+}
+
+/// `-o` as given: a format, and for `jsonpath=` its template (checked to
+/// parse when the flag is read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputArg {
+    /// The format.
+    pub format: OutputFormat,
+    /// The template of `-o jsonpath=TEMPLATE`.
+    pub template: Option<String>,
+}
+
+/// Reads `-o`: a format's name, or `jsonpath=TEMPLATE` with a template that
+/// parses (kubectl's words when it does not).
+fn parse_output(value: &str) -> Result<OutputArg, String> {
+    if let Some(template) = value.strip_prefix("jsonpath=") {
+        crate::output::jsonpath_template::Template::parse(template)
+            .map_err(|e| format!("error parsing jsonpath {template}, {e}"))?;
+        return Ok(OutputArg {
+            format: OutputFormat::JsonPath,
+            template: Some(template.to_owned()),
+        });
+    }
+    if value == "jsonpath" {
+        return Err("-o jsonpath needs a template: -o jsonpath='{.items[*].plural}'".to_owned());
+    }
+    <OutputFormat as clap::ValueEnum>::from_str(value, false)
+        .map(|format| OutputArg {
+            format,
+            template: None,
+        })
+        .map_err(|_| {
+            "one of table, wide, json, yaml, name, or jsonpath=TEMPLATE (custom-columns and go-template are not \
+             supported: -o json, then jq)"
+                .to_owned()
+        })
 }
 
 impl GlobalArgs {

@@ -343,10 +343,10 @@ pub fn script_file_name(shell: Shell) -> String {
 
 /// Runs `completion`.
 pub async fn run(args: CompletionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
-    if let Some(format) = ctx.global().output {
+    if let Some(output) = &ctx.global().output {
         return Err(CliError::Usage(format!(
             "-o {}: completion prints a shell script or a sentence, in no -o format",
-            format.name()
+            output.format.name()
         )));
     }
     let shell = match args.action {

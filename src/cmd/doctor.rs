@@ -23,6 +23,7 @@ pub const OUTPUT_FORMATS: &[OutputFormat] = &[
     OutputFormat::Json,
     OutputFormat::Yaml,
     OutputFormat::Name,
+    OutputFormat::JsonPath,
 ];
 
 /// Arguments of `kubectl cozy doctor`.
@@ -190,6 +191,7 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
 
     let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &report),
+        OutputFormat::JsonPath => output::write_jsonpath(&mut out, &report, ctx.jsonpath()),
         OutputFormat::Yaml => output::write_yaml(&mut out, &report),
         OutputFormat::Name => out.write_all(render::names(&report).as_bytes()),
         OutputFormat::Table | OutputFormat::Wide if !args.fix => {

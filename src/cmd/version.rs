@@ -8,9 +8,13 @@ use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::output::{self, OutputFormat};
 
 /// The `-o` formats `version` prints: kubectl's text (`table`, the default),
-/// `json` and `yaml`.
-pub const OUTPUT_FORMATS: &[OutputFormat] =
-    &[OutputFormat::Table, OutputFormat::Json, OutputFormat::Yaml];
+/// `json`, `yaml` and `jsonpath=`.
+pub const OUTPUT_FORMATS: &[OutputFormat] = &[
+    OutputFormat::Table,
+    OutputFormat::Json,
+    OutputFormat::Yaml,
+    OutputFormat::JsonPath,
+];
 
 /// Arguments of `kubectl cozy version`.
 #[derive(Debug, Args)]
@@ -57,6 +61,7 @@ pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let mut out = ctx.stdout();
     let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &versions),
+        OutputFormat::JsonPath => output::write_jsonpath(&mut out, &versions, ctx.jsonpath()),
         OutputFormat::Yaml => output::write_yaml(&mut out, &versions),
         _ => {
             let mut text = format!("Client Version: {}\n", versions.client_version.git_version);

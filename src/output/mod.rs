@@ -4,6 +4,7 @@
 //! waits lives in [`progress`].
 
 pub mod ages;
+pub mod jsonpath_template;
 pub mod progress;
 
 /// `eprintln!` that never panics: where stderr went away (a closed pipe
@@ -38,6 +39,9 @@ pub enum OutputFormat {
     Yaml,
     /// Only names, as kubectl prints them (an object's kind.group/name; a kind's plural.group, as api-resources)
     Name,
+    /// kubectl's JSONPath template over the JSON document (`-o jsonpath=TEMPLATE`)
+    #[value(skip)]
+    JsonPath,
 }
 
 impl OutputFormat {
@@ -49,13 +53,20 @@ impl OutputFormat {
             OutputFormat::Json => "json",
             OutputFormat::Yaml => "yaml",
             OutputFormat::Name => "name",
+            OutputFormat::JsonPath => "jsonpath",
         }
     }
 }
 
 /// `formats` as an error message lists them: `-o yaml, -o json or -o name`.
 pub fn describe_formats(formats: &[OutputFormat]) -> String {
-    let names: Vec<String> = formats.iter().map(|f| format!("-o {}", f.name())).collect();
+    let names: Vec<String> = formats
+        .iter()
+        .map(|f| match f {
+            OutputFormat::JsonPath => "-o jsonpath=TEMPLATE".to_owned(),
+            f => format!("-o {}", f.name()),
+        })
+        .collect();
     match names.split_last() {
         Some((last, [])) => last.clone(),
         Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
@@ -138,6 +149,22 @@ pub fn write_json<T: Serialize + ?Sized>(w: &mut impl Write, value: &T) -> std::
     w.write_all(b"\n")
 }
 
+/// Writes `value`'s JSON document rendered by `-o jsonpath`'s `template`
+/// (no newline is added, as kubectl adds none).
+pub fn write_jsonpath<T: Serialize + ?Sized>(
+    w: &mut impl Write,
+    value: &T,
+    template: &str,
+) -> std::io::Result<()> {
+    let document = serde_json::to_value(value).map_err(std::io::Error::from)?;
+    let text = jsonpath_template::Template::parse(template)
+        .and_then(|t| t.render(&document))
+        .map_err(|e| {
+            std::io::Error::other(format!("error executing jsonpath {template:?}: {e}"))
+        })?;
+    w.write_all(text.as_bytes())
+}
+
 /// Writes a value as a YAML document.
 pub fn write_yaml<T: Serialize>(w: &mut impl Write, value: &T) -> std::io::Result<()> {
     let text = to_yaml(value)?;
@@ -162,7 +189,7 @@ pub fn write_objects(
             let text: String = objects.iter().map(|o| name_line(o) + "\n").collect();
             w.write_all(text.as_bytes())
         }
-        OutputFormat::Yaml | OutputFormat::Table | OutputFormat::Wide => {
+        OutputFormat::Yaml | OutputFormat::Table | OutputFormat::Wide | OutputFormat::JsonPath => {
             let mut text = String::new();
             for object in objects {
                 text.push_str("---\n");

@@ -1495,3 +1495,80 @@ fn scaffold_reads_values_comments_beside_a_schema() {
     );
     assert_eq!(image["pullPolicy"]["default"], "IfNotPresent");
 }
+
+/// `-o jsonpath=TEMPLATE` renders kubectl's JSONPath template over what
+/// `-o json` prints; a template that does not parse, or a format no command
+/// prints, is a usage error saying what `-o` takes.
+#[test]
+fn kinds_list_prints_a_jsonpath_template() {
+    let out = cozy(&[
+        "kinds",
+        "list",
+        "--kinds",
+        "examples/kinds",
+        "-o",
+        r#"jsonpath={range .items[*]}{.kind}{"\t"}{.plural}{"\n"}{end}"#,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "Bucket\tbuckets\nPostgres\tpostgreses\nRedis\tredises\n"
+    );
+    let out = cozy(&[
+        "kinds",
+        "list",
+        "--kinds",
+        "examples/kinds",
+        "-o",
+        "jsonpath={.items[?(@.kind==\"Postgres\")].shortNames[0]}",
+    ]);
+    assert_eq!(text(&out.stdout), "pg", "{}", text(&out.stderr));
+    let out = cozy(&[
+        "kinds",
+        "list",
+        "--kinds",
+        "examples/kinds",
+        "-o",
+        "jsonpath={.items[",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("error parsing jsonpath {.items["),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cozy(&[
+        "kinds",
+        "list",
+        "--kinds",
+        "examples/kinds",
+        "-o",
+        "jsonpath={.items[7]}",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("array index out of bounds: index 7, length 3"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cozy(&["kinds", "list", "-o", "custom-columns=KIND:.kind"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("one of table, wide, json, yaml, name, or jsonpath=TEMPLATE"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = cozy(&[
+        "kinds",
+        "scaffold",
+        "examples/charts/redis",
+        "-o",
+        "jsonpath={.kind}",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("-o jsonpath: kinds scaffold prints -o yaml or -o json"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -20,6 +20,7 @@ pub const OUTPUT_FORMATS: &[OutputFormat] = &[
     OutputFormat::Json,
     OutputFormat::Yaml,
     OutputFormat::Name,
+    OutputFormat::JsonPath,
 ];
 
 /// Arguments of `kubectl cozy kinds list`.
@@ -35,8 +36,8 @@ Examples:
   # Everything about them (a List whose items carry each full definition), as YAML
   kubectl cozy kinds list --kinds examples/kinds -o yaml
 
-  # The plural of every kind, with jq
-  kubectl cozy kinds list --kinds examples/kinds -o json | jq -r '.items[].plural'")]
+  # The plural of every kind, one per line
+  kubectl cozy kinds list --kinds examples/kinds -o jsonpath='{range .items[*]}{.plural}{\"\\n\"}{end}'")]
 pub struct ListArgs {
     /// Kind definitions: a file, or a directory of YAML files (subdirectories too; default: ask the cluster)
     #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath)]
@@ -132,6 +133,7 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     };
     let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &document),
+        OutputFormat::JsonPath => output::write_jsonpath(&mut out, &document, ctx.jsonpath()),
         OutputFormat::Yaml => output::write_yaml(&mut out, &document),
         OutputFormat::Name => {
             let text: String = listed

@@ -115,7 +115,7 @@ fn check_global_flags(args: &ServeArgs, ctx: &Ctx) -> Result<(), CliError> {
                 .into(),
         ));
     }
-    match ctx.global().output {
+    match ctx.global().output.as_ref().map(|o| o.format) {
         None => Ok(()),
         Some(format) if args.dry_run || args.print_rbac => {
             if OUTPUT_FORMATS.contains(&format) {

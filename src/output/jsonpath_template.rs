@@ -1,0 +1,222 @@
+//! kubectl's `-o jsonpath=TEMPLATE` over the JSON document a command would
+//! print with `-o json`, as client-go's `util/jsonpath` renders templates:
+//! text is printed as written; each `{expression}` prints every value it
+//! selects ([`crate::apimachinery::jsonpath`]), separated by spaces, strings
+//! raw and objects as JSON; `{"\n"}` prints a string literal;
+//! `{range EXPR}…{end}` renders its body once for each value selected, with
+//! expressions inside relative to that value. Missing keys print nothing,
+//! as kubectl's default `--allow-missing-template-keys` has it.
+
+use serde_json::Value;
+
+use crate::apimachinery::jsonpath::{self, JsonPath};
+
+/// One part of a parsed template.
+#[derive(Debug)]
+enum Piece {
+    /// Text outside braces, or a string literal inside them.
+    Text(String),
+    /// `{expression}`.
+    Values(JsonPath),
+    /// `{range expression}` … `{end}`.
+    Range(JsonPath, Vec<Piece>),
+}
+
+/// A parsed `-o jsonpath` template.
+#[derive(Debug)]
+pub struct Template {
+    pieces: Vec<Piece>,
+}
+
+impl Template {
+    /// Parses `text`; the error says what is wrong, as kubectl's does
+    /// after `error parsing jsonpath <template>, `.
+    pub fn parse(text: &str) -> Result<Template, String> {
+        let mut stack: Vec<(Option<JsonPath>, Vec<Piece>)> = vec![(None, Vec::new())];
+        let mut rest = text;
+        while !rest.is_empty() {
+            let Some(open) = rest.find('{') else {
+                push(&mut stack, Piece::Text(rest.to_owned()));
+                break;
+            };
+            if open > 0 {
+                push(&mut stack, Piece::Text(rest[..open].to_owned()));
+            }
+            let inner_start = open + 1;
+            let close = closing_brace(&rest[inner_start..])
+                .ok_or_else(|| format!("unclosed action: {}", &rest[open..]))?;
+            let inner = rest[inner_start..inner_start + close].trim();
+            rest = &rest[inner_start + close + 1..];
+            if inner == "end" {
+                let (Some(path), body) = stack.pop().expect("the root stays") else {
+                    return Err("not in range, nothing to end".to_owned());
+                };
+                push(&mut stack, Piece::Range(path, body));
+            } else if let Some(expr) = inner.strip_prefix("range ") {
+                stack.push((Some(JsonPath::parse(expr.trim())?), Vec::new()));
+            } else if inner.starts_with('"') {
+                push(&mut stack, Piece::Text(unquote(inner)?));
+            } else {
+                push(&mut stack, Piece::Values(JsonPath::parse(inner)?));
+            }
+        }
+        if stack.len() > 1 {
+            return Err("unclosed range: missing {end}".to_owned());
+        }
+        let (_, pieces) = stack.pop().expect("the root");
+        Ok(Template { pieces })
+    }
+
+    /// The template rendered over `data`; an error is an expression that
+    /// cannot be evaluated there (an index out of range, …).
+    pub fn render(&self, data: &Value) -> Result<String, String> {
+        let mut out = String::new();
+        render(&self.pieces, data, &mut out)?;
+        Ok(out)
+    }
+}
+
+fn push(stack: &mut [(Option<JsonPath>, Vec<Piece>)], piece: Piece) {
+    if let Some((_, pieces)) = stack.last_mut() {
+        pieces.push(piece);
+    }
+}
+
+fn render(pieces: &[Piece], data: &Value, out: &mut String) -> Result<(), String> {
+    for piece in pieces {
+        match piece {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Values(path) => {
+                let values = path.find(data)?;
+                let texts: Vec<String> = values.into_iter().map(jsonpath::to_text).collect();
+                out.push_str(&texts.join(" "));
+            }
+            Piece::Range(path, body) => {
+                for value in path.find(data)? {
+                    render(body, value, out)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where the `}` closing an action opened just before `text` is: the first
+/// one outside quotes and brackets.
+fn closing_brace(text: &str) -> Option<usize> {
+    let mut quote: Option<char> = None;
+    let mut depth = 0usize;
+    let mut escaped = false;
+    for (i, c) in text.char_indices() {
+        if let Some(q) = quote {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                _ if c == q => quote = None,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' | '\'' => quote = Some(c),
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth = depth.saturating_sub(1),
+            '}' if depth == 0 => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A Go double-quoted string literal's value (`"\n"`, `"\t"`, `"a\"b"`).
+fn unquote(literal: &str) -> Result<String, String> {
+    let body = literal
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .ok_or_else(|| format!("unterminated string literal: {literal}"))?;
+    let mut out = String::new();
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('\\') => out.push('\\'),
+            Some('"') => out.push('"'),
+            other => {
+                return Err(format!(
+                    "invalid escape \\{} in string literal {literal}",
+                    other.map(String::from).unwrap_or_default()
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn kinds() -> Value {
+        json!({"apiVersion": "v1", "kind": "List", "items": [
+            {"kind": "Postgres", "plural": "postgreses", "shortNames": ["pg"], "replicas": 3},
+            {"kind": "Redis", "plural": "redises", "shortNames": [], "ratio": 0.5},
+        ]})
+    }
+
+    fn render(template: &str) -> Result<String, String> {
+        Template::parse(template)?.render(&kinds())
+    }
+
+    #[test]
+    fn renders_as_kubectl_does() {
+        assert_eq!(render("{.items[*].plural}").unwrap(), "postgreses redises");
+        assert_eq!(
+            render(r#"{range .items[*]}{.kind}{"\t"}{.plural}{"\n"}{end}"#).unwrap(),
+            "Postgres\tpostgreses\nRedis\tredises\n"
+        );
+        assert_eq!(
+            render("kinds: {.items[0].kind}!").unwrap(),
+            "kinds: Postgres!"
+        );
+        assert_eq!(
+            render("{.items[0].shortNames} {.items[0].replicas} {.items[1].ratio}").unwrap(),
+            r#"["pg"] 3 0.5"#
+        );
+        // Missing keys print nothing; filters select.
+        assert_eq!(render("[{.items[*].nope}]").unwrap(), "[]");
+        assert_eq!(
+            render(r#"{.items[?(@.kind=="Redis")].plural}"#).unwrap(),
+            "redises"
+        );
+        assert_eq!(render("no braces").unwrap(), "no braces");
+    }
+
+    #[test]
+    fn bad_templates_say_why() {
+        assert!(render("{.items[5].kind}").is_err(), "index out of range");
+        assert_eq!(
+            Template::parse("{.items[*].kind").unwrap_err(),
+            "unclosed action: {.items[*].kind"
+        );
+        assert_eq!(
+            Template::parse("{end}").unwrap_err(),
+            "not in range, nothing to end"
+        );
+        assert_eq!(
+            Template::parse("{range .items[*]}{.kind}").unwrap_err(),
+            "unclosed range: missing {end}"
+        );
+        assert!(
+            Template::parse(r#"{"\q"}"#)
+                .unwrap_err()
+                .contains("invalid escape")
+        );
+    }
+}
