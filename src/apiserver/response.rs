@@ -106,7 +106,6 @@ pub(crate) fn stream(
     response
 }
 
-/// kube-apiserver's 405 for a method the path does not take.
 /// kube-apiserver's 405 for a method its routes do not take (its generic
 /// server response, whose details are empty but there).
 pub(crate) fn method_not_allowed() -> ApiError {

@@ -70,6 +70,9 @@ pub struct OutputArg {
 /// Reads `-o`: a format's name, or `jsonpath=TEMPLATE` with a template that
 /// parses (kubectl's words when it does not).
 fn parse_output(value: &str) -> Result<OutputArg, String> {
+    if value == "jsonpath=" {
+        return Err("template format specified but no template given".to_owned());
+    }
     if let Some(template) = value.strip_prefix("jsonpath=") {
         crate::output::jsonpath_template::Template::parse(template)
             .map_err(|e| format!("error parsing jsonpath {template}, {e}"))?;

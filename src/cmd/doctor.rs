@@ -191,7 +191,11 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
 
     let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &report),
-        OutputFormat::JsonPath => output::write_jsonpath(&mut out, &report, ctx.jsonpath()),
+        OutputFormat::JsonPath => {
+            let text = output::render_jsonpath(&report, ctx.jsonpath())
+                .map_err(|e| CliError::other("print -o jsonpath", e))?;
+            std::io::Write::write_all(&mut out, text.as_bytes())
+        }
         OutputFormat::Yaml => output::write_yaml(&mut out, &report),
         OutputFormat::Name => out.write_all(render::names(&report).as_bytes()),
         OutputFormat::Table | OutputFormat::Wide if !args.fix => {

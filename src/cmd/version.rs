@@ -61,7 +61,11 @@ pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let mut out = ctx.stdout();
     let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &versions),
-        OutputFormat::JsonPath => output::write_jsonpath(&mut out, &versions, ctx.jsonpath()),
+        OutputFormat::JsonPath => {
+            let text = output::render_jsonpath(&versions, ctx.jsonpath())
+                .map_err(|e| CliError::other("print -o jsonpath", e))?;
+            std::io::Write::write_all(&mut out, text.as_bytes())
+        }
         OutputFormat::Yaml => output::write_yaml(&mut out, &versions),
         _ => {
             let mut text = format!("Client Version: {}\n", versions.client_version.git_version);

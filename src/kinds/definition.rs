@@ -468,13 +468,6 @@ pub(crate) fn validate_set(kinds: &[ResolvedKind]) -> Vec<String> {
     problems
 }
 
-/// Warns about kinds whose apps can map to the same HelmRelease. The
-/// HelmRelease of an app is named `prefix + name` in the app's namespace,
-/// so two kinds with the same prefix collide on every shared app name, and
-/// a prefix that starts another (`""` and `postgres-`) collides on names
-/// that begin with the rest. The second app created is then refused with
-/// 409 AlreadyExists. Versions of one kind share their HelmReleases on
-/// purpose and are not reported.
 /// The warning for a kind whose release prefix leaves its apps' names less
 /// than [`NAME_ROOM_WARNED_UNDER`] characters (a prefix leaving none at all is
 /// a problem of [`KindDefinition::resolve`]).
@@ -493,6 +486,13 @@ pub(crate) fn name_room_warning(kind: &ResolvedKind) -> Option<String> {
     })
 }
 
+/// Warns about kinds whose apps can map to the same HelmRelease. The
+/// HelmRelease of an app is named `prefix + name` in the app's namespace,
+/// so two kinds with the same prefix collide on every shared app name, and
+/// a prefix that starts another (`""` and `postgres-`) collides on names
+/// that begin with the rest. The second app created is then refused with
+/// 409 AlreadyExists. Versions of one kind share their HelmReleases on
+/// purpose and are not reported.
 pub(crate) fn release_name_overlaps(kinds: &[ResolvedKind]) -> Vec<String> {
     let mut by_prefix: BTreeMap<&str, Vec<&ResolvedKind>> = BTreeMap::new();
     for kind in kinds {

@@ -184,7 +184,14 @@ fn finish(mut loaded: Loaded, mut problems: Vec<String>) -> Result<Loaded, LoadE
     problems.extend(validate_set(&loaded.kinds));
     let overlaps = release_name_overlaps(&loaded.kinds);
     loaded.warnings.extend(overlaps);
-    let cramped: Vec<String> = loaded.kinds.iter().filter_map(name_room_warning).collect();
+    // Once per kind: its versions share the prefix.
+    let mut seen = std::collections::HashSet::new();
+    let cramped: Vec<String> = loaded
+        .kinds
+        .iter()
+        .filter(|k| seen.insert((&k.definition.group, &k.definition.kind, &k.release_prefix)))
+        .filter_map(name_room_warning)
+        .collect();
     loaded.warnings.extend(cramped);
     if problems.is_empty() {
         Ok(loaded)

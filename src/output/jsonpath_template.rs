@@ -128,34 +128,70 @@ fn closing_brace(text: &str) -> Option<usize> {
     None
 }
 
-/// A Go double-quoted string literal's value (`"\n"`, `"\t"`, `"a\"b"`).
+/// A Go double-quoted string literal's value, as `strconv.Unquote` reads
+/// it: `\a \b \f \n \r \t \v \\ \"`, `\xHH`, `\uHHHH`, `\UHHHHHHHH` and
+/// octal `\NNN`.
 fn unquote(literal: &str) -> Result<String, String> {
+    let invalid = || format!("invalid string literal {literal}");
     let body = literal
         .strip_prefix('"')
         .and_then(|s| s.strip_suffix('"'))
-        .ok_or_else(|| format!("unterminated string literal: {literal}"))?;
+        .ok_or_else(invalid)?;
     let mut out = String::new();
-    let mut chars = body.chars();
+    let mut chars = body.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '\\' {
             out.push(c);
             continue;
         }
         match chars.next() {
+            Some('a') => out.push('\u{7}'),
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
             Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
             Some('r') => out.push('\r'),
+            Some('t') => out.push('\t'),
+            Some('v') => out.push('\u{b}'),
             Some('\\') => out.push('\\'),
             Some('"') => out.push('"'),
-            other => {
-                return Err(format!(
-                    "invalid escape \\{} in string literal {literal}",
-                    other.map(String::from).unwrap_or_default()
-                ));
+            // A byte: kept only where it is a character on its own.
+            Some('x') => out.push(
+                char::from_u32(hex(&mut chars, 2).ok_or_else(invalid)?)
+                    .filter(char::is_ascii)
+                    .ok_or_else(invalid)?,
+            ),
+            Some('u') => out
+                .push(char::from_u32(hex(&mut chars, 4).ok_or_else(invalid)?).ok_or_else(invalid)?),
+            Some('U') => out
+                .push(char::from_u32(hex(&mut chars, 8).ok_or_else(invalid)?).ok_or_else(invalid)?),
+            Some(d @ '0'..='7') => {
+                let mut value = d.to_digit(8).unwrap_or(0);
+                for _ in 0..2 {
+                    let next = chars
+                        .next()
+                        .and_then(|c| c.to_digit(8))
+                        .ok_or_else(invalid)?;
+                    value = value * 8 + next;
+                }
+                out.push(
+                    char::from_u32(value)
+                        .filter(char::is_ascii)
+                        .ok_or_else(invalid)?,
+                );
             }
+            _ => return Err(invalid()),
         }
     }
     Ok(out)
+}
+
+/// The value of the next `n` hexadecimal digits of `chars`.
+fn hex(chars: &mut impl Iterator<Item = char>, n: usize) -> Option<u32> {
+    let digits: String = chars.take(n).collect();
+    if digits.len() != n {
+        return None;
+    }
+    u32::from_str_radix(&digits, 16).ok()
 }
 
 #[cfg(test)]
@@ -216,7 +252,16 @@ mod tests {
         assert!(
             Template::parse(r#"{"\q"}"#)
                 .unwrap_err()
-                .contains("invalid escape")
+                .contains("invalid string literal")
+        );
+        assert!(Template::parse(r#"{"\x4"}"#).is_err());
+    }
+
+    #[test]
+    fn string_literals_read_as_go_reads_them() {
+        assert_eq!(
+            render(r#"{"\u00e9\x41\101\a\"\\"}"#).unwrap(),
+            "\u{e9}AA\u{7}\"\\"
         );
     }
 }

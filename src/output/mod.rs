@@ -149,20 +149,14 @@ pub fn write_json<T: Serialize + ?Sized>(w: &mut impl Write, value: &T) -> std::
     w.write_all(b"\n")
 }
 
-/// Writes `value`'s JSON document rendered by `-o jsonpath`'s `template`
-/// (no newline is added, as kubectl adds none).
-pub fn write_jsonpath<T: Serialize + ?Sized>(
-    w: &mut impl Write,
-    value: &T,
-    template: &str,
-) -> std::io::Result<()> {
-    let document = serde_json::to_value(value).map_err(std::io::Error::from)?;
-    let text = jsonpath_template::Template::parse(template)
+/// `value`'s JSON document rendered by `-o jsonpath`'s `template` (no
+/// newline is added, as kubectl adds none); the error is kubectl's
+/// `error executing jsonpath …`.
+pub fn render_jsonpath<T: Serialize + ?Sized>(value: &T, template: &str) -> Result<String, String> {
+    let document = serde_json::to_value(value).map_err(|e| e.to_string())?;
+    jsonpath_template::Template::parse(template)
         .and_then(|t| t.render(&document))
-        .map_err(|e| {
-            std::io::Error::other(format!("error executing jsonpath {template:?}: {e}"))
-        })?;
-    w.write_all(text.as_bytes())
+        .map_err(|e| format!("error executing jsonpath {template:?}: {e}"))
 }
 
 /// Writes a value as a YAML document.
@@ -189,6 +183,7 @@ pub fn write_objects(
             let text: String = objects.iter().map(|o| name_line(o) + "\n").collect();
             w.write_all(text.as_bytes())
         }
+        // `-o jsonpath` is refused before objects are printed this way.
         OutputFormat::Yaml | OutputFormat::Table | OutputFormat::Wide | OutputFormat::JsonPath => {
             let mut text = String::new();
             for object in objects {

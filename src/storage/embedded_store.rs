@@ -487,6 +487,42 @@ impl EmbeddedStore {
         ))
     }
 
+    /// Every namespace as it was at resourceVersion `revision` (not later
+    /// than the namespaces' latest change), by name: today's, with the kept
+    /// history's changes after it undone; `None` when the history does not
+    /// reach back that far.
+    pub fn namespaces_as_of(&self, revision: u64) -> Result<Option<Vec<Value>>, StoreError> {
+        let inner = self.lock();
+        let now = namespace_store::list(&inner.conn)?;
+        let current = namespace_store::revision(&inner.conn)?;
+        let events = match namespace_history::since(&inner.conn, revision, current)? {
+            History::Events(events, _) => events,
+            History::Expired(_) => return Ok(None),
+        };
+        drop(inner);
+        let name_of = |ns: &Value| {
+            ns["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let mut by_name: std::collections::BTreeMap<String, Value> =
+            now.into_iter().map(|ns| (name_of(&ns), ns)).collect();
+        for event in events.into_iter().rev() {
+            let name = name_of(&event.object);
+            match (event.kind, event.previous) {
+                (namespace_history::EventKind::Added, _) => {
+                    by_name.remove(&name);
+                }
+                (_, Some(previous)) => {
+                    by_name.insert(name, previous);
+                }
+                (_, None) => {}
+            }
+        }
+        Ok(Some(by_name.into_values().collect()))
+    }
+
     /// The resourceVersion of the namespaces' latest change.
     pub fn namespace_revision(&self) -> Result<u64, StoreError> {
         namespace_store::revision(&self.lock().conn)

@@ -386,7 +386,8 @@ pub enum Finish {
     ContentLeft,
     /// Its content is gone and [`CONTENT_FINALIZER`] with it; other
     /// finalizers hold it until clients remove them (the update that removes
-    /// the last one removes the namespace).
+    /// the last one removes the namespace). Also said of a namespace that is
+    /// not Terminating (nothing to finish).
     Held,
 }
 

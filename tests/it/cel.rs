@@ -569,6 +569,7 @@ ratio: {type: number}
 name: {type: string, maxLength: 16}
 port: {x-kubernetes-int-or-string: true}
 anything: {x-kubernetes-preserve-unknown-fields: true}
+loose: {type: array, maxItems: 4, items: {x-kubernetes-preserve-unknown-fields: true}}
 max-connections: {type: integer}
 backup: {type: object, properties: {size: {type: string, maxLength: 8}}}
 tags: {type: array, maxItems: 4, items: {type: string, maxLength: 8}}
@@ -612,6 +613,8 @@ items:
         // A field without a type has no CEL type: it is not a field.
         (r#"{rule: "has(self.anything)"}"#, false),
         (r#"{rule: "self.anything == 1"}"#, false),
+        // Nor is a list of such values.
+        (r#"{rule: "self.loose.size() < 5"}"#, false),
     ];
     let dir = tempfile::tempdir().unwrap();
     for (i, (rule, want)) in rules.iter().enumerate() {

@@ -24,6 +24,7 @@ mod generate;
 mod mutate;
 mod namespace_bodies;
 mod namespace_finalizers;
+mod namespace_lists;
 mod namespace_options;
 mod namespace_watches;
 mod oracle;

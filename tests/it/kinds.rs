@@ -1551,6 +1551,13 @@ fn kinds_list_prints_a_jsonpath_template() {
         "{}",
         text(&out.stderr)
     );
+    let out = cozy(&["kinds", "list", "-o", "jsonpath="]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("template format specified but no template given"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = cozy(&["kinds", "list", "-o", "custom-columns=KIND:.kind"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

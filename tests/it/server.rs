@@ -1402,6 +1402,24 @@ fn standalone_namespaces_take_apply_patch_and_delete_of_manifests() {
         );
     }
 
+    // A namespace deleted empty goes at once; one of its name created right
+    // after keeps its apps (the first one's deletion, which waits a second
+    // before deleting apps, acts on that namespace alone).
+    ok(&server.kubectl(&["create", "ns", "again"]));
+    ok(&server.kubectl(&["delete", "ns", "again", "--wait=false"]));
+    let out = server.kubectl(&["get", "ns", "again"]);
+    assert!(
+        text(&out.stderr).contains("not found"),
+        "{}",
+        text(&out.stderr)
+    );
+    ok(&server.kubectl(&["create", "ns", "again"]));
+    let kept = "apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: kept\n  namespace: again\n\
+                spec:\n  replicas: 1\n";
+    ok(&apply(&["apply", "-f", "-"], kept));
+    std::thread::sleep(Duration::from_secs(2));
+    ok(&server.kubectl(&["get", "postgres", "kept", "-n", "again"]));
+
     // kubectl delete -f of a namespace and an app in it.
     let mixed = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: mixed\n---\n\
                  apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: m1\n  namespace: mixed\n\

@@ -15,6 +15,10 @@
 //! them); the writes live in `namespaces/write.rs`, the watch (sent as the
 //! store tells of changes) in `namespaces/watch.rs`.
 //!
+//! Lists page by `limit` with `continue` tokens and read the past with
+//! `resourceVersionMatch=Exact`, both from the store's kept history
+//! ([`listed`]).
+//!
 //! A namespace's `spec.finalizers` are the client's with `kubernetes` added
 //! on create; updates and patches leave them, `PUT
 //! /api/v1/namespaces/<name>/finalize` sets them (with the metadata), as
@@ -30,7 +34,10 @@
 //! and removes it, unless other finalizers (`spec` or `metadata`) hold it:
 //! then the write that removes the last one removes it, as in a cluster. A
 //! server started over a store with Terminating namespaces finishes their
-//! deletion ([`resume_deletions`]).
+//! deletion ([`resume_deletions`]). Unlike kube-apiserver, a namespace whose
+//! apps remain (held by their finalizers) is not removed by a write that
+//! clears its finalizers, nor by a second delete: it goes with its last app
+//! (kube-apiserver would leave the apps orphaned in etcd).
 //! In cluster mode the cluster serves namespaces and none of this is
 //! reached. The OpenAPI documents describe get, list, create and delete
 //! (`openapi/namespaces.rs`), for `kubectl explain ns` and kubectl's
@@ -108,7 +115,7 @@ pub(crate) fn is_namespaces(req: &ResourceRequest) -> bool {
 /// How long after a namespace's deletion its apps are deleted.
 pub(crate) const CONTENT_DELETION_DELAY: Duration = Duration::from_secs(1);
 
-/// One request for `/api/v1/namespaces[/<name>]`.
+/// One request for `/api/v1/namespaces[/<name>[/finalize]]`.
 pub(crate) async fn handle(
     store: &EmbeddedStore,
     req: &ResourceRequest,
@@ -138,7 +145,8 @@ pub(crate) async fn handle(
             for ns in &items {
                 finish_if_terminating(store, ns);
             }
-            let (mut items, revision) = store.namespaces_at().map_err(store_error)?;
+            let limit = super::read::page_limit_of(query)?;
+            let (mut items, revision, after) = listed(store, query)?;
             if let Some(selector) = query.get("fieldSelector").filter(|s| !s.is_empty()) {
                 let selector =
                     FieldSelector::parse_for_namespaces(selector).map_err(ApiError::bad_request)?;
@@ -151,14 +159,34 @@ pub(crate) async fn handle(
                     selector.matches(ns.pointer("/metadata/labels").and_then(Value::as_object))
                 });
             }
-            let refs: Vec<&Value> = items.iter().collect();
+            let selected = query.get("fieldSelector").is_some_and(|s| !s.is_empty())
+                || query.get("labelSelector").is_some_and(|s| !s.is_empty());
             // The list's resourceVersion, from which a watch (`kubectl get
             // ns -w`) goes on without repeating what the list said.
-            let list_meta = json!({"resourceVersion": revision.to_string()});
+            let mut list_meta = json!({"resourceVersion": revision.to_string()});
+            if let Some(after) = &after {
+                items.retain(|ns| object_name(ns) > after.as_str());
+            }
+            if items.len() > limit {
+                let rest = items.split_off(limit);
+                let last = items.last().map(object_name).unwrap_or_default();
+                let token = super::read::Continue::after_namespace(revision, last);
+                list_meta["continue"] = json!(super::read::encode_continue(&token));
+                // As etcd's count of the keys after the page: only when no
+                // selector filters them.
+                if !selected {
+                    list_meta["remainingItemCount"] = json!(rest.len());
+                }
+            }
+            let refs: Vec<&Value> = items.iter().collect();
             Ok(match negotiate::negotiate(accept, include, true)? {
                 Representation::Table { include_object } => {
-                    let revision = revision.to_string();
-                    let table = namespace_table(&refs, include_object, &revision);
+                    let mut table = namespace_table(&refs, include_object, &revision.to_string());
+                    for key in ["continue", "remainingItemCount"] {
+                        if let Some(v) = list_meta.get(key) {
+                            table["metadata"][key] = v.clone();
+                        }
+                    }
                     response::json(StatusCode::OK, &table)
                 }
                 Representation::PartialObjectMetadataList
@@ -357,7 +385,7 @@ async fn delete(
         Err(e) => return Err(store_error(e)),
     };
     if !was_terminating {
-        delete_content_later(store, name, CONTENT_DELETION_DELAY);
+        delete_content_later(store, &ns, CONTENT_DELETION_DELAY);
     }
     Ok(response::json(StatusCode::OK, &ns))
 }
@@ -367,14 +395,31 @@ async fn delete(
 /// stay until theirs are removed), takes the `kubernetes` finalizer off it
 /// and removes it unless other finalizers hold it: then the write that
 /// removes the last one removes the namespace.
-fn delete_content_later(store: &EmbeddedStore, name: &str, delay: Duration) {
-    let (store, name) = (store.clone(), name.to_owned());
+///
+/// The task acts on `namespace` only (by its uid): if it went meanwhile
+/// (removed as soon as it was empty) and one of its name was created, that
+/// one and its apps are left alone.
+fn delete_content_later(store: &EmbeddedStore, namespace: &Value, delay: Duration) {
+    let name = object_name(namespace).to_owned();
+    let uid = namespace["metadata"]["uid"].clone();
+    let store = store.clone();
     tokio::spawn(async move {
         tokio::time::sleep(delay).await;
+        let still_this_one = || {
+            store.namespace(&name).ok().flatten().is_some_and(|ns| {
+                ns["metadata"]["uid"] == uid && namespace_store::phase(&ns) == Phase::Terminating
+            })
+        };
+        if !still_this_one() {
+            return;
+        }
         if let Err(e) = delete_content(&store, &name).await {
             tracing::warn!("delete the apps of namespace {name}: {e}");
         }
         loop {
+            if !still_this_one() {
+                return;
+            }
             match store.finish_namespace(&name) {
                 Ok(Finish::Gone | Finish::Held) => return,
                 Ok(Finish::ContentLeft) => {}
@@ -406,16 +451,16 @@ pub(crate) fn resume_deletions(store: &EmbeddedStore) {
         return;
     };
     for ns in namespaces {
-        if let Some(name) = ns.pointer("/metadata/name").and_then(Value::as_str)
-            && namespace_store::phase(&ns) == Phase::Terminating
-        {
-            delete_content_later(store, name, Duration::ZERO);
+        if namespace_store::phase(&ns) == Phase::Terminating {
+            delete_content_later(store, &ns, Duration::ZERO);
         }
     }
 }
 
-/// Removes a Terminating namespace whose objects are gone (after a restart
-/// interrupted its deletion).
+/// Finishes a Terminating namespace whose objects are gone (its
+/// `kubernetes` finalizer, and the namespace if nothing else holds it) as
+/// it is read, so that a get or list right after its apps went (or after a
+/// restart interrupted its deletion) does not show it lingering.
 fn finish_if_terminating(store: &EmbeddedStore, ns: &Value) {
     if ns.pointer("/status/phase").and_then(Value::as_str) == Some("Terminating")
         && let Some(name) = ns.pointer("/metadata/name").and_then(Value::as_str)
@@ -437,6 +482,69 @@ pub(crate) fn admit_create(store: &EmbeddedStore, namespace: &str) -> Result<(),
             ),
         )),
         None => Err(ApiError::not_found(GROUP_RESOURCE, namespace)),
+    }
+}
+
+/// A namespace's name.
+fn object_name(ns: &Value) -> &str {
+    ns.pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// The namespaces a list reads, its resourceVersion and the name a
+/// `continue` token goes on after, as kube-apiserver reads them: the
+/// latest (also for `resourceVersion=0`, and for one not newer than the
+/// latest); with `resourceVersionMatch=Exact` the namespaces as they were
+/// then; with a `continue` token the snapshot it names — both rebuilt from
+/// the kept history, and 410 Expired before it.
+fn listed(
+    store: &EmbeddedStore,
+    query: &Query,
+) -> Result<(Vec<Value>, u64, Option<String>), ApiError> {
+    use crate::storage::app_store::ReadAt;
+    if let Some(text) = query.get("continue").filter(|c| !c.is_empty()) {
+        let token = super::read::decode_continue(text, None)?;
+        if !token.ns.is_empty() {
+            return Err(super::read::invalid_continue(super::read::NOT_OURS));
+        }
+        if query
+            .get("resourceVersion")
+            .is_some_and(|r| !r.is_empty() && r != "0")
+        {
+            // kube-apiserver's watch cache words it (a 400), not its
+            // storage (a custom resource's 422).
+            return Err(ApiError::bad_request(
+                "specifying resource version is not allowed when using continue",
+            ));
+        }
+        let items = store
+            .namespaces_as_of(token.rv)
+            .map_err(store_error)?
+            .ok_or_else(|| {
+                ApiError::expired(
+                    "The provided continue parameter is too old to display a consistent list result. You can \
+                     start a new list without the continue parameter.",
+                )
+            })?;
+        return Ok((items, token.rv, Some(token.name)));
+    }
+    let (items, current) = store.namespaces_at().map_err(store_error)?;
+    match super::read::read_at_query(query)? {
+        ReadAt::Latest | ReadAt::Cached => Ok((items, current, None)),
+        ReadAt::NotOlderThan(wanted) | ReadAt::Exact(wanted) if wanted > current => {
+            Err(ApiError::too_large_resource_version(wanted, current))
+        }
+        ReadAt::NotOlderThan(_) => Ok((items, current, None)),
+        ReadAt::Exact(wanted) => {
+            let items = store
+                .namespaces_as_of(wanted)
+                .map_err(store_error)?
+                .ok_or_else(|| {
+                    ApiError::expired("The resourceVersion for the provided list is too old.")
+                })?;
+            Ok((items, wanted, None))
+        }
     }
 }
 

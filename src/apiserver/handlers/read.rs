@@ -122,10 +122,10 @@ pub(super) fn filter(call: &Call<'_>) -> Result<AppFilter, ApiError> {
 /// continue token and the snapshot the page was served from.
 #[derive(Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Continue {
-    rv: u64,
-    ns: String,
-    name: String,
+pub(super) struct Continue {
+    pub(super) rv: u64,
+    pub(super) ns: String,
+    pub(super) name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     up: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -133,6 +133,17 @@ struct Continue {
 }
 
 impl Continue {
+    /// The token of a page of the namespaces at `rv` whose last is `name`.
+    pub(super) fn after_namespace(rv: u64, name: &str) -> Continue {
+        Continue {
+            rv,
+            ns: String::new(),
+            name: name.to_owned(),
+            up: None,
+            snap: None,
+        }
+    }
+
     /// The token of a page of the snapshot at `rv` whose last app is `key`.
     fn after(rv: u64, key: &Key) -> Continue {
         Continue {
@@ -145,7 +156,7 @@ impl Continue {
     }
 }
 
-fn encode_continue(token: &Continue) -> String {
+pub(super) fn encode_continue(token: &Continue) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .encode(serde_json::to_vec(token).unwrap_or_default())
 }
@@ -158,7 +169,7 @@ fn encode_continue(token: &Continue) -> String {
 /// (Go's base64 and JSON errors); a token that is JSON but not ours cannot
 /// get Go's (ours have another shape than kube-apiserver's), so its
 /// reason is [`NOT_OURS`].
-fn decode_continue(text: &str, namespace: Option<&str>) -> Result<Continue, ApiError> {
+pub(super) fn decode_continue(text: &str, namespace: Option<&str>) -> Result<Continue, ApiError> {
     let bytes = crate::golang::base64::decode_raw_url(text).map_err(invalid_continue)?;
     crate::golang::json_syntax::check(&bytes).map_err(invalid_continue)?;
     let token: Continue = serde_json::from_slice(&bytes).map_err(|_| invalid_continue(NOT_OURS))?;
@@ -173,10 +184,10 @@ fn decode_continue(text: &str, namespace: Option<&str>) -> Result<Continue, ApiE
 
 /// The reason a token that decodes is refused for: not one this server
 /// gave for this list.
-const NOT_OURS: &str = "not a token of this list";
+pub(super) const NOT_OURS: &str = "not a token of this list";
 
 /// 400 for a `continue` token, worded as kube-apiserver's storage words it.
-fn invalid_continue(reason: impl std::fmt::Display) -> ApiError {
+pub(super) fn invalid_continue(reason: impl std::fmt::Display) -> ApiError {
     ApiError::bad_request(format!(
         "invalid continue token: continue key is not valid: {reason}"
     ))
@@ -216,7 +227,12 @@ pub(super) fn check_resource_version(call: &Call<'_>) -> Result<(), ApiError> {
 /// The page size `limit` asks for, decoded as [`int_param`]; as etcd3's
 /// store, a limit of 0 or less (or none) is no limit.
 pub(super) fn page_limit(call: &Call<'_>) -> Result<usize, ApiError> {
-    Ok(match int_param(call, "limit")? {
+    page_limit_of(call.query)
+}
+
+/// [`page_limit`] of a bare query.
+pub(super) fn page_limit_of(query: &Query) -> Result<usize, ApiError> {
+    Ok(match int_query_param(query, "limit")? {
         Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
         _ => usize::MAX,
     })
@@ -331,13 +347,16 @@ pub(super) fn validate_list_options(call: &Call<'_>, watch: bool) -> Result<(), 
 /// `resourceVersionMatch` (400 `invalid resource version: …` for a
 /// version that is no number, 422 for a match that makes no sense).
 pub(super) fn read_at(call: &Call<'_>) -> Result<ReadAt, ApiError> {
-    let rv = call
-        .query
+    read_at_query(call.query)
+}
+
+/// [`read_at`] of a bare query.
+pub(super) fn read_at_query(query: &Query) -> Result<ReadAt, ApiError> {
+    let rv = query
         .get("resourceVersion")
         .map(String::as_str)
         .unwrap_or("");
-    let rv_match = call
-        .query
+    let rv_match = query
         .get("resourceVersionMatch")
         .map(String::as_str)
         .unwrap_or("");

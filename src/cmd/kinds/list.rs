@@ -133,7 +133,11 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     };
     let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &document),
-        OutputFormat::JsonPath => output::write_jsonpath(&mut out, &document, ctx.jsonpath()),
+        OutputFormat::JsonPath => {
+            let text = output::render_jsonpath(&document, ctx.jsonpath())
+                .map_err(|e| CliError::other("print -o jsonpath", e))?;
+            std::io::Write::write_all(&mut out, text.as_bytes())
+        }
         OutputFormat::Yaml => output::write_yaml(&mut out, &document),
         OutputFormat::Name => {
             let text: String = listed

@@ -84,6 +84,7 @@ pub(super) fn update(
     // As kube-apiserver: an update's options before its body.
     options::validate(query, Write::Update)?;
     let mut object = namespace_body(headers, body)?;
+    check_api_version(&object)?;
     named_as_url(&mut object, name)?;
     let dry_run = dry_run(query);
     let current = store
@@ -109,6 +110,7 @@ pub(super) fn finalize(
 ) -> Result<Response<Body>, ApiError> {
     options::validate(query, Write::Update)?;
     let mut object = namespace_body(headers, body)?;
+    check_api_version(&object)?;
     named_as_url(&mut object, name)?;
     let dry_run = dry_run(query);
     let current = store

@@ -423,7 +423,7 @@ impl CompiledSchema {
         let rules = match m.get("x-kubernetes-validations") {
             None | Some(Value::Null) => None,
             Some(Value::Array(a)) if a.is_empty() => None,
-            Some(_) if self.nodes[id as usize].ty == NodeType::Any => {
+            Some(_) if (NodeRef { schema: self, id }).is_untyped() => {
                 return Err(SchemaError::InvalidRule {
                     pointer: kw("x-kubernetes-validations"),
                     message: "failed to construct type information for x-kubernetes-validations rules: unable \
@@ -535,8 +535,18 @@ impl Shape for NodeRef<'_> {
         self.schema.node(self.id).ty.name().unwrap_or("")
     }
 
+    /// As kube-apiserver's `SchemaDeclType`: a node without a type, or a
+    /// list of them, or a map of them, has no CEL type.
     fn is_untyped(self) -> bool {
-        self.schema.node(self.id).ty == NodeType::Any
+        let n = self.schema.node(self.id);
+        match (n.ty, n.items, n.additional) {
+            (NodeType::Any, _, _) => true,
+            (NodeType::Array, Some(id), _) => NodeRef { id, ..self }.is_untyped(),
+            (NodeType::Object, _, Additional::Schema(id)) if n.props.is_empty() => {
+                NodeRef { id, ..self }.is_untyped()
+            }
+            _ => false,
+        }
     }
 
     fn escapes_field_names(self) -> bool {
