@@ -35,6 +35,10 @@
 //! `nullable` and preserve-unknown-fields nodes made untyped and
 //! property-less, arrays without items untyped) and, like kube-apiserver's
 //! published v2, no `default`s.
+//!
+//! Each kind's definition also carries [`RELEASE_EXTENSION`]: the chart its
+//! apps install and their HelmReleases' name prefix, which discovery does
+//! not carry and `kinds list` reads from a cluster.
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha512};
@@ -42,7 +46,7 @@ use sha2::{Digest, Sha512};
 mod namespaces;
 
 use super::negotiate::PATCH_TYPES;
-use crate::kinds::definition::KindDefinition;
+use crate::kinds::definition::{KindDefinition, ResolvedKind};
 use crate::kinds::registry::Snapshot;
 
 /// Options of the generated documents.
@@ -659,6 +663,29 @@ fn type_meta_properties(props: &mut Map<String, Value>) {
     );
 }
 
+/// The extension of a kind's definition naming its chart (`chart`, a
+/// `chartRef` as `Kind/name`), `chartVersion` and `releasePrefix`.
+pub(crate) const RELEASE_EXTENSION: &str = "x-kubectl-cozy-release";
+
+fn release_extension(kind: &ResolvedKind) -> Value {
+    let d = &kind.definition;
+    let mut out = Map::new();
+    match (&d.release.chart, &d.release.chart_ref) {
+        (Some(chart), _) => {
+            out.insert("chart".into(), chart.name.clone().into());
+            if let Some(version) = &chart.version {
+                out.insert("chartVersion".into(), version.clone().into());
+            }
+        }
+        (None, Some(r)) => {
+            out.insert("chart".into(), format!("{}/{}", r.kind, r.name).into());
+        }
+        (None, None) => {}
+    }
+    out.insert("releasePrefix".into(), kind.release_prefix.clone().into());
+    Value::Object(out)
+}
+
 fn gvk_extension(group: &str, version: &str, kind: &str) -> Value {
     json!([{"group": group, "kind": kind, "version": version}])
 }
@@ -815,8 +842,9 @@ fn to_v3(schema: &mut Value) {
     }
 }
 
-/// The schema of a whole object of kind `d`.
-fn kind_schema(flavor: Flavor, d: &KindDefinition) -> Value {
+/// The schema of a whole object of kind `kind`.
+fn kind_schema(flavor: Flavor, kind: &ResolvedKind) -> Value {
+    let d = &kind.definition;
     let mut spec = d.open_api_schema.clone();
     let mut status = status_schema();
     match flavor {
@@ -843,6 +871,7 @@ fn kind_schema(flavor: Flavor, d: &KindDefinition) -> Value {
         "x-kubernetes-group-version-kind".into(),
         gvk_extension(&d.group, &d.version, &d.kind),
     );
+    out.insert(RELEASE_EXTENSION.into(), release_extension(kind));
     Value::Object(out)
 }
 
@@ -1090,7 +1119,7 @@ fn build(
         }
         definitions.insert(
             definition_name(&d.group, &d.version, &d.kind),
-            kind_schema(flavor, d),
+            kind_schema(flavor, &kind.resolved),
         );
         definitions.insert(
             definition_name(&d.group, &d.version, &format!("{}List", d.kind)),

@@ -47,15 +47,14 @@ pub(crate) struct Scaffolded {
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ScaffoldError {
     /// `values.schema.json` is not JSON.
-    #[error("{origin}: values.schema.json:{line}:{column}: {message}")]
+    #[error("{origin}: values.schema.json:{at}: {message}")]
     SchemaJson {
         /// The chart.
         origin: String,
-        /// Line.
-        line: usize,
-        /// Column.
-        column: usize,
-        /// The parser's message.
+        /// `line:column`, or the line alone where the parser knows no
+        /// column (the end of the text).
+        at: String,
+        /// The parser's message, without its position.
         message: String,
     },
     /// The schema cannot be converted into a structural schema.
@@ -119,13 +118,18 @@ pub(crate) fn scaffold(
         .unwrap_or_else(|| chart::pluralize(&singular));
 
     let open_api_schema = if let Some(text) = &loaded.values_schema_json {
-        let parsed: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| ScaffoldError::SchemaJson {
+        let parsed: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            let position = format!(" at line {} column {}", e.line(), e.column());
+            let text = e.to_string();
+            ScaffoldError::SchemaJson {
                 origin: origin.clone(),
-                line: e.line(),
-                column: e.column(),
-                message: e.to_string(),
-            })?;
+                at: match e.column() {
+                    0 => e.line().to_string(),
+                    column => format!("{}:{column}", e.line()),
+                },
+                message: text.strip_suffix(&position).unwrap_or(&text).to_owned(),
+            }
+        })?;
         let conversion = schema::to_structural(&parsed);
         if !conversion.is_ok() {
             return Err(ScaffoldError::Schema {

@@ -923,7 +923,20 @@ fn scaffold_bad_input_writes_nothing() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        text(&out.stderr).contains("values.schema.json:3:"),
+        text(&out.stderr).contains("values.schema.json:3:3: invalid JSON: key must be a string")
+            && !text(&out.stderr).contains(" at line "),
+        "{}",
+        text(&out.stderr)
+    );
+    // Cut short: the parser knows the line, not a column.
+    std::fs::write(
+        bad_schema.join("values.schema.json"),
+        "{\n  \"type\": \"object\",\n",
+    )
+    .unwrap();
+    let out = cozy(&["kinds", "scaffold", bad_schema.to_str().unwrap()]);
+    assert!(
+        text(&out.stderr).contains("values.schema.json:3: invalid JSON: EOF while parsing"),
         "{}",
         text(&out.stderr)
     );
@@ -1575,6 +1588,77 @@ fn kinds_list_prints_a_jsonpath_template() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("-o jsonpath: kinds scaffold prints -o yaml or -o json"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// `kinds list` of a cluster: the kinds its `apps.cozystack.io` serves
+/// (here, through the aggregator, a kubectl-cozy server with the example
+/// kinds), with their charts and release prefixes from its OpenAPI, which
+/// discovery does not carry.
+#[test]
+fn kinds_list_reads_a_clusters_kinds_and_their_charts() {
+    let plane = crate::support::plane::plane();
+    crate::support::aggregated::aggregated();
+    let kubeconfig = plane.kubeconfig.to_str().unwrap();
+    // The aggregator gathers its APIServices' OpenAPI on its own time.
+    let started = std::time::Instant::now();
+    while !plane
+        .kubectl()
+        .args([
+            "get",
+            "--raw",
+            "/openapi/v3/apis/apps.cozystack.io/v1alpha1",
+        ])
+        .output()
+        .expect("kubectl")
+        .status
+        .success()
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(90),
+            "the aggregator never published the group's OpenAPI"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    let out = cozy(&["kinds", "list", "--kubeconfig", kubeconfig, "-o", "wide"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let row = |kind: &str| -> Vec<String> {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("{kind} ")))
+            .unwrap_or_else(|| panic!("no {kind}: {table}"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+    // KIND PLURAL SHORTNAMES CHART CHART-VERSION SOURCE… APIVERSION SINGULAR
+    // CATEGORIES RELEASE-PREFIX
+    let postgres = row("Postgres");
+    assert_eq!(
+        postgres[..4],
+        ["Postgres", "postgreses", "pg", "postgres"],
+        "{table}"
+    );
+    assert!(postgres.contains(&"0.4.0".to_owned()), "{table}");
+    assert_eq!(
+        postgres.last().map(String::as_str),
+        Some("postgres-"),
+        "{table}"
+    );
+    let out = cozy(&[
+        "kinds",
+        "list",
+        "--kubeconfig",
+        kubeconfig,
+        "-o",
+        r#"jsonpath={range .items[*]}{.kind}={.chart}@{.chartVersion}/{.releasePrefix}{"\n"}{end}"#,
+    ]);
+    assert_eq!(
+        text(&out.stdout),
+        "Bucket=bucket@0.1.0/bucket-\nPostgres=postgres@0.4.0/postgres-\nRedis=redis@0.2.1/redis-\n",
         "{}",
         text(&out.stderr)
     );

@@ -1,7 +1,8 @@
 //! `kubectl cozy kinds list`: the kinds a definition set serves (`--kinds
 //! PATH`, loaded and checked as `serve` loads them, CEL rules compiled, its
 //! warnings logged), or the kinds a live cluster serves in a group (discovery, enriched
-//! with ApplicationDefinitions where the cluster has them).
+//! with ApplicationDefinitions where the cluster has them, else with the chart
+//! and release prefix a kubectl-cozy server publishes in its OpenAPI).
 
 use std::path::PathBuf;
 
@@ -238,7 +239,15 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
     let resources = discovered
         .and_then(|answer| answer.map_err(DiscoveryFailure::Error))
         .map_err(|e| discovery_error(&group_version, e))?;
-    let definitions = application_definitions::read(client).await.ok();
+    let definitions = application_definitions::read(client.clone()).await.ok();
+    // What discovery does not say: each kind's chart, from the group's
+    // OpenAPI (a kubectl-cozy server's), best effort.
+    let releases = match limit {
+        Some(limit) => tokio::time::timeout(limit, releases_in_openapi(&client, &group_version))
+            .await
+            .unwrap_or_default(),
+        None => releases_in_openapi(&client, &group_version).await,
+    };
     let mut listed = Vec::new();
     for r in resources.resources.iter().filter(|r| !r.name.contains('/')) {
         let defined = definitions.as_ref().and_then(|d| {
@@ -262,6 +271,11 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
                 definition: None,
             },
         };
+        if let (None, Some(release)) = (defined, releases.get(&r.kind)) {
+            entry.chart.clone_from(&release.chart);
+            entry.chart_version.clone_from(&release.chart_version);
+            entry.release_prefix.clone_from(&release.release_prefix);
+        }
         entry.short_names = r.short_names.clone().unwrap_or_default();
         entry.categories = r.categories.clone().unwrap_or_default();
         entry.source = format!("cluster {group_version}");
@@ -271,6 +285,56 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
     // read (files in name order).
     listed.sort_by(|a, b| (&a.kind, &a.plural).cmp(&(&b.kind, &b.plural)));
     Ok(listed)
+}
+
+/// A kind's chart and release prefix as a kubectl-cozy server publishes them
+/// in its OpenAPI ([`crate::apiserver::openapi::RELEASE_EXTENSION`]).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Release {
+    chart: Option<String>,
+    chart_version: Option<String>,
+    release_prefix: Option<String>,
+}
+
+/// The [`Release`] of each kind (by kind) of `group_version`, read from the
+/// cluster's OpenAPI v3 document of it; none where it cannot be read or
+/// says nothing (a server other than kubectl-cozy's).
+async fn releases_in_openapi(
+    client: &kube::Client,
+    group_version: &str,
+) -> std::collections::BTreeMap<String, Release> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(request) =
+        http::Request::get(format!("/openapi/v3/apis/{group_version}")).body(Vec::new())
+    else {
+        return out;
+    };
+    let Ok(text) = client.request_text(request).await else {
+        return out;
+    };
+    let Ok(document) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return out;
+    };
+    let (group, version) = group_version.split_once('/').unwrap_or(("", group_version));
+    let schemas = document
+        .pointer("/components/schemas")
+        .and_then(serde_json::Value::as_object);
+    for schema in schemas.into_iter().flat_map(|s| s.values()) {
+        let Some(release) = schema.get(crate::apiserver::openapi::RELEASE_EXTENSION) else {
+            continue;
+        };
+        let gvks = schema["x-kubernetes-group-version-kind"].as_array();
+        let kind = gvks.into_iter().flatten().find_map(|gvk| {
+            (gvk["group"] == group && gvk["version"] == version)
+                .then(|| gvk["kind"].as_str())
+                .flatten()
+        });
+        if let (Some(kind), Ok(release)) = (kind, serde_json::from_value(release.clone())) {
+            out.insert(kind.to_owned(), release);
+        }
+    }
+    out
 }
 
 /// How long `kinds list` waits for a group-version's discovery when

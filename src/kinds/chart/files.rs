@@ -164,8 +164,12 @@ fn check_values_yaml(text: &str, label: &str) -> Result<(), ChartError> {
 /// a boolean schema).
 fn check_values_schema(text: &str, label: &str) -> Result<(), ChartError> {
     let value: serde_json::Value = serde_json::from_str(text).map_err(|err| {
+        // serde_json's column 0 is "not known" (the end of the text).
         let (line, column) = if err.line() > 0 {
-            (Some(err.line() as u64), Some(err.column() as u64))
+            (
+                Some(err.line() as u64),
+                Some(err.column() as u64).filter(|c| *c > 0),
+            )
         } else {
             (None, None)
         };
