@@ -140,66 +140,7 @@ pub(crate) async fn handle(
             write::finalize(store, name, query, headers, body)
         }
         _ if finalize => Err(crate::apiserver::response::method_not_allowed()),
-        (Verb::List, None) => {
-            let items = store.namespaces().map_err(store_error)?;
-            for ns in &items {
-                finish_if_terminating(store, ns);
-            }
-            let limit = super::read::page_limit_of(query)?;
-            let (mut items, revision, after) = listed(store, query)?;
-            if let Some(selector) = query.get("fieldSelector").filter(|s| !s.is_empty()) {
-                let selector =
-                    FieldSelector::parse_for_namespaces(selector).map_err(ApiError::bad_request)?;
-                // Every term (`metadata.name!=default` too).
-                items.retain(|ns| selector.matches_namespace(ns));
-            }
-            if let Some(selector) = query.get("labelSelector").filter(|s| !s.is_empty()) {
-                let selector = LabelSelector::parse(selector).map_err(ApiError::bad_request)?;
-                items.retain(|ns| {
-                    selector.matches(ns.pointer("/metadata/labels").and_then(Value::as_object))
-                });
-            }
-            let selected = query.get("fieldSelector").is_some_and(|s| !s.is_empty())
-                || query.get("labelSelector").is_some_and(|s| !s.is_empty());
-            // The list's resourceVersion, from which a watch (`kubectl get
-            // ns -w`) goes on without repeating what the list said.
-            let mut list_meta = json!({"resourceVersion": revision.to_string()});
-            if let Some(after) = &after {
-                items.retain(|ns| object_name(ns) > after.as_str());
-            }
-            if items.len() > limit {
-                let rest = items.split_off(limit);
-                let last = items.last().map(object_name).unwrap_or_default();
-                let token = super::read::Continue::after_namespace(revision, last);
-                list_meta["continue"] = json!(super::read::encode_continue(&token));
-                // As etcd's count of the keys after the page: only when no
-                // selector filters them.
-                if !selected {
-                    list_meta["remainingItemCount"] = json!(rest.len());
-                }
-            }
-            let refs: Vec<&Value> = items.iter().collect();
-            Ok(match negotiate::negotiate(accept, include, true)? {
-                Representation::Table { include_object } => {
-                    let mut table = namespace_table(&refs, include_object, &revision.to_string());
-                    for key in ["continue", "remainingItemCount"] {
-                        if let Some(v) = list_meta.get(key) {
-                            table["metadata"][key] = v.clone();
-                        }
-                    }
-                    response::json(StatusCode::OK, &table)
-                }
-                Representation::PartialObjectMetadataList
-                | Representation::PartialObjectMetadata => response::json(
-                    StatusCode::OK,
-                    &table::partial_object_metadata_list(&refs, list_meta),
-                ),
-                Representation::Json => response::json(
-                    StatusCode::OK,
-                    &json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": list_meta, "items": items}),
-                ),
-            })
-        }
+        (Verb::List, None) => list(store, query, accept, include),
         (Verb::Get, Some(name)) => {
             let found = store.namespace(name).map_err(store_error)?;
             if let Some(ns) = &found {
@@ -490,6 +431,74 @@ fn object_name(ns: &Value) -> &str {
     ns.pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or_default()
+}
+
+/// A list of namespaces (JSON, Table or metadata), paged by `limit`.
+fn list(
+    store: &EmbeddedStore,
+    query: &Query,
+    accept: Option<&str>,
+    include: Option<&str>,
+) -> Result<Response<Body>, ApiError> {
+    let items = store.namespaces().map_err(store_error)?;
+    for ns in &items {
+        finish_if_terminating(store, ns);
+    }
+    let limit = super::read::page_limit_of(query)?;
+    let (mut items, revision, after) = listed(store, query)?;
+    if let Some(selector) = query.get("fieldSelector").filter(|s| !s.is_empty()) {
+        let selector =
+            FieldSelector::parse_for_namespaces(selector).map_err(ApiError::bad_request)?;
+        // Every term (`metadata.name!=default` too).
+        items.retain(|ns| selector.matches_namespace(ns));
+    }
+    if let Some(selector) = query.get("labelSelector").filter(|s| !s.is_empty()) {
+        let selector = LabelSelector::parse(selector).map_err(ApiError::bad_request)?;
+        items.retain(|ns| {
+            selector.matches(ns.pointer("/metadata/labels").and_then(Value::as_object))
+        });
+    }
+    let selected = query.get("fieldSelector").is_some_and(|s| !s.is_empty())
+        || query.get("labelSelector").is_some_and(|s| !s.is_empty());
+    // The list's resourceVersion, from which a watch (`kubectl get
+    // ns -w`) goes on without repeating what the list said.
+    let mut list_meta = json!({"resourceVersion": revision.to_string()});
+    if let Some(after) = &after {
+        items.retain(|ns| object_name(ns) > after.as_str());
+    }
+    if items.len() > limit {
+        let rest = items.split_off(limit);
+        let last = items.last().map(object_name).unwrap_or_default();
+        let token = super::read::Continue::after_namespace(revision, last);
+        list_meta["continue"] = json!(super::read::encode_continue(&token));
+        // As etcd's count of the keys after the page: only when no
+        // selector filters them.
+        if !selected {
+            list_meta["remainingItemCount"] = json!(rest.len());
+        }
+    }
+    let refs: Vec<&Value> = items.iter().collect();
+    Ok(match negotiate::negotiate(accept, include, true)? {
+        Representation::Table { include_object } => {
+            let mut table = namespace_table(&refs, include_object, &revision.to_string());
+            for key in ["continue", "remainingItemCount"] {
+                if let Some(v) = list_meta.get(key) {
+                    table["metadata"][key] = v.clone();
+                }
+            }
+            response::json(StatusCode::OK, &table)
+        }
+        Representation::PartialObjectMetadataList | Representation::PartialObjectMetadata => {
+            response::json(
+                StatusCode::OK,
+                &table::partial_object_metadata_list(&refs, list_meta),
+            )
+        }
+        Representation::Json => response::json(
+            StatusCode::OK,
+            &json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": list_meta, "items": items}),
+        ),
+    })
 }
 
 /// The namespaces a list reads, its resourceVersion and the name a
