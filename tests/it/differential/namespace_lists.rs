@@ -8,8 +8,9 @@
 use http::Method;
 use serde_json::{Value, json};
 
+use super::namespace_finalizers::differences;
 use super::namespace_options::{JSON, MERGE, client_of, send};
-use super::namespace_watches::get;
+use super::namespace_watches::{get, without_retries};
 use crate::support::plane;
 use crate::support::standalone::Standalone;
 
@@ -40,9 +41,7 @@ fn view(code: u16, text: &str, name: &str) -> Value {
 async fn namespace_lists_page_and_read_the_past_like_kube_apiserver() {
     let plane = plane::plane();
     // Without kube-rs's retries of a 504 (the answer compared).
-    let mut config = plane.config().await;
-    config.default_retry = false;
-    let theirs = kube::Client::try_from(config).expect("client");
+    let theirs = without_retries(plane).await;
     let standalone = Standalone::start();
     let ours = client_of(&standalone).await;
     let name = format!("diff-ns-list-{}", std::process::id());
@@ -125,12 +124,6 @@ async fn namespace_lists_page_and_read_the_past_like_kube_apiserver() {
         }
     }
     let [ours_said, theirs_said] = answers;
-    let differ: Vec<String> = ours_said
-        .iter()
-        .zip(&theirs_said)
-        .filter(|((_, a), (_, b))| a != b)
-        .map(|((what, a), (_, b))| format!("{what}:\n  ours:   {a}\n  theirs: {b}"))
-        .collect();
+    let differ = differences(&ours_said, &theirs_said);
     assert!(differ.is_empty(), "{}", differ.join("\n"));
-    assert_eq!(ours_said.len(), theirs_said.len());
 }

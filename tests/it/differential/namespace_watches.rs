@@ -29,6 +29,14 @@ pub(super) async fn get(client: &kube::Client, uri: &str) -> (u16, String) {
     (code, String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// A client of the plane's kube-apiserver without kube-rs's retries of a
+/// 503 or 504 (when the answer itself is compared).
+pub(super) async fn without_retries(plane: &plane::Plane) -> kube::Client {
+    let mut config = plane.config().await;
+    config.default_retry = false;
+    kube::Client::try_from(config).expect("client")
+}
+
 /// The events of a watch's `text`.
 fn events(text: &str) -> Vec<Value> {
     text.lines()
@@ -225,9 +233,7 @@ async fn expired_like_kube_apiserver(client: &kube::Client, run: &str, from: u64
 #[tokio::test]
 async fn watches_from_a_resource_version_not_reached_yet_agree_with_kube_apiserver() {
     let plane = plane::plane();
-    let mut config = plane.config().await;
-    config.default_retry = false;
-    let theirs = kube::Client::try_from(config).expect("client");
+    let theirs = without_retries(plane).await;
     let standalone = Standalone::start();
     let ours = client_of(&standalone).await;
     let future = "resourceVersion=99999999";

@@ -81,19 +81,7 @@ pub(super) fn update(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Body>, ApiError> {
-    // As kube-apiserver: an update's options before its body.
-    options::validate(query, Write::Update)?;
-    let mut object = namespace_body(headers, body)?;
-    check_api_version(&object)?;
-    named_as_url(&mut object, name)?;
-    let dry_run = dry_run(query);
-    let current = store
-        .namespace(name)
-        .map_err(store_error)?
-        .ok_or_else(|| ApiError::not_found(GROUP_RESOURCE, name))?;
-    let manager = field_manager(query, headers);
-    let written = write(store, name, &current, object, Some(&manager), None, dry_run)?;
-    Ok(response::json(StatusCode::OK, &written))
+    put(store, name, query, headers, body, false)
 }
 
 /// `PUT /api/v1/namespaces/<name>/finalize`: as an update, and the body's
@@ -108,6 +96,20 @@ pub(super) fn finalize(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Body>, ApiError> {
+    put(store, name, query, headers, body, true)
+}
+
+/// A PUT of namespace `name`, of its `/finalize` when `finalize`.
+fn put(
+    store: &EmbeddedStore,
+    name: &str,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &Bytes,
+    finalize: bool,
+) -> Result<Response<Body>, ApiError> {
+    // As kube-apiserver: an update's options before its body, its type and
+    // name before the namespace is read.
     options::validate(query, Write::Update)?;
     let mut object = namespace_body(headers, body)?;
     check_api_version(&object)?;
@@ -118,14 +120,14 @@ pub(super) fn finalize(
         .map_err(store_error)?
         .ok_or_else(|| ApiError::not_found(GROUP_RESOURCE, name))?;
     let manager = field_manager(query, headers);
-    let finalizers = namespace_store::spec_finalizers(&object);
+    let finalizers = finalize.then(|| namespace_store::spec_finalizers(&object));
     let written = write(
         store,
         name,
         &current,
         object,
         Some(&manager),
-        Some(&finalizers),
+        finalizers.as_deref(),
         dry_run,
     )?;
     Ok(response::json(StatusCode::OK, &written))
