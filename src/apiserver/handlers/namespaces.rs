@@ -445,6 +445,7 @@ fn list(
         finish_if_terminating(store, ns);
     }
     let limit = super::read::page_limit_of(query)?;
+    super::read::validate_list_query(query, false)?;
     let (mut items, revision, after) = listed(store, query)?;
     if let Some(selector) = query.get("fieldSelector").filter(|s| !s.is_empty()) {
         let selector =

@@ -259,14 +259,19 @@ pub(super) fn int_query_param(query: &Query, key: &str) -> Result<Option<i64>, A
 /// `sendInitialEvents` may combine, for a list or a watch; every broken
 /// rule is one cause of a 422 `ListOptions.meta.k8s.io "" is invalid`.
 pub(super) fn validate_list_options(call: &Call<'_>, watch: bool) -> Result<(), ApiError> {
+    validate_list_query(call.query, watch)
+}
+
+/// [`validate_list_options`] of a bare query.
+pub(super) fn validate_list_query(query: &Query, watch: bool) -> Result<(), ApiError> {
     use crate::kinds::schema::FieldErrorKind;
-    let get = |key: &str| call.query.get(key).map(String::as_str).unwrap_or("");
+    let get = |key: &str| query.get(key).map(String::as_str).unwrap_or("");
     let (rv, matched, cont) = (
         get("resourceVersion"),
         get("resourceVersionMatch"),
         get("continue"),
     );
-    let send_initial = call.query.contains_key("sendInitialEvents");
+    let send_initial = query.contains_key("sendInitialEvents");
     let forbidden = |field: &str, detail: &str| {
         super::validate::field_error(field, FieldErrorKind::Forbidden, None, detail)
     };

@@ -106,6 +106,14 @@ async fn namespace_lists_page_and_read_the_past_like_kube_apiserver() {
             "a token and a resourceVersion",
             format!("continue={token}&resourceVersion={listed_rv}")
         );
+        list!(
+            "an exact list at 0",
+            "resourceVersion=0&resourceVersionMatch=Exact".to_owned()
+        );
+        list!(
+            "a match without a resourceVersion",
+            "resourceVersionMatch=NotOlderThan".to_owned()
+        );
         let ahead = listed_rv.parse::<u64>().expect("a number") + 1_000_000;
         let answer = list!(
             "a version not reached yet",
