@@ -515,7 +515,8 @@ pub fn finalizer_warnings(
         .collect()
 }
 
-fn strings_list(value: Option<&Value>) -> Vec<String> {
+/// The strings of a JSON list (`finalizers`), the rest left out.
+pub(crate) fn strings_list(value: Option<&Value>) -> Vec<String> {
     value
         .and_then(Value::as_array)
         .into_iter()

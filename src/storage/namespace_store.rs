@@ -280,14 +280,7 @@ pub(super) fn update(
 
 /// A namespace's `spec.finalizers`.
 pub fn spec_finalizers(namespace: &Value) -> Vec<String> {
-    namespace
-        .pointer("/spec/finalizers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect()
+    crate::apimachinery::object_meta::strings_list(namespace.pointer("/spec/finalizers"))
 }
 
 /// Sets `namespace`'s `spec.finalizers` (an empty list leaves `spec: {}`, as

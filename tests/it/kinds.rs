@@ -1536,60 +1536,47 @@ fn kinds_list_prints_a_jsonpath_template() {
         "jsonpath={.items[?(@.kind==\"Postgres\")].shortNames[0]}",
     ]);
     assert_eq!(text(&out.stdout), "pg", "{}", text(&out.stderr));
-    let out = cozy(&[
-        "kinds",
-        "list",
-        "--kinds",
-        "examples/kinds",
-        "-o",
-        "jsonpath={.items[",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("error parsing jsonpath {.items["),
-        "{}",
-        text(&out.stderr)
+    // Each refused with its exit code (2: usage) and what it says.
+    let refused = |args: &[&str], code: i32, says: &str| {
+        let out = cozy(args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    };
+    let list = ["kinds", "list", "--kinds", "examples/kinds", "-o"];
+    refused(
+        &[&list[..], &["jsonpath={.items["]].concat(),
+        2,
+        "error parsing jsonpath {.items[",
     );
-    let out = cozy(&[
-        "kinds",
-        "list",
-        "--kinds",
-        "examples/kinds",
-        "-o",
-        "jsonpath={.items[7]}",
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        text(&out.stderr).contains("array index out of bounds: index 7, length 3"),
-        "{}",
-        text(&out.stderr)
+    refused(
+        &[&list[..], &["jsonpath={.items[7]}"]].concat(),
+        1,
+        "array index out of bounds: index 7, length 3",
     );
-    let out = cozy(&["kinds", "list", "-o", "jsonpath="]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("template format specified but no template given"),
-        "{}",
-        text(&out.stderr)
+    refused(
+        &["kinds", "list", "-o", "jsonpath="],
+        2,
+        "template format specified but no template given",
     );
-    let out = cozy(&["kinds", "list", "-o", "custom-columns=KIND:.kind"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("one of table, wide, json, yaml, name, or jsonpath=TEMPLATE"),
-        "{}",
-        text(&out.stderr)
+    refused(
+        &["kinds", "list", "-o", "custom-columns=KIND:.kind"],
+        2,
+        "one of table, wide, json, yaml, name, or jsonpath=TEMPLATE",
     );
-    let out = cozy(&[
-        "kinds",
-        "scaffold",
-        "examples/charts/redis",
-        "-o",
-        "jsonpath={.kind}",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).contains("-o jsonpath: kinds scaffold prints -o yaml or -o json"),
-        "{}",
-        text(&out.stderr)
+    refused(
+        &[
+            "kinds",
+            "scaffold",
+            "examples/charts/redis",
+            "-o",
+            "jsonpath={.kind}",
+        ],
+        2,
+        "-o jsonpath: kinds scaffold prints -o yaml or -o json",
     );
 }
 

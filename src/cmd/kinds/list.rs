@@ -242,19 +242,26 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
     let definitions = application_definitions::read(client.clone()).await.ok();
     // What discovery does not say: each kind's chart, from the group's
     // OpenAPI (a kubectl-cozy server's), best effort.
+    let kinds = || resources.resources.iter().filter(|r| !r.name.contains('/'));
+    // The ApplicationDefinition of a discovered resource.
+    let defined_for = |r: &k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResource| {
+        definitions.as_ref().and_then(|d| {
+            d.kinds
+                .iter()
+                .find(|k| k.definition.plural == r.name && k.group_version() == group_version)
+        })
+    };
+    // Only what no ApplicationDefinition describes needs the OpenAPI.
     let releases = match limit {
+        _ if kinds().all(|r| defined_for(r).is_some()) => Default::default(),
         Some(limit) => tokio::time::timeout(limit, releases_in_openapi(&client, &group_version))
             .await
             .unwrap_or_default(),
         None => releases_in_openapi(&client, &group_version).await,
     };
     let mut listed = Vec::new();
-    for r in resources.resources.iter().filter(|r| !r.name.contains('/')) {
-        let defined = definitions.as_ref().and_then(|d| {
-            d.kinds
-                .iter()
-                .find(|k| k.definition.plural == r.name && k.group_version() == group_version)
-        });
+    for r in kinds() {
+        let defined = defined_for(r);
         let mut entry = match defined {
             Some(k) => Listed::from_resolved(k),
             None => Listed {
