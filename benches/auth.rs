@@ -134,6 +134,7 @@ async fn start(auth: Auth, pki_dir: &std::path::Path, serving: &CertPair) -> ser
         state: ApiState {
             registry,
             apps: AppStore::new(cache.clone(), backend),
+            reachability_probe: None,
         },
         connections: server::ConnectionLimits::default(),
     })

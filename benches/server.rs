@@ -2021,6 +2021,7 @@ impl InProcess {
                 state: ApiState {
                     registry: registry.clone(),
                     apps: AppStore::new(cache.clone(), backend),
+                    reachability_probe: None,
                 },
                 connections: server::ConnectionLimits::default(),
             })

@@ -196,6 +196,17 @@ pub(crate) fn api_resource_list(snapshot: &Snapshot, group: &str, version: &str)
     }))
 }
 
+/// The `APIResourceList` of a group/version that serves no resource (the
+/// reachability probe's, [`super::handlers::ApiState::reachability_probe`]).
+pub(crate) fn empty_resource_list(group: &str, version: &str) -> Value {
+    json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": format!("{group}/{version}"),
+        "resources": [],
+    })
+}
+
 /// `GET /apis` with `Accept: `[`AGGREGATED_CONTENT_TYPE`]: every group and
 /// version with its resources and subresources, versions in preference order.
 pub(crate) fn aggregated(snapshot: &Snapshot) -> Value {

@@ -136,6 +136,16 @@ impl Router {
             Route::GroupVersion(group, version) => {
                 match published.resource_list(&group, &version) {
                     Some(doc) => get_only(json(doc)),
+                    None if state
+                        .reachability_probe
+                        .as_ref()
+                        .is_some_and(|(g, v)| *g == group && *v == version) =>
+                    {
+                        get_only(response::json(
+                            StatusCode::OK,
+                            &discovery::empty_resource_list(&group, &version),
+                        ))
+                    }
                     None => response::error(&not_found_path()),
                 }
             }

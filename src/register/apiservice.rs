@@ -71,6 +71,26 @@ pub enum Backend {
     },
 }
 
+/// The domain under which each session's reachability probe has a group
+/// of its own ([`probe_group_version`]).
+pub const PROBE_GROUP_DOMAIN: &str = "probe.kubectl-cozy.io";
+/// The probe APIService's priorities: last in discovery.
+pub const PROBE_PRIORITIES: (i32, i32) = (1, 1);
+
+/// The group/version of session `id`'s reachability probe,
+/// `<id>.probe.kubectl-cozy.io/v1`: before an external-name session points
+/// a served group at its Service, it registers an APIService of this group
+/// there and waits until the aggregator has fetched its discovery from this
+/// very server — so a host the cluster cannot reach fails the start while
+/// the served groups stay with whoever served them. The server answers the
+/// probe's discovery with an empty resource list.
+pub fn probe_group_version(id: &str) -> GroupVersion {
+    GroupVersion {
+        group: format!("{id}.{PROBE_GROUP_DOMAIN}"),
+        version: "v1".to_owned(),
+    }
+}
+
 /// The annotation saying who registered an object, where and since when.
 pub fn registered_by(holder: &str, started: Timestamp) -> String {
     format!("{holder}, since {started}")

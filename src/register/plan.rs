@@ -70,6 +70,22 @@ impl Plan {
             .collect()
     }
 
+    /// The reachability probe's group/version: external-name route only
+    /// (through the tunnel, the agent's connection is the proof).
+    pub fn probe(&self) -> Option<GroupVersion> {
+        matches!(self.route, Route::ExternalName { .. })
+            .then(|| apiservice::probe_group_version(&self.id))
+    }
+
+    /// The names of the APIServices the session may create: the served
+    /// group/versions' and its reachability probe's (which a reaper deletes
+    /// if the session dies while probing).
+    fn recorded_api_service_names(&self) -> Vec<String> {
+        let mut names = self.api_service_names();
+        names.extend(self.probe().map(|gv| gv.api_service_name()));
+        names
+    }
+
     /// What the Service points at.
     pub fn backend(&self) -> Backend {
         match &self.route {
@@ -135,7 +151,7 @@ impl Plan {
     pub fn record(&self, in_session_namespace: bool, saved: bool) -> SessionRecord {
         SessionRecord {
             served: self.served.iter().map(ToString::to_string).collect(),
-            api_services: self.api_service_names(),
+            api_services: self.recorded_api_service_names(),
             route: Some(self.route_text()),
             started: Some(self.started),
             saved_api_services: saved.then(|| session::saved_api_services_name(&self.id)),
@@ -208,6 +224,14 @@ impl Plan {
             out.push(json(serde_json::to_value(agent::deployment(&spec))));
         }
         let registration = self.registration();
+        // Registered, waited for and deleted before the served groups are.
+        if let Some(probe) = self.probe() {
+            out.push(json(serde_json::to_value(apiservice::api_service(
+                &registration,
+                &probe,
+                apiservice::PROBE_PRIORITIES,
+            ))));
+        }
         for gv in &self.served {
             out.push(json(serde_json::to_value(apiservice::api_service(
                 &registration,
@@ -318,7 +342,24 @@ mod tests {
         });
         assert!(p.agent(false, false).is_none());
         assert_eq!(p.service_port(), 34567);
-        assert_eq!(p.manifests().len(), 5);
+        // The namespace, Lease, Service, the probe's APIService and the
+        // served groups'; a reaper knows the probe's from the record.
+        let manifests = p.manifests();
+        assert_eq!(manifests.len(), 6);
+        assert_eq!(
+            manifests[3]["metadata"]["name"],
+            "v1.3f2a.probe.kubectl-cozy.io"
+        );
+        assert_eq!(manifests[3]["spec"]["group"], "3f2a.probe.kubectl-cozy.io");
+        assert_eq!(manifests[3]["spec"]["groupPriorityMinimum"], 1);
+        assert_eq!(
+            p.record(true, false).api_services,
+            [
+                "v1.a.example.com",
+                "v1alpha1.b.example.com",
+                "v1.3f2a.probe.kubectl-cozy.io"
+            ]
+        );
         assert_eq!(
             p.route_text(),
             "service kubectl-cozy-system/kubectl-cozy-3f2a:34567 → external-name host.k3d.internal"
@@ -335,5 +376,8 @@ mod tests {
         );
         assert_eq!(seam.service_port(), 4242);
         assert!(seam.agent(false, false).is_some());
+        // Through the tunnel the agent's connection is the proof.
+        assert_eq!(seam.probe(), None);
+        assert_eq!(seam.record(true, false).api_services.len(), 2);
     }
 }

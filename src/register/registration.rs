@@ -39,7 +39,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use k8s_openapi::jiff::Timestamp;
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::Client;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams,
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -539,6 +541,41 @@ impl Registrar {
         }
         done.originals = originals;
         Ok(done)
+    }
+
+    /// Registers the session's reachability probe, an APIService of a group
+    /// of its own ([`apiservice::probe_group_version`]) at the session's
+    /// Service; its name, or `None` for a route without one. The caller
+    /// waits for it to turn Available, then removes it
+    /// ([`Self::remove_probe`]) and only then [`Self::switch`]es.
+    pub async fn create_probe(&mut self, plan: &Plan) -> Result<Option<String>, RegisterError> {
+        let Some(probe) = plan.probe() else {
+            return Ok(None);
+        };
+        let object =
+            apiservice::api_service(&plan.registration(), &probe, apiservice::PROBE_PRIORITIES);
+        self.create(&session::API_SERVICE, None, &object).await?;
+        Ok(Some(probe.api_service_name()))
+    }
+
+    /// Deletes the probe's APIService `name` (gone already is fine); the
+    /// teardown no longer counts it.
+    pub async fn remove_probe(&mut self, name: &str) -> Result<(), RegisterError> {
+        let api: Api<APIService> = Api::all(self.client.clone());
+        let deleted = self
+            .write(
+                &format!("delete apiservices.apiregistration.k8s.io/{name}"),
+                api.delete(name, &DeleteParams::default()),
+            )
+            .await;
+        match deleted {
+            Ok(_) => {}
+            Err(err) if err.is_status(404) => {}
+            Err(err) => return Err(err),
+        }
+        self.created
+            .retain(|o| !(o.kind == session::API_SERVICE.kind && o.name == name));
+        Ok(())
     }
 
     /// Points the group/versions of `plan` at the session's Service: each

@@ -56,6 +56,7 @@ async fn local_with(limits: server::ConnectionLimits) -> Local {
         state: ApiState {
             registry,
             apps: AppStore::new(cache.clone(), backend),
+            reachability_probe: None,
         },
         connections: limits,
     })

@@ -16,6 +16,7 @@
 //! uses its own API group and session namespace. Timeouts are hang guards;
 //! durations are printed, never asserted.
 
+use std::collections::BTreeSet;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
@@ -915,17 +916,122 @@ async fn a_handed_over_namespace_is_removed_by_the_heirs_agent_after_a_sigkill()
 }
 
 /// An ExternalName the cluster cannot reach (here a loopback address serve
-/// does not listen on) fails the start in seconds, saying so, instead of
-/// leaving the group unavailable — and every namespace deletion stalled —
-/// for the whole `--timeout`; nothing is left.
+/// does not listen on) fails the start in seconds, saying so, and never
+/// touches the group: the reachability probe's own APIService fails, not the
+/// served group's — here one taken over (`--takeover`) from a session that
+/// answers throughout. Nothing of the taker is left.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_external_name_the_cluster_cannot_reach_fails_fast_and_leaves_nothing() {
+async fn an_external_name_the_cluster_cannot_reach_fails_fast_and_never_touches_the_group() {
     let _serial = CLUSTER_LOCK.lock().await;
     let plane = plane();
     let client = plane.client().await;
-    let ns = session_namespace("unreachable");
+    let holder_ns = session_namespace("reached");
     let kinds = kinds_dir(&group("unreachable"));
+    let mut holder = ServeProcess::start(plane, &kinds, &external_name_args(&holder_ns, &[]));
+    let holder_ready = holder.ready(START).await.expect("ready");
+    let name = format!("v1alpha1.{}", kinds.group);
+    let original = exact(&client, &name).await.expect("the holder's");
+
+    let ns = session_namespace("unreachable");
     let started = Instant::now();
+    let mut taker = ServeProcess::start(
+        plane,
+        &kinds,
+        &[
+            "--route",
+            "external-name",
+            "--host",
+            "127.0.0.2",
+            "--listen",
+            "127.0.0.1:0",
+            "--session-namespace",
+            &ns,
+            "--timeout",
+            "150s",
+            "--takeover",
+        ],
+    );
+    let mut probes_seen = BTreeSet::new();
+    let status = loop {
+        if let Ok(status) = taker.exit(Duration::from_millis(250)).await {
+            break status;
+        }
+        assert_eq!(
+            exact(&client, &name).await.as_deref(),
+            Some(original.as_str()),
+            "switched to the taker before the cluster reached it:\n{}",
+            taker.output()
+        );
+        let probes = kubectl_ok(plane, &["get", "apiservices", "-o", "name"]);
+        probes_seen.extend(
+            probes
+                .lines()
+                .filter(|l| l.ends_with(".probe.kubectl-cozy.io"))
+                .map(str::to_owned),
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "the taker still runs:\n{}",
+            taker.output()
+        );
+    };
+    let took = started.elapsed();
+    let said = taker.output();
+    assert_eq!(status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("kube-apiserver cannot connect to this server")
+            && said.contains("the cluster does not reach 127.0.0.2:")
+            && said.contains("--route tunnel")
+            && !said.contains("Took over"),
+        "{said}"
+    );
+    // The probe was there while the taker waited, and is gone.
+    assert_eq!(probes_seen.len(), 1, "{probes_seen:?}\n{said}");
+    let probe = probes_seen
+        .first()
+        .unwrap()
+        .trim_start_matches("apiservice.apiregistration.k8s.io/");
+    assert_eq!(exact(&client, probe).await, None, "{said}");
+    // Far less than --timeout: the unreachable condition for 8 s, then the
+    // teardown.
+    assert!(took < Duration::from_secs(60), "{took:?}\n{said}");
+    eprintln!(
+        "[serve] unreachable external-name: exit 1 after {:.1}s",
+        took.as_secs_f64()
+    );
+    // The group never left the holder, which was never told.
+    kubectl_ok(
+        plane,
+        &["get", &format!("postgreses.{}", kinds.group), "-A"],
+    );
+    assert_eq!(
+        exact(&client, &name).await.as_deref(),
+        Some(original.as_str())
+    );
+    assert!(
+        !holder.output().contains("was taken over"),
+        "{}",
+        holder.output()
+    );
+    namespace_gone(&client, &ns, END)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{said}"));
+    holder
+        .stop_cleanly("-INT", &client, &holder_ready.id, END)
+        .await;
+}
+
+/// A session killed while its reachability probe waits leaves its Lease,
+/// which records the probe's APIService (unavailable, so stalling namespace
+/// deletions like any dead APIService): `doctor --fix` reaps the probe with
+/// the rest, as the next serve's sweep does a minute after the expiry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_killed_while_probing_is_reaped_with_its_probe() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("probing"));
+    let ns = session_namespace("probing");
     let mut serve = ServeProcess::start(
         plane,
         &kinds,
@@ -940,33 +1046,50 @@ async fn an_external_name_the_cluster_cannot_reach_fails_fast_and_leaves_nothing
             &ns,
             "--timeout",
             "150s",
+            "--lease-duration",
+            "6s",
         ],
     );
-    let status = serve
-        .exit(Duration::from_secs(90))
-        .await
-        .unwrap_or_else(|e| panic!("{e}\n{}", serve.output()));
-    let took = started.elapsed();
-    let said = serve.output();
-    assert_eq!(status.code(), Some(1), "{said}");
-    assert!(
-        said.contains("kube-apiserver cannot connect to this server")
-            && said.contains("the cluster does not reach 127.0.0.2:")
-            && said.contains("--route tunnel"),
-        "{said}"
+    let started = Instant::now();
+    let probe = loop {
+        let names = kubectl_ok(plane, &["get", "apiservices", "-o", "name"]);
+        if let Some(probe) = names.lines().find_map(|l| {
+            l.strip_prefix("apiservice.apiregistration.k8s.io/")
+                .filter(|n| n.ends_with(".probe.kubectl-cozy.io"))
+        }) {
+            break probe.to_owned();
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no probe APIService:\n{}",
+            serve.output()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let id = probe
+        .trim_start_matches("v1.")
+        .trim_end_matches(".probe.kubectl-cozy.io")
+        .to_owned();
+    serve.signal("-KILL");
+    serve.exit(END).await.expect("serve killed");
+    // Expired: its Lease was last renewed at most 6 s ago.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    assert!(exact(&client, &probe).await.is_some(), "{}", serve.output());
+    let out = std::process::Command::new(bins::kubectl_cozy())
+        .args(["doctor", "--fix", "--yes", "--wait", "60s", "--kubeconfig"])
+        .arg(&plane.kubeconfig)
+        .output()
+        .expect("doctor --fix");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     );
-    // Far less than --timeout: the unreachable condition for 8 s, then the
-    // teardown.
-    assert!(took < Duration::from_secs(60), "{took:?}\n{said}");
-    eprintln!(
-        "[serve] unreachable external-name: exit 1 after {:.1}s",
-        took.as_secs_f64()
-    );
-    assert_eq!(
-        exact(&client, &format!("v1alpha1.{}", kinds.group)).await,
-        None,
-        "{said}"
-    );
+    assert!(out.status.success(), "{said}");
+    if let Err(left) = wait_session_gone(&client, &id, END).await {
+        panic!("left by session {id}: {left:?}\n{said}");
+    }
+    assert_eq!(exact(&client, &probe).await, None, "{said}");
     namespace_gone(&client, &ns, END)
         .await
         .unwrap_or_else(|e| panic!("{e}\n{said}"));
@@ -1350,6 +1473,12 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
     let mut serve = ServeProcess::start(plane, &kinds, &external_name_args(&ns, &[]));
     let ready = serve.ready(START).await.expect("ready");
     eprintln!("[serve] external-name route: {}", ready.line);
+    // The reachability probe turned Available before the group was switched,
+    // and is gone.
+    assert_eq!(
+        exact(&client, &format!("v1.{}.probe.kubectl-cozy.io", ready.id)).await,
+        None
+    );
     let objects = session_objects(&client, &ready.id).await;
     assert!(
         objects

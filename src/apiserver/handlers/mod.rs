@@ -43,6 +43,12 @@ pub struct ApiState {
     pub registry: Registry,
     /// The apps of every served kind.
     pub apps: AppStore,
+    /// A group/version (`<session>.probe.kubectl-cozy.io`, `v1`) whose
+    /// discovery answers an empty resource list: `serve`'s proof that
+    /// kube-apiserver reaches this server, through an APIService of its own,
+    /// before it points a served group here
+    /// ([`crate::register::apiservice::probe_group_version`]).
+    pub reachability_probe: Option<(String, String)>,
 }
 
 /// One resource request with everything the handlers need.

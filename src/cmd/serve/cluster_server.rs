@@ -14,7 +14,20 @@ use crate::storage::app_store::AppStore;
 use crate::storage::cache::WatchCache;
 use crate::storage::{Backend, cluster_store::ClusterStore};
 
-/// The server on `listen` over the cluster (delegated authentication);
+/// Where and how the server listens.
+pub(super) struct Listening {
+    /// The address.
+    pub(super) listen: SocketAddr,
+    /// The serving certificate chain, PEM.
+    pub(super) cert_pem: String,
+    /// Its key, PEM.
+    pub(super) key_pem: String,
+    /// The group/version answered for `serve`'s reachability probe
+    /// ([`ApiState::reachability_probe`]).
+    pub(super) reachability_probe: Option<(String, String)>,
+}
+
+/// The server `listening` over the cluster (delegated authentication);
 /// `config` is `client`'s, for the store's own clients (see
 /// [`ClusterStore::connect`]).
 pub(super) async fn start_cluster_server(
@@ -22,10 +35,14 @@ pub(super) async fn start_cluster_server(
     registry: Registry,
     client: kube::Client,
     config: &kube::Config,
-    listen: SocketAddr,
-    cert_pem: String,
-    key_pem: String,
+    listening: Listening,
 ) -> Result<(RunningServer, AppStore), CliError> {
+    let Listening {
+        listen,
+        cert_pem,
+        key_pem,
+        reachability_probe,
+    } = listening;
     let auth = Auth::delegated(client.clone(), Default::default())
         .await
         .map_err(|e| CliError::other("configure delegated authentication", e))?;
@@ -54,6 +71,7 @@ pub(super) async fn start_cluster_server(
         state: ApiState {
             registry,
             apps: apps.clone(),
+            reachability_probe,
         },
         connections: server::ConnectionLimits::default(),
     })

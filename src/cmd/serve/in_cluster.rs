@@ -11,7 +11,7 @@
 use std::net::SocketAddr;
 
 use super::args::ServeArgs;
-use super::cluster_server::start_cluster_server;
+use super::cluster_server::{Listening, start_cluster_server};
 use super::console::Log;
 use super::signals::Signals;
 use crate::cli::{CliError, Ctx, ExitStatus};
@@ -53,9 +53,12 @@ pub(super) async fn serve(
         registry.clone(),
         client,
         &config,
-        listen,
-        cert_pem,
-        key_pem,
+        Listening {
+            listen,
+            cert_pem,
+            key_pem,
+            reachability_probe: None,
+        },
     )
     .await?;
     crate::stderr_line!(

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::args::{RouteArg, ServeArgs};
-use super::cluster_server::start_cluster_server;
+use super::cluster_server::{Listening, start_cluster_server};
 use super::console::Log;
 use super::plan::{external_host, plan, served};
 use super::signals::Signals;
@@ -87,9 +87,12 @@ pub(super) async fn serve_session(
         registry.clone(),
         client.clone(),
         ctx.kube_config().await?,
-        listen,
-        serving.chain_pem(),
-        serving.serving.key_pem.clone(),
+        Listening {
+            listen,
+            cert_pem: serving.chain_pem(),
+            key_pem: serving.serving.key_pem.clone(),
+            reachability_probe: plan.probe().map(|gv| (gv.group, gv.version)),
+        },
     );
     let (running, apps) = tokio::select! {
         started = starting => started?,
@@ -274,16 +277,6 @@ pub(super) async fn serve_session(
                 ),
             ));
         }
-        spinner.set_message("registering the APIServices");
-        registrar
-            .switch(&plan, &registered)
-            .await
-            .map_err(|e| CliError::other("register the APIServices", e))?;
-        for name in &registered.took_over {
-            log.line(&format!(
-                "Took over APIService {name}; it is restored when this session ends"
-            ));
-        }
         // Through an ExternalName the aggregator dials this machine itself:
         // when it cannot, waiting out --timeout only keeps the group (and
         // every namespace deletion in the cluster) stalled. Through the
@@ -301,6 +294,42 @@ pub(super) async fn serve_session(
                 ));
             }
         };
+        // Through an ExternalName, nothing says the cluster reaches this
+        // machine until the aggregator has: an APIService of the session's
+        // own probe group proves it before any served group (perhaps one
+        // taken over from a server that answers) is pointed here.
+        let probe = registrar
+            .create_probe(&plan)
+            .await
+            .map_err(|e| CliError::other("register the reachability probe", e))?;
+        if let Some(name) = probe {
+            spinner.set_message(format!(
+                "checking that the cluster reaches this server (APIService {name})"
+            ));
+            apiservice::wait_available(
+                &client,
+                std::slice::from_ref(&name),
+                left(),
+                unreachable_after,
+                progress,
+            )
+            .await
+            .map_err(waiting)?;
+            registrar
+                .remove_probe(&name)
+                .await
+                .map_err(|e| CliError::other("remove the reachability probe", e))?;
+        }
+        spinner.set_message("registering the APIServices");
+        registrar
+            .switch(&plan, &registered)
+            .await
+            .map_err(|e| CliError::other("register the APIServices", e))?;
+        for name in &registered.took_over {
+            log.line(&format!(
+                "Took over APIService {name}; it is restored when this session ends"
+            ));
+        }
         apiservice::wait_available(&client, &names, left(), unreachable_after, progress)
             .await
             .map_err(waiting)?;

@@ -88,6 +88,7 @@ pub(super) async fn serve_standalone(
         state: ApiState {
             registry: registry.clone(),
             apps: apps.clone(),
+            reachability_probe: None,
         },
         connections: server::ConnectionLimits::default(),
     })

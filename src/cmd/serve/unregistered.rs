@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 
 use super::args::ServeArgs;
-use super::cluster_server::start_cluster_server;
+use super::cluster_server::{Listening, start_cluster_server};
 use super::console::Log;
 use super::signals::Signals;
 use crate::cli::{CliError, Ctx, ExitStatus};
@@ -28,9 +28,12 @@ pub(super) async fn serve_unregistered(
         registry.clone(),
         client,
         ctx.kube_config().await?,
-        listen,
-        cert_pem,
-        key_pem,
+        Listening {
+            listen,
+            cert_pem,
+            key_pem,
+            reachability_probe: None,
+        },
     )
     .await?;
     let spinner = crate::output::progress::spinner("waiting for the HelmRelease cache to sync");

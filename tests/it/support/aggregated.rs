@@ -184,6 +184,7 @@ pub async fn start_server_for(
         state: ApiState {
             registry,
             apps: AppStore::new(cache.clone(), backend),
+            reachability_probe: None,
         },
         connections: server::ConnectionLimits::default(),
     })
