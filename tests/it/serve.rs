@@ -75,11 +75,17 @@ fn session_namespace(name: &str) -> String {
 /// serve's arguments for the external-name route to `localhost` with
 /// session namespace `ns` (a 150 s start limit), then `extra`.
 fn external_name_args<'a>(ns: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    external_name_args_to("localhost", ns, extra)
+}
+
+/// [`external_name_args`] to `host` (`127.0.0.2`: an address the cluster
+/// cannot reach serve at, since serve listens on 127.0.0.1).
+fn external_name_args_to<'a>(host: &'a str, ns: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "--route",
         "external-name",
         "--host",
-        "localhost",
+        host,
         "--listen",
         "127.0.0.1:0",
         "--session-namespace",
@@ -937,31 +943,10 @@ async fn an_external_name_the_cluster_cannot_reach_fails_fast_and_never_touches_
     let mut taker = ServeProcess::start(
         plane,
         &kinds,
-        &[
-            "--route",
-            "external-name",
-            "--host",
-            "127.0.0.2",
-            "--listen",
-            "127.0.0.1:0",
-            "--session-namespace",
-            &ns,
-            "--timeout",
-            "150s",
-            "--takeover",
-        ],
+        &external_name_args_to("127.0.0.2", &ns, &["--takeover"]),
     );
     let mut probes_seen = BTreeSet::new();
-    let status = loop {
-        if let Ok(status) = taker.exit(Duration::from_millis(250)).await {
-            break status;
-        }
-        assert_eq!(
-            exact(&client, &name).await.as_deref(),
-            Some(original.as_str()),
-            "switched to the taker before the cluster reached it:\n{}",
-            taker.output()
-        );
+    let (status, _) = exit_with_the_group_kept(&mut taker, &client, &name, &original, || {
         let probes = kubectl_ok(plane, &["get", "apiservices", "-o", "name"]);
         probes_seen.extend(
             probes
@@ -969,12 +954,8 @@ async fn an_external_name_the_cluster_cannot_reach_fails_fast_and_never_touches_
                 .filter(|l| l.ends_with(".probe.kubectl-cozy.io"))
                 .map(str::to_owned),
         );
-        assert!(
-            started.elapsed() < Duration::from_secs(90),
-            "the taker still runs:\n{}",
-            taker.output()
-        );
-    };
+    })
+    .await;
     let took = started.elapsed();
     let said = taker.output();
     assert_eq!(status.code(), Some(1), "{said}");
@@ -1021,6 +1002,33 @@ async fn an_external_name_the_cluster_cannot_reach_fails_fast_and_never_touches_
         .await;
 }
 
+/// Waits for `taker` to end, checking every 250 ms (up to 240 times) that
+/// APIService `name` is still `original` — never switched to the taker —
+/// and calling `each` per check; its exit status and the checks made.
+async fn exit_with_the_group_kept(
+    taker: &mut ServeProcess,
+    client: &kube::Client,
+    name: &str,
+    original: &str,
+    mut each: impl FnMut(),
+) -> (std::process::ExitStatus, usize) {
+    let mut checks = 0;
+    loop {
+        if let Ok(status) = taker.exit(Duration::from_millis(250)).await {
+            return (status, checks);
+        }
+        assert_eq!(
+            exact(client, name).await.as_deref(),
+            Some(original),
+            "switched to the taker:\n{}",
+            taker.output()
+        );
+        each();
+        checks += 1;
+        assert!(checks < 240, "the taker still runs:\n{}", taker.output());
+    }
+}
+
 /// A session killed while its reachability probe waits leaves its Lease,
 /// which records the probe's APIService (unavailable, so stalling namespace
 /// deletions like any dead APIService): `doctor --fix` reaps the probe with
@@ -1035,20 +1043,7 @@ async fn a_session_killed_while_probing_is_reaped_with_its_probe() {
     let mut serve = ServeProcess::start(
         plane,
         &kinds,
-        &[
-            "--route",
-            "external-name",
-            "--host",
-            "127.0.0.2",
-            "--listen",
-            "127.0.0.1:0",
-            "--session-namespace",
-            &ns,
-            "--timeout",
-            "150s",
-            "--lease-duration",
-            "6s",
-        ],
+        &external_name_args_to("127.0.0.2", &ns, &["--lease-duration", "6s"]),
     );
     let started = Instant::now();
     let probe = loop {
@@ -1125,20 +1120,8 @@ async fn a_takeover_whose_agent_never_runs_leaves_the_group_with_its_holder() {
             "--takeover",
         ],
     );
-    let mut reads = 0;
-    let status = loop {
-        if let Ok(status) = taker.exit(Duration::from_millis(250)).await {
-            break status;
-        }
-        assert_eq!(
-            exact(&client, &name).await.as_deref(),
-            Some(original.as_str()),
-            "switched to the taker before its agent ran:\n{}",
-            taker.output()
-        );
-        reads += 1;
-        assert!(reads < 240, "the taker still runs:\n{}", taker.output());
-    };
+    let (status, reads) =
+        exit_with_the_group_kept(&mut taker, &client, &name, &original, || {}).await;
     let said = taker.output();
     assert_eq!(status.code(), Some(1), "{said}");
     assert!(reads > 10, "the taker ended too soon to tell:\n{said}");
