@@ -2230,6 +2230,37 @@ fn doctor_recognises_a_standalone_server() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 
+    // A client's spec.finalizers hold a namespace there as on a cluster:
+    // only /finalize clears them, the last resort behind its flag.
+    crate::support::standalone::ok(&kubectl(
+        &["apply", "-f", "-"],
+        Some(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kept\nspec:\n  \
+             finalizers: [example.com/keep]\n",
+        ),
+    ));
+    crate::support::standalone::ok(&kubectl(
+        &["delete", "namespace", "kept", "--wait=false"],
+        None,
+    ));
+    let out = doctor(&["--fix", "--yes", "--stuck-after", "0s"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
+    assert!(
+        stdout.contains("example.com/keep") && stdout.contains("add --finalize-namespaces"),
+        "{stdout}"
+    );
+    let out = doctor(&[
+        "--fix",
+        "--yes",
+        "--finalize-namespaces",
+        "--stuck-after",
+        "0s",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    let out = kubectl(&["get", "namespace", "kept"], None);
+    assert!(text(&out.stderr).contains("NotFound"), "{}", describe(&out));
+
     // An app an earlier version left with the garbage collector's finalizer
     // (here set by hand, then deleted): nothing there would ever remove it,
     // so `--fix` plans its removal, outside any Terminating namespace too.

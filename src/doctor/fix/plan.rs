@@ -267,10 +267,10 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
         covered.insert(f.id.clone());
     }
 
-    // 4. The last resort. A standalone server has no `finalize`
-    // subresource (nor a namespace controller whose finalizer it would
-    // bypass): its namespaces go once their apps do.
-    if opts.finalize_namespaces && report.standalone.is_none() {
+    // 4. The last resort. A standalone server serves `finalize` too (a
+    // client's `spec.finalizers` hold its namespaces as a cluster's); what
+    // it clears there, the namespace goes once its apps do.
+    if opts.finalize_namespaces {
         for n in report
             .namespaces
             .iter()
@@ -305,11 +305,19 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
                     n.name
                 ),
                 fixes,
-                warning: Some(format!(
-                    "objects still in {0} are left in etcd, unreachable through the API, and come back if a namespace \
-                     named {0} is created again; an unavailable APIService's objects are never deleted",
-                    n.name
-                )),
+                warning: Some(if report.standalone.is_some() {
+                    format!(
+                        "a standalone server keeps namespace {} until the apps still in it are gone; none is left \
+                         behind",
+                        n.name
+                    )
+                } else {
+                    format!(
+                        "objects still in {0} are left in etcd, unreachable through the API, and come back if a \
+                         namespace named {0} is created again; an unavailable APIService's objects are never deleted",
+                        n.name
+                    )
+                }),
             });
             covered = new_covered;
         }
@@ -456,8 +464,9 @@ fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String
             "doctor could not list these objects, so it cannot remove their finalizers; find them by hand (or, a \
              last resort, add --finalize-namespaces)"
         }
-        Code::NamespaceFinalizerRemaining
-        | Code::NamespaceTerminating
+        // Its own `spec.finalizers` aside (only `/finalize` clears those),
+        // a standalone server's namespace goes once its apps do.
+        Code::NamespaceTerminating
         | Code::ContentRemaining
         | Code::NamespaceGroupVersionParsingFailure
             if report.standalone.is_some() =>
@@ -602,24 +611,37 @@ mod tests {
         );
         assert!(with.not_planned.is_empty());
 
-        // A standalone server has no /finalize (its namespaces go once
-        // their apps do): never planned there, and not suggested.
+        // A standalone server serves /finalize too: planned there behind
+        // the same flag, and what it clears orphans nothing.
         let mut standalone = r.clone();
         standalone.standalone = Some(crate::doctor::findings::StandaloneServer {
             ready: true,
             resources: Vec::new(),
         });
-        for finalize in [false, true] {
-            let fix = plan(&standalone, &opts(finalize));
-            assert_eq!(fix.actions.len(), 1, "{finalize}");
-            assert!(
-                fix.not_planned[0]
-                    .reason
-                    .starts_with("a standalone server removes the namespace"),
-                "{}",
-                fix.not_planned[0].reason
-            );
-        }
+        let without = plan(&standalone, &opts(false));
+        assert_eq!(without.actions.len(), 1);
+        assert!(
+            without.not_planned[0]
+                .reason
+                .contains("add --finalize-namespaces"),
+            "{}",
+            without.not_planned[0].reason
+        );
+        let with = plan(&standalone, &opts(true));
+        assert_eq!(with.actions.len(), 2);
+        let warning = with.actions[1].warning.as_deref().unwrap();
+        assert!(
+            warning.starts_with("a standalone server keeps namespace team-b until the apps"),
+            "{warning}"
+        );
+        // Its namespaces' other findings are the server's to settle.
+        let mut terminating = standalone.clone();
+        terminating.findings[1].code = Code::NamespaceTerminating;
+        assert!(
+            plan(&terminating, &opts(false)).not_planned[0]
+                .reason
+                .starts_with("a standalone server removes the namespace")
+        );
     }
 
     #[test]
