@@ -80,6 +80,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No access log on stderr (cluster mode; standalone prints none)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No access log on stderr (cluster mode; standalone prints none)')
             [CompletionResult]::new('--exit-on-disconnect', '--exit-on-disconnect', [CompletionResultType]::ParameterName, 'Exit (after cleaning up) when the tunnel drops instead of reconnecting')
+            [CompletionResult]::new('--no-session-guard', '--no-session-guard', [CompletionResultType]::ParameterName, 'Start no guard process (external-name route): a serve killed or crashed is then reaped only by the next serve or `doctor --fix`')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print every object the session would create (YAML; -o json a List, -o name names) and create nothing')
             [CompletionResult]::new('--impersonate', '--impersonate', [CompletionResultType]::ParameterName, 'Write HelmReleases as the requesting user (impersonation), so users need HelmRelease rights too')
             [CompletionResult]::new('--print-rbac', '--print-rbac', [CompletionResultType]::ParameterName, 'Print the RBAC objects the server and its users need (YAML, or -o json|name) and exit')
@@ -405,6 +406,27 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             break
         }
+        'kubectl-cozy;session-guard' {
+            [CompletionResult]::new('--session', '--session', [CompletionResultType]::ParameterName, 'The serve session to guard')
+            [CompletionResult]::new('--session-namespace', '--session-namespace', [CompletionResultType]::ParameterName, 'The session namespace, where its Lease is')
+            [CompletionResult]::new('--lease-grace', '--lease-grace', [CompletionResultType]::ParameterName, 'Added to the Lease''s duration before the session counts as dead')
+            [CompletionResult]::new('--give-up-after', '--give-up-after', [CompletionResultType]::ParameterName, 'How long the Lease may be unreadable before the guard exits')
+            [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)')
+            [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The kubeconfig cluster to use')
+            [CompletionResult]::new('--user', '--user', [CompletionResultType]::ParameterName, 'The kubeconfig user to use')
+            [CompletionResult]::new('-n', '-n', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace)')
+            [CompletionResult]::new('--namespace', '--namespace', [CompletionResultType]::ParameterName, 'Namespace scope (default: the context''s namespace)')
+            [CompletionResult]::new('--request-timeout', '--request-timeout', [CompletionResultType]::ParameterName, 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE')
+            [CompletionResult]::new('-v', '-v', [CompletionResultType]::ParameterName, 'Log verbosity on stderr, kubectl''s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent')
+            [CompletionResult]::new('--v', '--v', [CompletionResultType]::ParameterName, 'Log verbosity on stderr, kubectl''s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent')
+            [CompletionResult]::new('--no-color', '--no-color', [CompletionResultType]::ParameterName, 'Disable colors (also when NO_COLOR is set or output is not a terminal)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            break
+        }
         'kubectl-cozy;help' {
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run the extension API server locally and register it with the cluster')
             [CompletionResult]::new('install', 'install', [CompletionResultType]::ParameterValue, 'Install the server in the cluster: a Deployment, its Service, certificate and APIServices')
@@ -470,6 +492,9 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             break
         }
         'kubectl-cozy;help;tunnel-agent' {
+            break
+        }
+        'kubectl-cozy;help;session-guard' {
             break
         }
         'kubectl-cozy;help;help' {

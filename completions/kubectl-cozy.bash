@@ -49,6 +49,9 @@ _kubectl__cozy() {
             kubectl__cozy,serve)
                 cmd="kubectl__cozy__subcmd__serve"
                 ;;
+            kubectl__cozy,session-guard)
+                cmd="kubectl__cozy__subcmd__session__subcmd__guard"
+                ;;
             kubectl__cozy,tunnel-agent)
                 cmd="kubectl__cozy__subcmd__tunnel__subcmd__agent"
                 ;;
@@ -93,6 +96,9 @@ _kubectl__cozy() {
                 ;;
             kubectl__cozy__subcmd__help,serve)
                 cmd="kubectl__cozy__subcmd__help__subcmd__serve"
+                ;;
+            kubectl__cozy__subcmd__help,session-guard)
+                cmd="kubectl__cozy__subcmd__help__subcmd__session__subcmd__guard"
                 ;;
             kubectl__cozy__subcmd__help,tunnel-agent)
                 cmd="kubectl__cozy__subcmd__help__subcmd__tunnel__subcmd__agent"
@@ -1296,6 +1302,22 @@ _kubectl__cozy() {
             [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
             return 0
             ;;
+        kubectl__cozy__subcmd__help__subcmd__session__subcmd__guard)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
+            return 0
+            ;;
         kubectl__cozy__subcmd__help__subcmd__tunnel__subcmd__agent)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1967,7 +1989,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__serve)
-            opts="-q -n -o -v -h --standalone --kinds --charts --listen --route --host --session-namespace --agent-image --takeover --timeout --quiet --exit-on-disconnect --dry-run --lease-duration --data --write-kubeconfig --state-dir --tls-cert-file --tls-key-file --impersonate --print-rbac --rbac-subject --in-cluster --drain-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-q -n -o -v -h --standalone --kinds --charts --listen --route --host --session-namespace --agent-image --takeover --timeout --quiet --exit-on-disconnect --no-session-guard --dry-run --lease-duration --data --write-kubeconfig --state-dir --tls-cert-file --tls-key-file --impersonate --print-rbac --rbac-subject --in-cluster --drain-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -2193,6 +2215,129 @@ _kubectl__cozy() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "yaml json name" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+            [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
+            return 0
+            ;;
+        kubectl__cozy__subcmd__session__subcmd__guard)
+            opts="-n -o -v -h --session --session-namespace --lease-grace --give-up-after --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
+                [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
+                return 0
+            fi
+            case "${prev}" in
+                --session)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --session-namespace)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --lease-grace)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --give-up-after)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --cluster)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --user)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
                 --v)

@@ -80,6 +80,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l stan
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l takeover -d 'Take over group/versions another server or session serves; restored byte for byte on exit (deleted instead if their own serve session has ended)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s q -l quiet -d 'No access log on stderr (cluster mode; standalone prints none)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l exit-on-disconnect -d 'Exit (after cleaning up) when the tunnel drops instead of reconnecting'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l no-session-guard -d 'Start no guard process (external-name route): a serve killed or crashed is then reaped only by the next serve or `doctor --fix`'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l dry-run -d 'Print every object the session would create (YAML; -o json a List, -o name names) and create nothing'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l impersonate -d 'Write HelmReleases as the requesting user (impersonation), so users need HelmRelease rights too'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l print-rbac -d 'Print the RBAC objects the server and its users need (YAML, or -o json|name) and exit'
@@ -349,14 +350,32 @@ name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "serve" -d 'Run the extension API server locally and register it with the cluster'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "install" -d 'Install the server in the cluster: a Deployment, its Service, certificate and APIServices'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "doctor" -d 'Diagnose APIService health and namespaces stuck in Terminating'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "kinds" -d 'List served kinds and scaffold kind definitions from Helm charts'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "completion" -d 'Print shell completion scripts, or install kubectl\'s plugin completer'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "version" -d 'Print the client version and, when a cluster is reachable, the server version'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "options" -d 'Print the list of flags inherited by all commands'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l session -d 'The serve session to guard' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l session-namespace -d 'The session namespace, where its Lease is' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l lease-grace -d 'Added to the Lease\'s duration before the session counts as dead' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l give-up-after -d 'How long the Lease may be unreadable before the guard exits' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l context -d 'The kubeconfig context to use' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l cluster -d 'The kubeconfig cluster to use' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l user -d 'The kubeconfig user to use' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+wide\t'A table with additional columns'
+json\t'JSON'
+yaml\t'YAML'
+name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent session-guard help" -f -a "serve" -d 'Run the extension API server locally and register it with the cluster'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent session-guard help" -f -a "install" -d 'Install the server in the cluster: a Deployment, its Service, certificate and APIServices'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent session-guard help" -f -a "doctor" -d 'Diagnose APIService health and namespaces stuck in Terminating'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent session-guard help" -f -a "kinds" -d 'List served kinds and scaffold kind definitions from Helm charts'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent session-guard help" -f -a "completion" -d 'Print shell completion scripts, or install kubectl\'s plugin completer'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent session-guard help" -f -a "version" -d 'Print the client version and, when a cluster is reachable, the server version'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent session-guard help" -f -a "options" -d 'Print the list of flags inherited by all commands'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and not __fish_seen_subcommand_from serve install doctor kinds completion version options tunnel-agent session-guard help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and __fish_seen_subcommand_from kinds" -f -a "list" -d 'List kinds from local definitions or from the live cluster'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and __fish_seen_subcommand_from kinds" -f -a "scaffold" -d 'Turn a Helm chart into a kind definition'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand help; and __fish_seen_subcommand_from completion" -f -a "bash" -d 'Print the bash completion script'

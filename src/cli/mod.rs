@@ -83,6 +83,9 @@ pub enum Command {
     /// Run the in-cluster end of serve's reverse tunnel (used by the agent pod)
     #[command(hide = true)]
     TunnelAgent(cmd::tunnel_agent::TunnelAgentArgs),
+    /// The local guard of an external-name serve session (started by serve)
+    #[command(hide = true)]
+    SessionGuard(cmd::session_guard::SessionGuardArgs),
 }
 
 const KINDS_EXAMPLES: &str = "\
@@ -300,6 +303,7 @@ fn run(cli: Cli, name: &str) -> (Result<ExitStatus, CliError>, Option<String>) {
                     .map(|()| ExitStatus::Success)
             }
             Command::TunnelAgent(args) => cmd::tunnel_agent::run(args, &ctx).await,
+            Command::SessionGuard(args) => cmd::session_guard::run(args, &ctx).await,
         }
     });
     (result, ctx.server_url())

@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod install;
 pub mod kinds;
 pub mod serve;
+pub mod session_guard;
 pub mod tunnel_agent;
 pub mod version;
 

@@ -175,15 +175,16 @@ pub async fn run(args: TunnelAgentArgs, ctx: &Ctx) -> Result<ExitStatus, CliErro
                 && let Some(task) = guard_task.take()
             {
                 tracing::info!(grace = ?REAP_GRACE, "stopping after the reap in progress");
-                if let Ok(Ok((id, report))) = tokio::time::timeout(REAP_GRACE, task).await {
-                    reaped(ctx, &id, &report)?;
+                if let Ok(Ok((id, Some(report)))) = tokio::time::timeout(REAP_GRACE, task).await {
+                    reaped(ctx, "tunnel-agent", &id, &report)?;
                 }
             }
         }
         done = guarded => {
             let _ = stop.send(true);
-            if let Some((id, report)) = done {
-                reaped(ctx, &id, &report)?;
+            // The agent never gives up reading its Lease: a report.
+            if let Some((id, Some(report))) = done {
+                reaped(ctx, "tunnel-agent", &id, &report)?;
             }
         }
     }
@@ -207,13 +208,18 @@ async fn client(ctx: &Ctx) -> Result<kube::Client, CliError> {
     ctx.client().await
 }
 
-/// Prints what the reap did.
-fn reaped(ctx: &Ctx, id: &str, report: &crate::register::reap::ReapReport) -> Result<(), CliError> {
+/// Prints what the reap did, as `WHO reaped session ID: …`.
+pub(super) fn reaped(
+    ctx: &Ctx,
+    who: &str,
+    id: &str,
+    report: &crate::register::reap::ReapReport,
+) -> Result<(), CliError> {
     let problems = teardown::problems(report);
     let mut out = ctx.stdout();
     writeln!(
         out,
-        "tunnel-agent reaped session {id}: {} deleted, {} restored{}",
+        "{who} reaped session {id}: {} deleted, {} restored{}",
         report.deleted.len(),
         report.restored.len(),
         if problems.is_empty() {

@@ -47,6 +47,9 @@ pub struct SentinelConfig {
     pub retry: Duration,
     /// Limit of each request.
     pub limit: Duration,
+    /// Give up once the Lease could not be read for this long (`None`:
+    /// never, as the agent, which lives in the cluster).
+    pub give_up_after: Option<Duration>,
 }
 
 impl SentinelConfig {
@@ -60,6 +63,7 @@ impl SentinelConfig {
             grace: Duration::from_secs(2),
             retry: Duration::from_secs(5),
             limit: Duration::from_secs(5),
+            give_up_after: None,
         }
     }
 }
@@ -163,8 +167,9 @@ impl Observer {
     }
 }
 
-/// Reads the Lease until the session is dead.
-pub async fn watch(client: &Client, config: &SentinelConfig) -> Expired {
+/// Reads the Lease until the session is dead; `None` once it could not be
+/// read for [`SentinelConfig::give_up_after`].
+pub async fn watch(client: &Client, config: &SentinelConfig) -> Option<Expired> {
     let leases: Api<Lease> = Api::namespaced(client.clone(), &config.namespace);
     let name = session::lease_name(&config.id);
     let mut observer = Observer::new(config.grace);
@@ -177,7 +182,7 @@ pub async fn watch(client: &Client, config: &SentinelConfig) -> Expired {
                     observer.reconnected(Instant::now());
                 }
                 if let Some(expired) = observer.observe(lease.as_ref(), Instant::now()) {
-                    return expired;
+                    return Some(expired);
                 }
             }
             failed => {
@@ -185,9 +190,16 @@ pub async fn watch(client: &Client, config: &SentinelConfig) -> Expired {
                     Ok(Err(err)) => err.to_string(),
                     _ => format!("no answer within {:?}", config.limit),
                 };
-                if failing_since.is_none() {
-                    failing_since = Some(Instant::now());
+                let since = *failing_since.get_or_insert_with(|| {
                     tracing::warn!(lease = %name, %error, "read the session Lease");
+                    Instant::now()
+                });
+                if config
+                    .give_up_after
+                    .is_some_and(|limit| since.elapsed() >= limit)
+                {
+                    tracing::warn!(lease = %name, %error, failing_for = ?since.elapsed(), "giving up on the session Lease");
+                    return None;
                 }
             }
         }
@@ -237,15 +249,16 @@ pub async fn reap(client: &Client, config: &SentinelConfig, expired: &Expired) -
 }
 
 /// Watches the Lease, reaps the session once it is dead (retrying as
-/// needed), and returns the report. `on_expired` runs once when the Lease is
-/// first seen dead (the agent stops serving then).
+/// needed), and returns the report; `None` if it gave up reading the Lease
+/// ([`SentinelConfig::give_up_after`]). `on_expired` runs once when the
+/// Lease is first seen dead (the agent stops serving then).
 pub async fn run(
     client: &Client,
     config: &SentinelConfig,
     mut on_expired: impl FnMut(&Expired),
-) -> ReapReport {
+) -> Option<ReapReport> {
     loop {
-        let expired = watch(client, config).await;
+        let expired = watch(client, config).await?;
         tracing::info!(
             session = %config.id,
             lease_gone = expired.resource_version.is_none(),
@@ -254,7 +267,7 @@ pub async fn run(
         on_expired(&expired);
         loop {
             match reap(client, config, &expired).await {
-                Attempt::Reaped(report) => return report,
+                Attempt::Reaped(report) => return Some(report),
                 Attempt::Renewed => {
                     tracing::info!(session = %config.id, "the session Lease was renewed; serve is back");
                     break;

@@ -604,6 +604,10 @@ fn serve_refuses_the_flags_its_mode_ignores() {
             &["serve", "--kinds", kinds, "--data", "x.sqlite"],
             "--data applies to --standalone, not cluster mode",
         ),
+        (
+            &["serve", "--kinds", kinds, "--no-session-guard"],
+            "--no-session-guard goes with --route external-name (through the tunnel, the agent pod guards the session)",
+        ),
     ] {
         let out = run_for(&mut cozy(args), std::time::Duration::from_secs(20))
             .unwrap_or_else(|| panic!("{args:?}: still running"));

@@ -1031,10 +1031,10 @@ async fn exit_with_the_group_kept(
 
 /// A session killed while its reachability probe waits leaves its Lease,
 /// which records the probe's APIService (unavailable, so stalling namespace
-/// deletions like any dead APIService): `doctor --fix` reaps the probe with
-/// the rest, as the next serve's sweep does a minute after the expiry.
+/// deletions like any dead APIService): the session's local guard reaps the
+/// probe with the rest once the Lease expires, and says so in its log.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_session_killed_while_probing_is_reaped_with_its_probe() {
+async fn a_session_killed_while_probing_is_reaped_by_its_guard() {
     let _serial = CLUSTER_LOCK.lock().await;
     let plane = plane();
     let client = plane.client().await;
@@ -1065,29 +1065,44 @@ async fn a_session_killed_while_probing_is_reaped_with_its_probe() {
         .trim_start_matches("v1.")
         .trim_end_matches(".probe.kubectl-cozy.io")
         .to_owned();
+    let said = serve.output();
+    let log = guard_log(&said);
     serve.signal("-KILL");
     serve.exit(END).await.expect("serve killed");
-    // Expired: its Lease was last renewed at most 6 s ago.
-    tokio::time::sleep(Duration::from_secs(8)).await;
-    assert!(exact(&client, &probe).await.is_some(), "{}", serve.output());
-    let out = std::process::Command::new(bins::kubectl_cozy())
-        .args(["doctor", "--fix", "--yes", "--wait", "60s", "--kubeconfig"])
-        .arg(&plane.kubeconfig)
-        .output()
-        .expect("doctor --fix");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{said}");
+    let killed = Instant::now();
     if let Err(left) = wait_session_gone(&client, &id, END).await {
         panic!("left by session {id}: {left:?}\n{said}");
     }
+    eprintln!(
+        "[serve] SIGKILL while probing → reaped by the guard in {:.1}s (Lease 6s)",
+        killed.elapsed().as_secs_f64()
+    );
     assert_eq!(exact(&client, &probe).await, None, "{said}");
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        logged.contains(&format!("session-guard reaped session {id}: ")),
+        "{logged}"
+    );
     namespace_gone(&client, &ns, END)
         .await
         .unwrap_or_else(|e| panic!("{e}\n{said}"));
+}
+
+/// The guard's log, from serve's `Guard: process N … (log: PATH)` line.
+fn guard_log(said: &str) -> std::path::PathBuf {
+    said.lines()
+        .find_map(|l| l.strip_prefix("Guard: process ")?.split_once("(log: "))
+        .and_then(|(_, rest)| rest.strip_suffix(')'))
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| panic!("no guard line:\n{said}"))
+}
+
+/// The guard's process id, from the same line.
+fn guard_pid(said: &str) -> u32 {
+    said.lines()
+        .find_map(|l| l.strip_prefix("Guard: process ")?.split_once(' '))
+        .and_then(|(pid, _)| pid.parse().ok())
+        .unwrap_or_else(|| panic!("no guard line:\n{said}"))
 }
 
 /// A takeover whose agent never connects never touches the group: the
@@ -1565,16 +1580,31 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
     );
 
     kubectl_ok(plane, &["delete", &pg, "db1", "-n", &apps]);
+    let said = serve.output();
+    let (guard, log) = (guard_pid(&said), guard_log(&said));
+    assert!(log.exists(), "{said}");
     serve.stop_cleanly("-TERM", &client, &ready.id, END).await;
     namespace_gone(&client, &ns, END)
         .await
         .expect("namespace gone");
+    // The guard saw the Lease gone and exited; a complete teardown removed
+    // its log.
+    let stopped = Instant::now();
+    while std::path::Path::new(&format!("/proc/{guard}")).exists() {
+        assert!(
+            stopped.elapsed() < Duration::from_secs(20),
+            "guard {guard} still runs after serve's teardown"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!log.exists(), "{}", log.display());
 }
 
 /// The external-name route has no agent: a SIGKILLed session stays until
-/// something reaps it. The next `serve` of the group does, says so when it
-/// happens (before waiting for the namespace the reap is deleting), and
-/// starts on the group.
+/// something reaps it — its local guard, or without one (here
+/// `--no-session-guard`; a guard gone with its machine) the next `serve`
+/// of the group, which says so when it happens (before waiting for the
+/// namespace the reap is deleting), and starts on the group.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_next_serve_reaps_an_expired_session_and_says_so_before_its_waits() {
     let _serial = CLUSTER_LOCK.lock().await;
@@ -1582,7 +1612,7 @@ async fn the_next_serve_reaps_an_expired_session_and_says_so_before_its_waits() 
     let client = plane.client().await;
     let kinds = kinds_dir(&group("reaped"));
     let ns = session_namespace("reaped");
-    let args = external_name_args(&ns, &["--lease-duration", "6s"]);
+    let args = external_name_args(&ns, &["--lease-duration", "6s", "--no-session-guard"]);
     let mut first = ServeProcess::start(plane, &kinds, &args);
     let killed = first.ready(START).await.expect("first ready");
     first.signal("-KILL");
@@ -1625,7 +1655,8 @@ async fn a_lease_that_only_looks_expired_is_watched_before_a_reap() {
     let client = plane.client().await;
     let kinds = kinds_dir(&group("skewed"));
     let ns = session_namespace("skewed");
-    let args = external_name_args(&ns, &["--lease-duration", "6s"]);
+    // No guard: it would judge the frozen session by its own clock.
+    let args = external_name_args(&ns, &["--lease-duration", "6s", "--no-session-guard"]);
     let mut first = ServeProcess::start(plane, &kinds, &args);
     let live = first.ready(START).await.expect("first ready");
     // Frozen a moment, its last renewal read as 7 s old: expired by a

@@ -99,6 +99,10 @@ pub struct ServeArgs {
     #[arg(long)]
     pub exit_on_disconnect: bool,
 
+    /// Start no guard process (external-name route): a serve killed or crashed is then reaped only by the next serve or `doctor --fix`
+    #[arg(long)]
+    pub no_session_guard: bool,
+
     /// Print every object the session would create (YAML; -o json a List, -o name names) and create nothing
     #[arg(long, alias = "print-manifests")]
     pub dry_run: bool,
@@ -231,7 +235,7 @@ impl Scope {
 
 /// Serve's flags that have an effect in some modes only: clap id, flag,
 /// where it applies. Given elsewhere, they are refused rather than ignored.
-const MODAL_FLAGS: [(&str, &str, Scope); 18] = [
+const MODAL_FLAGS: [(&str, &str, Scope); 19] = [
     ("quiet", "-q/--quiet", Scope::Cluster),
     ("route", "--route", Scope::Cluster),
     ("dry_run", "--dry-run", Scope::Cluster),
@@ -247,6 +251,7 @@ const MODAL_FLAGS: [(&str, &str, Scope); 18] = [
     ("lease_duration", "--lease-duration", Scope::Session),
     ("agent_image", "--agent-image", Scope::Tunnel),
     ("exit_on_disconnect", "--exit-on-disconnect", Scope::Tunnel),
+    ("no_session_guard", "--no-session-guard", Scope::Session),
     (
         "agent_service_external_name",
         "--agent-service-external-name",
@@ -398,6 +403,11 @@ pub(super) fn route_of(args: &ServeArgs) -> Result<RouteArg, CliError> {
     }
     if route != RouteArg::ExternalName && args.host.is_some() {
         return usage("--host goes with --route external-name");
+    }
+    if args.no_session_guard && route != RouteArg::ExternalName {
+        return usage(
+            "--no-session-guard goes with --route external-name (through the tunnel, the agent pod guards the session)",
+        );
     }
     if args.agent_service_external_name.is_some() && route != RouteArg::Tunnel {
         return usage("--agent-service-external-name goes with --route tunnel");

@@ -25,6 +25,7 @@ mod agent_wait;
 mod args;
 mod cluster_server;
 mod console;
+mod guard;
 mod in_cluster;
 mod kinds_follow;
 mod ownership;

@@ -17,7 +17,7 @@ use super::console::Log;
 use super::plan::{external_host, plan, served};
 use super::signals::Signals;
 use super::stop::{end, end_unregistered};
-use super::{agent_wait, kinds_follow, ownership};
+use super::{agent_wait, guard, kinds_follow, ownership};
 use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::Registry;
 use crate::register::apiservice;
@@ -150,6 +150,29 @@ pub(super) async fn serve_session(
         &session::lease_name(&plan.id),
         lease::renew_every(plan.lease_duration),
     );
+    // No agent reaps an external-name session whose serve dies: a process
+    // of its own here does, once the Lease it records exists.
+    let guard = if matches!(plan.route, Route::ExternalName { .. }) && !args.no_session_guard {
+        match guard::spawn(ctx, &plan, &state_dir) {
+            Ok(guard) => {
+                log.line(&format!(
+                    "Guard: process {} reaps this session if serve ends without its teardown (log: {})",
+                    guard.pid,
+                    guard.log.display()
+                ));
+                Some(guard)
+            }
+            Err(e) => {
+                log.line(&format!(
+                    "Warning: no guard process ({e}); if serve dies, the next serve or `kubectl cozy doctor \
+                     --fix` reaps this session"
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
 
     // The route.
     let (tunnel_status, tunnel_task) = match &plan.route {
@@ -429,6 +452,7 @@ pub(super) async fn serve_session(
             args.drain_timeout,
         )
         .await;
+        guard::after_teardown(guard.as_ref(), complete);
         return left_something(ended, complete);
     }
     let tunnel_at = tunnel_status
@@ -507,6 +531,7 @@ pub(super) async fn serve_session(
         args.drain_timeout,
     )
     .await;
+    guard::after_teardown(guard.as_ref(), complete);
     left_something(outcome, complete)
 }
 
