@@ -6,22 +6,27 @@
 //! agent does ([`crate::register::sentinel`]), with the user's credentials:
 //!
 //! - after serve's own teardown the Lease is gone: it exits within two
-//!   reads, nothing left to reap;
+//!   reads, reaping nothing (the teardown is serve's);
 //! - if serve stops renewing the Lease without its teardown (SIGKILL, a
 //!   crash, the process frozen past the Lease), it reaps the session —
 //!   APIServices first, restoring taken-over ones — prints
 //!   `session-guard reaped session ID: …` and exits;
-//! - if the Lease cannot be read for [`GIVE_UP_AFTER`] (the cluster gone,
-//!   the credentials expired), it exits, leaving the session to the next
-//!   `serve` or `doctor --fix`.
+//! - if the Lease cannot be read, or the reap stays incomplete (an
+//!   APIService that cannot be restored), for [`GIVE_UP_AFTER`] (the
+//!   cluster gone, the credentials expired), it exits, leaving the session
+//!   to the next `serve` or `doctor --fix`.
+//!
+//! It runs the agent's pieces ([`sentinel::watch`], [`sentinel::reap`])
+//! in a loop of its own: unlike the agent, which the garbage collector
+//! removes with the session, nothing ends the guard but itself.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use clap::builder::NonEmptyStringValueParser;
 
 use crate::cli::{CliError, Ctx, ExitStatus, parse_request_timeout};
-use crate::register::sentinel::{self, SentinelConfig};
+use crate::register::sentinel::{self, Attempt, SentinelConfig};
 use crate::register::session;
 
 /// How long the Lease may be unreadable before the guard gives up.
@@ -56,31 +61,53 @@ pub async fn run(args: SessionGuardArgs, ctx: &Ctx) -> Result<ExitStatus, CliErr
     config.grace = args.lease_grace;
     config.give_up_after = Some(args.give_up_after);
     tracing::info!(session = %args.session, namespace = %args.session_namespace, "guarding the serve session");
-    // Gone rather than expired: serve's teardown removed it (what the reap
-    // then finds is gone already, or finishes a teardown cut short).
-    let mut lease_gone = false;
-    let report = sentinel::run(&client, &config, |expired| {
-        lease_gone = expired.resource_version.is_none();
-    })
-    .await;
-    match report {
-        Some(_) if lease_gone => {
-            tracing::info!(session = %args.session, "the session Lease is gone: the session ended");
-            Ok(ExitStatus::Success)
-        }
-        Some(report) => {
-            super::tunnel_agent::reaped(ctx, "session-guard", &args.session, &report)?;
-            Ok(ExitStatus::Success)
-        }
-        None => Err(CliError::other(
+    let gave_up = |why: String| {
+        CliError::other(
             "guard the serve session",
             format!(
-                "its Lease {}/{} could not be read for {:?}; the next serve or `kubectl cozy doctor --fix` reaps \
-                 the session if it is dead",
+                "{why}; the next serve or `kubectl cozy doctor --fix` reaps the session if it is dead"
+            ),
+        )
+    };
+    loop {
+        let Some(expired) = sentinel::watch(&client, &config).await else {
+            return Err(gave_up(format!(
+                "its Lease {}/{} could not be read for {:?}",
                 args.session_namespace,
                 session::lease_name(&args.session),
                 args.give_up_after
-            ),
-        )),
+            )));
+        };
+        // Gone rather than expired: serve's teardown removed it (and, with
+        // `--takeover`, restored the originals and dropped their copies).
+        if expired.resource_version.is_none() {
+            tracing::info!(session = %args.session, "the session Lease is gone: the session ended");
+            return Ok(ExitStatus::Success);
+        }
+        tracing::info!(session = %args.session, "the session Lease is no longer renewed; reaping the session");
+        let mut retrying_since: Option<Instant> = None;
+        loop {
+            match sentinel::reap(&client, &config, &expired).await {
+                Attempt::Reaped(report) => {
+                    super::tunnel_agent::reaped(ctx, "session-guard", &args.session, &report)?;
+                    return Ok(ExitStatus::Success);
+                }
+                Attempt::Renewed => {
+                    tracing::info!(session = %args.session, "the session Lease was renewed; serve is back");
+                    break;
+                }
+                Attempt::Retry(why) => {
+                    let since = *retrying_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= args.give_up_after {
+                        return Err(gave_up(format!(
+                            "its reap stayed incomplete for {:?}: {why}",
+                            args.give_up_after
+                        )));
+                    }
+                    tracing::warn!(session = %args.session, %why, retry_in = ?config.retry, "reap incomplete");
+                    tokio::time::sleep(config.retry).await;
+                }
+            }
+        }
     }
 }

@@ -959,6 +959,9 @@ async fn an_external_name_the_cluster_cannot_reach_fails_fast_and_never_touches_
     let took = started.elapsed();
     let said = taker.output();
     assert_eq!(status.code(), Some(1), "{said}");
+    // Its guard, which found the originals' copies gone with the Lease,
+    // ends too (it once retried their restore for ever).
+    guard_exits(guard_pid(&said)).await;
     assert!(
         said.contains("kube-apiserver cannot connect to this server")
             && said.contains("the cluster does not reach 127.0.0.2:")
@@ -1095,6 +1098,18 @@ fn guard_log(said: &str) -> std::path::PathBuf {
         .and_then(|(_, rest)| rest.strip_suffix(')'))
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| panic!("no guard line:\n{said}"))
+}
+
+/// Waits (up to 20 s) until the guard process `pid` has exited.
+async fn guard_exits(pid: u32) {
+    let since = Instant::now();
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            since.elapsed() < Duration::from_secs(20),
+            "guard {pid} still runs after serve's teardown"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// The guard's process id, from the same line.
@@ -1589,14 +1604,7 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
         .expect("namespace gone");
     // The guard saw the Lease gone and exited; a complete teardown removed
     // its log.
-    let stopped = Instant::now();
-    while std::path::Path::new(&format!("/proc/{guard}")).exists() {
-        assert!(
-            stopped.elapsed() < Duration::from_secs(20),
-            "guard {guard} still runs after serve's teardown"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    guard_exits(guard).await;
     assert!(!log.exists(), "{}", log.display());
 }
 

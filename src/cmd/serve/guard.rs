@@ -39,6 +39,28 @@ pub(super) fn spawn(ctx: &Ctx, plan: &Plan, state_dir: &Path) -> std::io::Result
     // hangup, sent to the jobs it knows) reach serve's group, not this one.
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    // Descriptors serve inherited without close-on-exec (a caller's pipes,
+    // a jobserver's) would stay open in the guard for its whole life, and a
+    // reader waiting for their end would wait as long.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        use std::os::unix::process::CommandExt as _;
+        // SAFETY: the closure only calls close_range(2), which is
+        // async-signal-safe, and allocates nothing, as pre_exec requires;
+        // marking descriptors close-on-exec keeps std's own error pipe
+        // working until the exec.
+        #[expect(unsafe_code, reason = "pre_exec has no safe form")]
+        unsafe {
+            command.pre_exec(|| {
+                libc::close_range(
+                    3,
+                    libc::c_uint::MAX,
+                    libc::CLOSE_RANGE_CLOEXEC as libc::c_int,
+                );
+                Ok(())
+            });
+        }
+    }
     let child = command.spawn()?;
     Ok(Guard {
         pid: child.id(),
