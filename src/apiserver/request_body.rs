@@ -26,9 +26,8 @@ where
             if e.downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some() =>
         {
-            Err(ApiError::too_large(format!(
-                "the request body is larger than the {limit}-byte limit"
-            )))
+            // kube-apiserver's words (`limitedReadBody`).
+            Err(ApiError::too_large(format!("limit is {limit}")))
         }
         Ok(Err(e)) => Err(ApiError::bad_request(format!(
             "reading the request body: {e}"
@@ -97,6 +96,8 @@ mod tests {
         let body = http_body_util::Full::new(Bytes::from(vec![b'x'; 11]));
         let err = read(body, 10, Duration::from_secs(1)).await.unwrap_err();
         assert_eq!(err.code, 413);
+        // kube-apiserver's message.
+        assert_eq!(err.message, "Request entity too large: limit is 10");
         let http1 = refusal(&err, Version::HTTP_11);
         assert_eq!(http1.status(), 413);
         assert_eq!(http1.headers()[header::CONNECTION], "close");
