@@ -17,6 +17,7 @@ use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use super::cache::{Key, Stored};
+use super::namespace_conditions;
 use super::namespace_history::{self, History};
 use super::namespace_store::{self, Finish, Phase};
 use super::{
@@ -603,6 +604,23 @@ impl EmbeddedStore {
     /// The names of the objects in namespace `name`.
     pub fn object_names_in(&self, name: &str) -> Result<Vec<String>, StoreError> {
         namespace_store::object_names_in(&self.lock().conn, name)
+    }
+
+    /// The objects (stored releases) in namespace `name`.
+    pub fn objects_of(&self, name: &str) -> Result<Vec<Value>, StoreError> {
+        namespace_store::objects_of(&self.lock().conn, name)
+    }
+
+    /// Records what is left in Terminating namespace `name` as its deletion
+    /// conditions, as the namespace controller does after each pass.
+    pub fn report_namespace_content(
+        &self,
+        name: &str,
+        remaining: &namespace_conditions::Remaining,
+    ) -> Result<(), StoreError> {
+        let reported = namespace_store::report_content(&self.lock().conn, name, remaining);
+        let changed = reported.as_ref().is_ok_and(|c| *c);
+        self.told(reported, changed).map(|_| ())
     }
 }
 

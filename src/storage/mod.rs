@@ -36,6 +36,7 @@ mod json_slices;
 mod kept_text;
 pub mod key;
 pub mod metadata_list;
+pub mod namespace_conditions;
 pub mod namespace_history;
 pub mod namespace_store;
 pub mod private_files;

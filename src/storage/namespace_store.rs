@@ -20,6 +20,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::{Map, Value, json};
 
+use super::namespace_conditions::{self, Remaining};
 use super::namespace_history::{self, EventKind};
 use super::{StoreError, internal, now};
 
@@ -404,6 +405,9 @@ pub(super) fn finish(conn: &Connection, name: &str) -> Result<Finish, StoreError
         .collect();
     set_spec_finalizers(&mut finalized, left);
     if held(&finalized) {
+        // Kept by other finalizers: the controller's last pass found
+        // nothing left, and its conditions say so.
+        with_conditions(&mut finalized, &Remaining::default());
         if finalized != current {
             insert(conn, finalized, Some(&current))?;
         }
@@ -411,6 +415,57 @@ pub(super) fn finish(conn: &Connection, name: &str) -> Result<Finish, StoreError
     }
     remove(conn, finalized, &current)?;
     Ok(Finish::Gone)
+}
+
+/// Sets the deletion conditions of `namespace` for `remaining`
+/// ([`namespace_conditions::updated`]), if they change.
+fn with_conditions(namespace: &mut Value, remaining: &Remaining) {
+    let existing = namespace
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(conditions) = namespace_conditions::updated(&existing, remaining, &now()) {
+        namespace["status"]["conditions"] = Value::Array(conditions);
+    }
+}
+
+/// Records what a pass over Terminating namespace `name` found `remaining`
+/// in it as its deletion conditions; whether that changed the namespace.
+pub(super) fn report_content(
+    conn: &Connection,
+    name: &str,
+    remaining: &Remaining,
+) -> Result<bool, StoreError> {
+    let Some(current) = load(conn, name)? else {
+        return Ok(false);
+    };
+    if phase(&current) != Phase::Terminating {
+        return Ok(false);
+    }
+    let mut reported = current.clone();
+    with_conditions(&mut reported, remaining);
+    if reported == current {
+        return Ok(false);
+    }
+    insert(conn, reported, Some(&current))?;
+    Ok(true)
+}
+
+/// The objects (stored releases) in namespace `name`.
+pub(super) fn objects_of(conn: &Connection, name: &str) -> Result<Vec<Value>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached("SELECT body FROM objects WHERE namespace = ?1 ORDER BY name")
+        .map_err(internal)?;
+    let bodies: Vec<String> = stmt
+        .query_map([name], |r| r.get::<_, String>(0))
+        .map_err(internal)?
+        .collect::<Result<_, _>>()
+        .map_err(internal)?;
+    bodies
+        .iter()
+        .map(|b| serde_json::from_str(b).map_err(internal))
+        .collect()
 }
 
 /// The names of the objects in namespace `name`.

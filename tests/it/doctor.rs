@@ -2204,8 +2204,42 @@ fn doctor_recognises_a_standalone_server() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    // What is left shows in the namespace's deletion conditions, in the
+    // namespace controller's words.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let conditions = loop {
+        let out = kubectl(
+            &[
+                "get",
+                "namespace",
+                "held",
+                "-o",
+                "jsonpath={range .status.conditions[*]}{.type}={.status}/{.reason}: {.message}{\"\\n\"}{end}",
+            ],
+            None,
+        );
+        let said = text(&out.stdout);
+        if said.contains("NamespaceFinalizersRemaining") {
+            break said;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no conditions: {}",
+            describe(&out)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(
+        conditions,
+        "NamespaceDeletionDiscoveryFailure=False/ResourcesDiscovered: All resources successfully discovered\n\
+         NamespaceDeletionGroupVersionParsingFailure=False/ParsedGroupVersions: All legacy kube types successfully parsed\n\
+         NamespaceDeletionContentFailure=False/ContentDeleted: All content successfully deleted, may be waiting on finalization\n\
+         NamespaceContentRemaining=True/SomeResourcesRemain: Some resources are remaining: postgreses.apps.cozystack.io has 1 resource instances\n\
+         NamespaceFinalizersRemaining=True/SomeFinalizersRemain: Some content in the namespace has finalizers remaining: example.com/block in 1 resource instances\n"
+    );
     let out = doctor(&["--stuck-after", "0s"]);
     let stdout = text(&out.stdout);
+    println!("{stdout}");
     assert_eq!(out.status.code(), Some(3), "{}", describe(&out));
     assert!(stdout.contains("a standalone server"), "{stdout}");
     assert!(stdout.contains("TERMINATING NAMESPACES"), "{stdout}");

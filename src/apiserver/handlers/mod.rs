@@ -144,7 +144,7 @@ pub(crate) async fn handle(
     if namespaces::is_namespaces(req)
         && let Some(store) = state.apps.embedded()
     {
-        return namespaces::handle(store, req, query, headers, &body, shutdown)
+        return namespaces::handle(store, &state.registry, req, query, headers, &body, shutdown)
             .await
             .unwrap_or_else(|e| response::error(&e));
     }

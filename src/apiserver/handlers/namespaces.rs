@@ -30,7 +30,8 @@
 //! deletes sent right after the namespace's (`kubectl delete -f` of a
 //! namespace and its apps) still find their apps, as they do in a cluster —
 //! and once nothing is left in it (apps held by finalizers keep it
-//! `Terminating` until they go) takes `kubernetes` off its `spec.finalizers`
+//! `Terminating` until they go, its deletion conditions saying what is
+//! left, as the controller's do) takes `kubernetes` off its `spec.finalizers`
 //! and removes it, unless other finalizers (`spec` or `metadata`) hold it:
 //! then the write that removes the last one removes it, as in a cluster. A
 //! server started over a store with Terminating namespaces finishes their
@@ -44,6 +45,7 @@
 //! validation of Namespace manifests; they declare no PATCH operation, so
 //! that kubectl keeps validating manifests itself.
 
+mod content;
 mod watch;
 mod write;
 
@@ -64,6 +66,7 @@ use crate::apimachinery::status::ApiError;
 use crate::apiserver::negotiate::{self, IncludeObject, Representation};
 use crate::apiserver::response::{self, Body};
 use crate::apiserver::table;
+use crate::kinds::Registry;
 use crate::storage::StoreError;
 use crate::storage::embedded_store::EmbeddedStore;
 use crate::storage::namespace_store::{self, DEFAULT_NAMESPACE, Finish, Phase};
@@ -118,6 +121,7 @@ pub(crate) const CONTENT_DELETION_DELAY: Duration = Duration::from_secs(1);
 /// One request for `/api/v1/namespaces[/<name>[/finalize]]`.
 pub(crate) async fn handle(
     store: &EmbeddedStore,
+    registry: &Registry,
     req: &ResourceRequest,
     query: &Query,
     headers: &HeaderMap,
@@ -165,7 +169,7 @@ pub(crate) async fn handle(
         (Verb::Create, None) => create(store, query, headers, body),
         (Verb::Update, Some(name)) => write::update(store, name, query, headers, body),
         (Verb::Patch, Some(name)) => write::patch(store, name, query, headers, body),
-        (Verb::Delete, Some(name)) => delete(store, name, query, body).await,
+        (Verb::Delete, Some(name)) => delete(store, registry, name, query, body).await,
         (Verb::Watch, name) => watch::watch(store, name, query, accept, shutdown),
         _ => Err(crate::apiserver::response::method_not_allowed()),
     }
@@ -298,6 +302,7 @@ const IMMORTAL: [&str; 3] = [DEFAULT_NAMESPACE, "kube-system", "kube-public"];
 
 async fn delete(
     store: &EmbeddedStore,
+    registry: &Registry,
     name: &str,
     query: &Query,
     body: &Bytes,
@@ -326,24 +331,31 @@ async fn delete(
         Err(e) => return Err(store_error(e)),
     };
     if !was_terminating {
-        delete_content_later(store, &ns, CONTENT_DELETION_DELAY);
+        delete_content_later(store, registry, &ns, CONTENT_DELETION_DELAY);
     }
     Ok(response::json(StatusCode::OK, &ns))
 }
 
 /// Deletes the apps of Terminating namespace `name` after `delay`, then,
 /// checking every second until no app is left (apps held by finalizers
-/// stay until theirs are removed), takes the `kubernetes` finalizer off it
+/// stay until theirs are removed; meanwhile its deletion conditions say
+/// what is left, [`content`]), takes the `kubernetes` finalizer off it
 /// and removes it unless other finalizers hold it: then the write that
 /// removes the last one removes the namespace.
 ///
 /// The task acts on `namespace` only (by its uid): if it went meanwhile
 /// (removed as soon as it was empty) and one of its name was created, that
 /// one and its apps are left alone.
-fn delete_content_later(store: &EmbeddedStore, namespace: &Value, delay: Duration) {
+fn delete_content_later(
+    store: &EmbeddedStore,
+    registry: &Registry,
+    namespace: &Value,
+    delay: Duration,
+) {
     let name = object_name(namespace).to_owned();
     let uid = namespace["metadata"]["uid"].clone();
     let store = store.clone();
+    let registry = registry.clone();
     tokio::spawn(async move {
         tokio::time::sleep(delay).await;
         let still_this_one = || {
@@ -363,7 +375,13 @@ fn delete_content_later(store: &EmbeddedStore, namespace: &Value, delay: Duratio
             }
             match store.finish_namespace(&name) {
                 Ok(Finish::Gone | Finish::Held) => return,
-                Ok(Finish::ContentLeft) => {}
+                Ok(Finish::ContentLeft) => {
+                    let reported = content::remaining_in(&store, &registry, &name)
+                        .and_then(|left| store.report_namespace_content(&name, &left));
+                    if let Err(e) = reported {
+                        tracing::warn!("report what is left in namespace {name}: {e}");
+                    }
+                }
                 Err(e) => {
                     tracing::warn!("finish deleting namespace {name}: {e}");
                     return;
@@ -387,13 +405,13 @@ async fn delete_content(store: &EmbeddedStore, name: &str) -> Result<(), StoreEr
 /// Finishes the deletion of every namespace a store holds as Terminating
 /// (a server stopped before their apps were gone); called when a
 /// standalone server starts.
-pub(crate) fn resume_deletions(store: &EmbeddedStore) {
+pub(crate) fn resume_deletions(store: &EmbeddedStore, registry: &Registry) {
     let Ok(namespaces) = store.namespaces() else {
         return;
     };
     for ns in namespaces {
         if namespace_store::phase(&ns) == Phase::Terminating {
-            delete_content_later(store, &ns, Duration::ZERO);
+            delete_content_later(store, registry, &ns, Duration::ZERO);
         }
     }
 }

@@ -74,7 +74,7 @@ pub(super) async fn serve_standalone(
     let credentials = standalone::credentials(&state_dir, listen)
         .map_err(|e| CliError::other("prepare the standalone certificates", e))?;
     // Namespaces whose deletion a stopped server left unfinished.
-    crate::apiserver::handlers::namespaces::resume_deletions(&store);
+    crate::apiserver::handlers::namespaces::resume_deletions(&store, &registry);
     let backend = Backend::Embedded(store.clone());
     let apps = AppStore::new(WatchCache::start(backend.clone()), backend);
     let running = server::start(ServerConfig {
