@@ -2240,7 +2240,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__session__subcmd__guard)
-            opts="-n -o -v -h --session --session-namespace --lease-grace --give-up-after --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --session --session-namespace --lease-grace --give-up-after --serve-pid --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -2269,6 +2269,13 @@ _kubectl__cozy() {
                     return 0
                     ;;
                 --give-up-after)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --serve-pid)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace

@@ -197,6 +197,14 @@ pub async fn load(selection: &Selection) -> Result<kube::Config, Error> {
     Ok(config)
 }
 
+/// The `current-context` of the selected kubeconfig, if it names one.
+pub fn current_context(selection: &Selection) -> Option<String> {
+    read(selection)
+        .ok()?
+        .current_context
+        .filter(|c| !c.is_empty())
+}
+
 /// Context names of the selected kubeconfig, for completion.
 pub fn context_names(selection: &Selection) -> Vec<String> {
     read(selection)

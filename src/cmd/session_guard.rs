@@ -1,8 +1,7 @@
 //! `kubectl-cozy session-guard` (hidden): the local guard of an
 //! external-name `serve` session, which has no agent in the cluster to reap
-//! it. Serve starts it detached (a session of its own, no terminal, its
-//! output in a log file) once the session's Lease exists
-//! ([`crate::cmd::serve`]'s `guard`). It watches the Lease as the tunnel
+//! it. Serve starts it detached (see `cmd/serve/guard.rs`), with serve's
+//! pid, once the session's Lease exists. It watches the Lease as the tunnel
 //! agent does ([`crate::register::sentinel`]), with the user's credentials:
 //!
 //! - after serve's own teardown the Lease is gone: it exits within two
@@ -11,9 +10,11 @@
 //!   crash, the process frozen past the Lease), it reaps the session —
 //!   APIServices first, restoring taken-over ones — prints
 //!   `session-guard reaped session ID: …` and exits;
-//! - if the Lease cannot be read, or the reap stays incomplete (an
-//!   APIService that cannot be restored), for [`GIVE_UP_AFTER`] (the
-//!   cluster gone, the credentials expired), it exits, leaving the session
+//! - if the Lease cannot be read for [`GIVE_UP_AFTER`] once serve is gone
+//!   (the cluster gone, the credentials expired; while serve runs it waits
+//!   on, as serve does), or a reap stays incomplete that long (an
+//!   APIService that cannot be restored) — unless the Lease went meanwhile,
+//!   serve's own teardown having run late — it exits, leaving the session
 //!   to the next `serve` or `doctor --fix`.
 //!
 //! It runs the agent's pieces ([`sentinel::watch`], [`sentinel::reap`])
@@ -24,6 +25,8 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use clap::builder::NonEmptyStringValueParser;
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
 
 use crate::cli::{CliError, Ctx, ExitStatus, parse_request_timeout};
 use crate::register::sentinel::{self, Attempt, SentinelConfig};
@@ -47,9 +50,13 @@ pub struct SessionGuardArgs {
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_request_timeout)]
     pub lease_grace: Duration,
 
-    /// How long the Lease may be unreadable before the guard exits
+    /// How long the Lease may be unreadable (with serve gone) before the guard exits
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_request_timeout)]
     pub give_up_after: Duration,
+
+    /// The serve process: while it runs, an unreadable Lease is waited out
+    #[arg(long, value_name = "PID")]
+    pub serve_pid: Option<u32>,
 }
 
 /// Guards the session until its Lease is gone, it is reaped, or the Lease
@@ -69,13 +76,19 @@ pub async fn run(args: SessionGuardArgs, ctx: &Ctx) -> Result<ExitStatus, CliErr
             ),
         )
     };
+    let lease = session::lease_name(&args.session);
+    let leases: Api<Lease> = Api::namespaced(client.clone(), &args.session_namespace);
     loop {
         let Some(expired) = sentinel::watch(&client, &config).await else {
+            // A network gone for a while: serve, still running, renews
+            // again once it is back, and needs its guard then.
+            if args.serve_pid.is_some_and(serve_alive) {
+                tracing::warn!(session = %args.session, "serve still runs: watching its Lease on");
+                continue;
+            }
             return Err(gave_up(format!(
-                "its Lease {}/{} could not be read for {:?}",
-                args.session_namespace,
-                session::lease_name(&args.session),
-                args.give_up_after
+                "its Lease {}/{lease} could not be read for {:?}, and serve is gone",
+                args.session_namespace, args.give_up_after
             )));
         };
         // Gone rather than expired: serve's teardown removed it (and, with
@@ -97,6 +110,14 @@ pub async fn run(args: SessionGuardArgs, ctx: &Ctx) -> Result<ExitStatus, CliErr
                     break;
                 }
                 Attempt::Retry(why) => {
+                    // Serve's own teardown, running late, may have gone on
+                    // meanwhile (with `--takeover`, restoring the originals
+                    // and dropping their copies, which this reap misses).
+                    let read = tokio::time::timeout(config.limit, leases.get_opt(&lease)).await;
+                    if matches!(read, Ok(Ok(None))) {
+                        tracing::info!(session = %args.session, "the session Lease is gone: the session ended");
+                        return Ok(ExitStatus::Success);
+                    }
                     let since = *retrying_since.get_or_insert_with(Instant::now);
                     if since.elapsed() >= args.give_up_after {
                         return Err(gave_up(format!(
@@ -110,4 +131,26 @@ pub async fn run(args: SessionGuardArgs, ctx: &Ctx) -> Result<ExitStatus, CliErr
             }
         }
     }
+}
+
+/// Whether process `pid` (serve) still exists.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn serve_alive(pid: u32) -> bool {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        // Someone else's process of that id: not serve's, which is ours.
+        Err(e) => e != rustix::io::Errno::SRCH && e != rustix::io::Errno::PERM,
+    }
+}
+
+/// Whether process `pid` (serve) still exists: unknown here, so no.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn serve_alive(_pid: u32) -> bool {
+    false
 }

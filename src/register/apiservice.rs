@@ -423,6 +423,13 @@ pub enum WaitError {
         /// The aggregator's message.
         message: String,
     },
+    /// The APIService went while waited for (a reaper, or someone, deleted
+    /// it).
+    #[error("APIService {name} was deleted while serve waited for it to become Available")]
+    Gone {
+        /// The APIService.
+        name: String,
+    },
     /// Reading the APIService failed.
     #[error("read APIService {name}")]
     Read {
@@ -450,11 +457,11 @@ pub fn cannot_connect(reason: &str, message: &str) -> bool {
     reason == "FailedDiscoveryCheck" && DIAL_FAILURES.iter().any(|m| message.contains(m))
 }
 
-/// Polls the APIServices `names` until all are `Available=True`, calling
-/// `progress` with the first one not yet available and its condition's
-/// reason; gives up after `timeout`, or, with `unreachable_after`, once the
-/// aggregator has failed to connect to the server ([`cannot_connect`]) for
-/// that long.
+/// Polls the APIServices `names` (which must exist) until all are
+/// `Available=True`, calling `progress` with the first one not yet
+/// available and its condition's reason; gives up after `timeout`, or,
+/// with `unreachable_after`, once the aggregator has failed to connect to
+/// the server ([`cannot_connect`]) for that long, or when one is deleted.
 pub async fn wait_available(
     client: &Client,
     names: &[String],
@@ -496,6 +503,7 @@ pub async fn wait_available(
                 }
                 last = (reason, message);
             }
+            None if read.is_none() => return Err(WaitError::Gone { name }),
             None => {
                 progress(&name, "no condition yet");
                 last = (

@@ -969,12 +969,13 @@ async fn an_external_name_the_cluster_cannot_reach_fails_fast_and_never_touches_
             && !said.contains("Took over"),
         "{said}"
     );
-    // The probe was there while the taker waited, and is gone.
-    assert_eq!(probes_seen.len(), 1, "{probes_seen:?}\n{said}");
-    let probe = probes_seen
-        .first()
-        .unwrap()
-        .trim_start_matches("apiservice.apiregistration.k8s.io/");
+    // The taker's probe was there while it waited, and is gone.
+    let probe = format!(
+        "apiservice.apiregistration.k8s.io/v1.{}.probe.kubectl-cozy.io",
+        guard_session(&said)
+    );
+    assert!(probes_seen.contains(&probe), "{probes_seen:?}\n{said}");
+    let probe = probe.trim_start_matches("apiservice.apiregistration.k8s.io/");
     assert_eq!(exact(&client, probe).await, None, "{said}");
     // Far less than --timeout: the unreachable condition for 8 s, then the
     // teardown.
@@ -1049,27 +1050,28 @@ async fn a_session_killed_while_probing_is_reaped_by_its_guard() {
         &external_name_args_to("127.0.0.2", &ns, &["--lease-duration", "6s"]),
     );
     let started = Instant::now();
-    let probe = loop {
-        let names = kubectl_ok(plane, &["get", "apiservices", "-o", "name"]);
-        if let Some(probe) = names.lines().find_map(|l| {
-            l.strip_prefix("apiservice.apiregistration.k8s.io/")
-                .filter(|n| n.ends_with(".probe.kubectl-cozy.io"))
-        }) {
-            break probe.to_owned();
+    // The guard starts with the Lease, before the probe.
+    let said = loop {
+        let said = serve.output();
+        if said.contains("Guard: process ") {
+            break said;
         }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no guard:\n{said}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let (id, log) = (guard_session(&said), guard_log(&said));
+    let probe = format!("v1.{id}.probe.kubectl-cozy.io");
+    while exact(&client, &probe).await.is_none() {
         assert!(
             started.elapsed() < Duration::from_secs(30),
             "no probe APIService:\n{}",
             serve.output()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    let id = probe
-        .trim_start_matches("v1.")
-        .trim_end_matches(".probe.kubectl-cozy.io")
-        .to_owned();
-    let said = serve.output();
-    let log = guard_log(&said);
+    }
     serve.signal("-KILL");
     serve.exit(END).await.expect("serve killed");
     let killed = Instant::now();
@@ -1081,10 +1083,82 @@ async fn a_session_killed_while_probing_is_reaped_by_its_guard() {
         killed.elapsed().as_secs_f64()
     );
     assert_eq!(exact(&client, &probe).await, None, "{said}");
-    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    // Its last request done, the guard says so.
+    let reaped = format!("session-guard reaped session {id}: ");
+    let logged = loop {
+        let logged = std::fs::read_to_string(&log).unwrap_or_default();
+        if logged.contains(&reaped) || killed.elapsed() > END {
+            break logged;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(logged.contains(&reaped), "{logged}");
+    namespace_gone(&client, &ns, END)
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{said}"));
+}
+
+/// A start frozen (Ctrl-Z) while its probe waits is reaped by its guard,
+/// which is not frozen with it; woken, serve sees its session gone and
+/// ends at once instead of waiting out `--timeout` for a probe that no
+/// longer exists, leaving nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_frozen_while_probing_is_reaped_and_ends_when_woken() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("frozen-start"));
+    let ns = session_namespace("frozen-start");
+    let mut serve = ServeProcess::start(
+        plane,
+        &kinds,
+        &external_name_args_to("127.0.0.2", &ns, &["--lease-duration", "3s"]),
+    );
+    let started = Instant::now();
+    let said = loop {
+        let said = serve.output();
+        if said.contains("Guard: process ") {
+            break said;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no guard:\n{said}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let id = guard_session(&said);
+    let probe = format!("v1.{id}.probe.kubectl-cozy.io");
+    while exact(&client, &probe).await.is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{}",
+            serve.output()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    serve.signal("-STOP");
+    let gone = wait_session_gone(&client, &id, END).await;
+    serve.signal("-CONT");
+    let woken = Instant::now();
+    if let Err(left) = gone {
+        panic!("the guard did not reap the frozen start: {left:?}");
+    }
+    let status = serve
+        .exit(Duration::from_secs(30))
+        .await
+        .unwrap_or_else(|e| panic!("{e}\n{}", serve.output()));
+    let said = serve.output();
+    assert_eq!(status.code(), Some(1), "{said}");
     assert!(
-        logged.contains(&format!("session-guard reaped session {id}: ")),
-        "{logged}"
+        said.contains("the session was reaped while it started")
+            || said.contains(&format!(
+                "APIService {probe} was deleted while serve waited"
+            )),
+        "{said}"
+    );
+    eprintln!(
+        "[serve] a start frozen while probing, reaped: ended {:.1}s after it was woken",
+        woken.elapsed().as_secs_f64()
     );
     namespace_gone(&client, &ns, END)
         .await
@@ -1100,16 +1174,33 @@ fn guard_log(said: &str) -> std::path::PathBuf {
         .unwrap_or_else(|| panic!("no guard line:\n{said}"))
 }
 
-/// Waits (up to 20 s) until the guard process `pid` has exited.
+/// Waits (up to 20 s) until the guard process `pid` has exited (a zombie
+/// counts: under a PID 1 that reaps no orphans it stays one).
 async fn guard_exits(pid: u32) {
     let since = Instant::now();
-    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+            // `pid (comm) STATE …`: the state follows the last `)`.
+            stat.rsplit_once(')')
+                .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+        })
+    };
+    while running() {
         assert!(
             since.elapsed() < Duration::from_secs(20),
             "guard {pid} still runs after serve's teardown"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// The session id, from the guard's log's name (`<id>.log`).
+fn guard_session(said: &str) -> String {
+    let log = guard_log(said);
+    log.file_stem()
+        .and_then(|s| s.to_str())
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("no session id in {}", log.display()))
 }
 
 /// The guard's process id, from the same line.

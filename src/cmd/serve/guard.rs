@@ -1,15 +1,26 @@
 //! Starting an external-name session's local guard
-//! ([`crate::cmd::session_guard`]): this binary again, detached — a process
-//! group of its own (so Ctrl-C and a closed terminal do not reach it), stdin
-//! closed, its output in `<state dir>/guards/<id>.log` — with
-//! the same cluster flags as serve. Serve does not wait for it: it exits by
-//! itself once the Lease is gone.
+//! ([`crate::cmd::session_guard`]): this binary again, detached — a session
+//! of its own where the platform allows (a process group of its own
+//! elsewhere), so Ctrl-C and a closed terminal do not reach it; stdin
+//! closed; on Linux no descriptor of serve's but its log; its output in
+//! `<state dir>/guards/<id>.log` — with serve's cluster flags, the context
+//! serve resolved, and serve's pid. Serve watches it: a guard that exits
+//! while the session runs is said, as the session is then unguarded.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
 
+use tokio::process::Command;
+
+use super::console::Log;
 use crate::cli::Ctx;
 use crate::register::plan::Plan;
+
+/// Logs of guards older than this are removed when a guard starts.
+const LOG_KEPT_FOR: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// A started guard.
 #[derive(Debug)]
@@ -18,69 +29,134 @@ pub(super) struct Guard {
     pub(super) pid: u32,
     /// Its log.
     pub(super) log: PathBuf,
+    /// Set when serve's own end begins: the guard's exit is expected then.
+    ending: Arc<AtomicBool>,
 }
 
-/// Starts the guard of `plan`'s session, logging under `state_dir`.
-pub(super) fn spawn(ctx: &Ctx, plan: &Plan, state_dir: &Path) -> std::io::Result<Guard> {
+impl Guard {
+    /// Serve's end begins: the guard exits once the Lease is gone, which
+    /// is no news.
+    pub(super) fn ending(&self) {
+        self.ending.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Starts the guard of `plan`'s session, logging under `state_dir`; says
+/// on `log` if it exits while the session runs.
+pub(super) fn spawn(ctx: &Ctx, plan: &Plan, state_dir: &Path, log: &Log) -> std::io::Result<Guard> {
     let dir = state_dir.join("guards");
     crate::storage::private_files::create_dir(&dir)?;
-    let log = dir.join(format!("{}.log", plan.id));
+    prune_logs(&dir);
+    let path = dir.join(format!("{}.log", plan.id));
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&log)?;
+        .open(&path)?;
     let mut command = Command::new(std::env::current_exe()?);
     command.args(guard_args(ctx, plan));
     command
         .stdin(Stdio::null())
         .stdout(file.try_clone()?)
-        .stderr(file);
-    // A process group of its own: the terminal's Ctrl-C (and the shell's
-    // hangup, sent to the jobs it knows) reach serve's group, not this one.
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    // Descriptors serve inherited without close-on-exec (a caller's pipes,
-    // a jobserver's) would stay open in the guard for its whole life, and a
-    // reader waiting for their end would wait as long.
+        .stderr(file)
+        .kill_on_drop(false);
+    detach(&mut command);
+    let mut child = command.spawn()?;
+    let pid = child.id().unwrap_or_default();
+    let ending = Arc::new(AtomicBool::new(false));
+    let watched = ending.clone();
+    let log = log.clone();
+    let shown = path.clone();
+    tokio::spawn(async move {
+        let status = child.wait().await;
+        if !watched.load(Ordering::SeqCst) {
+            let how = status.map_or_else(|e| e.to_string(), |s| s.to_string());
+            log.line(&format!(
+                "Warning: guard process {pid} exited ({how}; see {}): if serve dies now, the next serve or \
+                 `kubectl cozy doctor --fix` reaps this session",
+                shown.display()
+            ));
+        }
+    });
+    Ok(Guard {
+        pid,
+        log: path,
+        ending,
+    })
+}
+
+/// A session of its own (Linux), or a process group of its own; no
+/// descriptor of serve's inherited (Linux with glibc: marked
+/// close-on-exec before the exec).
+fn detach(command: &mut Command) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        use std::os::unix::process::CommandExt as _;
-        // SAFETY: the closure only calls close_range(2), which is
-        // async-signal-safe, and allocates nothing, as pre_exec requires;
-        // marking descriptors close-on-exec keeps std's own error pipe
-        // working until the exec.
+        // SAFETY: the closure calls only setsid(2), close_range(2),
+        // sysconf(3) and fcntl(2), all async-signal-safe, and allocates
+        // nothing, as pre_exec requires; marking descriptors close-on-exec
+        // (rather than closing them) keeps std's own error pipe working
+        // until the exec.
         #[expect(unsafe_code, reason = "pre_exec has no safe form")]
         unsafe {
             command.pre_exec(|| {
-                libc::close_range(
+                libc::setsid();
+                if libc::close_range(
                     3,
                     libc::c_uint::MAX,
                     libc::CLOSE_RANGE_CLOEXEC as libc::c_int,
-                );
+                ) != 0
+                {
+                    // Kernels before 5.11: one descriptor at a time.
+                    let open_max =
+                        libc::sysconf(libc::_SC_OPEN_MAX).clamp(3, 65_536) as libc::c_int;
+                    for fd in 3..open_max {
+                        libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                    }
+                }
                 Ok(())
             });
         }
     }
-    let child = command.spawn()?;
-    Ok(Guard {
-        pid: child.id(),
-        log,
-    })
+    #[cfg(all(unix, not(all(target_os = "linux", target_env = "gnu"))))]
+    command.process_group(0);
+    #[cfg(not(unix))]
+    let _ = command;
 }
 
-/// After serve's teardown: a complete one leaves the guard nothing to tell
-/// (it exits once it sees the Lease gone), so its log goes; after one that
-/// left something, the log stays with what the guard then does.
-pub(super) fn after_teardown(guard: Option<&Guard>, complete: bool) {
+/// Removes guard logs older than [`LOG_KEPT_FOR`] from `dir`.
+fn prune_logs(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|modified| now.duration_since(modified).ok())
+            .is_some_and(|age| age > LOG_KEPT_FOR);
+        if old && entry.path().extension().is_some_and(|e| e == "log") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// After serve's teardown: a complete one that followed a session serve
+/// still held leaves the guard nothing to tell (it exits once it sees the
+/// Lease gone), so its log goes; otherwise (something left, or the session
+/// reaped meanwhile — perhaps by the guard) the log stays.
+pub(super) fn after_teardown(guard: Option<&Guard>, complete: bool, reaped: bool) {
     if let Some(guard) = guard
         && complete
+        && !reaped
     {
         let _ = std::fs::remove_file(&guard.log);
     }
 }
 
-/// `session-guard`'s arguments for `plan`: the session, and serve's own
-/// cluster flags (the environment, `KUBECONFIG` included, is inherited).
+/// `session-guard`'s arguments for `plan`: the session, serve's pid, and
+/// serve's own cluster flags with the context it resolved (the
+/// environment, `KUBECONFIG` included, is inherited).
 fn guard_args(ctx: &Ctx, plan: &Plan) -> Vec<std::ffi::OsString> {
     let global = ctx.global();
     let mut args: Vec<std::ffi::OsString> = vec![
@@ -89,13 +165,21 @@ fn guard_args(ctx: &Ctx, plan: &Plan) -> Vec<std::ffi::OsString> {
         plan.id.clone().into(),
         "--session-namespace".into(),
         plan.namespace.clone().into(),
+        "--serve-pid".into(),
+        std::process::id().to_string().into(),
     ];
     if let Some(path) = &global.kubeconfig {
         args.push("--kubeconfig".into());
         args.push(path.clone().into_os_string());
     }
+    // The context serve resolved: a `kubectl config use-context` meanwhile
+    // must not point the guard at another cluster.
+    let context = global
+        .context
+        .clone()
+        .or_else(|| crate::kubeconfig::current_context(&ctx.selection()));
     for (flag, value) in [
-        ("--context", &global.context),
+        ("--context", &context),
         ("--cluster", &global.cluster),
         ("--user", &global.user),
     ] {
@@ -106,7 +190,7 @@ fn guard_args(ctx: &Ctx, plan: &Plan) -> Vec<std::ffi::OsString> {
     }
     if let Some(limit) = global.request_timeout {
         args.push("--request-timeout".into());
-        args.push(format!("{}ms", limit.as_millis()).into());
+        args.push(format!("{}ns", limit.as_nanos()).into());
     }
     args
 }

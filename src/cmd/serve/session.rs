@@ -153,7 +153,7 @@ pub(super) async fn serve_session(
     // No agent reaps an external-name session whose serve dies: a process
     // of its own here does, once the Lease it records exists.
     let guard = if matches!(plan.route, Route::ExternalName { .. }) && !args.no_session_guard {
-        match guard::spawn(ctx, &plan, &state_dir) {
+        match guard::spawn(ctx, &plan, &state_dir, &log) {
             Ok(guard) => {
                 log.line(&format!(
                     "Guard: process {} reaps this session if serve ends without its teardown (log: {})",
@@ -287,19 +287,6 @@ pub(super) async fn serve_session(
                 ));
             }
         }
-        // Reaped meanwhile (a laptop asleep longer than the Lease): its
-        // Service is gone, and APIServices switched to it would answer
-        // nothing.
-        if *renewer.state().borrow() == RenewState::Lost {
-            return Err(CliError::other(
-                "the session ended",
-                format!(
-                    "the session Lease {}/{} is gone: the session was reaped while its agent started",
-                    plan.namespace,
-                    session::lease_name(&plan.id)
-                ),
-            ));
-        }
         // Through an ExternalName the aggregator dials this machine itself:
         // when it cannot, waiting out --timeout only keeps the group (and
         // every namespace deletion in the cluster) stalled. Through the
@@ -342,6 +329,13 @@ pub(super) async fn serve_session(
                 .remove_probe(&name)
                 .await
                 .map_err(|e| CliError::other("remove the reachability probe", e))?;
+        }
+        // Reaped meanwhile (a laptop asleep longer than the Lease, a start
+        // stopped with Ctrl-Z): its Service is gone, and APIServices
+        // switched to it would answer nothing — a taken-over one would
+        // lose its original, whose copy went with the session.
+        if *renewer.state().borrow() == RenewState::Lost {
+            return Err(reaped_while_starting(&plan));
         }
         spinner.set_message("registering the APIServices");
         registrar
@@ -392,8 +386,11 @@ pub(super) async fn serve_session(
             None => std::future::pending().await,
         }
     };
+    let mut lease_watch = renewer.state();
+    let lost = lease_watch.wait_for(|s| *s == RenewState::Lost);
     let waited = tokio::select! {
         r = available => Some(r),
+        _ = lost => Some(Err(reaped_while_starting(&plan))),
         e = tunnel_failed => Some(Err(e)),
         never = watch_agent => match never {},
         () = signals.next() => None,
@@ -442,6 +439,10 @@ pub(super) async fn serve_session(
         }
     };
     if let Some(ended) = ended {
+        let reaped = *renewer.state().borrow() == RenewState::Lost;
+        if let Some(guard) = &guard {
+            guard.ending();
+        }
         let complete = end(
             &client,
             &plan,
@@ -452,7 +453,7 @@ pub(super) async fn serve_session(
             args.drain_timeout,
         )
         .await;
-        guard::after_teardown(guard.as_ref(), complete);
+        guard::after_teardown(guard.as_ref(), complete, reaped);
         return left_something(ended, complete);
     }
     let tunnel_at = tunnel_status
@@ -521,6 +522,10 @@ pub(super) async fn serve_session(
     crate::stderr_line!(
         "Stopping: removing the session (Ctrl-C again to skip all but the APIServices)"
     );
+    let reaped = *renewer.state().borrow() == RenewState::Lost;
+    if let Some(guard) = &guard {
+        guard.ending();
+    }
     let complete = end(
         &client,
         &plan,
@@ -531,8 +536,20 @@ pub(super) async fn serve_session(
         args.drain_timeout,
     )
     .await;
-    guard::after_teardown(guard.as_ref(), complete);
+    guard::after_teardown(guard.as_ref(), complete, reaped);
     left_something(outcome, complete)
+}
+
+/// The session's Lease went before the start finished: it was reaped.
+fn reaped_while_starting(plan: &Plan) -> CliError {
+    CliError::other(
+        "the session ended",
+        format!(
+            "the session Lease {}/{} is gone: the session was reaped while it started",
+            plan.namespace,
+            session::lease_name(&plan.id)
+        ),
+    )
 }
 
 /// Ctrl-C (or SIGTERM, SIGHUP) before the registration began.

@@ -157,15 +157,16 @@ pub(super) async fn end(
 }
 
 /// Who reaps the session once its Lease expires: the tunnel route's agent
-/// on its own; on the external-name route nothing until someone acts (and
-/// an unavailable APIService stalls namespace deletions meanwhile).
+/// on its own; on the external-name route the guard process serve started
+/// (if it runs), else nothing until someone acts (and an unavailable
+/// APIService stalls namespace deletions meanwhile).
 fn reapers(plan: &Plan) -> &'static str {
     match plan.route {
         crate::register::plan::Route::Tunnel { .. } => {
             "the agent (or the next serve, or `kubectl cozy doctor --fix`)"
         }
         crate::register::plan::Route::ExternalName { .. } => {
-            "no agent on this route: the next serve of a group, or `kubectl cozy doctor --fix`,"
+            "its guard process (without one, the next serve of a group, or `kubectl cozy doctor --fix`)"
         }
     }
 }
@@ -260,8 +261,8 @@ mod tests {
         assert_eq!(
             text,
             "Could not remove leases.coordination.k8s.io/kubectl-cozy-3f2a -n team, namespaces/team: HTTP 403\n  \
-             no agent on this route: the next serve of a group, or `kubectl cozy doctor --fix`, removes them once the \
-             Lease expires"
+             its guard process (without one, the next serve of a group, or `kubectl cozy doctor --fix`) removes them \
+             once the Lease expires"
         );
         // No Lease to expire: the command that removes them.
         let text = not_removed(&plan(), &[ns], "HTTP 403");
