@@ -25,6 +25,8 @@ pub const DEFAULT_DURATION: Duration = Duration::from_secs(15);
 const RETRY: Duration = Duration::from_secs(1);
 /// Limit of one renewal request.
 const REQUEST_LIMIT: Duration = Duration::from_secs(4);
+/// Limit of the last renewal when renewing stops (it delays the teardown).
+const FINAL_RENEWAL_LIMIT: Duration = Duration::from_secs(1);
 
 /// Failures creating the Lease.
 #[derive(Debug, thiserror::Error)]
@@ -198,6 +200,12 @@ impl Renewer {
                     }
                 }
             }
+            // Stopped for the teardown: one last renewal (bounded) gives it
+            // the Lease's whole duration before the agent or the guard
+            // judges the session dead and reaps beside it.
+            if *stop_rx.borrow() {
+                let _ = tokio::time::timeout(FINAL_RENEWAL_LIMIT, renew(&api, &name)).await;
+            }
             let _ = state_tx.send(RenewState::Stopped);
         });
         Renewer { state, stop, task }
@@ -208,7 +216,8 @@ impl Renewer {
         self.state.clone()
     }
 
-    /// Stops renewing (the Lease then expires unless deleted).
+    /// Stops renewing, after one last renewal (the Lease then expires
+    /// unless deleted).
     pub async fn stop(self) {
         let _ = self.stop.send(true);
         let _ = self.task.await;
@@ -309,6 +318,21 @@ mod tests {
         );
         assert_eq!(count("has not been renewed for its duration"), 1, "{text}");
         assert_eq!(count("renewed the session Lease again"), 1, "{text}");
+    }
+
+    /// Stopping renews once more: the teardown that follows gets the
+    /// Lease's whole duration before a reaper judges the session dead.
+    #[tokio::test]
+    async fn stopping_renews_once_more() {
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let renewer = Renewer::start(
+            flaky_cluster(0, calls.clone()),
+            "ns",
+            "kubectl-cozy-a",
+            Duration::from_secs(3600),
+        );
+        renewer.stop().await;
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
     #[test]
