@@ -1049,29 +1049,9 @@ async fn a_session_killed_while_probing_is_reaped_by_its_guard() {
         &kinds,
         &external_name_args_to("127.0.0.2", &ns, &["--lease-duration", "6s"]),
     );
-    let started = Instant::now();
-    // The guard starts with the Lease, before the probe.
-    let said = loop {
-        let said = serve.output();
-        if said.contains("Guard: process ") {
-            break said;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no guard:\n{said}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    let (id, log) = (guard_session(&said), guard_log(&said));
-    let probe = format!("v1.{id}.probe.kubectl-cozy.io");
-    while exact(&client, &probe).await.is_none() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no probe APIService:\n{}",
-            serve.output()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let (id, probe) = probing(&mut serve, &client).await;
+    let said = serve.output();
+    let log = guard_log(&said);
     serve.signal("-KILL");
     serve.exit(END).await.expect("serve killed");
     let killed = Instant::now();
@@ -1098,6 +1078,36 @@ async fn a_session_killed_while_probing_is_reaped_by_its_guard() {
         .unwrap_or_else(|e| panic!("{e}\n{said}"));
 }
 
+/// Waits (up to 30 s) until `serve` (external-name, to a host the cluster
+/// cannot reach) has started its guard — with the Lease, before the probe —
+/// and registered its reachability probe; the session id and the probe's
+/// APIService.
+async fn probing(serve: &mut ServeProcess, client: &kube::Client) -> (String, String) {
+    let started = Instant::now();
+    let said = loop {
+        let said = serve.output();
+        if said.contains("Guard: process ") {
+            break said;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no guard:\n{said}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let id = guard_session(&said);
+    let probe = format!("v1.{id}.probe.kubectl-cozy.io");
+    while exact(client, &probe).await.is_none() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no probe APIService:\n{}",
+            serve.output()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    (id, probe)
+}
+
 /// A start frozen (Ctrl-Z) while its probe waits is reaped by its guard,
 /// which is not frozen with it; woken, serve sees its session gone and
 /// ends at once instead of waiting out `--timeout` for a probe that no
@@ -1114,28 +1124,7 @@ async fn a_start_frozen_while_probing_is_reaped_and_ends_when_woken() {
         &kinds,
         &external_name_args_to("127.0.0.2", &ns, &["--lease-duration", "3s"]),
     );
-    let started = Instant::now();
-    let said = loop {
-        let said = serve.output();
-        if said.contains("Guard: process ") {
-            break said;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "no guard:\n{said}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    let id = guard_session(&said);
-    let probe = format!("v1.{id}.probe.kubectl-cozy.io");
-    while exact(&client, &probe).await.is_none() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "{}",
-            serve.output()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let (id, probe) = probing(&mut serve, &client).await;
     serve.signal("-STOP");
     let gone = wait_session_gone(&client, &id, END).await;
     serve.signal("-CONT");
