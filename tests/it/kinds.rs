@@ -1514,27 +1514,14 @@ fn scaffold_reads_values_comments_beside_a_schema() {
 /// prints, is a usage error saying what `-o` takes.
 #[test]
 fn kinds_list_prints_a_jsonpath_template() {
-    let out = cozy(&[
-        "kinds",
-        "list",
-        "--kinds",
-        "examples/kinds",
-        "-o",
-        r#"jsonpath={range .items[*]}{.kind}{"\t"}{.plural}{"\n"}{end}"#,
-    ]);
+    let listed = |output: &str| cozy(&["kinds", "list", "--kinds", "examples/kinds", "-o", output]);
+    let out = listed(r#"jsonpath={range .items[*]}{.kind}{"\t"}{.plural}{"\n"}{end}"#);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
         "Bucket\tbuckets\nPostgres\tpostgreses\nRedis\tredises\n"
     );
-    let out = cozy(&[
-        "kinds",
-        "list",
-        "--kinds",
-        "examples/kinds",
-        "-o",
-        "jsonpath={.items[?(@.kind==\"Postgres\")].shortNames[0]}",
-    ]);
+    let out = listed("jsonpath={.items[?(@.kind==\"Postgres\")].shortNames[0]}");
     assert_eq!(text(&out.stdout), "pg", "{}", text(&out.stderr));
     // Each refused with its exit code (2: usage) and what it says.
     let refused = |args: &[&str], code: i32, says: &str| {

@@ -2,8 +2,8 @@
 //! as kube-controller-manager's namespace controller counts it for the
 //! namespace's deletion conditions
 //! ([`crate::storage::namespace_conditions`]): its apps per resource
-//! (`postgreses.apps.cozystack.io`, by the kind labels each app's release
-//! carries and the kinds served now), and per finalizer the apps it holds.
+//! (`postgreses.apps.cozystack.io`, the served kind owning each app's
+//! release), and per finalizer the apps it holds.
 
 use serde_json::Value;
 
@@ -11,11 +11,9 @@ use crate::kinds::Registry;
 use crate::kinds::registry::Snapshot;
 use crate::storage::StoreError;
 use crate::storage::embedded_store::EmbeddedStore;
+use crate::storage::helm_release::owned_by;
 use crate::storage::namespace_conditions::Remaining;
 
-/// The release labels naming an app's kind and group.
-const KIND_LABEL: &str = "apps.cozystack.io/application.kind";
-const GROUP_LABEL: &str = "apps.cozystack.io/application.group";
 /// What a release of no served kind is counted as: what it is stored as.
 const RELEASES: &str = "helmreleases.helm.toolkit.fluxcd.io";
 
@@ -48,24 +46,18 @@ pub(super) fn remaining_in(
     Ok(remaining)
 }
 
-/// The resource (`plural.group`) `release` is served as.
+/// The resource (`plural.group`) `release` is served as: that of the
+/// served kind owning it ([`owned_by`], as lists and watches decide).
 fn resource_of(snapshot: &Snapshot, release: &Value) -> String {
-    let label = |key: &str| {
-        release
-            .pointer("/metadata/labels")
-            .and_then(|l| l.get(key))
-            .and_then(Value::as_str)
-    };
-    let (Some(kind), Some(group)) = (label(KIND_LABEL), label(GROUP_LABEL)) else {
-        return RELEASES.to_owned();
-    };
     snapshot
         .kinds()
         .iter()
-        .map(|k| &k.resolved.definition)
-        .find(|d| d.kind == kind && d.group == group)
+        .find(|k| owned_by(&k.resolved, release))
         .map_or_else(
             || RELEASES.to_owned(),
-            |d| format!("{}.{}", d.plural, d.group),
+            |k| {
+                let d = &k.resolved.definition;
+                format!("{}.{}", d.plural, d.group)
+            },
         )
 }
