@@ -219,9 +219,10 @@ pub(super) fn reaped(
     let mut out = ctx.stdout();
     writeln!(
         out,
-        "{who} reaped session {id}: {} deleted, {} restored{}",
+        "{who} reaped session {id}: {} deleted, {} restored, {} already gone{}",
         report.deleted.len(),
         report.restored.len(),
+        report.gone.len(),
         if problems.is_empty() {
             String::new()
         } else {

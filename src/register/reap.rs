@@ -204,8 +204,11 @@ pub enum Reaped {
 pub struct ReapReport {
     /// APIServices restored from their saved originals.
     pub restored: Vec<String>,
-    /// Objects deleted (or already gone).
+    /// Objects deleted.
     pub deleted: Vec<SessionObject>,
+    /// Objects already gone when the reap came to them (never made, or
+    /// removed by someone else): nothing to do, nothing to re-read.
+    pub gone: Vec<SessionObject>,
     /// Objects not touched, and why (someone else's now, or kept for a retry).
     pub left: Vec<(SessionObject, String)>,
     /// Objects whose restore or delete failed, and the error.
@@ -417,7 +420,7 @@ impl Reaping {
             let current = match read_owned(&dynamic(client, o), &o.name, &id, limit).await {
                 Ok(current) => current,
                 Err(Step::Gone | Step::Done) => {
-                    report.deleted.push(o.clone());
+                    report.gone.push(o.clone());
                     continue;
                 }
                 Err(Step::Left(why)) => {
@@ -444,7 +447,8 @@ impl Reaping {
             match saved {
                 Some(Ok(original)) => match ended_session_of(client, original, limit).await {
                     Some(ended) => match delete_api_service(client, o, &id, limit).await {
-                        Step::Done | Step::Gone => {
+                        Step::Gone => report.gone.push(o.clone()),
+                        Step::Done => {
                             report.deleted.push(o.clone());
                             report.not_restored.push((
                                 o.name.clone(),
@@ -458,7 +462,7 @@ impl Reaping {
                     },
                     None => match restore(client, o, &id, original, limit).await {
                         Step::Done => report.restored.push(o.name.clone()),
-                        Step::Gone => report.deleted.push(o.clone()),
+                        Step::Gone => report.gone.push(o.clone()),
                         Step::Left(why) => report.left.push((o.clone(), why)),
                         Step::Failed(why) => {
                             self.keep_record = true;
@@ -474,7 +478,8 @@ impl Reaping {
                     ));
                 }
                 None => match delete_api_service(client, o, &id, limit).await {
-                    Step::Done | Step::Gone => report.deleted.push(o.clone()),
+                    Step::Done => report.deleted.push(o.clone()),
+                    Step::Gone => report.gone.push(o.clone()),
                     Step::Left(why) => report.left.push((o.clone(), why)),
                     Step::Failed(why) => {
                         // The Lease stays, so that the next serve, the agent
@@ -522,7 +527,8 @@ impl Reaping {
                     .remove(&o.name)
                     .unwrap_or_else(|| Fate::Settled(Step::Failed("not judged".to_owned())));
                 match settle_namespace(client, &o.name, &self.id, fate, limit).await {
-                    Step::Done | Step::Gone => report.deleted.push(o.clone()),
+                    Step::Done => report.deleted.push(o.clone()),
+                    Step::Gone => report.gone.push(o.clone()),
                     Step::Left(why) => report.left.push((o.clone(), why)),
                     Step::Failed(why) => report.failed.push((o.clone(), why)),
                 }
@@ -535,7 +541,7 @@ impl Reaping {
             .await
             {
                 Ok(_) => report.deleted.push(o.clone()),
-                Err(err) if err.is_not_found() => report.deleted.push(o.clone()),
+                Err(err) if err.is_not_found() => report.gone.push(o.clone()),
                 Err(err) => report.failed.push((o.clone(), err.to_string())),
             }
         }

@@ -204,7 +204,11 @@ fn print_removal(
     report: &crate::register::reap::ReapReport,
     began: Instant,
 ) {
-    if created.is_empty() && report.deleted.is_empty() && report.restored.is_empty() {
+    if created.is_empty()
+        && report.deleted.is_empty()
+        && report.restored.is_empty()
+        && report.gone.is_empty()
+    {
         return;
     }
     let problems = teardown::problems(report);
