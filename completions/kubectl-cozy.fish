@@ -31,7 +31,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l cluster -d 'T
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
@@ -72,7 +72,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l clus
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "yaml\t'YAML'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
 json\t'JSON'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
@@ -100,7 +100,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l cl
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "yaml\t'YAML'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
 json\t'JSON'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
@@ -122,7 +122,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l clu
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
@@ -140,7 +140,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
@@ -158,7 +158,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
@@ -186,7 +186,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "yaml\t'YAML'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
 json\t'JSON'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l force -d 'With --out: overwrite a file there that differs from the scaffolded definition (hand edits are lost)'
@@ -198,7 +198,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
@@ -218,7 +218,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
@@ -232,7 +232,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
@@ -246,7 +246,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
@@ -260,7 +260,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
@@ -275,7 +275,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
@@ -291,7 +291,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
@@ -305,7 +305,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l cl
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 json\t'JSON'
 yaml\t'YAML'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
@@ -318,7 +318,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l cl
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
@@ -342,7 +342,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" 
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
@@ -361,7 +361,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -s o -l output -d 'Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'

@@ -35,8 +35,10 @@ impl Ctx {
         self.global.output.as_ref().map_or(default, |o| o.format)
     }
 
-    /// The template of `-o jsonpath=TEMPLATE` (empty without one).
-    pub fn jsonpath(&self) -> &str {
+    /// The template of `-o jsonpath=TEMPLATE`, the spec of `-o
+    /// custom-columns=SPEC` or the text of `-o custom-columns-file=FILE`
+    /// (empty without one).
+    pub fn template(&self) -> &str {
         self.global
             .output
             .as_ref()

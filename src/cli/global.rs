@@ -39,10 +39,13 @@ pub struct GlobalArgs {
           allow_hyphen_values = true, help_heading = HEADING)]
     pub request_timeout: Option<Duration>,
 
-    /// Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE
+    /// Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE
     ///
     /// jsonpath=TEMPLATE is kubectl's JSONPath template over what -o json prints, e.g.
-    /// -o jsonpath='{.items[*].plural}'. Each command's --help says which formats it prints.
+    /// -o jsonpath='{.items[*].plural}'; custom-columns=HEADER:PATH,... prints a table with a
+    /// row per item, e.g. -o custom-columns=KIND:.kind,CHART:.chart (custom-columns-file=FILE:
+    /// a line of headers, then a line of paths). Each command's --help says which formats it
+    /// prints.
     #[arg(short = 'o', long, global = true, value_name = "FORMAT", value_parser = parse_output,
           help_heading = HEADING)]
     pub output: Option<OutputArg>,
@@ -57,19 +60,49 @@ pub struct GlobalArgs {
     pub verbosity: u8,
 }
 
-/// `-o` as given: a format, and for `jsonpath=` its template (checked to
-/// parse when the flag is read).
+/// `-o` as given: a format, and for the template formats their template
+/// (checked to parse when the flag is read).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputArg {
     /// The format.
     pub format: OutputFormat,
-    /// The template of `-o jsonpath=TEMPLATE`.
+    /// The template of `-o jsonpath=TEMPLATE`, the spec of `-o
+    /// custom-columns=SPEC`, the text of `-o custom-columns-file=FILE`.
     pub template: Option<String>,
 }
 
-/// Reads `-o`: a format's name, or `jsonpath=TEMPLATE` with a template that
-/// parses (kubectl's words when it does not).
+/// Reads `-o`: a format's name, `jsonpath=TEMPLATE` with a template that
+/// parses, `custom-columns=SPEC` with a spec that parses, or
+/// `custom-columns-file=FILE` with a file that reads and parses (kubectl's
+/// words when they do not).
 fn parse_output(value: &str) -> Result<OutputArg, String> {
+    use crate::output::custom_columns::Columns;
+    if let Some(spec) = value.strip_prefix("custom-columns=") {
+        Columns::parse(spec)?;
+        return Ok(OutputArg {
+            format: OutputFormat::CustomColumns,
+            template: Some(spec.to_owned()),
+        });
+    }
+    if let Some(file) = value.strip_prefix("custom-columns-file=") {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| format!("error reading template {file}, {e}"))?;
+        Columns::parse_file(&text)?;
+        return Ok(OutputArg {
+            format: OutputFormat::CustomColumnsFile,
+            template: Some(text),
+        });
+    }
+    if value == "custom-columns" || value == "custom-columns-file" {
+        return Err(format!(
+            "-o {value} needs {}: -o custom-columns=KIND:.kind,CHART:.chart",
+            if value == "custom-columns" {
+                "columns"
+            } else {
+                "a file"
+            }
+        ));
+    }
     if value == "jsonpath=" {
         return Err("template format specified but no template given".to_owned());
     }
@@ -90,8 +123,8 @@ fn parse_output(value: &str) -> Result<OutputArg, String> {
             template: None,
         })
         .map_err(|_| {
-            "one of table, wide, json, yaml, name, or jsonpath=TEMPLATE (custom-columns and go-template are not \
-             supported: -o json, then jq)"
+            "one of table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or \
+             custom-columns-file=FILE (go-template is not supported: -o json, then jq)"
                 .to_owned()
         })
 }

@@ -175,13 +175,7 @@ fn with_help_template(cmd: clap::Command, footer: &str, path: &[String]) -> clap
     let names: Vec<&str> = path.iter().map(String::as_str).collect();
     let formats = crate::cmd::output_formats(&names)
         .map(|formats| {
-            let list: Vec<&str> = formats
-                .iter()
-                .map(|f| match f {
-                    crate::output::OutputFormat::JsonPath => "jsonpath=TEMPLATE",
-                    f => f.name(),
-                })
-                .collect();
+            let list: Vec<&str> = formats.iter().map(|f| f.spelled()).collect();
             format!("\n\nOutput formats (-o, --output): {}", list.join(", "))
         })
         .unwrap_or_default();

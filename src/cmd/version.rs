@@ -8,12 +8,14 @@ use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::output::{self, OutputFormat};
 
 /// The `-o` formats `version` prints: kubectl's text (`table`, the default),
-/// `json`, `yaml` and `jsonpath=`.
+/// `json`, `yaml` and the template formats (`jsonpath=`, `custom-columns=`).
 pub const OUTPUT_FORMATS: &[OutputFormat] = &[
     OutputFormat::Table,
     OutputFormat::Json,
     OutputFormat::Yaml,
     OutputFormat::JsonPath,
+    OutputFormat::CustomColumns,
+    OutputFormat::CustomColumnsFile,
 ];
 
 /// Arguments of `kubectl cozy version`.
@@ -61,9 +63,9 @@ pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let mut out = ctx.stdout();
     let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &versions),
-        OutputFormat::JsonPath => {
-            let text = output::render_jsonpath(&versions, ctx.jsonpath())
-                .map_err(|e| CliError::other("print -o jsonpath", e))?;
+        f if OutputFormat::TEMPLATES.contains(&f) => {
+            let text = output::render_template(&versions, f, ctx.template())
+                .map_err(|e| CliError::other(format!("print -o {}", f.name()), e))?;
             std::io::Write::write_all(&mut out, text.as_bytes())
         }
         OutputFormat::Yaml => output::write_yaml(&mut out, &versions),

@@ -219,7 +219,8 @@ fn narrow_output_formats(
     path: &[String],
 ) -> clap::Command {
     let names: Vec<&str> = path.iter().map(String::as_str).collect();
-    // `-o` reads `jsonpath=TEMPLATE` too, which is no value to offer; the
+    // `-o` reads `jsonpath=TEMPLATE` and `custom-columns=SPEC` too, which
+    // are no values to offer; the
     // names are (a command's own, else all of them).
     let formats = output_formats(&names).unwrap_or(OutputFormat::value_variants());
     let cmd = cmd.mut_args(|arg| {
@@ -652,7 +653,7 @@ mod tests {
         let names = |formats: &[OutputFormat]| -> Vec<String> {
             formats
                 .iter()
-                .filter(|f| **f != OutputFormat::JsonPath)
+                .filter(|f| !OutputFormat::TEMPLATES.contains(f))
                 .map(|f| f.name().to_owned())
                 .collect()
         };

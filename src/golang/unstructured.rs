@@ -28,6 +28,13 @@ pub fn type_name(v: &Value) -> &'static str {
     }
 }
 
+/// `%v` of the value held in an `interface{}` (`map[a:1]`, `[x y]`).
+pub fn v(v: &Value) -> String {
+    let mut out = String::new();
+    write_v(&mut out, v);
+    out
+}
+
 /// `%v` of structured-merge-diff's value around `v`: `&{…}`.
 pub fn value_v(v: &Value) -> String {
     let mut out = String::from("&{");

@@ -4,6 +4,7 @@
 //! waits lives in [`progress`].
 
 pub mod ages;
+pub mod custom_columns;
 pub mod jsonpath_template;
 pub mod progress;
 
@@ -42,6 +43,12 @@ pub enum OutputFormat {
     /// kubectl's JSONPath template over the JSON document (`-o jsonpath=TEMPLATE`)
     #[value(skip)]
     JsonPath,
+    /// kubectl's custom columns over the JSON document (`-o custom-columns=SPEC`)
+    #[value(skip)]
+    CustomColumns,
+    /// Custom columns read from a file (`-o custom-columns-file=FILE`)
+    #[value(skip)]
+    CustomColumnsFile,
 }
 
 impl OutputFormat {
@@ -54,18 +61,35 @@ impl OutputFormat {
             OutputFormat::Yaml => "yaml",
             OutputFormat::Name => "name",
             OutputFormat::JsonPath => "jsonpath",
+            OutputFormat::CustomColumns => "custom-columns",
+            OutputFormat::CustomColumnsFile => "custom-columns-file",
         }
     }
+
+    /// As `-o` takes it: `json`, `jsonpath=TEMPLATE`, `custom-columns=SPEC`.
+    pub fn spelled(self) -> &'static str {
+        match self {
+            OutputFormat::JsonPath => "jsonpath=TEMPLATE",
+            OutputFormat::CustomColumns => "custom-columns=SPEC",
+            OutputFormat::CustomColumnsFile => "custom-columns-file=FILE",
+            f => f.name(),
+        }
+    }
+
+    /// The formats that print a template over the JSON document
+    /// ([`render_template`]).
+    pub const TEMPLATES: [OutputFormat; 3] = [
+        OutputFormat::JsonPath,
+        OutputFormat::CustomColumns,
+        OutputFormat::CustomColumnsFile,
+    ];
 }
 
 /// `formats` as an error message lists them: `-o yaml, -o json or -o name`.
 pub fn describe_formats(formats: &[OutputFormat]) -> String {
     let names: Vec<String> = formats
         .iter()
-        .map(|f| match f {
-            OutputFormat::JsonPath => "-o jsonpath=TEMPLATE".to_owned(),
-            f => format!("-o {}", f.name()),
-        })
+        .map(|f| format!("-o {}", f.spelled()))
         .collect();
     match names.split_last() {
         Some((last, [])) => last.clone(),
@@ -79,6 +103,9 @@ pub fn describe_formats(formats: &[OutputFormat]) -> String {
 pub struct Rows {
     headers: Vec<String>,
     rows: Vec<Vec<String>>,
+    /// Headers and cells printed as given (`-o custom-columns`), not
+    /// upper-cased headers and `<none>` for empty cells.
+    as_written: bool,
 }
 
 impl Rows {
@@ -91,6 +118,20 @@ impl Rows {
         Rows {
             headers: headers.into_iter().map(Into::into).collect(),
             rows: Vec::new(),
+            as_written: false,
+        }
+    }
+
+    /// A table whose headers and cells print as given, as `-o
+    /// custom-columns` prints them.
+    pub fn as_written<I, S>(headers: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Rows {
+            as_written: true,
+            ..Rows::new(headers)
         }
     }
 
@@ -110,18 +151,32 @@ impl Rows {
         self.rows.is_empty()
     }
 
-    /// Renders the table as text lines without trailing spaces.
+    /// Renders the table as text lines without trailing spaces. As
+    /// kubectl's tab writer, a column is at least 6 wide with its padding
+    /// of 3 (a header shorter than 3 is padded: the trailing spaces of the
+    /// last column are trimmed with the rest).
     pub fn render(&self) -> String {
         let mut table = Table::new();
+        let header = |h: &String| {
+            let h = if self.as_written {
+                h.clone()
+            } else {
+                h.to_uppercase()
+            };
+            format!("{h:<3}")
+        };
         table
             .load_style(presets::NOTHING)
             .set_content_arrangement(ContentArrangement::Disabled)
-            .set_header(self.headers.iter().map(|h| h.to_uppercase()));
+            .set_header(self.headers.iter().map(header));
         for row in &self.rows {
-            table.add_row(
-                row.iter()
-                    .map(|c| if c.is_empty() { "<none>" } else { c.as_str() }),
-            );
+            table.add_row(row.iter().map(|c| {
+                if c.is_empty() && !self.as_written {
+                    "<none>"
+                } else {
+                    c.as_str()
+                }
+            }));
         }
         for column in table.column_iter_mut() {
             column.set_padding((0, 3));
@@ -149,14 +204,26 @@ pub fn write_json<T: Serialize + ?Sized>(w: &mut impl Write, value: &T) -> std::
     w.write_all(b"\n")
 }
 
-/// `value`'s JSON document rendered by `-o jsonpath`'s `template` (no
-/// newline is added, as kubectl adds none); the error is kubectl's
-/// `error executing jsonpath …`.
-pub fn render_jsonpath<T: Serialize + ?Sized>(value: &T, template: &str) -> Result<String, String> {
+/// `value`'s JSON document rendered by a template format (one of
+/// [`OutputFormat::TEMPLATES`]) and its `template` as `-o` gave it:
+/// `-o jsonpath`'s (no newline is added, as kubectl adds none; the error is
+/// kubectl's `error executing jsonpath …`), or custom columns (the spec, or
+/// the file's text).
+pub fn render_template<T: Serialize + ?Sized>(
+    value: &T,
+    format: OutputFormat,
+    template: &str,
+) -> Result<String, String> {
     let document = serde_json::to_value(value).map_err(|e| e.to_string())?;
-    jsonpath_template::Template::parse(template)
-        .and_then(|t| t.render(&document))
-        .map_err(|e| format!("error executing jsonpath {template:?}: {e}"))
+    match format {
+        OutputFormat::CustomColumns => custom_columns::Columns::parse(template)?.render(&document),
+        OutputFormat::CustomColumnsFile => {
+            custom_columns::Columns::parse_file(template)?.render(&document)
+        }
+        _ => jsonpath_template::Template::parse(template)
+            .and_then(|t| t.render(&document))
+            .map_err(|e| format!("error executing jsonpath {template:?}: {e}")),
+    }
 }
 
 /// Writes a value as a YAML document.
@@ -183,8 +250,13 @@ pub fn write_objects(
             let text: String = objects.iter().map(|o| name_line(o) + "\n").collect();
             w.write_all(text.as_bytes())
         }
-        // `-o jsonpath` is refused before objects are printed this way.
-        OutputFormat::Yaml | OutputFormat::Table | OutputFormat::Wide | OutputFormat::JsonPath => {
+        // The template formats are refused before objects are printed this way.
+        OutputFormat::Yaml
+        | OutputFormat::Table
+        | OutputFormat::Wide
+        | OutputFormat::JsonPath
+        | OutputFormat::CustomColumns
+        | OutputFormat::CustomColumnsFile => {
             let mut text = String::new();
             for object in objects {
                 text.push_str("---\n");

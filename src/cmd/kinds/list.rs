@@ -22,6 +22,8 @@ pub const OUTPUT_FORMATS: &[OutputFormat] = &[
     OutputFormat::Yaml,
     OutputFormat::Name,
     OutputFormat::JsonPath,
+    OutputFormat::CustomColumns,
+    OutputFormat::CustomColumnsFile,
 ];
 
 /// Arguments of `kubectl cozy kinds list`.
@@ -134,9 +136,9 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     };
     let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &document),
-        OutputFormat::JsonPath => {
-            let text = output::render_jsonpath(&document, ctx.jsonpath())
-                .map_err(|e| CliError::other("print -o jsonpath", e))?;
+        f if OutputFormat::TEMPLATES.contains(&f) => {
+            let text = output::render_template(&document, f, ctx.template())
+                .map_err(|e| CliError::other(format!("print -o {}", f.name()), e))?;
             std::io::Write::write_all(&mut out, text.as_bytes())
         }
         OutputFormat::Yaml => output::write_yaml(&mut out, &document),
