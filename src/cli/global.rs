@@ -93,15 +93,15 @@ fn parse_output(value: &str) -> Result<OutputArg, String> {
             template: Some(text),
         });
     }
-    if value == "custom-columns" || value == "custom-columns-file" {
-        return Err(format!(
-            "-o {value} needs {}: -o custom-columns=KIND:.kind,CHART:.chart",
-            if value == "custom-columns" {
-                "columns"
-            } else {
-                "a file"
-            }
-        ));
+    if value == "custom-columns" {
+        return Err(
+            "-o custom-columns needs columns: -o custom-columns=KIND:.kind,CHART:.chart".to_owned(),
+        );
+    }
+    if value == "custom-columns-file" {
+        return Err(
+            "-o custom-columns-file needs a file: -o custom-columns-file=columns.txt".to_owned(),
+        );
     }
     if value == "jsonpath=" {
         return Err("template format specified but no template given".to_owned());

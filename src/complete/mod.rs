@@ -220,8 +220,8 @@ fn narrow_output_formats(
 ) -> clap::Command {
     let names: Vec<&str> = path.iter().map(String::as_str).collect();
     // `-o` reads `jsonpath=TEMPLATE` and `custom-columns=SPEC` too, which
-    // are no values to offer; the
-    // names are (a command's own, else all of them).
+    // are no values to offer; the names are (a command's own, else all of
+    // them).
     let formats = output_formats(&names).unwrap_or(OutputFormat::value_variants());
     let cmd = cmd.mut_args(|arg| {
         if arg.get_id() == "output" {
