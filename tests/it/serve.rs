@@ -1040,16 +1040,8 @@ async fn exit_with_the_group_kept(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_killed_while_probing_is_reaped_by_its_guard() {
     let _serial = CLUSTER_LOCK.lock().await;
-    let plane = plane();
-    let client = plane.client().await;
-    let kinds = kinds_dir(&group("probing"));
-    let ns = session_namespace("probing");
-    let mut serve = ServeProcess::start(
-        plane,
-        &kinds,
-        &external_name_args_to("127.0.0.2", &ns, &["--lease-duration", "6s"]),
-    );
-    let (id, probe) = probing(&mut serve, &client).await;
+    let client = plane().client().await;
+    let (mut serve, ns, id, probe) = start_probing(&client, "probing", "6s").await;
     let said = serve.output();
     let log = guard_log(&said);
     serve.signal("-KILL");
@@ -1090,6 +1082,26 @@ async fn a_session_killed_while_probing_is_reaped_by_its_guard() {
         .unwrap_or_else(|e| panic!("{e}\n{said}"));
 }
 
+/// Starts `serve --route external-name` for the group and session
+/// namespace of `name`, to a host the cluster cannot reach, with a Lease of
+/// `lease`, and waits until it probes ([`probing`]): the process, its
+/// session namespace, session id and probe APIService.
+async fn start_probing(
+    client: &kube::Client,
+    name: &str,
+    lease: &str,
+) -> (ServeProcess, String, String, String) {
+    let kinds = kinds_dir(&group(name));
+    let ns = session_namespace(name);
+    let mut serve = ServeProcess::start(
+        plane(),
+        &kinds,
+        &external_name_args_to("127.0.0.2", &ns, &["--lease-duration", lease]),
+    );
+    let (id, probe) = probing(&mut serve, client).await;
+    (serve, ns, id, probe)
+}
+
 /// Waits (up to 30 s) until `serve` (external-name, to a host the cluster
 /// cannot reach) has started its guard — with the Lease, before the probe —
 /// and registered its reachability probe; the session id and the probe's
@@ -1127,16 +1139,8 @@ async fn probing(serve: &mut ServeProcess, client: &kube::Client) -> (String, St
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_start_frozen_while_probing_is_reaped_and_ends_when_woken() {
     let _serial = CLUSTER_LOCK.lock().await;
-    let plane = plane();
-    let client = plane.client().await;
-    let kinds = kinds_dir(&group("frozen-start"));
-    let ns = session_namespace("frozen-start");
-    let mut serve = ServeProcess::start(
-        plane,
-        &kinds,
-        &external_name_args_to("127.0.0.2", &ns, &["--lease-duration", "3s"]),
-    );
-    let (id, probe) = probing(&mut serve, &client).await;
+    let client = plane().client().await;
+    let (mut serve, ns, id, probe) = start_probing(&client, "frozen-start", "3s").await;
     serve.signal("-STOP");
     let gone = wait_session_gone(&client, &id, END).await;
     serve.signal("-CONT");
