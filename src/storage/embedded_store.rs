@@ -21,8 +21,8 @@ use super::namespace_conditions;
 use super::namespace_history::{self, History};
 use super::namespace_store::{self, Finish, Phase};
 use super::{
-    DeleteOptions, EventStream, Listing, StoreError, StoreEvent, internal, now, object_key,
-    resource_version,
+    DeleteOptions, EventStream, Listing, StoreError, StoreEvent, fits_in_etcd, internal, now,
+    object_key, resource_version,
 };
 
 /// Events kept in memory for watch resumption.
@@ -429,10 +429,17 @@ fn commit(
     object: Option<&Value>,
     event: StoreEvent,
 ) -> Result<(), StoreError> {
-    let tx = inner.conn.transaction().map_err(internal)?;
-    match object {
+    let body = match object {
         Some(object) => {
             let body = serde_json::to_string(object).map_err(internal)?;
+            fits_in_etcd(&body)?;
+            Some(body)
+        }
+        None => None,
+    };
+    let tx = inner.conn.transaction().map_err(internal)?;
+    match body {
+        Some(body) => {
             tx.execute(
                 "INSERT INTO objects (namespace, name, revision, body) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT (namespace, name) DO UPDATE SET revision = excluded.revision, body = excluded.body",
@@ -633,6 +640,44 @@ mod tests {
     fn hr(name: &str) -> Value {
         json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
                "metadata": {"name": name, "namespace": "ns"}, "spec": {"values": {"a": 1}}})
+    }
+
+    /// kube-apiserver stores no object etcd refuses (over 1.5 MiB): neither
+    /// does this store, with kube-apiserver's 500, and it keeps what it had.
+    #[tokio::test]
+    async fn objects_etcd_would_refuse_are_not_stored() {
+        let store = EmbeddedStore::open(Path::new(":memory:")).unwrap();
+        let too_large = |e: StoreError| {
+            matches!(e, StoreError::Upstream { code: 500, ref message, .. }
+                if message == "etcdserver: request is too large")
+        };
+        let mut big = hr("big");
+        big["spec"]["values"]["pad"] = json!("x".repeat(super::super::MAX_STORED_BYTES));
+        assert!(too_large(
+            store.create(big.clone(), false).await.unwrap_err()
+        ));
+        assert_eq!(
+            (store.revision(), store.get("ns", "big").await.unwrap()),
+            (0, None)
+        );
+        // A dry run stores nothing, so etcd never sees it (as kube-apiserver).
+        assert!(store.create(big.clone(), true).await.is_ok());
+
+        let created = store.create(hr("big"), false).await.unwrap();
+        big["metadata"] = created["metadata"].clone();
+        assert!(too_large(store.update(big, false).await.unwrap_err()));
+        assert_eq!(store.get("ns", "big").await.unwrap(), Some(created));
+
+        let mut meta = serde_json::Map::new();
+        meta.insert(
+            "annotations".into(),
+            json!({"note": "x".repeat(super::super::MAX_STORED_BYTES)}),
+        );
+        let namespace = namespace_store::new_namespace("team-a", &meta, &[]);
+        assert!(too_large(
+            store.create_namespace(namespace, false).unwrap_err()
+        ));
+        assert_eq!(store.namespace("team-a").unwrap(), None);
     }
 
     #[tokio::test]

@@ -249,6 +249,27 @@ pub enum StoreError {
     Internal(String),
 }
 
+/// etcd's default `--max-request-bytes` (1.5 MiB): kube-apiserver cannot
+/// store an object whose JSON is longer (etcd refuses the write), and the
+/// embedded store keeps none either.
+pub(crate) const MAX_STORED_BYTES: usize = 1536 * 1024;
+
+/// Refuses an object's stored JSON `body` longer than [`MAX_STORED_BYTES`] as
+/// kube-apiserver does when etcd refuses it: a 500 whose message is etcd's,
+/// `etcdserver: request is too large`, with no reason (kubectl prints
+/// `Error from server: etcdserver: request is too large`).
+pub(crate) fn fits_in_etcd(body: &str) -> Result<(), StoreError> {
+    if body.len() <= MAX_STORED_BYTES {
+        return Ok(());
+    }
+    Err(StoreError::Upstream {
+        code: 500,
+        reason: String::new(),
+        message: "etcdserver: request is too large".to_owned(),
+        retry_after: None,
+    })
+}
+
 /// An [`StoreError::Internal`] from anything printable (SQLite, I/O, JSON).
 pub(crate) fn internal(e: impl std::fmt::Display) -> StoreError {
     StoreError::Internal(e.to_string())

@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 
 use super::namespace_conditions::{self, Remaining};
 use super::namespace_history::{self, EventKind};
-use super::{StoreError, internal, now};
+use super::{StoreError, fits_in_etcd, internal, now};
 
 /// The namespace every store has.
 pub const DEFAULT_NAMESPACE: &str = "default";
@@ -170,9 +170,11 @@ fn insert(
         .as_str()
         .unwrap_or_default()
         .to_owned();
+    let body = namespace.to_string();
+    fits_in_etcd(&body)?;
     conn.execute(
         "INSERT OR REPLACE INTO namespaces (name, body) VALUES (?1, ?2)",
-        params![name, namespace.to_string()],
+        params![name, body],
     )
     .map_err(internal)?;
     let kind = if previous.is_some() {

@@ -6,6 +6,8 @@
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use serde_json::json;
+
 use crate::support::aggregated::aggregated;
 use crate::support::plane;
 use crate::support::standalone::{
@@ -627,6 +629,21 @@ fn bad_input_is_refused_and_changes_nothing() {
     assert!(!out.status.success());
     assert!(
         text(&out.stderr).to_lowercase().contains("too large") || text(&out.stderr).contains("413"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Under the body limit but over what etcd stores (1.5 MiB): refused in
+    // kube-apiserver's words, as a cluster refuses the HelmRelease.
+    let users: serde_json::Map<String, serde_json::Value> = (0..17)
+        .map(|i| (format!("user{i}"), json!({"password": "x".repeat(100_000)})))
+        .collect();
+    let large = json!({"apiVersion": "apps.cozystack.io/v1alpha1", "kind": "Postgres",
+        "metadata": {"name": "x"}, "spec": {"users": users}});
+    let out = raw("create", base, large.to_string().as_bytes());
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("Error from server: etcdserver: request is too large"),
         "{}",
         text(&out.stderr)
     );

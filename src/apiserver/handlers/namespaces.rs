@@ -62,7 +62,7 @@ use crate::apimachinery::object_meta;
 use crate::apimachinery::protobuf_meta;
 use crate::apimachinery::query::Query;
 use crate::apimachinery::request_info::{ResourceRequest, Verb};
-use crate::apimachinery::status::ApiError;
+use crate::apimachinery::status::{ApiError, known_reason};
 use crate::apiserver::negotiate::{self, IncludeObject, Representation};
 use crate::apiserver::response::{self, Body};
 use crate::apiserver::table;
@@ -625,6 +625,17 @@ pub(super) fn namespace_table(
     })
 }
 
+/// A store error of a namespace write: one kube-apiserver would answer
+/// too (etcd's refusal of a too large object) keeps its code and message,
+/// anything else is a 500 naming namespaces.
 pub(super) fn store_error(e: StoreError) -> ApiError {
-    ApiError::internal(format!("namespaces: {e}"))
+    match e {
+        StoreError::Upstream {
+            code,
+            reason,
+            message,
+            ..
+        } => ApiError::new(code, known_reason(&reason), message),
+        e => ApiError::internal(format!("namespaces: {e}")),
+    }
 }
