@@ -4,11 +4,12 @@
 
 use std::io::Write;
 
+use serde::Serialize;
 use tokio::sync::OnceCell;
 
 use super::{CliError, GlobalArgs};
 use crate::kubeconfig::{self, Selection};
-use crate::output::OutputFormat;
+use crate::output::{self, OutputFormat};
 
 /// What every subcommand gets: flags, output settings and the cluster.
 pub struct Ctx {
@@ -44,6 +45,23 @@ impl Ctx {
             .as_ref()
             .and_then(|o| o.template.as_deref())
             .unwrap_or_default()
+    }
+
+    /// Prints `value` by the template format `-o` chose (one of
+    /// [`OutputFormat::TEMPLATES`]): what rendered before an error too, as
+    /// kubectl prints it, then the error.
+    pub fn write_template<T: Serialize + ?Sized>(
+        &self,
+        out: &mut impl Write,
+        value: &T,
+        format: OutputFormat,
+    ) -> Result<(), CliError> {
+        let mut text = String::new();
+        let rendered = output::render_template(value, format, self.template(), &mut text);
+        out.write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| CliError::io(format!("print -o {}", format.name()), e))?;
+        rendered.map_err(|e| CliError::other(format!("print -o {}", format.name()), e))
     }
 
     /// The requested output format, or `default` when `-o` was not given; a

@@ -194,9 +194,8 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &report),
         f if OutputFormat::TEMPLATES.contains(&f) => {
-            let text = output::render_template(&report, f, ctx.template())
-                .map_err(|e| CliError::other(format!("print -o {}", f.name()), e))?;
-            std::io::Write::write_all(&mut out, text.as_bytes())
+            ctx.write_template(&mut out, &report, f)?;
+            Ok(())
         }
         OutputFormat::Yaml => output::write_yaml(&mut out, &report),
         OutputFormat::Name => out.write_all(render::names(&report).as_bytes()),

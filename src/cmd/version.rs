@@ -64,9 +64,8 @@ pub async fn run(args: VersionArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &versions),
         f if OutputFormat::TEMPLATES.contains(&f) => {
-            let text = output::render_template(&versions, f, ctx.template())
-                .map_err(|e| CliError::other(format!("print -o {}", f.name()), e))?;
-            std::io::Write::write_all(&mut out, text.as_bytes())
+            ctx.write_template(&mut out, &versions, f)?;
+            Ok(())
         }
         OutputFormat::Yaml => output::write_yaml(&mut out, &versions),
         _ => {

@@ -75,23 +75,30 @@ impl Columns {
         Ok(Columns { columns })
     }
 
-    /// The table for `document`: a row for each of its `items` when it has
-    /// them (a `List`), one for the document itself otherwise.
-    pub fn render(&self, document: &Value) -> Result<String, String> {
+    /// Renders the table for `document` into `out`: a row for each of its
+    /// `items` when it has them (a `List`), one for the document itself
+    /// otherwise. On an error in a row, `out` holds the headers and the rows
+    /// before it, as kubectl prints them before the error.
+    pub fn render_into(&self, document: &Value, out: &mut String) -> Result<(), String> {
         let items: Vec<&Value> = match document.get("items").and_then(Value::as_array) {
             Some(items) => items.iter().collect(),
             None => vec![document],
         };
         let mut rows = Rows::as_written(self.columns.iter().map(|c| c.header.clone()));
+        let mut failed = None;
         for item in items {
-            let cells = self
-                .columns
-                .iter()
-                .map(|c| cell(&c.path, item))
-                .collect::<Result<Vec<_>, String>>()?;
-            rows.push(cells);
+            let cells: Result<Vec<String>, String> =
+                self.columns.iter().map(|c| cell(&c.path, item)).collect();
+            match cells {
+                Ok(cells) => rows.push(cells),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
         }
-        Ok(rows.render())
+        out.push_str(&rows.render());
+        failed.map_or(Ok(()), Err)
     }
 }
 
@@ -145,6 +152,12 @@ mod tests {
 
     use super::*;
 
+    fn render(columns: &Columns, document: &Value) -> Result<String, String> {
+        let mut out = String::new();
+        columns.render_into(document, &mut out)?;
+        Ok(out)
+    }
+
     fn list() -> Value {
         json!({"apiVersion": "v1", "kind": "List", "items": [
             {"kind": "Postgres", "shortNames": ["pg", "pgs"], "chart": "postgres", "replicas": 2,
@@ -162,7 +175,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            columns.render(&list()).unwrap(),
+            render(&columns, &list()).unwrap(),
             "Kind       SHORT    chart      N     L              X\n\
              Postgres   pg,pgs   postgres   2     map[a:1 b:2]   <none>\n\
              Redis      <none>              1.5   <none>         <none>\n"
@@ -173,7 +186,7 @@ mod tests {
     fn a_document_that_is_no_list_is_one_row() {
         let columns = Columns::parse("V:.version").unwrap();
         assert_eq!(
-            columns.render(&json!({"version": "v1.2.3"})).unwrap(),
+            render(&columns, &json!({"version": "v1.2.3"})).unwrap(),
             "V\nv1.2.3\n"
         );
     }
@@ -197,16 +210,22 @@ mod tests {
             assert_eq!(Columns::parse(spec).unwrap_err(), error, "{spec}");
         }
         assert!(Columns::parse("A:.items[").is_err());
-        // An index out of range fails the print, as kubectl's does.
-        let columns = Columns::parse("A:.shortNames[5]").unwrap();
-        assert!(columns.render(&list()).is_err());
+        // An index out of range fails the print, as kubectl's does, after
+        // the headers and the rows before it (kubectl 1.36 prints them too).
+        let columns = Columns::parse("K:.kind,A:.shortNames[1]").unwrap();
+        let mut out = String::new();
+        assert_eq!(
+            columns.render_into(&list(), &mut out).unwrap_err(),
+            "array index out of bounds: index 1, length 0"
+        );
+        assert_eq!(out, "K          A\nPostgres   pgs\n");
     }
 
     #[test]
     fn reads_a_columns_file() {
         let columns = Columns::parse_file("KIND   CHART\n.kind  {.chart}\n").unwrap();
         assert_eq!(
-            columns.render(&list()).unwrap(),
+            render(&columns, &list()).unwrap(),
             "KIND       CHART\nPostgres   postgres\nRedis\n"
         );
         assert_eq!(

@@ -204,24 +204,30 @@ pub fn write_json<T: Serialize + ?Sized>(w: &mut impl Write, value: &T) -> std::
     w.write_all(b"\n")
 }
 
-/// `value`'s JSON document rendered by a template format (one of
+/// Renders `value`'s JSON document into `out` by a template format (one of
 /// [`OutputFormat::TEMPLATES`]) and its `template` as `-o` gave it:
 /// `-o jsonpath`'s (no newline is added, as kubectl adds none; the error is
 /// kubectl's `error executing jsonpath …`), or custom columns (the spec, or
-/// the file's text).
+/// the file's text). On an error in a custom-columns row, `out` holds the
+/// table up to that row, which kubectl prints before the error.
 pub fn render_template<T: Serialize + ?Sized>(
     value: &T,
     format: OutputFormat,
     template: &str,
-) -> Result<String, String> {
+    out: &mut String,
+) -> Result<(), String> {
     let document = serde_json::to_value(value).map_err(|e| e.to_string())?;
     match format {
-        OutputFormat::CustomColumns => custom_columns::Columns::parse(template)?.render(&document),
-        OutputFormat::CustomColumnsFile => {
-            custom_columns::Columns::parse_file(template)?.render(&document)
+        OutputFormat::CustomColumns => {
+            custom_columns::Columns::parse(template)?.render_into(&document, out)
         }
+        OutputFormat::CustomColumnsFile => {
+            custom_columns::Columns::parse_file(template)?.render_into(&document, out)
+        }
+        // kubectl evaluates the whole template before it prints any of it.
         _ => jsonpath_template::Template::parse(template)
             .and_then(|t| t.render(&document))
+            .map(|text| out.push_str(&text))
             .map_err(|e| format!("error executing jsonpath {template:?}: {e}")),
     }
 }

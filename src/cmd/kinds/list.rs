@@ -137,9 +137,8 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let written = match format {
         OutputFormat::Json => output::write_json(&mut out, &document),
         f if OutputFormat::TEMPLATES.contains(&f) => {
-            let text = output::render_template(&document, f, ctx.template())
-                .map_err(|e| CliError::other(format!("print -o {}", f.name()), e))?;
-            std::io::Write::write_all(&mut out, text.as_bytes())
+            ctx.write_template(&mut out, &document, f)?;
+            Ok(())
         }
         OutputFormat::Yaml => output::write_yaml(&mut out, &document),
         OutputFormat::Name => {
