@@ -68,9 +68,27 @@ pub fn archive() -> PathBuf {
 }
 
 /// Runs a repository script, its stderr shown, and returns the directory it
-/// prints on its last line.
+/// prints on its last line. The script runs without the variables `cargo
+/// test` sets for this test crate (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, …):
+/// build scripts that watch them (ring's) would otherwise see them change
+/// since `.ci/run`'s own `release.sh` and rebuild what it just built.
 pub fn run_script(script: &str, args: &[&str]) -> Result<PathBuf, String> {
-    let out = Command::new("bash")
+    let mut command = Command::new("bash");
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let per_crate = [
+            "CARGO_PKG_",
+            "CARGO_MANIFEST_",
+            "CARGO_CRATE_",
+            "CARGO_BIN_",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix));
+        if per_crate || name == "CARGO_PRIMARY_PACKAGE" || name == "OUT_DIR" {
+            command.env_remove(&*name);
+        }
+    }
+    let out = command
         .arg(repo().join(script))
         .args(args)
         .stderr(std::process::Stdio::inherit())
