@@ -123,6 +123,22 @@ impl ApiError {
         }
     }
 
+    /// A Status kube-apiserver answered (or one in its words), passed on:
+    /// its code, its reason when known ([`known_reason`]), its message and
+    /// `retryAfterSeconds`.
+    pub fn upstream(
+        code: u16,
+        reason: &str,
+        message: impl Into<String>,
+        retry_after: Option<u64>,
+    ) -> ApiError {
+        let error = ApiError::new(code, known_reason(reason), message);
+        match retry_after {
+            Some(seconds) => error.with_retry_after(seconds),
+            None => error,
+        }
+    }
+
     /// Sets `retry_after` (`details.retryAfterSeconds` and `Retry-After`).
     pub fn with_retry_after(mut self, seconds: u64) -> ApiError {
         self.retry_after = Some(seconds);

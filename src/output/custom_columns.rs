@@ -85,20 +85,19 @@ impl Columns {
             None => vec![document],
         };
         let mut rows = Rows::as_written(self.columns.iter().map(|c| c.header.clone()));
-        let mut failed = None;
         for item in items {
             let cells: Result<Vec<String>, String> =
                 self.columns.iter().map(|c| cell(&c.path, item)).collect();
             match cells {
                 Ok(cells) => rows.push(cells),
                 Err(e) => {
-                    failed = Some(e);
-                    break;
+                    out.push_str(&rows.render());
+                    return Err(e);
                 }
             }
         }
         out.push_str(&rows.render());
-        failed.map_or(Ok(()), Err)
+        Ok(())
     }
 }
 

@@ -50,7 +50,7 @@ use super::{
     Backend, DeleteOptions, ReadScope, ScopeLabels, StoreError, UpstreamState, Written,
     resource_version,
 };
-use crate::apimachinery::status::{ApiError, known_reason};
+use crate::apimachinery::status::ApiError;
 use crate::apimachinery::user::UserInfo;
 use crate::drop_later::drop_later;
 use crate::kinds::registry::ServedKind;
@@ -911,13 +911,7 @@ fn store_error(err: StoreError, group_resource: &str, name: &str) -> ApiError {
             reason,
             message,
             retry_after,
-        } => {
-            let error = ApiError::new(code, known_reason(&reason), message);
-            match retry_after {
-                Some(seconds) => error.with_retry_after(seconds),
-                None => error,
-            }
-        }
+        } => ApiError::upstream(code, &reason, message, retry_after),
         StoreError::Unavailable(cause) => ApiError {
             hidden_cause: Some(format!("storage of {group_resource} {name:?}: {cause}")),
             ..ApiError::service_unavailable(format!(

@@ -62,7 +62,7 @@ use crate::apimachinery::object_meta;
 use crate::apimachinery::protobuf_meta;
 use crate::apimachinery::query::Query;
 use crate::apimachinery::request_info::{ResourceRequest, Verb};
-use crate::apimachinery::status::{ApiError, known_reason};
+use crate::apimachinery::status::ApiError;
 use crate::apiserver::negotiate::{self, IncludeObject, Representation};
 use crate::apiserver::response::{self, Body};
 use crate::apiserver::table;
@@ -634,8 +634,8 @@ pub(super) fn store_error(e: StoreError) -> ApiError {
             code,
             reason,
             message,
-            ..
-        } => ApiError::new(code, known_reason(&reason), message),
+            retry_after,
+        } => ApiError::upstream(code, &reason, message, retry_after),
         e => ApiError::internal(format!("namespaces: {e}")),
     }
 }
