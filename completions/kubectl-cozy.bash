@@ -143,7 +143,7 @@ _kubectl__cozy() {
 
     case "${cmd}" in
         kubectl__cozy)
-            opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help --version serve install doctor kinds completion version options help"
+            opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help --version serve install doctor kinds completion version options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -215,6 +215,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -238,7 +245,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help bash zsh fish powershell install uninstall"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help bash zsh fish powershell install uninstall"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -310,6 +317,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -333,7 +347,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__bash)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -403,6 +417,13 @@ _kubectl__cozy() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
+                    return 0
+                    ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --v)
@@ -428,7 +449,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__fish)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -498,6 +519,13 @@ _kubectl__cozy() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
+                    return 0
+                    ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --v)
@@ -523,7 +551,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__install)
-            opts="-n -o -v -h --dir --force --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --dir --force --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -600,6 +628,13 @@ _kubectl__cozy() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
+                    return 0
+                    ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --v)
@@ -625,7 +660,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__powershell)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -697,6 +732,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -720,7 +762,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__uninstall)
-            opts="-n -o -v -h --dir --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --dir --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -799,6 +841,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -822,7 +871,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__zsh)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -894,6 +943,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -917,7 +973,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__doctor)
-            opts="-A -y -n -o -v -h --all-namespaces --fix --yes --finalize-namespaces --probe-timeout --wait --stuck-after --ca-warn-days --concurrency --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-A -y -n -o -v -h --all-namespaces --fix --yes --finalize-namespaces --probe-timeout --wait --stuck-after --ca-warn-days --concurrency --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -1022,6 +1078,13 @@ _kubectl__cozy() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
+                    return 0
+                    ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --v)
@@ -1351,7 +1414,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__install)
-            opts="-y -n -o -v -h --kinds --replicas --image --cert-manager --impersonate --apply --delete --dry-run --yes --timeout --field-manager --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-y -n -o -v -h --kinds --replicas --image --cert-manager --impersonate --apply --delete --dry-run --yes --timeout --field-manager --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -1470,6 +1533,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "yaml json name" -- "${cur}"))
                     return 0
                     ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -1493,7 +1563,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__kinds)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help list scaffold"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help list scaffold"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -1565,6 +1635,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -1588,7 +1665,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__kinds__subcmd__list)
-            opts="-n -o -v -h --kinds --group --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --kinds --group --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -1682,6 +1759,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -1705,7 +1789,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__kinds__subcmd__scaffold)
-            opts="-n -o -v -h --repo-index --chart --kind --singular --plural --short-name --category --group-version --prefix --source-ref --chart-ref --format --out --force --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --repo-index --chart --kind --singular --plural --short-name --category --group-version --prefix --source-ref --chart-ref --format --out --force --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 return 0
@@ -1872,6 +1956,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
                     return 0
                     ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -1894,7 +1985,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__options)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -1966,6 +2057,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -1989,7 +2087,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__serve)
-            opts="-q -n -o -v -h --standalone --kinds --charts --listen --route --host --session-namespace --agent-image --takeover --timeout --quiet --exit-on-disconnect --no-session-guard --dry-run --lease-duration --data --write-kubeconfig --state-dir --tls-cert-file --tls-key-file --impersonate --print-rbac --rbac-subject --in-cluster --drain-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-q -n -o -v -h --standalone --kinds --charts --listen --route --host --session-namespace --agent-image --takeover --timeout --quiet --exit-on-disconnect --no-session-guard --dry-run --lease-duration --data --write-kubeconfig --state-dir --tls-cert-file --tls-key-file --impersonate --print-rbac --rbac-subject --in-cluster --drain-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -2217,6 +2315,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "yaml json name" -- "${cur}"))
                     return 0
                     ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -2240,7 +2345,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__session__subcmd__guard)
-            opts="-n -o -v -h --session --session-namespace --lease-grace --give-up-after --serve-pid --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --session --session-namespace --lease-grace --give-up-after --serve-pid --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -2347,6 +2452,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -2370,7 +2482,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__tunnel__subcmd__agent)
-            opts="-n -o -v -h --session --data-listen --control-listen --health-listen --hold --session-namespace --lease-grace --lease-poll --keepalive-interval --keepalive-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --session --data-listen --control-listen --health-listen --hold --session-namespace --lease-grace --lease-poll --keepalive-interval --keepalive-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -2512,6 +2624,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -2535,7 +2654,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__version)
-            opts="-n -o -v -h --client --kubeconfig --context --cluster --user --namespace --request-timeout --output --no-color --v --help"
+            opts="-n -o -v -h --client --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -2605,6 +2724,13 @@ _kubectl__cozy() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --template)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --v)

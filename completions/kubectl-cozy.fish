@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_cozy_global_optspecs
-    string join \n kubeconfig= context= cluster= user= n/namespace= request-timeout= o/output= no-color v/v= h/help V/version
+    string join \n kubeconfig= context= cluster= user= n/namespace= request-timeout= o/output= template= no-color v/v= h/help V/version
 end
 
 function __fish_kubectl_cozy_needs_command
@@ -31,11 +31,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l cluster -d 'T
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -72,9 +73,10 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l clus
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
 json\t'JSON'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l standalone -d 'Serve without any cluster, over an embedded store, and write a kubeconfig for it'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l takeover -d 'Take over group/versions another server or session serves; restored byte for byte on exit (deleted instead if their own serve session has ended)'
@@ -100,9 +102,10 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l cl
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
 json\t'JSON'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l cert-manager -d 'Take the serving certificate from cert-manager (Issuers and Certificates; caBundle injected)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l impersonate -d 'Write HelmReleases as the requesting user (impersonation rights are granted)'
@@ -122,11 +125,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l clu
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s A -l all-namespaces -d 'Check every namespace: also objects stuck in deletion outside Terminating namespaces (-n is then ignored)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l fix -d 'Build a fix plan and show it; apply it after a confirmation at the terminal, or with --yes'
@@ -140,11 +144,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -158,11 +163,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -186,8 +192,9 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
 json\t'JSON'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l force -d 'With --out: overwrite a file there that differs from the scaffolded definition (hand edits are lost)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -198,11 +205,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -218,11 +226,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -232,11 +241,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -246,11 +256,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -260,11 +271,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -275,11 +287,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l force -d 'Replace an existing kubectl_complete-cozy that is not ours'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -291,11 +304,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; an
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -305,9 +319,10 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l cl
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 json\t'JSON'
 yaml\t'YAML'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l client -d 'Print only the client version; do not contact the cluster'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -318,11 +333,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l cl
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -342,11 +358,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" 
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -361,11 +378,12 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -s h -l help -d 'Print help (see more with \'--help\')'

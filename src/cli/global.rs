@@ -39,16 +39,24 @@ pub struct GlobalArgs {
           allow_hyphen_values = true, help_heading = HEADING)]
     pub request_timeout: Option<Duration>,
 
-    /// Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE
+    /// Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE
     ///
-    /// jsonpath=TEMPLATE is kubectl's JSONPath template over what -o json prints, e.g.
-    /// -o jsonpath='{.items[*].plural}'; custom-columns=HEADER:PATH,... prints a table with a
-    /// row per item, e.g. -o custom-columns=KIND:.kind,CHART:.chart (custom-columns-file=FILE:
-    /// a line of headers, then a line of paths). Each command's --help says which formats it
-    /// prints.
+    /// The templates run over what -o json prints, as kubectl's do: jsonpath=TEMPLATE is
+    /// kubectl's JSONPath template, e.g. -o jsonpath='{.items[*].plural}' (jsonpath-as-json
+    /// prints what it selects as JSON arrays); go-template=TEMPLATE is a Go text/template,
+    /// e.g. -o go-template='{{range .items}}{{.plural}}{{"\n"}}{{end}}' (template= and
+    /// templatefile= are its other names, with kubectl's exists and base64decode);
+    /// custom-columns=HEADER:PATH,... prints a table with a row per item, e.g. -o
+    /// custom-columns=KIND:.kind,CHART:.chart (custom-columns-file=FILE: a line of headers,
+    /// then a line of paths). Each command's --help says which formats it prints.
     #[arg(short = 'o', long, global = true, value_name = "FORMAT", value_parser = parse_output,
           help_heading = HEADING)]
     pub output: Option<OutputArg>,
+
+    /// The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the
+    /// template file of -o jsonpath-file or go-template-file; alone, it means -o go-template
+    #[arg(long, global = true, value_name = "TEMPLATE", help_heading = HEADING)]
+    pub template: Option<String>,
 
     /// Disable colors (also when NO_COLOR is set or output is not a terminal)
     #[arg(long, global = true, help_heading = HEADING)]
@@ -66,56 +74,50 @@ pub struct GlobalArgs {
 pub struct OutputArg {
     /// The format.
     pub format: OutputFormat,
-    /// The template of `-o jsonpath=TEMPLATE`, the spec of `-o
-    /// custom-columns=SPEC`, the text of `-o custom-columns-file=FILE`.
+    /// The template of the template formats (`-o jsonpath=TEMPLATE`, the
+    /// spec of `-o custom-columns=SPEC`, the text of a file `-o
+    /// go-template-file=FILE` names, …); none until
+    /// [`GlobalArgs::resolve_output`] for one named alone.
     pub template: Option<String>,
 }
 
-/// Reads `-o`: a format's name, `jsonpath=TEMPLATE` with a template that
-/// parses, `custom-columns=SPEC` with a spec that parses, or
-/// `custom-columns-file=FILE` with a file that reads and parses (kubectl's
-/// words when they do not).
+/// The `-o` names that take a template after `=` (or from `--template`),
+/// kubectl's aliases (`template`, `templatefile`) among them.
+const TEMPLATE_NAMES: &[(&str, OutputFormat)] = &[
+    ("jsonpath", OutputFormat::JsonPath),
+    ("jsonpath-file", OutputFormat::JsonPathFile),
+    ("jsonpath-as-json", OutputFormat::JsonPathAsJson),
+    ("go-template", OutputFormat::GoTemplate),
+    ("template", OutputFormat::GoTemplate),
+    ("go-template-file", OutputFormat::GoTemplateFile),
+    ("templatefile", OutputFormat::GoTemplateFile),
+    ("custom-columns", OutputFormat::CustomColumns),
+    ("custom-columns-file", OutputFormat::CustomColumnsFile),
+];
+
+fn template_format(name: &str) -> Option<OutputFormat> {
+    TEMPLATE_NAMES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, format)| *format)
+}
+
+/// Reads `-o`: a format's name, or a template format with its template
+/// after `=` (`jsonpath=TEMPLATE`, `go-template-file=FILE`, …), which must
+/// read and parse (kubectl's words when it does not). A template format
+/// named alone takes its template from `--template`
+/// ([`GlobalArgs::resolve_output`]).
 fn parse_output(value: &str) -> Result<OutputArg, String> {
-    use crate::output::custom_columns::Columns;
-    if let Some(spec) = value.strip_prefix("custom-columns=") {
-        Columns::parse(spec)?;
+    if let Some((name, template)) = value.split_once('=')
+        && let Some(format) = template_format(name)
+    {
+        return OutputArg::with_template(format, template);
+    }
+    if let Some(format) = template_format(value) {
         return Ok(OutputArg {
-            format: OutputFormat::CustomColumns,
-            template: Some(spec.to_owned()),
+            format,
+            template: None,
         });
-    }
-    if let Some(file) = value.strip_prefix("custom-columns-file=") {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| format!("error reading template {file}, {e}"))?;
-        Columns::parse_file(&text)?;
-        return Ok(OutputArg {
-            format: OutputFormat::CustomColumnsFile,
-            template: Some(text),
-        });
-    }
-    if value == "custom-columns" {
-        return Err(
-            "-o custom-columns needs columns: -o custom-columns=KIND:.kind,CHART:.chart".to_owned(),
-        );
-    }
-    if value == "custom-columns-file" {
-        return Err(
-            "-o custom-columns-file needs a file: -o custom-columns-file=columns.txt".to_owned(),
-        );
-    }
-    if value == "jsonpath=" {
-        return Err("template format specified but no template given".to_owned());
-    }
-    if let Some(template) = value.strip_prefix("jsonpath=") {
-        crate::output::jsonpath_template::Template::parse(template)
-            .map_err(|e| format!("error parsing jsonpath {template}, {e}"))?;
-        return Ok(OutputArg {
-            format: OutputFormat::JsonPath,
-            template: Some(template.to_owned()),
-        });
-    }
-    if value == "jsonpath" {
-        return Err("-o jsonpath needs a template: -o jsonpath='{.items[*].plural}'".to_owned());
     }
     <OutputFormat as clap::ValueEnum>::from_str(value, false)
         .map(|format| OutputArg {
@@ -123,13 +125,98 @@ fn parse_output(value: &str) -> Result<OutputArg, String> {
             template: None,
         })
         .map_err(|_| {
-            "one of table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or \
-             custom-columns-file=FILE (go-template is not supported: -o json, then jq)"
+            "one of table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, \
+             jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, \
+             custom-columns=SPEC or custom-columns-file=FILE"
                 .to_owned()
         })
 }
 
+impl OutputArg {
+    /// A template format with its template as `-o` or `--template` gave it:
+    /// a file's path for the file formats (read here), else the template,
+    /// which must parse.
+    fn with_template(format: OutputFormat, given: &str) -> Result<OutputArg, String> {
+        use crate::output::custom_columns::Columns;
+        use crate::output::{go_template, jsonpath_template};
+        // Custom columns say it in their own words.
+        if given.is_empty() && format != OutputFormat::CustomColumns {
+            return Err("template format specified but no template given".to_owned());
+        }
+        let text = if format.reads_file() {
+            std::fs::read_to_string(given)
+                .map_err(|e| format!("error reading template {given}, {e}"))?
+        } else {
+            given.to_owned()
+        };
+        match format {
+            OutputFormat::CustomColumns => Columns::parse(&text).map(drop)?,
+            OutputFormat::CustomColumnsFile => Columns::parse_file(&text).map(drop)?,
+            OutputFormat::GoTemplate | OutputFormat::GoTemplateFile => {
+                go_template::Template::parse(&text)
+                    .map_err(|e| format!("error parsing template {text}, {e}"))?;
+            }
+            _ => {
+                jsonpath_template::Template::parse(&text)
+                    .map_err(|e| format!("error parsing jsonpath {text}, {e}"))?;
+            }
+        }
+        Ok(OutputArg {
+            format,
+            template: Some(text),
+        })
+    }
+}
+
+/// What `-o NAME` alone is told to add: an example of its template.
+fn template_example(format: OutputFormat) -> &'static str {
+    match format {
+        OutputFormat::JsonPath | OutputFormat::JsonPathAsJson => "'{.items[*].plural}'",
+        OutputFormat::GoTemplate => "'{{range .items}}{{.plural}}{{\"\\n\"}}{{end}}'",
+        OutputFormat::CustomColumns => "KIND:.kind,CHART:.chart",
+        _ => "FILE",
+    }
+}
+
 impl GlobalArgs {
+    /// Gives a template format named alone (`-o go-template`) the template
+    /// of `--template`, and `--template` alone the format `go-template`, as
+    /// kubectl does; `--template` beside any other format is ignored, as
+    /// kubectl ignores it. The error is a usage error's message.
+    pub fn resolve_output(&mut self) -> Result<(), String> {
+        let template = self.template.as_deref().filter(|t| !t.is_empty());
+        match (&self.output, template) {
+            (None, Some(template)) => {
+                self.output = Some(OutputArg::with_template(
+                    OutputFormat::GoTemplate,
+                    template,
+                )?);
+            }
+            (Some(output), template) if OutputFormat::TEMPLATES.contains(&output.format) => {
+                let name = output.format.name();
+                match (&output.template, template) {
+                    (Some(_), None) => {}
+                    (None, Some(template)) => {
+                        self.output = Some(OutputArg::with_template(output.format, template)?);
+                    }
+                    (Some(_), Some(_)) => {
+                        return Err(format!(
+                            "-o {name}=… and --template both give a template: give one"
+                        ));
+                    }
+                    (None, None) => {
+                        let example = template_example(output.format);
+                        return Err(format!(
+                            "-o {name} needs a template: -o {name}={example}, or --template={example}"
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     fn color_allowed(&self) -> bool {
         !self.no_color && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
     }

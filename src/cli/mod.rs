@@ -167,7 +167,8 @@ fn with_help_template(cmd: clap::Command, footer: &str, path: &[String]) -> clap
     // `{after-help}` would wrap the examples at the terminal's width, cutting
     // long commands in two; the template's own text is written as it is.
     // (Tags in braces are clap's: an example's `${fpath[1]}` is not one and
-    // stays as written; a test checks every example.)
+    // stays as written, but clap drops a `{` right before another, so no
+    // example can show a Go template's `{{`; a test checks every example.)
     let examples = cmd
         .get_after_help()
         .map(|h| format!("\n\n{h}"))
@@ -281,7 +282,11 @@ fn run(cli: Cli, name: &str) -> (Result<ExitStatus, CliError>, Option<String>) {
         Ok(runtime) => runtime,
         Err(e) => return (Err(CliError::other("start the async runtime", e)), None),
     };
-    let ctx = Ctx::new(cli.global);
+    let mut global = cli.global;
+    if let Err(e) = global.resolve_output() {
+        return (Err(CliError::Usage(e)), None);
+    }
+    let ctx = Ctx::new(global);
     let result = runtime.block_on(async {
         match cli.command {
             Command::Serve(args) => cmd::serve::run(args, &ctx).await,

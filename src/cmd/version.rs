@@ -14,6 +14,10 @@ pub const OUTPUT_FORMATS: &[OutputFormat] = &[
     OutputFormat::Json,
     OutputFormat::Yaml,
     OutputFormat::JsonPath,
+    OutputFormat::JsonPathFile,
+    OutputFormat::JsonPathAsJson,
+    OutputFormat::GoTemplate,
+    OutputFormat::GoTemplateFile,
     OutputFormat::CustomColumns,
     OutputFormat::CustomColumnsFile,
 ];

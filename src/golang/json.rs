@@ -125,6 +125,66 @@ impl Dialect {
     }
 }
 
+/// Go's `json.MarshalIndent(v, "", indent)` of a decoded JSON value:
+/// [`marshal`]'s text with each element of a non-empty object or array on a
+/// line of its own, indented by `indent` per level, and a space after each
+/// key's colon (`json.Indent`; `{}` and `[]` stay as they are).
+pub fn marshal_indent(v: &Value, indent: &str) -> String {
+    let compact = marshal(v);
+    let mut out = String::with_capacity(compact.len() * 2);
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut chars = compact.chars().peekable();
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str(indent);
+        }
+    };
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                let close = if c == '{' { '}' } else { ']' };
+                if chars.peek() == Some(&close) {
+                    out.push(close);
+                    chars.next();
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// json-iterator's `Stream.WriteString`, which structured-merge-diff uses
 /// for the field names of a `k:` key: no HTML escaping, and only `"`, `\`,
 /// `\n`, `\r`, `\t` and other C0 controls escaped.
@@ -209,6 +269,18 @@ mod tests {
                 "jsoniter({value})"
             );
         }
+    }
+
+    /// `json.MarshalIndent(v, "", "    ")` as Go 1.25 prints it.
+    #[test]
+    fn marshal_indent_matches_go() {
+        let value = json!({"b": [1, {}, [], {"y": "a:b,c{"}], "a": "<"});
+        assert_eq!(
+            marshal_indent(&value, "    "),
+            "{\n    \"a\": \"\\u003c\",\n    \"b\": [\n        1,\n        {},\n        [],\n        {\n            \"y\": \"a:b,c{\"\n        }\n    ]\n}"
+        );
+        assert_eq!(marshal_indent(&json!([]), "    "), "[]");
+        assert_eq!(marshal_indent(&json!("\\\""), "    "), "\"\\\\\\\"\"");
     }
 
     #[test]

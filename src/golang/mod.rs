@@ -37,6 +37,6 @@ pub mod unstructured;
 pub use duration::{DurationError, GoDuration, parse_duration};
 pub use float::{format_g, format_json};
 pub use human::{human_duration, short_human_duration};
-pub use json::{Dialect, marshal};
+pub use json::{Dialect, marshal, marshal_indent};
 pub use quote::{go_syntax_list, quote, quote_list, unicode_sharp};
 pub use strconv::{parse_int, parse_uint};

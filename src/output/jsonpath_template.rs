@@ -10,6 +10,7 @@
 use serde_json::Value;
 
 use crate::apimachinery::jsonpath::{self, JsonPath};
+use crate::golang;
 
 /// One part of a parsed template.
 #[derive(Debug)]
@@ -74,6 +75,43 @@ impl Template {
         render(&self.pieces, data, &mut out)?;
         Ok(out)
     }
+}
+
+impl Template {
+    /// The template rendered over `data` as `-o jsonpath-as-json` prints it
+    /// (client-go's `EnableJSONOutput`): what each piece selects (a text's
+    /// own string, each `{expression}`'s values, the pieces of each pass of
+    /// a `{range}`) as one JSON array, indented by four spaces as Go's
+    /// `json.MarshalIndent` writes it, on lines of its own.
+    pub fn render_as_json(&self, data: &Value) -> Result<String, String> {
+        let mut groups = Vec::new();
+        collect_groups(&self.pieces, data, &mut groups)?;
+        let mut out = String::new();
+        for group in groups {
+            out.push_str(&golang::marshal_indent(&Value::Array(group), "    "));
+            out.push('\n');
+        }
+        Ok(out)
+    }
+}
+
+fn collect_groups(
+    pieces: &[Piece],
+    data: &Value,
+    groups: &mut Vec<Vec<Value>>,
+) -> Result<(), String> {
+    for piece in pieces {
+        match piece {
+            Piece::Text(text) => groups.push(vec![Value::String(text.clone())]),
+            Piece::Values(path) => groups.push(path.find(data)?.into_iter().cloned().collect()),
+            Piece::Range(path, body) => {
+                for value in path.find(data)? {
+                    collect_groups(body, value, groups)?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn push(stack: &mut [(Option<JsonPath>, Vec<Piece>)], piece: Piece) {

@@ -5,6 +5,7 @@
 
 pub mod ages;
 pub mod custom_columns;
+pub mod go_template;
 pub mod jsonpath_template;
 pub mod progress;
 
@@ -43,6 +44,18 @@ pub enum OutputFormat {
     /// kubectl's JSONPath template over the JSON document (`-o jsonpath=TEMPLATE`)
     #[value(skip)]
     JsonPath,
+    /// A JSONPath template read from a file (`-o jsonpath-file=FILE`)
+    #[value(skip)]
+    JsonPathFile,
+    /// What a JSONPath template selects, as JSON arrays (`-o jsonpath-as-json=TEMPLATE`)
+    #[value(skip)]
+    JsonPathAsJson,
+    /// A Go template over the JSON document (`-o go-template=TEMPLATE`, or `-o template=`)
+    #[value(skip)]
+    GoTemplate,
+    /// A Go template read from a file (`-o go-template-file=FILE`, or `-o templatefile=`)
+    #[value(skip)]
+    GoTemplateFile,
     /// kubectl's custom columns over the JSON document (`-o custom-columns=SPEC`)
     #[value(skip)]
     CustomColumns,
@@ -61,6 +74,10 @@ impl OutputFormat {
             OutputFormat::Yaml => "yaml",
             OutputFormat::Name => "name",
             OutputFormat::JsonPath => "jsonpath",
+            OutputFormat::JsonPathFile => "jsonpath-file",
+            OutputFormat::JsonPathAsJson => "jsonpath-as-json",
+            OutputFormat::GoTemplate => "go-template",
+            OutputFormat::GoTemplateFile => "go-template-file",
             OutputFormat::CustomColumns => "custom-columns",
             OutputFormat::CustomColumnsFile => "custom-columns-file",
         }
@@ -70,6 +87,10 @@ impl OutputFormat {
     pub fn spelled(self) -> &'static str {
         match self {
             OutputFormat::JsonPath => "jsonpath=TEMPLATE",
+            OutputFormat::JsonPathFile => "jsonpath-file=FILE",
+            OutputFormat::JsonPathAsJson => "jsonpath-as-json=TEMPLATE",
+            OutputFormat::GoTemplate => "go-template=TEMPLATE",
+            OutputFormat::GoTemplateFile => "go-template-file=FILE",
             OutputFormat::CustomColumns => "custom-columns=SPEC",
             OutputFormat::CustomColumnsFile => "custom-columns-file=FILE",
             f => f.name(),
@@ -78,11 +99,26 @@ impl OutputFormat {
 
     /// The formats that print a template over the JSON document
     /// ([`render_template`]).
-    pub const TEMPLATES: [OutputFormat; 3] = [
+    pub const TEMPLATES: [OutputFormat; 7] = [
         OutputFormat::JsonPath,
+        OutputFormat::JsonPathFile,
+        OutputFormat::JsonPathAsJson,
+        OutputFormat::GoTemplate,
+        OutputFormat::GoTemplateFile,
         OutputFormat::CustomColumns,
         OutputFormat::CustomColumnsFile,
     ];
+
+    /// Whether `-o` names a file for this format (`-o jsonpath-file=FILE`):
+    /// the template is the file's text.
+    pub fn reads_file(self) -> bool {
+        matches!(
+            self,
+            OutputFormat::JsonPathFile
+                | OutputFormat::GoTemplateFile
+                | OutputFormat::CustomColumnsFile
+        )
+    }
 }
 
 /// `formats` as an error message lists them: `-o yaml, -o json or -o name`.
@@ -205,11 +241,14 @@ pub fn write_json<T: Serialize + ?Sized>(w: &mut impl Write, value: &T) -> std::
 }
 
 /// Renders `value`'s JSON document into `out` by a template format (one of
-/// [`OutputFormat::TEMPLATES`]) and its `template` as `-o` gave it:
-/// `-o jsonpath`'s (no newline is added, as kubectl adds none; the error is
-/// kubectl's `error executing jsonpath …`), or custom columns (the spec, or
-/// the file's text). On an error in a custom-columns row, `out` holds the
-/// table up to that row, which kubectl prints before the error.
+/// [`OutputFormat::TEMPLATES`]) and its `template` as `-o` gave it (a
+/// file's text for the file formats): JSONPath (no newline is added, as
+/// kubectl adds none; the error is kubectl's `error executing jsonpath …`),
+/// its values as JSON arrays, a Go template (`error executing template …`),
+/// or custom columns. On an error in a Go template or a custom-columns row,
+/// `out` holds what rendered before it, which kubectl prints before the
+/// error; a JSONPath template renders whole or not at all, as kubectl
+/// evaluates it before printing.
 pub fn render_template<T: Serialize + ?Sized>(
     value: &T,
     format: OutputFormat,
@@ -224,7 +263,15 @@ pub fn render_template<T: Serialize + ?Sized>(
         OutputFormat::CustomColumnsFile => {
             custom_columns::Columns::parse_file(template)?.render_into(&document, out)
         }
-        // kubectl evaluates the whole template before it prints any of it.
+        OutputFormat::GoTemplate | OutputFormat::GoTemplateFile => {
+            go_template::Template::parse(template)
+                .and_then(|t| t.render_into(&document, out))
+                .map_err(|e| format!("error executing template {template:?}: {e}"))
+        }
+        OutputFormat::JsonPathAsJson => jsonpath_template::Template::parse(template)
+            .and_then(|t| t.render_as_json(&document))
+            .map(|text| out.push_str(&text))
+            .map_err(|e| format!("error executing jsonpath {template:?}: {e}")),
         _ => jsonpath_template::Template::parse(template)
             .and_then(|t| t.render(&document))
             .map(|text| out.push_str(&text))
@@ -261,6 +308,10 @@ pub fn write_objects(
         | OutputFormat::Table
         | OutputFormat::Wide
         | OutputFormat::JsonPath
+        | OutputFormat::JsonPathFile
+        | OutputFormat::JsonPathAsJson
+        | OutputFormat::GoTemplate
+        | OutputFormat::GoTemplateFile
         | OutputFormat::CustomColumns
         | OutputFormat::CustomColumnsFile => {
             let mut text = String::new();

@@ -224,3 +224,100 @@ fn field_set_keys_match_structured_merge_diff() {
     );
     assert!(out.status.success(), "delete: {}", text(&out.stderr));
 }
+
+/// `-o go-template` and `-o jsonpath-as-json` print what kubectl prints for
+/// the same template over the same object: kubectl's `label --local` prints
+/// a file's object through its own printers without asking a server (the
+/// label it sets is already there, so the object is unchanged).
+#[test]
+fn output_templates_print_what_kubectl_prints() {
+    use kubectl_cozy::output::{OutputFormat, render_template};
+
+    let object = json!({
+        "apiVersion": "apps.cozystack.io/v1alpha1",
+        "kind": "Postgres",
+        "metadata": {
+            "name": "db1", "namespace": "team-a", "creationTimestamp": null,
+            "labels": {"tier": "db", "a": "1"}
+        },
+        "spec": {
+            "replicas": 3, "ratio": 0.5, "big": 12_345_678_901_i64, "huge": 1.5e21,
+            "storage": "10Gi", "enabled": true, "backup": null,
+            "databases": ["app", "<reports> & more"],
+            "users": {"app": {"password": "c2VjcmV0"}, "ro": {"password": "cmVhZA=="}}
+        }
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("postgres.json");
+    std::fs::write(&file, object.to_string()).expect("write the object");
+    let kubectl = crate::support::plane::binaries()
+        .expect("control plane binaries")
+        .join("kubectl");
+    let cases: &[(OutputFormat, &str)] = &[
+        // Not `.spec.huge`: the engine prints a float of 1e6 or more (or
+        // under 1e-4) in decimal, where Go prints `1.5e+21` (module docs).
+        (
+            OutputFormat::GoTemplate,
+            "{{.metadata.name}} {{.spec.replicas}} {{.spec.ratio}} {{.spec.big}}",
+        ),
+        (
+            OutputFormat::GoTemplate,
+            "{{.metadata.labels}} {{.spec.databases}} {{.spec.users}}",
+        ),
+        (
+            OutputFormat::GoTemplate,
+            "{{.spec.backup}} {{.spec.nope}} {{.spec.nope.deeper}} {{.metadata.creationTimestamp}}",
+        ),
+        (
+            OutputFormat::GoTemplate,
+            "{{range $name, $user := .spec.users}}{{$name}}={{$user.password | base64decode}}\n{{end}}",
+        ),
+        (
+            OutputFormat::GoTemplate,
+            "{{range $i, $db := .spec.databases}}{{$i}}:{{$db}};{{end}}{{len .spec.databases}}",
+        ),
+        (
+            OutputFormat::GoTemplate,
+            "{{if .spec.enabled}}on{{else}}off{{end}} {{exists .spec \"backup\"}} {{exists .spec.users \"app\" \"password\"}} {{exists .spec.databases 2}}",
+        ),
+        (
+            OutputFormat::GoTemplate,
+            "{{printf \"%s/%s %d %v %q\" .metadata.namespace .metadata.name .spec.replicas .spec.ratio .spec.storage}}",
+        ),
+        (
+            OutputFormat::GoTemplate,
+            "{{with .spec}}{{.storage}}{{end}} {{index .metadata.labels \"tier\"}} {{eq .spec.replicas 3}} {{gt .spec.ratio 0.25}} {{html (index .spec.databases 1)}} {{js (index .spec.databases 1)}}",
+        ),
+        (
+            OutputFormat::GoTemplate,
+            "{{- range .spec.databases }}\n  - {{ . }}\n{{- end }}\n",
+        ),
+        (OutputFormat::JsonPathAsJson, "{.metadata.name}"),
+        (
+            OutputFormat::JsonPathAsJson,
+            "{.spec.databases[*]}{.spec.users}{.spec.nope}",
+        ),
+        (
+            OutputFormat::JsonPathAsJson,
+            "name: {.metadata.name}{range .spec.databases[*]}[{@}]{end}",
+        ),
+        (
+            OutputFormat::JsonPathAsJson,
+            "{.spec.replicas} {.spec.ratio} {.spec.big} {.spec.huge} {.spec.backup}",
+        ),
+    ];
+    for (format, template) in cases {
+        let output = format!("{}={template}", format.name());
+        let out = std::process::Command::new(&kubectl)
+            .args(["label", "--local", "-f"])
+            .arg(&file)
+            .args(["a=1", "--overwrite", "-o", &output])
+            .output()
+            .expect("run kubectl");
+        assert!(out.status.success(), "{output}: {}", text(&out.stderr));
+        let mut ours = String::new();
+        render_template(&object, *format, template, &mut ours)
+            .unwrap_or_else(|e| panic!("{output}: {e}"));
+        assert_eq!(ours, text(&out.stdout), "{output}");
+    }
+}

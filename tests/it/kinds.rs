@@ -1550,10 +1550,17 @@ fn kinds_list_prints_a_jsonpath_template() {
         "template format specified but no template given",
     );
     refused(
-        &["kinds", "list", "-o", "go-template={{.kind}}"],
+        &["kinds", "list", "-o", "go-json"],
         2,
-        "one of table, wide, json, yaml, name, jsonpath=TEMPLATE, custom-columns=SPEC or \
-         custom-columns-file=FILE (go-template is not supported",
+        "one of table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, \
+         jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, \
+         custom-columns=SPEC or custom-columns-file=FILE",
+    );
+    refused(
+        &["kinds", "list", "-o", "jsonpath"],
+        2,
+        "-o jsonpath needs a template: -o jsonpath='{.items[*].plural}', or \
+         --template='{.items[*].plural}'",
     );
     refused(
         &[
@@ -1565,6 +1572,115 @@ fn kinds_list_prints_a_jsonpath_template() {
         ],
         2,
         "-o jsonpath: kinds scaffold prints -o yaml or -o json",
+    );
+}
+
+/// `-o go-template=TEMPLATE` (or `template=`, or `--template` alone) runs a Go
+/// template over what `-o json` prints, and the file formats read theirs
+/// from a file; `-o jsonpath-as-json` prints what a JSONPath selects as JSON
+/// arrays (`go_text` holds both to kubectl's output). An error in a Go
+/// template prints what rendered before it, then the error.
+#[test]
+fn kinds_list_prints_go_templates_and_template_files() {
+    let listed = |extra: &[&str]| {
+        cozy(&[&["kinds", "list", "--kinds", "examples/kinds"][..], extra].concat())
+    };
+    let lines = "{{range .items}}{{.kind}} {{.plural}} {{.shortNames}}\n{{end}}";
+    let want = "Bucket buckets []\nPostgres postgreses [pg]\nRedis redises []\n";
+    for args in [
+        vec!["-o".to_owned(), format!("go-template={lines}")],
+        vec!["-o".to_owned(), format!("template={lines}")],
+        vec![format!("--template={lines}")],
+        vec![
+            "-o".to_owned(),
+            "go-template".to_owned(),
+            "--template".to_owned(),
+            lines.to_owned(),
+        ],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = listed(&args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), want, "{args:?}");
+    }
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let go_file = dir.path().join("kinds.tmpl");
+    std::fs::write(&go_file, lines).expect("write the template");
+    let out = listed(&["-o", &format!("go-template-file={}", go_file.display())]);
+    assert_eq!(text(&out.stdout), want, "{}", text(&out.stderr));
+    let out = listed(&[
+        "-o",
+        "templatefile",
+        "--template",
+        go_file.to_str().unwrap(),
+    ]);
+    assert_eq!(text(&out.stdout), want, "{}", text(&out.stderr));
+    let jsonpath_file = dir.path().join("plurals.jsonpath");
+    std::fs::write(&jsonpath_file, "{.items[*].plural}").expect("write the template");
+    let out = listed(&["-o", &format!("jsonpath-file={}", jsonpath_file.display())]);
+    assert_eq!(
+        text(&out.stdout),
+        "buckets postgreses redises",
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = listed(&[
+        "-o",
+        "jsonpath-as-json={.items[1].shortNames}{.items[*].kind}",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "[\n    [\n        \"pg\"\n    ]\n]\n[\n    \"Bucket\",\n    \"Postgres\",\n    \"Redis\"\n]\n"
+    );
+
+    // Refused before anything prints: exit 2.
+    for (args, says) in [
+        (
+            vec!["-o", "go-template={{.kind"],
+            "error parsing template {{.kind, template: output:1:",
+        ),
+        (
+            vec!["-o", "go-template="],
+            "template format specified but no template given",
+        ),
+        (vec!["-o", "go-template"], "-o go-template needs a template"),
+        (
+            vec!["-o", "go-template-file=/nonexistent/kinds.tmpl"],
+            "error reading template /nonexistent/kinds.tmpl",
+        ),
+        (
+            vec!["-o", "go-template={{.kind}}", "--template", "{{.kind}}"],
+            "both give a template",
+        ),
+    ] {
+        let out = listed(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // Fails while rendering: what rendered first, then the error (exit 1).
+    let out = listed(&[
+        "-o",
+        "go-template={{range .items}}{{.kind}} {{.shortNames | base64decode}}{{end}}",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Bucket ");
+    assert!(
+        text(&out.stderr).contains("wrong type for value; expected string; got []interface {}"),
+        "{}",
+        text(&out.stderr)
     );
 }
 

@@ -22,6 +22,10 @@ pub const OUTPUT_FORMATS: &[OutputFormat] = &[
     OutputFormat::Yaml,
     OutputFormat::Name,
     OutputFormat::JsonPath,
+    OutputFormat::JsonPathFile,
+    OutputFormat::JsonPathAsJson,
+    OutputFormat::GoTemplate,
+    OutputFormat::GoTemplateFile,
     OutputFormat::CustomColumns,
     OutputFormat::CustomColumnsFile,
 ];
