@@ -23,6 +23,8 @@ pub enum Route {
     CoreV1,
     /// `/version`.
     Version,
+    /// `/metrics`.
+    Metrics,
     /// `/apis`.
     Apis,
     /// `/apis/<group>`.
@@ -118,6 +120,7 @@ pub fn route(method: &Method, path: &str, query: &Query) -> Route {
             check: Some((*check).to_owned()),
         },
         ["version"] => Route::Version,
+        ["metrics"] => Route::Metrics,
         ["api"] => Route::CoreApi,
         ["api", "v1"] => Route::CoreV1,
         ["api", "v1", rest @ ..] => match resource_request(method, "", "v1", rest, query) {

@@ -9,6 +9,7 @@
 //! - [`unknown_fields`]: unknown fields outside `spec` (`fieldValidation`)
 //! - [`negotiate`]: `Accept` and `Content-Type` negotiation
 //! - [`table`]: `Table` and `PartialObjectMetadata(List)` responses
+//! - [`metrics`]: `/metrics`, kube-apiserver's request metrics and the cache's
 //! - [`discovery`]: `/apis`, `/apis/<g>`, `/apis/<g>/<v>` and aggregated discovery
 //! - [`openapi`]: `/openapi/v2` and `/openapi/v3`
 //! - [`gnostic`]: `/openapi/v2` as gnostic's protobuf `openapi_v2.Document`
@@ -33,6 +34,7 @@ pub(crate) mod discovery;
 pub(crate) mod duplicate_fields;
 pub(crate) mod gnostic;
 pub mod handlers;
+pub(crate) mod metrics;
 pub(crate) mod negotiate;
 pub(crate) mod openapi;
 pub mod patch;

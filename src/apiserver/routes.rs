@@ -1,5 +1,6 @@
 //! What each path answers, once the caller is authorized: `/healthz`,
 //! `/livez`, `/readyz` (named checks, `?verbose`, `?exclude=`), `/version`,
+//! `/metrics` ([`super::metrics`]),
 //! `/apis`, `/apis/<g>`, `/apis/<g>/<v>` (aggregated discovery v2 with
 //! ETag/304), `/openapi/v2` (JSON, or gnostic protobuf when `Accept` asks
 //! for it: [`super::gnostic`]), `/openapi/v3`, `/openapi/v3/apis/<g>/<v>`
@@ -16,7 +17,7 @@ use super::gnostic::{self, Encoding};
 use super::handlers::{self, ApiState};
 use super::published::PublishedCache;
 use super::response::{self, Body};
-use super::{discovery, openapi};
+use super::{discovery, metrics, openapi};
 use crate::apimachinery::query::Query;
 use crate::apimachinery::request_info::Route;
 use crate::apimachinery::status::ApiError;
@@ -92,6 +93,14 @@ impl Router {
         match route {
             Route::Health { endpoint, check } => health(self, &endpoint, check.as_deref(), query),
             Route::Version => get_only(response::json(StatusCode::OK, &version_info())),
+            Route::Metrics => {
+                let mut r = response::text(StatusCode::OK, metrics::render(state.apps.cache()));
+                r.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static(metrics::CONTENT_TYPE),
+                );
+                get_only(r)
+            }
             // The core group: only a standalone server has one (namespaces).
             Route::CoreApi if state.apps.embedded().is_some() => {
                 get_only(handlers::namespaces::api_versions())

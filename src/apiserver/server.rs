@@ -29,9 +29,9 @@ use tokio::sync::watch;
 use tracing::Instrument;
 
 use super::handlers::ApiState;
-use super::request_body;
 use super::response::{self, Body};
 use super::routes::{Request, Router};
+use super::{metrics, request_body};
 use crate::apimachinery::query::{self, Query};
 use crate::apimachinery::request_info::{self, Route, Verb};
 use crate::apimachinery::status::ApiError;
@@ -539,7 +539,10 @@ async fn serve(
         response,
         user,
         watch,
+        kind,
     } = serve_request(shared, peer, req).await;
+    let open_watch =
+        metrics::requests().answered(kind, response.status().as_u16(), started.elapsed());
     if user
         .as_ref()
         .is_some_and(|u| u.name != crate::apimachinery::user::ANONYMOUS_USER)
@@ -553,6 +556,7 @@ async fn serve(
             http_body_util::BodyExt::boxed(Streaming {
                 body,
                 _in_flight: in_flight,
+                _open: open_watch,
             })
         }),
         false => response,
@@ -571,11 +575,14 @@ async fn serve(
     response
 }
 
-/// A watch's body: its request stays in flight until the stream ends.
+/// A watch's body: its request stays in flight, and counted open in the
+/// metrics, until the stream ends.
 struct Streaming {
     body: Body,
     /// Held, never read: dropped with the body.
     _in_flight: InFlight,
+    /// Likewise (none for a watch refused at once).
+    _open: Option<metrics::OpenWatch>,
 }
 
 impl hyper::body::Body for Streaming {
@@ -598,13 +605,14 @@ impl hyper::body::Body for Streaming {
     }
 }
 
-/// A request answered: the response, who asked (when authenticated) and
-/// whether it was a watch, for the connection's bookkeeping and the access
-/// log.
+/// A request answered: the response, who asked (when authenticated),
+/// whether it was a watch and what it was, for the connection's
+/// bookkeeping, the access log and the metrics.
 struct Served {
     response: Response<Body>,
     user: Option<Arc<UserInfo>>,
     watch: bool,
+    kind: metrics::RequestKind,
 }
 
 /// One request, from its head to its response (a `debug` span per request
@@ -627,6 +635,7 @@ async fn serve_request_in(
     let query = query::parse_query(parts.uri.query());
     let route = request_info::route(&parts.method, parts.uri.path(), &query);
     let watch = matches!(&route, Route::Resource(r) if r.verb == Verb::Watch);
+    let kind = metrics::RequestKind::of(&parts.method, &route, &query, &parts.headers);
     let user = match shared
         .auth
         .check(
@@ -646,6 +655,7 @@ async fn serve_request_in(
                 response: response::error(&e),
                 user: None,
                 watch,
+                kind,
             };
         }
     };
@@ -656,6 +666,7 @@ async fn serve_request_in(
         response,
         user: Some(user),
         watch,
+        kind,
     }
 }
 

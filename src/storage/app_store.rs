@@ -179,6 +179,11 @@ impl AppStore {
         }
     }
 
+    /// The cache the apps are read from.
+    pub(crate) fn cache(&self) -> &WatchCache {
+        &self.cache
+    }
+
     /// Whether the cache has made its first list.
     pub fn ready(&self) -> bool {
         self.cache.ready()

@@ -583,6 +583,150 @@ async fn a_service_account_token_works_directly() {
     );
 }
 
+/// The value of the sample of `metric` whose labels are `labels` (as
+/// written, in order) in a scrape, if there is one.
+fn sample(scrape: &str, metric: &str, labels: &str) -> Option<f64> {
+    let prefix = format!("{metric}{{{labels}}} ");
+    scrape
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|value| value.parse().ok())
+}
+
+/// `/metrics` is a non-resource path for RBAC: kube's built-in
+/// `system:monitoring` group (bound to the ClusterRole of that name) may get
+/// it, a user without it is refused as kube-apiserver refuses one. It
+/// counts requests with kube-apiserver's metric names and labels, a refused
+/// list among them, and a watch while it streams.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_are_kube_apiservers_for_who_may_read_them() {
+    const AS_MO: [(&str, &str); 2] = [("X-Remote-User", "mo"), ("X-Remote-Group", "dev")];
+    const AS_PROMETHEUS: [(&str, &str); 2] = [
+        ("X-Remote-User", "prometheus"),
+        ("X-Remote-Group", "system:monitoring"),
+    ];
+    let plane = plane();
+    let server = aggregated();
+    let ns = plane.namespace("metrics").await;
+    postgres_only_role(plane, &ns, "mo");
+    let a = addr(&server.direct_url);
+    let proxy = &plane.front_proxy_client;
+    let scrape = || {
+        request(
+            a,
+            &server.ca_pem,
+            Some(proxy),
+            "GET",
+            "/metrics",
+            &AS_PROMETHEUS,
+            None,
+        )
+    };
+
+    let refused = request(
+        a,
+        &server.ca_pem,
+        Some(proxy),
+        "GET",
+        "/metrics",
+        &AS_MO,
+        None,
+    )
+    .await;
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    assert!(
+        refused
+            .body
+            .contains(r#"User \"mo\" cannot get path \"/metrics\""#),
+        "{}",
+        refused.body
+    );
+    let denied = request(
+        a,
+        &server.ca_pem,
+        Some(proxy),
+        "GET",
+        &format!("{GV}/namespaces/{ns}/redises"),
+        &AS_MO,
+        None,
+    )
+    .await;
+    assert_eq!(denied.status, 403, "{}", denied.body);
+
+    let watch_path = format!("{GV}/namespaces/{ns}/postgreses?watch=1&timeoutSeconds=4");
+    let watching = tokio::spawn(async move {
+        request(
+            a,
+            &server.ca_pem,
+            Some(&plane.front_proxy_client),
+            "GET",
+            &watch_path,
+            &AS_MO,
+            None,
+        )
+        .await
+    });
+    let kind = |verb: &str, resource: &str| {
+        format!(
+            r#"verb="{verb}",dry_run="",group="apps.cozystack.io",version="v1alpha1",resource="{resource}",subresource="",scope="namespace",component="apiserver""#
+        )
+    };
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let text = loop {
+        let scraped = scrape().await;
+        assert_eq!(scraped.status, 200, "{}", scraped.body);
+        let open = sample(
+            &scraped.body,
+            "apiserver_longrunning_requests",
+            &kind("WATCH", "postgreses"),
+        );
+        if open.is_some_and(|n| n >= 1.0) || Instant::now() > deadline {
+            break scraped.body;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        sample(
+            &text,
+            "apiserver_longrunning_requests",
+            &kind("WATCH", "postgreses")
+        ) >= Some(1.0),
+        "the watch streams: {text}"
+    );
+    let list_refused = format!("{},code=\"403\"", kind("LIST", "redises"));
+    assert!(
+        sample(&text, "apiserver_request_total", &list_refused) >= Some(1.0),
+        "{text}"
+    );
+    assert!(
+        sample(
+            &text,
+            "apiserver_request_duration_seconds_count",
+            &kind("LIST", "redises")
+        ) >= Some(1.0),
+        "{text}"
+    );
+    let metrics_refused = r#"verb="GET",dry_run="",group="",version="",resource="",subresource="",scope="",component="apiserver",code="403""#;
+    assert!(
+        sample(&text, "apiserver_request_total", metrics_refused) >= Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample(&text, "kubectl_cozy_watch_cache_ready", ""),
+        None,
+        "no labels, no braces"
+    );
+    for line in [
+        "kubectl_cozy_watch_cache_ready 1",
+        "process_resident_memory_bytes ",
+        "# EOF",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    let watched = watching.await.expect("the watch");
+    assert_eq!(watched.status, 200, "{}", watched.body);
+}
+
 /// A client whose every call fails to connect.
 fn dead_client() -> kube::Client {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
