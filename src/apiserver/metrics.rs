@@ -1,16 +1,16 @@
-//! `/metrics`: the server's Prometheus metrics, with kube-apiserver's names
-//! and labels where it has the same thing, so that its dashboards and
+//! `/metrics`: the server's Prometheus metrics, with kube-apiserver's names,
+//! labels and help where it has the same thing, so that its dashboards and
 //! alerts read this server too:
 //!
 //! - `apiserver_request_total` (verb, dry_run, group, version, resource,
 //!   subresource, scope, component, code) and
 //!   `apiserver_request_duration_seconds` (the same but code; kube's
-//!   buckets), for every request answered, as `k8s.io/apiserver`'s
-//!   `endpoints/metrics` labels them (`LIST`, `WATCH`, `APPLY`, scope
-//!   `resource`, `namespace` or `cluster`); a watch is counted when its
-//!   answer starts and left out of the latency, which for a stream says
-//!   nothing;
-//! - `apiserver_longrunning_requests`: the watches open now;
+//!   buckets), labelled as `k8s.io/apiserver`'s `endpoints/metrics` labels
+//!   them ([`RequestKind::of`]) and, as there, counted only for requests
+//!   authorized for a resource this server serves (so a client cannot add
+//!   label sets by asking for made-up paths); a watch is counted when it
+//!   ends, with its whole duration;
+//! - `apiserver_longrunning_requests`: the watches streaming now;
 //! - `kubectl_cozy_watch_cache_objects`, `…_ready`, `…_upstream_watches_total`:
 //!   the cache of the served HelmReleases, the watches it opened upstream
 //!   (more than one means it re-listed) and whether it is synced;
@@ -19,11 +19,12 @@
 //!
 //! The request metrics live for the process ([`requests`]); the cache's are
 //! read from the answering server's state at each scrape. The text is
-//! OpenMetrics, which Prometheus scrapes; `/metrics` is authorized as any
-//! non-resource path (`nonResourceURLs: ["/metrics"]`, verb `get`).
+//! OpenMetrics, the format Prometheus asks for first; `/metrics` is
+//! authorized as any non-resource path (`nonResourceURLs: ["/metrics"]`,
+//! verb `get`).
 
 use std::sync::LazyLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http::{HeaderMap, Method, header};
 use prometheus_client::collector::Collector;
@@ -35,7 +36,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::apimachinery::query::Query;
-use crate::apimachinery::request_info::{Route, Verb};
+use crate::apimachinery::request_info::{ResourceRequest, Verb};
 use crate::storage::cache::WatchCache;
 
 /// The content type of the answer.
@@ -52,6 +53,14 @@ const DURATION_BUCKETS: [f64; 23] = [
 pub(crate) struct RequestKind {
     verb: &'static str,
     dry_run: &'static str,
+    #[prometheus(flatten)]
+    resource: ResourceLabels,
+}
+
+/// The labels of `apiserver_longrunning_requests`, and the rest of a
+/// request's.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResourceLabels {
     group: String,
     version: String,
     resource: String,
@@ -67,62 +76,72 @@ struct Answered {
     code: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LongRunning {
+    verb: &'static str,
+    #[prometheus(flatten)]
+    resource: ResourceLabels,
+}
+
 impl RequestKind {
-    /// The labels of a request at `route`.
+    /// The labels of a resource request, as `k8s.io/apiserver`'s
+    /// `endpoints/metrics` computes them (`CleanScope`, `CanonicalVerb`,
+    /// `cleanVerb`, `cleanDryRun`): the verb is the method's, GET (and
+    /// HEAD) of a collection is `LIST`, a GET with a true `watch` parameter
+    /// or under `/watch/` is `WATCH`, a server-side apply is `APPLY`; the
+    /// scope is `resource` for one object and for a create, else
+    /// `namespace` or `cluster`; `dry_run` is the sorted values of
+    /// `dryRun`, or `invalid` when one is not `All`.
     pub(crate) fn of(
         method: &Method,
-        route: &Route,
+        request: &ResourceRequest,
         query: &Query,
         headers: &HeaderMap,
     ) -> RequestKind {
-        let dry_run = if query.all("dryRun").contains(&"All") {
-            "All"
-        } else {
-            ""
-        };
-        let Route::Resource(request) = route else {
-            return RequestKind {
-                verb: method_name(method),
-                dry_run,
-                group: String::new(),
-                version: String::new(),
-                resource: String::new(),
-                subresource: String::new(),
-                scope: "",
-                component: "apiserver",
-            };
-        };
-        let applies = headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|t| t.starts_with("application/apply-patch"));
-        let verb = match request.verb {
-            Verb::Get => "GET",
-            Verb::List => "LIST",
-            Verb::Watch => "WATCH",
-            Verb::Create => "CREATE",
-            Verb::Update => "UPDATE",
-            Verb::Patch if applies => "APPLY",
-            Verb::Patch => "PATCH",
-            Verb::Delete => "DELETE",
-            Verb::DeleteCollection => "DELETECOLLECTION",
-        };
-        let scope = if request.name.is_some() {
+        let scope = if request.name.is_some() || request.verb == Verb::Create {
             "resource"
         } else if request.namespace.is_some() {
             "namespace"
         } else {
             "cluster"
         };
+        let watch_parameter = query
+            .get("watch")
+            .is_some_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "0" | "false"));
+        let verb = match *method {
+            Method::GET if watch_parameter => "WATCH",
+            _ if request.verb == Verb::Watch => "WATCH",
+            Method::GET | Method::HEAD if scope == "resource" => "GET",
+            Method::GET | Method::HEAD => "LIST",
+            Method::POST => "POST",
+            Method::PUT => "PUT",
+            Method::PATCH
+                if headers
+                    .get(header::CONTENT_TYPE)
+                    .is_some_and(|t| t == "application/apply-patch+yaml") =>
+            {
+                "APPLY"
+            }
+            Method::PATCH => "PATCH",
+            Method::DELETE => "DELETE",
+            _ => "other",
+        };
+        let dry_run = match query.all("dryRun").as_slice() {
+            [] => "",
+            values if values.iter().all(|v| *v == "All") => "All",
+            _ => "invalid",
+        };
         RequestKind {
             verb,
             dry_run,
-            group: request.group.clone(),
-            version: request.version.clone(),
-            resource: request.resource.clone(),
-            subresource: request.subresource.clone().unwrap_or_default(),
-            scope,
-            component: "apiserver",
+            resource: ResourceLabels {
+                group: request.group.clone(),
+                version: request.version.clone(),
+                resource: request.resource.clone(),
+                subresource: request.subresource.clone().unwrap_or_default(),
+                scope,
+                component: "apiserver",
+            },
         }
     }
 
@@ -132,76 +151,90 @@ impl RequestKind {
     }
 }
 
-/// A non-resource request's verb: its method, as kube-apiserver reports it.
-fn method_name(method: &Method) -> &'static str {
-    match *method {
-        Method::GET => "GET",
-        Method::HEAD => "HEAD",
-        Method::POST => "POST",
-        Method::PUT => "PUT",
-        Method::PATCH => "PATCH",
-        Method::DELETE => "DELETE",
-        Method::OPTIONS => "OPTIONS",
-        _ => "other",
-    }
-}
-
 /// The request metrics of this process.
 #[derive(Debug, Clone)]
 pub(crate) struct Requests {
     total: Family<Answered, Counter>,
     duration: Family<RequestKind, Histogram, fn() -> Histogram>,
-    longrunning: Family<RequestKind, Gauge>,
+    longrunning: Family<LongRunning, Gauge>,
+}
+
+impl Default for Requests {
+    fn default() -> Requests {
+        Requests {
+            total: Family::default(),
+            duration: Family::new_with_constructor(|| Histogram::new(DURATION_BUCKETS)),
+            longrunning: Family::default(),
+        }
+    }
 }
 
 /// The process's request metrics, shared by every server it runs.
 pub(crate) fn requests() -> &'static Requests {
-    static REQUESTS: LazyLock<Requests> = LazyLock::new(|| Requests {
-        total: Family::default(),
-        duration: Family::new_with_constructor(|| Histogram::new(DURATION_BUCKETS)),
-        longrunning: Family::default(),
-    });
+    static REQUESTS: LazyLock<Requests> = LazyLock::new(Requests::default);
     &REQUESTS
 }
 
-/// A watch counted open until this is dropped (with its stream).
+/// A watch that streams: counted open until this drops with its stream,
+/// then counted as answered with its whole duration, as kube-apiserver
+/// counts one when it ends.
 #[derive(Debug)]
-pub(crate) struct OpenWatch(Gauge);
+pub(crate) struct OpenWatch {
+    requests: Requests,
+    kind: Option<RequestKind>,
+    code: u16,
+    started: Instant,
+    open: Gauge,
+}
 
 impl Drop for OpenWatch {
     fn drop(&mut self) {
-        self.0.dec();
+        self.open.dec();
+        if let Some(kind) = self.kind.take() {
+            self.requests
+                .record(kind, self.code, self.started.elapsed());
+        }
     }
 }
 
 impl Requests {
-    /// Counts one request answered with `code` after `elapsed`; a watch
-    /// (answered 200) is counted open until the returned guard drops.
+    /// Counts one request answered with `code`, `started` when it arrived:
+    /// at once, or for a watch that streams (a 200), when the returned
+    /// guard drops with its stream.
     pub(crate) fn answered(
         &self,
         kind: RequestKind,
         code: u16,
-        elapsed: Duration,
+        started: Instant,
     ) -> Option<OpenWatch> {
-        let open = if !kind.is_watch() {
-            self.duration
-                .get_or_create(&kind)
-                .observe(elapsed.as_secs_f64());
-            None
-        } else if code == 200 {
-            let open = self.longrunning.get_or_create_owned(&kind);
-            open.inc();
-            Some(OpenWatch(open))
-        } else {
-            None
-        };
+        if !(kind.is_watch() && code == 200) {
+            self.record(kind, code, started.elapsed());
+            return None;
+        }
+        let open = self.longrunning.get_or_create_owned(&LongRunning {
+            verb: kind.verb,
+            resource: kind.resource.clone(),
+        });
+        open.inc();
+        Some(OpenWatch {
+            requests: self.clone(),
+            kind: Some(kind),
+            code,
+            started,
+            open,
+        })
+    }
+
+    fn record(&self, kind: RequestKind, code: u16, elapsed: Duration) {
+        self.duration
+            .get_or_create(&kind)
+            .observe(elapsed.as_secs_f64());
         self.total
             .get_or_create(&Answered {
                 kind,
                 code: code.to_string(),
             })
             .inc();
-        open
     }
 }
 
@@ -209,20 +242,21 @@ impl Requests {
 /// state of `cache` (the answering server's).
 pub(crate) fn render(cache: &WatchCache) -> String {
     let requests = requests().clone();
+    // The registry ends each help text with a period.
     let mut registry = Registry::default();
     registry.register(
         "apiserver_request",
-        "Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.",
+        "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code",
         requests.total,
     );
     registry.register(
         "apiserver_request_duration_seconds",
-        "Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.",
+        "[STABLE] Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component",
         requests.duration,
     );
     registry.register(
         "apiserver_longrunning_requests",
-        "Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component.",
+        "[STABLE] Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way",
         requests.longrunning,
     );
     registry.register_collector(Box::new(CacheState {
@@ -245,12 +279,15 @@ struct CacheState {
     upstream_watches: u64,
 }
 
-fn gauge(
+fn gauge<N>(
     encoder: &mut DescriptorEncoder,
     name: &str,
     help: &str,
-    value: i64,
-) -> Result<(), std::fmt::Error> {
+    value: N,
+) -> Result<(), std::fmt::Error>
+where
+    ConstGauge<N>: EncodeMetric,
+{
     let metric = ConstGauge::new(value);
     metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)
 }
@@ -359,7 +396,7 @@ struct ProcessStats {
     virtual_bytes: i64,
     open_fds: i64,
     max_fds: Option<i64>,
-    start_time_seconds: i64,
+    start_time_seconds: f64,
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -420,8 +457,7 @@ fn parse_stat(
         virtual_bytes: i64::try_from(field(23)?).ok()?,
         open_fds: 0,
         max_fds: None,
-        start_time_seconds: boot_time
-            + i64::try_from(start_ticks / ticks_per_second.max(1)).ok()?,
+        start_time_seconds: boot_time as f64 + start_ticks as f64 / ticks,
     })
 }
 
@@ -429,7 +465,7 @@ fn parse_stat(
 mod tests {
     use super::*;
     use crate::apimachinery::query::parse_query;
-    use crate::apimachinery::request_info::route;
+    use crate::apimachinery::request_info::{Route, route};
 
     fn kind(method: Method, path: &str, query: &str, content_type: Option<&str>) -> RequestKind {
         let query = parse_query(Some(query));
@@ -437,83 +473,135 @@ mod tests {
         if let Some(t) = content_type {
             headers.insert(header::CONTENT_TYPE, t.parse().unwrap());
         }
-        RequestKind::of(&method, &route(&method, path, &query), &query, &headers)
+        let Route::Resource(request) = route(&method, path, &query) else {
+            panic!("{path} is no resource path");
+        };
+        RequestKind::of(&method, &request, &query, &headers)
     }
+
+    fn labels(kind: &RequestKind) -> (&str, &str, &str, &str, &str) {
+        (
+            kind.verb,
+            kind.resource.scope,
+            kind.dry_run,
+            &kind.resource.resource,
+            &kind.resource.subresource,
+        )
+    }
+
+    const PG: &str = "/apis/apps.cozystack.io/v1alpha1";
 
     /// The labels `k8s.io/apiserver`'s `endpoints/metrics` gives the same
-    /// requests.
+    /// requests (`CleanScope`, `CanonicalVerb`, `cleanVerb`, `cleanDryRun`).
     #[test]
     fn requests_are_labelled_as_kube_apiserver_labels_them() {
-        let list = kind(
-            Method::GET,
-            "/apis/apps.cozystack.io/v1alpha1/namespaces/a/postgreses",
-            "",
-            None,
-        );
-        assert_eq!(
+        let cases = [
             (
-                list.verb,
-                list.scope,
-                list.group.as_str(),
-                list.resource.as_str()
+                Method::GET,
+                "/namespaces/a/postgreses",
+                "",
+                None,
+                ("LIST", "namespace", "", "postgreses", ""),
             ),
-            ("LIST", "namespace", "apps.cozystack.io", "postgreses")
-        );
-        let all = kind(
-            Method::GET,
-            "/apis/apps.cozystack.io/v1alpha1/postgreses",
-            "watch=true",
-            None,
-        );
-        assert_eq!((all.verb, all.scope), ("WATCH", "cluster"));
-        assert!(all.is_watch());
-        let apply = kind(
-            Method::PATCH,
-            "/apis/apps.cozystack.io/v1alpha1/namespaces/a/postgreses/db/status",
-            "dryRun=All&fieldManager=x",
-            Some("application/apply-patch+yaml"),
-        );
-        assert_eq!(
             (
-                apply.verb,
-                apply.scope,
-                apply.dry_run,
-                apply.subresource.as_str()
+                Method::HEAD,
+                "/postgreses",
+                "",
+                None,
+                ("LIST", "cluster", "", "postgreses", ""),
             ),
-            ("APPLY", "resource", "All", "status")
-        );
-        let merge = kind(
-            Method::PATCH,
-            "/apis/apps.cozystack.io/v1alpha1/namespaces/a/postgreses/db",
-            "",
-            Some("application/merge-patch+json"),
-        );
-        assert_eq!((merge.verb, merge.dry_run), ("PATCH", ""));
-        let discovery = kind(Method::GET, "/apis", "", None);
-        assert_eq!(
-            (discovery.verb, discovery.scope, discovery.resource.as_str()),
-            ("GET", "", "")
-        );
+            (
+                Method::GET,
+                "/namespaces/a/postgreses/db",
+                "",
+                None,
+                ("GET", "resource", "", "postgreses", ""),
+            ),
+            (
+                Method::GET,
+                "/postgreses",
+                "watch=true",
+                None,
+                ("WATCH", "cluster", "", "postgreses", ""),
+            ),
+            // A named GET with `watch` is a get for the handler, a watch here.
+            (
+                Method::GET,
+                "/namespaces/a/postgreses/db",
+                "watch=1",
+                None,
+                ("WATCH", "resource", "", "postgreses", ""),
+            ),
+            (
+                Method::GET,
+                "/watch/namespaces/a/postgreses/db",
+                "",
+                None,
+                ("WATCH", "resource", "", "postgreses", ""),
+            ),
+            (
+                Method::GET,
+                "/namespaces/a/postgreses",
+                "watch=false",
+                None,
+                ("LIST", "namespace", "", "postgreses", ""),
+            ),
+            (
+                Method::POST,
+                "/namespaces/a/postgreses",
+                "dryRun=All",
+                None,
+                ("POST", "resource", "All", "postgreses", ""),
+            ),
+            (
+                Method::PUT,
+                "/namespaces/a/postgreses/db/status",
+                "",
+                None,
+                ("PUT", "resource", "", "postgreses", "status"),
+            ),
+            (
+                Method::PATCH,
+                "/namespaces/a/postgreses/db",
+                "fieldManager=x",
+                Some("application/apply-patch+yaml"),
+                ("APPLY", "resource", "", "postgreses", ""),
+            ),
+            (
+                Method::PATCH,
+                "/namespaces/a/postgreses/db",
+                "",
+                Some("application/merge-patch+json"),
+                ("PATCH", "resource", "", "postgreses", ""),
+            ),
+            (
+                Method::DELETE,
+                "/namespaces/a/postgreses/db",
+                "dryRun=All&dryRun=All",
+                None,
+                ("DELETE", "resource", "All", "postgreses", ""),
+            ),
+            (
+                Method::DELETE,
+                "/namespaces/a/postgreses",
+                "dryRun=Some",
+                None,
+                ("DELETE", "namespace", "invalid", "postgreses", ""),
+            ),
+        ];
+        for (method, path, query, content_type, want) in cases {
+            let got = kind(method.clone(), &format!("{PG}{path}"), query, content_type);
+            assert_eq!(labels(&got), want, "{method} {path}?{query}");
+            assert_eq!(
+                (got.resource.group.as_str(), got.resource.component),
+                ("apps.cozystack.io", "apiserver")
+            );
+        }
     }
 
     #[test]
-    fn answers_are_counted_and_watches_held_open() {
-        let requests = Requests {
-            total: Family::default(),
-            duration: Family::new_with_constructor(|| Histogram::new(DURATION_BUCKETS)),
-            longrunning: Family::default(),
-        };
-        let get = kind(
-            Method::GET,
-            "/apis/apps.cozystack.io/v1alpha1/namespaces/a/postgreses/db",
-            "",
-            None,
-        );
-        assert!(
-            requests
-                .answered(get.clone(), 404, Duration::from_millis(3))
-                .is_none()
-        );
+    fn answers_are_counted_and_watches_when_they_end() {
+        let requests = Requests::default();
         let answered = |kind: &RequestKind, code: &str| {
             requests
                 .total
@@ -523,26 +611,38 @@ mod tests {
                 })
                 .get()
         };
-        assert_eq!(answered(&get, "404"), 1);
-        let watch = kind(
+        let get = kind(
             Method::GET,
-            "/apis/apps.cozystack.io/v1alpha1/postgreses",
-            "watch=1",
+            &format!("{PG}/namespaces/a/postgreses/db"),
+            "",
             None,
         );
-        let open = requests.answered(watch.clone(), 200, Duration::from_millis(1));
-        assert!(open.is_some());
-        assert_eq!(answered(&watch, "200"), 1);
-        assert_eq!(requests.longrunning.get_or_create(&watch).get(), 1);
-        // A refused watch never opened.
         assert!(
             requests
-                .answered(watch.clone(), 403, Duration::ZERO)
+                .answered(get.clone(), 404, Instant::now())
                 .is_none()
         );
-        assert_eq!(requests.longrunning.get_or_create(&watch).get(), 1);
+        assert_eq!(answered(&get, "404"), 1);
+
+        let watch = kind(Method::GET, &format!("{PG}/postgreses"), "watch=1", None);
+        let streaming = LongRunning {
+            verb: "WATCH",
+            resource: watch.resource.clone(),
+        };
+        let open = requests.answered(watch.clone(), 200, Instant::now());
+        assert!(open.is_some());
+        assert_eq!(requests.longrunning.get_or_create(&streaming).get(), 1);
+        assert_eq!(answered(&watch, "200"), 0, "counted when it ends");
+        // A refused watch never streamed: counted at once.
+        assert!(
+            requests
+                .answered(watch.clone(), 410, Instant::now())
+                .is_none()
+        );
+        assert_eq!(answered(&watch, "410"), 1);
         drop(open);
-        assert_eq!(requests.longrunning.get_or_create(&watch).get(), 0);
+        assert_eq!(requests.longrunning.get_or_create(&streaming).get(), 0);
+        assert_eq!(answered(&watch, "200"), 1);
     }
 
     /// A line of proc(5)'s format, its command holding a space and a `)`.
@@ -559,7 +659,7 @@ mod tests {
                 virtual_bytes: 1_073_741_824,
                 open_fds: 0,
                 max_fds: None,
-                start_time_seconds: 1_700_000_000 + 123,
+                start_time_seconds: 1_700_000_123.45,
             }
         );
         assert_eq!(parse_stat("garbage", 0, 100, 4096), None);

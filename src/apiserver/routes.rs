@@ -67,6 +67,12 @@ impl Router {
         }
     }
 
+    /// Whether `req` names a resource this server serves
+    /// ([`handlers::serves`]).
+    pub(crate) fn serves(&self, req: &crate::apimachinery::request_info::ResourceRequest) -> bool {
+        handlers::serves(&self.state, req)
+    }
+
     /// The answer to `request` at `route`.
     pub(crate) async fn route(&self, route: Route, request: Request<'_>) -> Response<Body> {
         let Request {

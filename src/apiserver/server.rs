@@ -541,8 +541,8 @@ async fn serve(
         watch,
         kind,
     } = serve_request(shared, peer, req).await;
-    let open_watch =
-        metrics::requests().answered(kind, response.status().as_u16(), started.elapsed());
+    let open_watch = kind
+        .and_then(|kind| metrics::requests().answered(kind, response.status().as_u16(), started));
     if user
         .as_ref()
         .is_some_and(|u| u.name != crate::apimachinery::user::ANONYMOUS_USER)
@@ -606,13 +606,14 @@ impl hyper::body::Body for Streaming {
 }
 
 /// A request answered: the response, who asked (when authenticated),
-/// whether it was a watch and what it was, for the connection's
+/// whether it was a watch and, for an authorized request for a served
+/// resource, what the metrics count it as; for the connection's
 /// bookkeeping, the access log and the metrics.
 struct Served {
     response: Response<Body>,
     user: Option<Arc<UserInfo>>,
     watch: bool,
-    kind: metrics::RequestKind,
+    kind: Option<metrics::RequestKind>,
 }
 
 /// One request, from its head to its response (a `debug` span per request
@@ -635,7 +636,6 @@ async fn serve_request_in(
     let query = query::parse_query(parts.uri.query());
     let route = request_info::route(&parts.method, parts.uri.path(), &query);
     let watch = matches!(&route, Route::Resource(r) if r.verb == Verb::Watch);
-    let kind = metrics::RequestKind::of(&parts.method, &route, &query, &parts.headers);
     let user = match shared
         .auth
         .check(
@@ -655,12 +655,18 @@ async fn serve_request_in(
                 response: response::error(&e),
                 user: None,
                 watch,
-                kind,
+                kind: None,
             };
         }
     };
     shared.auth.strip_credentials(&mut parts.headers);
     tracing::debug!(user = %user.name, method = %parts.method, path = parts.uri.path(), "request");
+    let kind = match &route {
+        Route::Resource(request) if shared.router.serves(request) => Some(
+            metrics::RequestKind::of(&parts.method, request, &query, &parts.headers),
+        ),
+        _ => None,
+    };
     let response = serve_authorized(shared, &user, parts, body, route, query).await;
     Served {
         response,

@@ -102,6 +102,10 @@ fn exists(args: &[GoValue]) -> gotmpl::Result<GoValue> {
                 .ok()
                 .and_then(|i| s.as_bytes().get(i))
                 .map(|b| GoValue::Int(i64::from(*b))),
+            (GoValue::String(s), GoValue::Uint(i)) => usize::try_from(*i)
+                .ok()
+                .and_then(|i| s.as_bytes().get(i))
+                .map(|b| GoValue::Int(i64::from(*b))),
             (GoValue::Map(fields), GoValue::String(key)) => {
                 Some(fields.get(key).cloned().unwrap_or(GoValue::Nil))
             }
@@ -116,7 +120,9 @@ fn exists(args: &[GoValue]) -> gotmpl::Result<GoValue> {
 }
 
 /// kubectl's `base64decode STRING`: the string standard base64 (with
-/// padding) encodes, as Go's `base64.StdEncoding` decodes it.
+/// padding) encodes, as Go's `base64.StdEncoding` decodes it: line breaks
+/// skipped, unused bits of the last character not checked. (Bytes that are
+/// not UTF-8 print as U+FFFD, where Go prints them raw.)
 fn base64decode(args: &[GoValue]) -> gotmpl::Result<GoValue> {
     let text = match args {
         [GoValue::String(text)] => text,
@@ -138,15 +144,25 @@ fn base64decode(args: &[GoValue]) -> gotmpl::Result<GoValue> {
             "base64 decode failed: illegal base64 data at input byte {at}"
         ))
     };
-    base64::engine::general_purpose::STANDARD
-        .decode(text.as_bytes())
+    const GO_STD_ENCODING: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_allow_trailing_bits(true)
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::RequireCanonical),
+    );
+    let unbroken: Vec<u8> = text
+        .bytes()
+        .filter(|b| !matches!(b, b'\r' | b'\n'))
+        .collect();
+    GO_STD_ENCODING
+        .decode(&unbroken)
         .map(|bytes| GoValue::String(Arc::from(String::from_utf8_lossy(&bytes).as_ref())))
         .map_err(|e| match e {
             base64::DecodeError::InvalidByte(at, _)
             | base64::DecodeError::InvalidLastSymbol(at, _) => failed(at),
             // Go names the start of the quantum left unfinished.
             base64::DecodeError::InvalidLength(_) | base64::DecodeError::InvalidPadding => {
-                failed(text.len() / 4 * 4)
+                failed(unbroken.len() / 4 * 4)
             }
         })
 }
@@ -249,6 +265,16 @@ mod tests {
         assert!(
             err.contains("wrong type for value; expected string; got []interface {}"),
             "{err}"
+        );
+        // As Go's `base64.StdEncoding`: line breaks skipped, the unused
+        // bits of the last character not checked (`aGk=`, `aGl=`: "hi").
+        assert_eq!(
+            render(
+                "{{\"aGVs\\nbG8=\" | base64decode}} {{\"aGl=\" | base64decode}}",
+                &doc
+            )
+            .as_deref(),
+            Ok("hello hi")
         );
         // Go's `base64.StdEncoding` names the same bytes.
         for (input, at) in [("Redis", 4), ("aGVsbG8", 4), ("a===", 1)] {

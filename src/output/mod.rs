@@ -266,16 +266,31 @@ pub fn render_template<T: Serialize + ?Sized>(
         OutputFormat::GoTemplate | OutputFormat::GoTemplateFile => {
             go_template::Template::parse(template)
                 .and_then(|t| t.render_into(&document, out))
-                .map_err(|e| format!("error executing template {template:?}: {e}"))
+                .map_err(|e| {
+                    format!(
+                        "error executing template {}: {e}",
+                        crate::golang::quote(template)
+                    )
+                })
         }
         OutputFormat::JsonPathAsJson => jsonpath_template::Template::parse(template)
             .and_then(|t| t.render_as_json(&document))
             .map(|text| out.push_str(&text))
-            .map_err(|e| format!("error executing jsonpath {template:?}: {e}")),
+            .map_err(|e| {
+                format!(
+                    "error executing jsonpath {}: {e}",
+                    crate::golang::quote(template)
+                )
+            }),
         _ => jsonpath_template::Template::parse(template)
             .and_then(|t| t.render(&document))
             .map(|text| out.push_str(&text))
-            .map_err(|e| format!("error executing jsonpath {template:?}: {e}")),
+            .map_err(|e| {
+                format!(
+                    "error executing jsonpath {}: {e}",
+                    crate::golang::quote(template)
+                )
+            }),
     }
 }
 

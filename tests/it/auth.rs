@@ -596,11 +596,17 @@ fn sample(scrape: &str, metric: &str, labels: &str) -> Option<f64> {
 /// `/metrics` is a non-resource path for RBAC: kube's built-in
 /// `system:monitoring` group (bound to the ClusterRole of that name) may get
 /// it, a user without it is refused as kube-apiserver refuses one. It
-/// counts requests with kube-apiserver's metric names and labels, a refused
-/// list among them, and a watch while it streams.
+/// counts requests with kube-apiserver's metric names and labels, as
+/// kube-apiserver only those authorized for a resource it serves (a refused
+/// list, a made-up resource and `/metrics` itself are not), and a watch as
+/// long-running while it streams, then as answered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_are_kube_apiservers_for_who_may_read_them() {
     const AS_MO: [(&str, &str); 2] = [("X-Remote-User", "mo"), ("X-Remote-Group", "dev")];
+    const AS_ADMIN: [(&str, &str); 2] = [
+        ("X-Remote-User", "admin"),
+        ("X-Remote-Group", "system:masters"),
+    ];
     const AS_PROMETHEUS: [(&str, &str); 2] = [
         ("X-Remote-User", "prometheus"),
         ("X-Remote-Group", "system:monitoring"),
@@ -611,28 +617,16 @@ async fn metrics_are_kube_apiservers_for_who_may_read_them() {
     postgres_only_role(plane, &ns, "mo");
     let a = addr(&server.direct_url);
     let proxy = &plane.front_proxy_client;
-    let scrape = || {
-        request(
-            a,
-            &server.ca_pem,
-            Some(proxy),
-            "GET",
-            "/metrics",
-            &AS_PROMETHEUS,
-            None,
-        )
+    let ask = |path: String, who: &'static [(&'static str, &'static str)]| async move {
+        request(a, &server.ca_pem, Some(proxy), "GET", &path, who, None).await
+    };
+    let scrape = || async {
+        let scraped = ask("/metrics".to_owned(), &AS_PROMETHEUS).await;
+        assert_eq!(scraped.status, 200, "{}", scraped.body);
+        scraped.body
     };
 
-    let refused = request(
-        a,
-        &server.ca_pem,
-        Some(proxy),
-        "GET",
-        "/metrics",
-        &AS_MO,
-        None,
-    )
-    .await;
+    let refused = ask("/metrics".to_owned(), &AS_MO).await;
     assert_eq!(refused.status, 403, "{}", refused.body);
     assert!(
         refused
@@ -641,19 +635,14 @@ async fn metrics_are_kube_apiservers_for_who_may_read_them() {
         "{}",
         refused.body
     );
-    let denied = request(
-        a,
-        &server.ca_pem,
-        Some(proxy),
-        "GET",
-        &format!("{GV}/namespaces/{ns}/redises"),
-        &AS_MO,
-        None,
-    )
-    .await;
+    let listed = ask(format!("{GV}/namespaces/{ns}/postgreses"), &AS_MO).await;
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    let denied = ask(format!("{GV}/namespaces/{ns}/redises"), &AS_MO).await;
     assert_eq!(denied.status, 403, "{}", denied.body);
+    let unknown = ask(format!("{GV}/namespaces/{ns}/nonsenses"), &AS_ADMIN).await;
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
 
-    let watch_path = format!("{GV}/namespaces/{ns}/postgreses?watch=1&timeoutSeconds=4");
+    let watch_path = format!("{GV}/namespaces/{ns}/postgreses?watch=1&timeoutSeconds=3");
     let watching = tokio::spawn(async move {
         request(
             a,
@@ -666,65 +655,74 @@ async fn metrics_are_kube_apiservers_for_who_may_read_them() {
         )
         .await
     });
-    let kind = |verb: &str, resource: &str| {
+    let group = r#"group="apps.cozystack.io",version="v1alpha1""#;
+    let streaming = format!(
+        r#"verb="WATCH",{group},resource="postgreses",subresource="",scope="namespace",component="apiserver""#
+    );
+    let answered = |verb: &str, resource: &str, code: u16| {
         format!(
-            r#"verb="{verb}",dry_run="",group="apps.cozystack.io",version="v1alpha1",resource="{resource}",subresource="",scope="namespace",component="apiserver""#
+            r#"verb="{verb}",dry_run="",{group},resource="{resource}",subresource="",scope="namespace",component="apiserver",code="{code}""#
         )
     };
     let deadline = Instant::now() + Duration::from_secs(3);
     let text = loop {
-        let scraped = scrape().await;
-        assert_eq!(scraped.status, 200, "{}", scraped.body);
-        let open = sample(
-            &scraped.body,
-            "apiserver_longrunning_requests",
-            &kind("WATCH", "postgreses"),
-        );
+        let text = scrape().await;
+        let open = sample(&text, "apiserver_longrunning_requests", &streaming);
         if open.is_some_and(|n| n >= 1.0) || Instant::now() > deadline {
-            break scraped.body;
+            break text;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert!(
-        sample(
-            &text,
-            "apiserver_longrunning_requests",
-            &kind("WATCH", "postgreses")
-        ) >= Some(1.0),
+        sample(&text, "apiserver_longrunning_requests", &streaming) >= Some(1.0),
         "the watch streams: {text}"
     );
-    let list_refused = format!("{},code=\"403\"", kind("LIST", "redises"));
-    assert!(
-        sample(&text, "apiserver_request_total", &list_refused) >= Some(1.0),
-        "{text}"
-    );
     assert!(
         sample(
             &text,
-            "apiserver_request_duration_seconds_count",
-            &kind("LIST", "redises")
+            "apiserver_request_total",
+            &answered("LIST", "postgreses", 200)
         ) >= Some(1.0),
-        "{text}"
-    );
-    let metrics_refused = r#"verb="GET",dry_run="",group="",version="",resource="",subresource="",scope="",component="apiserver",code="403""#;
-    assert!(
-        sample(&text, "apiserver_request_total", metrics_refused) >= Some(1.0),
         "{text}"
     );
     assert_eq!(
-        sample(&text, "kubectl_cozy_watch_cache_ready", ""),
+        sample(
+            &text,
+            "apiserver_request_total",
+            &answered("LIST", "redises", 403)
+        ),
         None,
-        "no labels, no braces"
+        "a refused request is not counted: {text}"
     );
+    for never in [r#"resource="nonsenses""#, r#"version="",resource="""#] {
+        assert!(!text.contains(never), "{never}: {text}");
+    }
     for line in [
+        "# HELP apiserver_request [STABLE] Counter of apiserver requests broken out for each verb, \
+         dry run value, group, version, resource, scope, component, and HTTP response code.\n",
         "kubectl_cozy_watch_cache_ready 1",
         "process_resident_memory_bytes ",
         "# EOF",
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
+
     let watched = watching.await.expect("the watch");
     assert_eq!(watched.status, 200, "{}", watched.body);
+    // Counted once its stream ended.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let watches = loop {
+        let watches = sample(
+            &scrape().await,
+            "apiserver_request_total",
+            &answered("WATCH", "postgreses", 200),
+        );
+        if watches >= Some(1.0) || Instant::now() > deadline {
+            break watches;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(watches >= Some(1.0), "{watches:?}");
 }
 
 /// A client whose every call fails to connect.

@@ -128,6 +128,25 @@ pub(crate) struct Incoming<'a> {
 }
 
 /// Serves a resource request.
+/// Whether `req` names a resource this server serves (a served kind, or a
+/// standalone server's namespaces and self-reviews) and a subresource one
+/// of them has: what the request metrics count, so that their label sets
+/// stay those of the served resources.
+pub(crate) fn serves(state: &ApiState, req: &ResourceRequest) -> bool {
+    let subresource_known = matches!(
+        req.subresource.as_deref(),
+        None | Some("status" | "finalize")
+    );
+    let embedded = state.apps.embedded().is_some();
+    subresource_known
+        && (embedded && (namespaces::is_namespaces(req) || self_reviews::review_of(req).is_some())
+            || state
+                .registry
+                .snapshot()
+                .get(&req.group, &req.version, &req.resource)
+                .is_some())
+}
+
 pub(crate) async fn handle(
     state: &ApiState,
     incoming: Incoming<'_>,
