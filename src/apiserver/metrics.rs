@@ -11,6 +11,9 @@
 //!   label sets by asking for made-up paths); a watch is counted when it
 //!   ends, with its whole duration;
 //! - `apiserver_longrunning_requests`: the watches streaming now;
+//! - `rest_client_requests_total`, `rest_client_request_duration_seconds`:
+//!   the round trips to kube-apiserver, as client-go counts its own
+//!   ([`crate::kube_client::request_metrics`]);
 //! - `kubectl_cozy_watch_cache_objects`, `…_ready`, `…_upstream_watches_total`:
 //!   the cache of the served HelmReleases, the watches it opened upstream
 //!   (more than one means it re-listed) and whether it is synced;
@@ -259,6 +262,7 @@ pub(crate) fn render(cache: &WatchCache) -> String {
         "[STABLE] Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way",
         requests.longrunning,
     );
+    crate::kube_client::request_metrics::register(&mut registry);
     registry.register_collector(Box::new(CacheState {
         objects: cache.snapshot().0.len(),
         ready: cache.ready(),

@@ -2,7 +2,8 @@
 //! the kubeconfig, auth, extra headers such as `--as`, timeouts, optional
 //! retries) over a connector whose sockets set `TCP_NODELAY` and whose TLS
 //! handshakes have client-go's 10 s deadline ([`handshake`]), with each
-//! request logged at `-v 6` as kubectl logs its own ([`request_log`]).
+//! request logged at `-v 6` as kubectl logs its own ([`request_log`]) and
+//! counted in client-go's metrics ([`request_metrics`]).
 //!
 //! kube-rs's `Client::try_from(Config)` dials with hyper's default connector,
 //! which leaves Nagle's algorithm on. On a request/response connection that
@@ -39,6 +40,7 @@ use tower::{BoxError, ServiceBuilder, ServiceExt as _};
 
 pub mod handshake;
 pub mod request_log;
+pub mod request_metrics;
 
 /// kube-rs's service stack over a `TCP_NODELAY` connector, type-erased.
 type Stack = BoxCloneSyncService<http::Request<Body>, http::Response<Incoming>, BoxError>;
@@ -205,6 +207,7 @@ fn stack_with(config: &kube::Config, handshake_timeout: Duration) -> Result<Stac
         .option_layer(config.auth_layer()?)
         .layer(config.extra_headers_layer()?)
         .layer_fn(request_log::LogRequests)
+        .layer_fn(request_metrics::CountRequests)
         .map_err(BoxError::from)
         .service(http_client);
     Ok(BoxCloneSyncService::new(service))

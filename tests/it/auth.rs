@@ -701,6 +701,9 @@ async fn metrics_are_kube_apiservers_for_who_may_read_them() {
         "# HELP apiserver_request [STABLE] Counter of apiserver requests broken out for each verb, \
          dry run value, group, version, resource, scope, component, and HTTP response code.\n",
         "kubectl_cozy_watch_cache_ready 1",
+        // The cache's list and watch of HelmReleases, as client-go counts them.
+        "rest_client_requests_total{code=\"200\",host=\"127.0.0.1:",
+        "rest_client_request_duration_seconds_count{verb=\"GET\",host=\"127.0.0.1:",
         "process_resident_memory_bytes ",
         "# EOF",
     ] {
