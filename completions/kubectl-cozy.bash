@@ -143,7 +143,7 @@ _kubectl__cozy() {
 
     case "${cmd}" in
         kubectl__cozy)
-            opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help --version serve install doctor kinds completion version options help"
+            opts="-n -o -v -h -V --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help --version serve install doctor kinds completion version options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -215,6 +215,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --template)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -245,7 +252,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help bash zsh fish powershell install uninstall"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help bash zsh fish powershell install uninstall"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -317,6 +324,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --template)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -347,7 +361,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__bash)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -417,6 +431,13 @@ _kubectl__cozy() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --template)
@@ -449,7 +470,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__fish)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -519,6 +540,13 @@ _kubectl__cozy() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --template)
@@ -551,7 +579,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__install)
-            opts="-n -o -v -h --dir --force --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-n -o -v -h --dir --force --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -628,6 +656,13 @@ _kubectl__cozy() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --template)
@@ -660,7 +695,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__powershell)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -732,6 +767,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --template)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -762,7 +804,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__uninstall)
-            opts="-n -o -v -h --dir --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-n -o -v -h --dir --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -841,6 +883,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --template)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -871,7 +920,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__completion__subcmd__zsh)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -943,6 +992,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --template)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -973,7 +1029,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__doctor)
-            opts="-A -y -n -o -v -h --all-namespaces --fix --yes --finalize-namespaces --probe-timeout --wait --stuck-after --ca-warn-days --concurrency --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-A -y -n -o -v -h --all-namespaces --fix --yes --finalize-namespaces --probe-timeout --wait --stuck-after --ca-warn-days --concurrency --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -1078,6 +1134,13 @@ _kubectl__cozy() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --template)
@@ -1414,7 +1477,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__install)
-            opts="-y -n -o -v -h --kinds --replicas --image --cert-manager --impersonate --apply --delete --dry-run --yes --timeout --field-manager --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-y -n -o -v -h --kinds --replicas --image --cert-manager --impersonate --apply --delete --dry-run --yes --timeout --field-manager --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -1533,6 +1596,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "yaml json name" -- "${cur}"))
                     return 0
                     ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --template)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -1563,7 +1633,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__kinds)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help list scaffold"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help list scaffold"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -1635,6 +1705,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --template)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -1665,7 +1742,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__kinds__subcmd__list)
-            opts="-n -o -v -h --kinds --group --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-n -o -v -h --kinds --group --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -1759,6 +1836,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --template)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -1789,7 +1873,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__kinds__subcmd__scaffold)
-            opts="-n -o -v -h --repo-index --chart --kind --singular --plural --short-name --category --group-version --prefix --source-ref --chart-ref --format --out --force --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-n -o -v -h --repo-index --chart --kind --singular --plural --short-name --category --group-version --prefix --source-ref --chart-ref --format --out --force --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 return 0
@@ -1956,6 +2040,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
                     return 0
                     ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --template)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -1985,7 +2076,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__options)
-            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-n -o -v -h --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -2057,6 +2148,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --template)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -2087,7 +2185,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__serve)
-            opts="-q -n -o -v -h --standalone --kinds --charts --listen --route --host --session-namespace --agent-image --takeover --timeout --quiet --exit-on-disconnect --no-session-guard --dry-run --lease-duration --data --write-kubeconfig --state-dir --tls-cert-file --tls-key-file --impersonate --print-rbac --rbac-subject --in-cluster --drain-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-q -n -o -v -h --standalone --kinds --charts --listen --route --host --session-namespace --agent-image --takeover --timeout --quiet --exit-on-disconnect --no-session-guard --dry-run --lease-duration --data --write-kubeconfig --state-dir --tls-cert-file --tls-key-file --impersonate --print-rbac --rbac-subject --in-cluster --drain-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -2315,6 +2413,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "yaml json name" -- "${cur}"))
                     return 0
                     ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --template)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -2345,7 +2450,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__session__subcmd__guard)
-            opts="-n -o -v -h --session --session-namespace --lease-grace --give-up-after --serve-pid --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-n -o -v -h --session --session-namespace --lease-grace --give-up-after --serve-pid --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -2452,6 +2557,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --template)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -2482,7 +2594,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__tunnel__subcmd__agent)
-            opts="-n -o -v -h --session --data-listen --control-listen --health-listen --hold --session-namespace --lease-grace --lease-poll --keepalive-interval --keepalive-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-n -o -v -h --session --data-listen --control-listen --health-listen --hold --session-namespace --lease-grace --lease-poll --keepalive-interval --keepalive-timeout --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -2624,6 +2736,13 @@ _kubectl__cozy() {
                     COMPREPLY=($(compgen -W "table wide json yaml name" -- "${cur}"))
                     return 0
                     ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
                 --template)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
@@ -2654,7 +2773,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__version)
-            opts="-n -o -v -h --client --kubeconfig --context --cluster --user --namespace --request-timeout --output --template --no-color --v --help"
+            opts="-n -o -v -h --client --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -2724,6 +2843,13 @@ _kubectl__cozy() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --allow-missing-template-keys)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
                     return 0
                     ;;
                 --template)

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kubectl_cozy_global_optspecs
-    string join \n kubeconfig= context= cluster= user= n/namespace= request-timeout= o/output= template= no-color v/v= h/help V/version
+    string join \n kubeconfig= context= cluster= user= n/namespace= request-timeout= o/output= allow-missing-template-keys= template= no-color v/v= h/help V/version
 end
 
 function __fish_kubectl_cozy_needs_command
@@ -36,6 +36,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -76,6 +77,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l requ
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
 json\t'JSON'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l standalone -d 'Serve without any cluster, over an embedded store, and write a kubeconfig for it'
@@ -105,6 +107,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l re
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
 json\t'JSON'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l cert-manager -d 'Take the serving certificate from cert-manager (Issuers and Certificates; caBundle injected)'
@@ -130,6 +133,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -s A -l all-namespaces -d 'Check every namespace: also objects stuck in deletion outside Terminating namespaces (-n is then ignored)'
@@ -149,6 +153,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and not __fish_seen_subcommand_from list scaffold" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -168,6 +173,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from list" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -194,6 +200,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
 json\t'JSON'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l force -d 'With --out: overwrite a file there that differs from the scaffolded definition (hand edits are lost)'
@@ -210,6 +217,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and not __fish_seen_subcommand_from bash zsh fish powershell install uninstall" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -231,6 +239,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from bash" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -246,6 +255,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from zsh" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -261,6 +271,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from fish" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -276,6 +287,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from powershell" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -292,6 +304,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from install" -l force -d 'Replace an existing kubectl_complete-cozy that is not ours'
@@ -309,6 +322,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand completion; and __fish_seen_subcommand_from uninstall" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -322,6 +336,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l re
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "table\t'A table, as `kubectl get` prints'
 json\t'JSON'
 yaml\t'YAML'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand version" -l client -d 'Print only the client version; do not contact the cluster'
@@ -338,6 +353,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand options" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -363,6 +379,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand tunnel-agent" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
@@ -383,6 +400,7 @@ wide\t'A table with additional columns'
 json\t'JSON'
 yaml\t'YAML'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -s v -l v -d 'Log verbosity on stderr, kubectl\'s scale: 0 warnings, 1-3 info, 4-5 debug, 6+ trace and each request sent' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'

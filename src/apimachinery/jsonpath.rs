@@ -22,6 +22,15 @@ use serde_json::Value;
 
 use crate::golang;
 
+/// Whether a field that selects nothing is an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MissingKeys {
+    /// It selects nothing (client-go's `AllowMissingKeys(true)`).
+    Allow,
+    /// `<field> is not found`.
+    Error,
+}
+
 /// A parsed JSONPath expression.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct JsonPath {
@@ -97,7 +106,19 @@ impl JsonPath {
     /// the expression cannot be evaluated on this data (an index out of
     /// range, indexing a non-array, …); kube-apiserver shows such cells empty.
     pub(crate) fn find<'a>(&self, data: &'a Value) -> Result<Vec<&'a Value>, String> {
-        eval_list(&self.nodes, vec![data]).map_err(|(_, e)| e)
+        self.find_with(data, MissingKeys::Allow)
+    }
+
+    /// [`JsonPath::find`], where a field that selects nothing is an error
+    /// (`<field> is not found`) with `MissingKeys::Error`, as client-go's
+    /// JSONPath with `AllowMissingKeys(false)` (kubectl's
+    /// `--allow-missing-template-keys=false`) has it.
+    pub(crate) fn find_with<'a>(
+        &self,
+        data: &'a Value,
+        missing: MissingKeys,
+    ) -> Result<Vec<&'a Value>, String> {
+        eval_list(&self.nodes, vec![data], missing).map_err(|(_, e)| e)
     }
 }
 
@@ -391,15 +412,27 @@ fn parse_operand(text: &str) -> Result<Operand, String> {
 
 type EvalResult<'a> = Result<Vec<&'a Value>, (Vec<&'a Value>, String)>;
 
-/// Evaluates `nodes` in turn; on error returns the input of the failing node
-/// (client-go's `evalList` does, and filters use that partial result).
-fn eval_list<'a>(nodes: &[Node], input: Vec<&'a Value>) -> EvalResult<'a> {
+/// Evaluates `nodes` in turn; on error returns what the failing node
+/// returned with it, as client-go's `evalList` does (filters use that
+/// partial result): its input, or nothing for a field not found.
+fn eval_list<'a>(nodes: &[Node], input: Vec<&'a Value>, missing: MissingKeys) -> EvalResult<'a> {
     let mut current = input;
     for node in nodes {
-        current = match eval_node(node, &current) {
+        let had_input = !current.is_empty();
+        current = match eval_node(node, &current, missing) {
             Ok(next) => next,
             Err(e) => return Err((current, e)),
         };
+        // client-go's `evalField`: no input, no output; else nothing found
+        // is an error when missing keys are.
+        if let Node::Field(name) = node
+            && !name.is_empty()
+            && had_input
+            && current.is_empty()
+            && missing == MissingKeys::Error
+        {
+            return Err((current, format!("{name} is not found")));
+        }
     }
     Ok(current)
 }
@@ -417,7 +450,11 @@ fn children(v: &Value) -> Option<Vec<&Value>> {
     }
 }
 
-fn eval_node<'a>(node: &Node, input: &[&'a Value]) -> Result<Vec<&'a Value>, String> {
+fn eval_node<'a>(
+    node: &Node,
+    input: &[&'a Value],
+    missing: MissingKeys,
+) -> Result<Vec<&'a Value>, String> {
     let mut out = Vec::new();
     match node {
         Node::Field(name) if name.is_empty() => out.extend_from_slice(input),
@@ -498,17 +535,27 @@ fn eval_node<'a>(node: &Node, input: &[&'a Value]) -> Result<Vec<&'a Value>, Str
         }
         Node::Union(lists) => {
             for list in lists {
-                out.extend(eval_list(list, input.to_vec()).map_err(|(_, e)| e)?);
+                out.extend(eval_list(list, input.to_vec(), missing).map_err(|(_, e)| e)?);
             }
         }
         Node::Filter(filter) => {
             for v in input {
                 let elements = children(v).unwrap_or_else(|| vec![*v]);
                 for element in elements {
-                    let lefts = match operand_values(&filter.left, element) {
-                        Ok(values) | Err((values, _)) => values,
+                    // client-go's `evalFilter` reads what the left side
+                    // selected before its error for `exists`; a comparison
+                    // fails with it where missing keys are errors.
+                    let lefts = match operand_values(&filter.left, element, missing) {
+                        Ok(values) => values,
+                        Err((_, e))
+                            if missing == MissingKeys::Error && filter.op != FilterOp::Exists =>
+                        {
+                            return Err(e);
+                        }
+                        Err((values, _)) => values,
                     };
-                    let rights = operand_values(&filter.right, element).map_err(|(_, e)| e)?;
+                    let rights =
+                        operand_values(&filter.right, element, missing).map_err(|(_, e)| e)?;
                     match lefts.len() {
                         0 => continue,
                         1 => {}
@@ -564,10 +611,11 @@ enum Operandi<'a> {
 fn operand_values<'a>(
     operand: &'a Operand,
     element: &'a Value,
+    missing: MissingKeys,
 ) -> Result<Vec<Operandi<'a>>, (Vec<Operandi<'a>>, String)> {
     match operand {
         Operand::Literal(l) => Ok(vec![Operandi::Lit(l)]),
-        Operand::Path(nodes) => match eval_list(nodes, vec![element]) {
+        Operand::Path(nodes) => match eval_list(nodes, vec![element], missing) {
             Ok(values) => Ok(values.into_iter().map(Operandi::Data).collect()),
             Err((values, e)) => Err((values.into_iter().map(Operandi::Data).collect(), e)),
         },
@@ -709,6 +757,33 @@ mod tests {
         let data = object();
         path.find(&data)
             .map(|values| values.into_iter().cloned().collect())
+    }
+
+    /// client-go with `AllowMissingKeys(false)`: a field that selects
+    /// nothing from some input fails; nothing in, nothing out; a filter's
+    /// existence test reads the failure as "absent".
+    #[test]
+    fn missing_keys_can_be_errors() {
+        let data = object();
+        let strict = |expr: &str| -> Result<Vec<Value>, String> {
+            JsonPath::parse(expr)?
+                .find_with(&data, MissingKeys::Error)
+                .map(|v| v.into_iter().cloned().collect())
+        };
+        assert_eq!(
+            strict(".status.missing"),
+            Err("missing is not found".to_owned())
+        );
+        assert_eq!(
+            strict(".spec.items[*].n"),
+            Ok(vec![json!(1), json!(2), json!(3)])
+        );
+        assert_eq!(strict(".spec.empty[*].n"), Ok(vec![]));
+        assert_eq!(strict(".spec.weights[?(@.x)].id"), Ok(vec![]));
+        assert_eq!(
+            strict(".spec.weights[?(@.x==1)].id"),
+            Err("x is not found".to_owned())
+        );
     }
 
     #[test]

@@ -57,7 +57,13 @@ impl Ctx {
         format: OutputFormat,
     ) -> Result<(), CliError> {
         let mut text = String::new();
-        let rendered = output::render_template(value, format, self.template(), &mut text);
+        let rendered = output::render_template(
+            value,
+            format,
+            self.template(),
+            self.global.allow_missing_template_keys.0,
+            &mut text,
+        );
         out.write_all(text.as_bytes())
             .and_then(|()| out.flush())
             .map_err(|e| CliError::io(format!("print -o {}", format.name()), e))?;

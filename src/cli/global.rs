@@ -53,6 +53,13 @@ pub struct GlobalArgs {
           help_heading = HEADING)]
     pub output: Option<OutputArg>,
 
+    /// Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template
+    /// names that is missing; =false makes it an error
+    #[arg(long, global = true, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_value = "true", default_missing_value = "true", value_parser = parse_allow_missing,
+          help_heading = HEADING)]
+    pub allow_missing_template_keys: AllowMissingKeys,
+
     /// The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the
     /// template file of -o jsonpath-file or go-template-file; alone, it means -o go-template
     #[arg(long, global = true, value_name = "TEMPLATE", help_heading = HEADING)]
@@ -230,6 +237,22 @@ impl GlobalArgs {
     pub fn stderr_color(&self) -> bool {
         self.color_allowed() && std::io::stderr().is_terminal()
     }
+}
+
+/// `--allow-missing-template-keys`: true unless given false, as kubectl's
+/// (and so in [`GlobalArgs::default`] too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllowMissingKeys(pub bool);
+
+impl Default for AllowMissingKeys {
+    fn default() -> Self {
+        AllowMissingKeys(true)
+    }
+}
+
+/// The flag's value as pflag reads a boolean (`strconv.ParseBool`).
+fn parse_allow_missing(s: &str) -> Result<AllowMissingKeys, String> {
+    golang::parse_bool(s).map(AllowMissingKeys)
 }
 
 /// Parses kubectl's `--request-timeout` as client-go's

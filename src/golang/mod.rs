@@ -39,4 +39,4 @@ pub use float::{format_g, format_json};
 pub use human::{human_duration, short_human_duration};
 pub use json::{Dialect, marshal, marshal_indent};
 pub use quote::{go_syntax_list, quote, quote_list, unicode_sharp};
-pub use strconv::{parse_int, parse_uint};
+pub use strconv::{parse_bool, parse_int, parse_uint};

@@ -20,6 +20,20 @@ pub fn parse_int(s: &str) -> Result<i64, String> {
     }
 }
 
+/// `strconv.ParseBool(s)`, which pflag reads a boolean flag's value with
+/// (`1`, `t`, `T`, `TRUE`, `true`, `True` and their false forms); the error
+/// is Go's `*NumError` text.
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "t" | "T" | "TRUE" | "true" | "True" => Ok(true),
+        "0" | "f" | "F" | "FALSE" | "false" | "False" => Ok(false),
+        _ => Err(format!(
+            "strconv.ParseBool: parsing {}: invalid syntax",
+            super::quote(s)
+        )),
+    }
+}
+
 /// `strconv.ParseUint(s, 10, 64)`: decimal digits only, no sign (what
 /// apiserver's `APIObjectVersioner.ParseResourceVersion` reads a
 /// resourceVersion with); the error is Go's `*NumError` text

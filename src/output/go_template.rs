@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use base64::Engine as _;
-use gotmpl::{TemplateError, Value as GoValue};
+use gotmpl::{MissingKey, TemplateError, Value as GoValue};
 use serde_json::Value;
 
 /// A parsed `-o go-template` template.
@@ -44,6 +44,20 @@ impl Template {
             .parse(text)
             .map(|engine| Template { engine })
             .map_err(|e| e.to_string())
+    }
+
+    /// The template with `--allow-missing-template-keys=false`
+    /// (`allow: false`): a missing map key fails it (`map has no entry for
+    /// key`) instead of printing `<no value>`.
+    pub fn allowing_missing_keys(self, allow: bool) -> Template {
+        let missing = if allow {
+            MissingKey::Invalid
+        } else {
+            MissingKey::Error
+        };
+        Template {
+            engine: self.engine.missing_key(missing),
+        }
     }
 
     /// Renders the template over `data` into `out`. On an error, `out`

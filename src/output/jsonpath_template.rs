@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::apimachinery::jsonpath::{self, JsonPath};
+use crate::apimachinery::jsonpath::{self, JsonPath, MissingKeys};
 use crate::golang;
 
 /// One part of a parsed template.
@@ -27,6 +27,7 @@ enum Piece {
 #[derive(Debug)]
 pub struct Template {
     pieces: Vec<Piece>,
+    missing: MissingKeys,
 }
 
 impl Template {
@@ -65,19 +66,34 @@ impl Template {
             return Err("unclosed range: missing {end}".to_owned());
         }
         let (_, pieces) = stack.pop().expect("the root");
-        Ok(Template { pieces })
+        Ok(Template {
+            pieces,
+            missing: MissingKeys::Allow,
+        })
     }
 
     /// The template rendered over `data`; an error is an expression that
     /// cannot be evaluated there (an index out of range, …).
     pub fn render(&self, data: &Value) -> Result<String, String> {
         let mut out = String::new();
-        render(&self.pieces, data, &mut out)?;
+        render(&self.pieces, data, self.missing, &mut out)?;
         Ok(out)
     }
 }
 
 impl Template {
+    /// The template with `--allow-missing-template-keys=false`
+    /// (`allow: false`): a field that selects nothing fails the template
+    /// (`nope is not found`) instead of printing nothing.
+    pub fn allowing_missing_keys(self, allow: bool) -> Template {
+        let missing = if allow {
+            MissingKeys::Allow
+        } else {
+            MissingKeys::Error
+        };
+        Template { missing, ..self }
+    }
+
     /// The template rendered over `data` as `-o jsonpath-as-json` prints it
     /// (client-go's `EnableJSONOutput`): what each piece selects (a text's
     /// own string, each `{expression}`'s values, the pieces of each pass of
@@ -85,7 +101,7 @@ impl Template {
     /// `json.MarshalIndent` writes it, on lines of its own.
     pub fn render_as_json(&self, data: &Value) -> Result<String, String> {
         let mut groups = Vec::new();
-        collect_groups(&self.pieces, data, &mut groups)?;
+        collect_groups(&self.pieces, data, self.missing, &mut groups)?;
         let mut out = String::new();
         for group in groups {
             out.push_str(&golang::marshal_indent(&Value::Array(group), "    "));
@@ -98,15 +114,21 @@ impl Template {
 fn collect_groups(
     pieces: &[Piece],
     data: &Value,
+    missing: MissingKeys,
     groups: &mut Vec<Vec<Value>>,
 ) -> Result<(), String> {
     for piece in pieces {
         match piece {
             Piece::Text(text) => groups.push(vec![Value::String(text.clone())]),
-            Piece::Values(path) => groups.push(path.find(data)?.into_iter().cloned().collect()),
+            Piece::Values(path) => groups.push(
+                path.find_with(data, missing)?
+                    .into_iter()
+                    .cloned()
+                    .collect(),
+            ),
             Piece::Range(path, body) => {
-                for value in path.find(data)? {
-                    collect_groups(body, value, groups)?;
+                for value in path.find_with(data, missing)? {
+                    collect_groups(body, value, missing, groups)?;
                 }
             }
         }
@@ -120,18 +142,23 @@ fn push(stack: &mut [(Option<JsonPath>, Vec<Piece>)], piece: Piece) {
     }
 }
 
-fn render(pieces: &[Piece], data: &Value, out: &mut String) -> Result<(), String> {
+fn render(
+    pieces: &[Piece],
+    data: &Value,
+    missing: MissingKeys,
+    out: &mut String,
+) -> Result<(), String> {
     for piece in pieces {
         match piece {
             Piece::Text(text) => out.push_str(text),
             Piece::Values(path) => {
-                let values = path.find(data)?;
+                let values = path.find_with(data, missing)?;
                 let texts: Vec<String> = values.into_iter().map(jsonpath::to_text).collect();
                 out.push_str(&texts.join(" "));
             }
             Piece::Range(path, body) => {
-                for value in path.find(data)? {
-                    render(body, value, out)?;
+                for value in path.find_with(data, missing)? {
+                    render(body, value, missing, out)?;
                 }
             }
         }

@@ -248,11 +248,15 @@ pub fn write_json<T: Serialize + ?Sized>(w: &mut impl Write, value: &T) -> std::
 /// or custom columns. On an error in a Go template or a custom-columns row,
 /// `out` holds what rendered before it, which kubectl prints before the
 /// error; a JSONPath template renders whole or not at all, as kubectl
-/// evaluates it before printing.
+/// evaluates it before printing. With `allow_missing_keys` off
+/// (`--allow-missing-template-keys=false`) a JSONPath field or Go template
+/// key that selects nothing is an error; custom columns print `<none>`
+/// either way, as kubectl's do.
 pub fn render_template<T: Serialize + ?Sized>(
     value: &T,
     format: OutputFormat,
     template: &str,
+    allow_missing_keys: bool,
     out: &mut String,
 ) -> Result<(), String> {
     let document = serde_json::to_value(value).map_err(|e| e.to_string())?;
@@ -265,7 +269,10 @@ pub fn render_template<T: Serialize + ?Sized>(
         }
         OutputFormat::GoTemplate | OutputFormat::GoTemplateFile => {
             go_template::Template::parse(template)
-                .and_then(|t| t.render_into(&document, out))
+                .and_then(|t| {
+                    t.allowing_missing_keys(allow_missing_keys)
+                        .render_into(&document, out)
+                })
                 .map_err(|e| {
                     format!(
                         "error executing template {}: {e}",
@@ -274,7 +281,10 @@ pub fn render_template<T: Serialize + ?Sized>(
                 })
         }
         OutputFormat::JsonPathAsJson => jsonpath_template::Template::parse(template)
-            .and_then(|t| t.render_as_json(&document))
+            .and_then(|t| {
+                t.allowing_missing_keys(allow_missing_keys)
+                    .render_as_json(&document)
+            })
             .map(|text| out.push_str(&text))
             .map_err(|e| {
                 format!(
@@ -283,7 +293,10 @@ pub fn render_template<T: Serialize + ?Sized>(
                 )
             }),
         _ => jsonpath_template::Template::parse(template)
-            .and_then(|t| t.render(&document))
+            .and_then(|t| {
+                t.allowing_missing_keys(allow_missing_keys)
+                    .render(&document)
+            })
             .map(|text| out.push_str(&text))
             .map_err(|e| {
                 format!(

@@ -316,8 +316,84 @@ fn output_templates_print_what_kubectl_prints() {
             .expect("run kubectl");
         assert!(out.status.success(), "{output}: {}", text(&out.stderr));
         let mut ours = String::new();
-        render_template(&object, *format, template, &mut ours)
+        render_template(&object, *format, template, true, &mut ours)
             .unwrap_or_else(|e| panic!("{output}: {e}"));
         assert_eq!(ours, text(&out.stdout), "{output}");
+    }
+}
+
+/// `--allow-missing-template-keys=false` fails a template where kubectl's
+/// does, with the same cause, and prints what kubectl prints where it does
+/// not: a JSONPath field that selects nothing from some input (a range
+/// pass, a filter's comparison) fails it, a filter's existence test does
+/// not; a Go template's missing map key fails it, `index` does not.
+#[test]
+fn missing_template_keys_fail_where_kubectl_fails() {
+    use kubectl_cozy::output::{OutputFormat, render_template};
+
+    let object = json!({
+        "apiVersion": "example.com/v1", "kind": "Thing",
+        "metadata": {"name": "x", "labels": {"a": "1"}},
+        "entries": [{"k": "a", "v": 1}, {"k": "b"}],
+        "spec": {"users": {"app": {"pw": "x"}, "ro": {}}}
+    });
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("thing.json");
+    std::fs::write(&file, object.to_string()).expect("write the object");
+    let kubectl = crate::support::plane::binaries()
+        .expect("control plane binaries")
+        .join("kubectl");
+    let cases: &[(OutputFormat, &str)] = &[
+        (OutputFormat::JsonPath, "{.nope}"),
+        (OutputFormat::JsonPath, "{.entries[*].v}"),
+        (OutputFormat::JsonPath, "{.entries[?(@.v)].k}"),
+        (OutputFormat::JsonPath, "{.entries[?(@.v==1)].k}"),
+        (OutputFormat::JsonPath, "{range .entries[*]}{.v}{end}"),
+        (OutputFormat::JsonPath, "{.spec.users.*.pw}"),
+        (OutputFormat::JsonPath, "{.none[*].v}"),
+        (
+            OutputFormat::JsonPathAsJson,
+            "{.entries[*].k}{.metadata.nope}",
+        ),
+        (OutputFormat::GoTemplate, "{{.metadata.nope}}"),
+        (
+            OutputFormat::GoTemplate,
+            "{{index .metadata.labels \"zz\"}} {{.metadata.name}}",
+        ),
+    ];
+    for (format, template) in cases {
+        let output = format!("{}={template}", format.name());
+        let out = std::process::Command::new(&kubectl)
+            .args(["label", "--local", "-f"])
+            .arg(&file)
+            .args([
+                "a=1",
+                "--overwrite",
+                "--allow-missing-template-keys=false",
+                "-o",
+                &output,
+            ])
+            .output()
+            .expect("run kubectl");
+        let mut ours = String::new();
+        let rendered = render_template(&object, *format, template, false, &mut ours);
+        if out.status.success() {
+            assert_eq!(rendered, Ok(()), "{output}");
+            assert_eq!(ours, text(&out.stdout), "{output}");
+            continue;
+        }
+        let theirs = text(&out.stderr) + &text(&out.stdout);
+        let err = rendered.expect_err(&output);
+        // kubectl's cause: `nope is not found` (JSONPath), `map has no entry
+        // for key "nope"` (Go templates); gotmpl words the latter `…key: nope`.
+        let cause = err.rsplit(": ").next().unwrap_or_default();
+        let key = cause
+            .trim_start_matches("map has no entry for key: ")
+            .trim_end_matches(" is not found");
+        assert!(
+            theirs.contains(&format!("{key} is not found"))
+                || theirs.contains(&format!("map has no entry for key \"{key}\"")),
+            "{output}: ours {err:?}, kubectl {theirs}"
+        );
     }
 }
