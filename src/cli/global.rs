@@ -181,15 +181,17 @@ fn template_example(format: OutputFormat) -> &'static str {
         OutputFormat::JsonPath | OutputFormat::JsonPathAsJson => "'{.items[*].plural}'",
         OutputFormat::GoTemplate => "'{{range .items}}{{.plural}}{{\"\\n\"}}{{end}}'",
         OutputFormat::CustomColumns => "KIND:.kind,CHART:.chart",
+        OutputFormat::CustomColumnsFile => "columns.txt",
         _ => "FILE",
     }
 }
 
 impl GlobalArgs {
-    /// Gives a template format named alone (`-o go-template`) the template
-    /// of `--template`, and `--template` alone the format `go-template`, as
-    /// kubectl does; `--template` beside any other format is ignored, as
-    /// kubectl ignores it. The error is a usage error's message.
+    /// Gives a JSONPath or Go template format named alone (`-o go-template`)
+    /// the template of `--template`, and `--template` alone the format
+    /// `go-template`, as kubectl does; `--template` beside any other format
+    /// (custom columns too) is ignored, as kubectl ignores it. The error is a
+    /// usage error's message.
     pub fn resolve_output(&mut self) -> Result<(), String> {
         let template = self.template.as_deref().filter(|t| !t.is_empty());
         match (&self.output, template) {
@@ -199,7 +201,25 @@ impl GlobalArgs {
                     template,
                 )?);
             }
-            (Some(output), template) if OutputFormat::TEMPLATES.contains(&output.format) => {
+            // Custom columns take no `--template`, as kubectl's do not.
+            (Some(output), _)
+                if output.template.is_none()
+                    && matches!(
+                        output.format,
+                        OutputFormat::CustomColumns | OutputFormat::CustomColumnsFile
+                    ) =>
+            {
+                let name = output.format.name();
+                let example = template_example(output.format);
+                return Err(format!("-o {name} needs columns: -o {name}={example}"));
+            }
+            (Some(output), template)
+                if OutputFormat::TEMPLATES.contains(&output.format)
+                    && !matches!(
+                        output.format,
+                        OutputFormat::CustomColumns | OutputFormat::CustomColumnsFile
+                    ) =>
+            {
                 let name = output.format.name();
                 match (&output.template, template) {
                     (Some(_), None) => {}
@@ -298,6 +318,67 @@ fn parse_non_negative(s: &str, negative_advice: &str) -> Result<Duration, String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `-o` and `--template` together as kubectl's print flags read them.
+    #[test]
+    fn template_flag_completes_a_template_format_named_alone() {
+        let resolve = |output: Option<&str>, template: Option<&str>| {
+            let mut args = GlobalArgs {
+                output: output.map(|o| parse_output(o).expect("-o parses")),
+                template: template.map(str::to_owned),
+                ..GlobalArgs::default()
+            };
+            args.resolve_output()
+                .map(|()| args.output.map(|o| (o.format, o.template)))
+        };
+        let with = |format, template: &str| Ok(Some((format, Some(template.to_owned()))));
+        assert_eq!(
+            resolve(None, Some("{{.kind}}")),
+            with(OutputFormat::GoTemplate, "{{.kind}}")
+        );
+        assert_eq!(
+            resolve(Some("jsonpath"), Some("{.kind}")),
+            with(OutputFormat::JsonPath, "{.kind}")
+        );
+        assert_eq!(
+            resolve(Some("template"), Some("{{.kind}}")),
+            with(OutputFormat::GoTemplate, "{{.kind}}")
+        );
+        // Beside another format, or custom columns given theirs, it is ignored.
+        assert_eq!(
+            resolve(Some("json"), Some("{{.kind}}")),
+            Ok(Some((OutputFormat::Json, None)))
+        );
+        assert_eq!(
+            resolve(Some("custom-columns=K:.kind"), Some("{{.kind}}")),
+            with(OutputFormat::CustomColumns, "K:.kind")
+        );
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("t.tmpl");
+        std::fs::write(&file, "{{.kind}}").expect("write");
+        assert_eq!(
+            resolve(Some("go-template-file"), file.to_str()),
+            with(OutputFormat::GoTemplateFile, "{{.kind}}")
+        );
+        for (output, template, says) in [
+            (
+                Some("go-template={{.a}}"),
+                Some("{{.b}}"),
+                "both give a template",
+            ),
+            (Some("go-template"), None, "-o go-template needs a template"),
+            (Some("jsonpath"), Some(""), "-o jsonpath needs a template"),
+            (
+                Some("custom-columns"),
+                Some("K:.kind"),
+                "-o custom-columns needs columns",
+            ),
+            (None, Some("{{.kind"), "error parsing template {{.kind"),
+        ] {
+            let err = resolve(output, template).expect_err(says);
+            assert!(err.contains(says), "{output:?} {template:?}: {err}");
+        }
+    }
 
     /// Inputs of client-go's `ParseTimeout` (`tools/clientcmd/helpers.go`):
     /// `strconv.ParseInt` first, then `time.ParseDuration`.
