@@ -65,13 +65,13 @@ where
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use tower::ServiceExt as _;
 
     use super::*;
 
     /// A service that answers every request with `status`, or fails.
-    fn answering(
+    pub(crate) fn answering(
         status: Option<u16>,
     ) -> impl tower::Service<
         http::Request<()>,

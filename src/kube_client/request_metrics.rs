@@ -138,22 +138,7 @@ mod tests {
     use tower::ServiceExt as _;
 
     use super::*;
-
-    fn answering(
-        status: Option<u16>,
-    ) -> impl tower::Service<
-        http::Request<()>,
-        Response = http::Response<()>,
-        Error = String,
-        Future = std::future::Ready<Result<http::Response<()>, String>>,
-    > + Clone {
-        tower::service_fn(move |_: http::Request<()>| {
-            std::future::ready(match status {
-                Some(code) => Ok(http::Response::builder().status(code).body(()).unwrap()),
-                None => Err("connection refused".to_owned()),
-            })
-        })
-    }
+    use crate::kube_client::request_log::tests::answering;
 
     fn count(code: &str, host: &str, method: &str) -> u64 {
         metrics()

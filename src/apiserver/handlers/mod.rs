@@ -127,7 +127,6 @@ pub(crate) struct Incoming<'a> {
     pub user: &'a UserInfo,
 }
 
-/// Serves a resource request.
 /// Whether `req` names a resource this server serves (a served kind, or a
 /// standalone server's namespaces and self-reviews) and a subresource one
 /// of them has: what the request metrics count, so that their label sets
@@ -147,6 +146,7 @@ pub(crate) fn serves(state: &ApiState, req: &ResourceRequest) -> bool {
                 .is_some())
 }
 
+/// Serves a resource request.
 pub(crate) async fn handle(
     state: &ApiState,
     incoming: Incoming<'_>,
