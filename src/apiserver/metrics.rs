@@ -283,51 +283,37 @@ struct CacheState {
     upstream_watches: u64,
 }
 
-fn gauge<N>(
+/// Writes one unlabelled metric read at scrape time (a `ConstGauge` or
+/// `ConstCounter`).
+fn constant(
     encoder: &mut DescriptorEncoder,
     name: &str,
     help: &str,
-    value: N,
-) -> Result<(), std::fmt::Error>
-where
-    ConstGauge<N>: EncodeMetric,
-{
-    let metric = ConstGauge::new(value);
-    metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)
-}
-
-fn counter<N>(
-    encoder: &mut DescriptorEncoder,
-    name: &str,
-    help: &str,
-    value: N,
-) -> Result<(), std::fmt::Error>
-where
-    ConstCounter<N>: EncodeMetric,
-{
-    let metric = ConstCounter::new(value);
-    metric.encode(encoder.encode_descriptor(name, help, None, metric.metric_type())?)
+    metric: impl EncodeMetric,
+) -> Result<(), std::fmt::Error> {
+    let metric_type = metric.metric_type();
+    metric.encode(encoder.encode_descriptor(name, help, None, metric_type)?)
 }
 
 impl Collector for CacheState {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        gauge(
+        constant(
             &mut encoder,
             "kubectl_cozy_watch_cache_objects",
             "HelmReleases of the served kinds in the watch cache.",
-            i64::try_from(self.objects).unwrap_or(i64::MAX),
+            ConstGauge::new(i64::try_from(self.objects).unwrap_or(i64::MAX)),
         )?;
-        gauge(
+        constant(
             &mut encoder,
             "kubectl_cozy_watch_cache_ready",
             "1 when the watch cache is synced with its store, else 0.",
-            i64::from(self.ready),
+            ConstGauge::new(i64::from(self.ready)),
         )?;
-        counter(
+        constant(
             &mut encoder,
             "kubectl_cozy_watch_cache_upstream_watches",
             "Watches the cache opened on its store (more than one: it re-listed).",
-            self.upstream_watches,
+            ConstCounter::new(self.upstream_watches),
         )?;
         let info = ConstGauge::new(1);
         let labels = [("version", crate::version::VERSION)];
@@ -351,43 +337,43 @@ impl Collector for Process {
         let Some(stats) = process_stats() else {
             return Ok(());
         };
-        counter(
+        constant(
             &mut encoder,
             "process_cpu_seconds",
             "Total user and system CPU time spent in seconds.",
-            stats.cpu_seconds,
+            ConstCounter::new(stats.cpu_seconds),
         )?;
-        gauge(
+        constant(
             &mut encoder,
             "process_resident_memory_bytes",
             "Resident memory size in bytes.",
-            stats.resident_bytes,
+            ConstGauge::new(stats.resident_bytes),
         )?;
-        gauge(
+        constant(
             &mut encoder,
             "process_virtual_memory_bytes",
             "Virtual memory size in bytes.",
-            stats.virtual_bytes,
+            ConstGauge::new(stats.virtual_bytes),
         )?;
-        gauge(
+        constant(
             &mut encoder,
             "process_open_fds",
             "Number of open file descriptors.",
-            stats.open_fds,
+            ConstGauge::new(stats.open_fds),
         )?;
         if let Some(max) = stats.max_fds {
-            gauge(
+            constant(
                 &mut encoder,
                 "process_max_fds",
                 "Maximum number of open file descriptors.",
-                max,
+                ConstGauge::new(max),
             )?;
         }
-        gauge(
+        constant(
             &mut encoder,
             "process_start_time_seconds",
             "Start time of the process since unix epoch in seconds.",
-            stats.start_time_seconds,
+            ConstGauge::new(stats.start_time_seconds),
         )
     }
 }

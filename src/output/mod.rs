@@ -280,22 +280,14 @@ pub fn render_template<T: Serialize + ?Sized>(
                     )
                 })
         }
-        OutputFormat::JsonPathAsJson => jsonpath_template::Template::parse(template)
-            .and_then(|t| {
-                t.allowing_missing_keys(allow_missing_keys)
-                    .render_as_json(&document)
-            })
-            .map(|text| out.push_str(&text))
-            .map_err(|e| {
-                format!(
-                    "error executing jsonpath {}: {e}",
-                    crate::golang::quote(template)
-                )
-            }),
         _ => jsonpath_template::Template::parse(template)
             .and_then(|t| {
-                t.allowing_missing_keys(allow_missing_keys)
-                    .render(&document)
+                let t = t.allowing_missing_keys(allow_missing_keys);
+                if format == OutputFormat::JsonPathAsJson {
+                    t.render_as_json(&document)
+                } else {
+                    t.render(&document)
+                }
             })
             .map(|text| out.push_str(&text))
             .map_err(|e| {
