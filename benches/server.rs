@@ -33,7 +33,7 @@
 //! | `get` | get one app through the server, consistent and `resourceVersion=0` | the handler's own work in-process (cache lookup, the kept app view); the same gets of the HelmRelease from kube-apiserver |
 //! | `writes` | create / update / merge-patch / delete an app through the server | the same writes of the HelmRelease at kube-apiserver, and through a pass-through proxy (`passthrough`: the second hop alone, the floor of any server that stores upstream) |
 //! | `watch_fanout` | 1,000 watches on the server, events delivered | one watch straight on kube-apiserver |
-//! | `memory` | VmRSS and VmHWM (and of VmRSS, anonymous and file-backed) of a `kubectl-cozy serve` process: idle, with 5,000 and 10,000 apps cached, after a list of them, then with 1,000 watches open (each on its own HTTP/1.1 connection; on a fresh process, over 5 HTTP/2 connections as kube-apiserver's aggregator multiplexes them); other builds or malloc settings in the same run with `BENCH_MEMORY_BASELINE_BIN` / `BENCH_MEMORY_ENV` | RSS of `kubectl-cozy --version` / `kinds list` |
+//! | `memory` | VmRSS and VmHWM (and of VmRSS, anonymous and file-backed) of a `kubectl-cozy serve` process: idle, with 5,000 and 10,000 apps cached, after a list of them, then with 1,000 watches open (each on its own HTTP/1.1 connection; on a fresh process, over 5 HTTP/2 connections as kube-apiserver's aggregator multiplexes them); targets checked on the release artefact (`BENCH_MEMORY_SHIPPED_BIN`, which `server.sh` builds with `scripts/release.sh`), cargo's own build beside it; other builds or malloc settings in the same run with `BENCH_MEMORY_BASELINE_BIN` (paths separated by `:`) / `BENCH_MEMORY_ENV` | RSS of `kubectl-cozy --version` / `kinds list` |
 //!
 //! The server under test runs in-process on its own 2-worker runtime
 //! (`Auth::standalone` with its own CA, the client certificate's user in
@@ -1296,13 +1296,27 @@ fn memory() {
     // with BENCH_MEMORY_ENV="NAME=VALUE[ NAME=VALUE...][;...]", this build
     // again with each set of environment variables (another malloc through
     // LD_PRELOAD, glibc's MALLOC_ARENA_MAX, ...); with
-    // BENCH_MEMORY_BASELINE_BIN=path, another build of kubectl-cozy (say,
-    // the commit before a change).
-    let mut variants = vec![ServeVariant {
+    // BENCH_MEMORY_BASELINE_BIN=path[:path...], other builds of kubectl-cozy
+    // (say, the commit before a change).
+    //
+    // First, what the targets are checked on: the binary as released
+    // (BENCH_MEMORY_SHIPPED_BIN, which benches/server.sh builds with
+    // scripts/release.sh: static-pie, packed relocations), as krew installs
+    // it and the image runs it; then cargo's own build (dynamically linked
+    // to glibc, as `cargo install` makes it). Without the former, cargo's.
+    let mut variants = Vec::new();
+    if let Some(bin) = std::env::var_os("BENCH_MEMORY_SHIPPED_BIN") {
+        variants.push(ServeVariant {
+            name: "release artefact".to_owned(),
+            bin: bin.into(),
+            env: Vec::new(),
+        });
+    }
+    variants.push(ServeVariant {
         name: "this build".to_owned(),
         bin: bins::kubectl_cozy(),
         env: Vec::new(),
-    }];
+    });
     for set in std::env::var("BENCH_MEMORY_ENV")
         .unwrap_or_default()
         .split(';')
@@ -1328,12 +1342,18 @@ fn memory() {
             env,
         });
     }
-    if let Some(bin) = std::env::var_os("BENCH_MEMORY_BASELINE_BIN") {
-        variants.push(ServeVariant {
-            name: "baseline build".to_owned(),
-            bin: bin.into(),
-            env: Vec::new(),
-        });
+    // Several builds: paths separated by `:`, each named by its file name.
+    if let Some(bins) = std::env::var_os("BENCH_MEMORY_BASELINE_BIN") {
+        for bin in std::env::split_paths(&bins) {
+            let name = bin
+                .file_name()
+                .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+            variants.push(ServeVariant {
+                name: format!("baseline build `{name}`"),
+                bin,
+                env: Vec::new(),
+            });
+        }
     }
     let mut runs: Vec<(String, Rss, Vec<Loaded>)> = variants
         .iter()
@@ -1422,7 +1442,8 @@ fn memory() {
             );
         }
     }
-    let (_, idle_rss, loaded) = &runs[0]; // this build's
+    let (checked, idle_rss, loaded) = &runs[0]; // the release artefact's, or this build's
+    println!("\ntargets checked on: {checked}");
     let [five, ten] = &loaded[..] else {
         unreachable!("two fleets")
     };

@@ -7,7 +7,10 @@
 # Usage: benches/server.sh [FILTER]   e.g. benches/server.sh watch_fanout
 # Environment (see benches/server.rs): BENCH_WRITE_ROUNDS=N, BENCH_SPANS=1
 # (stage times), BENCH_CORES=split (writes: the control plane on CPU 0),
-# BENCH_SERVER_WORKERS=N (the server's and the proxy's runtime workers).
+# BENCH_SERVER_WORKERS=N (the server's and the proxy's runtime workers),
+# BENCH_MEMORY_BASELINE_BIN=path[:path...] (memory: other builds beside this
+# one; the memory benchmark also builds the release artefact and checks its
+# targets on it).
 # The full output goes to $CARGO_TARGET_DIR/bench-server.log (or target/);
 # the tables are printed at the end.
 #
@@ -30,6 +33,15 @@ conditions() {
 
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; } || true  # peak RSS of short runs
 cargo bench --locked --bench server --no-run
+if [[ "memory" == *"$filter"* ]]; then
+  # The memory benchmark checks its targets on the binary as released
+  # (static-pie, packed relocations: scripts/release.sh), beside cargo's.
+  host="$(rustc -vV | sed -n 's/^host: //p')"
+  scripts/release.sh --profile release --out "$target/bench-dist" >/dev/null
+  shipped="$target/$host/release/kubectl-cozy"
+  [[ "$shipped" == /* ]] || shipped="$PWD/$shipped"
+  export BENCH_MEMORY_SHIPPED_BIN="$shipped"
+fi
 {
   echo "## kubectl-cozy server benchmarks — $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
   echo
@@ -45,4 +57,4 @@ cargo bench --locked --bench server -- "$filter" 2>&1 | tee -a "$log"
 
 echo
 echo "================ results (full log: $log) ================"
-grep -E '^(##|\||[0-9]+ watches|load average|machine|cores:|  )' "$log" || true
+grep -E '^(##|\||[0-9]+ watches|load average|machine|cores:|targets checked|  )' "$log" || true
