@@ -1820,6 +1820,24 @@ struct Loaded {
 
 use std::process::{Child, Command, Stdio};
 
+/// Drops a binary's pages from the page cache (those no process maps), so
+/// that each `serve` starts as after a reboot or once the kernel reclaimed
+/// them. The binary's file-backed RSS depends on how its pages entered the
+/// cache: the same bytes written by the linker, by `cp` and by `tar` (as
+/// krew installs them) measured 13.3, 14.6 and 15.3 MiB at idle, and 13.3
+/// each once read back from disk.
+fn evict_from_page_cache(bin: &Path) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    if let Ok(file) = std::fs::File::open(bin) {
+        // Only clean pages can be dropped: a fresh build's are written back
+        // first.
+        let _ = file.sync_all();
+        let _ = rustix::fs::fadvise(&file, 0, None, rustix::fs::Advice::DontNeed);
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = bin;
+}
+
 /// VmRSS and VmHWM, KiB.
 struct Rss {
     rss: u64,
@@ -1874,6 +1892,7 @@ impl Serve {
 
     fn spawn(mut cmd: Command, ca_pem: String) -> Serve {
         use std::io::BufRead;
+        evict_from_page_cache(Path::new(cmd.get_program()));
         let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::null())
