@@ -1,5 +1,8 @@
 //! API discovery documents built from a kinds [`Snapshot`]:
 //!
+//! - `GET /api` of a standalone server (its core group) as aggregated
+//!   discovery is `handlers::namespaces::api_aggregated`, its ETag
+//!   [`etag_of_body`];
 //! - `GET /apis` → [`api_group_list`] (`APIGroupList`), or, when the client
 //!   asks for it ([`wants_aggregated`]), [`aggregated`]
 //!   (`apidiscovery.k8s.io/v2` `APIGroupDiscoveryList`, served with
@@ -263,11 +266,17 @@ pub(crate) fn etag(snapshot: &Snapshot) -> String {
     hasher.update(env!("CARGO_PKG_VERSION").as_bytes());
     hasher.update([0]);
     hasher.update(snapshot.hash().as_bytes());
-    let hex: String = hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02X}"))
-        .collect();
+    quoted_upper_hex(&hasher.finalize())
+}
+
+/// The `ETag` of a document that depends on nothing but this build: a
+/// quoted upper-case hex SHA-512 of its body, as [`etag`] writes one.
+pub(crate) fn etag_of_body(body: &[u8]) -> String {
+    quoted_upper_hex(&Sha512::digest(body))
+}
+
+fn quoted_upper_hex(bytes: &[u8]) -> String {
+    let hex: String = bytes.iter().map(|b| format!("{b:02X}")).collect();
     format!("\"{hex}\"")
 }
 

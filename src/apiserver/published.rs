@@ -103,6 +103,18 @@ struct OpenApiV3 {
     documents: HashMap<(String, String), HashedDocument>,
 }
 
+/// `/api` as aggregated discovery (a standalone server's core group,
+/// [`crate::apiserver::handlers::namespaces::api_aggregated`]): the same
+/// for the life of the process, its ETag the hash of its body.
+pub(crate) fn core_aggregated() -> &'static Document {
+    static DOC: std::sync::LazyLock<Document> = std::sync::LazyLock::new(|| {
+        let body = encode(&super::handlers::namespaces::api_aggregated());
+        let etag = discovery::etag_of_body(&body);
+        Document { body, etag }
+    });
+    &DOC
+}
+
 fn encode(doc: &serde_json::Value) -> Bytes {
     Bytes::from(serde_json::to_vec(doc).unwrap_or_default())
 }

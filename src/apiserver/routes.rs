@@ -15,7 +15,7 @@ use tokio::sync::watch;
 
 use super::gnostic::{self, Encoding};
 use super::handlers::{self, ApiState};
-use super::published::PublishedCache;
+use super::published::{self, Document, PublishedCache};
 use super::response::{self, Body};
 use super::{discovery, metrics, openapi};
 use crate::apimachinery::query::Query;
@@ -109,7 +109,11 @@ impl Router {
             }
             // The core group: only a standalone server has one (namespaces).
             Route::CoreApi if state.apps.embedded().is_some() => {
-                get_only(handlers::namespaces::api_versions())
+                if discovery::wants_aggregated(accept) {
+                    get_only(aggregated_discovery(published::core_aggregated(), headers))
+                } else {
+                    get_only(handlers::namespaces::api_versions())
+                }
             }
             Route::CoreV1 if state.apps.embedded().is_some() => {
                 get_only(handlers::namespaces::api_resource_list())
@@ -117,29 +121,7 @@ impl Router {
             Route::CoreApi | Route::CoreV1 => response::error(&not_found_path()),
             Route::Apis => {
                 if discovery::wants_aggregated(accept) {
-                    let aggregated = &published.aggregated;
-                    let etag = aggregated.etag.as_str();
-                    let matches = headers
-                        .get(header::IF_NONE_MATCH)
-                        .and_then(|v| v.to_str().ok())
-                        == Some(etag);
-                    let mut r = if matches {
-                        let mut r = response::text(StatusCode::NOT_MODIFIED, String::new());
-                        r.headers_mut().remove(header::CONTENT_TYPE);
-                        r
-                    } else {
-                        response::encoded_json(
-                            StatusCode::OK,
-                            aggregated.body.clone(),
-                            discovery::AGGREGATED_CONTENT_TYPE,
-                        )
-                    };
-                    if let Ok(v) = HeaderValue::from_str(etag) {
-                        r.headers_mut().insert(header::ETAG, v);
-                    }
-                    r.headers_mut()
-                        .insert(header::VARY, HeaderValue::from_static("Accept"));
-                    get_only(r)
+                    get_only(aggregated_discovery(&published.aggregated, headers))
                 } else {
                     get_only(json(&published.group_list))
                 }
@@ -269,6 +251,34 @@ fn openapi_response(
 
 /// `/healthz`, `/livez`, `/readyz`: `ping`, and for readiness the loaded
 /// kinds, the synced cache and not shutting down.
+/// An aggregated discovery document (`/api` or `/apis`) as kube-apiserver
+/// serves one: its media type, `ETag`, `Vary: Accept`, and a bodiless 304
+/// when the client's `If-None-Match` is that `ETag`.
+fn aggregated_discovery(doc: &Document, headers: &HeaderMap) -> Response<Body> {
+    let etag = doc.etag.as_str();
+    let matches = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        == Some(etag);
+    let mut r = if matches {
+        let mut r = response::text(StatusCode::NOT_MODIFIED, String::new());
+        r.headers_mut().remove(header::CONTENT_TYPE);
+        r
+    } else {
+        response::encoded_json(
+            StatusCode::OK,
+            doc.body.clone(),
+            discovery::AGGREGATED_CONTENT_TYPE,
+        )
+    };
+    if let Ok(v) = HeaderValue::from_str(etag) {
+        r.headers_mut().insert(header::ETAG, v);
+    }
+    r.headers_mut()
+        .insert(header::VARY, HeaderValue::from_static("Accept"));
+    r
+}
+
 fn health(router: &Router, endpoint: &str, only: Option<&str>, query: &Query) -> Response<Body> {
     let state = &router.state;
     let snapshot = state.registry.snapshot();

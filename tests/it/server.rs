@@ -1120,6 +1120,93 @@ fn memory_is_returned_after_churn() {
 }
 
 #[test]
+fn kubectl_learns_the_core_group_from_api_alone() {
+    // kube-apiserver answers `/api` with aggregated discovery, so kubectl
+    // never asks `/api/v1`; a server that answers only `APIVersions` costs
+    // every fresh discovery that extra request.
+    let server = Standalone::start();
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = format!("--cache-dir={}", cache.path().display());
+    let out = server.kubectl(&["get", "ns", "-v=6", &cache_dir]);
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{log}");
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("default"), "{stdout}");
+    assert!(log.contains("/api?timeout="), "kubectl asked /api: {log}");
+    assert!(
+        !log.contains("/api/v1?timeout="),
+        "kubectl fell back to legacy discovery of /api/v1: {log}"
+    );
+    let resources = ok(&server.kubectl(&["api-resources", "--api-group=", &cache_dir]));
+    let ns = resources
+        .lines()
+        .find(|l| l.starts_with("namespaces "))
+        .unwrap_or_else(|| panic!("{resources}"));
+    let cells: Vec<&str> = ns.split_whitespace().collect();
+    assert_eq!(
+        cells,
+        ["namespaces", "ns", "v1", "false", "Namespace"],
+        "{resources}"
+    );
+}
+
+#[tokio::test]
+async fn core_aggregated_discovery_is_kube_apiservers() {
+    // `/api` as aggregated discovery, from kube-apiserver and from a
+    // standalone server: the same core group and namespaces resource, less
+    // the `status` subresource a standalone server does not serve.
+    const ACCEPT: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+    async fn core(client: &kube::Client) -> serde_json::Value {
+        let request = http::Request::get("/api")
+            .header("accept", ACCEPT)
+            .body(Vec::new())
+            .unwrap();
+        let doc: serde_json::Value =
+            serde_json::from_str(&client.request_text(request).await.unwrap()).unwrap();
+        assert_eq!(doc["kind"], "APIGroupDiscoveryList", "{doc}");
+        assert_eq!(doc["items"].as_array().map(Vec::len), Some(1), "{doc}");
+        doc["items"][0].clone()
+    }
+    let theirs = core(&plane::plane().client().await).await;
+    let server = Standalone::start();
+    let kubeconfig = kube::config::Kubeconfig::read_from(server.kubeconfig()).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    let ours = core(&kube::Client::try_from(config).unwrap()).await;
+
+    assert_eq!(ours["metadata"], theirs["metadata"], "ours {ours}");
+    let version = |group: &serde_json::Value| {
+        let v1 = group["versions"][0].clone();
+        assert_eq!(
+            group["versions"].as_array().map(Vec::len),
+            Some(1),
+            "{group}"
+        );
+        v1
+    };
+    let (our_v1, their_v1) = (version(&ours), version(&theirs));
+    assert_eq!(our_v1["version"], their_v1["version"]);
+    assert_eq!(our_v1["freshness"], their_v1["freshness"]);
+    let namespaces = |v1: &serde_json::Value| {
+        v1["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["resource"] == "namespaces")
+            .cloned()
+            .unwrap_or_else(|| panic!("no namespaces in {v1}"))
+    };
+    let mut expected = namespaces(&their_v1);
+    expected["subresources"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|s| s["subresource"] != "status");
+    assert_eq!(namespaces(&our_v1), expected);
+    assert_eq!(our_v1["resources"].as_array().map(Vec::len), Some(1));
+}
+
+#[test]
 fn standalone_serves_namespaces_to_kubectl() {
     let server = Standalone::start();
     let kc = server.kubeconfig();

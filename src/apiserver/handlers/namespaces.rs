@@ -85,6 +85,13 @@ pub(crate) fn api_versions() -> Response<Body> {
     )
 }
 
+/// The verbs of `namespaces` (no `deletecollection`, as kube-apiserver's).
+const NAMESPACE_VERBS: [&str; 7] = [
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
+/// The verbs of `namespaces/finalize`.
+const FINALIZE_VERBS: [&str; 1] = ["update"];
+
 /// `GET /api/v1`.
 pub(crate) fn api_resource_list() -> Response<Body> {
     response::json(
@@ -97,17 +104,52 @@ pub(crate) fn api_resource_list() -> Response<Body> {
                 "singularName": "namespace",
                 "namespaced": false,
                 "kind": "Namespace",
-                "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+                "verbs": NAMESPACE_VERBS,
                 "shortNames": ["ns"],
             }, {
                 "name": "namespaces/finalize",
                 "singularName": "",
                 "namespaced": false,
                 "kind": "Namespace",
-                "verbs": ["update"],
+                "verbs": FINALIZE_VERBS,
             }],
         }),
     )
+}
+
+/// `GET /api` as aggregated discovery (`apidiscovery.k8s.io/v2`): the core
+/// group (no name) with the same resources as [`api_resource_list`], so
+/// that kubectl learns them from `/api` alone, as from kube-apiserver,
+/// instead of falling back to `/api/v1`.
+pub(crate) fn api_aggregated() -> Value {
+    // kube-apiserver writes the core group's response kinds with an empty
+    // version (its legacy group installs them so; measured on 1.36).
+    let kind = json!({"group": "", "version": "", "kind": "Namespace"});
+    json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": [{
+            "metadata": {},
+            "versions": [{
+                "version": "v1",
+                "resources": [{
+                    "resource": "namespaces",
+                    "responseKind": kind,
+                    "scope": "Cluster",
+                    "singularResource": "namespace",
+                    "verbs": NAMESPACE_VERBS,
+                    "shortNames": ["ns"],
+                    "subresources": [{
+                        "subresource": "finalize",
+                        "responseKind": kind,
+                        "verbs": FINALIZE_VERBS,
+                    }],
+                }],
+                "freshness": "Current",
+            }],
+        }],
+    })
 }
 
 /// Whether `req` is for the namespaces resource.
