@@ -249,8 +249,6 @@ fn openapi_response(
     r
 }
 
-/// `/healthz`, `/livez`, `/readyz`: `ping`, and for readiness the loaded
-/// kinds, the synced cache and not shutting down.
 /// An aggregated discovery document (`/api` or `/apis`) as kube-apiserver
 /// serves one: its media type, `ETag`, `Vary: Accept`, and a bodiless 304
 /// when the client's `If-None-Match` is that `ETag`.
@@ -279,6 +277,8 @@ fn aggregated_discovery(doc: &Document, headers: &HeaderMap) -> Response<Body> {
     r
 }
 
+/// `/healthz`, `/livez`, `/readyz`: `ping`, and for readiness the loaded
+/// kinds, the synced cache and not shutting down.
 fn health(router: &Router, endpoint: &str, only: Option<&str>, query: &Query) -> Response<Body> {
     let state = &router.state;
     let snapshot = state.registry.snapshot();
