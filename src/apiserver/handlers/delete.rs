@@ -1,4 +1,5 @@
-//! delete and deletecollection: `DeleteOptions` from the body or the query
+//! delete and deletecollection: `DeleteOptions` from the body or, without
+//! one, the query
 //! (`propagationPolicy`, `preconditions`, `dryRun`, deprecated
 //! `orphanDependents`), answered with the object — carrying a
 //! deletionTimestamp when finalizers still hold it — or, for a collection,
@@ -25,41 +26,47 @@ fn options(call: &Call<'_>) -> Result<DeleteOptions, ApiError> {
 }
 
 /// [`options`] of a bare body and query (also the standalone namespaces').
+/// As kube-apiserver reads them: a body's options are the options, and the
+/// query is read only without a body (a body without `dryRun` does not run
+/// dry however the query asks).
 pub(super) fn delete_options(body: &[u8], query: &Query) -> Result<DeleteOptions, ApiError> {
-    let body: Value = if body.iter().all(u8::is_ascii_whitespace) {
+    let body: Option<Value> = if body.iter().all(u8::is_ascii_whitespace) {
         // Options from the query: a malformed grace period is refused
         // (400) rather than ignored, as kube-apiserver decodes it.
         super::read::int_query_param(query, "gracePeriodSeconds")?;
-        json!({})
+        None
     } else {
-        serde_json::from_slice(body)
-            .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
+        Some(
+            serde_json::from_slice(body)
+                .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?,
+        )
     };
-    let text = |key: &str| {
-        body.get(key)
+    let propagation_policy = match &body {
+        Some(body) => body
+            .get("propagationPolicy")
             .and_then(Value::as_str)
-            .map(str::to_owned)
-            .or_else(|| query.get(key).cloned())
+            .map(str::to_owned),
+        None => query.get("propagationPolicy").cloned(),
     };
-    let propagation_policy = text("propagationPolicy");
-    let orphan = body
-        .get("orphanDependents")
-        .and_then(Value::as_bool)
-        .or_else(|| {
-            query
-                .contains_key("orphanDependents")
-                .then(|| flag(query, "orphanDependents"))
-        });
-    let dry_run: Vec<&str> = match body.get("dryRun") {
-        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
-        _ => query.all("dryRun"),
+    let orphan = match &body {
+        Some(body) => body.get("orphanDependents").and_then(Value::as_bool),
+        None => query
+            .contains_key("orphanDependents")
+            .then(|| flag(query, "orphanDependents")),
+    };
+    let dry_run: Vec<&str> = match &body {
+        Some(body) => match body.get("dryRun") {
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        },
+        None => query.all("dryRun"),
     };
     validate(propagation_policy.as_deref(), orphan.is_some(), &dry_run)?;
     let propagation_policy = match orphan {
         Some(orphan) => Some(if orphan { "Orphan" } else { "Background" }.to_owned()),
         None => propagation_policy,
     };
-    let preconditions = body.get("preconditions");
+    let preconditions = body.as_ref().and_then(|b| b.get("preconditions"));
     Ok(DeleteOptions {
         uid: preconditions
             .and_then(|p| p.get("uid"))

@@ -151,8 +151,8 @@ async fn standalone_namespace_options_agree_with_kube_apiserver() {
             "apply without a manager:\n  ours:   {a}\n  theirs: {b}"
         ));
     }
-    // Deletes: options from the query or the body; the options come
-    // before the namespace is looked up or protected.
+    // Deletes: options from the body or, without one, the query; the
+    // options come before the namespace is looked up or protected.
     for (path, query, body, code) in [
         ("/NAME", "dryRun=Bogus", "", 422),
         ("/NAME", "dryRun=All&dryRun=Bogus", "", 422),
@@ -168,6 +168,13 @@ async fn standalone_namespace_options_agree_with_kube_apiserver() {
         ("/default", "dryRun=Bogus", "", 422),
         ("/NAME", "dryRun=All", "", 200),
         ("/NAME", "", r#"{"dryRun":["All"]}"#, 200),
+        // A body's options are the options: the query is not read then.
+        (
+            "/NAME",
+            "propagationPolicy=Bogus",
+            r#"{"dryRun":["All"]}"#,
+            200,
+        ),
     ] {
         let a = send(&ours, Method::DELETE, path, query, JSON, body, &name).await;
         let b = send(&theirs, Method::DELETE, path, query, JSON, body, &name).await;
