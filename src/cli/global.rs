@@ -194,6 +194,12 @@ impl GlobalArgs {
     /// usage error's message.
     pub fn resolve_output(&mut self) -> Result<(), String> {
         let template = self.template.as_deref().filter(|t| !t.is_empty());
+        let columns = self.output.as_ref().is_some_and(|o| {
+            matches!(
+                o.format,
+                OutputFormat::CustomColumns | OutputFormat::CustomColumnsFile
+            )
+        });
         match (&self.output, template) {
             (None, Some(template)) => {
                 self.output = Some(OutputArg::with_template(
@@ -202,23 +208,13 @@ impl GlobalArgs {
                 )?);
             }
             // Custom columns take no `--template`, as kubectl's do not.
-            (Some(output), _)
-                if output.template.is_none()
-                    && matches!(
-                        output.format,
-                        OutputFormat::CustomColumns | OutputFormat::CustomColumnsFile
-                    ) =>
-            {
+            (Some(output), _) if columns && output.template.is_none() => {
                 let name = output.format.name();
                 let example = template_example(output.format);
                 return Err(format!("-o {name} needs columns: -o {name}={example}"));
             }
             (Some(output), template)
-                if OutputFormat::TEMPLATES.contains(&output.format)
-                    && !matches!(
-                        output.format,
-                        OutputFormat::CustomColumns | OutputFormat::CustomColumnsFile
-                    ) =>
+                if !columns && OutputFormat::TEMPLATES.contains(&output.format) =>
             {
                 let name = output.format.name();
                 match (&output.template, template) {
