@@ -14,6 +14,11 @@
 //! - `rest_client_requests_total`, `rest_client_request_duration_seconds`:
 //!   the round trips to kube-apiserver, as client-go counts its own
 //!   ([`crate::kube_client::request_metrics`]);
+//! - `apiserver_resource_objects` (group, resource) and the deprecated
+//!   `apiserver_storage_objects` (resource) that kube-apiserver 1.36 still
+//!   serves beside it: the objects of each served resource, counted in the
+//!   watch cache as a list of the resource selects them, so that a
+//!   dashboard's object counts include the apps ([`resource_objects`]);
 //! - `kubectl_cozy_watch_cache_objects`, `…_ready`, `…_upstream_watches_total`:
 //!   the cache of the served HelmReleases, the watches it opened upstream
 //!   (more than one means it re-listed) and whether it is synced;
@@ -26,7 +31,8 @@
 //! authorized as any non-resource path (`nonResourceURLs: ["/metrics"]`,
 //! verb `get`).
 
-use std::sync::LazyLock;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use http::{HeaderMap, Method, header};
@@ -40,7 +46,9 @@ use prometheus_client::registry::Registry;
 
 use crate::apimachinery::query::Query;
 use crate::apimachinery::request_info::{ResourceRequest, Verb};
-use crate::storage::cache::WatchCache;
+use crate::kinds::registry::ServedKind;
+use crate::storage::cache::{Objects, WatchCache};
+use crate::storage::helm_release;
 
 /// The content type of the answer.
 pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -242,8 +250,9 @@ impl Requests {
 }
 
 /// The metrics text of a scrape: the process's request metrics, and the
-/// state of `cache` (the answering server's).
-pub(crate) fn render(cache: &WatchCache) -> String {
+/// state of `cache` (the answering server's) with the objects of each of
+/// the `kinds` it serves.
+pub(crate) fn render(cache: &WatchCache, kinds: &[Arc<ServedKind>]) -> String {
     let requests = requests().clone();
     // The registry ends each help text with a period.
     let mut registry = Registry::default();
@@ -263,8 +272,10 @@ pub(crate) fn render(cache: &WatchCache) -> String {
         requests.longrunning,
     );
     crate::kube_client::request_metrics::register(&mut registry);
+    let (objects, _) = cache.snapshot();
     registry.register_collector(Box::new(CacheState {
-        objects: cache.snapshot().0.len(),
+        objects: objects.len(),
+        per_resource: resource_objects(&objects, kinds),
         ready: cache.ready(),
         upstream_watches: cache.upstream_watches(),
     }));
@@ -279,6 +290,7 @@ pub(crate) fn render(cache: &WatchCache) -> String {
 #[derive(Debug)]
 struct CacheState {
     objects: usize,
+    per_resource: Vec<ResourceObjects>,
     ready: bool,
     upstream_watches: u64,
 }
@@ -295,8 +307,86 @@ fn constant(
     metric.encode(encoder.encode_descriptor(name, help, None, metric_type)?)
 }
 
+/// How many objects of one served resource the cache holds.
+#[derive(Debug, PartialEq, Eq)]
+struct ResourceObjects {
+    group: String,
+    resource: String,
+    count: u64,
+}
+
+/// The objects of each of `kinds` among `objects`, one entry per group and
+/// resource (a kind served in several versions is one resource), zero
+/// included, as kube-apiserver reports a resource with none: a HelmRelease
+/// counts for the kind its kind label names when its name has that kind's
+/// release prefix — what a list of the kind selects. One pass over the
+/// cache, reading no object's JSON.
+fn resource_objects(objects: &Objects, kinds: &[Arc<ServedKind>]) -> Vec<ResourceObjects> {
+    let mut counted: Vec<ResourceObjects> = Vec::new();
+    // Kind label → the kinds of that label, each with its index into
+    // `counted` (a kind in two versions is there twice, counted once).
+    let mut by_label: HashMap<&str, Vec<(&ServedKind, usize)>> = HashMap::new();
+    for kind in kinds {
+        let definition = &kind.resolved.definition;
+        let index = counted
+            .iter()
+            .position(|r| r.group == definition.group && r.resource == definition.plural)
+            .unwrap_or_else(|| {
+                counted.push(ResourceObjects {
+                    group: definition.group.clone(),
+                    resource: definition.plural.clone(),
+                    count: 0,
+                });
+                counted.len() - 1
+            });
+        by_label
+            .entry(definition.kind.as_str())
+            .or_default()
+            .push((kind, index));
+    }
+    for (key, stored) in objects {
+        let Some(labelled) = stored.kind_label().and_then(|label| by_label.get(label)) else {
+            continue;
+        };
+        let (_, release) = key.parts();
+        if let Some((_, index)) = labelled
+            .iter()
+            .find(|(kind, _)| helm_release::app_name(&kind.resolved, release).is_some())
+        {
+            counted[*index].count += 1;
+        }
+    }
+    counted
+}
+
 impl Collector for CacheState {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let mut family = encoder.encode_descriptor(
+            "apiserver_resource_objects",
+            "[ALPHA] Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.",
+            None,
+            prometheus_client::metrics::MetricType::Gauge,
+        )?;
+        for r in &self.per_resource {
+            let labels = [
+                ("group", r.group.as_str()),
+                ("resource", r.resource.as_str()),
+            ];
+            ConstGauge::new(i64::try_from(r.count).unwrap_or(i64::MAX))
+                .encode(family.encode_family(&labels)?)?;
+        }
+        let mut family = encoder.encode_descriptor(
+            "apiserver_storage_objects",
+            "[STABLE] (Deprecated since 1.34.0) [DEPRECATED, consider using apiserver_resource_objects instead] Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.",
+            None,
+            prometheus_client::metrics::MetricType::Gauge,
+        )?;
+        for r in &self.per_resource {
+            let resource = format!("{}.{}", r.resource, r.group);
+            let labels = [("resource", resource.as_str())];
+            ConstGauge::new(i64::try_from(r.count).unwrap_or(i64::MAX))
+                .encode(family.encode_family(&labels)?)?;
+        }
         constant(
             &mut encoder,
             "kubectl_cozy_watch_cache_objects",
@@ -636,6 +726,67 @@ mod tests {
     }
 
     /// A line of proc(5)'s format, its command holding a space and a `)`.
+    /// Each served resource's objects as a list of it selects them: by the
+    /// kind label and the kind's release prefix, a kind in two versions
+    /// counted once, a resource with none at zero.
+    #[test]
+    fn objects_are_counted_per_resource_as_a_list_selects_them() {
+        let text = "kind: Postgres\nplural: postgreses\nversion: v1alpha1\n\
+                    openAPISchema: {type: object}\n\
+                    release: {chart: {name: postgres, sourceRef: {kind: HelmRepository, name: r}}}\n---\n\
+                    kind: Postgres\nplural: postgreses\nversion: v1beta1\n\
+                    openAPISchema: {type: object}\n\
+                    release: {chart: {name: postgres, sourceRef: {kind: HelmRepository, name: r}}}\n---\n\
+                    kind: Redis\nopenAPISchema: {type: object}\n\
+                    release: {chart: {name: redis, sourceRef: {kind: HelmRepository, name: r}}}\n---\n\
+                    kind: Bucket\nopenAPISchema: {type: object}\n\
+                    release: {chart: {name: bucket, sourceRef: {kind: HelmRepository, name: r}}}\n";
+        let snapshot = crate::kinds::registry::Snapshot::build(
+            crate::kinds::load::load_text(text, "test").unwrap(),
+        )
+        .unwrap();
+        let release = |name: &str, kind: Option<&str>| {
+            let labels = kind.map_or(
+                serde_json::json!({}),
+                |kind| serde_json::json!({ crate::storage::helm_release::KIND_LABEL: kind }),
+            );
+            let text = serde_json::json!({
+                "apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+                "metadata": {"name": name, "namespace": "ns", "labels": labels,
+                             "resourceVersion": "1"},
+                "spec": {},
+            })
+            .to_string();
+            let (key, stored) = crate::storage::cache::Stored::from_text(&text).unwrap();
+            (key, Arc::new(stored))
+        };
+        let objects: Objects = [
+            release("postgres-a", Some("Postgres")),
+            release("postgres-b", Some("Postgres")),
+            release("redis-a", Some("Redis")),
+            // Labelled for a kind, named for none of its releases.
+            release("other-a", Some("Postgres")),
+            // Named for a kind, not labelled.
+            release("postgres-c", None),
+            release("redis-b", Some("Etcd")),
+        ]
+        .into_iter()
+        .collect();
+        let counted = resource_objects(&objects, snapshot.kinds());
+        let counts: Vec<(&str, &str, u64)> = counted
+            .iter()
+            .map(|r| (r.group.as_str(), r.resource.as_str(), r.count))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("apps.cozystack.io", "postgreses", 2),
+                ("apps.cozystack.io", "redises", 1),
+                ("apps.cozystack.io", "buckets", 0),
+            ]
+        );
+    }
+
     #[test]
     fn stat_lines_read_cpu_memory_and_start() {
         let line = "4242 (kubectl) cozy) S 1 4242 4242 0 -1 4194560 2000 0 0 0 250 50 0 0 20 0 \

@@ -100,7 +100,9 @@ impl Router {
             Route::Health { endpoint, check } => health(self, &endpoint, check.as_deref(), query),
             Route::Version => get_only(response::json(StatusCode::OK, &version_info())),
             Route::Metrics => {
-                let mut r = response::text(StatusCode::OK, metrics::render(state.apps.cache()));
+                let kinds = state.registry.snapshot();
+                let text = metrics::render(state.apps.cache(), kinds.kinds());
+                let mut r = response::text(StatusCode::OK, text);
                 r.headers_mut().insert(
                     header::CONTENT_TYPE,
                     HeaderValue::from_static(metrics::CONTENT_TYPE),

@@ -21,9 +21,9 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::support::aggregated::{aggregated, apply, start_server};
-use crate::support::bins;
 use crate::support::plane::{Plane, plane};
 use crate::support::standalone::{kubectl, ok, text};
+use crate::support::{bins, metric_sample};
 
 const GV: &str = "/apis/apps.cozystack.io/v1alpha1";
 
@@ -583,16 +583,6 @@ async fn a_service_account_token_works_directly() {
     );
 }
 
-/// The value of the sample of `metric` whose labels are `labels` (as
-/// written, in order) in a scrape, if there is one.
-fn sample(scrape: &str, metric: &str, labels: &str) -> Option<f64> {
-    let prefix = format!("{metric}{{{labels}}} ");
-    scrape
-        .lines()
-        .find_map(|line| line.strip_prefix(&prefix))
-        .and_then(|value| value.parse().ok())
-}
-
 /// `/metrics` is a non-resource path for RBAC: kube's built-in
 /// `system:monitoring` group (bound to the ClusterRole of that name) may get
 /// it, a user without it is refused as kube-apiserver refuses one. It
@@ -667,18 +657,18 @@ async fn metrics_are_kube_apiservers_for_who_may_read_them() {
     let deadline = Instant::now() + Duration::from_secs(3);
     let text = loop {
         let text = scrape().await;
-        let open = sample(&text, "apiserver_longrunning_requests", &streaming);
+        let open = metric_sample(&text, "apiserver_longrunning_requests", &streaming);
         if open.is_some_and(|n| n >= 1.0) || Instant::now() > deadline {
             break text;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert!(
-        sample(&text, "apiserver_longrunning_requests", &streaming) >= Some(1.0),
+        metric_sample(&text, "apiserver_longrunning_requests", &streaming) >= Some(1.0),
         "the watch streams: {text}"
     );
     assert!(
-        sample(
+        metric_sample(
             &text,
             "apiserver_request_total",
             &answered("LIST", "postgreses", 200)
@@ -686,7 +676,7 @@ async fn metrics_are_kube_apiservers_for_who_may_read_them() {
         "{text}"
     );
     assert_eq!(
-        sample(
+        metric_sample(
             &text,
             "apiserver_request_total",
             &answered("LIST", "redises", 403)
@@ -715,7 +705,7 @@ async fn metrics_are_kube_apiservers_for_who_may_read_them() {
     // Counted once its stream ended.
     let deadline = Instant::now() + Duration::from_secs(3);
     let watches = loop {
-        let watches = sample(
+        let watches = metric_sample(
             &scrape().await,
             "apiserver_request_total",
             &answered("WATCH", "postgreses", 200),

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::support::aggregated::aggregated;
-use crate::support::plane;
 use crate::support::standalone::{
     self, Standalone, example_kinds as examples, kubectl as kubectl_with, ok, refused, text,
 };
+use crate::support::{metric_sample, plane};
 
 const POSTGRES: &str = "apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: NAME\n  labels: {team: a}\nspec:\n  replicas: 3\n  synchronousCommit: \"on\"\n";
 
@@ -300,6 +300,78 @@ fn charts_are_served_as_kinds_and_rescaffolded_when_they_change() {
         "jsonpath={.spec.size}/{.spec.replicas}",
     ]));
     assert_eq!(got, "512Mi/3");
+}
+
+/// `/metrics` counts each served resource's objects as kube-apiserver
+/// counts a resource's: `apiserver_resource_objects` by group and resource
+/// and the deprecated `apiserver_storage_objects` kube-apiserver 1.36 still
+/// serves beside it, a resource with none at zero, under kube-apiserver's
+/// own help and type lines (the control plane's scrape is the reference).
+#[test]
+fn metrics_count_each_resources_objects_as_kube_apiserver_does() {
+    let server = Standalone::start();
+    ok(&server.kubectl(&["create", "namespace", "other"]));
+    for (name, namespace) in [("a", "default"), ("b", "default"), ("c", "other")] {
+        ok(&kubectl_with(
+            &server.kubeconfig(),
+            &["apply", "-n", namespace, "-f", "-"],
+            Some(&postgres(name)),
+        ));
+    }
+    ok(&kubectl_with(
+        &server.kubeconfig(),
+        &["apply", "-f", "-"],
+        Some(
+            "apiVersion: apps.cozystack.io/v1alpha1\nkind: Redis\nmetadata:\n  name: cache\nspec: {}\n",
+        ),
+    ));
+    let counts = |scrape: &str| {
+        ["postgreses", "redises", "buckets"].map(|resource| {
+            let by_group = metric_sample(
+                scrape,
+                "apiserver_resource_objects",
+                &format!(r#"group="apps.cozystack.io",resource="{resource}""#),
+            );
+            let by_name = metric_sample(
+                scrape,
+                "apiserver_storage_objects",
+                &format!(r#"resource="{resource}.apps.cozystack.io""#),
+            );
+            assert_eq!(by_group, by_name, "{resource}: {scrape}");
+            by_group
+        })
+    };
+    let scrape = ok(&server.kubectl(&["get", "--raw", "/metrics"]));
+    assert_eq!(
+        counts(&scrape),
+        [Some(3.0), Some(1.0), Some(0.0)],
+        "{scrape}"
+    );
+
+    ok(&server.kubectl(&["delete", "postgres", "a", "--wait=false"]));
+    let scrape = ok(&server.kubectl(&["get", "--raw", "/metrics"]));
+    assert_eq!(
+        counts(&scrape),
+        [Some(2.0), Some(1.0), Some(0.0)],
+        "{scrape}"
+    );
+
+    let reference = ok(&plane()
+        .kubectl()
+        .args(["get", "--raw", "/metrics"])
+        .output()
+        .unwrap());
+    for name in ["apiserver_resource_objects", "apiserver_storage_objects"] {
+        for line in [format!("# HELP {name} "), format!("# TYPE {name} ")] {
+            let of = |text: &str| {
+                text.lines()
+                    .find(|l| l.starts_with(&line))
+                    .map(str::to_owned)
+            };
+            assert!(of(&reference).is_some(), "{line}: {reference}");
+            assert_eq!(of(&scrape), of(&reference), "{line}");
+        }
+    }
 }
 
 #[test]

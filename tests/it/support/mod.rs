@@ -23,6 +23,16 @@ pub mod tools;
 
 pub use plane::plane;
 
+/// The value of the sample of `metric` whose labels are `labels` (as
+/// written, in order) in a scrape, if there is one.
+pub fn metric_sample(scrape: &str, metric: &str, labels: &str) -> Option<f64> {
+    let prefix = format!("{metric}{{{labels}}} ");
+    scrape
+        .lines()
+        .find_map(|line| line.strip_prefix(&prefix))
+        .and_then(|value| value.parse().ok())
+}
+
 /// Held by every test that deletes namespaces or changes what blocks
 /// namespace deletion cluster-wide (an unavailable APIService stalls every
 /// namespace deletion; doctor's "healthy plane" test needs nothing
