@@ -569,14 +569,15 @@ impl EmbeddedStore {
 
     /// Replaces the client's metadata (labels, annotations, finalizers,
     /// ownerReferences, managedFields) of namespace `name` with
-    /// `metadata`'s, and for a `/finalize` its `spec.finalizers`; a conflict
+    /// `metadata`'s, and for a `/finalize` its `spec.finalizers`, for a
+    /// `/status` its `status` ([`namespace_store::Subresource`]); a conflict
     /// when `resource_version` is not the stored one. A Terminating namespace
     /// left with no finalizer and no objects is removed.
     pub fn update_namespace(
         &self,
         name: &str,
         metadata: &serde_json::Map<String, Value>,
-        spec_finalizers: Option<&[String]>,
+        subresource: namespace_store::Subresource<'_>,
         resource_version: Option<&str>,
         dry_run: bool,
     ) -> Result<Value, StoreError> {
@@ -584,7 +585,7 @@ impl EmbeddedStore {
             &self.lock().conn,
             name,
             metadata,
-            spec_finalizers,
+            subresource,
             resource_version,
             dry_run,
         );
@@ -636,6 +637,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
+    use crate::storage::namespace_store::Subresource;
 
     fn hr(name: &str) -> Value {
         json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
@@ -924,7 +926,13 @@ mod tests {
             .unwrap()
             .to_owned();
         let same = store
-            .update_namespace("team-a", meta.as_object().unwrap(), None, Some(&rv), false)
+            .update_namespace(
+                "team-a",
+                meta.as_object().unwrap(),
+                Subresource::None,
+                Some(&rv),
+                false,
+            )
             .unwrap();
         assert_eq!(same, created);
         let changed = json!({"labels": {"team": "b"}, "uid": "ignored"});
@@ -932,7 +940,7 @@ mod tests {
             .update_namespace(
                 "team-a",
                 changed.as_object().unwrap(),
-                None,
+                Subresource::None,
                 Some(&rv),
                 false,
             )
@@ -945,7 +953,7 @@ mod tests {
             store.update_namespace(
                 "team-a",
                 changed.as_object().unwrap(),
-                None,
+                Subresource::None,
                 Some(&rv),
                 false
             ),
@@ -978,13 +986,25 @@ mod tests {
         // finalizer goes, and the update that removes the last one removes it.
         let held = json!({"finalizers": ["example.com/hold"]});
         store
-            .update_namespace("team-a", held.as_object().unwrap(), None, None, false)
+            .update_namespace(
+                "team-a",
+                held.as_object().unwrap(),
+                Subresource::None,
+                None,
+                false,
+            )
             .unwrap();
         assert_eq!(store.finish_namespace("team-a").unwrap(), Finish::Held);
         let finalized = store.namespace("team-a").unwrap().unwrap();
         assert_eq!(finalized["spec"], json!({}));
         let removed = store
-            .update_namespace("team-a", &Default::default(), None, None, false)
+            .update_namespace(
+                "team-a",
+                &Default::default(),
+                Subresource::None,
+                None,
+                false,
+            )
             .unwrap();
         assert_eq!(removed["metadata"]["name"], "team-a");
         assert_eq!(store.namespace_phase("team-a").unwrap(), None);
@@ -1010,14 +1030,26 @@ mod tests {
         assert_eq!(held["spec"]["finalizers"], json!(["example.com/x"]));
         let relabelled = json!({"labels": {"a": "b"}});
         store
-            .update_namespace("team-b", relabelled.as_object().unwrap(), None, None, false)
+            .update_namespace(
+                "team-b",
+                relabelled.as_object().unwrap(),
+                Subresource::None,
+                None,
+                false,
+            )
             .unwrap();
         assert_eq!(
             store.namespace_phase("team-b").unwrap(),
             Some(Phase::Terminating)
         );
         store
-            .update_namespace("team-b", &Default::default(), Some(&[]), None, false)
+            .update_namespace(
+                "team-b",
+                &Default::default(),
+                Subresource::Finalize(&[]),
+                None,
+                false,
+            )
             .unwrap();
         assert_eq!(store.namespace_phase("team-b").unwrap(), None);
         let names: Vec<Value> = store

@@ -249,11 +249,23 @@ pub(super) fn create(
 /// keeps the resourceVersion, as kube-apiserver does. A Terminating
 /// namespace left with no finalizer of either kind and no objects is
 /// removed by the change ([`settle`]).
+/// What an update of a namespace writes besides the client's metadata:
+/// the subresource it was sent to.
+#[derive(Clone, Copy, Debug)]
+pub enum Subresource<'a> {
+    /// None: the namespace itself (metadata only).
+    None,
+    /// `/finalize`: these `spec.finalizers`.
+    Finalize(&'a [String]),
+    /// `/status`: this `status`.
+    Status(&'a Value),
+}
+
 pub(super) fn update(
     conn: &Connection,
     name: &str,
     metadata: &Map<String, Value>,
-    spec_finalizers: Option<&[String]>,
+    subresource: Subresource<'_>,
     resource_version: Option<&str>,
     dry_run: bool,
 ) -> Result<Value, StoreError> {
@@ -272,8 +284,10 @@ pub(super) fn update(
     if let Some(meta) = updated["metadata"].as_object_mut() {
         keep_client_metadata(meta, metadata, name);
     }
-    if let Some(finalizers) = spec_finalizers {
-        set_spec_finalizers(&mut updated, finalizers.to_vec());
+    match subresource {
+        Subresource::None => {}
+        Subresource::Finalize(finalizers) => set_spec_finalizers(&mut updated, finalizers.to_vec()),
+        Subresource::Status(status) => updated["status"] = status.clone(),
     }
     if updated == current || dry_run {
         return Ok(updated);

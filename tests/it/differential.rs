@@ -26,6 +26,7 @@ mod namespace_bodies;
 mod namespace_finalizers;
 mod namespace_lists;
 mod namespace_options;
+mod namespace_status;
 mod namespace_watches;
 mod oracle;
 mod ratcheting;

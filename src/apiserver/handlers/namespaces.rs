@@ -22,7 +22,11 @@
 //! A namespace's `spec.finalizers` are the client's with `kubernetes` added
 //! on create; updates and patches leave them, `PUT
 //! /api/v1/namespaces/<name>/finalize` sets them (with the metadata), as
-//! kube-apiserver's finalize subresource does.
+//! kube-apiserver's finalize subresource does. Its `status` subresource is
+//! kube-apiserver's too: get, and update or patch of the status (with the
+//! metadata; `spec` stays), its phase held to its deletion (`Active`, or
+//! `Terminating` once deleted), its conditions merged by `type` under a
+//! strategic merge patch.
 //!
 //! Deleting a namespace marks it `Terminating` and answers; like
 //! kube-controller-manager's namespace controller, a background task then
@@ -91,6 +95,8 @@ const NAMESPACE_VERBS: [&str; 7] = [
 ];
 /// The verbs of `namespaces/finalize`.
 const FINALIZE_VERBS: [&str; 1] = ["update"];
+/// The verbs of `namespaces/status`.
+const STATUS_VERBS: [&str; 3] = ["get", "patch", "update"];
 
 /// `GET /api/v1`.
 pub(crate) fn api_resource_list() -> Response<Body> {
@@ -112,6 +118,12 @@ pub(crate) fn api_resource_list() -> Response<Body> {
                 "namespaced": false,
                 "kind": "Namespace",
                 "verbs": FINALIZE_VERBS,
+            }, {
+                "name": "namespaces/status",
+                "singularName": "",
+                "namespaced": false,
+                "kind": "Namespace",
+                "verbs": STATUS_VERBS,
             }],
         }),
     )
@@ -144,6 +156,10 @@ pub(crate) fn api_aggregated() -> Value {
                         "subresource": "finalize",
                         "responseKind": kind,
                         "verbs": FINALIZE_VERBS,
+                    }, {
+                        "subresource": "status",
+                        "responseKind": kind,
+                        "verbs": STATUS_VERBS,
                     }],
                 }],
                 "freshness": "Current",
@@ -160,7 +176,7 @@ pub(crate) fn is_namespaces(req: &ResourceRequest) -> bool {
 /// How long after a namespace's deletion its apps are deleted.
 pub(crate) const CONTENT_DELETION_DELAY: Duration = Duration::from_secs(1);
 
-/// One request for `/api/v1/namespaces[/<name>[/finalize]]`.
+/// One request for `/api/v1/namespaces[/<name>[/finalize|/status]]`.
 pub(crate) async fn handle(
     store: &EmbeddedStore,
     registry: &Registry,
@@ -170,9 +186,12 @@ pub(crate) async fn handle(
     body: &Bytes,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Result<Response<Body>, ApiError> {
-    // `/api/v1/namespaces/<name>/finalize`: in its own namespace.
-    let finalize = req.subresource.as_deref() == Some("finalize") && req.namespace == req.name;
-    if (req.namespace.is_some() || req.subresource.is_some()) && !finalize {
+    // `/api/v1/namespaces/<name>/finalize` and `…/status`: in its own
+    // namespace.
+    let of_itself = req.namespace.is_some() && req.namespace == req.name;
+    let finalize = of_itself && req.subresource.as_deref() == Some("finalize");
+    let status = of_itself && req.subresource.as_deref() == Some("status");
+    if (req.namespace.is_some() || req.subresource.is_some()) && !finalize && !status {
         return Err(ApiError::not_found_route(
             "the server could not find the requested resource",
         ));
@@ -186,6 +205,16 @@ pub(crate) async fn handle(
             write::finalize(store, name, query, headers, body)
         }
         _ if finalize => Err(crate::apiserver::response::method_not_allowed()),
+        (Verb::Update, Some(name)) if status => {
+            write::update_status(store, name, query, headers, body)
+        }
+        (Verb::Patch, Some(name)) if status => {
+            write::patch_status(store, name, query, headers, body)
+        }
+        // A get of `…/status` is one of the namespace, as kube-apiserver's.
+        _ if status && !matches!(req.verb, Verb::Get) => {
+            Err(crate::apiserver::response::method_not_allowed())
+        }
         (Verb::List, None) => list(store, query, accept, include),
         (Verb::Get, Some(name)) => {
             let found = store.namespace(name).map_err(store_error)?;

@@ -104,7 +104,7 @@ pub fn server_side_apply(req: &ApplyRequest) -> Result<Applied, PatchError> {
             }],
         ));
     }
-    let original = parse_body(req.body)?;
+    let original = applied_configuration(req.body)?;
     let live = match req.current {
         Some(c) => c.clone(),
         None => empty_like(&original),
@@ -245,8 +245,9 @@ fn gvk_string(api_version: &str, kind: &str) -> String {
     format!("{group}/{version}, Kind={kind}")
 }
 
-/// Reads the body as JSON, or else as YAML the way sigs.k8s.io/yaml does.
-fn parse_body(body: &[u8]) -> Result<Value, PatchError> {
+/// An apply's configuration: its body read as JSON, or else as YAML the
+/// way sigs.k8s.io/yaml does.
+pub fn applied_configuration(body: &[u8]) -> Result<Value, PatchError> {
     let decode_error = |e: String| PatchError::bad_request(format!("error decoding patch: {e}"));
     let starts_json = body
         .iter()

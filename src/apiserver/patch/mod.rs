@@ -40,7 +40,7 @@ mod updater;
 
 use std::fmt;
 
-pub use self::apply::{Applied, ApplyRequest, server_side_apply};
+pub use self::apply::{Applied, ApplyRequest, applied_configuration, server_side_apply};
 pub use self::json_patch::{apply_patch, json_patch_strict_errors};
 pub use self::record_update::{record_update, record_update_text, record_update_with_schema};
 

@@ -2,7 +2,8 @@
 //! metadata (labels, annotations, finalizers, ownerReferences) changes, the
 //! server's (`spec`, `status`, uid, timestamps) stays, managedFields follow
 //! every write as kube-apiserver records them, and a resourceVersion in the
-//! body or patch is a precondition.
+//! body or patch is a precondition. Through `/finalize` the body's
+//! `spec.finalizers` are written too, through `/status` its `status`.
 //!
 //! PATCH takes JSON patch, merge patch, server-side apply (which also
 //! creates a missing namespace, as `kubectl apply --server-side` expects)
@@ -10,7 +11,8 @@
 //! Namespace: it is read as a merge patch whose `$` directives are left out
 //! (`$patch: delete` on a map deletes it), except that `metadata.finalizers`
 //! merge as a set, with `$deleteFromPrimitiveList/finalizers` removing some,
-//! as strategic merge patch merges them.
+//! and `status.conditions` merge by `type` (the Go type's merge key), as
+//! strategic merge patch merges them.
 
 use bytes::Bytes;
 use http::{HeaderMap, Response, StatusCode, header};
@@ -27,7 +29,16 @@ use crate::apiserver::patch::{self, ApplyRequest, PatchKind};
 use crate::apiserver::response::{self, Body};
 use crate::kinds::schema::{FieldError, FieldErrorKind};
 use crate::storage::embedded_store::EmbeddedStore;
+use crate::storage::namespace_store::Subresource;
 use crate::storage::{StoreError, namespace_store, now};
+
+/// What a write is sent to: the namespace or one of its subresources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Target {
+    Namespace,
+    Finalize,
+    Status,
+}
 
 /// The structural schema of a Namespace's `spec`, for field ownership.
 fn spec_schema() -> Value {
@@ -81,7 +92,7 @@ pub(super) fn update(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Body>, ApiError> {
-    put(store, name, query, headers, body, false)
+    put(store, name, query, headers, body, Target::Namespace)
 }
 
 /// `PUT /api/v1/namespaces/<name>/finalize`: as an update, and the body's
@@ -96,17 +107,30 @@ pub(super) fn finalize(
     headers: &HeaderMap,
     body: &Bytes,
 ) -> Result<Response<Body>, ApiError> {
-    put(store, name, query, headers, body, true)
+    put(store, name, query, headers, body, Target::Finalize)
 }
 
-/// A PUT of namespace `name`, of its `/finalize` when `finalize`.
+/// `PUT /api/v1/namespaces/<name>/status`: as an update, and the body's
+/// `status` replaces the namespace's (`spec` stays), its phase held to the
+/// namespace's deletion, as kube-apiserver's status subresource does.
+pub(super) fn update_status(
+    store: &EmbeddedStore,
+    name: &str,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    put(store, name, query, headers, body, Target::Status)
+}
+
+/// A PUT to namespace `name` or one of its subresources.
 fn put(
     store: &EmbeddedStore,
     name: &str,
     query: &Query,
     headers: &HeaderMap,
     body: &Bytes,
-    finalize: bool,
+    target: Target,
 ) -> Result<Response<Body>, ApiError> {
     // As kube-apiserver: an update's options before its body, its type and
     // name before the namespace is read.
@@ -120,14 +144,25 @@ fn put(
         .map_err(store_error)?
         .ok_or_else(|| ApiError::not_found(GROUP_RESOURCE, name))?;
     let manager = field_manager(query, headers);
-    let finalizers = finalize.then(|| namespace_store::spec_finalizers(&object));
+    let (finalizers, status);
+    let subresource = match target {
+        Target::Namespace => Subresource::None,
+        Target::Finalize => {
+            finalizers = namespace_store::spec_finalizers(&object);
+            Subresource::Finalize(&finalizers)
+        }
+        Target::Status => {
+            status = decoded_status(&object);
+            Subresource::Status(&status)
+        }
+    };
     let written = write(
         store,
         name,
         &current,
         object,
         Some(&manager),
-        finalizers.as_deref(),
+        subresource,
         dry_run,
     )?;
     Ok(response::json(StatusCode::OK, &written))
@@ -140,6 +175,30 @@ pub(super) fn patch(
     query: &Query,
     headers: &HeaderMap,
     body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    patch_to(store, name, query, headers, body, Target::Namespace)
+}
+
+/// `PATCH /api/v1/namespaces/<name>/status`: the patched object's `status`
+/// (and metadata) written as by [`update_status`].
+pub(super) fn patch_status(
+    store: &EmbeddedStore,
+    name: &str,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Response<Body>, ApiError> {
+    patch_to(store, name, query, headers, body, Target::Status)
+}
+
+/// A PATCH of namespace `name` (`Target::Namespace`) or of its status.
+fn patch_to(
+    store: &EmbeddedStore,
+    name: &str,
+    query: &Query,
+    headers: &HeaderMap,
+    body: &Bytes,
+    target: Target,
 ) -> Result<Response<Body>, ApiError> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
@@ -178,9 +237,31 @@ pub(super) fn patch(
         .map_err(ApiError::from)?;
         return match current {
             Some(current) => {
-                let written = write(store, name, &current, applied.object, None, None, dry_run)?;
+                let status = match target {
+                    Target::Status => {
+                        let config = patch::applied_configuration(body).map_err(ApiError::from)?;
+                        let mut object = applied.object.clone();
+                        object["status"] = applied_status(&current, &config);
+                        Some(decoded_status(&object))
+                    }
+                    _ => None,
+                };
+                let subresource = status
+                    .as_ref()
+                    .map_or(Subresource::None, Subresource::Status);
+                let written = write(
+                    store,
+                    name,
+                    &current,
+                    applied.object,
+                    None,
+                    subresource,
+                    dry_run,
+                )?;
                 Ok(response::json(StatusCode::OK, &written))
             }
+            // An apply creates a missing namespace, not a missing status.
+            None if target == Target::Status => Err(ApiError::not_found(GROUP_RESOURCE, name)),
             None => create_by_apply(store, name, applied.object, dry_run),
         };
     }
@@ -198,28 +279,139 @@ pub(super) fn patch(
     check_kind(&patched)?;
     check_patched_types(&patched)?;
     let manager = field_manager(query, headers);
+    let status = (target == Target::Status).then(|| decoded_status(&patched));
+    let subresource = status
+        .as_ref()
+        .map_or(Subresource::None, Subresource::Status);
     let written = write(
         store,
         name,
         &current,
         patched,
         Some(&manager),
-        None,
+        subresource,
         dry_run,
     )?;
     Ok(response::json(StatusCode::OK, &written))
 }
 
+/// The `status` of a namespace written through `/status` as kube-apiserver
+/// keeps it, decoded into its Go type and encoded again: the phase
+/// defaulted to `Active`, each condition's fields in the type's order
+/// (`lastTransitionTime` null when unset, `reason` and `message` left out
+/// when empty) and nothing else.
+fn decoded_status(namespace: &Value) -> Value {
+    let text = |value: Option<&Value>| value.and_then(Value::as_str).unwrap_or_default().to_owned();
+    let mut status = Map::new();
+    let phase = text(namespace.pointer("/status/phase"));
+    status.insert(
+        "phase".into(),
+        json!(if phase.is_empty() { "Active" } else { &phase }),
+    );
+    let conditions: Vec<Value> = namespace
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|condition| {
+            let mut decoded = Map::new();
+            decoded.insert("type".into(), json!(text(condition.get("type"))));
+            decoded.insert("status".into(), json!(text(condition.get("status"))));
+            let time = condition
+                .get("lastTransitionTime")
+                .filter(|t| t.is_string());
+            decoded.insert(
+                "lastTransitionTime".into(),
+                time.cloned().unwrap_or(Value::Null),
+            );
+            for key in ["reason", "message"] {
+                let value = text(condition.get(key));
+                if !value.is_empty() {
+                    decoded.insert(key.into(), json!(value));
+                }
+            }
+            Value::Object(decoded)
+        })
+        .collect();
+    if !conditions.is_empty() {
+        status.insert("conditions".into(), Value::Array(conditions));
+    }
+    Value::Object(status)
+}
+
+/// The status a server-side apply to `/status` leaves on `current`: the
+/// configuration's phase if it has one, and its conditions merged into the
+/// live ones by `type` (a listed one's fields set, a new one after the
+/// others), as structured merge merges a list keyed by `type`. Who set
+/// which condition is not tracked: one an earlier apply set and a later one
+/// leaves out stays (kube-apiserver would remove it).
+fn applied_status(current: &Value, config: &Value) -> Value {
+    let mut status = match current.get("status") {
+        Some(Value::Object(status)) => status.clone(),
+        _ => Map::new(),
+    };
+    if let Some(phase) = config.pointer("/status/phase").filter(|p| p.is_string()) {
+        status.insert("phase".into(), phase.clone());
+    }
+    let applied = config
+        .pointer("/status/conditions")
+        .and_then(Value::as_array);
+    if let Some(applied) = applied.filter(|a| !a.is_empty()) {
+        let mut conditions: Vec<Value> = status
+            .get("conditions")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        for item in applied.iter().filter_map(Value::as_object) {
+            let at = conditions
+                .iter()
+                .position(|c| c.get("type") == item.get("type"));
+            match at.and_then(|at| conditions[at].as_object_mut()) {
+                Some(live) => live.extend(item.clone()),
+                None => conditions.push(Value::Object(item.clone())),
+            }
+        }
+        status.insert("conditions".into(), Value::Array(conditions));
+    }
+    Value::Object(status)
+}
+
+/// core's `ValidateNamespaceStatusUpdate` of the phase: `Active` while the
+/// namespace is not deleted, `Terminating` once it is.
+fn status_phase_problem(status: &Value, meta: &Map<String, Value>) -> Option<FieldError> {
+    let phase = status
+        .get("phase")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let deleted = meta.get("deletionTimestamp").is_some_and(|t| !t.is_null());
+    let (wanted, detail) = match deleted {
+        false => (
+            "Active",
+            "may only be 'Active' if `deletionTimestamp` is empty",
+        ),
+        true => (
+            "Terminating",
+            "may only be 'Terminating' if `deletionTimestamp` is not empty",
+        ),
+    };
+    (phase != wanted).then(|| FieldError {
+        field: "status.Phase".into(),
+        kind: FieldErrorKind::Invalid,
+        bad_value: Some(json!(phase)),
+        detail: detail.into(),
+    })
+}
+
 /// Checks `new` against `current` and stores its client metadata, and
-/// `spec_finalizers` for a `/finalize`; `manager` records the write in
-/// managedFields (apply has recorded it).
+/// what `subresource` writes besides (`spec.finalizers`, `status`);
+/// `manager` records the write in managedFields (apply has recorded it).
 fn write(
     store: &EmbeddedStore,
     name: &str,
     current: &Value,
     mut new: Value,
     manager: Option<&str>,
-    spec_finalizers: Option<&[String]>,
+    subresource: Subresource<'_>,
     dry_run: bool,
 ) -> Result<Value, ApiError> {
     check_api_version(&new)?;
@@ -229,8 +421,12 @@ fn write(
     object_meta::check_types(&meta).map_err(ApiError::bad_request)?;
     object_meta::prepare_update(&mut meta, &old_meta);
     let mut errors = object_meta::validate_namespace_update(&meta, &old_meta);
-    if let Some(finalizers) = spec_finalizers {
-        errors.extend(object_meta::validate_namespace_finalize(finalizers));
+    match subresource {
+        Subresource::None => {}
+        Subresource::Finalize(finalizers) => {
+            errors.extend(object_meta::validate_namespace_finalize(finalizers));
+        }
+        Subresource::Status(status) => errors.extend(status_phase_problem(status, &meta)),
     }
     if !errors.is_empty() {
         return Err(ApiError::invalid("Namespace", "", name, &errors));
@@ -244,13 +440,7 @@ fn write(
         meta = new["metadata"].as_object().cloned().unwrap_or_default();
     }
     store
-        .update_namespace(
-            name,
-            &meta,
-            spec_finalizers,
-            precondition.as_deref(),
-            dry_run,
-        )
+        .update_namespace(name, &meta, subresource, precondition.as_deref(), dry_run)
         .map_err(|e| match e {
             StoreError::NotFound => ApiError::not_found(GROUP_RESOURCE, name),
             StoreError::Conflict(message) => ApiError::conflict(GROUP_RESOURCE, name, message),
@@ -372,8 +562,111 @@ fn strategic_as_merge(current: &Value, body: &[u8]) -> Result<Vec<u8>, ApiError>
             meta.insert("finalizers".into(), Value::Array(merged));
         }
     }
+    if let Some(status) = object.get_mut("status").and_then(Value::as_object_mut) {
+        merge_conditions(current, status);
+    }
     drop_directives(&mut patch);
     serde_json::to_vec(&patch).map_err(|e| ApiError::bad_request(e.to_string()))
+}
+
+/// A strategic merge patch's `status.conditions` merged into `current`'s by
+/// `type`, `NamespaceCondition`'s merge key, as apimachinery's
+/// `strategicpatch` merges them ([`merge_by_type`]), then put in the order
+/// of `$setElementOrder/conditions` if the patch has one. The patch then
+/// carries the whole list (a merge patch replaces lists).
+fn merge_conditions(current: &Value, status: &mut Map<String, Value>) {
+    let order = match status.remove("$setElementOrder/conditions") {
+        Some(Value::Array(order)) => Some(order),
+        _ => None,
+    };
+    let patch = match status.get("conditions") {
+        Some(Value::Array(patch)) => Some(patch),
+        _ => None,
+    };
+    if patch.is_none() && order.is_none() {
+        return;
+    }
+    let live: Vec<Value> = current
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut merged = match patch {
+        Some(patch) => merge_by_type(&live, patch),
+        None => live.clone(),
+    };
+    if let Some(order) = order {
+        merged = in_order(merged, &order, &live);
+    }
+    status.insert("conditions".into(), Value::Array(merged));
+}
+
+/// The merge key of a condition.
+fn type_of(condition: &Value) -> Option<&Value> {
+    condition.get("type")
+}
+
+/// Where in `list` the condition of `condition`'s type is.
+fn place(list: &[Value], condition: &Value) -> Option<usize> {
+    list.iter().position(|c| type_of(c) == type_of(condition))
+}
+
+/// `mergeSlice` of a list keyed by `type`: `$patch: delete` removes the
+/// condition of its type and `$patch: replace` makes the patch's the list;
+/// a patched condition is merged into the one of its type or added; then
+/// the list is put in the patch's order ([`in_order`]).
+fn merge_by_type(live: &[Value], patch: &[Value]) -> Vec<Value> {
+    let mut live = live.to_vec();
+    let mut items = Vec::new();
+    let mut replace = false;
+    for item in patch {
+        match item.get("$patch").and_then(Value::as_str) {
+            Some("delete") => live.retain(|c| type_of(c) != type_of(item)),
+            Some("replace") => replace = true,
+            _ => items.push(item.clone()),
+        }
+    }
+    if replace {
+        return items;
+    }
+    let mut merged = live.clone();
+    for item in &items {
+        match place(&merged, item) {
+            Some(at) => json_patch::merge(&mut merged[at], item),
+            None => {
+                let mut added = Value::Null;
+                json_patch::merge(&mut added, item);
+                merged.push(added);
+            }
+        }
+    }
+    in_order(merged, &items, &live)
+}
+
+/// `normalizeElementOrder`: the conditions `order` names (in its order)
+/// and the others (in the live order) interleaved by their places in
+/// `live`, one that is not there before any other.
+fn in_order(merged: Vec<Value>, order: &[Value], live: &[Value]) -> Vec<Value> {
+    let (mut named, mut others): (Vec<Value>, Vec<Value>) =
+        merged.into_iter().partition(|c| place(order, c).is_some());
+    named.sort_by_key(|c| place(order, c));
+    others.sort_by_key(|c| place(live, c).unwrap_or(usize::MAX));
+    let mut left = others.into_iter().peekable();
+    let mut right = named.into_iter().peekable();
+    let mut ordered = Vec::new();
+    loop {
+        let take_left = match (left.peek(), right.peek()) {
+            (Some(l), Some(r)) => matches!(
+                (place(live, l), place(live, r)),
+                (Some(li), Some(ri)) if li < ri
+            ),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        ordered.extend(if take_left { left.next() } else { right.next() });
+    }
+    ordered
 }
 
 /// Leaves out strategic merge patch's `$` keys; a map with `$patch:
