@@ -9,7 +9,8 @@
 //! without contacting the cluster; `--dry-run=server` has the server check
 //! everything and stores nothing. When the cluster can be read, a namespace
 //! that exists and is not the install's is left out of all of these (and
-//! left as it is), and `--cert-manager` needs a cluster with cert-manager.
+//! left as it is), `--cert-manager` needs a cluster with cert-manager and
+//! `--service-monitor` one with the Prometheus Operator ([`check_operator`]).
 //! See `docs/install.md`.
 
 use std::io::{IsTerminal as _, Write as _};
@@ -21,7 +22,8 @@ use crate::cli::{CliError, Ctx, ExitStatus};
 use crate::kinds::Registry;
 use crate::output::OutputFormat;
 use crate::register::install::{
-    self, Certificates, DEFAULT_NAMESPACE, DEFAULT_REPLICAS, InstallSpec, apply, kinds, tls,
+    self, Certificates, DEFAULT_NAMESPACE, DEFAULT_REPLICAS, InstallSpec, apply, kinds, monitoring,
+    tls,
 };
 
 /// `--dry-run` modes, as kubectl's.
@@ -54,6 +56,9 @@ Examples:
   # Certificates from cert-manager instead of a generated Secret
   kubectl cozy install --kinds ./kinds --cert-manager -n cozy-api --replicas 3 --apply --yes
 
+  # Have the Prometheus Operator scrape /metrics (kube-prometheus-stack selects by its release label)
+  kubectl cozy install --kinds ./kinds --service-monitor release=kube-prometheus-stack --apply
+
   # Remove it again: APIServices first (nothing is left to stall namespace deletion)
   kubectl cozy install --kinds ./kinds --delete
 
@@ -78,6 +83,13 @@ pub struct InstallArgs {
     /// Write HelmReleases as the requesting user (impersonation rights are granted)
     #[arg(long)]
     pub impersonate: bool,
+
+    /// Add a Prometheus Operator ServiceMonitor for /metrics, with these labels (key=value,…) besides the install's
+    ///
+    /// Prometheus scrapes each replica over HTTPS with its own ServiceAccount token, which needs
+    /// get on the non-resource URL /metrics (kube-prometheus grants its Prometheus that).
+    #[arg(long, value_name = "LABELS", num_args = 0..=1, default_missing_value = "", value_parser = monitoring::parse_labels)]
+    pub service_monitor: Option<std::collections::BTreeMap<String, String>>,
 
     /// Server-side apply the objects (after showing the diff and asking)
     #[arg(long)]
@@ -156,13 +168,18 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
             .collect(),
         kind_files,
         certificates,
+        service_monitor: args.service_monitor.clone(),
     };
     let mut objects = install::manifests(&spec);
     if args.delete {
         // Whichever way the certificates were made: cert-manager's objects
-        // too (the ones the cluster lacks are skipped).
+        // too, and the ServiceMonitor whether asked for or not (the ones
+        // the cluster lacks are skipped).
         if !args.cert_manager {
             objects.extend(tls::cert_manager(&spec));
+        }
+        if args.service_monitor.is_none() {
+            objects.push(monitoring::service_monitor(&spec, &Default::default()));
         }
         let Some(client) = client else {
             return Err(CliError::Usage("--delete needs the cluster".into()));
@@ -178,7 +195,12 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         objects = install::namespace::without_namespace(objects);
     }
     if let Some(client) = client.as_ref().filter(|_| cluster_answered) {
-        check_cert_manager(&args, client).await?;
+        if args.cert_manager {
+            check_operator(&args, client, &CERT_MANAGER).await?;
+        }
+        if args.service_monitor.is_some() {
+            check_operator(&args, client, &PROMETHEUS_OPERATOR).await?;
+        }
         if !system_namespace {
             objects = check_namespace(&args, client, &spec, objects).await?;
         }
@@ -323,46 +345,90 @@ async fn certificates(
     Ok((Certificates::Generated(generated), answered))
 }
 
-/// What is wrong when the cluster has no cert-manager, and how to go on.
-fn cert_manager_missing(fix: &str) -> String {
-    format!(
-        "cert-manager is not installed: the cluster serves no {} Issuers or Certificates; {fix}",
-        tls::CERT_MANAGER_API
-    )
+/// An operator whose kinds an option of the install needs.
+struct Operator {
+    /// Its name, as its users say it.
+    name: &'static str,
+    /// The option that needs it.
+    option: &'static str,
+    /// The group/version of its kinds.
+    api: &'static str,
+    /// The resources the install creates, and as the message names them.
+    plurals: &'static [&'static str],
+    kinds: &'static str,
+    /// Where to read how to install it.
+    docs: &'static str,
+    /// How the install goes on without the option.
+    without: &'static str,
 }
 
-/// With `--cert-manager`: refuses to apply (or to check with the server) an
-/// install into a cluster without cert-manager, whose Issuers and
-/// Certificates it could not take; when printing, says so on stderr.
-async fn check_cert_manager(args: &InstallArgs, client: &kube::Client) -> Result<(), CliError> {
-    if !args.cert_manager {
-        return Ok(());
+/// `--cert-manager`'s.
+const CERT_MANAGER: Operator = Operator {
+    name: "cert-manager",
+    option: "--cert-manager",
+    api: tls::CERT_MANAGER_API,
+    plurals: &["issuers", "certificates"],
+    kinds: "Issuers or Certificates",
+    docs: "https://cert-manager.io/docs/installation/",
+    without: " to have the certificates made here",
+};
+
+/// `--service-monitor`'s.
+const PROMETHEUS_OPERATOR: Operator = Operator {
+    name: "the Prometheus Operator",
+    option: "--service-monitor",
+    api: monitoring::SERVICE_MONITOR_API,
+    plurals: &["servicemonitors"],
+    kinds: "ServiceMonitors",
+    docs: "https://prometheus-operator.dev/docs/getting-started/installation/",
+    without: " to scrape /metrics another way",
+};
+
+impl Operator {
+    /// What is wrong when the cluster lacks the operator, and how to go on.
+    fn missing(&self, fix: &str) -> String {
+        format!(
+            "{} is not installed: the cluster serves no {} {}; {fix}",
+            self.name, self.api, self.kinds
+        )
     }
-    match tls::cert_manager_served(client).await {
+}
+
+/// With an option that needs `operator`: refuses to apply (or to check
+/// with the server) an install into a cluster without it, whose objects it
+/// could not take; when printing, says so on stderr.
+async fn check_operator(
+    args: &InstallArgs,
+    client: &kube::Client,
+    operator: &Operator,
+) -> Result<(), CliError> {
+    match install::serves(client, operator.api, operator.plurals).await {
         Ok(true) => Ok(()),
         Ok(false) if args.to_cluster() => Err(CliError::other(
-            "install with --cert-manager",
-            cert_manager_missing(
-                "install cert-manager first (https://cert-manager.io/docs/installation/), \
-                 or drop --cert-manager to have the certificates made here",
-            ),
+            format!("install with {}", operator.option),
+            operator.missing(&format!(
+                "install {} first ({}), or drop {}{}",
+                operator.name, operator.docs, operator.option, operator.without
+            )),
         )),
         Ok(false) => {
             eprintln!(
                 "Warning: {}",
-                cert_manager_missing(
-                    "install it before applying this output, or drop --cert-manager"
-                )
+                operator.missing(&format!(
+                    "install it before applying this output, or drop {}",
+                    operator.option
+                ))
             );
             Ok(())
         }
         Err(e) if args.to_cluster() => Err(CliError::other(
-            format!("read the cluster's {} API", tls::CERT_MANAGER_API),
+            format!("read the cluster's {} API", operator.api),
             e,
         )),
         Err(e) => {
             eprintln!(
-                "Note: could not tell whether the cluster has cert-manager ({})",
+                "Note: could not tell whether the cluster has {} ({})",
+                operator.name,
                 crate::error_chain::error_chain(&e)
             );
             Ok(())

@@ -29,7 +29,7 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch
 use crate::support::install::{self as replicas, Balancer, Replica};
 use crate::support::plane::{Plane, plane};
 use crate::support::serve::{group, kinds_dir};
-use crate::support::{CLUSTER_LOCK, bins};
+use crate::support::{CLUSTER_LOCK, bins, tools};
 
 /// Hang guard of each wait.
 const WAIT: Duration = Duration::from_secs(150);
@@ -474,6 +474,7 @@ async fn run(kinds_path: String, group: String, ns: String) {
         "[install] both replicas ready (cache synced) in {:.2}s",
         t.elapsed().as_secs_f64()
     );
+    scraped_as_the_service_monitor_says(plane, &kinds_path, &ns, &servers).await;
 
     // The seam: the Service's data path is a local balancer.
     let balancer = Balancer::start(servers.iter().map(|s| s.addr).collect()).await;
@@ -950,6 +951,246 @@ async fn cert_manager_missing_from_the_cluster_is_named() {
     );
     assert!(yaml.contains("kind: Certificate"), "{yaml}");
     assert!(stderr.contains("cert-manager is not installed"), "{stderr}");
+}
+
+/// Each replica's `/metrics` scraped as the Prometheus Operator would scrape
+/// it from the ServiceMonitor `install --service-monitor` makes for this
+/// install (printed from the cluster's certificates; the plane has no
+/// operator to take it): the Service its selector picks and the port it
+/// names, over HTTPS verified with the CA of the Secret it names and its
+/// server name, with a ServiceAccount token as Prometheus sends its own —
+/// by kubectl, as a client that is not ours, given nothing else. The account may read
+/// `/metrics` once bound to `system:monitoring`, as kube-prometheus binds
+/// its Prometheus; unbound, it is refused.
+async fn scraped_as_the_service_monitor_says(
+    plane: &Plane,
+    kinds_path: &str,
+    ns: &str,
+    servers: &[Replica],
+) {
+    let (json, _) = ok(
+        install(
+            plane,
+            &[
+                "--kinds",
+                kinds_path,
+                "-n",
+                ns,
+                "--service-monitor",
+                "-o",
+                "json",
+            ],
+        ),
+        "install --service-monitor -o json",
+    );
+    let list: serde_json::Value = serde_json::from_str(&json).expect("a List");
+    let monitor = list["items"]
+        .as_array()
+        .and_then(|items| items.iter().find(|o| o["kind"] == "ServiceMonitor"))
+        .unwrap_or_else(|| panic!("no ServiceMonitor in {json}"))
+        .clone();
+    let spec = &monitor["spec"];
+    assert_eq!(
+        spec["namespaceSelector"]["matchNames"],
+        serde_json::json!([ns])
+    );
+    let client = plane.client().await;
+    let services: Api<Service> = Api::namespaced(client.clone(), ns);
+    let wanted: std::collections::BTreeMap<String, String> =
+        serde_json::from_value(spec["selector"]["matchLabels"].clone()).expect("matchLabels");
+    let selector = wanted
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let picked = services
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .expect("list Services");
+    assert_eq!(picked.items.len(), 1, "{selector}");
+    let endpoint = &spec["endpoints"][0];
+    let port = picked.items[0]
+        .spec
+        .as_ref()
+        .and_then(|s| s.ports.as_ref())
+        .and_then(|ports| {
+            ports
+                .iter()
+                .find(|p| p.name.as_deref() == endpoint["port"].as_str())
+        })
+        .unwrap_or_else(|| panic!("no port {} on the Service", endpoint["port"]));
+    assert_eq!(endpoint["scheme"], "https");
+    let tls = &endpoint["tlsConfig"];
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(client.clone(), ns);
+    let secret = secrets
+        .get(tls["ca"]["secret"]["name"].as_str().expect("CA Secret"))
+        .await
+        .expect("the CA's Secret");
+    let ca = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(tls["ca"]["secret"]["key"].as_str().expect("CA key")))
+        .expect("the CA in the Secret");
+    let ca_file = tempfile::NamedTempFile::new().expect("CA file");
+    std::fs::write(ca_file.path(), &ca.0).expect("write the CA");
+
+    let account = "prometheus";
+    let binding = format!("{ns}-prometheus-monitoring");
+    let kubectl = |args: &[&str]| {
+        let out = plane.kubectl().args(args).output().expect("kubectl");
+        assert!(
+            out.status.success(),
+            "kubectl {args:?}: {}",
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    };
+    kubectl(&["create", "serviceaccount", account, "-n", ns]);
+    let token = kubectl(&["create", "token", account, "-n", ns]);
+    // kubectl with nothing but what the ServiceMonitor gives (the plane's
+    // kubeconfig would present the admin's client certificate).
+    let no_kubeconfig = tempfile::NamedTempFile::new().expect("empty kubeconfig");
+    let scrape = |server: &Replica| {
+        let out = std::process::Command::new(plane.kubectl_path())
+            .env("KUBECONFIG", no_kubeconfig.path())
+            .args([
+                "--server",
+                &format!("https://{}", server.addr),
+                "--certificate-authority",
+                &ca_file.path().display().to_string(),
+                "--tls-server-name",
+                tls["serverName"].as_str().expect("serverName"),
+                "--token",
+                token.trim(),
+                "get",
+                "--raw",
+                endpoint["path"].as_str().expect("path"),
+            ])
+            .output()
+            .expect("kubectl get --raw /metrics");
+        (out.status.success(), text(&out.stdout), text(&out.stderr))
+    };
+    let (scraped, _, refused) = scrape(&servers[0]);
+    assert!(!scraped, "an unbound account read /metrics");
+    assert!(
+        refused.contains(&format!("system:serviceaccount:{ns}:{account}"))
+            && refused.contains("/metrics"),
+        "{refused}"
+    );
+    kubectl(&[
+        "create",
+        "clusterrolebinding",
+        &binding,
+        "--clusterrole=system:monitoring",
+        &format!("--serviceaccount={ns}:{account}"),
+    ]);
+    // RBAC is read from an informer: the binding takes a moment.
+    let mut answers = Vec::new();
+    for server in servers {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let answer = loop {
+            let answer = scrape(server);
+            if answer.0 || Instant::now() > deadline {
+                break answer;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        answers.push(answer);
+    }
+    kubectl(&["delete", "clusterrolebinding", &binding]);
+    for (scraped, metrics, stderr) in answers {
+        assert!(scraped, "{stderr}");
+        assert!(
+            metrics.contains("kubectl_cozy_build_info{version=")
+                && metrics.contains("apiserver_resource_objects{group="),
+            "{metrics}"
+        );
+    }
+    eprintln!(
+        "[install] both replicas scraped as the ServiceMonitor says (port {})",
+        port.port
+    );
+}
+
+/// Serializes the tests that install the ServiceMonitor CRD or need the
+/// cluster without it.
+static SERVICE_MONITORS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// `--service-monitor` on a cluster without the Prometheus Operator (the
+/// plane has none) is refused in one line that names the cause and the
+/// fix; with the operator's own ServiceMonitor CRD (from its release, as
+/// `tests/tools/build.sh` fetches it) the ServiceMonitor, with the labels
+/// given, passes kube-apiserver's strict server-side dry run against the
+/// operator's schema (no unknown field, no wrong type).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_monitor_takes_the_prometheus_operators_schema_and_is_named_when_missing() {
+    let _serial = SERVICE_MONITORS.lock().await;
+    let plane = plane();
+    let kinds = kinds_dir(&group("install-sm"));
+    let kinds_path = kinds.dir.path().display().to_string();
+    let ns = plane.namespace("install-sm").await;
+    let args = ["--kinds", &kinds_path, "-n", &ns, "--service-monitor"];
+
+    let out = install(plane, &[&args[..], &["--apply", "--yes"]].concat());
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the Prometheus Operator is not installed: the cluster serves no monitoring.coreos.com/v1 ServiceMonitors")
+            && stderr.contains("drop --service-monitor"),
+        "{stderr}"
+    );
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(plane.client().await, &ns);
+    assert!(deployments.get_opt("kubectl-cozy").await.unwrap().is_none());
+
+    let crd = tools::service_monitor_crd().display().to_string();
+    let crd_name = "crd/servicemonitors.monitoring.coreos.com";
+    let kubectl = |args: &[&str]| {
+        let out = plane.kubectl().args(args).output().expect("kubectl");
+        assert!(
+            out.status.success(),
+            "kubectl {args:?}: {}",
+            text(&out.stderr)
+        );
+    };
+    kubectl(&["apply", "--server-side", "-f", &crd]);
+    kubectl(&[
+        "wait",
+        "--for=condition=Established",
+        "--timeout=30s",
+        crd_name,
+    ]);
+    let (yaml, stderr) = ok(
+        install(
+            plane,
+            &[&args[..], &["release=kube-prometheus-stack"]].concat(),
+        ),
+        "install --service-monitor",
+    );
+    assert!(!stderr.contains("Prometheus Operator"), "{stderr}");
+    assert!(yaml.contains("kind: ServiceMonitor"), "{yaml}");
+    assert!(yaml.contains("release: kube-prometheus-stack"), "{yaml}");
+    let out = plane.kubectl_stdin(
+        &[
+            "apply",
+            "--server-side",
+            "--dry-run=server",
+            "--validate=strict",
+            "-f",
+            "-",
+        ],
+        &yaml,
+    );
+    let checked = (text(&out.stdout), text(&out.stderr));
+    kubectl(&["delete", crd_name, "--wait=true", "--timeout=60s"]);
+    assert!(out.status.success(), "{checked:?}");
+    assert!(
+        checked.0.contains(
+            "servicemonitor.monitoring.coreos.com/kubectl-cozy serverside-applied (server dry run)"
+        ),
+        "{checked:?}"
+    );
+    assert!(!checked.1.contains("unknown field"), "{checked:?}");
 }
 
 /// A second `--delete` while the install's namespace is still terminating

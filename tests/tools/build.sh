@@ -8,6 +8,9 @@
 #   krew      sigs.k8s.io/krew v0.4.3: krew itself (as kubectl-krew, the name
 #             kubectl runs for `kubectl krew`) and its manifest validator
 #             validate-krew-manifest, used by tests/it/release.rs
+# and, built from nothing, the Prometheus Operator's ServiceMonitor CRD as its
+# release ships it (the module's example/prometheus-operator-crd), which
+# tests/it/install.rs installs to check `install --service-monitor`.
 #
 # Output goes to the same machine-wide cache as tests/control-plane/build.sh,
 # in a directory keyed by the tools' go.mod, go.sum and sources, so a second
@@ -28,7 +31,10 @@ tools=(informer kwok krew)
 # the directory; one with several, binaries named after the packages.
 declare -A package=([informer]=. [kwok]=sigs.k8s.io/kwok/cmd/kwok
   [krew]="sigs.k8s.io/krew/cmd/krew sigs.k8s.io/krew/cmd/validate-krew-manifest")
-files=(informer kwok kwok-stages.yaml kwok-clusterportforwards.crd.yaml kubectl-krew validate-krew-manifest)
+files=(informer kwok kwok-stages.yaml kwok-clusterportforwards.crd.yaml kubectl-krew validate-krew-manifest
+  servicemonitors.crd.yaml)
+# The module the ServiceMonitor CRD is read from (downloaded, not built).
+prometheus_operator=github.com/prometheus-operator/prometheus-operator@v0.85.0
 
 if [[ -n "${COZY_TEST_TOOLS_DIR:-}" ]]; then
   for f in "${files[@]}"; do
@@ -44,9 +50,9 @@ if ! mkdir -p "$cache_root" 2>/dev/null || [[ ! -w "$cache_root" ]]; then
   mkdir -p "$cache_root"
 fi
 # The key covers what the binaries are built from (module files and Go
-# sources, with their names) and the list of files the build leaves, not this
-# script's text.
-key="$(cd "$here" && { printf '%s\n' "${files[@]}"; for t in "${tools[@]}"; do
+# sources, with their names), the list of files the build leaves and the
+# module the CRD comes from, not this script's text.
+key="$(cd "$here" && { printf '%s\n' "${files[@]}" "$prometheus_operator"; for t in "${tools[@]}"; do
   find "$t" -type f \( -name go.mod -o -name go.sum -o -name '*.go' \) | LC_ALL=C sort
 done | while read -r f; do printf '%s\n' "$f"; cat "$f"; done; } | sha256sum | cut -c1-12)"
 out="$cache_root/test-tools-$key"
@@ -88,7 +94,13 @@ for stage in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-
   cat "$kwok_dir/kustomize/stage/$stage.yaml"
 done >"$tmp/kwok-stages.yaml"
 cp "$kwok_dir/kustomize/crd/bases/kwok.x-k8s.io_clusterportforwards.yaml" "$tmp/kwok-clusterportforwards.crd.yaml"
-chmod 0644 "$tmp/kwok-stages.yaml" "$tmp/kwok-clusterportforwards.crd.yaml"
+log "downloading $prometheus_operator (its ServiceMonitor CRD)"
+prom_dir="$(cd "$tmp" && GOFLAGS= go mod download -json "$prometheus_operator" |
+  sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+[[ -n "$prom_dir" ]] || { echo "go mod download $prometheus_operator failed" >&2; exit 1; }
+cp "$prom_dir/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml" \
+  "$tmp/servicemonitors.crd.yaml"
+chmod 0644 "$tmp/kwok-stages.yaml" "$tmp/kwok-clusterportforwards.crd.yaml" "$tmp/servicemonitors.crd.yaml"
 for f in "${files[@]}"; do
   [[ -e "$tmp/$f" ]] || { echo "the build left out $f" >&2; exit 1; }
 done

@@ -61,6 +61,7 @@ pub fn resource(object: &Value) -> Result<(ApiResource, bool), ApplyError> {
         ("apiregistration.k8s.io/v1", "APIService") => ("apiservices", false),
         ("cert-manager.io/v1", "Issuer") => ("issuers", true),
         ("cert-manager.io/v1", "Certificate") => ("certificates", true),
+        ("monitoring.coreos.com/v1", "ServiceMonitor") => ("servicemonitors", true),
         _ => {
             return Err(ApplyError::UnknownKind {
                 api_version: api_version.to_owned(),

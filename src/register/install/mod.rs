@@ -4,8 +4,9 @@
 //! the RBAC `serve --print-rbac` prints ([`super::manifests::rbac`]), the kind
 //! definitions as a ConfigMap ([`kinds`]), the serving certificate (a Secret
 //! made here, or cert-manager's: [`tls`]), the Service, the Deployment and
-//! its PodDisruptionBudget ([`workload`]), and one APIService per served
-//! group/version with its `caBundle`. Applying them (diff, server-side apply,
+//! its PodDisruptionBudget ([`workload`]), with `--service-monitor` the
+//! Prometheus Operator's ServiceMonitor ([`monitoring`]), and one
+//! APIService per served group/version with its `caBundle`. Applying them (diff, server-side apply,
 //! dry runs) is [`apply`]'s; the pods run `serve --in-cluster`. A namespace
 //! that exists and is not the install's is left out and left as it is
 //! ([`namespace`]).
@@ -15,6 +16,7 @@
 //! | [`workload`] | Namespace, ServiceAccount, Service, Deployment, PodDisruptionBudget |
 //! | [`kinds`] | the kind definitions as a ConfigMap |
 //! | [`tls`] | the CA and serving Secrets (reused, renewed, rotated) or cert-manager's Issuers and Certificates |
+//! | [`monitoring`] | the ServiceMonitor that has the Prometheus Operator scrape `/metrics` |
 //! | [`apply`] | the diff against the cluster and the server-side apply |
 //! | [`namespace`] | whether the namespace is the install's, or exists already and is left as it is |
 //! | [`claim`] | whether the APIServices the cluster holds for the install's group/versions are free for it |
@@ -24,6 +26,7 @@
 pub mod apply;
 pub mod claim;
 pub mod kinds;
+pub mod monitoring;
 pub mod namespace;
 pub mod remove;
 pub mod rollout;
@@ -79,6 +82,9 @@ pub struct InstallSpec {
     pub kind_files: BTreeMap<String, String>,
     /// The serving certificate.
     pub certificates: Certificates,
+    /// A ServiceMonitor with these labels besides the install's own
+    /// (`--service-monitor`); none without it.
+    pub service_monitor: Option<BTreeMap<String, String>>,
 }
 
 impl InstallSpec {
@@ -175,14 +181,31 @@ pub fn api_service(spec: &InstallSpec, gv: &GroupVersion) -> APIService {
     }
 }
 
+/// Whether the cluster serves every one of `plurals` in `api` (a
+/// group/version): false when it serves no such group/version, as a
+/// cluster without the operator that defines them.
+pub async fn serves(
+    client: &kube::Client,
+    api: &str,
+    plurals: &[&str],
+) -> Result<bool, kube::Error> {
+    match client.list_api_group_resources(api).await {
+        Ok(list) => Ok(plurals
+            .iter()
+            .all(|plural| list.resources.iter().any(|r| r.name == *plural))),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+        Err(err) => Err(err),
+    }
+}
+
 fn value<T: serde::Serialize>(object: &T) -> Value {
     serde_json::to_value(object).unwrap_or_default()
 }
 
 /// Every object of the install, in apply order: namespace, identity and
 /// rights, configuration and certificates, Service, Deployment,
-/// PodDisruptionBudget, APIServices (last: the aggregator routes to the
-/// server only once it can exist).
+/// PodDisruptionBudget, the ServiceMonitor if wanted, APIServices (last:
+/// the aggregator routes to the server only once it can exist).
 pub fn manifests(spec: &InstallSpec) -> Vec<Value> {
     let mut out = vec![
         value(&workload::namespace(spec)),
@@ -205,6 +228,9 @@ pub fn manifests(spec: &InstallSpec) -> Vec<Value> {
     out.push(value(&workload::service(spec)));
     out.push(value(&workload::deployment(spec)));
     out.push(value(&workload::pod_disruption_budget(spec)));
+    if let Some(labels) = &spec.service_monitor {
+        out.push(monitoring::service_monitor(spec, labels));
+    }
     out.extend(spec.served().iter().map(|gv| value(&api_service(spec, gv))));
     out
 }
@@ -230,6 +256,7 @@ pub(crate) mod tests {
                 .collect(),
             kind_files: kinds::files(&dir).unwrap(),
             certificates,
+            service_monitor: None,
         }
     }
 

@@ -17,7 +17,7 @@
 //! `caBundle` (annotation [`super::INJECT_CA_FROM`]). cert-manager renews the
 //! Secret; the pods read it at start, so a renewal needs a rollout
 //! (`docs/install.md`). Whether the cluster has cert-manager at all is
-//! [`cert_manager_served`]'s to say.
+//! [`super::serves`]'s to say, of [`CERT_MANAGER_API`].
 
 use std::collections::BTreeMap;
 
@@ -169,18 +169,6 @@ pub fn serving_secret(spec: &InstallSpec, g: &Generated) -> Secret {
 /// The API group/version cert-manager serves its Issuers and Certificates
 /// in.
 pub const CERT_MANAGER_API: &str = "cert-manager.io/v1";
-
-/// Whether the cluster serves cert-manager's Issuers and Certificates
-/// ([`CERT_MANAGER_API`]): false when cert-manager is not installed.
-pub async fn cert_manager_served(client: &kube::Client) -> Result<bool, kube::Error> {
-    match client.list_api_group_resources(CERT_MANAGER_API).await {
-        Ok(list) => Ok(["issuers", "certificates"]
-            .iter()
-            .all(|plural| list.resources.iter().any(|r| r.name == *plural))),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
-        Err(err) => Err(err),
-    }
-}
 
 /// cert-manager's objects: a self-signed Issuer, the CA Certificate, the CA
 /// Issuer, the serving Certificate (into [`SERVING_SECRET`]).

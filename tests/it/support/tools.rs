@@ -19,6 +19,14 @@ pub fn informer() -> PathBuf {
     }
 }
 
+/// The Prometheus Operator's ServiceMonitor CRD, as its release ships it.
+pub fn service_monitor_crd() -> PathBuf {
+    match tools_dir() {
+        Ok(dir) => dir.join("servicemonitors.crd.yaml"),
+        Err(e) => panic!("the Go test tools are not available: {e}"),
+    }
+}
+
 fn build() -> Result<PathBuf, String> {
     super::built_dir("COZY_TEST_TOOLS_DIR", "tests/tools/build.sh")
 }
