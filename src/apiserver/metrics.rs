@@ -359,34 +359,46 @@ fn resource_objects(objects: &Objects, kinds: &[Arc<ServedKind>]) -> Vec<Resourc
     counted
 }
 
+/// Writes one gauge read at scrape time with a sample per label set.
+fn gauges(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    samples: impl Iterator<Item = (Vec<(&'static str, String)>, u64)>,
+) -> Result<(), std::fmt::Error> {
+    let mut family = encoder.encode_descriptor(
+        name,
+        help,
+        None,
+        prometheus_client::metrics::MetricType::Gauge,
+    )?;
+    for (labels, value) in samples {
+        ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX))
+            .encode(family.encode_family(&labels)?)?;
+    }
+    Ok(())
+}
+
 impl Collector for CacheState {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let mut family = encoder.encode_descriptor(
+        gauges(
+            &mut encoder,
             "apiserver_resource_objects",
             "[ALPHA] Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.",
-            None,
-            prometheus_client::metrics::MetricType::Gauge,
+            self.per_resource.iter().map(|r| {
+                let labels = vec![("group", r.group.clone()), ("resource", r.resource.clone())];
+                (labels, r.count)
+            }),
         )?;
-        for r in &self.per_resource {
-            let labels = [
-                ("group", r.group.as_str()),
-                ("resource", r.resource.as_str()),
-            ];
-            ConstGauge::new(i64::try_from(r.count).unwrap_or(i64::MAX))
-                .encode(family.encode_family(&labels)?)?;
-        }
-        let mut family = encoder.encode_descriptor(
+        gauges(
+            &mut encoder,
             "apiserver_storage_objects",
             "[STABLE] (Deprecated since 1.34.0) [DEPRECATED, consider using apiserver_resource_objects instead] Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.",
-            None,
-            prometheus_client::metrics::MetricType::Gauge,
+            self.per_resource.iter().map(|r| {
+                let resource = format!("{}.{}", r.resource, r.group);
+                (vec![("resource", resource)], r.count)
+            }),
         )?;
-        for r in &self.per_resource {
-            let resource = format!("{}.{}", r.resource, r.group);
-            let labels = [("resource", resource.as_str())];
-            ConstGauge::new(i64::try_from(r.count).unwrap_or(i64::MAX))
-                .encode(family.encode_family(&labels)?)?;
-        }
         constant(
             &mut encoder,
             "kubectl_cozy_watch_cache_objects",

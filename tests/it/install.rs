@@ -50,6 +50,17 @@ fn install(plane: &Plane, args: &[&str]) -> Output {
         .expect("run kubectl-cozy install")
 }
 
+/// `kubectl <args>` as the plane's admin, which must succeed; its stdout.
+fn kubectl_ok(plane: &Plane, args: &[&str]) -> String {
+    let out = plane.kubectl().args(args).output().expect("kubectl");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
 fn ok(out: Output, what: &str) -> (String, String) {
     assert!(
         out.status.success(),
@@ -1036,15 +1047,7 @@ async fn scraped_as_the_service_monitor_says(
 
     let account = "prometheus";
     let binding = format!("{ns}-prometheus-monitoring");
-    let kubectl = |args: &[&str]| {
-        let out = plane.kubectl().args(args).output().expect("kubectl");
-        assert!(
-            out.status.success(),
-            "kubectl {args:?}: {}",
-            text(&out.stderr)
-        );
-        text(&out.stdout)
-    };
+    let kubectl = |args: &[&str]| kubectl_ok(plane, args);
     kubectl(&["create", "serviceaccount", account, "-n", ns]);
     let token = kubectl(&["create", "token", account, "-n", ns]);
     // kubectl with nothing but what the ServiceMonitor gives (the plane's
@@ -1146,12 +1149,7 @@ async fn service_monitor_takes_the_prometheus_operators_schema_and_is_named_when
     let crd = tools::service_monitor_crd().display().to_string();
     let crd_name = "crd/servicemonitors.monitoring.coreos.com";
     let kubectl = |args: &[&str]| {
-        let out = plane.kubectl().args(args).output().expect("kubectl");
-        assert!(
-            out.status.success(),
-            "kubectl {args:?}: {}",
-            text(&out.stderr)
-        );
+        kubectl_ok(plane, args);
     };
     kubectl(&["apply", "--server-side", "-f", &crd]);
     kubectl(&[

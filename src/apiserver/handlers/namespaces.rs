@@ -53,6 +53,8 @@ mod content;
 mod watch;
 mod write;
 
+use write::Target;
+
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -202,14 +204,14 @@ pub(crate) async fn handle(
     let include = query.get("includeObject").map(String::as_str);
     match (req.verb, req.name.as_deref()) {
         (Verb::Update, Some(name)) if finalize => {
-            write::finalize(store, name, query, headers, body)
+            write::put(store, name, query, headers, body, Target::Finalize)
         }
         _ if finalize => Err(crate::apiserver::response::method_not_allowed()),
         (Verb::Update, Some(name)) if status => {
-            write::update_status(store, name, query, headers, body)
+            write::put(store, name, query, headers, body, Target::Status)
         }
         (Verb::Patch, Some(name)) if status => {
-            write::patch_status(store, name, query, headers, body)
+            write::patch(store, name, query, headers, body, Target::Status)
         }
         // A get of `…/status` is one of the namespace, as kube-apiserver's.
         _ if status && !matches!(req.verb, Verb::Get) => {
@@ -238,8 +240,12 @@ pub(crate) async fn handle(
             })
         }
         (Verb::Create, None) => create(store, query, headers, body),
-        (Verb::Update, Some(name)) => write::update(store, name, query, headers, body),
-        (Verb::Patch, Some(name)) => write::patch(store, name, query, headers, body),
+        (Verb::Update, Some(name)) => {
+            write::put(store, name, query, headers, body, Target::Namespace)
+        }
+        (Verb::Patch, Some(name)) => {
+            write::patch(store, name, query, headers, body, Target::Namespace)
+        }
         (Verb::Delete, Some(name)) => delete(store, registry, name, query, body).await,
         (Verb::Watch, name) => watch::watch(store, name, query, accept, shutdown),
         _ => Err(crate::apiserver::response::method_not_allowed()),

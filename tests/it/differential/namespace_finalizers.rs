@@ -8,42 +8,12 @@
 
 use std::time::{Duration, Instant};
 
-use http::{Method, Request};
-use http_body_util::BodyExt as _;
+use http::Method;
 use serde_json::{Value, json};
 
-use super::namespace_options::client_of;
+use super::namespace_options::{JSON, client_of, exchange};
 use crate::support::plane;
 use crate::support::standalone::Standalone;
-
-/// One request's answer: its code and body, `name` written `NAME`.
-async fn exchange(
-    client: &kube::Client,
-    method: Method,
-    path: &str,
-    body: Option<Value>,
-    name: &str,
-) -> (u16, Value) {
-    let request = Request::builder()
-        .method(method)
-        .uri(format!("/api/v1/namespaces{}", path.replace("NAME", name)))
-        .header("content-type", "application/json")
-        .body(kube::client::Body::from(
-            body.map(|b| b.to_string().replace("NAME", name).into_bytes())
-                .unwrap_or_default(),
-        ))
-        .expect("request");
-    let response = client.send(request).await.expect("send");
-    let code = response.status().as_u16();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
-    let text = String::from_utf8_lossy(&bytes).replace(name, "NAME");
-    (code, serde_json::from_str(&text).unwrap_or(Value::Null))
-}
 
 /// What is compared of an answer: a Status as it is (code, reason,
 /// message, causes), a Namespace by its finalizers, phase and deletion.
@@ -138,7 +108,8 @@ async fn namespace_finalizers_and_finalize_agree_with_kube_apiserver() {
     let mut answers: [Vec<(String, Value)>; 2] = [Vec::new(), Vec::new()];
     for (client, said) in [&ours, &theirs].into_iter().zip(answers.iter_mut()) {
         let send = async |method: Method, path: &str, body: Option<Value>| {
-            exchange(client, method, path, body, &name).await
+            let body = body.map(|b| b.to_string()).unwrap_or_default();
+            exchange(client, method, path, JSON, &body, &name).await
         };
         let created = send(Method::POST, "", namespace(json!(["example.com/hold"]))).await;
         let created = keep(said, "create with a finalizer of the client's", created);

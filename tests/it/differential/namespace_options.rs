@@ -12,24 +12,20 @@ use super::namespace_watches::get;
 use crate::support::plane;
 use crate::support::standalone::Standalone;
 
-/// One answer, normalised for the comparison: code, reason, message,
-/// details of a Status, and for an object only that it is a Namespace.
-pub(super) async fn send(
+/// One request to `/api/v1/namespaces<path>` (`NAME` in the path and body
+/// written `name`) and its answer: its code and body, `name` written
+/// `NAME`.
+pub(super) async fn exchange(
     client: &kube::Client,
     method: Method,
     path: &str,
-    query: &str,
     content_type: &str,
     body: &str,
     name: &str,
-) -> Value {
-    let uri = format!(
-        "/api/v1/namespaces{path}{}{query}",
-        if query.is_empty() { "" } else { "?" }
-    );
+) -> (u16, Value) {
     let request = Request::builder()
         .method(method)
-        .uri(uri.replace("NAME", name))
+        .uri(format!("/api/v1/namespaces{}", path.replace("NAME", name)))
         .header("content-type", content_type)
         .body(kube::client::Body::from(
             body.replace("NAME", name).into_bytes(),
@@ -43,13 +39,26 @@ pub(super) async fn send(
         .await
         .expect("body")
         .to_bytes();
-    let body: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let normal = |v: &Value| -> Value {
-        serde_json::from_str(&v.to_string().replace(name, "NAME")).expect("JSON")
-    };
+    let text = String::from_utf8_lossy(&bytes).replace(name, "NAME");
+    (code, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// One answer, normalised for the comparison: code, reason, message,
+/// details of a Status, and for an object only that it is a Namespace.
+pub(super) async fn send(
+    client: &kube::Client,
+    method: Method,
+    path: &str,
+    query: &str,
+    content_type: &str,
+    body: &str,
+    name: &str,
+) -> Value {
+    let path = format!("{path}{}{query}", if query.is_empty() { "" } else { "?" });
+    let (code, body) = exchange(client, method, &path, content_type, body, name).await;
     if body["kind"] == "Status" {
-        json!({"code": code, "reason": body["reason"], "message": normal(&body["message"]),
-               "details": normal(&body["details"])})
+        json!({"code": code, "reason": body["reason"], "message": body["message"],
+               "details": body["details"]})
     } else {
         json!({"code": code, "kind": body["kind"]})
     }

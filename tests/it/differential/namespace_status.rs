@@ -6,45 +6,15 @@
 //! delete` removing one); other verbs, a missing namespace and a renaming
 //! body are refused alike.
 
-use http::{Method, Request};
-use http_body_util::BodyExt as _;
+use http::Method;
 use serde_json::{Value, json};
 
-use super::namespace_options::{JSON, MERGE, client_of};
+use super::namespace_options::{JSON, MERGE, client_of, exchange};
 use crate::support::plane;
 use crate::support::standalone::Standalone;
 
 const STRATEGIC: &str = "application/strategic-merge-patch+json";
 const APPLY: &str = "application/apply-patch+yaml";
-
-/// One request's answer: its code and body, `name` written `NAME`.
-async fn exchange(
-    client: &kube::Client,
-    method: Method,
-    path: &str,
-    content_type: &str,
-    body: &str,
-    name: &str,
-) -> (u16, Value) {
-    let request = Request::builder()
-        .method(method)
-        .uri(format!("/api/v1/namespaces{}", path.replace("NAME", name)))
-        .header("content-type", content_type)
-        .body(kube::client::Body::from(
-            body.replace("NAME", name).into_bytes(),
-        ))
-        .expect("request");
-    let response = client.send(request).await.expect("send");
-    let code = response.status().as_u16();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
-    let text = String::from_utf8_lossy(&bytes).replace(name, "NAME");
-    (code, serde_json::from_str(&text).unwrap_or(Value::Null))
-}
 
 /// What is compared of an answer: a Status as it is (code, reason,
 /// message, causes), a Namespace by its spec, status, labels and deletion.

@@ -34,9 +34,18 @@ use crate::storage::{StoreError, namespace_store, now};
 
 /// What a write is sent to: the namespace or one of its subresources.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Target {
+pub(super) enum Target {
+    /// `/api/v1/namespaces/<name>`: its metadata.
     Namespace,
+    /// `…/finalize` (PUT only): as an update, and the body's
+    /// `spec.finalizers` replace the namespace's (what a namespace
+    /// controller, or an operator clearing a stuck namespace, sends).
+    /// Removing the last finalizer of a Terminating namespace with nothing
+    /// left in it removes the namespace.
     Finalize,
+    /// `…/status`: as an update, and the body's (or patched object's)
+    /// `status` replaces the namespace's (`spec` stays), its phase held to
+    /// the namespace's deletion.
     Status,
 }
 
@@ -84,47 +93,8 @@ pub(super) fn record_managed_fields(old: Option<&Value>, new: &mut Value, manage
     }
 }
 
-/// `PUT /api/v1/namespaces/<name>`.
-pub(super) fn update(
-    store: &EmbeddedStore,
-    name: &str,
-    query: &Query,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<Response<Body>, ApiError> {
-    put(store, name, query, headers, body, Target::Namespace)
-}
-
-/// `PUT /api/v1/namespaces/<name>/finalize`: as an update, and the body's
-/// `spec.finalizers` replace the namespace's (kube-apiserver's finalize
-/// subresource; what a namespace controller, or an operator clearing a
-/// stuck namespace, sends). Removing the last finalizer of a Terminating
-/// namespace with nothing left in it removes the namespace.
-pub(super) fn finalize(
-    store: &EmbeddedStore,
-    name: &str,
-    query: &Query,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<Response<Body>, ApiError> {
-    put(store, name, query, headers, body, Target::Finalize)
-}
-
-/// `PUT /api/v1/namespaces/<name>/status`: as an update, and the body's
-/// `status` replaces the namespace's (`spec` stays), its phase held to the
-/// namespace's deletion, as kube-apiserver's status subresource does.
-pub(super) fn update_status(
-    store: &EmbeddedStore,
-    name: &str,
-    query: &Query,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<Response<Body>, ApiError> {
-    put(store, name, query, headers, body, Target::Status)
-}
-
 /// A PUT to namespace `name` or one of its subresources.
-fn put(
+pub(super) fn put(
     store: &EmbeddedStore,
     name: &str,
     query: &Query,
@@ -168,31 +138,8 @@ fn put(
     Ok(response::json(StatusCode::OK, &written))
 }
 
-/// `PATCH /api/v1/namespaces/<name>`.
+/// A PATCH of namespace `name` or of its status (not its finalize).
 pub(super) fn patch(
-    store: &EmbeddedStore,
-    name: &str,
-    query: &Query,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<Response<Body>, ApiError> {
-    patch_to(store, name, query, headers, body, Target::Namespace)
-}
-
-/// `PATCH /api/v1/namespaces/<name>/status`: the patched object's `status`
-/// (and metadata) written as by [`update_status`].
-pub(super) fn patch_status(
-    store: &EmbeddedStore,
-    name: &str,
-    query: &Query,
-    headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<Response<Body>, ApiError> {
-    patch_to(store, name, query, headers, body, Target::Status)
-}
-
-/// A PATCH of namespace `name` (`Target::Namespace`) or of its status.
-fn patch_to(
     store: &EmbeddedStore,
     name: &str,
     query: &Query,
@@ -221,7 +168,9 @@ fn patch_to(
     let force = options::force(query);
     let dry_run = dry_run(query);
     let current = store.namespace(name).map_err(store_error)?;
-    if kind == PatchKind::Apply {
+    // The patched object, and who wrote it when managedFields are still to
+    // record it (an apply has).
+    let (current, patched, manager) = if kind == PatchKind::Apply {
         // Given and not empty: the options' validation checked it.
         let manager = query.get("fieldManager").map_or("", String::as_str);
         let timestamp = now();
@@ -235,50 +184,37 @@ fn patch_to(
             api_version: "v1",
         })
         .map_err(ApiError::from)?;
-        return match current {
+        let mut object = applied.object;
+        match current {
             Some(current) => {
-                let status = match target {
-                    Target::Status => {
-                        let config = patch::applied_configuration(body).map_err(ApiError::from)?;
-                        let mut object = applied.object.clone();
-                        object["status"] = applied_status(&current, &config);
-                        Some(decoded_status(&object))
-                    }
-                    _ => None,
-                };
-                let subresource = status
-                    .as_ref()
-                    .map_or(Subresource::None, Subresource::Status);
-                let written = write(
-                    store,
-                    name,
-                    &current,
-                    applied.object,
-                    None,
-                    subresource,
-                    dry_run,
-                )?;
-                Ok(response::json(StatusCode::OK, &written))
+                if target == Target::Status {
+                    let config = patch::applied_configuration(body).map_err(ApiError::from)?;
+                    object["status"] = applied_status(&current, &config);
+                }
+                (current, object, None)
             }
             // An apply creates a missing namespace, not a missing status.
-            None if target == Target::Status => Err(ApiError::not_found(GROUP_RESOURCE, name)),
-            None => create_by_apply(store, name, applied.object, dry_run),
-        };
-    }
-    let current = current.ok_or_else(|| ApiError::not_found(GROUP_RESOURCE, name))?;
-    let merge_body;
-    let body: &[u8] = if strategic {
-        merge_body = strategic_as_merge(&current, body)?;
-        &merge_body
+            None if target == Target::Status => {
+                return Err(ApiError::not_found(GROUP_RESOURCE, name));
+            }
+            None => return create_by_apply(store, name, object, dry_run),
+        }
     } else {
-        body
+        let current = current.ok_or_else(|| ApiError::not_found(GROUP_RESOURCE, name))?;
+        let merge_body;
+        let body: &[u8] = if strategic {
+            merge_body = strategic_as_merge(&current, body)?;
+            &merge_body
+        } else {
+            body
+        };
+        let strict_decoding = query.get("fieldValidation").map(String::as_str) != Some("Ignore");
+        let patched =
+            patch::apply_patch(kind, &current, body, strict_decoding).map_err(ApiError::from)?;
+        check_kind(&patched)?;
+        check_patched_types(&patched)?;
+        (current, patched, Some(field_manager(query, headers)))
     };
-    let strict_decoding = query.get("fieldValidation").map(String::as_str) != Some("Ignore");
-    let patched =
-        patch::apply_patch(kind, &current, body, strict_decoding).map_err(ApiError::from)?;
-    check_kind(&patched)?;
-    check_patched_types(&patched)?;
-    let manager = field_manager(query, headers);
     let status = (target == Target::Status).then(|| decoded_status(&patched));
     let subresource = status
         .as_ref()
@@ -288,7 +224,7 @@ fn patch_to(
         name,
         &current,
         patched,
-        Some(&manager),
+        manager.as_deref(),
         subresource,
         dry_run,
     )?;
