@@ -99,6 +99,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--replicas', '--replicas', [CompletionResultType]::ParameterName, 'Number of server replicas (each keeps one HelmRelease watch)')
             [CompletionResult]::new('--image', '--image', [CompletionResultType]::ParameterName, 'The server''s image')
             [CompletionResult]::new('--service-monitor', '--service-monitor', [CompletionResultType]::ParameterName, 'Add a Prometheus Operator ServiceMonitor for /metrics, with these labels (key=value,…) besides the install''s')
+            [CompletionResult]::new('--prometheus-rules', '--prometheus-rules', [CompletionResultType]::ParameterName, 'With --service-monitor, add a PrometheusRule alerting on the server, with these labels besides the install''s')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'client: print without contacting the cluster; server: the server checks, nothing is stored')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'With --apply, how long to wait for the Deployment before registering APIServices that are new (0: no limit)')
             [CompletionResult]::new('--field-manager', '--field-manager', [CompletionResultType]::ParameterName, 'Field manager of the server-side apply')

@@ -1477,7 +1477,7 @@ _kubectl__cozy() {
             return 0
             ;;
         kubectl__cozy__subcmd__install)
-            opts="-y -n -o -v -h --kinds --replicas --image --cert-manager --impersonate --service-monitor --apply --delete --dry-run --yes --timeout --field-manager --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
+            opts="-y -n -o -v -h --kinds --replicas --image --cert-manager --impersonate --service-monitor --prometheus-rules --apply --delete --dry-run --yes --timeout --field-manager --kubeconfig --context --cluster --user --namespace --request-timeout --output --allow-missing-template-keys --template --no-color --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "$(__kubectl_cozy_candidates "${cur}" "${opts}")" -- "${cur}") )
                 [[ ${#COMPREPLY[@]} -eq 0 && "${cur}" != -* ]] && compopt +o default +o bashdefault 2>/dev/null
@@ -1514,6 +1514,13 @@ _kubectl__cozy() {
                     return 0
                     ;;
                 --service-monitor)
+                    COMPREPLY=("${cur}")
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o nospace
+                    fi
+                    return 0
+                    ;;
+                --prometheus-rules)
                     COMPREPLY=("${cur}")
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o nospace

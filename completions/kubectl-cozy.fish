@@ -95,6 +95,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l ki
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l replicas -d 'Number of server replicas (each keeps one HelmRelease watch)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l image -d 'The server\'s image' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l service-monitor -d 'Add a Prometheus Operator ServiceMonitor for /metrics, with these labels (key=value,…) besides the install\'s' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l prometheus-rules -d 'With --service-monitor, add a PrometheusRule alerting on the server, with these labels besides the install\'s' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l dry-run -d 'client: print without contacting the cluster; server: the server checks, nothing is stored' -r -f -a "client\t'Print the objects; contact no cluster (certificates are new)'
 server\t'Send everything to the server as a dry run (with --apply: the diff, then a checked apply that stores nothing)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l timeout -d 'With --apply, how long to wait for the Deployment before registering APIServices that are new (0: no limit)' -r -f

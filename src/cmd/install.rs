@@ -10,7 +10,8 @@
 //! everything and stores nothing. When the cluster can be read, a namespace
 //! that exists and is not the install's is left out of all of these (and
 //! left as it is), `--cert-manager` needs a cluster with cert-manager and
-//! `--service-monitor` one with the Prometheus Operator ([`check_operator`]).
+//! `--service-monitor` and `--prometheus-rules` one with the Prometheus
+//! Operator ([`check_operator`]).
 //! See `docs/install.md`.
 
 use std::io::{IsTerminal as _, Write as _};
@@ -56,8 +57,9 @@ Examples:
   # Certificates from cert-manager instead of a generated Secret
   kubectl cozy install --kinds ./kinds --cert-manager -n cozy-api --replicas 3 --apply --yes
 
-  # Have the Prometheus Operator scrape /metrics (kube-prometheus-stack selects by its release label)
-  kubectl cozy install --kinds ./kinds --service-monitor release=kube-prometheus-stack --apply
+  # Have the Prometheus Operator scrape /metrics and alert (kube-prometheus-stack selects by its release label)
+  kubectl cozy install --kinds ./kinds --service-monitor release=kube-prometheus-stack \
+    --prometheus-rules release=kube-prometheus-stack --apply
 
   # Remove it again: APIServices first (nothing is left to stall namespace deletion)
   kubectl cozy install --kinds ./kinds --delete
@@ -90,6 +92,14 @@ pub struct InstallArgs {
     /// get on the non-resource URL /metrics (kube-prometheus grants its Prometheus that).
     #[arg(long, value_name = "LABELS", num_args = 0..=1, default_missing_value = "", value_parser = monitoring::parse_labels)]
     pub service_monitor: Option<std::collections::BTreeMap<String, String>>,
+
+    /// With --service-monitor, add a PrometheusRule alerting on the server, with these labels besides the install's
+    ///
+    /// Alerts: an APIService of the install unavailable for 5 minutes (it stalls namespace deletion cluster-wide;
+    /// read from kube-apiserver's own metrics), no replica answering for 5 minutes, a replica's watch cache not
+    /// synced for 10 minutes, more than 5% of requests failing for 10 minutes.
+    #[arg(long, value_name = "LABELS", num_args = 0..=1, default_missing_value = "", value_parser = monitoring::parse_labels, requires = "service_monitor")]
+    pub prometheus_rules: Option<std::collections::BTreeMap<String, String>>,
 
     /// Server-side apply the objects (after showing the diff and asking)
     #[arg(long)]
@@ -169,6 +179,7 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         kind_files,
         certificates,
         service_monitor: args.service_monitor.clone(),
+        prometheus_rules: args.prometheus_rules.clone(),
     };
     let mut objects = install::manifests(&spec);
     if args.delete {
@@ -180,6 +191,9 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         }
         if args.service_monitor.is_none() {
             objects.push(monitoring::service_monitor(&spec, &Default::default()));
+        }
+        if args.prometheus_rules.is_none() {
+            objects.push(monitoring::prometheus_rule(&spec, &Default::default()));
         }
         let Some(client) = client else {
             return Err(CliError::Usage("--delete needs the cluster".into()));
@@ -200,6 +214,9 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         }
         if args.service_monitor.is_some() {
             check_operator(&args, client, &PROMETHEUS_OPERATOR).await?;
+        }
+        if args.prometheus_rules.is_some() {
+            check_operator(&args, client, &PROMETHEUS_RULES).await?;
         }
         if !system_namespace {
             objects = check_namespace(&args, client, &spec, objects).await?;
@@ -382,6 +399,15 @@ const PROMETHEUS_OPERATOR: Operator = Operator {
     kinds: "ServiceMonitors",
     docs: "https://prometheus-operator.dev/docs/getting-started/installation/",
     without: " to scrape /metrics another way",
+};
+
+/// `--prometheus-rules`'.
+const PROMETHEUS_RULES: Operator = Operator {
+    plurals: &["prometheusrules"],
+    kinds: "PrometheusRules",
+    option: "--prometheus-rules",
+    without: " to alert another way",
+    ..PROMETHEUS_OPERATOR
 };
 
 impl Operator {

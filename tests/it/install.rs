@@ -1115,6 +1115,187 @@ async fn scraped_as_the_service_monitor_says(
     );
 }
 
+/// The PrometheusRule's alerts, evaluated by Prometheus's own rules manager
+/// and PromQL engine (`tests/tools/promrules`, which also loads the rules as
+/// Prometheus validates them) over series shaped as kube-apiserver and the
+/// server expose them and as the Prometheus Operator labels a scrape
+/// (`job` the Service's name, `namespace`, `pod`): each fires after its
+/// `for` on what it is about — this install's APIService, replicas and
+/// requests, not another's — stops when it is over, and names what it is
+/// about.
+#[test]
+fn the_prometheus_rules_fire_on_what_they_are_about() {
+    let ns = "cozy-alerts";
+    let out = std::process::Command::new(bins::kubectl_cozy())
+        .args(["install", "--kinds"])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/kinds"))
+        .args(["-n", ns, "--service-monitor", "--prometheus-rules"])
+        .args(["--dry-run=client", "-o", "json"])
+        .output()
+        .expect("kubectl-cozy install");
+    let (json, _) = ok(out, "install --prometheus-rules");
+    let list: serde_json::Value = serde_json::from_str(&json).expect("a List");
+    let rule = list["items"]
+        .as_array()
+        .and_then(|items| items.iter().find(|o| o["kind"] == "PrometheusRule"))
+        .unwrap_or_else(|| panic!("no PrometheusRule in {json}"));
+    let dir = tempfile::tempdir().expect("dir");
+    // What the operator writes for Prometheus: the rule file is the spec.
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(&rules, rule["spec"].to_string()).expect("write rules");
+
+    // One sample a minute from 0 to 14 minutes.
+    let minutes = 15;
+    let ours = format!(r#"job="kubectl-cozy",namespace="{ns}""#);
+    let each = |f: &dyn Fn(usize) -> f64| (0..minutes).map(f).collect::<Vec<f64>>();
+    let series: Vec<(String, Vec<f64>)> = vec![
+        // Our APIService unavailable from 2 to 9 minutes; others always.
+        (
+            r#"aggregator_unavailable_apiservice{name="v1alpha1.apps.cozystack.io"}"#.into(),
+            each(&|m| if (2..10).contains(&m) { 1.0 } else { 0.0 }),
+        ),
+        (
+            r#"aggregator_unavailable_apiservice{name="v1alpha1xappsxcozystackxio"}"#.into(),
+            each(&|_| 1.0),
+        ),
+        (
+            r#"aggregator_unavailable_apiservice{name="v1beta1.metrics.k8s.io"}"#.into(),
+            each(&|_| 1.0),
+        ),
+        // Our only replica stops answering at 2 minutes; another install's
+        // answers throughout.
+        (
+            format!(r#"up{{{ours},pod="a"}}"#),
+            each(&|m| if m < 2 { 1.0 } else { 0.0 }),
+        ),
+        (
+            r#"up{job="kubectl-cozy",namespace="other",pod="x"}"#.into(),
+            each(&|_| 1.0),
+        ),
+        // Replica b's cache is unsynced from 1 minute on.
+        (
+            format!(r#"kubectl_cozy_watch_cache_ready{{{ours},pod="b"}}"#),
+            each(&|m| if m < 1 { 1.0 } else { 0.0 }),
+        ),
+        // 100 requests a minute, and 20 failing from 3 minutes on.
+        (
+            format!(r#"apiserver_request_total{{{ours},pod="b",code="200"}}"#),
+            each(&|m| 100.0 * m as f64),
+        ),
+        (
+            format!(r#"apiserver_request_total{{{ours},pod="b",code="503"}}"#),
+            each(&|m| 20.0 * m.saturating_sub(2) as f64),
+        ),
+    ];
+    let mut load = "load 1m\n".to_owned();
+    for (name, values) in &series {
+        let values: Vec<String> = values.iter().map(f64::to_string).collect();
+        load.push_str(&format!("  {name} {}\n", values.join(" ")));
+    }
+    // Minute by minute, the alerts firing then, over the series `load`
+    // gives.
+    let evaluate = |load: &str| -> Vec<Vec<serde_json::Value>> {
+        let series_file = dir.path().join("series.txt");
+        std::fs::write(&series_file, load).expect("write series");
+        let out = std::process::Command::new(tools::promrules())
+            .arg(&rules)
+            .arg(&series_file)
+            .args(["1m", &format!("{}m", minutes - 1)])
+            .output()
+            .expect("promrules");
+        let (steps, _) = ok(out, "promrules");
+        let firing: Vec<Vec<serde_json::Value>> = steps
+            .lines()
+            .map(|line| {
+                let step: serde_json::Value = serde_json::from_str(line).expect("a step");
+                step["firing"].as_array().cloned().unwrap_or_default()
+            })
+            .collect();
+        assert_eq!(firing.len(), minutes, "{steps}");
+        firing
+    };
+    let firing = evaluate(&load);
+    let steps = format!("{firing:?}");
+    let alerts = |minute: usize, name: &str| -> Vec<serde_json::Value> {
+        firing[minute]
+            .iter()
+            .filter(|a| a["alert"] == name)
+            .cloned()
+            .collect()
+    };
+    let when = |name: &str| -> Vec<usize> {
+        (0..minutes)
+            .filter(|m| !alerts(*m, name).is_empty())
+            .collect()
+    };
+    // Each from its `for` after the first minute its condition held.
+    assert_eq!(
+        when("KubectlCozyAPIServiceUnavailable"),
+        [7, 8, 9],
+        "{steps}"
+    );
+    assert_eq!(
+        when("KubectlCozyDown"),
+        (7..minutes).collect::<Vec<_>>(),
+        "{steps}"
+    );
+    assert_eq!(
+        when("KubectlCozyWatchCacheNotSynced"),
+        (11..minutes).collect::<Vec<_>>(),
+        "{steps}"
+    );
+    assert_eq!(
+        when("KubectlCozyErrors"),
+        (13..minutes).collect::<Vec<_>>(),
+        "{steps}"
+    );
+    let unavailable = alerts(8, "KubectlCozyAPIServiceUnavailable");
+    assert_eq!(unavailable.len(), 1, "only ours: {unavailable:?}");
+    assert_eq!(
+        unavailable[0]["labels"]["name"],
+        "v1alpha1.apps.cozystack.io"
+    );
+    assert_eq!(unavailable[0]["labels"]["severity"], "critical");
+    let description = unavailable[0]["annotations"]["description"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        description.contains("APIService v1alpha1.apps.cozystack.io unavailable")
+            && description.contains(&format!("namespace {ns}"))
+            && description.contains("kubectl cozy doctor"),
+        "{description}"
+    );
+    let down = alerts(8, "KubectlCozyDown");
+    assert_eq!(down.len(), 1, "{down:?}");
+    assert_eq!(down[0]["labels"]["namespace"], ns);
+    assert_eq!(
+        alerts(12, "KubectlCozyWatchCacheNotSynced")[0]["labels"]["pod"],
+        "b"
+    );
+    let errors = alerts(14, "KubectlCozyErrors");
+    let description = errors[0]["annotations"]["description"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        description.starts_with("16.67% of the requests") && description.contains(ns),
+        "{description}"
+    );
+
+    // No replica left to scrape (its series end at 2 minutes): down once
+    // Prometheus's 5-minute lookback has passed, and 5 minutes on.
+    let gone = format!("load 1m\n  up{{{ours},pod=\"a\"}} 1 1\n");
+    let firing = evaluate(&gone);
+    let down: Vec<usize> = (0..minutes)
+        .filter(|m| firing[*m].iter().any(|a| a["alert"] == "KubectlCozyDown"))
+        .collect();
+    assert_eq!(down, (11..minutes).collect::<Vec<_>>(), "{firing:?}");
+    let alert = firing[11].iter().find(|a| a["alert"] == "KubectlCozyDown");
+    assert_eq!(
+        alert.map(|a| &a["labels"]["namespace"]),
+        Some(&serde_json::json!(ns))
+    );
+}
+
 /// Serializes the tests that install the ServiceMonitor CRD or need the
 /// cluster without it.
 static SERVICE_MONITORS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -1146,28 +1327,34 @@ async fn service_monitor_takes_the_prometheus_operators_schema_and_is_named_when
         Api::namespaced(plane.client().await, &ns);
     assert!(deployments.get_opt("kubectl-cozy").await.unwrap().is_none());
 
-    let crd = tools::service_monitor_crd().display().to_string();
-    let crd_name = "crd/servicemonitors.monitoring.coreos.com";
+    let crd_names = [
+        "crd/servicemonitors.monitoring.coreos.com",
+        "crd/prometheusrules.monitoring.coreos.com",
+    ];
     let kubectl = |args: &[&str]| {
         kubectl_ok(plane, args);
     };
-    kubectl(&["apply", "--server-side", "-f", &crd]);
-    kubectl(&[
-        "wait",
-        "--for=condition=Established",
-        "--timeout=30s",
-        crd_name,
-    ]);
+    for (crd, name) in tools::prometheus_operator_crds().iter().zip(crd_names) {
+        kubectl(&["apply", "--server-side", "-f", &crd.display().to_string()]);
+        kubectl(&["wait", "--for=condition=Established", "--timeout=30s", name]);
+    }
+    let labelled = [
+        "release=kube-prometheus-stack",
+        "--prometheus-rules",
+        "release=kube-prometheus-stack",
+    ];
     let (yaml, stderr) = ok(
-        install(
-            plane,
-            &[&args[..], &["release=kube-prometheus-stack"]].concat(),
-        ),
-        "install --service-monitor",
+        install(plane, &[&args[..], &labelled].concat()),
+        "install --service-monitor --prometheus-rules",
     );
     assert!(!stderr.contains("Prometheus Operator"), "{stderr}");
     assert!(yaml.contains("kind: ServiceMonitor"), "{yaml}");
-    assert!(yaml.contains("release: kube-prometheus-stack"), "{yaml}");
+    assert!(yaml.contains("kind: PrometheusRule"), "{yaml}");
+    assert_eq!(
+        yaml.matches("release: kube-prometheus-stack").count(),
+        2,
+        "{yaml}"
+    );
     let out = plane.kubectl_stdin(
         &[
             "apply",
@@ -1180,14 +1367,16 @@ async fn service_monitor_takes_the_prometheus_operators_schema_and_is_named_when
         &yaml,
     );
     let checked = (text(&out.stdout), text(&out.stderr));
-    kubectl(&["delete", crd_name, "--wait=true", "--timeout=60s"]);
+    for name in crd_names {
+        kubectl(&["delete", name, "--wait=true", "--timeout=60s"]);
+    }
     assert!(out.status.success(), "{checked:?}");
-    assert!(
-        checked.0.contains(
-            "servicemonitor.monitoring.coreos.com/kubectl-cozy serverside-applied (server dry run)"
-        ),
-        "{checked:?}"
-    );
+    for applied in [
+        "servicemonitor.monitoring.coreos.com/kubectl-cozy serverside-applied (server dry run)",
+        "prometheusrule.monitoring.coreos.com/kubectl-cozy serverside-applied (server dry run)",
+    ] {
+        assert!(checked.0.contains(applied), "{checked:?}");
+    }
     assert!(!checked.1.contains("unknown field"), "{checked:?}");
 }
 

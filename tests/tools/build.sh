@@ -8,9 +8,13 @@
 #   krew      sigs.k8s.io/krew v0.4.3: krew itself (as kubectl-krew, the name
 #             kubectl runs for `kubectl krew`) and its manifest validator
 #             validate-krew-manifest, used by tests/it/release.rs
-# and, built from nothing, the Prometheus Operator's ServiceMonitor CRD as its
-# release ships it (the module's example/prometheus-operator-crd), which
-# tests/it/install.rs installs to check `install --service-monitor`.
+#   promrules Prometheus's own rules manager and PromQL engine
+#             (github.com/prometheus/prometheus v0.316.0) evaluating alerting
+#             rules over series, used by tests/it/install.rs
+# and, built from nothing, the Prometheus Operator's ServiceMonitor and
+# PrometheusRule CRDs as its release ships them (the module's
+# example/prometheus-operator-crd), which tests/it/install.rs installs to check
+# `install --service-monitor --prometheus-rules`.
 #
 # Output goes to the same machine-wide cache as tests/control-plane/build.sh,
 # in a directory keyed by the tools' go.mod, go.sum and sources, so a second
@@ -25,15 +29,15 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-tools=(informer kwok krew)
+tools=(informer kwok krew promrules)
 # The packages each tool directory builds: its own main package, or the tools
 # its go.mod names. A directory with one package builds a binary named after
 # the directory; one with several, binaries named after the packages.
-declare -A package=([informer]=. [kwok]=sigs.k8s.io/kwok/cmd/kwok
+declare -A package=([informer]=. [promrules]=. [kwok]=sigs.k8s.io/kwok/cmd/kwok
   [krew]="sigs.k8s.io/krew/cmd/krew sigs.k8s.io/krew/cmd/validate-krew-manifest")
 files=(informer kwok kwok-stages.yaml kwok-clusterportforwards.crd.yaml kubectl-krew validate-krew-manifest
-  servicemonitors.crd.yaml)
-# The module the ServiceMonitor CRD is read from (downloaded, not built).
+  promrules servicemonitors.crd.yaml prometheusrules.crd.yaml)
+# The module the CRDs are read from (downloaded, not built).
 prometheus_operator=github.com/prometheus-operator/prometheus-operator@v0.85.0
 
 if [[ -n "${COZY_TEST_TOOLS_DIR:-}" ]]; then
@@ -94,13 +98,15 @@ for stage in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-
   cat "$kwok_dir/kustomize/stage/$stage.yaml"
 done >"$tmp/kwok-stages.yaml"
 cp "$kwok_dir/kustomize/crd/bases/kwok.x-k8s.io_clusterportforwards.yaml" "$tmp/kwok-clusterportforwards.crd.yaml"
-log "downloading $prometheus_operator (its ServiceMonitor CRD)"
+log "downloading $prometheus_operator (its ServiceMonitor and PrometheusRule CRDs)"
 prom_dir="$(cd "$tmp" && GOFLAGS= go mod download -json "$prometheus_operator" |
   sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 [[ -n "$prom_dir" ]] || { echo "go mod download $prometheus_operator failed" >&2; exit 1; }
-cp "$prom_dir/example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml" \
-  "$tmp/servicemonitors.crd.yaml"
-chmod 0644 "$tmp/kwok-stages.yaml" "$tmp/kwok-clusterportforwards.crd.yaml" "$tmp/servicemonitors.crd.yaml"
+for crd in servicemonitors prometheusrules; do
+  cp "$prom_dir/example/prometheus-operator-crd/monitoring.coreos.com_$crd.yaml" "$tmp/$crd.crd.yaml"
+  chmod 0644 "$tmp/$crd.crd.yaml"
+done
+chmod 0644 "$tmp/kwok-stages.yaml" "$tmp/kwok-clusterportforwards.crd.yaml"
 for f in "${files[@]}"; do
   [[ -e "$tmp/$f" ]] || { echo "the build left out $f" >&2; exit 1; }
 done

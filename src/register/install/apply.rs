@@ -62,6 +62,7 @@ pub fn resource(object: &Value) -> Result<(ApiResource, bool), ApplyError> {
         ("cert-manager.io/v1", "Issuer") => ("issuers", true),
         ("cert-manager.io/v1", "Certificate") => ("certificates", true),
         ("monitoring.coreos.com/v1", "ServiceMonitor") => ("servicemonitors", true),
+        ("monitoring.coreos.com/v1", "PrometheusRule") => ("prometheusrules", true),
         _ => {
             return Err(ApplyError::UnknownKind {
                 api_version: api_version.to_owned(),

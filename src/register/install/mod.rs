@@ -4,8 +4,9 @@
 //! the RBAC `serve --print-rbac` prints ([`super::manifests::rbac`]), the kind
 //! definitions as a ConfigMap ([`kinds`]), the serving certificate (a Secret
 //! made here, or cert-manager's: [`tls`]), the Service, the Deployment and
-//! its PodDisruptionBudget ([`workload`]), with `--service-monitor` the
-//! Prometheus Operator's ServiceMonitor ([`monitoring`]), and one
+//! its PodDisruptionBudget ([`workload`]), with `--service-monitor` and
+//! `--prometheus-rules` the Prometheus Operator's ServiceMonitor and
+//! PrometheusRule ([`monitoring`]), and one
 //! APIService per served group/version with its `caBundle`. Applying them (diff, server-side apply,
 //! dry runs) is [`apply`]'s; the pods run `serve --in-cluster`. A namespace
 //! that exists and is not the install's is left out and left as it is
@@ -16,7 +17,7 @@
 //! | [`workload`] | Namespace, ServiceAccount, Service, Deployment, PodDisruptionBudget |
 //! | [`kinds`] | the kind definitions as a ConfigMap |
 //! | [`tls`] | the CA and serving Secrets (reused, renewed, rotated) or cert-manager's Issuers and Certificates |
-//! | [`monitoring`] | the ServiceMonitor that has the Prometheus Operator scrape `/metrics` |
+//! | [`monitoring`] | the ServiceMonitor that has the Prometheus Operator scrape `/metrics`, the PrometheusRule's alerts |
 //! | [`apply`] | the diff against the cluster and the server-side apply |
 //! | [`namespace`] | whether the namespace is the install's, or exists already and is left as it is |
 //! | [`claim`] | whether the APIServices the cluster holds for the install's group/versions are free for it |
@@ -85,6 +86,9 @@ pub struct InstallSpec {
     /// A ServiceMonitor with these labels besides the install's own
     /// (`--service-monitor`); none without it.
     pub service_monitor: Option<BTreeMap<String, String>>,
+    /// A PrometheusRule with these labels besides the install's own
+    /// (`--prometheus-rules`); none without it.
+    pub prometheus_rules: Option<BTreeMap<String, String>>,
 }
 
 impl InstallSpec {
@@ -204,7 +208,8 @@ fn value<T: serde::Serialize>(object: &T) -> Value {
 
 /// Every object of the install, in apply order: namespace, identity and
 /// rights, configuration and certificates, Service, Deployment,
-/// PodDisruptionBudget, the ServiceMonitor if wanted, APIServices (last:
+/// PodDisruptionBudget, the ServiceMonitor and PrometheusRule if wanted,
+/// APIServices (last:
 /// the aggregator routes to the server only once it can exist).
 pub fn manifests(spec: &InstallSpec) -> Vec<Value> {
     let mut out = vec![
@@ -230,6 +235,9 @@ pub fn manifests(spec: &InstallSpec) -> Vec<Value> {
     out.push(value(&workload::pod_disruption_budget(spec)));
     if let Some(labels) = &spec.service_monitor {
         out.push(monitoring::service_monitor(spec, labels));
+    }
+    if let Some(labels) = &spec.prometheus_rules {
+        out.push(monitoring::prometheus_rule(spec, labels));
     }
     out.extend(spec.served().iter().map(|gv| value(&api_service(spec, gv))));
     out
@@ -257,6 +265,7 @@ pub(crate) mod tests {
             kind_files: kinds::files(&dir).unwrap(),
             certificates,
             service_monitor: None,
+            prometheus_rules: None,
         }
     }
 

@@ -1,12 +1,21 @@
-//! The install's ServiceMonitor (`install --service-monitor`): the
-//! Prometheus Operator scrapes every replica's `/metrics` through the
-//! install's Service, over HTTPS verified with the serving Secret's CA and
-//! the Service's DNS name, with the Prometheus pod's own ServiceAccount
-//! token (a bearer token the server reviews as any other; the account needs
-//! `get` on the non-resource URL `/metrics`, as for kube-apiserver's own
-//! metrics). Labels given to the option are added, so that a Prometheus
-//! whose `serviceMonitorSelector` wants one (kube-prometheus-stack's
-//! `release`) picks it up.
+//! The install's Prometheus Operator objects.
+//!
+//! **ServiceMonitor** (`install --service-monitor`): the Prometheus
+//! Operator scrapes every replica's `/metrics` through the install's
+//! Service, over HTTPS verified with the serving Secret's CA and the
+//! Service's DNS name, with the Prometheus pod's own ServiceAccount token (a
+//! bearer token the server reviews as any other; the account needs `get` on
+//! the non-resource URL `/metrics`, as for kube-apiserver's own metrics).
+//!
+//! **PrometheusRule** (`install --prometheus-rules`, with the
+//! ServiceMonitor, whose `job` and `namespace` labels its rules select):
+//! alerts for what goes wrong with an extension API server, first of all
+//! its APIServices being unavailable, which stalls namespace deletion in
+//! the whole cluster ([`prometheus_rule`]).
+//!
+//! Labels given to either option are added to the object, so that a
+//! Prometheus whose selector wants one (kube-prometheus-stack's `release`)
+//! picks it up.
 
 use std::collections::BTreeMap;
 
@@ -45,6 +54,99 @@ pub fn service_monitor(spec: &InstallSpec, extra_labels: &BTreeMap<String, Strin
                 },
             }],
         },
+    })
+}
+
+/// The PrometheusRule of `spec`'s install, with `extra_labels` beside the
+/// install's own. Its alerts:
+///
+/// - `KubectlCozyAPIServiceUnavailable` (critical): kube-apiserver has
+///   found one of the install's APIServices unavailable for 5 minutes
+///   (`aggregator_unavailable_apiservice`, kube-apiserver's own metric):
+///   discovery is incomplete and namespace deletion stalls cluster-wide;
+/// - `KubectlCozyDown` (critical): no replica has answered a scrape for 5
+///   minutes;
+/// - `KubectlCozyWatchCacheNotSynced` (warning): a replica's HelmRelease
+///   watch cache has not synced for 10 minutes (it is not ready);
+/// - `KubectlCozyErrors` (warning): more than 5 % of its requests have
+///   failed with a 5xx for 10 minutes.
+pub fn prometheus_rule(spec: &InstallSpec, extra_labels: &BTreeMap<String, String>) -> Value {
+    let mut object_labels = labels();
+    object_labels.extend(extra_labels.clone());
+    // Each name as a regular expression (dots escaped) in a PromQL string
+    // (whose own escape doubles the backslash).
+    let names: Vec<String> = spec
+        .served()
+        .iter()
+        .map(|gv| gv.api_service_name().replace('.', r"\\."))
+        .collect();
+    let api_services = names.join("|");
+    let ns = &spec.namespace;
+    let ours = format!(r#"job="{NAME}",namespace="{ns}""#);
+    json!({
+        "apiVersion": SERVICE_MONITOR_API,
+        "kind": "PrometheusRule",
+        "metadata": {"name": NAME, "namespace": ns, "labels": object_labels},
+        "spec": {"groups": [{
+            "name": NAME,
+            "rules": [
+                {
+                    "alert": "KubectlCozyAPIServiceUnavailable",
+                    "expr": format!(r#"max by (name) (aggregator_unavailable_apiservice{{name=~"{api_services}"}}) == 1"#),
+                    "for": "5m",
+                    "labels": {"severity": "critical"},
+                    "annotations": {
+                        "summary": "An APIService of kubectl-cozy is unavailable.",
+                        "description": format!(
+                            "kube-apiserver has found APIService {{{{ $labels.name }}}} unavailable for 5 minutes: \
+                             discovery of the cluster is incomplete and namespace deletion stalls in the whole cluster \
+                             until it is back. Its server is the install in namespace {ns}; \
+                             `kubectl cozy doctor` says why and offers the fix."
+                        ),
+                    },
+                },
+                {
+                    "alert": "KubectlCozyDown",
+                    // Scraped and failing, or not there to scrape.
+                    "expr": format!("max by (namespace) (up{{{ours}}}) == 0 or absent(up{{{ours}}})"),
+                    "for": "5m",
+                    "labels": {"severity": "critical"},
+                    "annotations": {
+                        "summary": "kubectl-cozy is down.",
+                        "description": format!(
+                            "No replica of kubectl-cozy in namespace {ns} has answered Prometheus for 5 minutes: \
+                             its APIServices are unavailable."
+                        ),
+                    },
+                },
+                {
+                    "alert": "KubectlCozyWatchCacheNotSynced",
+                    "expr": format!("kubectl_cozy_watch_cache_ready{{{ours}}} == 0"),
+                    "for": "10m",
+                    "labels": {"severity": "warning"},
+                    "annotations": {
+                        "summary": "A kubectl-cozy replica's watch cache has not synced.",
+                        "description": "Replica {{ $labels.pod }} has not synced its HelmRelease watch cache for \
+                                        10 minutes: it is not ready and serves no requests. Its log says why \
+                                        (RBAC on HelmReleases, an unreachable kube-apiserver).",
+                    },
+                },
+                {
+                    "alert": "KubectlCozyErrors",
+                    "expr": format!(
+                        r#"sum by (namespace) (rate(apiserver_request_total{{{ours},code=~"5.."}}[5m])) / sum by (namespace) (rate(apiserver_request_total{{{ours}}}[5m])) > 0.05"#
+                    ),
+                    "for": "10m",
+                    "labels": {"severity": "warning"},
+                    "annotations": {
+                        "summary": "kubectl-cozy is failing requests.",
+                        "description": "{{ $value | humanizePercentage }} of the requests to kubectl-cozy in \
+                                        namespace {{ $labels.namespace }} have failed with a server error for \
+                                        10 minutes.",
+                    },
+                },
+            ],
+        }]},
     })
 }
 

@@ -13,18 +13,30 @@ pub fn tools_dir() -> Result<PathBuf, String> {
 
 /// The client-go informer tool (tests/tools/informer).
 pub fn informer() -> PathBuf {
+    tool("informer")
+}
+
+/// A file the test tools' build left (a tool, or a CRD it fetched).
+fn tool(file: &str) -> PathBuf {
     match tools_dir() {
-        Ok(dir) => dir.join("informer"),
+        Ok(dir) => dir.join(file),
         Err(e) => panic!("the Go test tools are not available: {e}"),
     }
 }
 
-/// The Prometheus Operator's ServiceMonitor CRD, as its release ships it.
-pub fn service_monitor_crd() -> PathBuf {
-    match tools_dir() {
-        Ok(dir) => dir.join("servicemonitors.crd.yaml"),
-        Err(e) => panic!("the Go test tools are not available: {e}"),
-    }
+/// The Prometheus Operator's ServiceMonitor and PrometheusRule CRDs, as its
+/// release ships them.
+pub fn prometheus_operator_crds() -> [PathBuf; 2] {
+    [
+        tool("servicemonitors.crd.yaml"),
+        tool("prometheusrules.crd.yaml"),
+    ]
+}
+
+/// Prometheus's rules manager and PromQL engine evaluating alerting rules
+/// over series (tests/tools/promrules).
+pub fn promrules() -> PathBuf {
+    tool("promrules")
 }
 
 fn build() -> Result<PathBuf, String> {
