@@ -184,8 +184,8 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let mut objects = install::manifests(&spec);
     if args.delete {
         // Whichever way the certificates were made: cert-manager's objects
-        // too, and the ServiceMonitor whether asked for or not (the ones
-        // the cluster lacks are skipped).
+        // too, and the ServiceMonitor and PrometheusRule whether asked for
+        // or not (the ones the cluster lacks are skipped).
         if !args.cert_manager {
             objects.extend(tls::cert_manager(&spec));
         }
@@ -394,7 +394,7 @@ const CERT_MANAGER: Operator = Operator {
 const PROMETHEUS_OPERATOR: Operator = Operator {
     name: "the Prometheus Operator",
     option: "--service-monitor",
-    api: monitoring::SERVICE_MONITOR_API,
+    api: monitoring::PROMETHEUS_OPERATOR_API,
     plurals: &["servicemonitors"],
     kinds: "ServiceMonitors",
     docs: "https://prometheus-operator.dev/docs/getting-started/installation/",

@@ -24,8 +24,9 @@ use serde_json::{Value, json};
 use super::{InstallSpec, NAME, labels, tls, workload};
 use crate::apimachinery::labels::{label_key_problems, label_value_problems};
 
-/// The group/version the Prometheus Operator serves ServiceMonitors in.
-pub const SERVICE_MONITOR_API: &str = "monitoring.coreos.com/v1";
+/// The group/version the Prometheus Operator serves ServiceMonitors and
+/// PrometheusRules in.
+pub const PROMETHEUS_OPERATOR_API: &str = "monitoring.coreos.com/v1";
 /// Where a pod's ServiceAccount token is mounted (Prometheus reads its
 /// own from there).
 const POD_TOKEN_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/token";
@@ -36,7 +37,7 @@ pub fn service_monitor(spec: &InstallSpec, extra_labels: &BTreeMap<String, Strin
     let mut object_labels = labels();
     object_labels.extend(extra_labels.clone());
     json!({
-        "apiVersion": SERVICE_MONITOR_API,
+        "apiVersion": PROMETHEUS_OPERATOR_API,
         "kind": "ServiceMonitor",
         "metadata": {"name": NAME, "namespace": spec.namespace, "labels": object_labels},
         "spec": {
@@ -84,7 +85,7 @@ pub fn prometheus_rule(spec: &InstallSpec, extra_labels: &BTreeMap<String, Strin
     let ns = &spec.namespace;
     let ours = format!(r#"job="{NAME}",namespace="{ns}""#);
     json!({
-        "apiVersion": SERVICE_MONITOR_API,
+        "apiVersion": PROMETHEUS_OPERATOR_API,
         "kind": "PrometheusRule",
         "metadata": {"name": NAME, "namespace": ns, "labels": object_labels},
         "spec": {"groups": [{
