@@ -178,6 +178,40 @@ fn list() {
             }
         }
 
+        // A Prometheus scrape of the server with every app cached (its
+        // object counts are one pass over the cache), beside a request that
+        // does nothing (`/version`) and kube-apiserver's own scrape.
+        let scrapes: [(&kube::Client, &str, &str); 3] = [
+            (&through, "/version", "server: GET /version (a request that does nothing)"),
+            (&through, "/metrics", "server: GET /metrics (a scrape: request metrics, object counts)"),
+            (&direct, "/metrics", "kube-apiserver: GET /metrics (its own scrape)"),
+        ];
+        let mut scrape_samples: [Samples; 3] = Default::default();
+        let mut scrape_bytes = [0usize; 3];
+        for round in 0..ROUNDS + 2 {
+            for k in rotation(round, scrapes.len()) {
+                let (client, path, _) = scrapes[k];
+                let (took, text) = request_as(client, path, None).await;
+                if round >= 2 {
+                    scrape_samples[k].push(took);
+                } else {
+                    scrape_bytes[k] = text.len();
+                }
+                if k == 1 && round == 0 {
+                    let counted = text
+                        .lines()
+                        .find_map(|l| {
+                            l.strip_prefix(r#"apiserver_resource_objects{group="apps.cozystack.io",resource="postgreses"} "#)
+                        })
+                        .and_then(|n| n.parse::<usize>().ok());
+                    assert!(
+                        counted >= Some(FLEET_CHUNK + SMALL),
+                        "the scrape counts every cached app: {counted:?}"
+                    );
+                }
+            }
+        }
+
         // What the handler does in-process: scan the cache snapshot and copy
         // the kept app views; and the consistency check it runs meanwhile
         // (the upstream metadata list of the namespace's Postgres apps).
@@ -285,6 +319,9 @@ fn list() {
         for ((_, _, _, _, _, _, what), samples) in paged.iter().zip(&paged_samples) {
             rows.push((what.as_str(), samples, String::new()));
         }
+        for (((_, _, what), samples), bytes) in scrapes.iter().zip(&scrape_samples).zip(scrape_bytes) {
+            rows.push((what, samples, kib(bytes)));
+        }
         print_samples(
             &format!("list: {FLEET_CHUNK} apps in one namespace, and {SMALL} in another ({ROUNDS} rounds, interleaved)"),
             &rows,
@@ -320,6 +357,16 @@ fn list() {
             Target::info(
                 &format!("one team's {TEAM} (label selector), unpaged p50 ratio, JSON (consistent)"),
                 paged_samples[9].p50() / paged_samples[8].p50(),
+                "x",
+            ),
+            Target::info(
+                &format!("scrape p50 ratio server /metrics / server /version ({FLEET_CHUNK}+ apps counted)"),
+                scrape_samples[1].p50() / scrape_samples[0].p50(),
+                "x",
+            ),
+            Target::info(
+                "scrape p50 ratio server /metrics / kube-apiserver /metrics",
+                scrape_samples[1].p50() / scrape_samples[2].p50(),
                 "x",
             ),
             Target::info(

@@ -242,13 +242,6 @@ pub(super) fn create(
     insert(conn, namespace, None)
 }
 
-/// Replaces the client's metadata of namespace `name` with `metadata`'s,
-/// and with `spec_finalizers` (a `/finalize`) its `spec.finalizers`;
-/// everything else stays. With `resource_version`, a stored namespace at
-/// another resourceVersion is a conflict. A change that changes nothing
-/// keeps the resourceVersion, as kube-apiserver does. A Terminating
-/// namespace left with no finalizer of either kind and no objects is
-/// removed by the change ([`settle`]).
 /// What an update of a namespace writes besides the client's metadata:
 /// the subresource it was sent to.
 #[derive(Clone, Copy, Debug)]
@@ -261,6 +254,13 @@ pub enum Subresource<'a> {
     Status(&'a Value),
 }
 
+/// Replaces the client's metadata of namespace `name` with `metadata`'s,
+/// and what `subresource` writes (a `/finalize` its `spec.finalizers`, a
+/// `/status` its `status`); everything else stays. With
+/// `resource_version`, a stored namespace at another resourceVersion is a
+/// conflict. A change that changes nothing keeps the resourceVersion, as
+/// kube-apiserver does. A Terminating namespace left with no finalizer of
+/// either kind and no objects is removed by the change ([`settle`]).
 pub(super) fn update(
     conn: &Connection,
     name: &str,

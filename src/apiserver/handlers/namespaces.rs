@@ -53,8 +53,6 @@ mod content;
 mod watch;
 mod write;
 
-use write::Target;
-
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -76,6 +74,7 @@ use crate::kinds::Registry;
 use crate::storage::StoreError;
 use crate::storage::embedded_store::EmbeddedStore;
 use crate::storage::namespace_store::{self, DEFAULT_NAMESPACE, Finish, Phase};
+use write::Target;
 
 const GROUP_RESOURCE: &str = "namespaces";
 
