@@ -11,7 +11,7 @@
 //! that exists and is not the install's is left out of all of these (and
 //! left as it is), `--cert-manager` needs a cluster with cert-manager and
 //! `--service-monitor` and `--prometheus-rules` one with the Prometheus
-//! Operator ([`check_operator`]).
+//! Operator ([`check_operators`]).
 //! See `docs/install.md`.
 
 use std::io::{IsTerminal as _, Write as _};
@@ -210,14 +210,17 @@ pub async fn run(args: InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     }
     if let Some(client) = client.as_ref().filter(|_| cluster_answered) {
         if args.cert_manager {
-            check_operator(&args, client, &CERT_MANAGER).await?;
+            check_operators(&args, client, &[&CERT_MANAGER]).await?;
         }
-        if args.service_monitor.is_some() {
-            check_operator(&args, client, &PROMETHEUS_OPERATOR).await?;
-        }
-        if args.prometheus_rules.is_some() {
-            check_operator(&args, client, &PROMETHEUS_RULES).await?;
-        }
+        // One discovery request for both of the Prometheus Operator's kinds.
+        let prometheus: Vec<&Operator> = [
+            (args.service_monitor.is_some(), &PROMETHEUS_OPERATOR),
+            (args.prometheus_rules.is_some(), &PROMETHEUS_RULES),
+        ]
+        .into_iter()
+        .filter_map(|(wanted, operator)| wanted.then_some(operator))
+        .collect();
+        check_operators(&args, client, &prometheus).await?;
         if !system_namespace {
             objects = check_namespace(&args, client, &spec, objects).await?;
         }
@@ -420,46 +423,61 @@ impl Operator {
     }
 }
 
-/// With an option that needs `operator`: refuses to apply (or to check
-/// with the server) an install into a cluster without it, whose objects it
-/// could not take; when printing, says so on stderr.
-async fn check_operator(
+/// With options that need operators of one API (`needed`; none: nothing
+/// to check): refuses to apply (or to check with the server) an install
+/// into a cluster without one of them, whose objects it could not take;
+/// when printing, says so on stderr. The API's resources are asked once.
+async fn check_operators(
     args: &InstallArgs,
     client: &kube::Client,
-    operator: &Operator,
+    needed: &[&Operator],
 ) -> Result<(), CliError> {
-    match install::serves(client, operator.api, operator.plurals).await {
-        Ok(true) => Ok(()),
-        Ok(false) if args.to_cluster() => Err(CliError::other(
-            format!("install with {}", operator.option),
-            operator.missing(&format!(
-                "install {} first ({}), or drop {}{}",
-                operator.name, operator.docs, operator.option, operator.without
-            )),
-        )),
-        Ok(false) => {
-            eprintln!(
-                "Warning: {}",
-                operator.missing(&format!(
-                    "install it before applying this output, or drop {}",
-                    operator.option
-                ))
-            );
-            Ok(())
+    let Some(first) = needed.first() else {
+        return Ok(());
+    };
+    let served = match install::served_resources(client, first.api).await {
+        Ok(served) => served,
+        Err(e) if args.to_cluster() => {
+            return Err(CliError::other(
+                format!("read the cluster's {} API", first.api),
+                e,
+            ));
         }
-        Err(e) if args.to_cluster() => Err(CliError::other(
-            format!("read the cluster's {} API", operator.api),
-            e,
-        )),
         Err(e) => {
             eprintln!(
                 "Note: could not tell whether the cluster has {} ({})",
-                operator.name,
+                first.name,
                 crate::error_chain::error_chain(&e)
             );
-            Ok(())
+            return Ok(());
         }
+    };
+    for operator in needed {
+        if operator
+            .plurals
+            .iter()
+            .all(|p| served.iter().any(|s| s == p))
+        {
+            continue;
+        }
+        if args.to_cluster() {
+            return Err(CliError::other(
+                format!("install with {}", operator.option),
+                operator.missing(&format!(
+                    "install {} first ({}), or drop {}{}",
+                    operator.name, operator.docs, operator.option, operator.without
+                )),
+            ));
+        }
+        eprintln!(
+            "Warning: {}",
+            operator.missing(&format!(
+                "install it before applying this output, or drop {}",
+                operator.option
+            ))
+        );
     }
+    Ok(())
 }
 
 /// Leaves the install's namespace out of `objects` when it exists and is

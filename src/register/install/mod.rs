@@ -185,19 +185,16 @@ pub fn api_service(spec: &InstallSpec, gv: &GroupVersion) -> APIService {
     }
 }
 
-/// Whether the cluster serves every one of `plurals` in `api` (a
-/// group/version): false when it serves no such group/version, as a
+/// The resources (plurals, subresources too) the cluster serves in `api`
+/// (a group/version): none when it serves no such group/version, as a
 /// cluster without the operator that defines them.
-pub async fn serves(
+pub async fn served_resources(
     client: &kube::Client,
     api: &str,
-    plurals: &[&str],
-) -> Result<bool, kube::Error> {
+) -> Result<Vec<String>, kube::Error> {
     match client.list_api_group_resources(api).await {
-        Ok(list) => Ok(plurals
-            .iter()
-            .all(|plural| list.resources.iter().any(|r| r.name == *plural))),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+        Ok(list) => Ok(list.resources.into_iter().map(|r| r.name).collect()),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(Vec::new()),
         Err(err) => Err(err),
     }
 }

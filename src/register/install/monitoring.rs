@@ -34,12 +34,10 @@ const POD_TOKEN_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/toke
 /// The ServiceMonitor of `spec`'s install, with `extra_labels` beside the
 /// install's own.
 pub fn service_monitor(spec: &InstallSpec, extra_labels: &BTreeMap<String, String>) -> Value {
-    let mut object_labels = labels();
-    object_labels.extend(extra_labels.clone());
     json!({
         "apiVersion": PROMETHEUS_OPERATOR_API,
         "kind": "ServiceMonitor",
-        "metadata": {"name": NAME, "namespace": spec.namespace, "labels": object_labels},
+        "metadata": object_metadata(spec, extra_labels),
         "spec": {
             // The Service's labels ([`super::metadata`]), in its namespace.
             "selector": {"matchLabels": labels()},
@@ -72,8 +70,6 @@ pub fn service_monitor(spec: &InstallSpec, extra_labels: &BTreeMap<String, Strin
 /// - `KubectlCozyErrors` (warning): more than 5 % of its requests have
 ///   failed with a 5xx for 10 minutes.
 pub fn prometheus_rule(spec: &InstallSpec, extra_labels: &BTreeMap<String, String>) -> Value {
-    let mut object_labels = labels();
-    object_labels.extend(extra_labels.clone());
     // Each name as a regular expression (dots escaped) in a PromQL string
     // (whose own escape doubles the backslash).
     let names: Vec<String> = spec
@@ -84,71 +80,84 @@ pub fn prometheus_rule(spec: &InstallSpec, extra_labels: &BTreeMap<String, Strin
     let api_services = names.join("|");
     let ns = &spec.namespace;
     let ours = format!(r#"job="{NAME}",namespace="{ns}""#);
+    let rules = [
+        alert(
+            "KubectlCozyAPIServiceUnavailable",
+            format!(r#"max by (name) (aggregator_unavailable_apiservice{{name=~"{api_services}"}}) == 1"#),
+            ("5m", "critical"),
+            "An APIService of kubectl-cozy is unavailable.",
+            format!(
+                "kube-apiserver has found APIService {{{{ $labels.name }}}} unavailable for 5 minutes: \
+                 discovery of the cluster is incomplete and namespace deletion stalls in the whole cluster \
+                 until it is back. Its server is the install in namespace {ns}; \
+                 `kubectl cozy doctor` says why and offers the fix."
+            ),
+        ),
+        alert(
+            "KubectlCozyDown",
+            // Scraped and failing, or not there to scrape.
+            format!("max by (namespace) (up{{{ours}}}) == 0 or absent(up{{{ours}}})"),
+            ("5m", "critical"),
+            "kubectl-cozy is down.",
+            format!(
+                "No replica of kubectl-cozy in namespace {ns} has answered Prometheus for 5 minutes: \
+                 its APIServices are unavailable."
+            ),
+        ),
+        alert(
+            "KubectlCozyWatchCacheNotSynced",
+            format!("kubectl_cozy_watch_cache_ready{{{ours}}} == 0"),
+            ("10m", "warning"),
+            "A kubectl-cozy replica's watch cache has not synced.",
+            "Replica {{ $labels.pod }} has not synced its HelmRelease watch cache for 10 minutes: it is \
+             not ready and serves no requests. Its log says why (RBAC on HelmReleases, an unreachable \
+             kube-apiserver)."
+                .to_owned(),
+        ),
+        alert(
+            "KubectlCozyErrors",
+            format!(
+                r#"sum by (namespace) (rate(apiserver_request_total{{{ours},code=~"5.."}}[5m])) / sum by (namespace) (rate(apiserver_request_total{{{ours}}}[5m])) > 0.05"#
+            ),
+            ("10m", "warning"),
+            "kubectl-cozy is failing requests.",
+            "{{ $value | humanizePercentage }} of the requests to kubectl-cozy in namespace \
+             {{ $labels.namespace }} have failed with a server error for 10 minutes."
+                .to_owned(),
+        ),
+    ];
     json!({
         "apiVersion": PROMETHEUS_OPERATOR_API,
         "kind": "PrometheusRule",
-        "metadata": {"name": NAME, "namespace": ns, "labels": object_labels},
-        "spec": {"groups": [{
-            "name": NAME,
-            "rules": [
-                {
-                    "alert": "KubectlCozyAPIServiceUnavailable",
-                    "expr": format!(r#"max by (name) (aggregator_unavailable_apiservice{{name=~"{api_services}"}}) == 1"#),
-                    "for": "5m",
-                    "labels": {"severity": "critical"},
-                    "annotations": {
-                        "summary": "An APIService of kubectl-cozy is unavailable.",
-                        "description": format!(
-                            "kube-apiserver has found APIService {{{{ $labels.name }}}} unavailable for 5 minutes: \
-                             discovery of the cluster is incomplete and namespace deletion stalls in the whole cluster \
-                             until it is back. Its server is the install in namespace {ns}; \
-                             `kubectl cozy doctor` says why and offers the fix."
-                        ),
-                    },
-                },
-                {
-                    "alert": "KubectlCozyDown",
-                    // Scraped and failing, or not there to scrape.
-                    "expr": format!("max by (namespace) (up{{{ours}}}) == 0 or absent(up{{{ours}}})"),
-                    "for": "5m",
-                    "labels": {"severity": "critical"},
-                    "annotations": {
-                        "summary": "kubectl-cozy is down.",
-                        "description": format!(
-                            "No replica of kubectl-cozy in namespace {ns} has answered Prometheus for 5 minutes: \
-                             its APIServices are unavailable."
-                        ),
-                    },
-                },
-                {
-                    "alert": "KubectlCozyWatchCacheNotSynced",
-                    "expr": format!("kubectl_cozy_watch_cache_ready{{{ours}}} == 0"),
-                    "for": "10m",
-                    "labels": {"severity": "warning"},
-                    "annotations": {
-                        "summary": "A kubectl-cozy replica's watch cache has not synced.",
-                        "description": "Replica {{ $labels.pod }} has not synced its HelmRelease watch cache for \
-                                        10 minutes: it is not ready and serves no requests. Its log says why \
-                                        (RBAC on HelmReleases, an unreachable kube-apiserver).",
-                    },
-                },
-                {
-                    "alert": "KubectlCozyErrors",
-                    "expr": format!(
-                        r#"sum by (namespace) (rate(apiserver_request_total{{{ours},code=~"5.."}}[5m])) / sum by (namespace) (rate(apiserver_request_total{{{ours}}}[5m])) > 0.05"#
-                    ),
-                    "for": "10m",
-                    "labels": {"severity": "warning"},
-                    "annotations": {
-                        "summary": "kubectl-cozy is failing requests.",
-                        "description": "{{ $value | humanizePercentage }} of the requests to kubectl-cozy in \
-                                        namespace {{ $labels.namespace }} have failed with a server error for \
-                                        10 minutes.",
-                    },
-                },
-            ],
-        }]},
+        "metadata": object_metadata(spec, extra_labels),
+        "spec": {"groups": [{"name": NAME, "rules": rules}]},
     })
+}
+
+/// One alerting rule: firing once `expr` has held for `for_` (with its
+/// `severity` label), described by `summary` and `description`.
+fn alert(
+    name: &str,
+    expr: String,
+    (for_, severity): (&str, &str),
+    summary: &str,
+    description: String,
+) -> Value {
+    json!({
+        "alert": name,
+        "expr": expr,
+        "for": for_,
+        "labels": {"severity": severity},
+        "annotations": {"summary": summary, "description": description},
+    })
+}
+
+/// The metadata of the install's Prometheus Operator objects: named and
+/// labelled as the install's, with `extra_labels` besides.
+fn object_metadata(spec: &InstallSpec, extra_labels: &BTreeMap<String, String>) -> Value {
+    let mut object_labels = labels();
+    object_labels.extend(extra_labels.clone());
+    json!({"name": NAME, "namespace": spec.namespace, "labels": object_labels})
 }
 
 /// The Service's DNS name that the serving certificate names.

@@ -17,7 +17,7 @@
 //! `caBundle` (annotation [`super::INJECT_CA_FROM`]). cert-manager renews the
 //! Secret; the pods read it at start, so a renewal needs a rollout
 //! (`docs/install.md`). Whether the cluster has cert-manager at all is
-//! [`super::serves`]'s to say, of [`CERT_MANAGER_API`].
+//! [`super::served_resources`]'s to say, of [`CERT_MANAGER_API`].
 
 use std::collections::BTreeMap;
 
