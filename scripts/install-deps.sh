@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing kubectl-cozy needs, skipping what is
-# already there: a Rust toolchain with rustfmt and clippy, Go (>= 1.26) for
+# already there: a Rust toolchain with rustfmt and clippy, Go (>= 1.26.7) for
 # building the test control plane and test tools from Go modules, and the
 # Debian packages below.
 set -euo pipefail
@@ -16,12 +16,15 @@ if command -v rustup >/dev/null; then
 fi
 
 if ! command -v go >/dev/null; then
-  echo "go not found: the test control plane is built from Go modules and needs Go >= 1.26" >&2
+  echo "go not found: the test control plane is built from Go modules and needs Go >= 1.26.7" >&2
   exit 1
 fi
+# The plane (Kubernetes 1.36) needs Go 1.26; tests/tools/promrules (Prometheus
+# v0.316.0) 1.26.7, and the builds run with GOTOOLCHAIN=local (no download).
 go_minor="$(go env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')"
-if ((go_minor < 26)); then
-  echo "Go $(go env GOVERSION) is too old: the test control plane (Kubernetes 1.36) needs Go >= 1.26" >&2
+go_patch="$(go env GOVERSION | sed -E 's/^go1\.[0-9]+(\.([0-9]+))?.*/\2/')"
+if ((go_minor < 26 || (go_minor == 26 && ${go_patch:-0} < 7))); then
+  echo "Go $(go env GOVERSION) is too old: the test control plane and tools need Go >= 1.26.7" >&2
   exit 1
 fi
 echo "rust: $(rustc --version); go: $(go env GOVERSION)"

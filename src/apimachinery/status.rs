@@ -169,6 +169,16 @@ impl ApiError {
         }
     }
 
+    /// This error's message as kube-apiserver's store says it when the
+    /// object in the way is being deleted: `object is being deleted: …
+    /// already exists` (wait, then create it again).
+    pub fn being_deleted(self) -> ApiError {
+        ApiError {
+            message: format!("object is being deleted: {}", self.message),
+            ..self
+        }
+    }
+
     /// 409 AlreadyExists for a `generateName` collision, with
     /// `retryAfterSeconds` (upstream `NewGenerateNameConflict`).
     pub fn generate_name_conflict(

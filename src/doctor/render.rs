@@ -146,8 +146,11 @@ pub fn report(report: &Report, wide: bool) -> String {
             out.push('\n');
             out.push_str(&unchecked);
         }
-        out.push('\n');
-        let _ = writeln!(out, "{}", verdict(report, false));
+        // With --fix the verdict follows the plan (and what it did).
+        if report.fix.is_none() {
+            out.push('\n');
+            let _ = writeln!(out, "{}", verdict(report, false));
+        }
         return out;
     }
     out.push('\n');

@@ -47,6 +47,34 @@ pub fn value_kind(v: &Value) -> &'static str {
     }
 }
 
+/// Rewrites every float in `value` that holds an integer as that integer:
+/// the number kube-apiserver stores for it. It decodes a custom resource's
+/// `3.0` into a `float64` and `encoding/json` writes that back as `3`, so a
+/// typed Go client reads it into an `int32` field, where `3.0` fails to
+/// decode. Floats beyond `u64` stay as they are (Go would write their
+/// digits; `serde_json` cannot hold them as integers), and so does `-0.0`,
+/// which Go writes as `-0`.
+pub fn integral_floats_as_integers(value: &mut Value) {
+    match value {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64().filter(|_| n.is_f64())
+                && f.fract() == 0.0
+                && !(f == 0.0 && f.is_sign_negative())
+            {
+                // The bounds are exactly representable: -2^63 and 2^64.
+                if (-9_223_372_036_854_775_808.0..0.0).contains(&f) {
+                    *n = Number::from(f as i64);
+                } else if (0.0..18_446_744_073_709_551_616.0).contains(&f) {
+                    *n = Number::from(f as u64);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        Value::Object(fields) => fields.values_mut().for_each(integral_floats_as_integers),
+        Value::Null | Value::Bool(_) | Value::String(_) => {}
+    }
+}
+
 /// Go's `json.Marshal(v)` of a decoded JSON value.
 pub fn marshal(v: &Value) -> String {
     Dialect::EncodingJson.marshal(v)
@@ -216,6 +244,28 @@ fn write_basic_escape(out: &mut String, c: char) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn integral_floats_become_the_integers_go_writes_for_them() {
+        let mut v: Value = serde_json::from_str(
+            r#"{"a": 3.0, "b": [1e0, -2.0, 2.5, 1e-7, 0.0, -0.0], "c": {"d": 1e19, "e": 1e20},
+                "f": -9223372036854775808.0, "g": 7, "h": "3.0", "i": null, "j": true}"#,
+        )
+        .unwrap();
+        integral_floats_as_integers(&mut v);
+        assert_eq!(
+            v.to_string(),
+            r#"{"a":3,"b":[1,-2,2.5,1e-7,0,-0.0],"c":{"d":10000000000000000000,"e":1e+20},"f":-9223372036854775808,"g":7,"h":"3.0","i":null,"j":true}"#
+        );
+        // What Go writes for each, where it is an integer: the same digits.
+        for f in [3.0, 1.0, -2.0, 0.0, 1e19] {
+            assert_eq!(float::format_json(f), {
+                let mut n = Value::from(f);
+                integral_floats_as_integers(&mut n);
+                n.to_string()
+            });
+        }
+    }
 
     /// `encodeStringTests` and `TestHTMLEscape` from golang/go
     /// `src/encoding/json/encode_test.go` (Go 1.22+: `\b` and `\f`), sorted

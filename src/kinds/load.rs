@@ -257,12 +257,23 @@ fn parse_text(
                 }
                 Err(why) => problems.push(format!("{here}: {why}")),
             },
-            Format::Other => loaded.warnings.push(format!(
-                "{here}: skipped {} {}: not a kind definition (kind definitions have no apiVersion; Cozystack's \
-                 ApplicationDefinitions are cozystack.io/v1alpha1)",
-                document["apiVersion"].as_str().unwrap_or_default(),
-                document["kind"].as_str().unwrap_or_default()
-            )),
+            Format::Other => {
+                let object = format!(
+                    "{} {}",
+                    document["apiVersion"].as_str().unwrap_or_default(),
+                    document["kind"].as_str().unwrap_or_default()
+                );
+                const WHY: &str = "kind definitions have no apiVersion; Cozystack's ApplicationDefinitions are \
+                                   cozystack.io/v1alpha1";
+                loaded.warnings.push(format!(
+                    "{here}: skipped {object}: not a kind definition ({WHY})"
+                ));
+                // Said if nothing else is found: an app's manifest given
+                // for `--kinds` is an easy slip.
+                empty.push(format!(
+                    "{here}: {object}, an object to create (`kubectl apply -f`), not a kind definition ({WHY})"
+                ));
+            }
             Format::Own => {
                 // Parsed again into the typed form so errors carry exact lines.
                 let definition = match serde_saphyr::from_str::<KindDefinition>(doc_text) {
@@ -274,14 +285,10 @@ fn parse_text(
                 };
                 match definition.resolve(here.clone()) {
                     Ok(kind) => loaded.kinds.push(kind),
-                    Err(found) => problems.extend(
-                        found
-                            .into_iter()
-                            .map(|p| {
-                                let line = super::yaml_lines::field_line(doc_text, start_line, &p);
-                                format!("{source}:{line}: {p}")
-                            }),
-                    ),
+                    Err(found) => problems.extend(found.into_iter().map(|p| {
+                        let line = super::yaml_lines::field_line(doc_text, start_line, &p);
+                        format!("{source}:{line}: {p}")
+                    })),
                 }
             }
         }
@@ -635,6 +642,21 @@ mod tests {
             format!(
                 "{0} holds no kind definitions: {0}:1: a List with no items",
                 empty_list.display()
+            )
+        );
+        let app = dir.path().join("pg1.yaml");
+        std::fs::write(
+            &app,
+            "apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: db1\nspec:\n  replicas: 2\n",
+        )
+        .unwrap();
+        assert_eq!(
+            load_path(&app).unwrap_err().to_string(),
+            format!(
+                "{0} holds no kind definitions: {0}:1: apps.cozystack.io/v1alpha1 Postgres, an object to create \
+                 (`kubectl apply -f`), not a kind definition (kind definitions have no apiVersion; Cozystack's \
+                 ApplicationDefinitions are cozystack.io/v1alpha1)",
+                app.display()
             )
         );
         let comments = dir.path().join("comments.yaml");

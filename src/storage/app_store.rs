@@ -566,7 +566,9 @@ impl Apps<'_> {
         drop_later(app);
         let created = created.map_err(|e| match e {
                 StoreError::NotFound => ApiError::not_found("namespaces", &namespace),
-                StoreError::AlreadyExists => self.already_exists(&namespace, &name),
+                StoreError::AlreadyExists { being_deleted } => {
+                    self.already_exists(&namespace, &name, being_deleted)
+                }
                 StoreError::Upstream {
                     code: 403,
                     message,
@@ -839,10 +841,16 @@ impl Apps<'_> {
     /// 409 AlreadyExists for a create whose HelmRelease name is taken. When
     /// the HelmRelease belongs to an app of another kind (kinds that share a
     /// release prefix), the message names that app, since `kubectl get` of
-    /// this kind finds nothing under the name.
-    fn already_exists(&self, namespace: &str, name: &str) -> ApiError {
+    /// this kind finds nothing under the name. While it is being deleted the
+    /// message says so first, as kube-apiserver's does.
+    fn already_exists(&self, namespace: &str, name: &str, being_deleted: bool) -> ApiError {
         let release = helm_release::release_name(&self.kind.resolved, name);
         let plain = ApiError::already_exists(&self.group_resource(), name);
+        let plain = if being_deleted {
+            plain.being_deleted()
+        } else {
+            plain
+        };
         let Some(existing) = self.cache().get(namespace, &release) else {
             return plain;
         };
@@ -908,7 +916,10 @@ const UNAVAILABLE_RETRY_AFTER: u64 = 1;
 fn store_error(err: StoreError, group_resource: &str, name: &str) -> ApiError {
     match err {
         StoreError::NotFound => ApiError::not_found(group_resource, name),
-        StoreError::AlreadyExists => ApiError::already_exists(group_resource, name),
+        StoreError::AlreadyExists { being_deleted } => {
+            let exists = ApiError::already_exists(group_resource, name);
+            if being_deleted { exists.being_deleted() } else { exists }
+        }
         StoreError::Conflict(msg) => ApiError::conflict(group_resource, name, msg),
         StoreError::Gone(_) => ApiError::expired(err.to_string()),
         StoreError::Upstream {
@@ -1100,7 +1111,13 @@ mod tests {
     fn store_errors_map() {
         let e = store_error(StoreError::NotFound, GR, "x");
         assert_eq!((e.code, e.reason), (404, "NotFound"));
-        let e = store_error(StoreError::AlreadyExists, GR, "x");
+        let e = store_error(
+            StoreError::AlreadyExists {
+                being_deleted: false,
+            },
+            GR,
+            "x",
+        );
         assert_eq!((e.code, e.reason), (409, "AlreadyExists"));
         let e = store_error(StoreError::Conflict("stale".into()), GR, "x");
         assert_eq!((e.code, e.reason), (409, "Conflict"));

@@ -508,7 +508,9 @@ fn upstream(err: kube::Error) -> StoreError {
     match err {
         kube::Error::Api(status) => match (status.code, status.reason.as_str()) {
             (404, _) => StoreError::NotFound,
-            (409, "AlreadyExists") => StoreError::AlreadyExists,
+            (409, "AlreadyExists") => StoreError::AlreadyExists {
+                being_deleted: status.message.starts_with("object is being deleted: "),
+            },
             (409, _) => StoreError::Conflict(status.message),
             (410, _) => StoreError::Gone(status.message),
             (code, reason) => StoreError::Upstream {

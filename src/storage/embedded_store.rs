@@ -2,7 +2,8 @@
 //! SQLite file (the way k3s's kine keeps Kubernetes objects in SQLite), with
 //! what kube-apiserver would do for them — monotonic resourceVersions, uid,
 //! creationTimestamp and generation, optimistic concurrency, graceful deletion
-//! with finalizers — and a watch fed by an in-memory event log, kept by
+//! with finalizers, a whole number written as a float (`3.0`) stored as the
+//! integer Go writes for it — and a watch fed by an in-memory event log, kept by
 //! count and, past the minimum, for [`super::cache::FRESH`] (so a burst of
 //! writes is not held in memory once it is over).
 
@@ -24,6 +25,7 @@ use super::{
     DeleteOptions, EventStream, Listing, StoreError, StoreEvent, fits_in_etcd, internal, now,
     object_key, resource_version,
 };
+use crate::golang;
 
 /// Events kept in memory for watch resumption.
 const EVENT_LOG: usize = 4096;
@@ -233,10 +235,13 @@ impl EmbeddedStore {
         tokio::task::spawn_blocking(move || {
             let mut inner = store.lock();
             let (namespace, name) = object_key(&object);
-            if load(&inner.conn, &namespace, &name)?.is_some() {
-                return Err(StoreError::AlreadyExists);
+            if let Some(existing) = load(&inner.conn, &namespace, &name)? {
+                return Err(StoreError::AlreadyExists {
+                    being_deleted: super::being_deleted(&existing),
+                });
             }
             let revision = inner.revision + 1;
+            golang::json::integral_floats_as_integers(&mut object);
             let meta = metadata_mut(&mut object);
             meta.insert("uid".into(), json!(uuid::Uuid::new_v4().to_string()));
             meta.insert("creationTimestamp".into(), json!(now()));
@@ -278,7 +283,10 @@ impl EmbeddedStore {
                 ));
             }
             let revision = inner.revision + 1;
+            // As kube-apiserver's semantic equality, `3.0` is not `3`: a new
+            // generation, though what is stored is the same `3`.
             let spec_changed = object.get("spec") != current.get("spec");
+            golang::json::integral_floats_as_integers(&mut object);
             let generation = current.pointer("/metadata/generation").and_then(Value::as_i64).unwrap_or(1);
             let meta = metadata_mut(&mut object);
             for key in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
@@ -644,6 +652,32 @@ mod tests {
                "metadata": {"name": name, "namespace": "ns"}, "spec": {"values": {"a": 1}}})
     }
 
+    /// `3.0` is stored as `3`, as kube-apiserver stores it; written over a
+    /// `3` it is still a change of the spec (a new generation and version),
+    /// as kube-apiserver's semantic equality has it.
+    #[tokio::test]
+    async fn whole_floats_are_stored_as_integers() {
+        let store = EmbeddedStore::open(Path::new(":memory:")).unwrap();
+        let mut float = hr("f");
+        float["spec"]["values"] = serde_json::from_str(r#"{"a": 3.0, "b": [2.0, 2.5]}"#).unwrap();
+        let created = store.create(float.clone(), false).await.unwrap();
+        assert_eq!(
+            created["spec"]["values"].to_string(),
+            r#"{"a":3,"b":[2,2.5]}"#
+        );
+        assert_eq!(store.get("ns", "f").await.unwrap().unwrap(), created);
+        let updated = store.update(float, false).await.unwrap();
+        assert_eq!(
+            updated["spec"]["values"].to_string(),
+            r#"{"a":3,"b":[2,2.5]}"#
+        );
+        assert_eq!(updated["metadata"]["generation"], 2);
+        assert_ne!(
+            updated["metadata"]["resourceVersion"],
+            created["metadata"]["resourceVersion"]
+        );
+    }
+
     /// kube-apiserver stores no object etcd refuses (over 1.5 MiB): neither
     /// does this store, with kube-apiserver's 500, and it keeps what it had.
     #[tokio::test]
@@ -691,7 +725,9 @@ mod tests {
         assert_eq!(created["metadata"]["generation"], 1);
         assert!(matches!(
             store.create(hr("a"), false).await,
-            Err(StoreError::AlreadyExists)
+            Err(StoreError::AlreadyExists {
+                being_deleted: false
+            })
         ));
         // A dry run is not stored: no resourceVersion (as kube-apiserver),
         // but the rest of what a create sets.
@@ -917,7 +953,9 @@ mod tests {
                 namespace_store::new_namespace("team-a", &Default::default(), &[]),
                 false
             ),
-            Err(StoreError::AlreadyExists)
+            Err(StoreError::AlreadyExists {
+                being_deleted: false
+            })
         ));
         // Updates change the client's metadata only; a no-op keeps the
         // resourceVersion, a stale one is a conflict.

@@ -218,9 +218,13 @@ pub enum StoreError {
     /// 404.
     #[error("not found")]
     NotFound,
-    /// 409 AlreadyExists.
+    /// 409 AlreadyExists; `being_deleted` when the object in the way has a
+    /// deletionTimestamp (kube-apiserver's message then says so).
     #[error("already exists")]
-    AlreadyExists,
+    AlreadyExists {
+        /// The existing object is being deleted.
+        being_deleted: bool,
+    },
     /// 409 Conflict (stale resourceVersion or failed precondition).
     #[error("{0}")]
     Conflict(String),
@@ -268,6 +272,12 @@ pub(crate) fn fits_in_etcd(body: &str) -> Result<(), StoreError> {
         message: "etcdserver: request is too large".to_owned(),
         retry_after: None,
     })
+}
+
+/// Whether a stored object (an app's HelmRelease, a namespace) is being
+/// deleted: it has a deletionTimestamp.
+pub(crate) fn being_deleted(object: &Value) -> bool {
+    object.pointer("/metadata/deletionTimestamp").is_some()
 }
 
 /// An [`StoreError::Internal`] from anything printable (SQLite, I/O, JSON).

@@ -233,8 +233,10 @@ pub(super) fn create(
     dry_run: bool,
 ) -> Result<Value, StoreError> {
     let name = namespace["metadata"]["name"].as_str().unwrap_or_default();
-    if load(conn, name)?.is_some() {
-        return Err(StoreError::AlreadyExists);
+    if let Some(existing) = load(conn, name)? {
+        return Err(StoreError::AlreadyExists {
+            being_deleted: super::being_deleted(&existing),
+        });
     }
     if dry_run {
         return Ok(namespace);

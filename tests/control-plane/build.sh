@@ -60,7 +60,7 @@ start=$SECONDS
 log "building etcd $ETCD_VERSION"
 (cd "$here/etcd" && go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3)
 
-log "building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl $K8S_VERSION (a cold build takes 10-25 minutes)"
+log "building kube-apiserver, kube-controller-manager, kube-scheduler and kubectl $K8S_VERSION (a cold build, module downloads included, takes several minutes)"
 (cd "$here/k8s" && go build -trimpath -tags selinux,notest -ldflags "$ldflags" -o "$tmp/" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
   k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)

@@ -618,7 +618,8 @@ fn serve_refuses_the_flags_its_mode_ignores() {
 }
 
 /// Standalone on a port another server holds: the error says how to choose
-/// another, or any free one.
+/// another, or any free one, and nothing was made for it (no store, lock,
+/// certificates or kubeconfig left behind).
 #[test]
 fn standalone_on_a_taken_port_says_how_to_choose_another() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -643,6 +644,11 @@ fn standalone_on_a_taken_port_says_how_to_choose_another() {
             && stderr.contains("--listen 127.0.0.1:0 for any free one"),
         "{stderr}"
     );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("read the directory")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
     drop(taken);
 }
 

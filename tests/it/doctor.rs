@@ -2162,6 +2162,20 @@ fn doctor_recognises_a_standalone_server() {
     assert_eq!(report["result"], "Healthy");
     assert_eq!(report["standalone"]["ready"], true);
 
+    // With --fix and nothing to fix: the plan says so, and the verdict
+    // follows it once (it was also said before the plan).
+    let out = doctor(&["--fix"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", describe(&out));
+    assert_eq!(
+        stdout.matches("Result: healthy (exit 0).").count(),
+        1,
+        "{stdout}"
+    );
+    let plan = stdout.find("FIX PLAN: nothing doctor can fix automatically");
+    let verdict = stdout.find("Result: healthy");
+    assert!(plan.is_some() && plan < verdict, "{stdout}");
+
     // A namespace kept Terminating by an app's finalizer is found and
     // explained, as on a cluster.
     let kubectl = |args: &[&str], stdin: Option<&str>| {

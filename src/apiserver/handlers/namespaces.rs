@@ -336,8 +336,24 @@ fn create(
     write::record_managed_fields(None, &mut namespace, &write::field_manager(query, headers));
     match store.create_namespace(namespace, dry_run) {
         Ok(ns) => Ok(response::json(StatusCode::CREATED, &ns)),
-        Err(StoreError::AlreadyExists) => Err(ApiError::already_exists(GROUP_RESOURCE, &name)),
-        Err(e) => Err(store_error(e)),
+        Err(e) => Err(create_error(e, &name)),
+    }
+}
+
+/// The `Status` of a failed create of namespace `name`: 409 when it
+/// exists (`object is being deleted: …` while it is Terminating, as
+/// kube-apiserver says it).
+pub(super) fn create_error(e: StoreError, name: &str) -> ApiError {
+    match e {
+        StoreError::AlreadyExists { being_deleted } => {
+            let exists = ApiError::already_exists(GROUP_RESOURCE, name);
+            if being_deleted {
+                exists.being_deleted()
+            } else {
+                exists
+            }
+        }
+        e => store_error(e),
     }
 }
 

@@ -63,7 +63,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub charts: Option<PathBuf>,
 
-    /// Address to listen on (default: 127.0.0.1:6443 standalone, 127.0.0.1:<any> with the tunnel, 0.0.0.0:<any> for external-name)
+    /// Address to listen on (default: 127.0.0.1:6443 standalone and --route none, 127.0.0.1:<any> with the tunnel, 0.0.0.0:<any> for external-name, 0.0.0.0:8443 --in-cluster)
     #[arg(long, value_name = "ADDR", value_parser = parse_listen)]
     pub listen: Option<SocketAddr>,
 

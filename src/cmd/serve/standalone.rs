@@ -26,6 +26,22 @@ pub(super) async fn serve_standalone(
     args: &ServeArgs,
     registry: Registry,
 ) -> Result<ExitStatus, CliError> {
+    let listen = args
+        .listen
+        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 6443)));
+    // A port another server holds is said before anything is made: the
+    // store, its lock and the certificates would be left for nothing.
+    if listen.port() != 0 {
+        std::net::TcpListener::bind(listen).map_err(|source| {
+            CliError::other(
+                "start the API server",
+                server::ServerError::Bind {
+                    addr: listen,
+                    source,
+                },
+            )
+        })?;
+    }
     let state_dir = super::state_dir(args)?;
     let data = args
         .data
@@ -38,9 +54,6 @@ pub(super) async fn serve_standalone(
     // From the start: a signal before the handlers exist would kill the
     // process with its context current in the kubeconfig.
     let mut signals = Signals::new()?;
-    let listen = args
-        .listen
-        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 6443)));
     // One server per store: held until the process ends.
     let mut lock = StoreLock::acquire(&data, &standalone::server_url(listen))
         .map_err(|e| CliError::other("lock the store", e))?;

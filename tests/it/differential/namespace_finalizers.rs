@@ -3,8 +3,9 @@
 //! `spec.finalizers` are kept with `kubernetes` added, updates leave them,
 //! `PUT …/finalize` sets them (its refusals alike), deletion takes
 //! `kubernetes` off once the content is gone and leaves the namespace
-//! `Terminating` under the client's finalizer, and the `/finalize` that
-//! clears it removes the namespace.
+//! `Terminating` under the client's finalizer (a create of its name is
+//! refused as `object is being deleted`), and the `/finalize` that clears
+//! it removes the namespace.
 
 use std::time::{Duration, Instant};
 
@@ -153,6 +154,9 @@ async fn namespace_finalizers_and_finalize_agree_with_kube_apiserver() {
             tokio::time::sleep(Duration::from_millis(250)).await;
         };
         keep(said, "held by the client's finalizer", held);
+        let answer = send(Method::POST, "", namespace(json!([]))).await;
+        let again = keep(said, "a create while it is being deleted", answer);
+        assert_eq!(again.0, 409, "{}", again.1);
         let answer = send(
             Method::PUT,
             "/NAME/finalize",

@@ -602,7 +602,8 @@ async fn managed_fields_of_defaults_and_dropped_fields_agree_with_kube_apiserver
 /// or of the value already there, an update of the object as it is —
 /// answer the object as it is, resourceVersion and managedFields unchanged
 /// (kubectl prints `patched (no change)`), and our server writes no
-/// HelmRelease.
+/// HelmRelease. (The value already there written as a float does change
+/// it, as it changes a custom resource.)
 #[tokio::test]
 async fn writes_that_change_nothing_agree_with_kube_apiserver() {
     let both = Both::new("diff-noop").await;
@@ -658,6 +659,23 @@ async fn writes_that_change_nothing_agree_with_kube_apiserver() {
         assert_eq!(ours.object, ours0.object, "{what}");
     }
     assert_eq!(release_rv(), release_before, "a HelmRelease was written");
+    // `3.0` over `3` is a change to kube-apiserver, whose semantic equality
+    // tells a float64 from an int64: a new generation and version, though
+    // `3` is what it stores.
+    let (ours, theirs) = both
+        .agree_but_rv(
+            "the same value as a float",
+            Method::PATCH,
+            "/p1",
+            "fieldManager=kubectl-patch",
+            MERGE,
+            r#"{"spec":{"replicas":3.0}}"#,
+        )
+        .await;
+    assert_ne!(rv(&theirs), rv(&theirs0), "kube-apiserver's did not move");
+    assert_ne!(rv(&ours), rv(&ours0), "ours did not move");
+    assert_eq!(ours.object["generation"], 2, "{ours:?}");
+    assert_eq!(ours.object["spec"]["replicas"].to_string(), "3", "{ours:?}");
 }
 
 /// The small ones: a server-side dry-run create has no resourceVersion; a
@@ -706,6 +724,21 @@ async fn dry_runs_finalizers_and_bad_merge_patches_agree_with_kube_apiserver() {
             .await;
         assert_eq!(ours.object["generation"], 2, "{ours:?}");
     }
+    let again = both
+        .agree(
+            "create while it is being deleted",
+            Method::POST,
+            "",
+            "",
+            JSON,
+            &object("held", json!([])),
+        )
+        .await;
+    assert_eq!(again.code, 409, "{again:?}");
+    assert!(
+        again.message.starts_with("object is being deleted: "),
+        "{again:?}"
+    );
     // Let it go.
     both.send(
         Method::PATCH,
@@ -1051,7 +1084,8 @@ async fn applies_with_wrongly_typed_fields_agree_with_kube_apiserver() {
 /// A fraction where the schema wants an integer fails the type check and
 /// then the int64 range check, which kube-apiserver reports at `<nil>`
 /// after the field's own error: the same order for a create, a merge patch
-/// and an apply.
+/// and an apply. A whole number written as a float (`3.0`, `4e0`) is an
+/// integer, stored and answered as one (Go's float64 writes `3`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fraction_for_an_integer_is_refused_as_kube_apiserver_refuses_it() {
     let both = Both::new("diff-fraction").await;
@@ -1095,6 +1129,48 @@ async fn a_fraction_for_an_integer_is_refused_as_kube_apiserver_refuses_it() {
             )
             .await;
         assert_eq!(a.code, 422, "{what}: {a:?}");
+    }
+    let (whole, _) = both
+        .agree_but_rv("create", Method::POST, "", "", JSON, &create("c3", "3.0"))
+        .await;
+    assert_eq!(whole.code, 201, "{whole:?}");
+    assert_eq!(
+        whole.object["spec"]["replicas"].to_string(),
+        "3",
+        "{whole:?}"
+    );
+    for (what, path, content_type, body, replicas) in [
+        (
+            "merge patch",
+            "/c3",
+            MERGE,
+            r#"{"spec":{"replicas":5.0}}"#,
+            "5",
+        ),
+        (
+            "apply",
+            "/a2",
+            APPLY,
+            "apiVersion: APIVERSION\nkind: Postgres\nmetadata:\n  name: a2\nspec:\n  replicas: 4.0\n",
+            "4",
+        ),
+    ] {
+        let (a, _) = both
+            .agree_but_rv(
+                what,
+                Method::PATCH,
+                path,
+                "fieldManager=m",
+                content_type,
+                body,
+            )
+            .await;
+        assert!(a.code < 300, "{what}: {a:?}");
+        assert_eq!(
+            a.object["spec"]["replicas"].to_string(),
+            replicas,
+            "{what}: {a:?}"
+        );
     }
 }
 

@@ -429,8 +429,7 @@ fn create_by_apply(
     let namespace = namespace_store::new_namespace(name, &meta, &spec_finalizers);
     match store.create_namespace(namespace, dry_run) {
         Ok(ns) => Ok(response::json(StatusCode::CREATED, &ns)),
-        Err(StoreError::AlreadyExists) => Err(ApiError::already_exists(GROUP_RESOURCE, name)),
-        Err(e) => Err(store_error(e)),
+        Err(e) => Err(super::create_error(e, name)),
     }
 }
 
