@@ -8,6 +8,7 @@
 //! - [`duplicate_fields`]: repeated keys in a JSON body (`fieldValidation`)
 //! - [`unknown_fields`]: unknown fields outside `spec` (`fieldValidation`)
 //! - [`negotiate`]: `Accept` and `Content-Type` negotiation
+//! - [`yaml_response`]: answers in YAML for a client that prefers it
 //! - [`table`]: `Table` and `PartialObjectMetadata(List)` responses
 //! - [`metrics`]: `/metrics`, kube-apiserver's request metrics and the cache's
 //! - [`discovery`]: `/apis`, `/apis/<g>`, `/apis/<g>/<v>` and aggregated discovery
@@ -45,3 +46,4 @@ pub(crate) mod routes;
 pub mod server;
 pub(crate) mod table;
 pub mod unknown_fields;
+pub(crate) mod yaml_response;

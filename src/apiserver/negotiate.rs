@@ -229,9 +229,29 @@ fn representation_of(
     })
 }
 
-/// The message of the 406 we answer when nothing in `Accept` is usable.
+/// The message of the 406 we answer when nothing in `Accept` is usable
+/// (YAML is served by [`super::yaml_response`]).
 pub(crate) const NOT_ACCEPTABLE_MESSAGE: &str =
-    "only the following media types are accepted: application/json";
+    "only the following media types are accepted: application/json, application/yaml";
+
+/// The 406's message for a watch, whose stream is JSON only.
+pub(crate) const NOT_ACCEPTABLE_WATCH_MESSAGE: &str =
+    "only the following media types are accepted: application/json;stream=watch";
+
+/// [`negotiate`] for a watch: its events carry objects (a
+/// `PartialObjectMetadataList` range means `PartialObjectMetadata`), and
+/// its 406 names the stream's media type.
+pub(crate) fn negotiate_watch(
+    accept: Option<&str>,
+    include_object_param: Option<&str>,
+) -> Result<Representation, ApiError> {
+    match negotiate(accept, include_object_param, false) {
+        Ok(Representation::PartialObjectMetadataList) => Ok(Representation::PartialObjectMetadata),
+        Ok(other) => Ok(other),
+        Err(e) if e.code == 406 => Err(ApiError::not_acceptable(NOT_ACCEPTABLE_WATCH_MESSAGE)),
+        Err(e) => Err(e),
+    }
+}
 
 /// Picks the response representation for a request whose result is a list
 /// (`expect_list`, also for watch) or a single object.

@@ -6,7 +6,8 @@
 //! for it: [`super::gnostic`]), `/openapi/v3`, `/openapi/v3/apis/<g>/<v>`
 //! and, standalone, `/openapi/v3/api/v1` (from the documents
 //! [`super::published`] keeps per kinds snapshot), and
-//! every resource path of the served kinds ([`super::handlers`]).
+//! every resource path of the served kinds ([`super::handlers`]; in YAML
+//! for a client that prefers it: [`super::yaml_response`]).
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, Response, StatusCode, header};
@@ -17,9 +18,9 @@ use super::gnostic::{self, Encoding};
 use super::handlers::{self, ApiState};
 use super::published::{self, Document, PublishedCache};
 use super::response::{self, Body};
-use super::{discovery, metrics, openapi};
+use super::{discovery, metrics, openapi, yaml_response};
 use crate::apimachinery::query::Query;
-use crate::apimachinery::request_info::Route;
+use crate::apimachinery::request_info::{Route, Verb};
 use crate::apimachinery::status::ApiError;
 use crate::apimachinery::user::UserInfo;
 
@@ -187,6 +188,17 @@ impl Router {
                 }
             }
             Route::Resource(req) => {
+                // A watch streams JSON only: one that accepts only YAML is
+                // refused by negotiation, in YAML.
+                let yaml = yaml_response::wanted(accept);
+                let watch = req.verb == Verb::Watch;
+                let asking_json;
+                let headers = if yaml && !watch {
+                    asking_json = yaml_response::asking_json(headers);
+                    &asking_json
+                } else {
+                    headers
+                };
                 let incoming = handlers::Incoming {
                     req: &req,
                     query,
@@ -195,7 +207,12 @@ impl Router {
                     body,
                     user,
                 };
-                handlers::handle(state, incoming, self.shutdown.clone()).await
+                let answer = handlers::handle(state, incoming, self.shutdown.clone()).await;
+                if yaml && !(watch && answer.status().is_success()) {
+                    yaml_response::from_json(answer).await
+                } else {
+                    answer
+                }
             }
             Route::MethodNotAllowed => response::error(&response::method_not_allowed()),
             Route::NotFound => response::error(&not_found_path()),

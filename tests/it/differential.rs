@@ -14,6 +14,8 @@
 //! `differential/writes.rs` sends whole writes to our server and to
 //! kube-apiserver alike and compares the answers: unknown fields outside
 //! `spec`, managedFields, writes that change nothing, dry runs, finalizers.
+//! `differential/namespace_*.rs` hold a standalone server's namespaces to
+//! kube-apiserver's, and `differential/yaml_answers.rs` its answers in YAML.
 //!
 //! Seeded and reproducible: `COZY_DIFF_SEED` (default
 //! [`cases::DEFAULT_SEED`]) and `COZY_DIFF_CASES` cases per kind (default
@@ -31,6 +33,7 @@ mod namespace_watches;
 mod oracle;
 mod ratcheting;
 mod writes;
+mod yaml_answers;
 
 use std::collections::BTreeMap;
 use std::path::Path;

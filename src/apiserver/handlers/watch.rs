@@ -55,14 +55,10 @@ pub(crate) const UNRESPONSIVE_AFTER: Duration = Duration::from_secs(1);
 
 /// Starts a watch.
 pub(super) async fn watch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
-    let repr = match negotiate::negotiate(
+    let repr = negotiate::negotiate_watch(
         call.accept(),
         call.query.get("includeObject").map(String::as_str),
-        false,
-    )? {
-        Representation::PartialObjectMetadataList => Representation::PartialObjectMetadata,
-        other => other,
-    };
+    )?;
     let filter = super::read::filter(call)?;
     let timeout_seconds = super::read::int_param(call, "timeoutSeconds")?;
     super::read::int_param(call, "limit")?;

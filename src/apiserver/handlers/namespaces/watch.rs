@@ -53,14 +53,7 @@ pub(super) fn watch(
     accept: Option<&str>,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> Result<Response<Body>, ApiError> {
-    let repr = match negotiate::negotiate(
-        accept,
-        query.get("includeObject").map(String::as_str),
-        false,
-    )? {
-        Representation::PartialObjectMetadataList => Representation::PartialObjectMetadata,
-        other => other,
-    };
+    let repr = negotiate::negotiate_watch(accept, query.get("includeObject").map(String::as_str))?;
     let selector =
         FieldSelector::parse_for_namespaces(query.get("fieldSelector").map_or("", String::as_str))
             .map_err(ApiError::bad_request)?;
