@@ -22,7 +22,12 @@ pub(crate) const CONTENT_TYPE: &str = "application/yaml";
 /// no transform (`as=Table` and the like are served as JSON only).
 pub(crate) fn wanted(accept: Option<&str>) -> bool {
     // Every request asks: most never name YAML, and need no parsing.
-    let Some(accept) = accept.filter(|a| a.contains("yaml")) else {
+    let names_yaml = |a: &&str| {
+        a.as_bytes()
+            .windows(4)
+            .any(|w| w.eq_ignore_ascii_case(b"yaml"))
+    };
+    let Some(accept) = accept.filter(names_yaml) else {
         return false;
     };
     for range in parse_accept(accept) {
@@ -86,6 +91,7 @@ mod tests {
             (Some("*/*"), false),
             (Some("application/yaml;as=Table;v=v1;g=meta.k8s.io"), false),
             (Some("text/plain, application/yaml"), true),
+            (Some("Application/YAML"), true),
             (Some(""), false),
             (None, false),
         ] {
