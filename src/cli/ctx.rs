@@ -120,6 +120,15 @@ impl Ctx {
             .map_err(CliError::from)
     }
 
+    /// The name of the selected context: `--context`, else the kubeconfig's
+    /// current one (read again: for an error's hint).
+    pub fn context_name(&self) -> Option<String> {
+        self.global
+            .context
+            .clone()
+            .or_else(|| kubeconfig::current_context(&self.selection()))
+    }
+
     /// The API server URL of the selected context, once a command loaded it.
     pub fn server_url(&self) -> Option<String> {
         self.config.get().map(|c| c.cluster_url.to_string())

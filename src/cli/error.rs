@@ -245,20 +245,32 @@ impl CliError {
 /// A failure to reach the cluster prints one line instead — what failed,
 /// against which server, and the likely fix — because its cause chain (client,
 /// connector, socket) says the same thing four times; `-v 1` and above print
-/// the chain too.
+/// the chain too. `context` is the kubeconfig context the command used,
+/// when it failed: a standalone server's (`kubectl-cozy`) that refuses
+/// connections is most likely stopped, which the hint says.
 pub(super) fn report(
     result: Result<ExitStatus, CliError>,
     server: Option<&str>,
+    context: Option<&str>,
     verbosity: u8,
 ) -> ExitCode {
     match result {
         Ok(status) => ExitCode::from(status.code()),
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
-            let text = render(&err, server, verbosity > 0);
+            let text = for_context(render(&err, server, verbosity > 0), context);
             let _ = std::io::stderr().lock().write_all(text.as_bytes());
             ExitCode::from(err.exit_status().code())
         }
+    }
+}
+
+/// `text` with the hint for `context`: a standalone server's that cannot
+/// be reached is most likely stopped.
+fn for_context(text: String, context: Option<&str>) -> String {
+    match context {
+        Some(STANDALONE_CONTEXT) => text.replace(CONTEXT_HINT, STANDALONE_HINT),
+        _ => text,
     }
 }
 
@@ -349,6 +361,11 @@ struct ConnectionFailure {
 
 const CONTEXT_HINT: &str =
     "is the cluster running, and is this the right context? (--context, --kubeconfig, KUBECONFIG)";
+/// The context `serve --standalone` writes
+/// ([`crate::register::kubeconfig_file::CONTEXT`]).
+const STANDALONE_CONTEXT: &str = "kubectl-cozy";
+const STANDALONE_HINT: &str = "context kubectl-cozy is a standalone server's: start it again (`kubectl cozy serve \
+                               --standalone --kinds DIR`), or choose another context (--context, --kubeconfig, KUBECONFIG)";
 const NETWORK_HINT: &str = "check the network path to the server (VPN, Wi-Fi, firewall)";
 const DNS_SUMMARY: &str = "the server's host name does not resolve";
 const DNS_HINT: &str = "check the server address in the kubeconfig and your DNS or VPN";
@@ -482,6 +499,18 @@ mod tests {
             "error: configure delegated authentication: connection refused (server https://127.0.0.1:1)\n  \
              hint: is the cluster running, and is this the right context? (--context, --kubeconfig, KUBECONFIG)\n"
         );
+        // A standalone server's context: the hint says to start it again.
+        assert_eq!(
+            STANDALONE_CONTEXT,
+            crate::register::kubeconfig_file::CONTEXT
+        );
+        let standalone = for_context(text.clone(), Some(STANDALONE_CONTEXT));
+        assert!(
+            standalone.contains(&format!("hint: {STANDALONE_HINT}"))
+                && !standalone.contains(CONTEXT_HINT),
+            "{standalone}"
+        );
+        assert_eq!(for_context(text.clone(), Some("prod")), text);
         let verbose = render(&err, Some("https://127.0.0.1:1/"), true);
         assert!(
             verbose.contains("caused by: client error (Connect)"),

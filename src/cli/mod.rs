@@ -230,8 +230,8 @@ pub fn main() -> ExitCode {
     }
     init_logging(cli.global.verbosity, &cli.global);
     let verbosity = cli.global.verbosity;
-    let (result, server) = run(cli, &name);
-    error::report(result, server.as_deref(), verbosity)
+    let (result, server, context) = run(cli, &name);
+    error::report(result, server.as_deref(), context.as_deref(), verbosity)
 }
 
 /// `--no-color` turns off clap's colours too (its errors, usage and help),
@@ -272,19 +272,26 @@ fn print_clap_error(err: clap::Error) -> ExitCode {
 }
 
 /// Runs the chosen subcommand; also returns the API server the command talked
-/// to, if it loaded a kubeconfig, so errors can name it.
-fn run(cli: Cli, name: &str) -> (Result<ExitStatus, CliError>, Option<String>) {
+/// to, if it loaded a kubeconfig, so errors can name it, and (after an
+/// error) the context it used.
+fn run(cli: Cli, name: &str) -> (Result<ExitStatus, CliError>, Option<String>, Option<String>) {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
-        Err(e) => return (Err(CliError::other("start the async runtime", e)), None),
+        Err(e) => {
+            return (
+                Err(CliError::other("start the async runtime", e)),
+                None,
+                None,
+            );
+        }
     };
     let mut global = cli.global;
     if let Err(e) = global.resolve_output() {
-        return (Err(CliError::Usage(e)), None);
+        return (Err(CliError::Usage(e)), None, None);
     }
     let ctx = Ctx::new(global);
     let result = runtime.block_on(async {
@@ -305,7 +312,12 @@ fn run(cli: Cli, name: &str) -> (Result<ExitStatus, CliError>, Option<String>) {
             Command::SessionGuard(args) => cmd::session_guard::run(args, &ctx).await,
         }
     });
-    (result, ctx.server_url())
+    let server = ctx.server_url();
+    let context = match (&result, &server) {
+        (Err(_), Some(_)) => ctx.context_name(),
+        _ => None,
+    };
+    (result, server, context)
 }
 
 /// Logs go to stderr through tracing. `-v N` follows kubectl's scale: 0 shows

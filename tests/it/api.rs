@@ -418,8 +418,19 @@ async fn representations_for_kubectl_and_controllers() {
     let r = s.call(Method::GET, PG, &[("accept", metadata)], None).await;
     assert_eq!(r.body["kind"], "PartialObjectMetadataList");
     assert!(r.body["items"][0].get("spec").is_none());
+    // YAML is answered, as kube-apiserver answers it (held to it by
+    // differential::yaml_answers); protobuf alone is not.
     let r = s
         .call(Method::GET, PG, &[("accept", "application/yaml")], None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let r = s
+        .call(
+            Method::GET,
+            PG,
+            &[("accept", "application/vnd.kubernetes.protobuf")],
+            None,
+        )
         .await;
     assert_eq!(r.status, StatusCode::NOT_ACCEPTABLE);
     let r = s

@@ -1217,6 +1217,31 @@ fn without_a_cluster_doctor_fails_clearly() {
         "{}",
         describe(&out)
     );
+    // The same port as a standalone server's context (`kubectl-cozy`, which
+    // `serve --standalone` writes): the hint says to start it again.
+    let standalone = dir.path().join("standalone");
+    let config = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("current-context: x", "current-context: kubectl-cozy")
+        .replace("contexts:\n- name: x", "contexts:\n- name: kubectl-cozy");
+    std::fs::write(&standalone, config).unwrap();
+    for args in [&["doctor"][..], &["kinds", "list"]] {
+        let out = Command::new(bins::kubectl_cozy())
+            .args(args)
+            .arg("--kubeconfig")
+            .arg(&standalone)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {}", describe(&out));
+        assert!(
+            text(&out.stderr).contains(
+                "hint: context kubectl-cozy is a standalone server's: start it again (`kubectl cozy serve --standalone"
+            ),
+            "{args:?}: {}",
+            describe(&out)
+        );
+    }
 
     // -A and -n together are not a usage error (-A wins, as in kubectl):
     // doctor goes on to the cluster, which cannot be reached.

@@ -157,6 +157,36 @@ fn whole_numbers_sent_as_floats_are_stored_as_integers() {
     assert!(refused.contains("spec.replicas"), "{refused}");
 }
 
+/// `kubectl cozy kinds list` against a standalone server lists what it
+/// serves; a group it does not serve is explained as a standalone server's
+/// (which has no APIServices to check).
+#[test]
+fn kinds_list_reads_a_standalone_server() {
+    let server = Standalone::start();
+    let cozy = |args: &[&str]| {
+        Command::new(crate::support::bins::kubectl_cozy())
+            .args(["kinds", "list", "--kubeconfig"])
+            .arg(server.kubeconfig())
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("kubectl cozy")
+    };
+    let table = ok(&cozy(&[]));
+    for plural in ["buckets", "postgreses", "redises"] {
+        assert!(table.contains(plural), "{plural}: {table}");
+    }
+    let out = cozy(&["--group", "nothing.example.com"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "the server serves no API group nothing.example.com: it is a standalone server, serving apps.cozystack.io"
+        ) && !stderr.contains("apiservices"),
+        "{stderr}"
+    );
+}
+
 /// `kubectl auth can-i` and `whoami` get the standalone authorizer's
 /// answers: its client is in `system:masters`, which may do everything.
 #[test]

@@ -218,10 +218,30 @@ async fn from_cluster(ctx: &Ctx, group: &str) -> Result<Vec<Listed>, CliError> {
         .await
         .map_err(|source| CliError::first_request_failed(server, "GET /apis", source))?;
     let Some(api_group) = groups.groups.iter().find(|g| g.name == group) else {
-        return Err(CliError::other(
-            format!("list kinds in {group}"),
-            format!("the cluster serves no API group {group} (check `kubectl get apiservices`)"),
-        ));
+        // A standalone server has no aggregator (and no APIServices): it
+        // serves its kinds' groups, and only those.
+        let aggregator = groups
+            .groups
+            .iter()
+            .any(|g| g.name == "apiregistration.k8s.io");
+        let served: Vec<&str> = groups
+            .groups
+            .iter()
+            .map(|g| g.name.as_str())
+            .filter(|g| !g.ends_with(".k8s.io"))
+            .collect();
+        let why = if aggregator {
+            format!("the cluster serves no API group {group} (check `kubectl get apiservices`)")
+        } else {
+            format!(
+                "the server serves no API group {group}: it is a standalone server, serving {}",
+                match served.is_empty() {
+                    true => "no kinds".to_owned(),
+                    false => served.join(", "),
+                }
+            )
+        };
+        return Err(CliError::other(format!("list kinds in {group}"), why));
     };
     let group_version = api_group
         .preferred_version
