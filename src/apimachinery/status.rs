@@ -169,10 +169,13 @@ impl ApiError {
         }
     }
 
-    /// This error's message as kube-apiserver's store says it when the
-    /// object in the way is being deleted: `object is being deleted: …
-    /// already exists` (wait, then create it again).
-    pub fn being_deleted(self) -> ApiError {
+    /// This error, and when `being_deleted` its message as kube-apiserver's
+    /// store says it when the object in the way is being deleted: `object
+    /// is being deleted: … already exists` (wait, then create it again).
+    pub fn when_being_deleted(self, being_deleted: bool) -> ApiError {
+        if !being_deleted {
+            return self;
+        }
         ApiError {
             message: format!("object is being deleted: {}", self.message),
             ..self
@@ -542,6 +545,16 @@ mod tests {
         assert_eq!(
             e.message,
             "postgreses.apps.cozystack.io \"x\" already exists"
+        );
+        assert_eq!(e.clone().when_being_deleted(false).message, e.message);
+        let deleted = e.when_being_deleted(true);
+        assert_eq!(
+            (deleted.code, deleted.reason, deleted.message.as_str()),
+            (
+                409,
+                "AlreadyExists",
+                "object is being deleted: postgreses.apps.cozystack.io \"x\" already exists"
+            )
         );
         let e = ApiError::generate_name_conflict(GR, "pg-", 1);
         assert_eq!(e.to_status()["details"]["retryAfterSeconds"], 1);

@@ -845,12 +845,8 @@ impl Apps<'_> {
     /// message says so first, as kube-apiserver's does.
     fn already_exists(&self, namespace: &str, name: &str, being_deleted: bool) -> ApiError {
         let release = helm_release::release_name(&self.kind.resolved, name);
-        let plain = ApiError::already_exists(&self.group_resource(), name);
-        let plain = if being_deleted {
-            plain.being_deleted()
-        } else {
-            plain
-        };
+        let plain = ApiError::already_exists(&self.group_resource(), name)
+            .when_being_deleted(being_deleted);
         let Some(existing) = self.cache().get(namespace, &release) else {
             return plain;
         };
@@ -917,8 +913,7 @@ fn store_error(err: StoreError, group_resource: &str, name: &str) -> ApiError {
     match err {
         StoreError::NotFound => ApiError::not_found(group_resource, name),
         StoreError::AlreadyExists { being_deleted } => {
-            let exists = ApiError::already_exists(group_resource, name);
-            if being_deleted { exists.being_deleted() } else { exists }
+            ApiError::already_exists(group_resource, name).when_being_deleted(being_deleted)
         }
         StoreError::Conflict(msg) => ApiError::conflict(group_resource, name, msg),
         StoreError::Gone(_) => ApiError::expired(err.to_string()),

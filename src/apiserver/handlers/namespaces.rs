@@ -346,12 +346,7 @@ fn create(
 pub(super) fn create_error(e: StoreError, name: &str) -> ApiError {
     match e {
         StoreError::AlreadyExists { being_deleted } => {
-            let exists = ApiError::already_exists(GROUP_RESOURCE, name);
-            if being_deleted {
-                exists.being_deleted()
-            } else {
-                exists
-            }
+            ApiError::already_exists(GROUP_RESOURCE, name).when_being_deleted(being_deleted)
         }
         e => store_error(e),
     }
