@@ -271,8 +271,15 @@ pub(crate) fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<Valu
             ))
         })
     } else {
+        // In Go's words (`unexpected end of JSON input`), as kube-apiserver
+        // reads the type of a body that is not JSON; serde_json's where Go
+        // would read it (nested deeper than serde_json's 128 levels).
         serde_json::from_slice(body).map_err(|e| {
-            ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
+            let why = crate::golang::json_syntax::check(body).err();
+            ApiError::bad_request(format!(
+                "couldn't get version/kind; json parse error: {}",
+                why.unwrap_or_else(|| e.to_string())
+            ))
         })
     }
 }

@@ -1842,6 +1842,11 @@ async fn bodies_without_or_with_another_type_agree_with_kube_apiserver() {
         r#"{"apiVersion":"other.example.com/v1","kind":"Postgres","metadata":{"name":"p1"},"spec":{}}"#,
         r#"{"apiVersion":"","kind":"","metadata":{"name":"p1"},"spec":{}}"#,
         r#"{"apiVersion":5,"kind":"Postgres","metadata":{"name":"p1"},"spec":{}}"#,
+        // Not JSON: Go's syntax errors (the group again past the quote).
+        r#"{"metadata":{"name":"p1"},"spec":{},"apiVersion":"APIVERSION","kind":"Postgres""#,
+        r#"{"kind":"Postgres","apiVersion" "APIVERSION"}"#,
+        "apiVersion: v1",
+        r#"{"kind":"Postgres"}}"#,
     ];
     let mut differ = Vec::new();
     for body in bodies {
