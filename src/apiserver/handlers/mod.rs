@@ -258,6 +258,39 @@ fn app_json(code: http::StatusCode, view: &AppView, content_type: &str) -> Respo
     )
 }
 
+/// [`parse_body`] of a body that is to be a `kind`: JSON that does not
+/// parse is kube-apiserver's [`unrecognized`] 400.
+pub(crate) fn parse_typed_body(
+    body: &[u8],
+    content_type: Option<&str>,
+    kind: &str,
+) -> Result<Value, ApiError> {
+    parse_body(body, content_type).map_err(|e| match content_type {
+        Some(c) if c.contains("yaml") => e,
+        _ => unrecognized(kind, body, &e.message),
+    })
+}
+
+/// kube-apiserver's 400 for a body whose type it cannot read
+/// (`transformDecodeError`): `why`, and the body's first 30 bytes as
+/// `summarizeData` gives them (as sent when it starts with `{`, else in
+/// hex).
+pub(crate) fn unrecognized(kind: &str, body: &[u8], why: &str) -> ApiError {
+    let head = &body[..body.len().min(30)];
+    let more = if body.len() > 30 { " ..." } else { "" };
+    let summary = match body.first() {
+        None => "<empty>".to_owned(),
+        Some(b'{') => format!("{}{more}", String::from_utf8_lossy(head)),
+        Some(_) => format!(
+            "{}{more}",
+            head.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        ),
+    };
+    ApiError::bad_request(format!(
+        "the object provided is unrecognized (must be of type {kind}): {why} ({summary})"
+    ))
+}
+
 /// Parses a request body as JSON, or YAML when the content type says so.
 pub(crate) fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<Value, ApiError> {
     let is_yaml = content_type.is_some_and(|c| c.contains("yaml"));

@@ -263,7 +263,7 @@ pub(super) fn namespace_body(headers: &HeaderMap, body: &Bytes) -> Result<Value,
         check_kind(&object)?;
         return Ok(object);
     }
-    let object = super::parse_body(body, content_type)?;
+    let object = super::parse_typed_body(body, content_type, "Namespace")?;
     check_kind(&object)?;
     // YAML reaches kube-apiserver's decoder as JSON encoded from a map.
     let text = match content_type.is_some_and(|c| c.contains("yaml")) {

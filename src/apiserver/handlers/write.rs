@@ -26,7 +26,7 @@ use tracing::debug_span;
 
 use super::options::{self, Write};
 use super::validate::{field_error, invalid, strict_patch_decoding, validate};
-use super::{Call, parse_body};
+use super::{Call, parse_typed_body};
 use crate::apimachinery::meta_decode;
 use crate::apimachinery::request_info::Verb;
 use crate::apimachinery::status::ApiError;
@@ -237,33 +237,12 @@ pub(super) async fn patch(call: &Call<'_>) -> Result<Response<Body>, ApiError> {
 /// in Go's words.
 fn decode(call: &Call<'_>) -> Result<Value, ApiError> {
     debug_span!("decode").in_scope(|| {
-        parse_body(&call.body, call.content_type()).map_err(|e| {
-            if call.content_type().is_some_and(|c| c.contains("yaml")) {
-                return e;
-            }
-            unrecognized(&call.kind.resolved.definition.kind, &call.body, &e.message)
-        })
+        parse_typed_body(
+            &call.body,
+            call.content_type(),
+            &call.kind.resolved.definition.kind,
+        )
     })
-}
-
-/// kube-apiserver's 400 for a custom resource's body whose type it cannot
-/// read (`transformDecodeError`): `why`, and the body's first 30 bytes as
-/// `summarizeData` gives them (as sent when it starts with `{`, else in
-/// hex).
-fn unrecognized(kind: &str, body: &[u8], why: &str) -> ApiError {
-    let head = &body[..body.len().min(30)];
-    let more = if body.len() > 30 { " ..." } else { "" };
-    let summary = match body.first() {
-        None => "<empty>".to_owned(),
-        Some(b'{') => format!("{}{more}", String::from_utf8_lossy(head)),
-        Some(_) => format!(
-            "{}{more}",
-            head.iter().map(|b| format!("{b:02x}")).collect::<String>()
-        ),
-    };
-    ApiError::bad_request(format!(
-        "the object provided is unrecognized (must be of type {kind}): {why} ({summary})"
-    ))
 }
 
 /// Records `manager`'s update of `app` (over `current`): the JSON text of
@@ -377,7 +356,7 @@ fn type_meta_decodable(call: &Call<'_>, app: &Value) -> Result<(), ApiError> {
         return Ok(());
     };
     let unrecognized =
-        |why: String| unrecognized(&call.kind.resolved.definition.kind, &call.body, &why);
+        |why: String| super::unrecognized(&call.kind.resolved.definition.kind, &call.body, &why);
     // Go's encoding/json reports the first field (in the body's order) of
     // the wrong type; `null` leaves a string empty.
     for (key, value) in object {

@@ -2,7 +2,8 @@
 //! whose fields have the wrong JSON type (a create, an update and a merge
 //! patch of each) are refused alike, code, reason and message (a patch's
 //! quotes the patched object, which differs in uid and times: compared
-//! without it), and none changes anything; and a watch of one namespace by
+//! without it), and none changes anything; bodies that are not JSON are
+//! refused alike (Go's syntax errors); and a watch of one namespace by
 //! its path with a field selector naming another is the same 400.
 
 use http::Method;
@@ -89,6 +90,22 @@ async fn wrongly_typed_namespaces_are_refused_like_kube_apiserver() {
             let b = send(&theirs, method.clone(), path, "", content_type, body, &name).await;
             let (a, b) = (without_patched_object(a), without_patched_object(b));
             if a != b || b["code"].as_u64().is_none_or(|code| code < 400) {
+                differ.push(format!(
+                    "{method} {path} {body}:\n  ours:   {a}\n  theirs: {b}"
+                ));
+            }
+        }
+    }
+    // Bodies that are not JSON: Go's syntax errors, created and updated.
+    for body in [
+        r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"#,
+        r#"{"kind":"Namespace"}}"#,
+        "kind: Namespace",
+    ] {
+        for (method, path) in [(Method::POST, ""), (Method::PUT, "/NAME")] {
+            let a = send(&ours, method.clone(), path, "", JSON, body, &name).await;
+            let b = send(&theirs, method.clone(), path, "", JSON, body, &name).await;
+            if a != b || b["code"] != 400 {
                 differ.push(format!(
                     "{method} {path} {body}:\n  ours:   {a}\n  theirs: {b}"
                 ));
