@@ -28,7 +28,7 @@ pub mod registry;
 pub(crate) mod scaffold;
 pub mod schema;
 mod yaml_lines;
-mod yaml_message;
+pub(crate) mod yaml_message;
 
 pub use definition::{KindDefinition, ResolvedKind};
 pub use registry::{KindSource, Registry, Snapshot};

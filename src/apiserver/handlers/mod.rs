@@ -258,17 +258,34 @@ fn app_json(code: http::StatusCode, view: &AppView, content_type: &str) -> Respo
     )
 }
 
-/// [`parse_body`] of a body that is to be a `kind`: JSON that does not
-/// parse is kube-apiserver's [`unrecognized`] 400.
+/// A request body that is to be a `kind`, as JSON (YAML when the content
+/// type says so, read as Go's yaml.v2 reads it: a repeated key's last value
+/// wins, `0755` is octal). A body that does not parse, or is no object, is
+/// kube-apiserver's [`unrecognized`] 400, its reason in Go's words where
+/// they can be had (`unexpected end of JSON input`; a YAML syntax error is
+/// `yaml: line N: …` in our parser's words).
 pub(crate) fn parse_typed_body(
     body: &[u8],
     content_type: Option<&str>,
     kind: &str,
 ) -> Result<Value, ApiError> {
-    parse_body(body, content_type).map_err(|e| match content_type {
-        Some(c) if c.contains("yaml") => e,
-        _ => unrecognized(kind, body, &e.message),
-    })
+    let value = parse_body(body, content_type).map_err(|why| unrecognized(kind, body, &why))?;
+    let go_type = match &value {
+        Value::Object(_) | Value::Null => return Ok(value),
+        Value::Array(_) => "array",
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "bool",
+    };
+    Err(unrecognized(
+        kind,
+        body,
+        &format!(
+            "couldn't get version/kind; json parse error: json: cannot unmarshal {go_type} into Go value of type \
+             struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \
+             \"json:\\\"kind,omitempty\\\"\" }}"
+        ),
+    ))
 }
 
 /// kube-apiserver's 400 for a body whose type it cannot read
@@ -291,17 +308,22 @@ pub(crate) fn unrecognized(kind: &str, body: &[u8], why: &str) -> ApiError {
     ))
 }
 
-/// Parses a request body as JSON, or YAML when the content type says so.
-pub(crate) fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<Value, ApiError> {
+/// Parses a request body as JSON, or YAML when the content type says so;
+/// why not, when it does not parse.
+fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<Value, String> {
     let is_yaml = content_type.is_some_and(|c| c.contains("yaml"));
     if is_yaml {
-        let text = std::str::from_utf8(body)
-            .map_err(|e| ApiError::bad_request(format!("body is not UTF-8: {e}")))?;
-        serde_saphyr::from_str(text).map_err(|e| {
-            ApiError::bad_request(format!(
-                "error decoding YAML: {}",
-                e.to_string().lines().next().unwrap_or("")
-            ))
+        let text = std::str::from_utf8(body).map_err(|e| format!("body is not UTF-8: {e}"))?;
+        let mut options = serde_saphyr::Options::default();
+        options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
+        options.legacy_octal_numbers = true;
+        options.with_snippet = false;
+        serde_saphyr::from_str_with_options(text, options).map_err(|e| {
+            let line = e.location().map_or(0, |l| l.line());
+            format!(
+                "yaml: line {line}: {}",
+                crate::kinds::yaml_message::yaml_message(&e)
+            )
         })
     } else {
         // In Go's words (`unexpected end of JSON input`), as kube-apiserver
@@ -309,10 +331,10 @@ pub(crate) fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<Valu
         // would read it (nested deeper than serde_json's 128 levels).
         serde_json::from_slice(body).map_err(|e| {
             let why = crate::golang::json_syntax::check(body).err();
-            ApiError::bad_request(format!(
+            format!(
                 "couldn't get version/kind; json parse error: {}",
                 why.unwrap_or_else(|| e.to_string())
-            ))
+            )
         })
     }
 }
