@@ -2,13 +2,15 @@
 //! client that prefers `application/yaml` gets an object, a list and an
 //! error `Status` as YAML documents with the same content; one that names
 //! JSON first gets JSON; a watch that accepts only YAML is 406. And an app
-//! read in YAML from the standalone server is the app it reads in JSON.
+//! read in YAML is the app read in JSON, from the standalone server and
+//! through kube-apiserver's aggregator (which passes `Accept` through).
 
 use http::{Method, Request};
 use http_body_util::BodyExt as _;
 use serde_json::Value;
 
 use super::namespace_options::client_of;
+use crate::support::aggregated::aggregated;
 use crate::support::plane;
 use crate::support::standalone::Standalone;
 
@@ -126,4 +128,43 @@ async fn answers_in_yaml_agree_with_kube_apiserver() {
     let (_, _, in_json) = get(&ours, path, "application/json").await;
     assert_eq!(in_yaml, in_json);
     assert_eq!(in_yaml["metadata"]["labels"]["on"], "yes", "{in_yaml}");
+}
+
+#[tokio::test]
+async fn apps_read_in_yaml_through_the_aggregator() {
+    let plane = plane::plane();
+    let _registered = aggregated();
+    let client = plane.client().await;
+    let ns = plane.namespace("yaml-agg").await;
+    crate::support::standalone::ok(&crate::support::standalone::kubectl(
+        &plane.kubeconfig,
+        &["-n", &ns, "apply", "-f", "-"],
+        Some(
+            "apiVersion: apps.cozystack.io/v1alpha1\nkind: Postgres\nmetadata:\n  name: db1\nspec:\n  replicas: 3\n",
+        ),
+    ));
+    let path = format!("/apis/apps.cozystack.io/v1alpha1/namespaces/{ns}/postgreses");
+    for path in [format!("{path}/db1"), path.clone()] {
+        let (code, content_type, in_yaml) = get(&client, &path, "application/yaml").await;
+        assert_eq!(
+            (code, content_type.as_str()),
+            (200, "application/yaml"),
+            "{path}: {in_yaml}"
+        );
+        let (_, _, in_json) = get(&client, &path, "application/json").await;
+        // (A list's own resourceVersion moves with any write in the
+        // cluster: its items are compared.)
+        match in_json.get("items") {
+            Some(items) => assert_eq!(&in_yaml["items"], items, "{path}"),
+            None => assert_eq!(in_yaml, in_json, "{path}"),
+        }
+    }
+    let (code, content_type, status) =
+        get(&client, &format!("{path}/missing"), "application/yaml").await;
+    assert_eq!(
+        (code, content_type.as_str()),
+        (404, "application/yaml"),
+        "{status}"
+    );
+    assert_eq!(status["reason"], "NotFound", "{status}");
 }
