@@ -32,6 +32,66 @@ pub(crate) fn find(body: &[u8]) -> Vec<String> {
     found
 }
 
+/// Keys that repeat in one mapping of a YAML body (a create or update
+/// sent as `application/yaml`), in Go's yaml.v2 words, which
+/// kube-apiserver's strict YAML decoding reports: `line 5: key "name"
+/// already set in map`, at the repeated key's line, in the order met.
+/// Empty when the body is not YAML (the decoder says why).
+pub(crate) fn in_yaml(body: &[u8]) -> Vec<String> {
+    use granit_parser::{Event, Parser};
+    /// A mapping's keys met so far, and whether a key comes next.
+    enum Frame {
+        Map { keys: Vec<String>, key_next: bool },
+        Seq,
+    }
+    let Ok(text) = std::str::from_utf8(body) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    // A value ends: the mapping it is in expects a key again.
+    let value_done = |stack: &mut Vec<Frame>| {
+        if let Some(Frame::Map { key_next, .. }) = stack.last_mut() {
+            *key_next = true;
+        }
+    };
+    for next in Parser::new_from_str(text) {
+        let Ok((event, span)) = next else {
+            return Vec::new();
+        };
+        match event {
+            Event::Scalar(value, ..) => match stack.last_mut() {
+                Some(Frame::Map { keys, key_next }) if *key_next => {
+                    let key = value.into_owned();
+                    if keys.contains(&key) {
+                        found.push(format!(
+                            "line {}: key {} already set in map",
+                            span.start.line(),
+                            crate::golang::quote(&key)
+                        ));
+                    } else {
+                        keys.push(key);
+                    }
+                    *key_next = false;
+                }
+                _ => value_done(&mut stack),
+            },
+            Event::Alias(_) => value_done(&mut stack),
+            Event::MappingStart(..) => stack.push(Frame::Map {
+                keys: Vec::new(),
+                key_next: true,
+            }),
+            Event::SequenceStart(..) => stack.push(Frame::Seq),
+            Event::MappingEnd | Event::SequenceEnd => {
+                stack.pop();
+                value_done(&mut stack);
+            }
+            _ => {}
+        }
+    }
+    found
+}
+
 /// One value of the walk. `path` is the path to it, grown and cut back as
 /// the walk goes in and out, so that a path is only copied when it names a
 /// duplicate.
@@ -167,7 +227,24 @@ impl<'de> Visitor<'de> for Walk<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::find;
+    use super::{find, in_yaml};
+
+    /// As Go's yaml.v2 reports them (kube-apiserver's strict YAML decoding).
+    #[test]
+    fn finds_repeated_keys_in_yaml_with_their_lines() {
+        let body = b"kind: Postgres\nkind: Redis\nmetadata:\n  name: a\n  name: b\nspec:\n  users:\n  - n: 1\n    n: 2\n  x: {a: 1, a: 2}\n";
+        assert_eq!(
+            in_yaml(body),
+            [
+                r#"line 2: key "kind" already set in map"#,
+                r#"line 5: key "name" already set in map"#,
+                r#"line 9: key "n" already set in map"#,
+                r#"line 10: key "a" already set in map"#,
+            ]
+        );
+        assert!(in_yaml(b"a:\n  b: 1\nc:\n  b: 1\nd: [b, b]\n").is_empty());
+        assert!(in_yaml(b"a: [1\n").is_empty());
+    }
 
     #[test]
     fn finds_repeated_keys_at_any_depth() {

@@ -180,11 +180,26 @@ pub(super) fn validate(
     } else {
         let body_errors = strict_errors_of_body(call, current);
         let unknown = unknown.paths(pruned);
-        if body_errors.is_empty() && unknown.is_empty() {
+        // A YAML body's repeated keys, found as kube-apiserver's strict
+        // YAML conversion finds them, before the unknown fields: one error
+        // under Strict, a warning each under Warn.
+        let yaml = match negotiate::body_type(call.content_type()) {
+            Ok(BodyType::Yaml) => duplicate_fields::in_yaml(&call.body),
+            _ => Vec::new(),
+        };
+        let yaml = match (mode, yaml.is_empty()) {
+            (_, true) => Vec::new(),
+            (FieldValidation::Strict, false) => {
+                vec![format!("yaml: unmarshal errors:\n  {}", yaml.join("\n  "))]
+            }
+            (_, false) => yaml,
+        };
+        if body_errors.is_empty() && unknown.is_empty() && yaml.is_empty() {
             Vec::new()
         } else {
             body_errors
                 .into_iter()
+                .chain(yaml)
                 .chain(unknown.iter().map(|p| format!("unknown field \"{p}\"")))
                 .collect()
         }

@@ -1897,3 +1897,41 @@ async fn bodies_without_or_with_another_type_agree_with_kube_apiserver() {
     }
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
+
+/// A YAML body's repeated keys, as kube-apiserver's strict YAML decoding
+/// reports them (Go's yaml.v2: `line 5: key "name" already set in map`):
+/// one 400 under Strict (before the unknown fields), a warning each under
+/// Warn and without the parameter, nothing under Ignore; the last value is
+/// the one kept.
+#[tokio::test]
+async fn repeated_keys_in_yaml_bodies_agree_with_kube_apiserver() {
+    let both = Both::new("diff-yaml-dup").await;
+    let body = "apiVersion: APIVERSION\nkind: Postgres\nmetadata:\n  name: p1\n  name: p2\nspec:\n  replicas: 2\n  replicas: 3\n";
+    let unknown = body.replace("spec:\n", "sepc: 1\nspec:\n");
+    for query in [
+        "fieldValidation=Strict",
+        "fieldValidation=Warn",
+        "",
+        "fieldValidation=Ignore",
+    ] {
+        for (what, body) in [
+            ("repeated keys", body),
+            ("and an unknown field", unknown.as_str()),
+        ] {
+            let (ours, _) = both
+                .agree_but_rv(
+                    &format!("{what}, {query}"),
+                    Method::POST,
+                    "",
+                    &format!("dryRun=All&{query}"),
+                    "application/yaml",
+                    body,
+                )
+                .await;
+            match query {
+                "fieldValidation=Strict" => assert_eq!(ours.code, 400, "{ours:?}"),
+                _ => assert_eq!(ours.object["spec"]["replicas"], 3, "{ours:?}"),
+            }
+        }
+    }
+}
