@@ -29,6 +29,13 @@ pub(crate) const DEFAULT_GROUP: &str = "apps.cozystack.io";
 pub(crate) const DEFAULT_VERSION: &str = "v1alpha1";
 /// Helm's limit on release names; the HelmRelease name is `prefix + name`.
 pub(crate) const HELM_RELEASE_NAME_MAX: usize = 53;
+
+/// The kinds a HelmRelease's `spec.chart.spec.sourceRef` may name (Flux's
+/// helm.toolkit.fluxcd.io/v2 CRD).
+const FLUX_SOURCE_KINDS: [&str; 3] = ["HelmRepository", "GitRepository", "Bucket"];
+
+/// The kinds a HelmRelease's `spec.chartRef` may name.
+const FLUX_CHART_REF_KINDS: [&str; 3] = ["OCIRepository", "HelmChart", "ExternalArtifact"];
 /// A release prefix that leaves app names fewer characters than this is
 /// warned of: names such as `orders-staging-eu-west` no longer fit.
 pub(crate) const NAME_ROOM_WARNED_UNDER: usize = 20;
@@ -362,6 +369,28 @@ impl KindDefinition {
         {
             problems.push("release.chartRef: kind and name are required".to_owned());
         }
+        // What Flux's HelmRelease (helm.toolkit.fluxcd.io/v2) takes: any
+        // other kind makes every app's HelmRelease a 422 in the cluster.
+        let refs = [
+            (
+                "release.chart.sourceRef.kind",
+                release.chart.as_ref().map(|c| &c.source_ref.kind),
+                FLUX_SOURCE_KINDS.as_slice(),
+            ),
+            (
+                "release.chartRef.kind",
+                release.chart_ref.as_ref().map(|r| &r.kind),
+                FLUX_CHART_REF_KINDS.as_slice(),
+            ),
+        ];
+        for (field, kind, allowed) in refs {
+            if let Some(kind) = kind.filter(|k| !k.is_empty() && !allowed.contains(&k.as_str())) {
+                problems.push(format!(
+                    "{field}: {kind:?} is not a kind Flux's HelmRelease takes here (one of {})",
+                    allowed.join(", ")
+                ));
+            }
+        }
         if !prefix
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
@@ -673,6 +702,46 @@ mod tests {
             .collect();
         assert_eq!(names, ["Ready", "Version", "Status", "Age"]);
         assert_eq!(k.resource_group(), "postgreses.apps.cozystack.io");
+    }
+
+    /// A kind Flux's HelmRelease does not take would make every app's
+    /// HelmRelease a 422 in the cluster: refused with the definition.
+    #[test]
+    fn only_the_source_and_chart_kinds_flux_takes_are_accepted() {
+        let with_chart_ref = |kind: &str| {
+            serde_saphyr::from_str::<KindDefinition>(&format!(
+                "kind: Postgres\nopenAPISchema: {{type: object}}\nrelease:\n  chartRef: {{kind: {kind}, name: x}}\n"
+            ))
+            .unwrap()
+            .resolve("pg.yaml")
+        };
+        for kind in ["OCIRepository", "HelmChart", "ExternalArtifact"] {
+            assert!(with_chart_ref(kind).is_ok(), "{kind}");
+        }
+        let problems = with_chart_ref("HelmRepository").unwrap_err();
+        assert_eq!(
+            problems,
+            [
+                r#"release.chartRef.kind: "HelmRepository" is not a kind Flux's HelmRelease takes here (one of OCIRepository, HelmChart, ExternalArtifact)"#
+            ]
+        );
+        let with_source = |kind: &str| {
+            serde_saphyr::from_str::<KindDefinition>(&format!(
+                "kind: Postgres\nopenAPISchema: {{type: object}}\nrelease:\n  chart:\n    name: pg\n    sourceRef: {{kind: {kind}, name: repo}}\n"
+            ))
+            .unwrap()
+            .resolve("pg.yaml")
+        };
+        for kind in ["HelmRepository", "GitRepository", "Bucket"] {
+            assert!(with_source(kind).is_ok(), "{kind}");
+        }
+        let problems = with_source("helmrepository").unwrap_err();
+        assert_eq!(
+            problems,
+            [
+                r#"release.chart.sourceRef.kind: "helmrepository" is not a kind Flux's HelmRelease takes here (one of HelmRepository, GitRepository, Bucket)"#
+            ]
+        );
     }
 
     #[test]

@@ -163,7 +163,7 @@ fn broken_definitions_name_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("a.yaml"),
-        "kind: Good\nrelease: {chartRef: {kind: A, name: b}}\n",
+        "kind: Good\nrelease: {chartRef: {kind: HelmChart, name: b}}\n",
     )
     .unwrap();
     std::fs::write(
@@ -195,7 +195,7 @@ openAPISchema:
       x-kubernetes-validations:
       - rule: self >
         message: broken
-release: {chartRef: {kind: A, name: b}}
+release: {chartRef: {kind: HelmChart, name: b}}
 ",
     )
     .unwrap();
@@ -220,7 +220,7 @@ release: {chartRef: {kind: A, name: b}}
 openAPISchema: {{type: object}}
 release:
   prefix: msg-
-  chartRef: {{kind: A, name: b}}
+  chartRef: {{kind: HelmChart, name: b}}
 "
             ),
         )

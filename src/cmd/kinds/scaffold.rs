@@ -81,7 +81,7 @@ pub struct ScaffoldArgs {
     #[arg(long)]
     pub prefix: Option<String>,
 
-    /// Flux source of the chart as KIND/NAME or KIND/NAMESPACE/NAME
+    /// Flux source of the chart as KIND/NAME or KIND/NAMESPACE/NAME (KIND: HelmRepository, GitRepository or Bucket; without NAMESPACE, the app's)
     #[arg(
         long,
         value_name = "REF",
@@ -90,7 +90,7 @@ pub struct ScaffoldArgs {
     )]
     pub source_ref: String,
 
-    /// Use a Flux chartRef (KIND/NAME or KIND/NAMESPACE/NAME) instead of chart + sourceRef
+    /// Use a Flux chartRef (KIND/NAME or KIND/NAMESPACE/NAME; KIND: OCIRepository, HelmChart or ExternalArtifact) instead of chart + sourceRef
     #[arg(long, value_name = "REF")]
     pub chart_ref: Option<String>,
 
