@@ -51,7 +51,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
         }
         'kubectl-cozy;serve' {
             [CompletionResult]::new('--kinds', '--kinds', [CompletionResultType]::ParameterName, 'Kind definitions: a file, or a directory of YAML files (subdirectories too; reloaded on change)')
-            [CompletionResult]::new('--charts', '--charts', [CompletionResultType]::ParameterName, 'Serve Helm charts as kinds, scaffolded in memory: a chart directory, or a directory of charts and .tgz files (re-scaffolded on change)')
+            [CompletionResult]::new('--charts', '--charts', [CompletionResultType]::ParameterName, 'Serve Helm charts as kinds, scaffolded in memory: a chart directory or packaged chart (.tgz), or a directory of charts and .tgz files (re-scaffolded on change)')
             [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Address to listen on (default: 127.0.0.1:6443 standalone and --route none, 127.0.0.1:<any> with the tunnel, 0.0.0.0:<any> for external-name, 0.0.0.0:8443 --in-cluster)')
             [CompletionResult]::new('--route', '--route', [CompletionResultType]::ParameterName, 'How kube-apiserver reaches this server (default: tunnel; none with --tls-cert-file)')
             [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'The host the cluster reaches this machine by (external-name; default: detected for kind, minikube, k3d)')

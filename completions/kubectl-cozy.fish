@@ -51,7 +51,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "version" 
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "options" -d 'Print the list of flags inherited by all commands'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l kinds -d 'Kind definitions: a file, or a directory of YAML files (subdirectories too; reloaded on change)' -r -F
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l charts -d 'Serve Helm charts as kinds, scaffolded in memory: a chart directory, or a directory of charts and .tgz files (re-scaffolded on change)' -r -f -a "(__fish_complete_directories)"
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l charts -d 'Serve Helm charts as kinds, scaffolded in memory: a chart directory or packaged chart (.tgz), or a directory of charts and .tgz files (re-scaffolded on change)' -r -f -a "(__fish_complete_directories)"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l listen -d 'Address to listen on (default: 127.0.0.1:6443 standalone and --route none, 127.0.0.1:<any> with the tunnel, 0.0.0.0:<any> for external-name, 0.0.0.0:8443 --in-cluster)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l route -d 'How kube-apiserver reaches this server (default: tunnel; none with --tls-cert-file)' -r -f -a "tunnel\t'An agent pod and a reverse tunnel over pods/portforward (any cluster)'
 external-name\t'An ExternalName Service to a host name the cluster resolves to this machine (kind, minikube, k3d)'

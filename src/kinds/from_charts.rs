@@ -28,6 +28,9 @@ pub(crate) fn chart_sources(dir: &Path) -> Result<(Vec<ChartSource>, Vec<String>
     if dir.join("Chart.yaml").is_file() {
         return Ok((vec![ChartSource::Dir(dir.to_owned())], Vec::new()));
     }
+    if dir.is_file() && dir.extension().is_some_and(|e| e == "tgz") {
+        return Ok((vec![ChartSource::Archive(dir.to_owned())], Vec::new()));
+    }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(read_error)?
         .map(|entry| entry.map(|e| e.path()))
@@ -65,6 +68,9 @@ pub(crate) fn chart_sources(dir: &Path) -> Result<(Vec<ChartSource>, Vec<String>
     Ok((sources, skipped))
 }
 
+/// How scaffolding suggests naming a kind, `kinds scaffold`'s flag first.
+const KIND_FLAG_HINT: &str = "name it with --kind, or with the";
+
 /// `{origin}: {message}`, unless the message already starts with the origin.
 fn named(origin: &str, message: String) -> String {
     if message.starts_with(&format!("{origin}: ")) {
@@ -93,7 +99,9 @@ pub(crate) fn load_charts(dir: &Path) -> Result<Loaded, LoadError> {
         let scaffolded = match scaffold::scaffold(&loaded, &ScaffoldOptions::default()) {
             Ok(s) => s,
             Err(err) => {
-                problems.push(named(&origin, error_chain(&err)));
+                // `serve` has no --kind: the annotation is the way here.
+                let message = error_chain(&err).replace(KIND_FLAG_HINT, "name it with the");
+                problems.push(named(&origin, message));
                 continue;
             }
         };
@@ -163,6 +171,21 @@ mod tests {
         assert_eq!(loaded.kinds[0].definition.plural, "redises");
     }
 
+    /// `serve --charts postgres-0.1.0.tgz`: a packaged chart alone, as a
+    /// chart directory alone (it was "Not a directory").
+    #[test]
+    fn one_packaged_chart_is_served_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let archive = dir.path().join("postgres-0.1.0.tgz");
+        crate::kinds::chart::test_support::chart_tgz(&archive, |_| {});
+        let loaded = load_charts(&archive).unwrap();
+        assert_eq!(loaded.kinds.len(), 1);
+        assert_eq!(loaded.kinds[0].definition.plural, "postgreses");
+        let other = dir.path().join("notes.txt");
+        write(dir.path(), "notes.txt", "x");
+        assert!(load_charts(&other).is_err());
+    }
+
     #[test]
     fn a_broken_chart_is_named_and_nothing_loads() {
         let dir = tempfile::tempdir().unwrap();
@@ -188,6 +211,25 @@ mod tests {
         // The source is named once.
         let bad = format!("chart directory {}", dir.path().join("bad").display());
         assert_eq!(text.matches(&bad).count(), 1, "{text}");
+    }
+
+    /// A chart whose name makes no kind: `serve --charts` has no --kind, so
+    /// its problem names only the annotation.
+    #[test]
+    fn a_chart_named_no_kind_is_told_of_the_annotation() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "9lives/Chart.yaml",
+            "apiVersion: v2\nname: 9lives\nversion: 0.1.0\n",
+        );
+        write(dir.path(), "9lives/values.yaml", "size: 1Gi\n");
+        let text = load_charts(dir.path()).unwrap_err().to_string();
+        assert!(
+            text.contains("name it with the kubectl-cozy.io/kind annotation in Chart.yaml")
+                && !text.contains("--kind"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "PATH", value_hint = ValueHint::AnyPath)]
     pub kinds: Option<PathBuf>,
 
-    /// Serve Helm charts as kinds, scaffolded in memory: a chart directory, or a directory of charts and .tgz files (re-scaffolded on change)
+    /// Serve Helm charts as kinds, scaffolded in memory: a chart directory or packaged chart (.tgz), or a directory of charts and .tgz files (re-scaffolded on change)
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub charts: Option<PathBuf>,
 

@@ -28,7 +28,7 @@ mod yaml;
 #[cfg(test)]
 mod example_charts;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

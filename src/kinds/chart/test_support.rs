@@ -22,7 +22,7 @@ pub(super) fn write_file(path: &Path, content: &str) {
 }
 
 /// Builds a gzip-compressed tar archive entry by entry.
-pub(super) struct Tgz {
+pub(crate) struct Tgz {
     builder: tar::Builder<GzEncoder<File>>,
 }
 
@@ -118,7 +118,7 @@ impl Tgz {
 
 /// A minimal valid chart archive for `postgres` with the given extra
 /// entries appended by `extra`.
-pub(super) fn chart_tgz(path: &Path, extra: impl FnOnce(&mut Tgz)) {
+pub(crate) fn chart_tgz(path: &Path, extra: impl FnOnce(&mut Tgz)) {
     let mut tgz = Tgz::create(path);
     tgz.dir("postgres/")
         .file("postgres/Chart.yaml", CHART_YAML_OK)
