@@ -11,7 +11,10 @@
 //!   defaulting reaches it when the user leaves the object out); one that
 //!   fails it is said, not used — Helm would refuse the chart's own values;
 //! * a key the schema does not declare, where it keeps no unknown fields, is
-//!   said: the structural schema prunes it, so apps cannot set it.
+//!   said: the structural schema prunes it, so apps cannot set it;
+//! * a value that differs from the schema's own `default` is said: the
+//!   default stays, and apps get it, where Helm (which applies no schema
+//!   defaults) installs the chart with `values.yaml`'s.
 
 use serde_json::{Map, Value};
 
@@ -77,7 +80,21 @@ fn walk(
                     added = true;
                 }
             }
-            _ if child.contains_key("default") => {}
+            // The schema's own default stays (its author chose it), but Helm
+            // never applies a schema's defaults: said when they differ.
+            _ if child.contains_key("default") => {
+                if let Some(default) = child.get("default").filter(|d| *d != value) {
+                    issues.push(Issue::new(
+                        at,
+                        format!(
+                            "values.yaml sets {} where values.schema.json's default is {}: apps of the kind get \
+                             the schema's default, the chart installed with Helm gets values.yaml's; make them agree",
+                            crate::golang::json::marshal(value),
+                            crate::golang::json::marshal(default)
+                        ),
+                    ));
+                }
+            }
             _ => match fits(child, value) {
                 Ok(()) => {
                     child.insert("default".into(), value.clone());
@@ -143,13 +160,18 @@ mod tests {
         assert_eq!(p["resources"]["properties"]["cpu"]["default"], "500m");
         assert_eq!(p["extra"]["default"], json!({"a": "b"}));
         assert!(p["bad"].get("default").is_none());
-        assert_eq!(issues.len(), 2, "{issues:?}");
+        assert_eq!(issues.len(), 3, "{issues:?}");
+        assert_eq!(
+            issues[0],
+            "/replicas: values.yaml sets 3 where values.schema.json's default is 1: apps of the kind get the \
+             schema's default, the chart installed with Helm gets values.yaml's; make them agree"
+        );
         assert!(
-            issues[0].starts_with("/bad: the values.yaml value does not pass"),
+            issues[1].starts_with("/bad: the values.yaml value does not pass"),
             "{issues:?}"
         );
         assert!(
-            issues[1].starts_with("/onlyInValues: set in values.yaml but not declared"),
+            issues[2].starts_with("/onlyInValues: set in values.yaml but not declared"),
             "{issues:?}"
         );
         // Defaulted as the server defaults, the required keys are there.
