@@ -488,6 +488,13 @@ impl<'a> Converter<'a> {
                         == Some(lifted.len())
                 {
                     out.remove("x-kubernetes-preserve-unknown-fields");
+                    // It has properties now: the warning that it had none,
+                    // and kept whatever it held, no longer holds.
+                    let node = ptr.rsplit_once('/').map_or("", |(node, _)| node);
+                    self.warnings.retain(|w| {
+                        w.pointer != node
+                            || !w.message.starts_with("type object without properties")
+                    });
                 }
                 match attempt(self, out) {
                     Ok(r) => {

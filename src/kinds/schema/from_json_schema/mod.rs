@@ -371,6 +371,37 @@ pub(super) mod tests {
             .any(|w| w.pointer == pointer && w.message.contains(needle))
     }
 
+    /// An object whose properties only its `oneOf` branches declare gets
+    /// them lifted, and is then not an object "without properties" kept
+    /// unchecked: that warning went out with the lifting.
+    #[test]
+    fn properties_lifted_from_branches_leave_no_warning_of_none() {
+        let c = conv(
+            json!({"type": "object", "properties": {"auth": {"type": "object", "oneOf": [
+                {"properties": {"type": {"const": "password"}, "password": {"type": "string"}}, "required": ["password"]},
+                {"properties": {"type": {"const": "token"}, "token": {"type": "string"}}, "required": ["token"]}
+            ]}}}),
+        );
+        assert!(c.is_ok(), "{:?}", c.errors);
+        let auth = &c.schema["properties"]["auth"];
+        assert!(auth["properties"]["password"].is_object(), "{auth}");
+        assert!(
+            auth.get("x-kubernetes-preserve-unknown-fields").is_none(),
+            "{auth}"
+        );
+        let warnings: Vec<String> = c.warnings.iter().map(ToString::to_string).collect();
+        assert!(
+            !warnings.iter().any(|w| w.contains("without properties")),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.starts_with("/properties/auth/oneOf: properties")),
+            "{warnings:?}"
+        );
+    }
+
     #[test]
     fn keeps_plain_structure_and_property_order() {
         let c = conv(json!({
