@@ -18,7 +18,8 @@
 //! - [`unstructured`]: `%T`, `%v` and `%#v` of a decoded JSON value, as
 //!   structured-merge-diff's typing errors print it (`got &{yes}`);
 //! - [`strconv`]: `strconv.ParseInt`'s and `strconv.ParseUint`'s errors
-//!   (`strconv.ParseInt: parsing "x": invalid syntax`).
+//!   (`strconv.ParseInt: parsing "x": invalid syntax`);
+//! - [`yaml`]: YAML read as yaml.v2 reads it (request bodies, apply).
 //!
 //! A leaf: it imports nothing from the rest of the crate. Each function has
 //! one table test whose rows come from Go's or Kubernetes' own tests.
@@ -33,6 +34,7 @@ pub mod quote;
 pub mod rfc3339;
 pub mod strconv;
 pub mod unstructured;
+pub mod yaml;
 
 pub use duration::{DurationError, GoDuration, parse_duration};
 pub use float::{format_g, format_json};

@@ -708,13 +708,15 @@ mod tests {
     /// HelmRelease a 422 in the cluster: refused with the definition.
     #[test]
     fn only_the_source_and_chart_kinds_flux_takes_are_accepted() {
-        let with_chart_ref = |kind: &str| {
+        let with_release = |release: String| {
             serde_saphyr::from_str::<KindDefinition>(&format!(
-                "kind: Postgres\nopenAPISchema: {{type: object}}\nrelease:\n  chartRef: {{kind: {kind}, name: x}}\n"
+                "kind: Postgres\nopenAPISchema: {{type: object}}\nrelease:\n{release}"
             ))
             .unwrap()
             .resolve("pg.yaml")
         };
+        let with_chart_ref =
+            |kind: &str| with_release(format!("  chartRef: {{kind: {kind}, name: x}}\n"));
         for kind in ["OCIRepository", "HelmChart", "ExternalArtifact"] {
             assert!(with_chart_ref(kind).is_ok(), "{kind}");
         }
@@ -726,11 +728,9 @@ mod tests {
             ]
         );
         let with_source = |kind: &str| {
-            serde_saphyr::from_str::<KindDefinition>(&format!(
-                "kind: Postgres\nopenAPISchema: {{type: object}}\nrelease:\n  chart:\n    name: pg\n    sourceRef: {{kind: {kind}, name: repo}}\n"
+            with_release(format!(
+                "  chart:\n    name: pg\n    sourceRef: {{kind: {kind}, name: repo}}\n"
             ))
-            .unwrap()
-            .resolve("pg.yaml")
         };
         for kind in ["HelmRepository", "GitRepository", "Bucket"] {
             assert!(with_source(kind).is_ok(), "{kind}");

@@ -314,17 +314,15 @@ fn parse_body(body: &[u8], content_type: Option<&str>) -> Result<Value, String> 
     let is_yaml = content_type.is_some_and(|c| c.contains("yaml"));
     if is_yaml {
         let text = std::str::from_utf8(body).map_err(|e| format!("body is not UTF-8: {e}"))?;
-        let mut options = serde_saphyr::Options::default();
-        options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
-        options.legacy_octal_numbers = true;
-        options.with_snippet = false;
-        serde_saphyr::from_str_with_options(text, options).map_err(|e| {
-            let line = e.location().map_or(0, |l| l.line());
-            format!(
-                "yaml: line {line}: {}",
-                crate::kinds::yaml_message::yaml_message(&e)
-            )
-        })
+        serde_saphyr::from_str_with_options(text, crate::golang::yaml::yaml_v2_options()).map_err(
+            |e| {
+                let line = e.location().map_or(0, |l| l.line());
+                format!(
+                    "yaml: line {line}: {}",
+                    crate::kinds::yaml_message::yaml_message(&e)
+                )
+            },
+        )
     } else {
         // In Go's words (`unexpected end of JSON input`), as kube-apiserver
         // reads the type of a body that is not JSON; serde_json's where Go

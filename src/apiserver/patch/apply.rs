@@ -263,10 +263,7 @@ pub fn applied_configuration(body: &[u8]) -> Result<Value, PatchError> {
             if text.trim().is_empty() {
                 Value::Null
             } else {
-                let mut options = serde_saphyr::Options::default();
-                options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
-                options.legacy_octal_numbers = true;
-                options.with_snippet = false;
+                let mut options = crate::golang::yaml::yaml_v2_options();
                 options.emit_comments = false;
                 serde_saphyr::from_str_with_options::<Value>(text, options)
                     .map_err(|e| decode_error(e.to_string()))?
