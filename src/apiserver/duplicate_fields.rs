@@ -3,7 +3,9 @@
 //! `fieldValidation=Strict` (`strict decoding error: duplicate field
 //! "metadata.name"`) and warns under `Warn`, where the last value wins.
 //! (`serde_json::Value` keeps the last value silently, so the body is walked
-//! once more, without building anything.)
+//! once more, without building anything.) A YAML body's are found over the
+//! YAML parser's events and said in Go's yaml.v2 words, with their lines
+//! ([`in_yaml`]), as kube-apiserver's strict YAML decoding says them.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
