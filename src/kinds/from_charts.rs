@@ -68,9 +68,6 @@ pub(crate) fn chart_sources(dir: &Path) -> Result<(Vec<ChartSource>, Vec<String>
     Ok((sources, skipped))
 }
 
-/// How scaffolding suggests naming a kind, `kinds scaffold`'s flag first.
-const KIND_FLAG_HINT: &str = "name it with --kind, or with the";
-
 /// `{origin}: {message}`, unless the message already starts with the origin.
 fn named(origin: &str, message: String) -> String {
     if message.starts_with(&format!("{origin}: ")) {
@@ -99,9 +96,7 @@ pub(crate) fn load_charts(dir: &Path) -> Result<Loaded, LoadError> {
         let scaffolded = match scaffold::scaffold(&loaded, &ScaffoldOptions::default()) {
             Ok(s) => s,
             Err(err) => {
-                // `serve` has no --kind: the annotation is the way here.
-                let message = error_chain(&err).replace(KIND_FLAG_HINT, "name it with the");
-                problems.push(named(&origin, message));
+                problems.push(named(&origin, error_chain(&err)));
                 continue;
             }
         };

@@ -30,6 +30,10 @@ pub(crate) struct ScaffoldOptions {
     pub source_ref: Option<ObjectRef>,
     /// Use a Flux chartRef instead of chart + sourceRef.
     pub chart_ref: Option<ObjectRef>,
+    /// Whether the caller takes `--kind` (`kinds scaffold` does, `serve
+    /// --charts` does not): how a kind the chart's name cannot make is to
+    /// be named.
+    pub kind_flag: bool,
 }
 
 /// The result: a definition and what was lost or assumed on the way.
@@ -244,8 +248,8 @@ pub(crate) fn scaffold(
             if let Some(source) = &derived {
                 for p in problems.iter_mut().filter(|p| p.starts_with("kind:")) {
                     p.push_str(&format!(
-                        "; the kind comes from the chart ({source}): name it with --kind, or with the {} annotation \
-                         in Chart.yaml",
+                        "; the kind comes from the chart ({source}): name it with {}the {} annotation in Chart.yaml",
+                        if options.kind_flag { "--kind, or with " } else { "" },
                         chart::KIND_ANNOTATION
                     ));
                 }

@@ -176,6 +176,7 @@ pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> 
             .as_deref()
             .map(|r| parse_ref("--chart-ref", r))
             .transpose()?,
+        kind_flag: true,
     };
     let output_format = ctx.output_in(OutputFormat::Yaml, OUTPUT_FORMATS, "kinds scaffold")?;
 

@@ -30,7 +30,11 @@ pub(super) async fn serve_standalone(
         .listen
         .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 6443)));
     // A port another server holds is said before anything is made: the
-    // store, its lock and the certificates would be left for nothing.
+    // store, its lock and the certificates would be left for nothing. The
+    // port is let go at once, not held until the server starts: the check
+    // of the kubeconfig's running server below may dial this very address
+    // (a stopped server's context), and a port held but not served would
+    // stall it until its timeout.
     if listen.port() != 0 {
         std::net::TcpListener::bind(listen).map_err(|source| {
             CliError::other(

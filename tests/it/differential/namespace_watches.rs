@@ -17,16 +17,39 @@ use crate::support::standalone::Standalone;
 
 /// The raw text of a GET of `uri`.
 pub(super) async fn get(client: &kube::Client, uri: &str) -> (u16, String) {
-    let request = http::Request::get(uri)
-        .body(kube::client::Body::empty())
-        .expect("request");
+    let (code, _, text) = get_accepting(client, uri, None).await;
+    (code, text)
+}
+
+/// [`get`] with `Accept: accept` (none when `None`), also answering the
+/// content type.
+pub(super) async fn get_accepting(
+    client: &kube::Client,
+    uri: &str,
+    accept: Option<&str>,
+) -> (u16, String, String) {
+    let mut request = http::Request::get(uri);
+    if let Some(accept) = accept {
+        request = request.header(http::header::ACCEPT, accept);
+    }
+    let request = request.body(kube::client::Body::empty()).expect("request");
     let response = client.send(request).await.expect("send");
     let code = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
     let bytes = http_body_util::BodyExt::collect(response.into_body())
         .await
         .expect("body")
         .to_bytes();
-    (code, String::from_utf8_lossy(&bytes).into_owned())
+    (
+        code,
+        content_type,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    )
 }
 
 /// A client of the plane's kube-apiserver without kube-rs's retries of a

@@ -5,11 +5,10 @@
 //! read in YAML is the app read in JSON, from the standalone server and
 //! through kube-apiserver's aggregator (which passes `Accept` through).
 
-use http::{Method, Request};
-use http_body_util::BodyExt as _;
 use serde_json::Value;
 
 use super::namespace_options::client_of;
+use super::namespace_watches::get_accepting;
 use crate::support::aggregated::aggregated;
 use crate::support::plane;
 use crate::support::standalone::Standalone;
@@ -17,27 +16,7 @@ use crate::support::standalone::Standalone;
 /// A GET of `path` with `Accept: accept`: the code, the content type and
 /// the body read as YAML (JSON is YAML too), or `Null`.
 async fn get(client: &kube::Client, path: &str, accept: &str) -> (u16, String, Value) {
-    let request = Request::builder()
-        .method(Method::GET)
-        .uri(path)
-        .header("accept", accept)
-        .body(kube::client::Body::empty())
-        .expect("request");
-    let response = client.send(request).await.expect("send");
-    let code = response.status().as_u16();
-    let content_type = response
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
-    let text = String::from_utf8_lossy(&bytes);
+    let (code, content_type, text) = get_accepting(client, path, Some(accept)).await;
     (
         code,
         content_type,
