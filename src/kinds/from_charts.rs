@@ -10,10 +10,17 @@
 //! sub-directory without `Chart.yaml` is skipped with a warning (a typo
 //! would otherwise make a chart vanish), hidden entries and other files
 //! silently. A broken chart's problem is named once by its source.
+//!
+//! One chart found in several versions (`postgres/` beside the
+//! `postgres-0.1.0.tgz` that `helm package` made of it, or two packaged
+//! versions) is served once, from its newest version, a directory over a
+//! package of the same version, with a warning naming what is skipped; two
+//! directories of one chart and version stay an error (a copy the user
+//! must pick from).
 
 use std::path::{Path, PathBuf};
 
-use super::chart::{self, ChartSource};
+use super::chart::{self, ChartSource, LoadedChart};
 use super::load::{self, LoadError, Loaded};
 use super::scaffold::{self, ScaffoldOptions};
 use crate::error_chain::error_chain;
@@ -77,6 +84,61 @@ fn named(origin: &str, message: String) -> String {
     }
 }
 
+/// Of the charts read, the ones to serve: per chart name, the newest
+/// version, and of equal versions a directory over packages (what `helm
+/// package` made of it). Each chart left out is a warning naming the one
+/// served. Two directories of one name and version are both kept (the set
+/// then fails as a kind defined twice).
+fn newest_of_each_chart(
+    charts: Vec<(ChartSource, LoadedChart)>,
+    warnings: &mut Vec<String>,
+) -> Vec<(ChartSource, LoadedChart)> {
+    let version = |c: &LoadedChart| semver::Version::parse(&c.metadata.version).ok();
+    let is_dir = |s: &ChartSource| matches!(s, ChartSource::Dir(_));
+    // Whether `a` is served rather than `b` (same chart name).
+    let serves_over = |a: &(ChartSource, LoadedChart), b: &(ChartSource, LoadedChart)| match (
+        version(&a.1),
+        version(&b.1),
+    ) {
+        (Some(va), Some(vb)) if va != vb => va > vb,
+        _ => is_dir(&a.0) && !is_dir(&b.0),
+    };
+    let mut kept: Vec<(ChartSource, LoadedChart)> = Vec::with_capacity(charts.len());
+    let mut skipped: Vec<(ChartSource, LoadedChart)> = Vec::new();
+    for chart in charts {
+        let same_name = kept
+            .iter()
+            .position(|k| k.1.metadata.name == chart.1.metadata.name);
+        match same_name {
+            Some(i) if serves_over(&chart, &kept[i]) => {
+                skipped.push(std::mem::replace(&mut kept[i], chart))
+            }
+            Some(i) if serves_over(&kept[i], &chart) => skipped.push(chart),
+            _ => kept.push(chart),
+        }
+    }
+    for (source, chart) in skipped {
+        let Some((served, newest)) = kept
+            .iter()
+            .find(|k| k.1.metadata.name == chart.metadata.name)
+        else {
+            continue;
+        };
+        warnings.push(format!(
+            "{source}: chart {} {} skipped: {served} serves version {}{}",
+            chart.metadata.name,
+            chart.metadata.version,
+            newest.metadata.version,
+            if newest.metadata.version == chart.metadata.version {
+                " (a directory over a package of the same version)"
+            } else {
+                " (the newest)"
+            }
+        ));
+    }
+    kept
+}
+
 /// Scaffolds every chart under `dir` and validates the set. Every broken
 /// chart is reported (one problem each, naming the chart); warnings name
 /// their chart too.
@@ -84,15 +146,15 @@ pub(crate) fn load_charts(dir: &Path) -> Result<Loaded, LoadError> {
     let mut kinds = Vec::new();
     let mut problems = Vec::new();
     let (sources, mut warnings) = chart_sources(dir)?;
+    let mut charts = Vec::with_capacity(sources.len());
     for source in sources {
+        match chart::load(&source) {
+            Ok(loaded) => charts.push((source, loaded)),
+            Err(err) => problems.push(named(&source.to_string(), error_chain(&err))),
+        }
+    }
+    for (source, loaded) in newest_of_each_chart(charts, &mut warnings) {
         let origin = source.to_string();
-        let loaded = match chart::load(&source) {
-            Ok(loaded) => loaded,
-            Err(err) => {
-                problems.push(named(&origin, error_chain(&err)));
-                continue;
-            }
-        };
         let scaffolded = match scaffold::scaffold(&loaded, &ScaffoldOptions::default()) {
             Ok(s) => s,
             Err(err) => {
@@ -275,6 +337,74 @@ mod tests {
             load_charts(&dir.path().join("missing")),
             Err(LoadError::Read { .. })
         ));
+    }
+
+    /// `helm package postgres` in the charts directory puts
+    /// `postgres-0.1.0.tgz` beside `postgres/`: the directory is served,
+    /// and of two versions the newer, each skip a warning.
+    #[test]
+    fn one_chart_in_several_versions_is_served_from_the_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::kinds::chart::test_support::chart_tgz(
+            &dir.path().join("postgres-0.1.0.tgz"),
+            |_| {},
+        );
+        let chart_dir = |version: &str| {
+            write(
+                dir.path(),
+                "postgres/Chart.yaml",
+                &format!("apiVersion: v2\nname: postgres\nversion: {version}\n"),
+            );
+            write(dir.path(), "postgres/values.yaml", "size: 1Gi\n");
+        };
+        let served = |loaded: &Loaded| {
+            assert_eq!(loaded.kinds.len(), 1, "{:?}", loaded.warnings);
+            loaded.kinds[0].source.clone()
+        };
+        let skips = |loaded: &Loaded| -> Vec<String> {
+            loaded
+                .warnings
+                .iter()
+                .filter(|w| w.contains("skipped"))
+                .cloned()
+                .collect()
+        };
+        let archive = format!(
+            "chart archive {}",
+            dir.path().join("postgres-0.1.0.tgz").display()
+        );
+        let directory = format!("chart directory {}", dir.path().join("postgres").display());
+
+        chart_dir("0.1.0");
+        let loaded = load_charts(dir.path()).unwrap();
+        assert_eq!(served(&loaded), directory);
+        assert_eq!(
+            skips(&loaded),
+            [format!(
+                "{archive}: chart postgres 0.1.0 skipped: {directory} serves version 0.1.0 \
+                 (a directory over a package of the same version)"
+            )]
+        );
+
+        chart_dir("0.2.0-rc.1");
+        let loaded = load_charts(dir.path()).unwrap();
+        assert_eq!(served(&loaded), directory);
+        assert_eq!(
+            skips(&loaded),
+            [format!(
+                "{archive}: chart postgres 0.1.0 skipped: {directory} serves version 0.2.0-rc.1 (the newest)"
+            )]
+        );
+
+        chart_dir("0.0.9");
+        let loaded = load_charts(dir.path()).unwrap();
+        assert_eq!(served(&loaded), archive);
+        assert_eq!(
+            skips(&loaded),
+            [format!(
+                "{directory}: chart postgres 0.0.9 skipped: {archive} serves version 0.1.0 (the newest)"
+            )]
+        );
     }
 
     #[test]

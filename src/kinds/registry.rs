@@ -139,6 +139,35 @@ impl Snapshot {
             .is_some_and(|served| served.stamp == kind.stamp)
     }
 
+    /// What changed from `previous` to this set, for the line serve prints
+    /// on a reload: `postgreses changed, caches added, redises removed`
+    /// (plurals, in definition order; a kind whose definition is as it was
+    /// is not named).
+    pub fn changes_since(&self, previous: &Snapshot) -> String {
+        let mut said = Vec::new();
+        for kind in &self.kinds {
+            let d = &kind.resolved.definition;
+            match previous.get(&d.group, &d.version, &d.plural) {
+                None => said.push(format!("{} added", d.plural)),
+                Some(before) if before.stamp != kind.stamp => {
+                    said.push(format!("{} changed", d.plural));
+                }
+                Some(_) => {}
+            }
+        }
+        for kind in &previous.kinds {
+            let d = &kind.resolved.definition;
+            if self.get(&d.group, &d.version, &d.plural).is_none() {
+                said.push(format!("{} removed", d.plural));
+            }
+        }
+        if said.is_empty() {
+            "no kind changed".to_owned()
+        } else {
+            said.join(", ")
+        }
+    }
+
     /// SHA-256 (hex) of the definition set; ETags follow it.
     pub(crate) fn hash(&self) -> &str {
         &self.hash
@@ -410,6 +439,28 @@ mod tests {
             !registry.snapshot().still_serves(redis),
             "a removed kind is not served"
         );
+    }
+
+    /// What serve prints on a reload names the kinds that changed, came
+    /// and went, and no other.
+    #[test]
+    fn a_reload_names_what_changed() {
+        let registry = Registry::new(
+            Snapshot::build(load::load_text(&format!("{PG}---\n{REDIS}"), "a").unwrap()).unwrap(),
+        );
+        let before = registry.snapshot();
+        let changed_pg = PG.replace("integer", "string");
+        const BUCKET: &str =
+            "kind: Bucket\nrelease: {chartRef: {kind: ExternalArtifact, name: b}}\n";
+        assert!(registry.apply(load::load_text(&format!("{changed_pg}---\n{REDIS}"), "b")));
+        let changed = registry.snapshot();
+        assert_eq!(changed.changes_since(&before), "postgreses changed");
+        assert!(registry.apply(load::load_text(&format!("{BUCKET}---\n{changed_pg}"), "c")));
+        assert_eq!(
+            registry.snapshot().changes_since(&changed),
+            "buckets added, redises removed"
+        );
+        assert_eq!(changed.changes_since(&changed), "no kind changed");
     }
 
     #[test]

@@ -1426,7 +1426,10 @@ fn scaffolded_kinds_are_served_and_reloaded() {
             std::fs::read_to_string(&log)
                 .unwrap_or_default()
                 .lines()
-                .any(|l| l.starts_with("Kinds: reloaded, serving 5 (") && l.contains("vaults"))
+                .any(|l| {
+                    l.starts_with("Kinds: reloaded (vaults added), serving 5 (")
+                        && l.contains("vaults")
+                })
         },
         "the new kind's reload not reported",
     );

@@ -1668,7 +1668,10 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
     .expect("write a new kind");
     let added = Instant::now();
     serve
-        .wait_line("Kinds: reloaded", Duration::from_secs(20))
+        .wait_line(
+            "Kinds: reloaded (caches added), serving ",
+            Duration::from_secs(20),
+        )
         .await
         .unwrap_or_else(|| panic!("no reload: {}", serve.output()));
     let caches = format!("caches.{}", kinds.group);

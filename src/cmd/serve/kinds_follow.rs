@@ -25,7 +25,7 @@ pub(super) fn spawn(
     log: Log,
 ) -> tokio::task::JoinHandle<()> {
     let mut changes = registry.subscribe();
-    changes.mark_unchanged();
+    let mut previous = changes.borrow_and_update().clone();
     tokio::spawn(async move {
         let api: Api<APIService> = Api::all(client);
         let registered: BTreeSet<GroupVersion> = served.into_iter().collect();
@@ -59,9 +59,11 @@ pub(super) fn spawn(
                 }
             }
             log.line(&format!(
-                "Kinds: reloaded ({} kinds); discovery refreshed",
+                "Kinds: reloaded ({}), serving {}; discovery refreshed",
+                snapshot.changes_since(&previous),
                 snapshot.kinds().len()
             ));
+            previous = snapshot;
         }
     })
 }

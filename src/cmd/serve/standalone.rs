@@ -327,16 +327,18 @@ fn restore_context(record: &PreviousContext, kubeconfig: &Path, url: &str, previ
 /// its log instead.
 fn report_reloads(registry: &Registry) -> tokio::task::JoinHandle<()> {
     let mut changes = registry.subscribe();
-    changes.mark_unchanged();
+    let mut previous = changes.borrow_and_update().clone();
     tokio::spawn(async move {
         while changes.changed().await.is_ok() {
             let snapshot = changes.borrow_and_update().clone();
             let plurals = snapshot.plurals();
             crate::stderr_line!(
-                "Kinds: reloaded, serving {} ({})",
+                "Kinds: reloaded ({}), serving {} ({})",
+                snapshot.changes_since(&previous),
                 plurals.len(),
                 plurals.join(", ")
             );
+            previous = snapshot;
         }
     })
 }
