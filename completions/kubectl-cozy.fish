@@ -74,7 +74,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l clus
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s o -l output -d 'Output format: yaml or json or name' -r -f -a "yaml\t'YAML'
 json\t'JSON'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
@@ -106,7 +106,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l cl
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s o -l output -d 'Output format: yaml or json or name' -r -f -a "yaml\t'YAML'
 json\t'JSON'
 name\t'Only names, as kubectl prints them (an object\'s kind.group/name; a kind\'s plural.group, as api-resources)'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
@@ -200,7 +200,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l user -d 'The kubeconfig user to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s n -l namespace -d 'Namespace scope (default: the context\'s namespace)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l request-timeout -d 'Time to wait for a single server request: 0 (no limit), or a number with a unit (1s, 2m, 3h)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s o -l output -d 'Output format: table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, jsonpath-as-json=TEMPLATE, go-template=TEMPLATE, go-template-file=FILE, custom-columns=SPEC or custom-columns-file=FILE' -r -f -a "yaml\t'YAML'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -s o -l output -d 'Output format: yaml or json' -r -f -a "yaml\t'YAML'
 json\t'JSON'"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l allow-missing-template-keys -d 'Print nothing (jsonpath) or <no value> (go-template) for a field or map key the template names that is missing; =false makes it an error' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand kinds; and __fish_seen_subcommand_from scaffold" -l template -d 'The template of -o jsonpath, jsonpath-as-json or go-template, or the path of the template file of -o jsonpath-file or go-template-file; alone, it means -o go-template' -r -f

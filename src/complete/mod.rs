@@ -133,7 +133,11 @@ pub fn complete(
         Some((last, rest)) => (last.as_str(), rest),
         None => ("", &[][..]),
     };
-    let pos = walk(for_completion(root, output_formats), words);
+    let root = for_completion(root, output_formats);
+    let pos = walk(
+        hide_unprinted_template_flags(root, output_formats, &[]),
+        words,
+    );
 
     if let Some(arg) = &pos.pending_value {
         return filter(value_candidates(arg, &pos.selection), typed);
@@ -222,22 +226,58 @@ fn narrow_output_formats(
     // `-o` reads `jsonpath=TEMPLATE` and `custom-columns=SPEC` too, which
     // are no values to offer; the names are (a command's own, else all of
     // them).
-    let formats = output_formats(&names).unwrap_or(OutputFormat::value_variants());
+    let declared = output_formats(&names);
+    let formats = declared.unwrap_or(OutputFormat::value_variants());
     let cmd = cmd.mut_args(|arg| {
-        if arg.get_id() == "output" {
-            let values: Vec<PossibleValue> = formats
-                .iter()
-                .filter_map(ValueEnum::to_possible_value)
-                .collect();
-            arg.value_parser(PossibleValuesParser::new(values))
-        } else {
+        if arg.get_id() != "output" {
+            return arg;
+        }
+        let values: Vec<PossibleValue> = formats
+            .iter()
+            .filter_map(ValueEnum::to_possible_value)
+            .collect();
+        let arg = arg.value_parser(PossibleValuesParser::new(values));
+        // A command printing no template (`kinds scaffold`: yaml, json)
+        // says what its `-o` takes, not every format there is.
+        if prints_templates(declared) {
             arg
+        } else {
+            let names: Vec<&str> = formats.iter().map(|f| f.name()).collect();
+            arg.help(format!("Output format: {}", names.join(" or ")))
         }
     });
     cmd.mut_subcommands(|sub| {
         let mut sub_path = path.to_vec();
         sub_path.push(sub.get_name().to_owned());
         narrow_output_formats(sub, output_formats, &sub_path)
+    })
+}
+
+/// Whether a command printing `declared` (`None`: it declares none, so any)
+/// prints templates (`-o jsonpath=…`, `-o go-template=…`).
+fn prints_templates(declared: Option<&[OutputFormat]>) -> bool {
+    declared.is_none_or(|formats| formats.iter().any(|f| OutputFormat::TEMPLATES.contains(f)))
+}
+
+/// Hides `--template` and `--allow-missing-template-keys` where `-o` prints
+/// no template, for the completer only: the shells' scripts drop a hidden
+/// flag's name from every command ([`crate::cmd::completion`]), so they
+/// keep these.
+fn hide_unprinted_template_flags(
+    cmd: clap::Command,
+    output_formats: OutputFormatsOf,
+    path: &[String],
+) -> clap::Command {
+    let names: Vec<&str> = path.iter().map(String::as_str).collect();
+    let shown = prints_templates(output_formats(&names));
+    let cmd = cmd.mut_args(|arg| match arg.get_id().as_str() {
+        "template" | "allow_missing_template_keys" if !shown => arg.hide(true),
+        _ => arg,
+    });
+    cmd.mut_subcommands(|sub| {
+        let mut sub_path = path.to_vec();
+        sub_path.push(sub.get_name().to_owned());
+        hide_unprinted_template_flags(sub, output_formats, &sub_path)
     })
 }
 
@@ -678,6 +718,40 @@ mod tests {
             ["table", "wide", "json", "yaml", "name"]
         );
         assert_eq!(values(&["kinds", "scaffold", "--output=j"]).0, ["json"]);
+    }
+
+    /// The template flags are offered where `-o` prints templates only, and
+    /// `--output` says what the command takes.
+    #[test]
+    fn template_flags_only_where_templates_print() {
+        let flags = |args: &[&str]| -> Vec<(String, String)> {
+            let root = crate::cli::command_named("kubectl cozy");
+            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            complete(root, crate::cmd::output_formats, &args)
+                .candidates
+                .into_iter()
+                .filter(|(v, _)| v.contains("template") || v == "--output")
+                .collect()
+        };
+        for args in [
+            &["kinds", "scaffold", "--"][..],
+            &["install", "--"],
+            &["serve", "--"],
+        ] {
+            let offered = flags(args);
+            assert_eq!(offered.len(), 1, "{args:?}: {offered:?}");
+            assert!(
+                offered[0].1 == "Output format: yaml or json"
+                    || offered[0].1 == "Output format: yaml or json or name",
+                "{offered:?}"
+            );
+        }
+        let offered = flags(&["kinds", "list", "--"]);
+        assert_eq!(
+            offered.iter().map(|(v, _)| v.as_str()).collect::<Vec<_>>(),
+            ["--output", "--allow-missing-template-keys", "--template"]
+        );
+        assert!(offered[0].1.contains("go-template=TEMPLATE"), "{offered:?}");
     }
 
     #[test]
