@@ -592,7 +592,8 @@ impl Apps<'_> {
     /// `metadata.resourceVersion` is the precondition: 409 when stale) for
     /// `user`, with `managed_fields` as on create. The main resource ignores
     /// status changes, as for CRDs with a status subresource. An update that
-    /// changes nothing is not written ([`Apps::unchanged`]).
+    /// leaves the spec as read changes the HelmRelease's metadata only
+    /// ([`Apps::stored_at`]); one that changes nothing is not written.
     pub(crate) async fn update(
         &self,
         current: &Value,
@@ -616,11 +617,22 @@ impl Apps<'_> {
             helm_release::release_object(resolved, &app, Some(&stored), managed_fields)
                 .map_err(|e| self.convert_error(&name, e))?;
         drop(convert);
-        if might_change_nothing(current, &app)
-            && let Some(view) = self.unchanged(&kept, &release, &app, user).await
+        // The spec as read (pruned and defaulted by the kind as it is now)
+        // unchanged: keep the stored HelmRelease's spec as it is, so that
+        // `kubectl label` after an edit of the kind neither rewrites the
+        // values nor moves the chart (a Helm upgrade), and write nothing at
+        // all when the metadata is unchanged too.
+        if current.get("spec") == app.get("spec")
+            && let Some(upstream) = self.stored_at(&kept, &release, &app, user).await
         {
-            drop_later((app, stored, kept));
-            return Ok(view);
+            if let Some(spec) = upstream.get("spec") {
+                release.keep_spec(spec.clone());
+            }
+            if release.unchanged(&upstream) {
+                drop_later((app, stored, upstream));
+                return Ok(self.written_view(&kept));
+            }
+            drop_later(upstream);
         }
         release.set_resource_version(app["metadata"]["resourceVersion"].clone());
         let updated = self
@@ -642,23 +654,21 @@ impl Apps<'_> {
         self.answer_write(&name, updated, dry_run)
     }
 
-    /// The answer to an update that changes nothing, as kube-apiserver's
-    /// storage short-circuits one: `app` was made from `kept`, the
-    /// HelmRelease as the cache holds it (its resourceVersion, the
-    /// precondition, is `kept`'s), and `release` (made from `app`) is the
-    /// HelmRelease upstream holds now, at that version, but for what an
-    /// update cannot change. Upstream's is read (for `user`) because the
-    /// cache keeps only part of it (of `spec` only `values`) and may lag,
-    /// as kube-apiserver reads its storage again before it answers without
-    /// writing. Then nothing is written: no new resourceVersion, no
-    /// reconcile. `None` (also when the read fails): write it.
-    async fn unchanged(
+    /// The HelmRelease upstream holds, read (for `user`) when `app` was made
+    /// from `kept`, the HelmRelease as the cache holds it (its
+    /// resourceVersion, the update's precondition, is `kept`'s), and
+    /// upstream is still at that version. Read because the cache keeps only
+    /// part of it (of `spec` only `values`) and may lag, as kube-apiserver
+    /// reads its storage again before it answers an update that changes
+    /// nothing without writing (no new resourceVersion, no reconcile).
+    /// `None` (also when the read fails): write what the app makes.
+    async fn stored_at(
         &self,
         kept: &Arc<Stored>,
         release: &helm_release::ReleaseObject<'_>,
         app: &Value,
         user: &UserInfo,
-    ) -> Option<Arc<AppView>> {
+    ) -> Option<Value> {
         let precondition = app
             .pointer("/metadata/resourceVersion")
             .and_then(Value::as_str)
@@ -673,10 +683,12 @@ impl Apps<'_> {
             .instrument(tracing::debug_span!("upstream", verb = "get"))
             .await
             .ok()??;
-        let same =
-            resource_version(&upstream) == kept.resource_version() && release.unchanged(&upstream);
-        drop_later(upstream);
-        same.then(|| self.written_view(kept))
+        if resource_version(&upstream) == kept.resource_version() {
+            Some(upstream)
+        } else {
+            drop_later(upstream);
+            None
+        }
     }
 
     /// Deletes the app `namespace/name` for `user`; answers with its last
@@ -883,19 +895,6 @@ impl Apps<'_> {
     fn store_error(&self, err: StoreError, name: &str) -> ApiError {
         store_error(err, &self.group_resource(), name)
     }
-}
-
-/// Whether the update of `current` to `app` may change nothing: the same
-/// spec, labels, annotations and finalizers (what most updates change). A
-/// cheap look before [`Apps::unchanged`] reads upstream's HelmRelease.
-fn might_change_nothing(current: &Value, app: &Value) -> bool {
-    current.get("spec") == app.get("spec")
-        && ["labels", "annotations", "finalizers", "ownerReferences"]
-            .iter()
-            .all(|field| {
-                current.get("metadata").and_then(|m| m.get(*field))
-                    == app.get("metadata").and_then(|m| m.get(*field))
-            })
 }
 
 /// Seconds a client is told to wait when kube-apiserver is unreachable.

@@ -333,7 +333,7 @@ pub fn release_object<'a>(
         api_version: HELMRELEASE_API_VERSION,
         kind: "HelmRelease",
         metadata,
-        spec,
+        spec: SpecToWrite::Made(spec),
         // The status belongs to helm-controller; keep what is stored.
         status: existing.and_then(|e| e.get("status")),
     })
@@ -354,9 +354,20 @@ pub struct ReleaseObject<'a> {
     api_version: &'static str,
     kind: &'static str,
     metadata: Map<String, Value>,
-    spec: ReleaseSpec<'a>,
+    spec: SpecToWrite<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     status: Option<&'a Value>,
+}
+
+/// The spec a write sends: made from the definition and the app, or the
+/// stored one kept as it is ([`ReleaseObject::keep_spec`]).
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+enum SpecToWrite<'a> {
+    /// Made by [`release_object`].
+    Made(ReleaseSpec<'a>),
+    /// The stored HelmRelease's, verbatim.
+    Kept(Value),
 }
 
 /// A HelmRelease's spec as the definition makes it; `values` is the app's
@@ -402,7 +413,21 @@ struct Timeout<'a> {
 impl ReleaseObject<'_> {
     /// `metadata.name`.
     pub fn name(&self) -> &str {
-        &self.spec.release_name
+        self.metadata
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+
+    /// Writes `stored_spec` (the HelmRelease's spec as upstream holds it)
+    /// instead of the spec made from the definition and the app: for a
+    /// write that changes the app's metadata only, so that its values stay
+    /// as they were written (not pruned or defaulted by the kind as it is
+    /// now) and its chart as it was (a newer chart version in the kind is
+    /// not a Helm upgrade on a `kubectl label`), as a custom resource's
+    /// metadata-only update leaves its spec and generation alone.
+    pub fn keep_spec(&mut self, stored_spec: Value) {
+        self.spec = SpecToWrite::Kept(stored_spec);
     }
 
     /// `metadata.namespace` (`default` when the app names none).

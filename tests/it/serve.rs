@@ -1655,6 +1655,96 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
         "{report:#}"
     );
 
+    // The kind edited while its app exists (a field with a default, a newer
+    // chart): `kubectl label` changes the HelmRelease's metadata only, as
+    // a custom resource's metadata-only update leaves its spec and
+    // generation alone — no values rewritten, no Helm upgrade. A change of
+    // the spec writes what the kind makes now.
+    let release = |field: &str| {
+        kubectl_ok(
+            plane,
+            &[
+                "get",
+                "helmreleases",
+                "-n",
+                &apps,
+                "postgres-db1",
+                "-o",
+                &format!("jsonpath={field}"),
+            ],
+        )
+    };
+    let before = (
+        release("{.metadata.generation}"),
+        release("{.spec.values}"),
+        release("{.spec.chart.spec.version}"),
+    );
+    assert_eq!(before.2, "0.4.0");
+    let postgres = kinds.dir.path().join("postgres.yaml");
+    let text = std::fs::read_to_string(&postgres).expect("read postgres.yaml");
+    let edited = text
+        .replacen(
+            "  properties:\n    replicas:\n",
+            "  properties:\n    maintenanceWindow:\n      type: string\n      default: sun-02\n    replicas:\n",
+            1,
+        )
+        .replacen("version: \"0.4.0\"", "version: \"0.5.0\"", 1);
+    assert_ne!(edited, text);
+    std::fs::write(&postgres, edited).expect("edit postgres.yaml");
+    serve
+        .wait_line(
+            "Kinds: reloaded (postgreses changed), serving ",
+            Duration::from_secs(20),
+        )
+        .await
+        .unwrap_or_else(|| panic!("no reload: {}", serve.output()));
+    // Read as the kind is now: defaulted.
+    assert_eq!(
+        kubectl_ok(
+            plane,
+            &[
+                "get",
+                &pg,
+                "-n",
+                &apps,
+                "db1",
+                "-o",
+                "jsonpath={.spec.maintenanceWindow}"
+            ]
+        ),
+        "sun-02"
+    );
+    kubectl_ok(plane, &["label", &pg, "-n", &apps, "db1", "team=a"]);
+    assert_eq!(
+        (
+            release("{.metadata.generation}"),
+            release("{.spec.values}"),
+            release("{.spec.chart.spec.version}"),
+        ),
+        before,
+        "a label rewrote the HelmRelease's spec"
+    );
+    assert_eq!(
+        release("{.metadata.labels.apps\\.cozystack\\.io-team}"),
+        "a"
+    );
+    kubectl_ok(
+        plane,
+        &[
+            "patch",
+            &pg,
+            "-n",
+            &apps,
+            "db1",
+            "--type=merge",
+            "-p",
+            r#"{"spec":{"replicas":3}}"#,
+        ],
+    );
+    assert_ne!(release("{.metadata.generation}"), before.0);
+    assert_eq!(release("{.spec.chart.spec.version}"), "0.5.0");
+    assert_eq!(release("{.spec.values.maintenanceWindow}"), "sun-02");
+
     // A kind added while serving reaches kubectl through kube-apiserver at
     // once: serve nudges its APIService so the aggregator re-reads
     // discovery instead of waiting for its one-minute poll.
