@@ -232,13 +232,39 @@ impl KindSource {
     }
 }
 
+/// What the store says of a changed set of kinds before it is served:
+/// problems refuse the change (the previous set keeps serving), warnings
+/// are logged.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ChangeVerdict {
+    /// Why the change may not be served.
+    pub problems: Vec<String>,
+    /// What serving it does that the user should hear of.
+    pub warnings: Vec<String>,
+}
+
+/// Judges a change from the snapshot served (first) to the next (second):
+/// the store's [`crate::storage::app_store::AppStore::kind_change_check`].
+pub type ChangeCheck = Arc<dyn Fn(&Snapshot, &Snapshot) -> ChangeVerdict + Send + Sync>;
+
 /// Holds the current snapshot and publishes replacements.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Registry {
     tx: Arc<watch::Sender<Arc<Snapshot>>>,
     last_error: Arc<Mutex<Option<String>>>,
     /// The warnings of the latest accepted load (said once each).
     warned: Arc<Mutex<Vec<String>>>,
+    /// What judges a change before it is served, once a store is there.
+    check: Arc<Mutex<Option<ChangeCheck>>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("snapshot", &self.tx.borrow().hash)
+            .field("last_error", &self.last_error)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Registry {
@@ -250,7 +276,37 @@ impl Registry {
             tx: Arc::new(tx),
             last_error: Arc::new(Mutex::new(None)),
             warned: Arc::new(Mutex::new(warned)),
+            check: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// Judges every later change with `check` before serving it.
+    pub fn check_changes_with(&self, check: ChangeCheck) {
+        if let Ok(mut slot) = self.check.lock() {
+            *slot = Some(check);
+        }
+    }
+
+    /// `next` if the change check (if any) lets it be served after
+    /// `previous`; its warnings are logged.
+    fn checked(&self, next: Snapshot, previous: &Snapshot) -> Result<Snapshot, LoadError> {
+        if next.hash == previous.hash {
+            return Ok(next);
+        }
+        let check = self.check.lock().ok().and_then(|c| c.clone());
+        let Some(check) = check else {
+            return Ok(next);
+        };
+        let verdict = check(previous, &next);
+        if !verdict.problems.is_empty() {
+            return Err(LoadError::Invalid {
+                problems: verdict.problems,
+            });
+        }
+        for warning in &verdict.warnings {
+            tracing::warn!("{warning}");
+        }
+        Ok(next)
     }
 
     /// Loads `path` into a new registry; fails if the definitions are invalid.
@@ -282,7 +338,10 @@ impl Registry {
     /// logged and the current snapshot stays.
     pub(crate) fn apply(&self, next: Result<Loaded, LoadError>) -> bool {
         let previous = self.snapshot();
-        match next.and_then(|loaded| Snapshot::build_after(loaded, &previous)) {
+        match next
+            .and_then(|loaded| Snapshot::build_after(loaded, &previous))
+            .and_then(|snapshot| self.checked(snapshot, &previous))
+        {
             Ok(snapshot) => {
                 let changed = snapshot.hash != self.tx.borrow().hash;
                 // As at the start (a chart scaffolded again says what it

@@ -180,6 +180,15 @@ impl AppStore {
     }
 
     /// The cache the apps are read from.
+    /// What the registry asks before it serves a change of the kinds:
+    /// whether stored apps would be left unserved ([`super::stranded`]).
+    pub fn kind_change_check(&self) -> crate::kinds::registry::ChangeCheck {
+        let cache = self.cache.clone();
+        std::sync::Arc::new(move |previous, next| {
+            super::stranded::verdict(&cache.snapshot().0, previous, next)
+        })
+    }
+
     pub(crate) fn cache(&self) -> &WatchCache {
         &self.cache
     }

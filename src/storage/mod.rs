@@ -44,6 +44,7 @@ pub mod release_json;
 mod release_naming;
 mod spec_on_read;
 pub mod store_lock;
+mod stranded;
 mod view_labels;
 
 use std::collections::HashMap;

@@ -1435,6 +1435,67 @@ fn scaffolded_kinds_are_served_and_reloaded() {
     );
     let out = kubectl(&["get", "vaults"], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // A new release prefix for a kind with a stored app is refused: the app
+    // would vanish from reads, and created again be a second Helm release.
+    let out = kubectl(
+        &["apply", "-f", "-"],
+        Some(
+            "apiVersion: apps.cozystack.io/v1alpha1\nkind: Vault\nmetadata: {name: v1, namespace: default}\nspec: {}\n",
+        ),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let refusals = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .matches("change refused")
+            .count()
+    };
+    let refused_before = refusals();
+    std::fs::write(
+        kinds.join("vault.yaml"),
+        "kind: Vault\nopenAPISchema: {type: object, x-kubernetes-preserve-unknown-fields: true}\n\
+         release: {prefix: vlt-, chartRef: {kind: ExternalArtifact, name: vault}}\n",
+    )
+    .unwrap();
+    wait_for(
+        &|| refusals() > refused_before,
+        "the new prefix not refused",
+    );
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains(
+            "kind Vault: release prefix \"vlt-\" (it was \"vault-\") would leave 1 stored app \
+             (HelmRelease default/vault-v1) unserved"
+        ),
+        "{logged}"
+    );
+    let out = kubectl(&["get", "vaults", "-o", "name"], None);
+    assert_eq!(
+        text(&out.stdout).trim(),
+        "vault.apps.cozystack.io/v1",
+        "{}",
+        text(&out.stderr)
+    );
+    // Dropping the kind is a choice: served without it, its app named.
+    std::fs::remove_file(kinds.join("vault.yaml")).unwrap();
+    wait_for(
+        &|| {
+            std::fs::read_to_string(&log).unwrap_or_default().contains(
+                "kind Vault in apps.cozystack.io is no longer defined: 1 stored app (HelmRelease \
+                 default/vault-v1) is not served any more",
+            )
+        },
+        "the dropped kind's app not named",
+    );
+    wait_for(
+        &|| {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .contains("Kinds: reloaded (vaults removed)")
+        },
+        "the dropped kind not served",
+    );
 }
 
 /// A chart with a `values.schema.json` and readme-generator comments in its

@@ -63,6 +63,8 @@ pub(super) async fn start_cluster_server(
         .map_err(helm_releases_unlistable)?;
     let backend = Backend::Cluster(Box::new(store));
     let apps = AppStore::new(WatchCache::start(backend.clone()), backend);
+    // A reload that would leave stored apps unserved is refused or said.
+    registry.check_changes_with(apps.kind_change_check());
     let running = server::start(ServerConfig {
         listen,
         cert_pem,

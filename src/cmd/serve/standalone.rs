@@ -94,6 +94,8 @@ pub(super) async fn serve_standalone(
     crate::apiserver::handlers::namespaces::resume_deletions(&store, &registry);
     let backend = Backend::Embedded(store.clone());
     let apps = AppStore::new(WatchCache::start(backend.clone()), backend);
+    // A reload that would leave stored apps unserved is refused or said.
+    registry.check_changes_with(apps.kind_change_check());
     let running = server::start(ServerConfig {
         listen,
         cert_pem: format!("{}{}", credentials.serving.cert_pem, credentials.ca_pem),

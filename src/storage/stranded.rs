@@ -1,0 +1,187 @@
+//! Stored apps a change of the kinds would leave unserved. An app is its
+//! HelmRelease, found by its kind's labels and release prefix; a reload
+//! that changes a kind's prefix, or drops the kind, leaves the HelmReleases
+//! of its apps where they are — Flux keeps reconciling them — but no longer
+//! served: `kubectl get` stops showing them, and creating one again under
+//! a new prefix would install a second Helm release of the same app.
+//!
+//! So, before a changed set of kinds is served ([`verdict`], installed on
+//! the registry by [`super::app_store::AppStore::kind_change_check`]): a
+//! new release prefix for a kind with stored apps is refused (the previous
+//! kinds keep serving), and a kind dropped with stored apps is a warning
+//! naming them (dropping a kind is a choice; its apps keep running).
+
+use std::collections::HashMap;
+
+use super::cache::Objects;
+use crate::kinds::registry::{ChangeVerdict, ServedKind, Snapshot};
+
+/// How many HelmReleases a message names before `and N more`.
+const NAMED: usize = 3;
+
+/// What serving `next` after `previous` would do to the apps in `objects`
+/// (the watch cache's HelmReleases).
+pub(crate) fn verdict(objects: &Objects, previous: &Snapshot, next: &Snapshot) -> ChangeVerdict {
+    // The previous kinds by their kind label (one group per store).
+    let by_label: HashMap<&str, &ServedKind> = previous
+        .kinds()
+        .iter()
+        .map(|k| (k.resolved.definition.kind.as_str(), k.as_ref()))
+        .collect();
+    // Each previous kind's apps, as `namespace/release`.
+    let mut apps: HashMap<&str, Vec<String>> = HashMap::new();
+    for (key, stored) in objects {
+        let Some(kind) = stored.kind_label().and_then(|label| by_label.get(label)) else {
+            continue;
+        };
+        if key
+            .name()
+            .starts_with(kind.resolved.release_prefix.as_str())
+        {
+            apps.entry(kind.resolved.definition.kind.as_str())
+                .or_default()
+                .push(format!("{}/{}", key.namespace(), key.name()));
+        }
+    }
+    let mut verdict = ChangeVerdict::default();
+    for kind in previous.kinds() {
+        let d = &kind.resolved.definition;
+        let Some(releases) = apps.get(d.kind.as_str()) else {
+            continue;
+        };
+        let was = &kind.resolved.release_prefix;
+        let now = next.kinds().iter().find(|k| {
+            k.resolved.definition.kind == d.kind && k.resolved.definition.group == d.group
+        });
+        let (are, them) = if releases.len() == 1 {
+            ("is", "it")
+        } else {
+            ("are", "them")
+        };
+        match now {
+            None => verdict.warnings.push(format!(
+                "kind {} in {} is no longer defined: {} {are} not served any more, and Flux keeps \
+                 reconciling {them}; define the kind again to manage {them}",
+                d.kind,
+                d.group,
+                stored_apps(releases)
+            )),
+            Some(now) if &now.resolved.release_prefix != was => verdict.problems.push(format!(
+                "kind {}: release prefix {} (it was {}) would leave {} unserved, and an app created \
+                 again would be a second Helm release of it; keep the prefix {}",
+                d.kind,
+                crate::golang::quote(&now.resolved.release_prefix),
+                crate::golang::quote(was),
+                stored_apps(releases),
+                crate::golang::quote(was),
+            )),
+            Some(_) => {}
+        }
+    }
+    verdict
+}
+
+/// `2 stored apps (HelmReleases team-a/postgres-db1, team-a/postgres-db2)`,
+/// naming [`NAMED`] at most.
+fn stored_apps(releases: &[String]) -> String {
+    let mut named = releases
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if releases.len() > NAMED {
+        named.push_str(&format!(" and {} more", releases.len() - NAMED));
+    }
+    match releases.len() {
+        1 => format!("1 stored app (HelmRelease {named})"),
+        n => format!("{n} stored apps (HelmReleases {named})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::kinds::load;
+    use crate::storage::cache::Stored;
+    use crate::storage::key::Key;
+
+    fn kinds(text: &str) -> Snapshot {
+        Snapshot::build(load::load_text(text, "kinds.yaml").unwrap()).unwrap()
+    }
+
+    const PG: &str = "kind: Postgres\nrelease: {prefix: postgres-, chartRef: {kind: ExternalArtifact, name: pg}}\n";
+    const REDIS: &str = "kind: Redis\nrelease: {chartRef: {kind: ExternalArtifact, name: redis}}\n";
+
+    fn objects(releases: &[(&str, &str, &str)]) -> Objects {
+        releases
+            .iter()
+            .map(|(namespace, name, kind)| {
+                let object = json!({"metadata": {"namespace": namespace, "name": name,
+                    "resourceVersion": "1",
+                    "labels": {crate::storage::helm_release::KIND_LABEL: kind}}, "spec": {}});
+                (Key::new(namespace, name), Arc::new(Stored::new(&object)))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_new_prefix_for_a_kind_with_apps_is_refused() {
+        let stored = objects(&[
+            ("team-a", "postgres-db1", "Postgres"),
+            ("team-a", "postgres-db2", "Postgres"),
+            ("team-b", "postgres-db3", "Postgres"),
+            ("team-b", "postgres-db4", "Postgres"),
+            ("team-a", "redis-r1", "Redis"),
+        ]);
+        let before = kinds(&format!("{PG}---\n{REDIS}"));
+        let after = kinds(&format!("{}---\n{REDIS}", PG.replace("postgres-", "pg-")));
+        let verdict = verdict(&stored, &before, &after);
+        assert_eq!(
+            verdict.problems,
+            [
+                "kind Postgres: release prefix \"pg-\" (it was \"postgres-\") would leave 4 stored apps \
+                 (HelmReleases team-a/postgres-db1, team-a/postgres-db2, team-b/postgres-db3 and 1 more) \
+                 unserved, and an app created again would be a second Helm release of it; keep the \
+                 prefix \"postgres-\""
+            ]
+        );
+        assert!(verdict.warnings.is_empty(), "{verdict:?}");
+        // Without apps, the prefix is free to change.
+        let verdict = super::verdict(
+            &objects(&[("team-a", "redis-r1", "Redis")]),
+            &before,
+            &after,
+        );
+        assert!(
+            verdict.problems.is_empty() && verdict.warnings.is_empty(),
+            "{verdict:?}"
+        );
+    }
+
+    #[test]
+    fn a_kind_dropped_with_apps_is_a_warning() {
+        let stored = objects(&[("team-a", "redis-r1", "Redis"), ("x", "other", "Bucket")]);
+        let before = kinds(&format!("{PG}---\n{REDIS}"));
+        let verdict = verdict(&stored, &before, &kinds(PG));
+        assert!(verdict.problems.is_empty(), "{verdict:?}");
+        assert_eq!(
+            verdict.warnings,
+            [
+                "kind Redis in apps.cozystack.io is no longer defined: 1 stored app (HelmRelease \
+                 team-a/redis-r1) is not served any more, and Flux keeps reconciling it; define the \
+                 kind again to manage it"
+            ]
+        );
+        // A change that keeps every kind's prefix says nothing.
+        let verdict = super::verdict(&stored, &before, &before);
+        assert!(
+            verdict.problems.is_empty() && verdict.warnings.is_empty(),
+            "{verdict:?}"
+        );
+    }
+}
