@@ -310,6 +310,11 @@ pub struct SessionCheck {
     /// `renewTime + leaseDurationSeconds` minus the time of the diagnosis.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_in_seconds: Option<i64>,
+    /// The pid of the session's process when the Lease records one that
+    /// ran on this machine and is gone: the session is dead (`expired`)
+    /// however long its Lease has to run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_gone: Option<u32>,
 }
 
 /// A serve session and the objects carrying its label.

@@ -1392,6 +1392,7 @@ mod tests {
                     started: Some("2026-09-01T09:30:00Z".parse().unwrap()),
                     saved_api_services: None,
                     in_session_namespace: false,
+                    process: None,
                 },
                 api_services: vec!["v1alpha1.apps.cozystack.io".into()],
                 objects: vec![
@@ -1460,6 +1461,7 @@ mod tests {
                     started: Some("2026-09-01T11:30:00Z".parse().unwrap()),
                     saved_api_services: None,
                     in_session_namespace: false,
+                    process: None,
                 },
                 api_services: vec!["v1alpha1.apps.cozystack.io".into()],
                 objects: Vec::new(),

@@ -445,6 +445,7 @@ pub fn judge_lease(
         lease_duration_seconds: None,
         expired_for_seconds: None,
         expires_in_seconds: None,
+        process_gone: None,
     };
     if let Some(spec) = lease.and_then(|l| l.spec.as_ref()) {
         check.holder = spec.holder_identity.clone();
@@ -461,6 +462,13 @@ pub fn judge_lease(
             check.expired_for_seconds = since.map(|t| now.as_second() - t.as_second());
         }
         Liveness::Missing => check.state = SessionState::Missing,
+    }
+    if check.state == SessionState::Alive
+        && let Some(pid) = crate::register::session::process_gone(lease)
+    {
+        check.state = SessionState::Expired;
+        check.expires_in_seconds = None;
+        check.process_gone = Some(pid);
     }
     check
 }
@@ -574,14 +582,19 @@ pub fn state_text(s: &SessionCheck) -> String {
                 .map(|secs| format!(", expires in {}", crate::output::age(secs)))
                 .unwrap_or_default()
         ),
-        SessionState::Expired => match s.expired_for_seconds {
-            Some(secs) => format!(
+        SessionState::Expired => match (s.process_gone, s.expired_for_seconds) {
+            (Some(pid), _) => format!(
+                "dead: its process (pid {pid}) on this machine is gone (renewed {}, duration {}s)",
+                s.renew_time.clone().unwrap_or_default(),
+                s.lease_duration_seconds.unwrap_or(0)
+            ),
+            (None, Some(secs)) => format!(
                 "expired {} (renewed {}, duration {}s)",
                 ago(secs),
                 s.renew_time.clone().unwrap_or_default(),
                 s.lease_duration_seconds.unwrap_or(0)
             ),
-            None => "expired (no renewTime)".to_owned(),
+            (None, None) => "expired (no renewTime)".to_owned(),
         },
         SessionState::Missing => "not found".to_owned(),
         SessionState::Unknown => "could not be read".to_owned(),
@@ -726,6 +739,36 @@ mod tests {
             state_text(&expired),
             "expired 105s ago (renewed 2026-09-01T11:58:00Z, duration 15s)"
         );
+        // Alive by its Lease, but its process ran here and is gone (this
+        // process recorded under another start time: the pid was reused).
+        #[cfg(target_os = "linux")]
+        {
+            let mut here = crate::register::local_process::this_process()
+                .unwrap()
+                .split(' ')
+                .map(str::to_owned)
+                .collect::<Vec<_>>();
+            here[3] = "1".into();
+            let mut dead = lease("2026-09-01T11:59:55Z", 15);
+            dead.metadata.annotations = Some(
+                [(
+                    crate::register::session::PROCESS_ANNOTATION.to_owned(),
+                    here.join(" "),
+                )]
+                .into(),
+            );
+            let dead = judge_lease("abc", ns, Some(&dead), now());
+            assert_eq!(dead.state, SessionState::Expired);
+            assert_eq!(dead.process_gone, Some(std::process::id()));
+            assert_eq!(
+                state_text(&dead),
+                format!(
+                    "dead: its process (pid {}) on this machine is gone (renewed \
+                     2026-09-01T11:59:55Z, duration 15s)",
+                    std::process::id()
+                )
+            );
+        }
         assert_eq!(
             judge_lease("abc", ns, None, now()).state,
             SessionState::Missing

@@ -242,8 +242,12 @@ pub enum Occupant {
         holder: Option<String>,
         /// When it started (its Lease's annotation, else `acquireTime`).
         since: Option<Timestamp>,
-        /// Whether its Lease is alive.
+        /// Whether its Lease is alive (and its process, when it ran on this
+        /// machine, too).
         alive: bool,
+        /// The pid of its process, when that ran on this machine and is
+        /// gone ([`super::local_process::gone`]): then it is not alive.
+        gone: Option<u32>,
         /// What its Lease records.
         record: SessionRecord,
         /// The APIService as read.
@@ -344,14 +348,16 @@ pub async fn occupant(client: &Client, name: &str) -> Result<Occupant, kube::Err
         let lease = Api::<Lease>::namespaced(client.clone(), &namespace)
             .get_opt(&session::lease_name(&id))
             .await?;
-        let alive = matches!(
-            session::judge(lease.as_ref(), Timestamp::now()),
-            Liveness::Alive { .. }
-        );
         let record = lease
             .as_ref()
             .and_then(|l| SessionRecord::from_annotations(l.metadata.annotations.as_ref()).ok())
             .unwrap_or_default();
+        let gone = session::process_gone(lease.as_ref());
+        let alive = gone.is_none()
+            && matches!(
+                session::judge(lease.as_ref(), Timestamp::now()),
+                Liveness::Alive { .. }
+            );
         let spec = lease.as_ref().and_then(|l| l.spec.as_ref());
         let since = record
             .started
@@ -362,6 +368,7 @@ pub async fn occupant(client: &Client, name: &str) -> Result<Occupant, kube::Err
             holder: spec.and_then(|s| s.holder_identity.clone()),
             since,
             alive,
+            gone,
             record,
             object,
         });
@@ -654,6 +661,7 @@ mod tests {
             holder: Some("bob@box, pid 7".into()),
             since: Some("2026-09-01T11:00:00Z".parse().unwrap()),
             alive: true,
+            gone: None,
             record: SessionRecord::default(),
             object: json!({}),
         };

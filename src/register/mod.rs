@@ -33,6 +33,7 @@ pub mod file_lock;
 pub mod install;
 pub mod kubeconfig_file;
 pub mod lease;
+pub mod local_process;
 pub mod manifests;
 pub mod plan;
 pub mod previous_context;

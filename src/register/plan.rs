@@ -156,6 +156,7 @@ impl Plan {
             started: Some(self.started),
             saved_api_services: saved.then(|| session::saved_api_services_name(&self.id)),
             in_session_namespace,
+            process: super::local_process::this_process(),
         }
     }
 

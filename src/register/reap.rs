@@ -57,7 +57,9 @@ use crate::error_chain::error_chain;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Judge {
     /// `renewTime + leaseDurationSeconds` is in the past by this machine's
-    /// clock (`doctor`, `serve`: the same clock that renewed it, or near).
+    /// clock (`doctor`, `serve`: the same clock that renewed it, or near),
+    /// or the Lease records a process of this machine that is gone
+    /// ([`crate::register::session::process_gone`]).
     #[default]
     Clock,
     /// The Lease is gone or still at this `resourceVersion`: the caller saw
@@ -330,10 +332,12 @@ impl Reaping {
                 source,
             })?;
         let alive = match &options.judge {
-            Judge::Clock => matches!(
-                judge(lease.as_ref(), Timestamp::now()),
-                Liveness::Alive { .. }
-            ),
+            Judge::Clock => {
+                matches!(
+                    judge(lease.as_ref(), Timestamp::now()),
+                    Liveness::Alive { .. }
+                ) && crate::register::session::process_gone(lease.as_ref()).is_none()
+            }
             Judge::Unchanged { resource_version } => lease
                 .as_ref()
                 .is_some_and(|l| l.metadata.resource_version != *resource_version),

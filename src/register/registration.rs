@@ -205,8 +205,10 @@ fn api_error(what: impl Into<String>, source: kube::Error) -> RegisterError {
 pub enum Registering<'a> {
     /// The step it is on, or what it waits for (a spinner's message).
     Step(&'a str),
-    /// An expired session (its id) it has just reaped on the way.
-    Reaped(&'a str),
+    /// An expired session (its id) it has just reaped on the way, and the
+    /// pid of its process when that ran on this machine and is gone (the
+    /// session reaped before its Lease expired).
+    Reaped(&'a str, Option<u32>),
 }
 
 /// What registration did.
@@ -379,15 +381,17 @@ impl Registrar {
                 id,
                 namespace,
                 alive: alive @ false,
+                gone,
                 record,
                 ..
             } = &mut occupant
             {
-                if self.still_renewed(id, namespace, &mut tell).await? {
+                // A process gone from this machine renews nothing: no wait.
+                if gone.is_none() && self.still_renewed(id, namespace, &mut tell).await? {
                     *alive = true;
                 } else {
                     self.reap_expired(id, namespace, record, &name).await?;
-                    tell(Registering::Reaped(id));
+                    tell(Registering::Reaped(id, *gone));
                     occupant = self
                         .timed(
                             &format!("get apiservices.apiregistration.k8s.io/{name}"),
@@ -912,7 +916,7 @@ impl Registrar {
                 objects: session::named_objects(&id, &namespace, &record),
             };
             match reap::reap(&self.client, &target, self.limit).await {
-                Ok(Reaped::Reaped(_)) => tell(Registering::Reaped(&id)),
+                Ok(Reaped::Reaped(_)) => tell(Registering::Reaped(&id, None)),
                 Ok(Reaped::Alive { .. }) => {}
                 Err(err) => {
                     tracing::info!(session = %id, error = %crate::error_chain::error_chain(&err), "reap an expired session")

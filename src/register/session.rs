@@ -58,6 +58,10 @@ pub const API_SERVICES_ANNOTATION: &str = "kubectl-cozy.io/apiservices";
 pub const ROUTE_ANNOTATION: &str = "kubectl-cozy.io/route";
 /// Lease annotation: when the session started (RFC 3339).
 pub const STARTED_ANNOTATION: &str = "kubectl-cozy.io/started";
+/// Lease annotation: where the session's process runs, for a `serve` on
+/// the same machine to tell that it is gone
+/// ([`super::local_process`]).
+pub const PROCESS_ANNOTATION: &str = "kubectl-cozy.io/process";
 /// On a taken-over APIService: the SHA-256 of its saved original
 /// ([`SavedApiService::digest`]). The original waits in a ConfigMap of the
 /// session namespace, which whoever may write ConfigMaps there could edit;
@@ -285,6 +289,8 @@ pub struct SessionRecord {
     /// adopted or joined), which its reaper judges (and deletes once it
     /// carries the session's label and no other session lives there).
     pub in_session_namespace: bool,
+    /// Where its process runs ([`super::local_process::this_process`]).
+    pub process: Option<String>,
 }
 
 fn split_list(text: &str) -> Vec<String> {
@@ -323,6 +329,9 @@ impl SessionRecord {
                 "true".to_owned(),
             );
         }
+        if let Some(process) = &self.process {
+            out.insert(PROCESS_ANNOTATION.to_owned(), process.clone());
+        }
         out
     }
 
@@ -341,6 +350,7 @@ impl SessionRecord {
             .unwrap_or_default();
         record.route = get(ROUTE_ANNOTATION).map(str::to_owned);
         record.saved_api_services = get(SAVED_API_SERVICES_ANNOTATION).map(str::to_owned);
+        record.process = get(PROCESS_ANNOTATION).map(str::to_owned);
         record.in_session_namespace = [
             IN_SESSION_NAMESPACE_ANNOTATION,
             CREATED_NAMESPACE_ANNOTATION,
@@ -360,6 +370,18 @@ impl SessionRecord {
         }
         Ok(record)
     }
+}
+
+/// The pid of the session's process when its Lease records one that ran on
+/// this machine and is gone ([`super::local_process::gone`]): the session
+/// is dead, however long its Lease has to run.
+pub fn process_gone(lease: Option<&Lease>) -> Option<u32> {
+    lease?
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(PROCESS_ANNOTATION)
+        .and_then(|recorded| super::local_process::gone(recorded))
 }
 
 /// The Lease of a session as `serve` creates it: labelled, in the session
@@ -915,6 +937,7 @@ mod tests {
             started: Some(now()),
             saved_api_services: Some(saved_api_services_name("3f2a")),
             in_session_namespace: true,
+            process: Some("b00t pid:[4026531836] 4242 123456".into()),
         };
         let lease = lease_object(
             "3f2a",

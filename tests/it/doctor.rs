@@ -1509,6 +1509,7 @@ async fn expired_serve_session_is_reaped_but_a_live_one_is_left_alone() {
         started: Some(now),
         saved_api_services: None,
         in_session_namespace: false,
+        process: None,
     };
     kubectl_apply(&format!(
         "apiVersion: v1\nkind: Service\nmetadata: {{name: {service}, namespace: {ns}, labels: {{{SESSION_LABEL}: {id}}}}}\n\
@@ -1846,6 +1847,7 @@ async fn taken_over_and_reaped(edited: bool) {
         started: None,
         saved_api_services: Some(saved_name.clone()),
         in_session_namespace: false,
+        process: None,
     };
     let stale = k8s_openapi::jiff::Timestamp::now() - std::time::Duration::from_secs(2 * 3600);
     let lease: Lease =

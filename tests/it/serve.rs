@@ -1814,6 +1814,20 @@ async fn the_next_serve_reaps_an_expired_session_and_says_so_before_its_waits() 
     let killed = first.ready(START).await.expect("first ready");
     first.signal("-KILL");
     first.exit(END).await.expect("first killed");
+    // As a session of another machine records its process (this one's
+    // would be judged gone at once: the next test).
+    let leases: Api<k8s_openapi::api::coordination::v1::Lease> =
+        Api::namespaced(client.clone(), &ns);
+    leases
+        .patch(
+            &kubectl_cozy::register::session::lease_name(&killed.id),
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(serde_json::json!({"metadata": {"annotations": {
+                kubectl_cozy::register::session::PROCESS_ANNOTATION:
+                    "00000000-0000-0000-0000-000000000000 pid:[1] 1 1"}}})),
+        )
+        .await
+        .expect("annotate the Lease");
     // Expired: its Lease was last renewed at most 6 s ago.
     tokio::time::sleep(Duration::from_secs(8)).await;
     assert!(
@@ -1831,6 +1845,44 @@ async fn the_next_serve_reaps_an_expired_session_and_says_so_before_its_waits() 
         assert!(reaped < waited, "the reap is said after its wait:\n{out}");
     }
     assert!(reaped < position("Ready in ").expect("ready"), "{out}");
+    if let Err(left) = wait_session_gone(&client, &killed.id, END).await {
+        panic!("the killed session's objects remain: {left:?}\n{out}");
+    }
+    next.stop_cleanly("-TERM", &client, &ready.id, END).await;
+    namespace_gone(&client, &ns, END)
+        .await
+        .expect("namespace gone");
+}
+
+/// A session killed on this machine is reaped by the next `serve` of its
+/// group at once, its Lease still valid: the Lease records where its
+/// process ran, and this machine's `/proc` says it is gone. (Without the
+/// check the next serve was refused, naming a process that was not there.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_serve_on_the_same_machine_reaps_a_killed_session_at_once() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let kinds = kinds_dir(&group("gone"));
+    let ns = session_namespace("gone");
+    let args = external_name_args(&ns, &["--lease-duration", "300s", "--no-session-guard"]);
+    let mut first = ServeProcess::start(plane, &kinds, &args);
+    let killed = first.ready(START).await.expect("first ready");
+    let pid = first.child.id().expect("pid");
+    first.signal("-KILL");
+    first.exit(END).await.expect("first killed");
+
+    let mut next = ServeProcess::start(plane, &kinds, &args);
+    let ready = next.ready(START).await.expect("next ready");
+    let out = next.output();
+    assert!(
+        out.contains(&format!(
+            "Reaped serve session {}: its process (pid {pid}) on this machine is gone",
+            killed.id
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("still renews its Lease"), "{out}");
     if let Err(left) = wait_session_gone(&client, &killed.id, END).await {
         panic!("the killed session's objects remain: {left:?}\n{out}");
     }

@@ -110,8 +110,11 @@ pub(super) async fn serve_session(
         r = registrar.register(&plan, args.takeover, |event| match event {
             Registering::Step(step) => spinner.set_message(format!("registering: {step}")),
             // Said when it happens: the wait for its namespace comes after.
-            Registering::Reaped(id) => log.line(&format!(
+            Registering::Reaped(id, None) => log.line(&format!(
                 "Reaped expired serve session {id} (its Lease was no longer renewed)"
+            )),
+            Registering::Reaped(id, Some(pid)) => log.line(&format!(
+                "Reaped serve session {id}: its process (pid {pid}) on this machine is gone"
             )),
         }) => r,
         () = signals.next() => {
@@ -344,7 +347,8 @@ pub(super) async fn serve_session(
             .map_err(|e| CliError::other("register the APIServices", e))?;
         for name in &registered.took_over {
             log.line(&format!(
-                "Took over APIService {name}; it is restored when this session ends"
+                "Took over APIService {name}; it is given back when this session ends (deleted \
+                 instead if the session it was taken from has ended by then)"
             ));
         }
         apiservice::wait_available(&client, &names, left(), unreachable_after, progress)

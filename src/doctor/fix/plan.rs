@@ -729,6 +729,7 @@ mod tests {
                 lease_duration_seconds: None,
                 expired_for_seconds: None,
                 expires_in_seconds: None,
+                process_gone: None,
             },
             objects: vec![apiservice],
             served: Vec::new(),

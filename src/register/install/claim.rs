@@ -149,6 +149,7 @@ mod tests {
             holder: Some("bob@box, pid 7".into()),
             since: None,
             alive,
+            gone: None,
             record: SessionRecord::default(),
             object: json!({}),
         };
