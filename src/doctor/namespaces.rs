@@ -407,16 +407,42 @@ fn discovery_failure(
             .map(|(a, _)| format!("{}/{}", a.group, a.version))
             .collect()
     };
-    let what = if gvs.is_empty() {
-        format!("namespace {name} cannot finish deleting: API discovery fails")
-    } else {
-        format!(
+    // Discovery succeeded on the controller's last pass (aggregated
+    // discovery keeps an unavailable APIService's resources listed) and its
+    // deletes failed: the unavailable APIService fails the content, not
+    // the discovery.
+    let content = (discovery_cond.is_none() && !attributed.is_empty())
+        .then(|| e.cond_true("NamespaceDeletionContentFailure"))
+        .flatten();
+    let what = match (content.is_some(), gvs.is_empty()) {
+        (true, _) => format!(
+            "namespace {name} cannot finish deleting: its objects of {} cannot be deleted while their APIService \
+             is unavailable",
+            gvs.join(", ")
+        ),
+        (false, true) => format!("namespace {name} cannot finish deleting: API discovery fails"),
+        (false, false) => format!(
             "namespace {name} cannot finish deleting: API discovery fails for {}",
             gvs.join(", ")
+        ),
+    };
+    let (code, why) = if content.is_some() {
+        (
+            Code::NamespaceContentFailure,
+            "the namespace controller must delete every namespaced object before it removes the `kubernetes` \
+             finalizer; while an APIService is unavailable its deletes fail, and this holds for EVERY Terminating \
+             namespace in the cluster, not only this one",
+        )
+    } else {
+        (
+            Code::NamespaceDiscoveryFailure,
+            "the namespace controller must discover every namespaced resource type before it removes the `kubernetes` \
+             finalizer; while any group's discovery fails it keeps retrying, and this holds for EVERY Terminating \
+             namespace in the cluster, not only this one",
         )
     };
     let mut f = Finding::new(
-        Code::NamespaceDiscoveryFailure,
+        code,
         if attributed.is_empty() {
             Severity::Warning
         } else {
@@ -424,13 +450,11 @@ fn discovery_failure(
         },
         e.subject.clone(),
         what,
-        "the namespace controller must discover every namespaced resource type before it removes the `kubernetes` \
-         finalizer; while any group's discovery fails it keeps retrying, and this holds for EVERY Terminating \
-         namespace in the cluster, not only this one",
+        why,
     );
     let source = format!("Namespace {name} status.conditions[NamespaceDeletionDiscoveryFailure]");
     match (
-        discovery_cond,
+        discovery_cond.or(content),
         e.conditions
             .iter()
             .find(|c| c.type_ == "NamespaceDeletionDiscoveryFailure"),
@@ -1743,6 +1767,49 @@ mod tests {
         assert_eq!(
             blocks["APIServiceUnavailable:apiservice/v1alpha1.doctor-test.example.com"],
             vec!["team-a"]
+        );
+    }
+
+    /// Discovery succeeded on the controller's last pass (aggregated
+    /// discovery keeps an unavailable APIService's resources) and its
+    /// deletes failed with the APIService's 503: the finding says the
+    /// content fails, with that condition as evidence (it said discovery).
+    #[test]
+    fn an_unavailable_apiservice_failing_the_deletes_is_a_content_failure() {
+        let ns = terminating_ns(
+            "team-c",
+            serde_json::json!([{
+                "type": "NamespaceDeletionDiscoveryFailure", "status": "False", "reason": "ResourcesDiscovered",
+                "message": "All resources successfully discovered",
+                "lastTransitionTime": "2026-09-01T11:50:01Z"
+            }, {
+                "type": "NamespaceDeletionContentFailure", "status": "True", "reason": "ContentDeletionFailed",
+                "message": "Failed to delete all resource types, 1 remaining: the server is currently unable to handle the request",
+                "lastTransitionTime": "2026-09-01T11:50:01Z"
+            }]),
+        );
+        let (_, findings, blocks) = run(&[ns], &Content::default(), &[dead_api_service()]);
+        let f = &findings[0];
+        assert_eq!(f.code, Code::NamespaceContentFailure, "{findings:#?}");
+        assert_eq!(
+            f.what,
+            "namespace team-c cannot finish deleting: its objects of doctor-test.example.com/v1alpha1 cannot be \
+             deleted while their APIService is unavailable"
+        );
+        assert!(
+            f.evidence[0]
+                .observed
+                .contains("unable to handle the request"),
+            "{:?}",
+            f.evidence
+        );
+        assert_eq!(
+            f.caused_by,
+            vec!["APIServiceUnavailable:apiservice/v1alpha1.doctor-test.example.com"]
+        );
+        assert_eq!(
+            blocks["APIServiceUnavailable:apiservice/v1alpha1.doctor-test.example.com"],
+            vec!["team-c"]
         );
     }
 

@@ -358,7 +358,13 @@ fn namespaces_section(report: &Report, now: Timestamp) -> String {
             } else {
                 conditions.join(",")
             },
-            n.remaining.len().to_string(),
+            // The objects left in a Terminating namespace (or stuck in
+            // deletion); an Active one's content is not counted.
+            if n.deletion_timestamp.is_none() && n.remaining.is_empty() {
+                "-".into()
+            } else {
+                n.remaining.len().to_string()
+            },
             if n.blocked { "YES" } else { "no" }.to_owned(),
         ]);
     }
@@ -1601,6 +1607,33 @@ mod tests {
         let text = namespaces_section(&r, now);
         assert!(
             text.ends_with(": not checked (could not be read)\n"),
+            "{text}"
+        );
+    }
+
+    /// An Active namespace's content is not counted: `-`, not `0` objects
+    /// (`doctor -n team-a` of a namespace holding apps said 0).
+    #[test]
+    fn an_active_namespaces_objects_are_not_counted() {
+        let mut r = fixtures::dead_api_service_blocking_namespaces();
+        r.scope.namespaces = ScopeKind::Namespace;
+        let mut active = r.namespaces[0].clone();
+        active.name = "quiet".into();
+        active.phase = "Active".into();
+        active.deletion_timestamp = None;
+        active.terminating_seconds = None;
+        active.remaining.clear();
+        active.conditions.clear();
+        active.blocked = false;
+        r.namespaces = vec![active];
+        let text = namespaces_section(&r, r.generated_at.parse().unwrap());
+        let row = text
+            .lines()
+            .find(|l| l.starts_with("quiet "))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert_eq!(
+            row.split_whitespace().collect::<Vec<_>>(),
+            ["quiet", "Active", "-", "-", "-", "no"],
             "{text}"
         );
     }

@@ -1399,6 +1399,39 @@ async fn a_second_serve_for_the_same_group_is_refused_and_takeover_takes_it() {
         "{}",
         third.output()
     );
+    // The kinds change (both sessions read the same files) while the group
+    // is taken: the taker nudges its APIService, the first session leaves
+    // it alone (it wrote its kinds' hash on the taker's).
+    std::fs::write(
+        first.kinds.dir.path().join("nudge.yaml"),
+        format!(
+            "kind: Nudge\ngroup: {}\nrelease: {{chartRef: {{kind: ExternalArtifact, name: nudge}}}}\n",
+            first.kinds.group
+        ),
+    )
+    .expect("write a kind");
+    first
+        .serve
+        .wait_line(
+            &format!(
+                "Kinds: APIService {name} is not this session's now; its discovery is left alone"
+            ),
+            Duration::from_secs(20),
+        )
+        .await
+        .unwrap_or_else(|| panic!("no word of the taken APIService: {}", first.serve.output()));
+    third
+        .wait_line(
+            "Kinds: reloaded (nudges added), serving ",
+            Duration::from_secs(20),
+        )
+        .await
+        .unwrap_or_else(|| panic!("the taker did not reload: {}", third.output()));
+    assert!(
+        !first.serve.output().contains("could not nudge"),
+        "{}",
+        first.serve.output()
+    );
     first.serve.signal("-INT");
     first
         .serve

@@ -4,7 +4,9 @@
 //! re-scaffolded with `--charts`), serve writes the new kinds' hash into an
 //! annotation of each of its APIServices, so `kubectl get <new kind>` works
 //! within about a second. A group/version that was not served at start has
-//! no APIService; serve says so (a restart registers it).
+//! no APIService; serve says so (a restart registers it). An APIService
+//! another session has taken over (`--takeover`) is not touched: the nudge
+//! is a JSON patch that first tests the session label.
 
 use std::collections::BTreeSet;
 
@@ -14,12 +16,14 @@ use kube::api::{Api, Patch, PatchParams};
 use super::console::Log;
 use crate::kinds::Registry;
 use crate::register::apiservice::GroupVersion;
-use crate::register::session::KINDS_HASH_ANNOTATION;
+use crate::register::session::{KINDS_HASH_ANNOTATION, SESSION_LABEL};
 
-/// Follows `registry` until the task is dropped, nudging `api_services`.
+/// Follows `registry` until the task is dropped, nudging `api_services`
+/// while they are session `own`'s.
 pub(super) fn spawn(
     client: kube::Client,
     registry: Registry,
+    own: String,
     api_services: Vec<String>,
     served: Vec<GroupVersion>,
     log: Log,
@@ -44,18 +48,23 @@ pub(super) fn spawn(
                     ));
                 }
             }
-            let hash = &snapshot.hash()[..16];
-            let patch = serde_json::json!({
-                "metadata": {"annotations": {KINDS_HASH_ANNOTATION: hash}}
-            });
+            let patch = nudge(&own, &snapshot.hash()[..16]);
             for name in &api_services {
-                if let Err(err) = api
-                    .patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                match api
+                    .patch(name, &PatchParams::default(), &Patch::Json::<()>(patch.clone()))
                     .await
                 {
-                    log.line(&format!(
+                    Ok(_) => {}
+                    // The label's test failed: another session holds it
+                    // (the ownership watch says so), or it is gone.
+                    Err(kube::Error::Api(status)) if status.code == 422 || status.code == 404 => {
+                        log.line(&format!(
+                            "Kinds: APIService {name} is not this session's now; its discovery is left alone"
+                        ));
+                    }
+                    Err(err) => log.line(&format!(
                         "Kinds: could not nudge APIService {name} to re-read discovery ({err}); kube-apiserver picks the change up within a minute"
-                    ));
+                    )),
                 }
             }
             log.line(&format!(
@@ -66,4 +75,15 @@ pub(super) fn spawn(
             previous = snapshot;
         }
     })
+}
+
+/// The patch that nudges an APIService of session `own`: the kinds' `hash`
+/// in [`KINDS_HASH_ANNOTATION`], only while its session label is `own`.
+fn nudge(own: &str, hash: &str) -> json_patch::Patch {
+    let escape = |key: &str| key.replace('~', "~0").replace('/', "~1");
+    serde_json::from_value(serde_json::json!([
+        {"op": "test", "path": format!("/metadata/labels/{}", escape(SESSION_LABEL)), "value": own},
+        {"op": "add", "path": format!("/metadata/annotations/{}", escape(KINDS_HASH_ANNOTATION)), "value": hash},
+    ]))
+    .expect("a JSON patch")
 }

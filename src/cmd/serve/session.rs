@@ -475,6 +475,7 @@ pub(super) async fn serve_session(
     let _kinds_follow = BackgroundTask(kinds_follow::spawn(
         client.clone(),
         registry.clone(),
+        plan.id.clone(),
         plan.api_service_names(),
         plan.served.clone(),
         log.clone(),

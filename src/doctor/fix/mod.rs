@@ -203,10 +203,13 @@ pub async fn apply(
                 } else {
                     "active".into()
                 },
+                // Notes too (a finalizer held for less than --stuck-after):
+                // a namespace still Terminating is held by something, and
+                // "-" beside it read as nothing.
                 blocked_by: after
                     .findings
                     .iter()
-                    .filter(|f| f.severity != Severity::Info && blocks_namespace(f, ns))
+                    .filter(|f| blocks_namespace(f, ns))
                     .map(|f| f.id.clone())
                     .collect(),
             },
