@@ -250,9 +250,10 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
         );
     }
 
-    // Namespace discovery failures are fixed by the actions fixing their causes.
+    // Namespace discovery (and content) failures are fixed by the actions
+    // fixing their causes.
     for f in &report.findings {
-        if f.code != Code::NamespaceDiscoveryFailure || f.caused_by.is_empty() {
+        if !fixed_by_its_causes(f) || f.caused_by.is_empty() {
             continue;
         }
         let all_planned = f.caused_by.iter().all(|c| covered.contains(c));
@@ -372,7 +373,7 @@ fn live_session_of<'a>(f: &Finding, report: &'a Report) -> Option<(&'a str, &'a 
     if unhealthy(f) {
         return of_api(&f.subject.name);
     }
-    if f.code != Code::NamespaceDiscoveryFailure {
+    if !fixed_by_its_causes(f) {
         return None;
     }
     f.caused_by
@@ -380,6 +381,15 @@ fn live_session_of<'a>(f: &Finding, report: &'a Report) -> Option<(&'a str, &'a 
         .filter_map(|id| report.findings.iter().find(|c| &c.id == id))
         .filter(|c| unhealthy(c))
         .find_map(|c| of_api(&c.subject.name))
+}
+
+/// A namespace's finding that its causes' fixes fix (`causedBy`): API
+/// discovery failing, or the content of an unavailable APIService's group.
+fn fixed_by_its_causes(f: &Finding) -> bool {
+    matches!(
+        f.code,
+        Code::NamespaceDiscoveryFailure | Code::NamespaceContentFailure
+    )
 }
 
 fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String {
@@ -394,7 +404,7 @@ fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String
             .find(|s| s.check.id == check.id)
             .is_some_and(|s| route_has_agent(s.route.as_deref()));
         let wait = live_session_wait(name, check, agent, now);
-        return if f.code == Code::NamespaceDiscoveryFailure {
+        return if fixed_by_its_causes(f) {
             format!("its cause is not fixed by the plan: {wait}. {NEVER_BY_HAND}")
         } else {
             format!("{wait}. {NEVER_BY_HAND}")
@@ -744,5 +754,17 @@ mod tests {
         assert_eq!(by[&session.id], vec![1]);
         assert_eq!(by[&unavailable.id], vec![1]);
         assert_eq!(by[&ns_failure.id], vec![1]);
+        // The same when the namespace's deletes, not its discovery, failed.
+        let mut content_failure = ns_failure.clone();
+        content_failure.code = Code::NamespaceContentFailure;
+        content_failure.id = format!("{}:namespace/team-a", Code::NamespaceContentFailure);
+        r.findings = vec![
+            session.clone(),
+            unavailable.clone(),
+            content_failure.clone(),
+        ];
+        let fix = plan(&r, &opts(false));
+        assert_eq!(fix.actions.len(), 1, "{:?}", fix.actions);
+        assert_eq!(fixes_by_finding(&fix)[&content_failure.id], vec![1]);
     }
 }
