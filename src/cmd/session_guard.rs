@@ -9,7 +9,10 @@
 //! - if serve stops renewing the Lease without its teardown (SIGKILL, a
 //!   crash, the process frozen past the Lease), it reaps the session —
 //!   APIServices first, restoring taken-over ones — prints
-//!   `session-guard reaped session ID: …` and exits;
+//!   `session-guard reaped session ID: …` and exits; when serve's process
+//!   is gone with its Lease still there, it does not wait for the Lease to
+//!   expire (the APIServices of a dead server stall every namespace
+//!   deletion meanwhile): it reaps within about a second;
 //! - if the Lease cannot be read for [`GIVE_UP_AFTER`] once serve is gone
 //!   (the cluster gone, the credentials expired; while serve runs it waits
 //!   on, as serve does), or a reap stays incomplete that long (an
@@ -54,7 +57,8 @@ pub struct SessionGuardArgs {
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_request_timeout)]
     pub give_up_after: Duration,
 
-    /// The serve process: while it runs, an unreadable Lease is waited out
+    /// The serve process: while it runs, an unreadable Lease is waited out;
+    /// once it is gone with its Lease still there, the session is reaped
     #[arg(long, value_name = "PID")]
     pub serve_pid: Option<u32>,
 }
@@ -78,8 +82,19 @@ pub async fn run(args: SessionGuardArgs, ctx: &Ctx) -> Result<ExitStatus, CliErr
     };
     let lease = session::lease_name(&args.session);
     let leases: Api<Lease> = Api::namespaced(client.clone(), &args.session_namespace);
+    // Serve's process gone is news once: a Lease renewed after it (a pid
+    // that was not serve's) sends the guard back to the Lease alone.
+    let mut serve_pid = args.serve_pid;
     loop {
-        let Some(expired) = sentinel::watch(&client, &config).await else {
+        let watched = tokio::select! {
+            expired = sentinel::watch(&client, &config) => expired,
+            Some(left) = serve_gone(serve_pid, &leases, &lease, config.limit) => {
+                tracing::info!(session = %args.session, "serve's process is gone");
+                serve_pid = None;
+                Some(left)
+            }
+        };
+        let Some(expired) = watched else {
             // A network gone for a while: serve, still running, renews
             // again once it is back, and needs its guard then.
             if args.serve_pid.is_some_and(serve_alive) {
@@ -132,6 +147,43 @@ pub async fn run(args: SessionGuardArgs, ctx: &Ctx) -> Result<ExitStatus, CliErr
         }
     }
 }
+
+/// Waits until process `pid` (serve) is gone, then reads its session's
+/// Lease: what it left, as an expiry the reap judges by (the Lease gone:
+/// its teardown ran). Never, without a pid.
+async fn serve_gone(
+    pid: Option<u32>,
+    leases: &Api<Lease>,
+    lease: &str,
+    limit: Duration,
+) -> Option<sentinel::Expired> {
+    // Where a process cannot be looked at, only the Lease tells.
+    let Some(pid) = pid.filter(|_| CAN_TELL_PROCESSES) else {
+        return std::future::pending().await;
+    };
+    while serve_alive(pid) {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    // Unreadable: the Lease's own watch goes on.
+    let read = tokio::time::timeout(limit, leases.get_opt(lease)).await;
+    let Ok(Ok(found)) = read else {
+        return std::future::pending().await;
+    };
+    Some(sentinel::Expired {
+        resource_version: found
+            .as_ref()
+            .and_then(|l| l.metadata.resource_version.clone()),
+        record: found
+            .as_ref()
+            .and_then(|l| {
+                session::SessionRecord::from_annotations(l.metadata.annotations.as_ref()).ok()
+            })
+            .unwrap_or_default(),
+    })
+}
+
+/// Whether [`serve_alive`] looks at the process (else it says no).
+const CAN_TELL_PROCESSES: bool = cfg!(all(target_os = "linux", target_env = "gnu"));
 
 /// Whether process `pid` (serve) still exists.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
