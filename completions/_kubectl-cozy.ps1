@@ -447,7 +447,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('--session-namespace', '--session-namespace', [CompletionResultType]::ParameterName, 'The session namespace, where its Lease is')
             [CompletionResult]::new('--lease-grace', '--lease-grace', [CompletionResultType]::ParameterName, 'Added to the Lease''s duration before the session counts as dead')
             [CompletionResult]::new('--give-up-after', '--give-up-after', [CompletionResultType]::ParameterName, 'How long the Lease may be unreadable (with serve gone) before the guard exits')
-            [CompletionResult]::new('--serve-pid', '--serve-pid', [CompletionResultType]::ParameterName, 'The serve process: while it runs, an unreadable Lease is waited out')
+            [CompletionResult]::new('--serve-pid', '--serve-pid', [CompletionResultType]::ParameterName, 'The serve process: while it runs, an unreadable Lease is waited out; once it is gone with its Lease still there, the session is reaped')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)')
             [CompletionResult]::new('--context', '--context', [CompletionResultType]::ParameterName, 'The kubeconfig context to use')
             [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The kubeconfig cluster to use')

@@ -390,7 +390,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard"
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l session-namespace -d 'The session namespace, where its Lease is' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l lease-grace -d 'Added to the Lease\'s duration before the session counts as dead' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l give-up-after -d 'How long the Lease may be unreadable (with serve gone) before the guard exits' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l serve-pid -d 'The serve process: while it runs, an unreadable Lease is waited out' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l serve-pid -d 'The serve process: while it runs, an unreadable Lease is waited out; once it is gone with its Lease still there, the session is reaped' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l context -d 'The kubeconfig context to use' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand session-guard" -l cluster -d 'The kubeconfig cluster to use' -r -f

@@ -182,11 +182,22 @@ impl AppStore {
     /// The cache the apps are read from.
     /// What the registry asks before it serves a change of the kinds:
     /// whether stored apps would be left unserved ([`super::stranded`]).
+    /// It reads the cache without keeping it alive (the registry outlives
+    /// the store; the cache's upstream watch ends with the store).
     pub fn kind_change_check(&self) -> crate::kinds::registry::ChangeCheck {
-        let cache = self.cache.clone();
-        std::sync::Arc::new(move |previous, next| {
-            super::stranded::verdict(&cache.snapshot().0, previous, next)
+        let objects = self.cache.weak_objects();
+        std::sync::Arc::new(move |previous, next| match objects.objects() {
+            Some(objects) => super::stranded::verdict(&objects, previous, next),
+            None => crate::kinds::registry::ChangeVerdict::default(),
         })
+    }
+
+    /// Logs, once the cache is filled, the HelmReleases that carry a
+    /// served kind's labels but are no kind's ([`super::stranded::unserved`]).
+    pub fn say_unserved(&self, kinds: &crate::kinds::registry::Snapshot) {
+        for warning in super::stranded::unserved(&self.cache.snapshot().0, kinds) {
+            tracing::warn!("{warning}");
+        }
     }
 
     pub(crate) fn cache(&self) -> &WatchCache {
@@ -1018,6 +1029,29 @@ mod tests {
             again.message,
             "tenants.apps.cozystack.io \"demo\" already exists"
         );
+    }
+
+    /// The registry's change check outlives the store: it must not keep the
+    /// cache (and its upstream watch) alive.
+    #[tokio::test]
+    async fn the_kinds_change_check_does_not_keep_the_cache_alive() {
+        let backend =
+            Backend::Embedded(EmbeddedStore::open(std::path::Path::new(":memory:")).unwrap());
+        let store = AppStore::new(WatchCache::start(backend.clone()), backend);
+        store.wait_ready().await;
+        let objects = store.cache().weak_objects();
+        let check = store.kind_change_check();
+        assert!(objects.objects().is_some());
+        drop(store);
+        // The last cache gone, its sync task is aborted and its state freed
+        // (the check's hold would have kept both, and the upstream watch).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while objects.objects().is_some() {
+            assert!(std::time::Instant::now() < deadline, "the cache lives on");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let none = crate::kinds::registry::Snapshot::default();
+        assert_eq!(check(&none, &none), Default::default());
     }
 
     /// Create, read back, update (and a stale one), select, watch and delete,

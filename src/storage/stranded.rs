@@ -9,7 +9,10 @@
 //! the registry by [`super::app_store::AppStore::kind_change_check`]): a
 //! new release prefix for a kind with stored apps is refused (the previous
 //! kinds keep serving), and a kind dropped with stored apps is a warning
-//! naming them (dropping a kind is a choice; its apps keep running).
+//! naming them (dropping a kind is a choice; its apps keep running). At the
+//! start, when no previous kinds are known, HelmReleases that carry a served
+//! kind's labels without its prefix (the prefix changed while nothing ran)
+//! are a warning ([`unserved`]).
 
 use std::collections::HashMap;
 
@@ -79,6 +82,65 @@ pub(crate) fn verdict(objects: &Objects, previous: &Snapshot, next: &Snapshot) -
         }
     }
     verdict
+}
+
+/// At the start: for each served kind, the HelmReleases in `objects` that
+/// carry its kind label but are no served kind's (their name lacks the
+/// release prefix), as a warning.
+pub(crate) fn unserved(objects: &Objects, served: &Snapshot) -> Vec<String> {
+    let mut found: HashMap<&str, Vec<String>> = HashMap::new();
+    for (key, stored) in objects {
+        let Some(label) = stored.kind_label() else {
+            continue;
+        };
+        let mut same_kind = served
+            .kinds()
+            .iter()
+            .filter(|k| k.resolved.definition.kind == label)
+            .peekable();
+        if same_kind.peek().is_none()
+            || same_kind.any(|k| key.name().starts_with(k.resolved.release_prefix.as_str()))
+        {
+            continue;
+        }
+        found
+            .entry(label)
+            .or_default()
+            .push(format!("{}/{}", key.namespace(), key.name()));
+    }
+    let mut warnings = Vec::new();
+    for kind in served.kinds() {
+        let d = &kind.resolved.definition;
+        if let Some(releases) = found.remove(d.kind.as_str()) {
+            warnings.push(format!(
+                "kind {}: {} with its labels but without its release prefix {} {} not served (an app created \
+                 again would be a second Helm release); was the prefix changed?",
+                d.kind,
+                named_releases(&releases),
+                crate::golang::quote(&kind.resolved.release_prefix),
+                if releases.len() == 1 { "is" } else { "are" },
+            ));
+        }
+    }
+    warnings
+}
+
+/// `2 HelmReleases (team-a/postgres-db1, team-a/postgres-db2)`, naming
+/// [`NAMED`] at most.
+fn named_releases(releases: &[String]) -> String {
+    let mut named = releases
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if releases.len() > NAMED {
+        named.push_str(&format!(" and {} more", releases.len() - NAMED));
+    }
+    match releases.len() {
+        1 => format!("1 HelmRelease ({named})"),
+        n => format!("{n} HelmReleases ({named})"),
+    }
 }
 
 /// `2 stored apps (HelmReleases team-a/postgres-db1, team-a/postgres-db2)`,
@@ -161,6 +223,31 @@ mod tests {
             verdict.problems.is_empty() && verdict.warnings.is_empty(),
             "{verdict:?}"
         );
+    }
+
+    #[test]
+    fn releases_without_the_prefix_are_said_at_the_start() {
+        let stored = objects(&[
+            ("team-a", "postgres-db1", "Postgres"),
+            ("team-a", "pg-db2", "Postgres"),
+            ("team-a", "redis-r1", "Redis"),
+            ("x", "other", "Bucket"),
+        ]);
+        let served = kinds(&format!("{}---\n{REDIS}", PG.replace("postgres-", "pg-")));
+        assert_eq!(
+            unserved(&stored, &served),
+            [
+                "kind Postgres: 1 HelmRelease (team-a/postgres-db1) with its labels but without its release \
+                 prefix \"pg-\" is not served (an app created again would be a second Helm release); was the \
+                 prefix changed?"
+            ]
+        );
+        // Served as they are: nothing to say.
+        let stored = objects(&[
+            ("team-a", "postgres-db1", "Postgres"),
+            ("team-a", "redis-r1", "Redis"),
+        ]);
+        assert!(unserved(&stored, &kinds(&format!("{PG}---\n{REDIS}"))).is_empty());
     }
 
     #[test]

@@ -413,3 +413,40 @@ async fn an_app_made_invalid_by_a_tightened_kind_can_still_be_updated() {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(body.to_string().contains("cpu must be below 5"), "{body}");
 }
+
+/// A release prefix changed while no server ran: the next start says which
+/// HelmReleases carry the kind's labels without its prefix (their apps are
+/// not served), where a reload would have refused the change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prefix_changed_while_stopped_is_said_at_the_start() {
+    let kinds = tempfile::tempdir().unwrap();
+    let widget = |prefix: &str| {
+        format!(
+            "kind: Widget\nopenAPISchema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}\n\
+             release: {{prefix: {prefix}, chartRef: {{kind: ExternalArtifact, name: widget}}}}\n"
+        )
+    };
+    write(kinds.path(), "widget.yaml", &widget("widget-"));
+    let mut server = Standalone::serving("--kinds", kinds.path());
+    create(&client(&server).await, "Widget", "widgets", "w1", json!({})).await;
+    server.kill();
+    write(kinds.path(), "widget.yaml", &widget("wd-"));
+    server.start_again().expect("start again");
+    let (status, list) = call(
+        &client(&server).await,
+        Method::GET,
+        &format!("{GROUP_VERSION}/widgets"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    assert_eq!(list["items"], json!([]), "{list}");
+    let said = server.interrupt();
+    assert!(
+        said.contains(
+            "kind Widget: 1 HelmRelease (default/widget-w1) with its labels but without its release prefix \
+             \"wd-\" is not served"
+        ),
+        "{said}"
+    );
+}

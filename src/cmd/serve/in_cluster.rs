@@ -71,6 +71,7 @@ pub(super) async fn serve(
     };
     if synced {
         let snapshot = registry.snapshot();
+        apps.say_unserved(&snapshot);
         let kinds = snapshot.plurals();
         crate::stderr_line!(
             "Ready: serving {} kinds ({}) on https://{}, HelmRelease cache synced",

@@ -422,7 +422,10 @@ pub(super) async fn serve_session(
     // APIServices, and Ctrl-C ends it.
     let waited = match waited {
         Some(Ok(())) => tokio::select! {
-            () = apps.wait_ready() => Some(Ok(())),
+            () = apps.wait_ready() => {
+                apps.say_unserved(&registry.snapshot());
+                Some(Ok(()))
+            }
             () = tokio::time::sleep(left()) => Some(Err(CliError::other(
                 "fill the HelmRelease watch cache",
                 format!(

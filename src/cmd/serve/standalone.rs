@@ -119,6 +119,7 @@ pub(super) async fn serve_standalone(
     let spinner = crate::output::progress::spinner("waiting for the store's cache to load");
     apps.wait_ready().await;
     spinner.finish_and_clear();
+    apps.say_unserved(&registry.snapshot());
     let written = standalone::write_kubeconfig(&kubeconfig, &url, &credentials)
         .map_err(|e| CliError::other("write the kubeconfig", e))?;
     if let Some(before) = &written.replaced_server {

@@ -40,6 +40,7 @@ pub(super) async fn serve_unregistered(
     apps.wait_ready().await;
     spinner.finish_and_clear();
     let snapshot = registry.snapshot();
+    apps.say_unserved(&snapshot);
     let kinds = snapshot.plurals();
     crate::stderr_line!(
         "Serving {} ({}) on https://{}, storing HelmReleases in the cluster (no APIService registered: --route none)",

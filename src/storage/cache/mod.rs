@@ -252,6 +252,19 @@ pub struct WatchCache {
     task: Arc<tokio::task::JoinHandle<()>>,
 }
 
+/// The objects of a [`WatchCache`] while it lives ([`WatchCache::weak_objects`]).
+#[derive(Clone)]
+pub struct WeakObjects(std::sync::Weak<RwLock<State>>);
+
+impl WeakObjects {
+    /// The objects now, or `None` once the cache is gone.
+    pub fn objects(&self) -> Option<Objects> {
+        let state = self.0.upgrade()?;
+        let state = state.read().unwrap_or_else(|p| p.into_inner());
+        Some(state.objects.clone())
+    }
+}
+
 /// Why a watch cannot start where asked.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("too old resource version: {requested} ({oldest})")]
@@ -423,6 +436,13 @@ impl WatchCache {
     pub fn snapshot(&self) -> (Objects, u64) {
         let state = self.read();
         (state.objects.clone(), state.revision)
+    }
+
+    /// A reader of the objects that does not keep the cache alive: what
+    /// outlives it (the kinds registry's change check) holds this, so that
+    /// dropping the last [`WatchCache`] still stops its upstream watch.
+    pub fn weak_objects(&self) -> WeakObjects {
+        WeakObjects(Arc::downgrade(&self.state))
     }
 
     /// The objects as of `revision`, if that snapshot is still kept.

@@ -143,7 +143,8 @@ impl Standalone {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             // Our context: the current one may be another, unreachable.
-            let reached = self.kubectl(&["--context", "kubectl-cozy", "get", "postgreses"]);
+            // Ready: its cache loaded, whatever kinds it serves.
+            let reached = self.kubectl(&["--context", "kubectl-cozy", "get", "--raw", "/readyz"]);
             if reached.status.success() {
                 return Ok(());
             }

@@ -101,8 +101,22 @@ impl<'a> Converter<'a> {
                 "$schema" | "$id" | "id" | "$comment" | "$anchor" | "$dynamicAnchor"
                 | "$recursiveAnchor" | "$vocabulary" | "$defs" | "definitions" | "examples"
                 | "deprecated" | "$ref" | "$recursiveRef" | "$dynamicRef" | "allOf" | "anyOf"
-                | "oneOf" | "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum"
-                | "then" | "else" | "minContains" | "maxContains" => {}
+                | "oneOf" | "then" | "else" | "minContains" | "maxContains" => {}
+                // Read by `bounds_of` above; a bound of another type was
+                // dropped there without a word.
+                "minimum" | "maximum" => {
+                    if !v.is_number() {
+                        self.warn(&kw(k), format!("{k} must be a number; dropped"));
+                    }
+                }
+                "exclusiveMinimum" | "exclusiveMaximum" => {
+                    if !v.is_number() && !v.is_boolean() {
+                        self.warn(
+                            &kw(k),
+                            format!("{k} must be a number (draft 4: a boolean); dropped"),
+                        );
+                    }
+                }
                 "readOnly" | "writeOnly" => {
                     if v == &Value::Bool(true) {
                         self.warn(&kw(k), format!("{k} is not supported by Kubernetes; dropped"));
@@ -443,6 +457,36 @@ mod tests {
             errs[0].to_string(),
             "spec.d6: Invalid value: 5: spec.d6 in body should be greater than 5"
         );
+    }
+
+    /// A bound that is not a number is dropped with a warning (it went
+    /// without a word; Helm refuses such a schema).
+    #[test]
+    fn bounds_of_another_type_are_warned_of() {
+        let c = conv(spec(json!({
+            "replicas": {"type": "integer", "minimum": "one", "maximum": 9},
+            "ratio": {"type": "number", "exclusiveMaximum": "1", "exclusiveMinimum": true, "minimum": 0}
+        })));
+        assert!(c.is_ok(), "{:?}", c.errors);
+        assert_eq!(
+            prop(&c, "replicas"),
+            json!({"type": "integer", "maximum": 9})
+        );
+        assert!(has_warning(
+            &c,
+            "/properties/replicas/minimum",
+            "minimum must be a number; dropped"
+        ));
+        assert!(has_warning(
+            &c,
+            "/properties/ratio/exclusiveMaximum",
+            "exclusiveMaximum must be a number (draft 4: a boolean); dropped"
+        ));
+        assert_eq!(
+            prop(&c, "ratio"),
+            json!({"type": "number", "minimum": 0, "exclusiveMinimum": true})
+        );
+        assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
     }
 
     /// Cozystack's `x-cozystack-options` names a dashboard dropdown's source:
