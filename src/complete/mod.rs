@@ -135,7 +135,9 @@ pub fn complete(
     };
     let root = for_completion(root, output_formats);
     let pos = walk(
-        hide_unprinted_template_flags(root, output_formats, &[]),
+        each_command(root, &[], &|cmd, path| {
+            hide_unprinted_template_flags(cmd, output_formats(path))
+        }),
         words,
     );
 
@@ -200,7 +202,9 @@ fn word_candidates(pos: &Position) -> Completions {
 /// offer file names.
 pub fn for_completion(mut root: clap::Command, output_formats: OutputFormatsOf) -> clap::Command {
     root.build();
-    with_value_hints(narrow_output_formats(root, output_formats, &[]))
+    with_value_hints(each_command(root, &[], &|cmd, path| {
+        narrow_output_formats(cmd, output_formats(path))
+    }))
 }
 
 fn with_value_hints(cmd: clap::Command) -> clap::Command {
@@ -217,18 +221,29 @@ fn with_value_hints(cmd: clap::Command) -> clap::Command {
     .mut_subcommands(with_value_hints)
 }
 
-fn narrow_output_formats(
+/// `change` applied to `cmd` and every command below it, each with its path
+/// of subcommand names below the root (`["kinds", "scaffold"]`).
+fn each_command(
     cmd: clap::Command,
-    output_formats: OutputFormatsOf,
-    path: &[String],
+    path: &[&str],
+    change: &dyn Fn(clap::Command, &[&str]) -> clap::Command,
 ) -> clap::Command {
-    let names: Vec<&str> = path.iter().map(String::as_str).collect();
+    change(cmd, path).mut_subcommands(|sub| {
+        let name = sub.get_name().to_owned();
+        let mut sub_path = path.to_vec();
+        sub_path.push(&name);
+        each_command(sub, &sub_path, change)
+    })
+}
+
+/// `-o` of a command printing `declared` (`None`: it declares none)
+/// offers those formats.
+fn narrow_output_formats(cmd: clap::Command, declared: Option<&[OutputFormat]>) -> clap::Command {
     // `-o` reads `jsonpath=TEMPLATE` and `custom-columns=SPEC` too, which
     // are no values to offer; the names are (a command's own, else all of
     // them).
-    let declared = output_formats(&names);
     let formats = declared.unwrap_or(OutputFormat::value_variants());
-    let cmd = cmd.mut_args(|arg| {
+    cmd.mut_args(|arg| {
         if arg.get_id() != "output" {
             return arg;
         }
@@ -245,11 +260,6 @@ fn narrow_output_formats(
             let names: Vec<&str> = formats.iter().map(|f| f.name()).collect();
             arg.help(format!("Output format: {}", names.join(" or ")))
         }
-    });
-    cmd.mut_subcommands(|sub| {
-        let mut sub_path = path.to_vec();
-        sub_path.push(sub.get_name().to_owned());
-        narrow_output_formats(sub, output_formats, &sub_path)
     })
 }
 
@@ -265,19 +275,12 @@ fn prints_templates(declared: Option<&[OutputFormat]>) -> bool {
 /// keep these.
 fn hide_unprinted_template_flags(
     cmd: clap::Command,
-    output_formats: OutputFormatsOf,
-    path: &[String],
+    declared: Option<&[OutputFormat]>,
 ) -> clap::Command {
-    let names: Vec<&str> = path.iter().map(String::as_str).collect();
-    let shown = prints_templates(output_formats(&names));
-    let cmd = cmd.mut_args(|arg| match arg.get_id().as_str() {
+    let shown = prints_templates(declared);
+    cmd.mut_args(|arg| match arg.get_id().as_str() {
         "template" | "allow_missing_template_keys" if !shown => arg.hide(true),
         _ => arg,
-    });
-    cmd.mut_subcommands(|sub| {
-        let mut sub_path = path.to_vec();
-        sub_path.push(sub.get_name().to_owned());
-        hide_unprinted_template_flags(sub, output_formats, &sub_path)
     })
 }
 

@@ -179,7 +179,6 @@ impl AppStore {
         }
     }
 
-    /// The cache the apps are read from.
     /// What the registry asks before it serves a change of the kinds:
     /// whether stored apps would be left unserved ([`super::stranded`]).
     /// It reads the cache without keeping it alive (the registry outlives
@@ -200,6 +199,7 @@ impl AppStore {
         }
     }
 
+    /// The cache the apps are read from.
     pub(crate) fn cache(&self) -> &WatchCache {
         &self.cache
     }

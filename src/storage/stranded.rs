@@ -125,27 +125,26 @@ pub(crate) fn unserved(objects: &Objects, served: &Snapshot) -> Vec<String> {
     warnings
 }
 
-/// `2 HelmReleases (team-a/postgres-db1, team-a/postgres-db2)`, naming
-/// [`NAMED`] at most.
+/// `2 HelmReleases (team-a/postgres-db1, team-a/postgres-db2)`.
 fn named_releases(releases: &[String]) -> String {
-    let mut named = releases
-        .iter()
-        .take(NAMED)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if releases.len() > NAMED {
-        named.push_str(&format!(" and {} more", releases.len() - NAMED));
-    }
+    let named = listed(releases);
     match releases.len() {
         1 => format!("1 HelmRelease ({named})"),
         n => format!("{n} HelmReleases ({named})"),
     }
 }
 
-/// `2 stored apps (HelmReleases team-a/postgres-db1, team-a/postgres-db2)`,
-/// naming [`NAMED`] at most.
+/// `2 stored apps (HelmReleases team-a/postgres-db1, team-a/postgres-db2)`.
 fn stored_apps(releases: &[String]) -> String {
+    let named = listed(releases);
+    match releases.len() {
+        1 => format!("1 stored app (HelmRelease {named})"),
+        n => format!("{n} stored apps (HelmReleases {named})"),
+    }
+}
+
+/// `a, b, c and 2 more`: [`NAMED`] at most.
+fn listed(releases: &[String]) -> String {
     let mut named = releases
         .iter()
         .take(NAMED)
@@ -155,10 +154,7 @@ fn stored_apps(releases: &[String]) -> String {
     if releases.len() > NAMED {
         named.push_str(&format!(" and {} more", releases.len() - NAMED));
     }
-    match releases.len() {
-        1 => format!("1 stored app (HelmRelease {named})"),
-        n => format!("{n} stored apps (HelmReleases {named})"),
-    }
+    named
 }
 
 #[cfg(test)]
