@@ -1,24 +1,27 @@
 //! Whether a session's `serve` process, when it ran on this machine, is
 //! gone. A session's Lease records where its process runs
 //! (`kubectl-cozy.io/process`: the kernel's boot id, the PID namespace, the
-//! pid and the process's start time); a `serve` started again right after
+//! pid, the process's start time and its user id); a `serve` started again right after
 //! the first was killed finds the Lease still valid for up to its TTL, but
 //! when that record names this kernel and this PID namespace, `/proc` says
 //! for certain whether the process lives — a pid missing, or reused by a
 //! process started at another time, is gone — and the session can be
-//! reaped at once instead of refused. Anything else (another machine or
-//! container, no `/proc`, an older record) leaves the Lease to judge.
+//! reaped at once instead of refused. Only a process of this user is judged:
+//! `/proc` mounted with `hidepid` hides other users' processes, which would
+//! look gone. Anything else (another machine, container or user, no
+//! `/proc`, an older record) leaves the Lease to judge.
 
 use std::path::Path;
 
-/// This process as a session records it: `BOOT_ID PIDNS PID STARTTIME`,
-/// or `None` where `/proc` does not tell (not Linux).
+/// This process as a session records it: `BOOT_ID PIDNS PID STARTTIME
+/// UID`, or `None` where `/proc` does not tell (not Linux).
 pub fn this_process() -> Option<String> {
     let boot = boot_id()?;
     let namespace = pid_namespace()?;
     let pid = std::process::id();
     let started = start_time(pid)?;
-    Some(format!("{boot} {namespace} {pid} {started}"))
+    let uid = user_id()?;
+    Some(format!("{boot} {namespace} {pid} {started} {uid}"))
 }
 
 /// The pid of the process `recorded` (by [`this_process`]) names when it
@@ -26,10 +29,15 @@ pub fn this_process() -> Option<String> {
 /// tell (another kernel or PID namespace, an unreadable record).
 pub fn gone(recorded: &str) -> Option<u32> {
     let mut parts = recorded.split_whitespace();
-    let (boot, namespace, pid, started) =
-        (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+    let (boot, namespace, pid, started, uid) = (
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+        parts.next()?,
+    );
     let pid: u32 = pid.parse().ok()?;
-    if boot != boot_id()? || namespace != pid_namespace()? {
+    if boot != boot_id()? || namespace != pid_namespace()? || uid != user_id()?.to_string() {
         return None;
     }
     match start_time(pid) {
@@ -50,6 +58,12 @@ fn boot_id() -> Option<String> {
 fn pid_namespace() -> Option<String> {
     let link = std::fs::read_link("/proc/self/ns/pid").ok()?;
     Some(link.to_string_lossy().into_owned())
+}
+
+/// This process's user id (the owner of `/proc/self`).
+fn user_id() -> Option<u32> {
+    use std::os::unix::fs::MetadataExt as _;
+    Some(std::fs::metadata("/proc/self").ok()?.uid())
 }
 
 /// When process `pid` started, in clock ticks after boot (`/proc/PID/stat`'s
@@ -84,7 +98,8 @@ mod tests {
         let mut reused = me.split(' ').map(str::to_owned).collect::<Vec<_>>();
         reused[3] = "1".to_owned();
         assert_eq!(gone(&reused.join(" ")), Some(std::process::id()));
-        // Another kernel or PID namespace, or an unreadable record: cannot tell.
+        // Another kernel, PID namespace or user, or an unreadable record:
+        // cannot tell.
         let mut elsewhere = me.split(' ').map(str::to_owned).collect::<Vec<_>>();
         elsewhere[0] = "00000000-0000-0000-0000-000000000000".to_owned();
         assert_eq!(gone(&elsewhere.join(" ")), None);
@@ -92,6 +107,9 @@ mod tests {
         other_namespace[1] = "pid:[1]".to_owned();
         other_namespace[2] = pid.to_string();
         assert_eq!(gone(&other_namespace.join(" ")), None);
+        let mut other_user = parts.clone();
+        other_user[4] = (user_id().unwrap() + 1).to_string();
+        assert_eq!(gone(&other_user.join(" ")), None);
         assert_eq!(gone("nonsense"), None);
     }
 

@@ -1859,7 +1859,7 @@ async fn the_next_serve_reaps_an_expired_session_and_says_so_before_its_waits() 
             &kube::api::PatchParams::default(),
             &kube::api::Patch::Merge(serde_json::json!({"metadata": {"annotations": {
                 kubectl_cozy::register::session::PROCESS_ANNOTATION:
-                    "00000000-0000-0000-0000-000000000000 pid:[1] 1 1"}}})),
+                    "00000000-0000-0000-0000-000000000000 pid:[1] 1 1 0"}}})),
         )
         .await
         .expect("annotate the Lease");
