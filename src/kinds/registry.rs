@@ -168,6 +168,18 @@ impl Snapshot {
         }
     }
 
+    /// What the line serve prints on a reload adds when the change ends
+    /// open watches (a kind changed or removed: `kubectl get -w` of it
+    /// exits, as when a CRD changes), else nothing.
+    pub fn watches_ended_since(&self, previous: &Snapshot) -> &'static str {
+        let ends = previous.kinds.iter().any(|kind| !self.still_serves(kind));
+        if ends {
+            "; their open watches ended (kubectl get -w exits; informers watch again)"
+        } else {
+            ""
+        }
+    }
+
     /// SHA-256 (hex) of the definition set; ETags follow it.
     pub(crate) fn hash(&self) -> &str {
         &self.hash
@@ -520,6 +532,18 @@ mod tests {
             "buckets added, redises removed"
         );
         assert_eq!(changed.changes_since(&changed), "no kind changed");
+        assert!(
+            changed
+                .watches_ended_since(&before)
+                .contains("watches ended")
+        );
+        let added = Snapshot::build_after(
+            load::load_text(&format!("{changed_pg}---\n{REDIS}---\n{BUCKET}"), "d").unwrap(),
+            &changed,
+        )
+        .unwrap();
+        assert_eq!(added.changes_since(&changed), "buckets added");
+        assert_eq!(added.watches_ended_since(&changed), "", "nothing ended");
     }
 
     #[test]

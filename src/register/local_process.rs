@@ -26,7 +26,7 @@ pub fn this_process() -> Option<String> {
 
 /// The pid of the process `recorded` (by [`this_process`]) names when it
 /// ran here and is gone; `None` when it lives, or when this machine cannot
-/// tell (another kernel or PID namespace, an unreadable record).
+/// tell (another kernel, PID namespace or user, an unreadable record).
 pub fn gone(recorded: &str) -> Option<u32> {
     let mut parts = recorded.split_whitespace();
     let (boot, namespace, pid, started, uid) = (

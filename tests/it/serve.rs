@@ -1726,13 +1726,18 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
         .replacen("version: \"0.4.0\"", "version: \"0.5.0\"", 1);
     assert_ne!(edited, text);
     std::fs::write(&postgres, edited).expect("edit postgres.yaml");
-    serve
+    let reloaded = serve
         .wait_line(
             "Kinds: reloaded (postgreses changed), serving ",
             Duration::from_secs(20),
         )
         .await
         .unwrap_or_else(|| panic!("no reload: {}", serve.output()));
+    assert!(
+        reloaded
+            .ends_with("; their open watches ended (kubectl get -w exits; informers watch again)"),
+        "{reloaded}"
+    );
     // Read as the kind is now: defaulted.
     assert_eq!(
         kubectl_ok(

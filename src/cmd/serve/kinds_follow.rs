@@ -68,9 +68,10 @@ pub(super) fn spawn(
                 }
             }
             log.line(&format!(
-                "Kinds: reloaded ({}), serving {}; discovery refreshed",
+                "Kinds: reloaded ({}), serving {}; discovery refreshed{}",
                 snapshot.changes_since(&previous),
-                snapshot.kinds().len()
+                snapshot.kinds().len(),
+                snapshot.watches_ended_since(&previous)
             ));
             previous = snapshot;
         }

@@ -336,10 +336,11 @@ fn report_reloads(registry: &Registry) -> tokio::task::JoinHandle<()> {
             let snapshot = changes.borrow_and_update().clone();
             let plurals = snapshot.plurals();
             crate::stderr_line!(
-                "Kinds: reloaded ({}), serving {} ({})",
+                "Kinds: reloaded ({}), serving {} ({}){}",
                 snapshot.changes_since(&previous),
                 plurals.len(),
-                plurals.join(", ")
+                plurals.join(", "),
+                snapshot.watches_ended_since(&previous)
             );
             previous = snapshot;
         }
