@@ -643,10 +643,10 @@ impl Apps<'_> {
         // values nor moves the chart (a Helm upgrade), and write nothing at
         // all when the metadata is unchanged too.
         if current.get("spec") == app.get("spec")
-            && let Some(upstream) = self.stored_at(&kept, &release, &app, user).await
+            && let Some(mut upstream) = self.stored_at(&kept, &release, &app, user).await
         {
-            if let Some(spec) = upstream.get("spec") {
-                release.keep_spec(spec.clone());
+            if let Some(spec) = upstream.get_mut("spec").map(Value::take) {
+                release.keep_spec(spec);
             }
             if release.unchanged(&upstream) {
                 drop_later((app, stored, upstream));

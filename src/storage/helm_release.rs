@@ -450,7 +450,8 @@ impl ReleaseObject<'_> {
     }
 
     /// Whether writing this over `stored` (the HelmRelease as kept) would
-    /// change nothing: the same type, spec and metadata, but for what
+    /// change nothing: the same type, spec (a spec kept with
+    /// [`ReleaseObject::keep_spec`] is `stored`'s) and metadata, but for what
     /// kube-apiserver keeps itself whatever an update says (uid,
     /// resourceVersion, generation, timestamps) and the status (a
     /// subresource). Numbers are compared as written (`3.0` is not `3`).
@@ -484,7 +485,13 @@ impl ReleaseObject<'_> {
             && WRITTEN
                 .iter()
                 .all(|k| self.metadata.contains_key(*k) || !meta.contains_key(*k))
-            && serde_json::to_value(&self.spec).is_ok_and(|spec| stored.get("spec") == Some(&spec))
+            && match &self.spec {
+                // Kept from `stored` itself (`keep_spec`): the same.
+                SpecToWrite::Kept(_) => true,
+                SpecToWrite::Made(spec) => {
+                    serde_json::to_value(spec).is_ok_and(|spec| stored.get("spec") == Some(&spec))
+                }
+            }
     }
 }
 

@@ -81,10 +81,33 @@ pub(super) fn spawn(
 /// The patch that nudges an APIService of session `own`: the kinds' `hash`
 /// in [`KINDS_HASH_ANNOTATION`], only while its session label is `own`.
 fn nudge(own: &str, hash: &str) -> json_patch::Patch {
-    let escape = |key: &str| key.replace('~', "~0").replace('/', "~1");
-    serde_json::from_value(serde_json::json!([
-        {"op": "test", "path": format!("/metadata/labels/{}", escape(SESSION_LABEL)), "value": own},
-        {"op": "add", "path": format!("/metadata/annotations/{}", escape(KINDS_HASH_ANNOTATION)), "value": hash},
-    ]))
-    .expect("a JSON patch")
+    use json_patch::jsonptr::PointerBuf;
+    use json_patch::{AddOperation, PatchOperation, TestOperation};
+    json_patch::Patch(vec![
+        PatchOperation::Test(TestOperation {
+            path: PointerBuf::from_tokens(["metadata", "labels", SESSION_LABEL]),
+            value: own.into(),
+        }),
+        PatchOperation::Add(AddOperation {
+            path: PointerBuf::from_tokens(["metadata", "annotations", KINDS_HASH_ANNOTATION]),
+            value: hash.into(),
+        }),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pointers escape the keys' `/` (RFC 6901).
+    #[test]
+    fn the_nudge_tests_the_session_label_then_adds_the_hash() {
+        assert_eq!(
+            serde_json::to_value(nudge("3f2a", "abc")).unwrap(),
+            serde_json::json!([
+                {"op": "test", "path": "/metadata/labels/kubectl-cozy.io~1session", "value": "3f2a"},
+                {"op": "add", "path": "/metadata/annotations/kubectl-cozy.io~1kinds-hash", "value": "abc"},
+            ])
+        );
+    }
 }
