@@ -3,7 +3,8 @@
 # plane (the ignored `serve::bench` tests in tests/it/serve.rs):
 #   - start → APIService Available, with the split (certificates, objects,
 #     tunnel connected, Available), and SIGINT → exit;
-#   - the reap after SIGKILL with the default Lease (15 s);
+#   - the agent's reap after SIGKILL with the default Lease (15 s), without
+#     the local guard (`--no-session-guard`), which reaps within a second;
 #   - get p50/p99 and a 5,000-app list through the tunnel vs the
 #     external-name route vs straight to serve, interleaved in one run.
 # Nothing asserts a time.

@@ -84,7 +84,7 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No access log on stderr (cluster mode; standalone prints none)')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No access log on stderr (cluster mode; standalone prints none)')
             [CompletionResult]::new('--exit-on-disconnect', '--exit-on-disconnect', [CompletionResultType]::ParameterName, 'Exit (after cleaning up) when the tunnel drops instead of reconnecting')
-            [CompletionResult]::new('--no-session-guard', '--no-session-guard', [CompletionResultType]::ParameterName, 'Start no guard process (external-name route): a serve killed or crashed is then reaped only by the next serve or `doctor --fix`')
+            [CompletionResult]::new('--no-session-guard', '--no-session-guard', [CompletionResultType]::ParameterName, 'Start no guard process: a serve killed or crashed is then reaped only by the tunnel agent once its Lease expires, or (external-name route) by the next serve or `doctor --fix`')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Print every object the session would create (YAML; -o json a List, -o name names) and create nothing')
             [CompletionResult]::new('--impersonate', '--impersonate', [CompletionResultType]::ParameterName, 'Write HelmReleases as the requesting user (impersonation), so users need HelmRelease rights too')
             [CompletionResult]::new('--print-rbac', '--print-rbac', [CompletionResultType]::ParameterName, 'Print the RBAC objects the server and its users need (YAML, or -o json|name) and exit')

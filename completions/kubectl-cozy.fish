@@ -84,7 +84,7 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l stan
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l takeover -d 'Take over group/versions another server or session serves; restored byte for byte on exit (deleted instead if their own serve session has ended)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -s q -l quiet -d 'No access log on stderr (cluster mode; standalone prints none)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l exit-on-disconnect -d 'Exit (after cleaning up) when the tunnel drops instead of reconnecting'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l no-session-guard -d 'Start no guard process (external-name route): a serve killed or crashed is then reaped only by the next serve or `doctor --fix`'
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l no-session-guard -d 'Start no guard process: a serve killed or crashed is then reaped only by the tunnel agent once its Lease expires, or (external-name route) by the next serve or `doctor --fix`'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l dry-run -d 'Print every object the session would create (YAML; -o json a List, -o name names) and create nothing'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l impersonate -d 'Write HelmReleases as the requesting user (impersonation), so users need HelmRelease rights too'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand serve" -l print-rbac -d 'Print the RBAC objects the server and its users need (YAML, or -o json|name) and exit'

@@ -83,7 +83,7 @@ pub enum Command {
     /// Run the in-cluster end of serve's reverse tunnel (used by the agent pod)
     #[command(hide = true)]
     TunnelAgent(cmd::tunnel_agent::TunnelAgentArgs),
-    /// The local guard of an external-name serve session (started by serve)
+    /// The local guard of a serve session (started by serve)
     #[command(hide = true)]
     SessionGuard(cmd::session_guard::SessionGuardArgs),
 }

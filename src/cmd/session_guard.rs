@@ -1,8 +1,11 @@
-//! `kubectl-cozy session-guard` (hidden): the local guard of an
-//! external-name `serve` session, which has no agent in the cluster to reap
-//! it. Serve starts it detached (see `cmd/serve/guard.rs`), with serve's
-//! pid, once the session's Lease exists. It watches the Lease as the tunnel
-//! agent does ([`crate::register::sentinel`]), with the user's credentials:
+//! `kubectl-cozy session-guard` (hidden): the local guard of a `serve`
+//! session — the only reaper of an external-name session, which has no agent
+//! in the cluster; beside a tunnel session's agent, the one that sees serve's
+//! process go. Serve starts it detached (see `cmd/serve/guard.rs`), with
+//! serve's pid, once the session's Lease exists. It watches the Lease as the
+//! tunnel agent does ([`crate::register::sentinel`]), with the user's
+//! credentials (on the tunnel route with a grace a Lease's duration longer
+//! than the agent's, so that an agent that runs reaps an expired Lease first):
 //!
 //! - after serve's own teardown the Lease is gone: it exits within two
 //!   reads, reaping nothing (the teardown is serve's);

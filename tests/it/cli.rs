@@ -605,8 +605,15 @@ fn serve_refuses_the_flags_its_mode_ignores() {
             "--data applies to --standalone, not cluster mode",
         ),
         (
-            &["serve", "--kinds", kinds, "--no-session-guard"],
-            "--no-session-guard goes with --route external-name (through the tunnel, the agent pod guards the session)",
+            &[
+                "serve",
+                "--kinds",
+                kinds,
+                "--route",
+                "none",
+                "--no-session-guard",
+            ],
+            "--no-session-guard applies to a registered session (--route tunnel or external-name), not --route none",
         ),
     ] {
         let out = run_for(&mut cozy(args), std::time::Duration::from_secs(20))

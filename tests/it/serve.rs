@@ -489,12 +489,19 @@ async fn foreign_apiservice(plane: &Plane, group: &str) -> String {
     name
 }
 
+/// Without a guard (or with the machine gone), the agent reaps a killed
+/// session once its Lease expires.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_of_serve_is_reaped_by_the_agent_within_the_lease_ttl() {
     let _serial = CLUSTER_LOCK.lock().await;
     let plane = plane();
     let client = plane.client().await;
-    let mut s = TunnelSession::start(&client, "sigkill", &["--lease-duration", "6s"]).await;
+    let mut s = TunnelSession::start(
+        &client,
+        "sigkill",
+        &["--lease-duration", "6s", "--no-session-guard"],
+    )
+    .await;
     let ready = s.ready().await;
     let killed = Instant::now();
     s.serve.signal("-KILL");
@@ -518,6 +525,55 @@ async fn sigkill_of_serve_is_reaped_by_the_agent_within_the_lease_ttl() {
     namespace_gone(&client, &s.namespace, END)
         .await
         .expect("the agent deleted the namespace serve created");
+    s.runtime.shutdown(&client).await;
+}
+
+/// The agent cannot see serve's process, only its Lease; the guard serve
+/// starts beside itself sees the process go and reaps the session at once —
+/// here with a Lease of 300 s, longer than the test waits — the agent's
+/// Deployment with the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_tunnel_session_is_reaped_by_its_guard_without_waiting_for_the_lease() {
+    let _serial = CLUSTER_LOCK.lock().await;
+    let plane = plane();
+    let client = plane.client().await;
+    let mut s = TunnelSession::start(&client, "guarded", &["--lease-duration", "300s"]).await;
+    let ready = s.ready().await;
+    let said = s.serve.output();
+    let log = guard_log(&said);
+    s.serve.signal("-KILL");
+    s.serve.exit(END).await.expect("serve killed");
+    let killed = Instant::now();
+    s.expect_gone(&client, &ready.id).await;
+    eprintln!(
+        "[serve] tunnel route, SIGKILL → every labelled object gone after {:.1}s (Lease 300s: the guard's reap)",
+        killed.elapsed().as_secs_f64()
+    );
+    let reaped = format!("session-guard reaped session {}: ", ready.id);
+    let logged = loop {
+        let logged = std::fs::read_to_string(&log).unwrap_or_default();
+        if logged.contains(&reaped) || killed.elapsed() > END {
+            break logged;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let line = logged
+        .lines()
+        .find(|l| l.contains(&reaped))
+        .unwrap_or_else(|| {
+            panic!(
+                "the guard did not reap:\n{logged}\n--- agents ---\n{}",
+                s.runtime.logs()
+            )
+        });
+    assert!(!line.contains("not done"), "{line}");
+    assert_eq!(
+        exact(&client, &format!("v1alpha1.{}", s.kinds.group)).await,
+        None
+    );
+    namespace_gone(&client, &s.namespace, END)
+        .await
+        .expect("the guard deleted the namespace serve created");
     s.runtime.shutdown(&client).await;
 }
 
@@ -857,7 +913,8 @@ async fn a_left_session_namespace_is_adopted_shared_handed_over_and_removed_by_t
 
 /// A tunnel session that moved into another session's namespace and was
 /// handed it when that one left removes it through its agent after a
-/// SIGKILL: the namespace falls to the last session out even when it crashes.
+/// SIGKILL (no guard: the agent's reap is the one tested): the namespace
+/// falls to the last session out even when it crashes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_handed_over_namespace_is_removed_by_the_heirs_agent_after_a_sigkill() {
     let _serial = CLUSTER_LOCK.lock().await;
@@ -890,6 +947,7 @@ async fn a_handed_over_namespace_is_removed_by_the_heirs_agent_after_a_sigkill()
             "150s",
             "--lease-duration",
             "6s",
+            "--no-session-guard",
         ],
     );
     let heir_ready = match heir.ready(START).await {
@@ -2153,12 +2211,17 @@ mod bench {
         }
         println!();
         println!(
-            "## reap after SIGKILL (default Lease 15s, renewed every 5s; agent: poll 1s, grace 2s)"
+            "## the agent's reap after SIGKILL (default Lease 15s, renewed every 5s; agent: poll 1s, grace 2s; `--no-session-guard`)"
         );
         println!("| run | SIGKILL → every labelled object gone, s | agent's reap line |");
         println!("|---|---|---|");
         for run in 0..3 {
-            let mut s = TunnelSession::start(&client, &format!("bench-reap{run}"), &[]).await;
+            let mut s = TunnelSession::start(
+                &client,
+                &format!("bench-reap{run}"),
+                &["--no-session-guard"],
+            )
+            .await;
             let ready = s.ready().await;
             // Renewals come every 5 s: kill at a random point of the period.
             tokio::time::sleep(Duration::from_millis(1700 * run as u64)).await;

@@ -99,7 +99,7 @@ pub struct ServeArgs {
     #[arg(long)]
     pub exit_on_disconnect: bool,
 
-    /// Start no guard process (external-name route): a serve killed or crashed is then reaped only by the next serve or `doctor --fix`
+    /// Start no guard process: a serve killed or crashed is then reaped only by the tunnel agent once its Lease expires, or (external-name route) by the next serve or `doctor --fix`
     #[arg(long)]
     pub no_session_guard: bool,
 
@@ -403,11 +403,6 @@ pub(super) fn route_of(args: &ServeArgs) -> Result<RouteArg, CliError> {
     }
     if route != RouteArg::ExternalName && args.host.is_some() {
         return usage("--host goes with --route external-name");
-    }
-    if args.no_session_guard && route != RouteArg::ExternalName {
-        return usage(
-            "--no-session-guard goes with --route external-name (through the tunnel, the agent pod guards the session)",
-        );
     }
     if args.agent_service_external_name.is_some() && route != RouteArg::Tunnel {
         return usage("--agent-service-external-name goes with --route tunnel");

@@ -1,11 +1,16 @@
-//! Starting an external-name session's local guard
-//! ([`crate::cmd::session_guard`]): this binary again, detached — a session
+//! Starting a session's local guard ([`crate::cmd::session_guard`]): this
+//! binary again, detached — a session
 //! of its own where the platform allows (a process group of its own
 //! elsewhere), so Ctrl-C and a closed terminal do not reach it; stdin
 //! closed; on Linux no descriptor of serve's but its log; its output in
 //! `<state dir>/guards/<id>.log` — with serve's cluster flags, the context
 //! serve resolved, and serve's pid. Serve watches it: a guard that exits
 //! while the session runs is said, as the session is then unguarded.
+//!
+//! On the tunnel route the agent in the cluster reaps a session whose Lease
+//! expired; the guard adds what the agent cannot see, serve's process gone,
+//! and reaps an expired Lease only a Lease's duration after the agent would
+//! ([`TUNNEL_GUARD_GRACE`]), so that the two do not reap at once.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -17,10 +22,14 @@ use tokio::process::Command;
 
 use super::console::Log;
 use crate::cli::Ctx;
-use crate::register::plan::Plan;
+use crate::register::plan::{Plan, Route};
 
 /// Logs of guards older than this are removed when a guard starts.
 const LOG_KEPT_FOR: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The tunnel route's guard adds this and the Lease's duration to the
+/// Lease's expiry (the agent adds 2 s): an agent that runs reaps first.
+const TUNNEL_GUARD_GRACE: Duration = Duration::from_secs(2);
 
 /// A started guard.
 #[derive(Debug)]
@@ -187,6 +196,11 @@ fn guard_args(ctx: &Ctx, plan: &Plan) -> Vec<std::ffi::OsString> {
             args.push(flag.into());
             args.push(value.clone().into());
         }
+    }
+    if let Route::Tunnel { .. } = plan.route {
+        let grace = plan.lease_duration + TUNNEL_GUARD_GRACE;
+        args.push("--lease-grace".into());
+        args.push(format!("{}ns", grace.as_nanos()).into());
     }
     if let Some(limit) = global.request_timeout {
         args.push("--request-timeout".into());

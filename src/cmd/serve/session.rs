@@ -153,9 +153,10 @@ pub(super) async fn serve_session(
         &session::lease_name(&plan.id),
         lease::renew_every(plan.lease_duration),
     );
-    // No agent reaps an external-name session whose serve dies: a process
-    // of its own here does, once the Lease it records exists.
-    let guard = if matches!(plan.route, Route::ExternalName { .. }) && !args.no_session_guard {
+    // A process of its own here reaps the session once serve's process is
+    // gone, once the Lease it records exists: the external-name route has no
+    // agent, and the tunnel route's agent can only wait for the Lease.
+    let guard = if !args.no_session_guard {
         match guard::spawn(ctx, &plan, &state_dir, &log) {
             Ok(guard) => {
                 log.line(&format!(
@@ -166,9 +167,14 @@ pub(super) async fn serve_session(
                 Some(guard)
             }
             Err(e) => {
+                let reaper = match plan.route {
+                    Route::Tunnel { .. } => "the agent reaps this session once its Lease expires",
+                    Route::ExternalName { .. } => {
+                        "the next serve or `kubectl cozy doctor --fix` reaps this session"
+                    }
+                };
                 log.line(&format!(
-                    "Warning: no guard process ({e}); if serve dies, the next serve or `kubectl cozy doctor \
-                     --fix` reaps this session"
+                    "Warning: no guard process ({e}); if serve dies, {reaper}"
                 ));
                 None
             }

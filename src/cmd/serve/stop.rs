@@ -156,14 +156,14 @@ pub(super) async fn end(
     complete.get()
 }
 
-/// Who reaps the session once its Lease expires: the tunnel route's agent
-/// on its own; on the external-name route the guard process serve started
-/// (if it runs), else nothing until someone acts (and an unavailable
-/// APIService stalls namespace deletions meanwhile).
+/// Who reaps the session once its Lease expires: the guard process serve
+/// started (if it runs) — on the tunnel route also the agent, on its own —
+/// else nothing until someone acts (and an unavailable APIService stalls
+/// namespace deletions meanwhile).
 fn reapers(plan: &Plan) -> &'static str {
     match plan.route {
         crate::register::plan::Route::Tunnel { .. } => {
-            "the agent (or the next serve, or `kubectl cozy doctor --fix`)"
+            "its guard process or the agent (or the next serve, or `kubectl cozy doctor --fix`)"
         }
         crate::register::plan::Route::ExternalName { .. } => {
             "its guard process (without one, the next serve of a group, or `kubectl cozy doctor --fix`)"
