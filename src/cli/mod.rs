@@ -2,6 +2,7 @@
 //! shown in help (`kubectl cozy` when run as a kubectl plugin), logging set-up,
 //! dispatch to [`crate::cmd`], and the mapping of errors to exit codes.
 
+mod console_events;
 mod ctx;
 mod error;
 mod global;
@@ -228,7 +229,13 @@ pub fn main() -> ExitCode {
     if let (Command::Serve(args), Some(("serve", sub))) = (&mut cli.command, matches.subcommand()) {
         args.note_given(sub);
     }
-    init_logging(cli.global.verbosity, &cli.global);
+    // Logs kept in a file or a pod's log keep tracing's full lines.
+    let keeps_a_log = match &cli.command {
+        Command::TunnelAgent(_) | Command::SessionGuard(_) => true,
+        Command::Serve(args) => args.in_cluster,
+        _ => false,
+    };
+    init_logging(cli.global.verbosity, &cli.global, keeps_a_log);
     let verbosity = cli.global.verbosity;
     let (result, server, context) = run(cli, &name);
     error::report(result, server.as_deref(), context.as_deref(), verbosity)
@@ -322,8 +329,10 @@ fn run(cli: Cli, name: &str) -> (Result<ExitStatus, CliError>, Option<String>, O
 
 /// Logs go to stderr through tracing. `-v N` follows kubectl's scale: 0 shows
 /// warnings, 1–3 info, 4–5 debug, 6 and more trace and every request the
-/// command sends (method, URL, status, time); `RUST_LOG` overrides it.
-fn init_logging(verbosity: u8, global: &GlobalArgs) {
+/// command sends (method, URL, status, time); `RUST_LOG` overrides it. At
+/// the default verbosity a command that `keeps_a_log` not says its warnings
+/// as lines of its own ([`console_events`]).
+fn init_logging(verbosity: u8, global: &GlobalArgs, keeps_a_log: bool) {
     let level = match verbosity {
         0 => "warn",
         1..=3 => "info",
@@ -350,19 +359,26 @@ fn init_logging(verbosity: u8, global: &GlobalArgs) {
     // `insecure-skip-tls-verify: true`; kubectl says nothing there, so it
     // shows only when debugging.
     let tls = if verbosity >= 4 { level } else { "error" };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+    let from_env = tracing_subscriber::EnvFilter::try_from_default_env().ok();
+    let console = verbosity == 0 && from_env.is_none() && !keeps_a_log;
+    let filter = from_env.unwrap_or_else(|| {
         tracing_subscriber::EnvFilter::new(format!(
             "kubectl_cozy={level},kube={level},kubectl_cozy::http={requests},\
              kube_client::client={kube_answers},kube_client::client::builder={requests},\
              kube_client::client::tls={tls}"
         ))
     });
-    let _ = tracing_subscriber::fmt()
+    let events = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(global.stderr_color())
-        .with_target(verbosity >= 4)
-        .try_init();
+        .with_ansi(global.stderr_color());
+    let _ = if console {
+        events
+            .event_format(console_events::ConsoleEvents)
+            .try_init()
+    } else {
+        events.with_target(verbosity >= 4).try_init()
+    };
 }
 
 #[cfg(test)]

@@ -371,7 +371,7 @@ fn install(args: &InstallArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     let (message, warning) = plan.report(&installed, &path);
     writeln!(ctx.stdout(), "{message}").map_err(|e| CliError::io("write result", e))?;
     if let Some(warning) = warning {
-        eprintln!("warning: {warning}");
+        eprintln!("Warning: {warning}");
     }
     Ok(ExitStatus::Success)
 }

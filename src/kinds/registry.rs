@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 use super::definition::ResolvedKind;
 use super::load::{self, LoadError, Loaded};
@@ -259,11 +259,45 @@ pub struct ChangeVerdict {
 /// the store's [`crate::storage::app_store::AppStore::kind_change_check`].
 pub type ChangeCheck = Arc<dyn Fn(&Snapshot, &Snapshot) -> ChangeVerdict + Send + Sync>;
 
+/// What became of a change of the definitions that is news beyond the
+/// snapshot served: refused, or accepted after a refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Refused (why); the previous set keeps serving.
+    Refused(String),
+    /// Accepted after a refusal; `changed`: what is served changed (the
+    /// fix may restore exactly what was served).
+    ValidAgain {
+        /// Whether the snapshot served changed.
+        changed: bool,
+    },
+}
+
+impl Verdict {
+    /// The verdict as serve says it, beside its `Kinds: reloaded` lines.
+    pub fn line(&self) -> String {
+        match self {
+            Verdict::Refused(why) => format!(
+                "Kinds: change refused, still serving the previous set until the files are fixed: {why}"
+            ),
+            Verdict::ValidAgain { changed: true } => {
+                "Kinds: the definitions are valid again".to_owned()
+            }
+            Verdict::ValidAgain { changed: false } => {
+                "Kinds: the definitions are valid again; the kinds served are unchanged".to_owned()
+            }
+        }
+    }
+}
+
 /// Holds the current snapshot and publishes replacements.
 #[derive(Clone)]
 pub struct Registry {
     tx: Arc<watch::Sender<Arc<Snapshot>>>,
     last_error: Arc<Mutex<Option<String>>>,
+    /// Verdicts, to whoever says them ([`Registry::verdicts`]); with no one
+    /// listening, the registry logs them itself.
+    verdicts: broadcast::Sender<Verdict>,
     /// The warnings of the latest accepted load (said once each).
     warned: Arc<Mutex<Vec<String>>>,
     /// What judges a change before it is served, once a store is there.
@@ -287,6 +321,7 @@ impl Registry {
         Registry {
             tx: Arc::new(tx),
             last_error: Arc::new(Mutex::new(None)),
+            verdicts: broadcast::channel(16).0,
             warned: Arc::new(Mutex::new(warned)),
             check: Arc::new(Mutex::new(None)),
         }
@@ -341,6 +376,34 @@ impl Registry {
         self.tx.subscribe()
     }
 
+    /// The verdicts of later changes, to say as lines of one's own
+    /// ([`Verdict::line`]): while any such receiver lives, the registry no
+    /// longer logs them.
+    pub fn verdicts(&self) -> broadcast::Receiver<Verdict> {
+        self.verdicts.subscribe()
+    }
+
+    /// Hands `verdict` to its receivers, or logs it when there are none.
+    fn say(&self, verdict: Verdict) {
+        if self.verdicts.send(verdict.clone()).is_ok() {
+            return;
+        }
+        match verdict {
+            Verdict::Refused(text) => tracing::error!(
+                "kind definitions change refused, still serving the previous set until the files are fixed: {text}"
+            ),
+            // The level that showed the error (info is hidden by default).
+            Verdict::ValidAgain { changed } => tracing::warn!(
+                "kind definitions are valid again and accepted{}",
+                if changed {
+                    ""
+                } else {
+                    "; the kinds served are unchanged"
+                }
+            ),
+        }
+    }
+
     /// The error that refused the latest change, if the latest change was refused.
     pub fn last_error(&self) -> Option<String> {
         self.last_error.lock().map(|e| e.clone()).unwrap_or(None)
@@ -371,17 +434,8 @@ impl Registry {
                     .unwrap_or(false);
                 if recovered {
                     // Also when the fix restores exactly what was served:
-                    // the user needs to hear that the error is gone, at the
-                    // level that showed the error (info is hidden by default).
-                    tracing::warn!(
-                        kinds = snapshot.kinds.len(),
-                        "kind definitions are valid again and accepted{}",
-                        if changed {
-                            ""
-                        } else {
-                            "; the kinds served are unchanged"
-                        }
-                    );
+                    // the user needs to hear that the error is gone.
+                    self.say(Verdict::ValidAgain { changed });
                 }
                 if changed {
                     tracing::info!(kinds = snapshot.kinds.len(), hash = %&snapshot.hash[..12], "kind definitions reloaded");
@@ -391,9 +445,7 @@ impl Registry {
             }
             Err(err) => {
                 let text = err.to_string();
-                tracing::error!(
-                    "kind definitions change refused, still serving the previous set until the files are fixed: {text}"
-                );
+                self.say(Verdict::Refused(text.clone()));
                 if let Ok(mut e) = self.last_error.lock() {
                     *e = Some(text);
                 }
@@ -595,6 +647,36 @@ mod tests {
                 "kind definitions are valid again and accepted; the kinds served are unchanged"
             ),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn verdicts_go_to_whoever_says_them_and_are_then_not_logged() {
+        let (subscriber, logs) = crate::test_log::subscriber(None);
+        let said = tracing::subscriber::with_default(subscriber, || {
+            let registry =
+                Registry::new(Snapshot::build(load::load_text(PG, "a").unwrap()).unwrap());
+            let mut verdicts = registry.verdicts();
+            assert!(!registry.apply(load::load_text("kind: A\nkind: B\n", "dup.yaml")));
+            assert!(!registry.apply(load::load_text(PG, "a")));
+            assert!(registry.apply(load::load_text(&PG.replace("pg", "pq"), "a")));
+            std::iter::from_fn(|| verdicts.try_recv().ok())
+                .map(|v| v.line())
+                .collect::<Vec<_>>()
+        });
+        let logged = logs.text();
+        assert!(
+            !logged.contains("refused") && !logged.contains("valid again"),
+            "{logged}"
+        );
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said[0].starts_with("Kinds: change refused, still serving the previous set until the files are fixed: dup.yaml:2:1: "),
+            "{said:?}"
+        );
+        assert_eq!(
+            said[1],
+            "Kinds: the definitions are valid again; the kinds served are unchanged"
         );
     }
 

@@ -313,7 +313,7 @@ fn completion_install_off_path_warns_on_stderr_only() {
     assert!(!stdout.contains("completes"), "{stdout}");
     assert!(!stdout.contains("warning"), "{stdout}");
     assert!(
-        stderr.starts_with("warning: ") && stderr.contains("is not on PATH"),
+        stderr.starts_with("Warning: ") && stderr.contains("is not on PATH"),
         "{stderr}"
     );
     assert!(

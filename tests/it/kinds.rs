@@ -231,7 +231,7 @@ release:
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(text(&out.stdout).contains("Topic"), "{}", text(&out.stdout));
     assert!(
-        stderr.contains("warning: release prefix \"msg-\" is shared by Queue"),
+        stderr.contains("Warning: release prefix \"msg-\" is shared by Queue"),
         "{stderr}"
     );
 }
@@ -270,9 +270,9 @@ fn scaffold_writes_files_and_formats() {
     // What an ApplicationDefinition cannot hold is named, field by field.
     let stderr = text(&out.stderr);
     for dropped in [
-        "warning: --format cozystack: description: ",
-        "warning: --format cozystack: release.chart.version 0.2.1: ",
-        "warning: --format cozystack: release.chart.sourceRef HelmRepository/cozystack-apps: ",
+        "Warning: --format cozystack: description: ",
+        "Warning: --format cozystack: release.chart.version 0.2.1: ",
+        "Warning: --format cozystack: release.chart.sourceRef HelmRepository/cozystack-apps: ",
     ] {
         assert!(stderr.contains(dropped), "{dropped}: {stderr}");
     }
@@ -299,7 +299,7 @@ fn scaffold_writes_files_and_formats() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains(&format!(
-            "warning: release prefix {prefix:?} of Redis (chart directory examples/charts/redis) is 34 characters and leaves \
+            "Warning: release prefix {prefix:?} of Redis (chart directory examples/charts/redis) is 34 characters and leaves \
              names of redises only 19: "
         )),
         "{}",
@@ -725,7 +725,7 @@ fn scaffold_cozystack_shaped_charts() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
     assert!(
-        stderr.contains("note: kind HTTPCache (capitals as Chart.yaml's description writes the name); choose another with --kind"),
+        stderr.contains("Note: kind HTTPCache (capitals as Chart.yaml's description writes the name); choose another with --kind"),
         "{stderr}"
     );
     assert!(!stderr.contains("x-cozystack-options"), "{stderr}");
@@ -757,16 +757,16 @@ fn scaffold_cozystack_shaped_charts() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("note: kind ClickHouse ("), "{stderr}");
+    assert!(stderr.contains("Note: kind ClickHouse ("), "{stderr}");
     assert!(!stderr.contains("x-cozystack-options"), "{stderr}");
     assert!(
         stderr.contains(
-            "warning: values.schema.json /properties/settings: type object without properties"
+            "Warning: values.schema.json /properties/settings: type object without properties"
         ),
         "{stderr}"
     );
     // Only the free-form object is worth a warning.
-    assert_eq!(stderr.matches("warning:").count(), 1, "{stderr}");
+    assert_eq!(stderr.matches("Warning:").count(), 1, "{stderr}");
     let def: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let p = &def["openAPISchema"]["properties"];
     assert_eq!(p["size"]["x-kubernetes-int-or-string"], true);
@@ -789,7 +789,7 @@ fn scaffold_cozystack_shaped_charts() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        !text(&out.stderr).contains("note: kind"),
+        !text(&out.stderr).contains("Note: kind"),
         "{}",
         text(&out.stderr)
     );
@@ -1409,7 +1409,7 @@ fn scaffolded_kinds_are_served_and_reloaded() {
         &|| {
             std::fs::read_to_string(&log)
                 .unwrap_or_default()
-                .contains("kind definitions are valid again and accepted")
+                .contains("Kinds: the definitions are valid again")
         },
         "recovery not logged",
     );

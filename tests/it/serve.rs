@@ -616,7 +616,7 @@ async fn an_agent_pod_that_never_runs_is_named_and_nothing_is_left() {
     );
     // Waiting for the pod is not a reconnect, nor a warning.
     assert!(
-        !stderr.contains("Tunnel: reconnecting") && !stderr.contains("WARN"),
+        !stderr.contains("Tunnel: reconnecting") && !stderr.contains("Warning:"),
         "{stderr}"
     );
     // The session's objects are gone; the namespace was not its own.

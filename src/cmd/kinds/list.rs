@@ -130,7 +130,7 @@ pub async fn run(args: ListArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     };
     // As `kinds scaffold` says its own.
     for w in &warnings {
-        eprintln!("warning: {w}");
+        eprintln!("Warning: {w}");
     }
     let mut out = ctx.stdout();
     let document = ListDocument {

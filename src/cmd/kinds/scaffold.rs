@@ -234,10 +234,10 @@ pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> 
 
     let mut stderr = std::io::stderr().lock();
     for note in &scaffolded.notes {
-        let _ = writeln!(stderr, "note: {note}");
+        let _ = writeln!(stderr, "Note: {note}");
     }
     for warning in &scaffolded.warnings {
-        let _ = writeln!(stderr, "warning: {warning}");
+        let _ = writeln!(stderr, "Warning: {warning}");
     }
     match &args.out {
         None => ctx

@@ -1,6 +1,6 @@
 //! What serve prints while it runs: the access log (unless `-q`; without the
 //! cluster's own successful reads, [`SYSTEM_READERS`], below `-v 1`), tunnel
-//! state changes and spinners (lines printed while a spinner spins go above
+//! state changes, the kinds' reloads and spinners (lines printed while a spinner spins go above
 //! it); and, from the access log, proof that the aggregator's availability
 //! probes reached this very server.
 
@@ -9,7 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use indicatif::ProgressBar;
 
+use tokio::sync::broadcast::error::RecvError;
+
 use crate::apiserver::server::{self, Access};
+use crate::kinds::Registry;
 use crate::tunnel::{TunnelState, TunnelStatus};
 
 /// The user kube-apiserver's aggregator probes APIServices as.
@@ -165,6 +168,43 @@ impl Progress {
             crate::stderr_line!("{line}");
         }
     }
+}
+
+/// Says on stderr what is served after each accepted change of the kinds,
+/// and each change refused and the fix after it (standalone and `--route
+/// none`; a registered session's `kinds_follow` says them with its nudges).
+pub(super) fn report_reloads(registry: &Registry) -> tokio::task::JoinHandle<()> {
+    let mut changes = registry.subscribe();
+    let mut verdicts = registry.verdicts();
+    let mut previous = changes.borrow_and_update().clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                biased;
+                verdict = verdicts.recv() => match verdict {
+                    Ok(verdict) => {
+                        crate::stderr_line!("{}", verdict.line());
+                        continue;
+                    }
+                    Err(RecvError::Lagged(_)) => continue,
+                    Err(RecvError::Closed) => break,
+                },
+                changed = changes.changed() => if changed.is_err() {
+                    break;
+                },
+            }
+            let snapshot = changes.borrow_and_update().clone();
+            let plurals = snapshot.plurals();
+            crate::stderr_line!(
+                "Kinds: reloaded ({}), serving {} ({}){}",
+                snapshot.changes_since(&previous),
+                plurals.len(),
+                plurals.join(", "),
+                snapshot.watches_ended_since(&previous)
+            );
+            previous = snapshot;
+        }
+    })
 }
 
 /// The line to say for `message` when no spinner is drawn: a wait not said

@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, Patch, PatchParams};
+use tokio::sync::broadcast::error::RecvError;
 
 use super::console::Log;
 use crate::kinds::Registry;
@@ -29,12 +30,27 @@ pub(super) fn spawn(
     log: Log,
 ) -> tokio::task::JoinHandle<()> {
     let mut changes = registry.subscribe();
+    let mut verdicts = registry.verdicts();
     let mut previous = changes.borrow_and_update().clone();
     tokio::spawn(async move {
         let api: Api<APIService> = Api::all(client);
         let registered: BTreeSet<GroupVersion> = served.into_iter().collect();
         let mut warned = BTreeSet::new();
-        while changes.changed().await.is_ok() {
+        loop {
+            tokio::select! {
+                biased;
+                verdict = verdicts.recv() => match verdict {
+                    Ok(verdict) => {
+                        log.line(&verdict.line());
+                        continue;
+                    }
+                    Err(RecvError::Lagged(_)) => continue,
+                    Err(RecvError::Closed) => break,
+                },
+                changed = changes.changed() => if changed.is_err() {
+                    break;
+                },
+            }
             let snapshot = changes.borrow_and_update().clone();
             for kind in snapshot.kinds() {
                 let gv = GroupVersion {

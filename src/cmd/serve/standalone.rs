@@ -155,7 +155,7 @@ pub(super) async fn serve_standalone(
         kubeconfig.display(),
         kinds.first().copied().unwrap_or("all")
     );
-    let reloads = report_reloads(&registry);
+    let reloads = super::console::report_reloads(&registry);
     signals.next().await;
     reloads.abort();
     // First: the kubeconfig is what a user stopping the server reaches for next.
@@ -171,7 +171,7 @@ pub(super) async fn serve_standalone(
     // is a whole backup); after a kill its `-wal` file is part of it.
     if let Err(e) = store.checkpoint() {
         crate::stderr_line!(
-            "warning: {} keeps part of the store in {}-wal: {}",
+            "Warning: {} keeps part of the store in {}-wal: {}",
             data.display(),
             data.display(),
             crate::error_chain::error_chain(&e)
@@ -318,33 +318,11 @@ fn restore_context(record: &PreviousContext, kubeconfig: &Path, url: &str, previ
             kubeconfig.display()
         ),
         Err(e) => crate::stderr_line!(
-            "warning: could not make context {previous} current again in {}: {}",
+            "Warning: could not make context {previous} current again in {}: {}",
             kubeconfig.display(),
             crate::error_chain::error_chain(&e)
         ),
     }
-}
-
-/// Says on stderr what is served after each accepted change of the kinds
-/// (a refused one is logged by the registry); a cluster session says it in
-/// its log instead.
-fn report_reloads(registry: &Registry) -> tokio::task::JoinHandle<()> {
-    let mut changes = registry.subscribe();
-    let mut previous = changes.borrow_and_update().clone();
-    tokio::spawn(async move {
-        while changes.changed().await.is_ok() {
-            let snapshot = changes.borrow_and_update().clone();
-            let plurals = snapshot.plurals();
-            crate::stderr_line!(
-                "Kinds: reloaded ({}), serving {} ({}){}",
-                snapshot.changes_since(&previous),
-                plurals.len(),
-                plurals.join(", "),
-                snapshot.watches_ended_since(&previous)
-            );
-            previous = snapshot;
-        }
-    })
 }
 
 #[cfg(test)]

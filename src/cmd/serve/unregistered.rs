@@ -48,7 +48,9 @@ pub(super) async fn serve_unregistered(
         kinds.join(", "),
         running.local_addr
     );
+    let reloads = super::console::report_reloads(&registry);
     Signals::new()?.next().await;
+    reloads.abort();
     crate::stderr_line!(
         "Shutting down (draining for up to {:?})",
         args.drain_timeout
