@@ -141,7 +141,7 @@ pub(crate) fn scaffold(
                 problems: conversion
                     .errors
                     .iter()
-                    .map(|i| format!("{}: {}", pointer(&i.pointer), i.message))
+                    .map(|i| format!("{}: {}", in_file(SCHEMA_FILE, text, &i.pointer), i.message))
                     .collect(),
             });
         }
@@ -149,24 +149,26 @@ pub(crate) fn scaffold(
             conversion
                 .warnings
                 .iter()
-                .map(|i| format!("values.schema.json {}: {}", pointer(&i.pointer), i.message)),
+                .map(|i| format!("{}: {}", in_file(SCHEMA_FILE, text, &i.pointer), i.message)),
         );
         let mut schema = conversion.schema;
         // Helm validates the schema against values.yaml merged with the
         // user's values: its values are the defaults the schema lacks.
         // Its comments describe what the schema leaves undescribed, and its
         // `@skip` keys are not laid over it (no default: the chart decides).
-        if let Some(text) = &loaded.values_yaml {
-            schema::describe_given_schema(text, &mut schema);
-            match schema::values_as_helm_reads(text) {
+        if let Some(values_text) = &loaded.values_yaml {
+            schema::describe_given_schema(values_text, &mut schema);
+            match schema::values_as_helm_reads(values_text) {
                 Ok((mut values, read)) => {
-                    schema::without_skipped(text, &mut values);
+                    schema::without_skipped(values_text, &mut values);
                     let laid = schema::apply_values_over_schema(&mut schema, &values);
-                    warnings.extend(
-                        read.iter()
-                            .chain(&laid)
-                            .map(|i| format!("values.yaml {}: {}", pointer(&i.pointer), i.message)),
-                    );
+                    warnings.extend(read.iter().chain(&laid).map(|i| {
+                        format!(
+                            "{}: {}",
+                            in_file(VALUES_FILE, values_text, &i.pointer),
+                            i.message
+                        )
+                    }));
                 }
                 Err(e) => warnings.push(format!(
                     "values.yaml: {e}; its values are not used as the schema's defaults"
@@ -180,12 +182,13 @@ pub(crate) fn scaffold(
             origin: origin.clone(),
             message: e.to_string(),
         })?;
-        warnings.extend(
-            inferred
-                .warnings
-                .iter()
-                .map(|i| format!("values.yaml {}: {}", pointer(&i.pointer), i.message)),
-        );
+        warnings.extend(inferred.warnings.iter().map(|i| {
+            format!(
+                "{}: {}",
+                in_file(VALUES_FILE, values, &i.pointer),
+                i.message
+            )
+        }));
         inferred.schema
     } else {
         warnings.push(
@@ -254,11 +257,16 @@ pub(crate) fn scaffold(
                     ));
                 }
             }
-            ScaffoldError::Invalid { problems }
+            ScaffoldError::Invalid {
+                problems: problems
+                    .into_iter()
+                    .map(|p| in_chart_files(p, loaded))
+                    .collect(),
+            }
         })?;
     schema::CompiledSchema::new(&definition.open_api_schema).map_err(|e| {
         ScaffoldError::Invalid {
-            problems: vec![format!("openAPISchema: {e}")],
+            problems: vec![in_chart_files(format!("openAPISchema: {e}"), loaded)],
         }
     })?;
     warnings.extend(super::definition::name_room_warning(&resolved));
@@ -327,6 +335,41 @@ fn pointer(p: &str) -> &str {
     if p.is_empty() { "/" } else { p }
 }
 
+/// The chart's schema file, as problems name it.
+const SCHEMA_FILE: &str = "values.schema.json";
+/// The chart's values file, as problems name it.
+const VALUES_FILE: &str = "values.yaml";
+
+/// Where a problem at JSON `pointer` into `file` (its `text`) is, as a
+/// compiler says it: `values.schema.json:30: /properties/version/pattern`
+/// (the line of the node, or of its nearest ancestor in the file), or
+/// without a line when there is none (the root).
+fn in_file(file: &str, text: &str, at: &str) -> String {
+    match super::yaml_lines::pointer_line(text, at) {
+        Some(line) => format!("{file}:{line}: {}", pointer(at)),
+        None => format!("{file} {}", pointer(at)),
+    }
+}
+
+/// `problem`, found in the scaffolded definition (`openAPISchema/… : …`),
+/// at the line of `values.schema.json` it comes from: the same pointer
+/// there, as the conversion keeps the schema's structure. Other problems
+/// (the kind's name, the release; a schema inferred from `values.yaml`,
+/// which fits by construction) are unchanged.
+fn in_chart_files(problem: String, loaded: &LoadedChart) -> String {
+    let Some(rest) = problem.strip_prefix("openAPISchema") else {
+        return problem;
+    };
+    let rest = rest.strip_prefix(": ").unwrap_or(rest);
+    let Some((at, message)) = rest.split_once(": ").filter(|(at, _)| at.starts_with('/')) else {
+        return problem;
+    };
+    match &loaded.values_schema_json {
+        Some(text) => format!("{}: {message}", in_file(SCHEMA_FILE, text, at)),
+        None => problem,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,6 +386,93 @@ mod tests {
             condition: condition.map(Into::into),
             alias: alias.map(Into::into),
         }
+    }
+
+    /// Scaffolds a chart directory holding `files` (name, text) beside a
+    /// Chart.yaml.
+    fn scaffold_files(files: &[(&str, &str)]) -> Result<Scaffolded, ScaffoldError> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("Chart.yaml"),
+            "apiVersion: v2\nname: postgres\nversion: 0.1.0\n",
+        )
+        .unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(name), text).unwrap();
+        }
+        let loaded = chart::load(&chart::ChartSource::Dir(dir.path().to_owned())).unwrap();
+        scaffold(&loaded, &ScaffoldOptions::default())
+    }
+
+    const SCHEMA: &str = r#"{
+  "type": "object",
+  "properties": {
+    "replicas": {
+      "type": "integer",
+      "default": 2
+    },
+    "version": {
+      "type": "string",
+      "pattern": "([a-"
+    }
+  }
+}
+"#;
+
+    #[test]
+    fn schema_warnings_and_problems_name_the_line_of_the_charts_file() {
+        let scaffolded = scaffold_files(&[("values.schema.json", SCHEMA)]).unwrap();
+        assert!(
+            scaffolded.warnings.iter().any(|w| w.starts_with(
+                "values.schema.json:10: /properties/version/pattern: pattern is not a valid RE2 regular expression"
+            )),
+            "{:?}",
+            scaffolded.warnings
+        );
+        // A CEL rule that does not compile, found in the scaffolded
+        // definition: the line of its rule in values.schema.json.
+        let broken = SCHEMA.replace(
+            "\"default\": 2\n",
+            "\"default\": 2,\n      \"x-kubernetes-validations\": [{\"rule\": \"self >= oldSelff\"}]\n",
+        );
+        let Err(ScaffoldError::Invalid { problems }) =
+            scaffold_files(&[("values.schema.json", &broken)])
+        else {
+            panic!("not refused")
+        };
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].starts_with(
+                "values.schema.json:6: /properties/replicas/default: cannot check the default: "
+            ),
+            "{problems:?}"
+        );
+        // A warning about values.yaml: its line there.
+        let scaffolded = scaffold_files(&[(
+            "values.yaml",
+            "replicas: 2\n## @param {int} wrongDefault - A string where an int belongs.\nwrongDefault: \"3\"\n",
+        )])
+        .unwrap();
+        assert!(
+            scaffolded.warnings.iter().any(|w| w.starts_with(
+                "values.yaml:3: /wrongDefault: the value \"3\" does not fit the @param type \"int\""
+            )),
+            "{:?}",
+            scaffolded.warnings
+        );
+    }
+
+    #[test]
+    fn a_pointer_names_the_line_of_its_node_or_its_nearest_ancestor() {
+        use super::super::yaml_lines::pointer_line;
+        assert_eq!(
+            pointer_line(SCHEMA, "/properties/version/pattern"),
+            Some(10)
+        );
+        assert_eq!(pointer_line(SCHEMA, "/properties/version/x-added"), Some(8));
+        assert_eq!(pointer_line(SCHEMA, "/properties/a~1b"), Some(3));
+        assert_eq!(pointer_line(SCHEMA, ""), None);
+        assert_eq!(pointer_line("a:\n  b: [x, {c: 1}]\n", "/a/b/1/c"), Some(2));
     }
 
     #[test]

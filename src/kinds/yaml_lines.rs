@@ -125,6 +125,26 @@ pub(crate) fn line_of(text: &str, path: &[String]) -> Option<usize> {
     None
 }
 
+/// The line in `text` (YAML, or JSON, which is YAML) of the node a JSON
+/// `pointer` (RFC 6901) names, or of its nearest ancestor that is there (a
+/// pointer made by a conversion may go deeper than the file: into a
+/// `$ref`'s target, or to a keyword it added); `None` for the root or a
+/// text this cannot follow.
+pub(crate) fn pointer_line(text: &str, pointer: &str) -> Option<usize> {
+    let mut path: Vec<String> = pointer
+        .strip_prefix('/')?
+        .split('/')
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    while !path.is_empty() {
+        if let Some(line) = line_of(text, &path) {
+            return Some(line);
+        }
+        path.pop();
+    }
+    None
+}
+
 /// `problem`, a `FILE:LINE: …` line whose `LINE` is the first line of a
 /// definition's document and whose text begins with the field it is about
 /// ([`field_path`]), with `LINE` moved to that field's line; unchanged when

@@ -761,7 +761,7 @@ fn scaffold_cozystack_shaped_charts() {
     assert!(!stderr.contains("x-cozystack-options"), "{stderr}");
     assert!(
         stderr.contains(
-            "Warning: values.schema.json /properties/settings: type object without properties"
+            "Warning: values.schema.json:33: /properties/settings: type object without properties"
         ),
         "{stderr}"
     );
@@ -965,7 +965,7 @@ fn scaffold_bad_input_writes_nothing() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains(
-            "openAPISchema: /properties/replicas/x-kubernetes-validations/0/rule: compilation failed"
+            "values.schema.json:2: /properties/replicas/x-kubernetes-validations/0/rule: compilation failed"
         ),
         "{}",
         text(&out.stderr)
