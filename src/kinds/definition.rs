@@ -311,6 +311,13 @@ impl KindDefinition {
                 ));
             }
         }
+        if is_reserved_group(&self.group) {
+            problems.push(format!(
+                "group: {:?} is reserved for Kubernetes' own APIs (k8s.io, kubernetes.io and their subdomains, \
+                 which kube-apiserver keeps from CRDs too): choose a group of your own domain",
+                self.group
+            ));
+        }
         if !is_api_version(&self.version) {
             problems.push(format!(
                 "version: {:?} must look like v1, v1alpha1 or v2beta3",
@@ -610,6 +617,19 @@ fn is_dns1123_label(s: &str) -> bool {
 
 fn is_dns1123_subdomain(s: &str) -> bool {
     s.len() <= 253 && s.split('.').all(is_dns1123_label)
+}
+
+/// Whether `group` is one of Kubernetes' own: `k8s.io`, `kubernetes.io` or
+/// a subdomain of either, which kube-apiserver refuses to CRDs without an
+/// approval annotation (`apiextensions`' protected groups). An APIService
+/// there would add a version to a built-in group, or claim a future one.
+fn is_reserved_group(group: &str) -> bool {
+    ["k8s.io", "kubernetes.io"].iter().any(|domain| {
+        group == *domain
+            || group
+                .strip_suffix(domain)
+                .is_some_and(|rest| rest.ends_with('.'))
+    })
 }
 
 fn is_api_version(s: &str) -> bool {
@@ -965,6 +985,36 @@ mod tests {
             d.resolve("test").unwrap_err(),
             ["group: \"Apps_Example\" must be a DNS subdomain with at least one dot"]
         );
+    }
+
+    #[test]
+    fn kubernetes_own_groups_are_refused() {
+        for group in [
+            "apiregistration.k8s.io",
+            "k8s.io",
+            "rbac.authorization.k8s.io",
+            "example.kubernetes.io",
+        ] {
+            let mut d = minimal("Postgres");
+            d.group = group.into();
+            let problems = d.resolve("test").unwrap_err();
+            assert_eq!(problems.len(), 1, "{problems:?}");
+            assert!(
+                problems[0].starts_with(&format!(
+                    "group: {group:?} is reserved for Kubernetes' own APIs"
+                )),
+                "{problems:?}"
+            );
+        }
+        for group in [
+            "cluster.x-k8s.io",
+            "apps.cozystack.io",
+            "k8s.io.example.com",
+        ] {
+            let mut d = minimal("Postgres");
+            d.group = group.into();
+            assert!(d.resolve("test").is_ok(), "{group}");
+        }
     }
 
     #[test]
