@@ -155,6 +155,25 @@ pub struct ObjectRef {
     pub namespace: Option<String>,
 }
 
+impl ObjectRef {
+    /// Reads `KIND/NAME` or `KIND/NAMESPACE/NAME`; `None` for anything else.
+    pub fn parse(text: &str) -> Option<ObjectRef> {
+        let parts: Vec<&str> = text.split('/').collect();
+        let (kind, namespace, name) = match parts.as_slice() {
+            [kind, name] => (*kind, None, *name),
+            [kind, namespace, name] if !namespace.is_empty() => {
+                (*kind, Some((*namespace).to_owned()), *name)
+            }
+            _ => return None,
+        };
+        (!kind.is_empty() && !name.is_empty()).then(|| ObjectRef {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            namespace,
+        })
+    }
+}
+
 fn default_group() -> String {
     DEFAULT_GROUP.to_owned()
 }

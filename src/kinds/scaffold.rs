@@ -36,6 +36,43 @@ pub(crate) struct ScaffoldOptions {
     pub kind_flag: bool,
 }
 
+impl ScaffoldOptions {
+    /// These options, what they leave unset taken from the chart's
+    /// `settings` (the caller's flags win over the chart's annotations; a
+    /// source given either way wins over a chart object given the other).
+    fn or_chart_settings(&self, settings: chart::settings::ChartSettings) -> ScaffoldOptions {
+        let given_source = self.source_ref.is_some() || self.chart_ref.is_some();
+        let or_list = |given: &Vec<String>, chart: Vec<String>| {
+            if given.is_empty() {
+                chart
+            } else {
+                given.clone()
+            }
+        };
+        ScaffoldOptions {
+            kind: self.kind.clone(),
+            singular: self.singular.clone().or(settings.singular),
+            plural: self.plural.clone().or(settings.plural),
+            short_names: or_list(&self.short_names, settings.short_names),
+            categories: or_list(&self.categories, settings.categories),
+            group: self.group.clone().or(settings.group),
+            version: self.version.clone().or(settings.version),
+            prefix: self.prefix.clone().or(settings.prefix),
+            source_ref: if given_source {
+                self.source_ref.clone()
+            } else {
+                settings.source_ref
+            },
+            chart_ref: if given_source {
+                self.chart_ref.clone()
+            } else {
+                settings.chart_ref
+            },
+            kind_flag: self.kind_flag,
+        }
+    }
+}
+
 /// The result: a definition and what was lost or assumed on the way.
 #[derive(Debug, Clone)]
 pub(crate) struct Scaffolded {
@@ -91,7 +128,14 @@ pub(crate) fn scaffold(
     options: &ScaffoldOptions,
 ) -> Result<Scaffolded, ScaffoldError> {
     let origin = loaded.origin.clone();
-    let mut warnings = Vec::new();
+    let read = chart::settings::read(&loaded.metadata.annotations);
+    if !read.problems.is_empty() {
+        return Err(ScaffoldError::Invalid {
+            problems: read.problems,
+        });
+    }
+    let options = &options.or_chart_settings(read.settings);
+    let mut warnings = read.warnings;
     let mut notes = Vec::new();
     // Where a kind that was not given comes from, for the note and for
     // the hint beside a problem with it.
@@ -391,17 +435,84 @@ mod tests {
     /// Scaffolds a chart directory holding `files` (name, text) beside a
     /// Chart.yaml.
     fn scaffold_files(files: &[(&str, &str)]) -> Result<Scaffolded, ScaffoldError> {
+        scaffold_chart("", files, &ScaffoldOptions::default())
+    }
+
+    /// Scaffolds a chart whose Chart.yaml ends with `chart_yaml`, holding
+    /// `files`, with `options`.
+    fn scaffold_chart(
+        chart_yaml: &str,
+        files: &[(&str, &str)],
+        options: &ScaffoldOptions,
+    ) -> Result<Scaffolded, ScaffoldError> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("Chart.yaml"),
-            "apiVersion: v2\nname: postgres\nversion: 0.1.0\n",
+            format!("apiVersion: v2\nname: postgres\nversion: 0.1.0\n{chart_yaml}"),
         )
         .unwrap();
         for (name, text) in files {
             std::fs::write(dir.path().join(name), text).unwrap();
         }
         let loaded = chart::load(&chart::ChartSource::Dir(dir.path().to_owned())).unwrap();
-        scaffold(&loaded, &ScaffoldOptions::default())
+        scaffold(&loaded, options)
+    }
+
+    const ANNOTATED: &str = "annotations:\n  kubectl-cozy.io/plural: postgresi\n  \
+        kubectl-cozy.io/short-names: pg\n  kubectl-cozy.io/group-version: apps.example.com/v1beta1\n  \
+        kubectl-cozy.io/release-prefix: db-\n  kubectl-cozy.io/chart-ref: OCIRepository/charts/postgres\n";
+
+    #[test]
+    fn a_charts_annotations_set_the_kind_and_flags_win_over_them() {
+        let made = scaffold_chart(ANNOTATED, &[], &ScaffoldOptions::default())
+            .unwrap()
+            .definition;
+        assert_eq!(
+            (made.plural.as_str(), made.short_names.as_slice()),
+            ("postgresi", &["pg".to_owned()][..])
+        );
+        assert_eq!(
+            (made.group.as_str(), made.version.as_str()),
+            ("apps.example.com", "v1beta1")
+        );
+        assert_eq!(made.release.prefix.as_deref(), Some("db-"));
+        assert_eq!(made.release.chart, None);
+        assert_eq!(
+            made.release.chart_ref,
+            ObjectRef::parse("OCIRepository/charts/postgres")
+        );
+        // The caller's flags win; a source given by flag wins over the
+        // chart object of the annotation.
+        let flags = ScaffoldOptions {
+            plural: Some("pgs".into()),
+            group: Some("apps.cozystack.io".into()),
+            version: Some("v1alpha1".into()),
+            source_ref: ObjectRef::parse("HelmRepository/cozy-public/cozystack-apps"),
+            ..ScaffoldOptions::default()
+        };
+        let made = scaffold_chart(ANNOTATED, &[], &flags).unwrap().definition;
+        assert_eq!(made.plural, "pgs");
+        assert_eq!(made.short_names, ["pg"]);
+        assert_eq!(made.group, "apps.cozystack.io");
+        assert_eq!(made.release.chart_ref, None);
+        assert_eq!(
+            made.release.chart.map(|c| c.source_ref),
+            ObjectRef::parse("HelmRepository/cozy-public/cozystack-apps")
+        );
+        // An annotation that cannot be read refuses the chart, naming it.
+        let Err(ScaffoldError::Invalid { problems }) = scaffold_chart(
+            "annotations:\n  kubectl-cozy.io/source-ref: cozystack-apps\n",
+            &[],
+            &ScaffoldOptions::default(),
+        ) else {
+            panic!("not refused")
+        };
+        assert_eq!(
+            problems,
+            [
+                "Chart.yaml: annotation kubectl-cozy.io/source-ref: \"cozystack-apps\": use KIND/NAME or KIND/NAMESPACE/NAME"
+            ]
+        );
     }
 
     const SCHEMA: &str = r#"{

@@ -28,20 +28,12 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// The example charts and the scaffold flags their committed kinds were made with.
+/// The example charts and the scaffold flags their committed kinds were made
+/// with (postgres's short name and categories are its Chart.yaml's
+/// `kubectl-cozy.io/` annotations).
 const EXAMPLE_CHARTS: [(&str, &[&str]); 3] = [
     ("bucket", &["--category", "cozy"]),
-    (
-        "postgres",
-        &[
-            "--short-name",
-            "pg",
-            "--category",
-            "all",
-            "--category",
-            "cozy",
-        ],
-    ),
+    ("postgres", &[]),
     ("redis", &["--category", "all", "--category", "cozy"]),
 ];
 

@@ -69,26 +69,17 @@ pub struct ScaffoldArgs {
     #[arg(long = "category", value_name = "NAME")]
     pub categories: Vec<String>,
 
-    /// API group and version to serve the kind in
-    #[arg(
-        long,
-        value_name = "GROUP/VERSION",
-        default_value = "apps.cozystack.io/v1alpha1"
-    )]
-    pub group_version: String,
+    /// API group and version to serve the kind in (default: the kubectl-cozy.io/group-version annotation, else apps.cozystack.io/v1alpha1)
+    #[arg(long, value_name = "GROUP/VERSION")]
+    pub group_version: Option<String>,
 
     /// HelmRelease name prefix (default: <singular>-)
     #[arg(long)]
     pub prefix: Option<String>,
 
-    /// Flux source of the chart as KIND/NAME or KIND/NAMESPACE/NAME (KIND: HelmRepository, GitRepository or Bucket; without NAMESPACE, the app's)
-    #[arg(
-        long,
-        value_name = "REF",
-        default_value = "HelmRepository/cozy-public/cozystack-apps",
-        conflicts_with = "chart_ref"
-    )]
-    pub source_ref: String,
+    /// Flux source of the chart as KIND/NAME or KIND/NAMESPACE/NAME (KIND: HelmRepository, GitRepository or Bucket; without NAMESPACE, the app's; default: the kubectl-cozy.io/source-ref annotation, else HelmRepository/cozy-public/cozystack-apps)
+    #[arg(long, value_name = "REF", conflicts_with = "chart_ref")]
+    pub source_ref: Option<String>,
 
     /// Use a Flux chartRef (KIND/NAME or KIND/NAMESPACE/NAME; KIND: OCIRepository, HelmChart or ExternalArtifact) instead of chart + sourceRef
     #[arg(long, value_name = "REF")]
@@ -117,25 +108,10 @@ pub enum Format {
 }
 
 fn parse_ref(flag: &str, text: &str) -> Result<ObjectRef, CliError> {
-    let parts: Vec<&str> = text.split('/').collect();
-    let (kind, namespace, name) = match parts.as_slice() {
-        [kind, name] => (*kind, None, *name),
-        [kind, namespace, name] => (*kind, Some((*namespace).to_owned()), *name),
-        _ => {
-            return Err(CliError::Usage(format!(
-                "{flag} {text:?}: use KIND/NAME or KIND/NAMESPACE/NAME"
-            )));
-        }
-    };
-    if kind.is_empty() || name.is_empty() {
-        return Err(CliError::Usage(format!(
+    ObjectRef::parse(text).ok_or_else(|| {
+        CliError::Usage(format!(
             "{flag} {text:?}: use KIND/NAME or KIND/NAMESPACE/NAME"
-        )));
-    }
-    Ok(ObjectRef {
-        kind: kind.to_owned(),
-        name: name.to_owned(),
-        namespace,
+        ))
     })
 }
 
@@ -155,22 +131,29 @@ pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> 
             ));
         }
     };
-    let (group, version) = args.group_version.split_once('/').ok_or_else(|| {
-        CliError::Usage(format!(
-            "--group-version {:?}: use GROUP/VERSION",
-            args.group_version
-        ))
-    })?;
+    let (group, version) = match &args.group_version {
+        Some(given) => {
+            let (group, version) = given.split_once('/').ok_or_else(|| {
+                CliError::Usage(format!("--group-version {given:?}: use GROUP/VERSION"))
+            })?;
+            (Some(group.to_owned()), Some(version.to_owned()))
+        }
+        None => (None, None),
+    };
     let options = ScaffoldOptions {
         kind: args.kind.clone(),
         singular: args.singular.clone(),
         plural: args.plural.clone(),
         short_names: args.short_names.clone(),
         categories: args.categories.clone(),
-        group: Some(group.to_owned()),
-        version: Some(version.to_owned()),
+        group,
+        version,
         prefix: args.prefix.clone(),
-        source_ref: Some(parse_ref("--source-ref", &args.source_ref)?),
+        source_ref: args
+            .source_ref
+            .as_deref()
+            .map(|r| parse_ref("--source-ref", r))
+            .transpose()?,
         chart_ref: args
             .chart_ref
             .as_deref()

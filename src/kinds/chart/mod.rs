@@ -9,7 +9,9 @@
 //! * [`ChartMetadata`] models `Chart.yaml` and is validated the way Helm
 //!   does (SemVer 2 versions, no library charts, …).
 //! * [`propose_kind`] proposes a kind, with its capitals, for a chart, and
-//!   [`pluralize`] makes the plural resource name of a kind.
+//!   [`pluralize`] makes the plural resource name of a kind;
+//!   [`settings`] reads the rest of the kind's settings a chart may carry
+//!   in its annotations.
 //!
 //! Only three files of a chart are ever read: `Chart.yaml`, `values.yaml` and
 //! `values.schema.json` of the chart itself (never of its `charts/`
@@ -23,6 +25,7 @@ mod files;
 mod index;
 mod metadata;
 mod names;
+pub(crate) mod settings;
 mod yaml;
 
 #[cfg(test)]

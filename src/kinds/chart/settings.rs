@@ -1,0 +1,211 @@
+//! Per-chart settings of the kind made from a chart, in `Chart.yaml`'s
+//! annotations, so that `serve --charts` (which takes no per-chart flags)
+//! and `kinds scaffold` (whose flags win over them) make the same kind:
+//!
+//! ```yaml
+//! annotations:
+//!   kubectl-cozy.io/kind: Postgres            # see names.rs
+//!   kubectl-cozy.io/plural: postgreses
+//!   kubectl-cozy.io/singular: postgres
+//!   kubectl-cozy.io/short-names: pg,pgs
+//!   kubectl-cozy.io/categories: cozy,all
+//!   kubectl-cozy.io/group-version: apps.example.com/v1alpha1
+//!   kubectl-cozy.io/release-prefix: postgres-
+//!   kubectl-cozy.io/source-ref: HelmRepository/cozy-public/cozystack-apps
+//!   kubectl-cozy.io/chart-ref: OCIRepository/postgres-chart
+//! ```
+//!
+//! A value that cannot be read is a problem naming the annotation; an
+//! unknown `kubectl-cozy.io/` key (a typo) is a warning listing the known
+//! ones. Values are checked as the flags' are, and then with the whole
+//! definition.
+
+use std::collections::BTreeMap;
+
+use crate::kinds::definition::ObjectRef;
+
+/// The annotations' common prefix.
+const PREFIX: &str = "kubectl-cozy.io/";
+
+/// The keys read (after [`PREFIX`]); `kind` is read by
+/// [`super::propose_kind`].
+const KEYS: [&str; 9] = [
+    "kind",
+    "singular",
+    "plural",
+    "short-names",
+    "categories",
+    "group-version",
+    "release-prefix",
+    "source-ref",
+    "chart-ref",
+];
+
+/// What a chart's annotations set (`None` or empty: not set).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ChartSettings {
+    /// `singular`.
+    pub singular: Option<String>,
+    /// `plural`.
+    pub plural: Option<String>,
+    /// `short-names`, comma-separated.
+    pub short_names: Vec<String>,
+    /// `categories`, comma-separated.
+    pub categories: Vec<String>,
+    /// The group of `group-version`.
+    pub group: Option<String>,
+    /// The version of `group-version`.
+    pub version: Option<String>,
+    /// `release-prefix` (may be empty: HelmReleases named as their apps).
+    pub prefix: Option<String>,
+    /// `source-ref`: KIND/NAME or KIND/NAMESPACE/NAME.
+    pub source_ref: Option<ObjectRef>,
+    /// `chart-ref`: KIND/NAME or KIND/NAMESPACE/NAME.
+    pub chart_ref: Option<ObjectRef>,
+}
+
+/// What was read from `annotations`.
+#[derive(Debug, Default)]
+pub(crate) struct ReadSettings {
+    /// The settings.
+    pub settings: ChartSettings,
+    /// Values that cannot be read, one line each.
+    pub problems: Vec<String>,
+    /// Unknown keys, one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Reads the settings in a chart's `annotations`.
+pub(crate) fn read(annotations: &BTreeMap<String, String>) -> ReadSettings {
+    let mut read = ReadSettings::default();
+    for (key, value) in annotations {
+        let Some(name) = key.strip_prefix(PREFIX) else {
+            continue;
+        };
+        let value = value.trim();
+        let settings = &mut read.settings;
+        let word = |v: &str| Some(v.to_owned()).filter(|v| !v.is_empty());
+        let list = |v: &str| -> Vec<String> {
+            v.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        };
+        let mut problem = |why: &str| {
+            read.problems
+                .push(format!("Chart.yaml: annotation {key}: {value:?}: {why}"));
+        };
+        match name {
+            "kind" => {}
+            "singular" => settings.singular = word(value),
+            "plural" => settings.plural = word(value),
+            "short-names" => settings.short_names = list(value),
+            "categories" => settings.categories = list(value),
+            "group-version" => match value.split_once('/') {
+                Some((group, version)) if !group.is_empty() && !version.is_empty() => {
+                    settings.group = Some(group.to_owned());
+                    settings.version = Some(version.to_owned());
+                }
+                _ => problem("use GROUP/VERSION"),
+            },
+            "release-prefix" => settings.prefix = Some(value.to_owned()),
+            "source-ref" | "chart-ref" => match ObjectRef::parse(value) {
+                Some(reference) if name == "source-ref" => settings.source_ref = Some(reference),
+                Some(reference) => settings.chart_ref = Some(reference),
+                None => problem("use KIND/NAME or KIND/NAMESPACE/NAME"),
+            },
+            _ => read.warnings.push(format!(
+                "Chart.yaml: annotation {key} is not one kubectl-cozy reads ({}); ignored",
+                KEYS.map(|k| format!("{PREFIX}{k}")).join(", ")
+            )),
+        }
+    }
+    if read.settings.source_ref.is_some() && read.settings.chart_ref.is_some() {
+        read.problems.push(format!(
+            "Chart.yaml: annotations {PREFIX}source-ref and {PREFIX}chart-ref: give one (a chart from a source, or a chart object)"
+        ));
+    }
+    read
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn annotations(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn every_setting_is_read_and_other_annotations_are_left_alone() {
+        let read = read(&annotations(&[
+            ("kubectl-cozy.io/kind", "Postgres"),
+            ("kubectl-cozy.io/plural", "postgreses"),
+            ("kubectl-cozy.io/singular", " postgres "),
+            ("kubectl-cozy.io/short-names", "pg, pgs,"),
+            ("kubectl-cozy.io/categories", "cozy,all"),
+            ("kubectl-cozy.io/group-version", "apps.example.com/v1beta1"),
+            ("kubectl-cozy.io/release-prefix", ""),
+            (
+                "kubectl-cozy.io/source-ref",
+                "GitRepository/platform/charts",
+            ),
+            ("artifacthub.io/license", "Apache-2.0"),
+        ]));
+        assert!(
+            read.problems.is_empty() && read.warnings.is_empty(),
+            "{read:?}"
+        );
+        assert_eq!(
+            read.settings,
+            ChartSettings {
+                singular: Some("postgres".into()),
+                plural: Some("postgreses".into()),
+                short_names: vec!["pg".into(), "pgs".into()],
+                categories: vec!["cozy".into(), "all".into()],
+                group: Some("apps.example.com".into()),
+                version: Some("v1beta1".into()),
+                prefix: Some(String::new()),
+                source_ref: Some(ObjectRef {
+                    kind: "GitRepository".into(),
+                    name: "charts".into(),
+                    namespace: Some("platform".into()),
+                }),
+                chart_ref: None,
+            }
+        );
+    }
+
+    #[test]
+    fn unreadable_values_are_problems_and_unknown_keys_warnings() {
+        let read = read(&annotations(&[
+            ("kubectl-cozy.io/group-version", "apps.example.com"),
+            ("kubectl-cozy.io/chart-ref", "OCIRepository/"),
+            ("kubectl-cozy.io/plurals", "postgreses"),
+        ]));
+        assert_eq!(
+            read.problems,
+            [
+                "Chart.yaml: annotation kubectl-cozy.io/chart-ref: \"OCIRepository/\": use KIND/NAME or KIND/NAMESPACE/NAME",
+                "Chart.yaml: annotation kubectl-cozy.io/group-version: \"apps.example.com\": use GROUP/VERSION",
+            ]
+        );
+        assert_eq!(read.warnings.len(), 1);
+        assert!(
+            read.warnings[0].starts_with(
+                "Chart.yaml: annotation kubectl-cozy.io/plurals is not one kubectl-cozy reads (kubectl-cozy.io/kind, "
+            ),
+            "{:?}",
+            read.warnings
+        );
+        let both = super::read(&annotations(&[
+            ("kubectl-cozy.io/chart-ref", "OCIRepository/pg"),
+            ("kubectl-cozy.io/source-ref", "HelmRepository/apps"),
+        ]));
+        assert_eq!(both.problems.len(), 1, "{:?}", both.problems);
+    }
+}
