@@ -185,8 +185,9 @@ impl AppStore {
     /// the store; the cache's upstream watch ends with the store).
     pub fn kind_change_check(&self) -> crate::kinds::registry::ChangeCheck {
         let objects = self.cache.weak_objects();
+        let in_cluster = matches!(self.backend, Backend::Cluster(_));
         std::sync::Arc::new(move |previous, next| match objects.objects() {
-            Some(objects) => super::stranded::verdict(&objects, previous, next),
+            Some(objects) => super::stranded::verdict(&objects, previous, next, in_cluster),
             None => crate::kinds::registry::ChangeVerdict::default(),
         })
     }

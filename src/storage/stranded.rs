@@ -17,14 +17,21 @@
 use std::collections::HashMap;
 
 use super::cache::Objects;
+use super::release_naming::KIND_LABEL;
 use crate::kinds::registry::{ChangeVerdict, ServedKind, Snapshot};
 
 /// How many HelmReleases a message names before `and N more`.
 const NAMED: usize = 3;
 
 /// What serving `next` after `previous` would do to the apps in `objects`
-/// (the watch cache's HelmReleases).
-pub(crate) fn verdict(objects: &Objects, previous: &Snapshot, next: &Snapshot) -> ChangeVerdict {
+/// (the watch cache's HelmReleases); `in_cluster`: they are a cluster's,
+/// which kubectl can relabel (the embedded store's are not reachable so).
+pub(crate) fn verdict(
+    objects: &Objects,
+    previous: &Snapshot,
+    next: &Snapshot,
+    in_cluster: bool,
+) -> ChangeVerdict {
     // The previous kinds by their kind label (one group per store).
     let by_label: HashMap<&str, &ServedKind> = previous
         .kinds()
@@ -61,15 +68,45 @@ pub(crate) fn verdict(objects: &Objects, previous: &Snapshot, next: &Snapshot) -
         } else {
             ("are", "them")
         };
-        match now {
-            None => verdict.warnings.push(format!(
+        // A new kind of the group with the same prefix: most likely this
+        // one renamed, which does not carry the apps' labels along.
+        let renamed = next.kinds().iter().find(|k| {
+            let n = &k.resolved.definition;
+            n.group == d.group
+                && &k.resolved.release_prefix == was
+                && !by_label.contains_key(n.kind.as_str())
+        });
+        match (now, renamed) {
+            (None, Some(renamed)) => {
+                let new = &renamed.resolved.definition.kind;
+                let manage = if in_cluster {
+                    format!(
+                        "to manage {them} as {new}, relabel {them}: kubectl label \
+                         helmreleases.helm.toolkit.fluxcd.io -n NAMESPACE NAME {KIND_LABEL}={new} --overwrite"
+                    )
+                } else {
+                    format!("name the kind {} again to manage {them}", d.kind)
+                };
+                verdict.warnings.push(format!(
+                    "kind {} in {} is no longer defined, and the new kind {new} has its release prefix {}: \
+                     if it was renamed, {} still {} the label {KIND_LABEL}={} and {are} not served as {new}; \
+                     {manage}",
+                    d.kind,
+                    d.group,
+                    crate::golang::quote(was),
+                    stored_apps(releases),
+                    if releases.len() == 1 { "carries" } else { "carry" },
+                    d.kind,
+                ));
+            }
+            (None, None) => verdict.warnings.push(format!(
                 "kind {} in {} is no longer defined: {} {are} not served any more, and Flux keeps \
                  reconciling {them}; define the kind again to manage {them}",
                 d.kind,
                 d.group,
                 stored_apps(releases)
             )),
-            Some(now) if &now.resolved.release_prefix != was => verdict.problems.push(format!(
+            (Some(now), _) if &now.resolved.release_prefix != was => verdict.problems.push(format!(
                 "kind {}: release prefix {} (it was {}) would leave {} unserved, and an app created \
                  again would be a second Helm release of it; keep the prefix {}",
                 d.kind,
@@ -78,7 +115,7 @@ pub(crate) fn verdict(objects: &Objects, previous: &Snapshot, next: &Snapshot) -
                 stored_apps(releases),
                 crate::golang::quote(was),
             )),
-            Some(_) => {}
+            (Some(_), _) => {}
         }
     }
     verdict
@@ -198,7 +235,7 @@ mod tests {
         ]);
         let before = kinds(&format!("{PG}---\n{REDIS}"));
         let after = kinds(&format!("{}---\n{REDIS}", PG.replace("postgres-", "pg-")));
-        let verdict = verdict(&stored, &before, &after);
+        let verdict = verdict(&stored, &before, &after, true);
         assert_eq!(
             verdict.problems,
             [
@@ -214,6 +251,7 @@ mod tests {
             &objects(&[("team-a", "redis-r1", "Redis")]),
             &before,
             &after,
+            true,
         );
         assert!(
             verdict.problems.is_empty() && verdict.warnings.is_empty(),
@@ -250,7 +288,7 @@ mod tests {
     fn a_kind_dropped_with_apps_is_a_warning() {
         let stored = objects(&[("team-a", "redis-r1", "Redis"), ("x", "other", "Bucket")]);
         let before = kinds(&format!("{PG}---\n{REDIS}"));
-        let verdict = verdict(&stored, &before, &kinds(PG));
+        let verdict = verdict(&stored, &before, &kinds(PG), true);
         assert!(verdict.problems.is_empty(), "{verdict:?}");
         assert_eq!(
             verdict.warnings,
@@ -260,8 +298,30 @@ mod tests {
                  kind again to manage it"
             ]
         );
+        // Renamed (a new kind with its prefix): said so, with the relabel.
+        let renamed = kinds(&format!(
+            "{PG}---\nkind: RedisCache\nrelease: {{prefix: redis-, chartRef: {{kind: ExternalArtifact, name: redis}}}}\n"
+        ));
+        let verdict = super::verdict(&stored, &before, &renamed, true);
+        assert_eq!(
+            verdict.warnings,
+            [
+                "kind Redis in apps.cozystack.io is no longer defined, and the new kind RedisCache has its \
+                 release prefix \"redis-\": if it was renamed, 1 stored app (HelmRelease team-a/redis-r1) still \
+                 carries the label apps.cozystack.io/application.kind=Redis and is not served as RedisCache; to \
+                 manage it as RedisCache, relabel it: kubectl label helmreleases.helm.toolkit.fluxcd.io -n \
+                 NAMESPACE NAME apps.cozystack.io/application.kind=RedisCache --overwrite"
+            ]
+        );
+        // The embedded store's HelmReleases are not kubectl's to relabel.
+        let verdict = super::verdict(&stored, &before, &renamed, false);
+        assert!(
+            verdict.warnings[0]
+                .ends_with("is not served as RedisCache; name the kind Redis again to manage it"),
+            "{verdict:?}"
+        );
         // A change that keeps every kind's prefix says nothing.
-        let verdict = super::verdict(&stored, &before, &before);
+        let verdict = super::verdict(&stored, &before, &before, true);
         assert!(
             verdict.problems.is_empty() && verdict.warnings.is_empty(),
             "{verdict:?}"

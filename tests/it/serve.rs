@@ -1881,6 +1881,76 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
         added.elapsed().as_secs_f64()
     );
 
+    // The kind renamed, its release prefix kept: its app is not served as
+    // the new kind (its HelmRelease carries the old kind's label), and
+    // serve says how to move it over; relabelled as it says, it is.
+    let text = std::fs::read_to_string(&postgres).expect("read postgres.yaml");
+    let renamed = text
+        .replacen(
+            "kind: Postgres\nsingular: postgres\nplural: postgreses\n",
+            "kind: PostgreSQL\n",
+            1,
+        )
+        .replacen("release:\n", "release:\n  prefix: postgres-\n", 1);
+    assert_ne!(renamed, text);
+    std::fs::write(&postgres, renamed).expect("rename the kind");
+    let said = serve
+        .wait_line(
+            "is no longer defined, and the new kind PostgreSQL has its release prefix",
+            Duration::from_secs(20),
+        )
+        .await
+        .unwrap_or_else(|| panic!("the rename not said: {}", serve.output()));
+    let relabel = said
+        .split_once("relabel it: ")
+        .map(|(_, command)| command.to_owned())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(
+        relabel.starts_with("kubectl label helmreleases.helm.toolkit.fluxcd.io -n NAMESPACE NAME "),
+        "{said}"
+    );
+    let postgresqls = format!("postgresqls.{}", kinds.group);
+    let served = |plane: &Plane| {
+        let out = kubectl(plane, &["get", &postgresqls, "-n", &apps, "-o", "name"]);
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    let renamed_at = Instant::now();
+    while !kubectl(plane, &["get", &postgresqls, "-n", &apps])
+        .status
+        .success()
+    {
+        assert!(
+            renamed_at.elapsed() < Duration::from_secs(30),
+            "{}",
+            serve.output()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        served(plane),
+        "",
+        "served as the new kind before its relabel"
+    );
+    let args: Vec<String> = relabel
+        .replace("NAMESPACE", &apps)
+        .replace("NAME", "postgres-db1")
+        .split_whitespace()
+        .skip(1)
+        .map(str::to_owned)
+        .collect();
+    kubectl_ok(plane, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    let relabelled = Instant::now();
+    while served(plane) != format!("postgresql.{}/db1", kinds.group) {
+        assert!(
+            relabelled.elapsed() < Duration::from_secs(20),
+            "not served after its relabel: {:?}\n{}",
+            served(plane),
+            serve.output()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let pg = postgresqls;
+
     kubectl_ok(plane, &["delete", &pg, "db1", "-n", &apps]);
     let said = serve.output();
     let (guard, log) = (guard_pid(&said), guard_log(&said));
