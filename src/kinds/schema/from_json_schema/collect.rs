@@ -142,9 +142,23 @@ impl<'a> Converter<'a> {
                 "example" => {
                     acc.example.get_or_insert_with(|| v.clone());
                 }
+                // Helm checks a chart's schema against JSON Schema's own
+                // before it checks values, and refuses one that fails.
                 "type" => match type_set(v) {
-                    Some(set) => acc.types.push((set, kw(k))),
-                    None => self.warn(&kw(k), "type must be a type name or a list of them; dropped"),
+                    Some(set) => match set.iter().find(|t| !JSON_TYPES.contains(&t.as_str())) {
+                        Some(unknown) => self.error(
+                            &kw(k),
+                            format!(
+                                "unknown type {unknown:?}: JSON Schema's types are {} (Helm refuses this schema)",
+                                JSON_TYPES.join(", ")
+                            ),
+                        ),
+                        None => acc.types.push((set, kw(k))),
+                    },
+                    None => self.error(
+                        &kw(k),
+                        "type must be a type name or a list of them (Helm refuses this schema)",
+                    ),
                 },
                 "nullable" => {
                     if v == &Value::Bool(true) {
@@ -341,6 +355,11 @@ impl<'a> Converter<'a> {
         }
     }
 }
+
+/// JSON Schema's type names.
+const JSON_TYPES: [&str; 7] = [
+    "array", "boolean", "integer", "null", "number", "object", "string",
+];
 
 pub(super) fn type_set(v: &Value) -> Option<BTreeSet<String>> {
     match v {

@@ -438,18 +438,28 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn a_typeless_roots_default_that_is_not_an_object_is_dropped() {
-        // Found by fuzzing: an unknown type makes the root typeless, and the
-        // object type it then gets did not fit its default.
+    fn an_unknown_type_is_refused_as_helm_refuses_it() {
+        // Found by fuzzing (an unknown type made the root typeless, and the
+        // object type it then got did not fit its default); Helm refuses
+        // such a schema, and so does the conversion now.
         let c = to_structural(&json!({"type": "obeger", "default": 2, "minimum": 1}));
-        assert!(c.is_ok(), "{:?}", c.errors);
-        assert!(c.schema.get("default").is_none(), "{}", c.schema);
-        assert!(crate::kinds::schema::check_structural(&c.schema).is_empty());
-        assert!(has_warning(
-            &c,
-            "",
-            "the schema root's default is not an object"
-        ));
+        assert_eq!(
+            c.errors[0],
+            Issue::new(
+                "/type",
+                "unknown type \"obeger\": JSON Schema's types are array, boolean, integer, null, number, \
+                 object, string (Helm refuses this schema)"
+            )
+        );
+        let c = to_structural(&json!({"type": "object", "properties": {
+            "a": {"type": ["strin", "null"]}, "b": {"type": 5}}}));
+        let errors: Vec<&str> = c.errors.iter().map(|e| e.pointer.as_str()).collect();
+        assert_eq!(
+            errors,
+            ["/properties/a/type", "/properties/b/type"],
+            "{:?}",
+            c.errors
+        );
         let kept = to_structural(&json!({"default": {"a": 1}}));
         assert_eq!(kept.schema["default"], json!({"a": 1}));
     }
