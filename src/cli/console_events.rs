@@ -78,6 +78,9 @@ impl Line {
 
 impl Visit for Line {
     fn record_str(&mut self, field: &Field, value: &str) {
+        if is_log_metadata(field) {
+            return;
+        }
         if field.name() == "message" {
             value.clone_into(&mut self.message);
         } else {
@@ -86,6 +89,9 @@ impl Visit for Line {
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        if is_log_metadata(field) {
+            return;
+        }
         let text = format!("{value:?}");
         if field.name() == "message" {
             self.message = text;
@@ -93,6 +99,12 @@ impl Visit for Line {
             self.fields.push((field.name(), text));
         }
     }
+}
+
+/// Whether `field` is where an event bridged from the `log` crate came
+/// from (`log.target`, `log.file`, …), which tracing's own format hides.
+fn is_log_metadata(field: &Field) -> bool {
+    field.name().starts_with("log.")
 }
 
 #[cfg(test)]

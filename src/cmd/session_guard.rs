@@ -79,7 +79,8 @@ pub async fn run(args: SessionGuardArgs, ctx: &Ctx) -> Result<ExitStatus, CliErr
         CliError::other(
             "guard the serve session",
             format!(
-                "{why}; the next serve or `kubectl cozy doctor --fix` reaps the session if it is dead"
+                "{why}; the tunnel's agent (once the Lease expires), the next serve or `kubectl cozy doctor \
+                 --fix` reaps the session if it is dead"
             ),
         )
     };
@@ -186,7 +187,7 @@ async fn serve_gone(
 }
 
 /// Whether [`serve_alive`] looks at the process (else it says no).
-const CAN_TELL_PROCESSES: bool = cfg!(all(target_os = "linux", target_env = "gnu"));
+pub(crate) const CAN_TELL_PROCESSES: bool = cfg!(all(target_os = "linux", target_env = "gnu"));
 
 /// Whether process `pid` (serve) still exists.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -31,4 +31,4 @@ mod yaml_lines;
 pub(crate) mod yaml_message;
 
 pub use definition::{KindDefinition, ResolvedKind};
-pub use registry::{KindSource, Registry, Snapshot, Verdict};
+pub use registry::{Following, KindSource, News, Registry, Snapshot, Verdict};

@@ -290,6 +290,80 @@ impl Verdict {
     }
 }
 
+/// What a console hears of the kinds as they change ([`Registry::follow`]).
+#[derive(Debug)]
+pub enum News {
+    /// A new snapshot is served.
+    Reloaded {
+        /// The one served before.
+        previous: Arc<Snapshot>,
+        /// The one served now.
+        now: Arc<Snapshot>,
+    },
+    /// A change refused, or the fix after one.
+    Verdict(Verdict),
+    /// Verdicts that came too fast to keep.
+    Missed {
+        /// How many.
+        count: u64,
+        /// What refuses the latest change, if it is refused.
+        refused: Option<String>,
+    },
+}
+
+impl News {
+    /// A verdict's line ([`Verdict::line`]), or the line for verdicts
+    /// missed; `None` for a reload, which each console says its own way.
+    pub fn verdict_line(&self) -> Option<String> {
+        match self {
+            News::Reloaded { .. } => None,
+            News::Verdict(verdict) => Some(verdict.line()),
+            News::Missed { count, refused } => Some(format!(
+                "Kinds: {count} changes of the definitions came too fast to say each; {}",
+                match refused {
+                    Some(why) =>
+                        format!("the latest is refused, still serving the previous set: {why}"),
+                    None => "the latest is served".to_owned(),
+                }
+            )),
+        }
+    }
+}
+
+/// A console's view of the registry's changes, in the order they happened
+/// as far as it can tell: a snapshot already swapped in is told before a
+/// verdict that came with or after it.
+#[derive(Debug)]
+pub struct Following {
+    changes: watch::Receiver<Arc<Snapshot>>,
+    verdicts: broadcast::Receiver<Verdict>,
+    previous: Arc<Snapshot>,
+    last_error: Arc<Mutex<Option<String>>>,
+}
+
+impl Following {
+    /// The next news; `None` once the registry is gone.
+    pub async fn next(&mut self) -> Option<News> {
+        tokio::select! {
+            biased;
+            changed = self.changes.changed() => {
+                changed.ok()?;
+                let now = self.changes.borrow_and_update().clone();
+                let previous = std::mem::replace(&mut self.previous, now.clone());
+                Some(News::Reloaded { previous, now })
+            }
+            verdict = self.verdicts.recv() => match verdict {
+                Ok(verdict) => Some(News::Verdict(verdict)),
+                Err(broadcast::error::RecvError::Lagged(count)) => Some(News::Missed {
+                    count,
+                    refused: self.last_error.lock().map(|e| e.clone()).unwrap_or(None),
+                }),
+                Err(broadcast::error::RecvError::Closed) => None,
+            },
+        }
+    }
+}
+
 /// Holds the current snapshot and publishes replacements.
 #[derive(Clone)]
 pub struct Registry {
@@ -381,6 +455,19 @@ impl Registry {
     /// longer logs them.
     pub fn verdicts(&self) -> broadcast::Receiver<Verdict> {
         self.verdicts.subscribe()
+    }
+
+    /// Later snapshots and verdicts, for a console to say; from now on the
+    /// registry leaves verdicts to it (they wait for it while it is busy).
+    pub fn follow(&self) -> Following {
+        let mut changes = self.subscribe();
+        let previous = changes.borrow_and_update().clone();
+        Following {
+            changes,
+            verdicts: self.verdicts(),
+            previous,
+            last_error: self.last_error.clone(),
+        }
     }
 
     /// Hands `verdict` to its receivers, or logs it when there are none.

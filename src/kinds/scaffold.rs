@@ -39,9 +39,75 @@ pub(crate) struct ScaffoldOptions {
 impl ScaffoldOptions {
     /// These options, what they leave unset taken from the chart's
     /// `settings` (the caller's flags win over the chart's annotations; a
-    /// source given either way wins over a chart object given the other).
-    fn or_chart_settings(&self, settings: chart::settings::ChartSettings) -> ScaffoldOptions {
+    /// source given either way wins over a chart object given the other),
+    /// and which of the definition's fields (as problems name them) came
+    /// from which annotation.
+    fn or_chart_settings(
+        &self,
+        settings: chart::settings::ChartSettings,
+    ) -> (ScaffoldOptions, Vec<(&'static str, &'static str)>) {
         let given_source = self.source_ref.is_some() || self.chart_ref.is_some();
+        let mut taken = Vec::new();
+        for (unset, set, field, annotation) in [
+            (
+                self.singular.is_none(),
+                settings.singular.is_some(),
+                "singular",
+                "singular",
+            ),
+            (
+                self.plural.is_none(),
+                settings.plural.is_some(),
+                "plural",
+                "plural",
+            ),
+            (
+                self.short_names.is_empty(),
+                !settings.short_names.is_empty(),
+                "shortNames",
+                "short-names",
+            ),
+            (
+                self.categories.is_empty(),
+                !settings.categories.is_empty(),
+                "categories",
+                "categories",
+            ),
+            (
+                self.group.is_none(),
+                settings.group.is_some(),
+                "group",
+                "group-version",
+            ),
+            (
+                self.version.is_none(),
+                settings.version.is_some(),
+                "version",
+                "group-version",
+            ),
+            (
+                self.prefix.is_none(),
+                settings.prefix.is_some(),
+                "release.prefix",
+                "release-prefix",
+            ),
+            (
+                !given_source,
+                settings.source_ref.is_some(),
+                "release.chart",
+                "source-ref",
+            ),
+            (
+                !given_source,
+                settings.chart_ref.is_some(),
+                "release.chartRef",
+                "chart-ref",
+            ),
+        ] {
+            if unset && set {
+                taken.push((field, annotation));
+            }
+        }
         let or_list = |given: &Vec<String>, chart: Vec<String>| {
             if given.is_empty() {
                 chart
@@ -49,7 +115,7 @@ impl ScaffoldOptions {
                 given.clone()
             }
         };
-        ScaffoldOptions {
+        let options = ScaffoldOptions {
             kind: self.kind.clone(),
             singular: self.singular.clone().or(settings.singular),
             plural: self.plural.clone().or(settings.plural),
@@ -69,6 +135,18 @@ impl ScaffoldOptions {
                 settings.chart_ref
             },
             kind_flag: self.kind_flag,
+        };
+        (options, taken)
+    }
+
+    /// Whether these options set what the chart's annotation setting
+    /// `setting` (as [`chart::settings::ReadSettings::problems`] names it)
+    /// would: its problem is then moot.
+    fn override_setting(&self, setting: &str) -> bool {
+        match setting {
+            "group-version" => self.group.is_some(),
+            "source" => self.source_ref.is_some() || self.chart_ref.is_some(),
+            _ => false,
         }
     }
 }
@@ -129,12 +207,17 @@ pub(crate) fn scaffold(
 ) -> Result<Scaffolded, ScaffoldError> {
     let origin = loaded.origin.clone();
     let read = chart::settings::read(&loaded.metadata.annotations);
-    if !read.problems.is_empty() {
-        return Err(ScaffoldError::Invalid {
-            problems: read.problems,
-        });
+    let problems: Vec<String> = read
+        .problems
+        .into_iter()
+        .filter(|(setting, _)| !options.override_setting(setting))
+        .map(|(_, problem)| problem)
+        .collect();
+    if !problems.is_empty() {
+        return Err(ScaffoldError::Invalid { problems });
     }
-    let options = &options.or_chart_settings(read.settings);
+    let (options, from_annotations) = options.or_chart_settings(read.settings);
+    let options = &options;
     let mut warnings = read.warnings;
     let mut notes = Vec::new();
     // Where a kind that was not given comes from, for the note and for
@@ -298,6 +381,19 @@ pub(crate) fn scaffold(
                         "; the kind comes from the chart ({source}): name it with {}the {} annotation in Chart.yaml",
                         if options.kind_flag { "--kind, or with " } else { "" },
                         chart::KIND_ANNOTATION
+                    ));
+                }
+            }
+            // A problem with a value the chart's annotations gave: where
+            // it comes from (`serve --charts` has no flag to look at).
+            for p in &mut problems {
+                if let Some((_, annotation)) = from_annotations.iter().find(|(field, _)| {
+                    p.strip_prefix(field)
+                        .is_some_and(|rest| rest.starts_with([':', '.', '[', ' ']))
+                }) {
+                    p.push_str(&format!(
+                        "; it comes from Chart.yaml's {}{annotation} annotation",
+                        chart::settings::PREFIX
                     ));
                 }
             }
@@ -499,6 +595,34 @@ mod tests {
             made.release.chart.map(|c| c.source_ref),
             ObjectRef::parse("HelmRepository/cozy-public/cozystack-apps")
         );
+        // A value from an annotation that the definition refuses names it.
+        let Err(ScaffoldError::Invalid { problems }) = scaffold_chart(
+            "annotations:\n  kubectl-cozy.io/group-version: apps.k8s.io/v1\n",
+            &[],
+            &ScaffoldOptions::default(),
+        ) else {
+            panic!("not refused")
+        };
+        assert!(
+            problems[0].starts_with("group: \"apps.k8s.io\" is reserved")
+                && problems[0].ends_with(
+                    "; it comes from Chart.yaml's kubectl-cozy.io/group-version annotation"
+                ),
+            "{problems:?}"
+        );
+        // One the caller's flags override is moot.
+        let flagged = ScaffoldOptions {
+            source_ref: ObjectRef::parse("HelmRepository/apps"),
+            ..ScaffoldOptions::default()
+        };
+        assert!(
+            scaffold_chart(
+                "annotations:\n  kubectl-cozy.io/source-ref: cozystack-apps\n",
+                &[],
+                &flagged
+            )
+            .is_ok()
+        );
         // An annotation that cannot be read refuses the chart, naming it.
         let Err(ScaffoldError::Invalid { problems }) = scaffold_chart(
             "annotations:\n  kubectl-cozy.io/source-ref: cozystack-apps\n",
@@ -541,7 +665,8 @@ mod tests {
             scaffolded.warnings
         );
         // A CEL rule that does not compile, found in the scaffolded
-        // definition: the line of its rule in values.schema.json.
+        // definition while checking the default beside it: the line of that
+        // default in values.schema.json.
         let broken = SCHEMA.replace(
             "\"default\": 2\n",
             "\"default\": 2,\n      \"x-kubernetes-validations\": [{\"rule\": \"self >= oldSelff\"}]\n",

@@ -32,6 +32,10 @@ use kube::api::Api;
 use super::reap::{Begun, Judge, ReapOptions, ReapReport, Reaping, Target};
 use super::session::{self, SessionRecord};
 
+/// What the agent adds to the Lease's duration before the session counts
+/// as dead.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+
 /// How the sentinel behaves.
 #[derive(Debug, Clone)]
 pub struct SentinelConfig {
@@ -60,7 +64,7 @@ impl SentinelConfig {
             id: id.to_owned(),
             namespace: namespace.to_owned(),
             poll: Duration::from_secs(1),
-            grace: Duration::from_secs(2),
+            grace: DEFAULT_GRACE,
             retry: Duration::from_secs(5),
             limit: Duration::from_secs(5),
             give_up_after: None,

@@ -80,9 +80,14 @@ pub(crate) fn verdict(
             (None, Some(renamed)) => {
                 let new = &renamed.resolved.definition.kind;
                 let manage = if in_cluster {
+                    // One app: its own command; more: the command's shape.
+                    let (namespace, name) = match releases.as_slice() {
+                        [one] => one.split_once('/').unwrap_or(("NAMESPACE", "NAME")),
+                        _ => ("NAMESPACE", "NAME"),
+                    };
                     format!(
                         "to manage {them} as {new}, relabel {them}: kubectl label \
-                         helmreleases.helm.toolkit.fluxcd.io -n NAMESPACE NAME {KIND_LABEL}={new} --overwrite"
+                         helmreleases.helm.toolkit.fluxcd.io -n {namespace} {name} {KIND_LABEL}={new} --overwrite"
                     )
                 } else {
                     format!("name the kind {} again to manage {them}", d.kind)
@@ -310,7 +315,7 @@ mod tests {
                  release prefix \"redis-\": if it was renamed, 1 stored app (HelmRelease team-a/redis-r1) still \
                  carries the label apps.cozystack.io/application.kind=Redis and is not served as RedisCache; to \
                  manage it as RedisCache, relabel it: kubectl label helmreleases.helm.toolkit.fluxcd.io -n \
-                 NAMESPACE NAME apps.cozystack.io/application.kind=RedisCache --overwrite"
+                 team-a redis-r1 apps.cozystack.io/application.kind=RedisCache --overwrite"
             ]
         );
         // The embedded store's HelmReleases are not kubectl's to relabel.

@@ -1386,7 +1386,7 @@ fn scaffolded_kinds_are_served_and_reloaded() {
         &|| {
             std::fs::read_to_string(&log)
                 .unwrap_or_default()
-                .contains("change refused")
+                .contains("Kinds: change refused")
         },
         "broken edit not reported",
     );
@@ -1440,7 +1440,7 @@ fn scaffolded_kinds_are_served_and_reloaded() {
     let refusals = || {
         std::fs::read_to_string(&log)
             .unwrap_or_default()
-            .matches("change refused")
+            .matches("Kinds: change refused")
             .count()
     };
     let refused_before = refusals();

@@ -716,6 +716,7 @@ async fn a_frozen_serve_is_reaped_and_says_so_when_it_wakes() {
     let client = plane.client().await;
     let mut s = TunnelSession::start(&client, "frozen", &["--lease-duration", "6s"]).await;
     let ready = s.ready().await;
+    let guard_log = guard_log(&s.serve.output());
     let frozen = Instant::now();
     s.serve.signal("-STOP");
     let gone = wait_session_gone(&client, &ready.id, END).await;
@@ -724,6 +725,19 @@ async fn a_frozen_serve_is_reaped_and_says_so_when_it_wakes() {
     if let Err(left) = gone {
         panic!("not reaped: {}", s.left_behind(&client, &left).await);
     }
+    // The agent's reap: the guard, which sees serve's process still there,
+    // gives an expired Lease a Lease's duration more than the agent does.
+    let line = s
+        .runtime
+        .wait_line(&format!("tunnel-agent reaped session {}", ready.id), END)
+        .await
+        .unwrap_or_else(|| panic!("the agent did not reap:\n{}", s.runtime.logs()));
+    assert!(!line.contains("not done"), "{line}");
+    let guarded = std::fs::read_to_string(&guard_log).unwrap_or_default();
+    assert!(
+        !guarded.contains("session-guard reaped session"),
+        "{guarded}"
+    );
     eprintln!(
         "[serve] SIGSTOP → reaped by the agent after {:.1}s",
         reaped.as_secs_f64()
@@ -1905,8 +1919,12 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
         .split_once("relabel it: ")
         .map(|(_, command)| command.to_owned())
         .unwrap_or_else(|| panic!("{said}"));
-    assert!(
-        relabel.starts_with("kubectl label helmreleases.helm.toolkit.fluxcd.io -n NAMESPACE NAME "),
+    assert_eq!(
+        relabel,
+        format!(
+            "kubectl label helmreleases.helm.toolkit.fluxcd.io -n {apps} postgres-db1 \
+             apps.cozystack.io/application.kind=PostgreSQL --overwrite"
+        ),
         "{said}"
     );
     let postgresqls = format!("postgresqls.{}", kinds.group);
@@ -1932,8 +1950,6 @@ async fn external_name_route_end_to_end_with_doctor_seeing_a_live_session() {
         "served as the new kind before its relabel"
     );
     let args: Vec<String> = relabel
-        .replace("NAMESPACE", &apps)
-        .replace("NAME", "postgres-db1")
         .split_whitespace()
         .skip(1)
         .map(str::to_owned)

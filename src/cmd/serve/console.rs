@@ -9,10 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use indicatif::ProgressBar;
 
-use tokio::sync::broadcast::error::RecvError;
-
 use crate::apiserver::server::{self, Access};
-use crate::kinds::Registry;
+use crate::kinds::{Following, News};
 use crate::tunnel::{TunnelState, TunnelStatus};
 
 /// The user kube-apiserver's aggregator probes APIServices as.
@@ -173,36 +171,21 @@ impl Progress {
 /// Says on stderr what is served after each accepted change of the kinds,
 /// and each change refused and the fix after it (standalone and `--route
 /// none`; a registered session's `kinds_follow` says them with its nudges).
-pub(super) fn report_reloads(registry: &Registry) -> tokio::task::JoinHandle<()> {
-    let mut changes = registry.subscribe();
-    let mut verdicts = registry.verdicts();
-    let mut previous = changes.borrow_and_update().clone();
+pub(super) fn report_reloads(mut following: Following) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        loop {
-            tokio::select! {
-                biased;
-                verdict = verdicts.recv() => match verdict {
-                    Ok(verdict) => {
-                        crate::stderr_line!("{}", verdict.line());
-                        continue;
-                    }
-                    Err(RecvError::Lagged(_)) => continue,
-                    Err(RecvError::Closed) => break,
-                },
-                changed = changes.changed() => if changed.is_err() {
-                    break;
-                },
+        while let Some(news) = following.next().await {
+            if let Some(line) = news.verdict_line() {
+                crate::stderr_line!("{line}");
+            } else if let News::Reloaded { previous, now } = news {
+                let plurals = now.plurals();
+                crate::stderr_line!(
+                    "Kinds: reloaded ({}), serving {} ({}){}",
+                    now.changes_since(&previous),
+                    plurals.len(),
+                    plurals.join(", "),
+                    now.watches_ended_since(&previous)
+                );
             }
-            let snapshot = changes.borrow_and_update().clone();
-            let plurals = snapshot.plurals();
-            crate::stderr_line!(
-                "Kinds: reloaded ({}), serving {} ({}){}",
-                snapshot.changes_since(&previous),
-                plurals.len(),
-                plurals.join(", "),
-                snapshot.watches_ended_since(&previous)
-            );
-            previous = snapshot;
         }
     })
 }

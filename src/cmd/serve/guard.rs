@@ -10,7 +10,9 @@
 //! On the tunnel route the agent in the cluster reaps a session whose Lease
 //! expired; the guard adds what the agent cannot see, serve's process gone,
 //! and reaps an expired Lease only a Lease's duration after the agent would
-//! ([`TUNNEL_GUARD_GRACE`]), so that the two do not reap at once.
+//! (its `--lease-grace`), so that the two do not reap at once; where the
+//! guard cannot look at processes it would add nothing, and is not started.
+//! Its messages name the session's other reapers ([`reapers_without`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -26,10 +28,6 @@ use crate::register::plan::{Plan, Route};
 
 /// Logs of guards older than this are removed when a guard starts.
 const LOG_KEPT_FOR: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// The tunnel route's guard adds this and the Lease's duration to the
-/// Lease's expiry (the agent adds 2 s): an agent that runs reaps first.
-const TUNNEL_GUARD_GRACE: Duration = Duration::from_secs(2);
 
 /// A started guard.
 #[derive(Debug)]
@@ -75,13 +73,13 @@ pub(super) fn spawn(ctx: &Ctx, plan: &Plan, state_dir: &Path, log: &Log) -> std:
     let watched = ending.clone();
     let log = log.clone();
     let shown = path.clone();
+    let reapers = reapers_without(plan);
     tokio::spawn(async move {
         let status = child.wait().await;
         if !watched.load(Ordering::SeqCst) {
             let how = status.map_or_else(|e| e.to_string(), |s| s.to_string());
             log.line(&format!(
-                "Warning: guard process {pid} exited ({how}; see {}): if serve dies now, the next serve or \
-                 `kubectl cozy doctor --fix` reaps this session",
+                "Warning: guard process {pid} exited ({how}; see {}): if serve dies now, {reapers}",
                 shown.display()
             ));
         }
@@ -91,6 +89,28 @@ pub(super) fn spawn(ctx: &Ctx, plan: &Plan, state_dir: &Path, log: &Log) -> std:
         log: path,
         ending,
     })
+}
+
+/// Whether serve starts a guard for `plan`'s session: on the external-name
+/// route always (nothing else reaps it); on the tunnel route where the
+/// guard can see serve's process go (the agent watches the Lease anyway).
+pub(super) fn useful(plan: &Plan) -> bool {
+    match plan.route {
+        Route::ExternalName { .. } => true,
+        Route::Tunnel { .. } => crate::cmd::session_guard::CAN_TELL_PROCESSES,
+    }
+}
+
+/// Who reaps `plan`'s session if serve dies while no guard runs.
+pub(super) fn reapers_without(plan: &Plan) -> &'static str {
+    match plan.route {
+        Route::Tunnel { .. } => {
+            "the agent reaps this session once its Lease expires (or the next serve, or `kubectl cozy doctor --fix`)"
+        }
+        Route::ExternalName { .. } => {
+            "the next serve or `kubectl cozy doctor --fix` reaps this session"
+        }
+    }
 }
 
 /// A session of its own (Linux), or a process group of its own; no
@@ -198,7 +218,9 @@ fn guard_args(ctx: &Ctx, plan: &Plan) -> Vec<std::ffi::OsString> {
         }
     }
     if let Route::Tunnel { .. } = plan.route {
-        let grace = plan.lease_duration + TUNNEL_GUARD_GRACE;
+        // A Lease's duration more than the agent waits: an agent that runs
+        // reaps an expired Lease first.
+        let grace = plan.lease_duration + crate::register::sentinel::DEFAULT_GRACE;
         args.push("--lease-grace".into());
         args.push(format!("{}ns", grace.as_nanos()).into());
     }

@@ -12,46 +12,39 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, Patch, PatchParams};
-use tokio::sync::broadcast::error::RecvError;
 
 use super::console::Log;
-use crate::kinds::Registry;
+use crate::kinds::{Following, News};
 use crate::register::apiservice::GroupVersion;
 use crate::register::session::{KINDS_HASH_ANNOTATION, SESSION_LABEL};
 
-/// Follows `registry` until the task is dropped, nudging `api_services`
+/// Follows the kinds (`following`, taken when serve started, so nothing
+/// since is missed) until the task is dropped, nudging `api_services`
 /// while they are session `own`'s.
 pub(super) fn spawn(
     client: kube::Client,
-    registry: Registry,
+    mut following: Following,
     own: String,
     api_services: Vec<String>,
     served: Vec<GroupVersion>,
     log: Log,
 ) -> tokio::task::JoinHandle<()> {
-    let mut changes = registry.subscribe();
-    let mut verdicts = registry.verdicts();
-    let mut previous = changes.borrow_and_update().clone();
     tokio::spawn(async move {
         let api: Api<APIService> = Api::all(client);
         let registered: BTreeSet<GroupVersion> = served.into_iter().collect();
         let mut warned = BTreeSet::new();
-        loop {
-            tokio::select! {
-                biased;
-                verdict = verdicts.recv() => match verdict {
-                    Ok(verdict) => {
-                        log.line(&verdict.line());
-                        continue;
-                    }
-                    Err(RecvError::Lagged(_)) => continue,
-                    Err(RecvError::Closed) => break,
-                },
-                changed = changes.changed() => if changed.is_err() {
-                    break;
-                },
+        while let Some(news) = following.next().await {
+            if let Some(line) = news.verdict_line() {
+                log.line(&line);
+                continue;
             }
-            let snapshot = changes.borrow_and_update().clone();
+            let News::Reloaded {
+                previous,
+                now: snapshot,
+            } = news
+            else {
+                continue;
+            };
             for kind in snapshot.kinds() {
                 let gv = GroupVersion {
                     group: kind.resolved.definition.group.clone(),
@@ -89,7 +82,6 @@ pub(super) fn spawn(
                 snapshot.kinds().len(),
                 snapshot.watches_ended_since(&previous)
             ));
-            previous = snapshot;
         }
     })
 }

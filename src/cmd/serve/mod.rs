@@ -80,18 +80,23 @@ pub async fn run(args: ServeArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
     for warning in registry.snapshot().warnings() {
         tracing::warn!("{warning}");
     }
+    // Serve's console says the kinds' changes from the first: what comes
+    // while it starts waits for it. A server without one (`--in-cluster`)
+    // leaves them to the registry's log.
+    let in_cluster = args.in_cluster && !args.standalone;
+    let following = (!in_cluster).then(|| registry.follow());
     let _file_watch = registry
         .watch_source(source.clone())
         .map_err(|e| CliError::other(format!("watch {}", source.path().display()), e))?;
-    if args.standalone {
-        return standalone::serve_standalone(&args, registry).await;
-    }
-    if args.in_cluster {
+    let Some(following) = following else {
         return in_cluster::serve(&args, registry, ctx).await;
+    };
+    if args.standalone {
+        return standalone::serve_standalone(&args, registry, following).await;
     }
     match route {
-        RouteArg::None => unregistered::serve_unregistered(&args, registry, ctx).await,
-        route => session::serve_session(&args, registry, route, ctx)
+        RouteArg::None => unregistered::serve_unregistered(&args, registry, following, ctx).await,
+        route => session::serve_session(&args, registry, following, route, ctx)
             .await
             .map_err(session::with_rights_hint),
     }

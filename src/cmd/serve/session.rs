@@ -19,7 +19,7 @@ use super::signals::Signals;
 use super::stop::{end, end_unregistered};
 use super::{agent_wait, guard, kinds_follow, ownership};
 use crate::cli::{CliError, Ctx, ExitStatus};
-use crate::kinds::Registry;
+use crate::kinds::{Following, Registry};
 use crate::register::apiservice;
 use crate::register::lease::{self, RenewState, Renewer};
 use crate::register::plan::{Plan, Route};
@@ -41,6 +41,7 @@ const UNREACHABLE_AFTER: Duration = Duration::from_secs(8);
 pub(super) async fn serve_session(
     args: &ServeArgs,
     registry: Registry,
+    following: Following,
     route: RouteArg,
     ctx: &Ctx,
 ) -> Result<ExitStatus, CliError> {
@@ -156,7 +157,7 @@ pub(super) async fn serve_session(
     // A process of its own here reaps the session once serve's process is
     // gone, once the Lease it records exists: the external-name route has no
     // agent, and the tunnel route's agent can only wait for the Lease.
-    let guard = if !args.no_session_guard {
+    let guard = if !args.no_session_guard && guard::useful(&plan) {
         match guard::spawn(ctx, &plan, &state_dir, &log) {
             Ok(guard) => {
                 log.line(&format!(
@@ -167,14 +168,9 @@ pub(super) async fn serve_session(
                 Some(guard)
             }
             Err(e) => {
-                let reaper = match plan.route {
-                    Route::Tunnel { .. } => "the agent reaps this session once its Lease expires",
-                    Route::ExternalName { .. } => {
-                        "the next serve or `kubectl cozy doctor --fix` reaps this session"
-                    }
-                };
                 log.line(&format!(
-                    "Warning: no guard process ({e}); if serve dies, {reaper}"
+                    "Warning: no guard process ({e}); if serve dies, {}",
+                    guard::reapers_without(&plan)
                 ));
                 None
             }
@@ -483,7 +479,7 @@ pub(super) async fn serve_session(
     ));
     let _kinds_follow = BackgroundTask(kinds_follow::spawn(
         client.clone(),
-        registry.clone(),
+        following,
         plan.id.clone(),
         plan.api_service_names(),
         plan.served.clone(),

@@ -12,7 +12,7 @@ use crate::apiserver::handlers::ApiState;
 use crate::apiserver::server::{self, ServerConfig};
 use crate::auth::Auth;
 use crate::cli::{CliError, ExitStatus};
-use crate::kinds::Registry;
+use crate::kinds::{Following, Registry};
 use crate::register::credentials as standalone;
 use crate::register::kubeconfig_file;
 use crate::register::previous_context::PreviousContext;
@@ -25,6 +25,7 @@ use crate::storage::{Backend, embedded_store::EmbeddedStore, private_files};
 pub(super) async fn serve_standalone(
     args: &ServeArgs,
     registry: Registry,
+    following: Following,
 ) -> Result<ExitStatus, CliError> {
     let listen = args
         .listen
@@ -155,7 +156,7 @@ pub(super) async fn serve_standalone(
         kubeconfig.display(),
         kinds.first().copied().unwrap_or("all")
     );
-    let reloads = super::console::report_reloads(&registry);
+    let reloads = super::console::report_reloads(following);
     signals.next().await;
     reloads.abort();
     // First: the kubeconfig is what a user stopping the server reaches for next.

@@ -144,11 +144,8 @@ pub(super) async fn end(
         () = signals.next() => {
             if !cleaned.get() {
                 crate::stderr_line!(
-                    "Skipped the rest of the cleanup: the Lease {}/{} expires within {}s and {} removes what is left",
-                    plan.namespace,
-                    session::lease_name(&plan.id),
-                    plan.lease_duration.as_secs(),
-                    reapers(plan)
+                    "Skipped the rest of the cleanup: {}",
+                    left_to(plan, "what is left")
                 );
             }
         }
@@ -156,19 +153,27 @@ pub(super) async fn end(
     complete.get()
 }
 
-/// Who reaps the session once its Lease expires: the guard process serve
-/// started (if it runs) — on the tunnel route also the agent, on its own —
-/// else nothing until someone acts (and an unavailable APIService stalls
-/// namespace deletions meanwhile).
-fn reapers(plan: &Plan) -> &'static str {
-    match plan.route {
+/// Who removes `what` serve leaves behind: the guard process serve started
+/// (if it runs) once serve has exited and the cluster answers; without one,
+/// on the tunnel route the agent once the Lease expires, else nothing until
+/// someone acts (and an unavailable APIService stalls namespace deletions
+/// meanwhile).
+fn left_to(plan: &Plan, what: &str) -> String {
+    let lease = format!(
+        "the Lease {}/{} expires (within {}s)",
+        plan.namespace,
+        session::lease_name(&plan.id),
+        plan.lease_duration.as_secs()
+    );
+    let without = match plan.route {
         crate::register::plan::Route::Tunnel { .. } => {
-            "its guard process or the agent (or the next serve, or `kubectl cozy doctor --fix`)"
+            format!("the agent once {lease}, or the next serve, or `kubectl cozy doctor --fix`")
         }
         crate::register::plan::Route::ExternalName { .. } => {
-            "its guard process (without one, the next serve of a group, or `kubectl cozy doctor --fix`)"
+            format!("the next serve of a group or `kubectl cozy doctor --fix` once {lease}")
         }
-    }
+    };
+    format!("its guard process removes {what} after serve exits; without one, {without}")
 }
 
 /// What to say when the teardown could not even begin (the Lease could not
@@ -186,7 +191,7 @@ fn not_removed(plan: &Plan, created: &[session::SessionObject], why: &str) -> St
     };
     let has_lease = created.iter().any(|o| o.kind == session::LEASE.kind);
     let who = if has_lease {
-        format!("{} removes them once the Lease expires", reapers(plan))
+        left_to(plan, "them")
     } else {
         format!(
             "remove them with: {}",
@@ -265,8 +270,8 @@ mod tests {
         assert_eq!(
             text,
             "Could not remove leases.coordination.k8s.io/kubectl-cozy-3f2a -n team, namespaces/team: HTTP 403\n  \
-             its guard process (without one, the next serve of a group, or `kubectl cozy doctor --fix`) removes them \
-             once the Lease expires"
+             its guard process removes them after serve exits; without one, the next serve of a group or \
+             `kubectl cozy doctor --fix` once the Lease team/kubectl-cozy-3f2a expires (within 15s)"
         );
         // No Lease to expire: the command that removes them.
         let text = not_removed(&plan(), &[ns], "HTTP 403");

@@ -8,12 +8,13 @@ use super::cluster_server::{Listening, start_cluster_server};
 use super::console::Log;
 use super::signals::Signals;
 use crate::cli::{CliError, Ctx, ExitStatus};
-use crate::kinds::Registry;
+use crate::kinds::{Following, Registry};
 
 /// Today's cluster mode: serve with the given certificate, register nothing.
 pub(super) async fn serve_unregistered(
     args: &ServeArgs,
     registry: Registry,
+    following: Following,
     ctx: &Ctx,
 ) -> Result<ExitStatus, CliError> {
     let (cert_pem, key_pem) = args.tls_files("--route none", "")?;
@@ -48,7 +49,7 @@ pub(super) async fn serve_unregistered(
         kinds.join(", "),
         running.local_addr
     );
-    let reloads = super::console::report_reloads(&registry);
+    let reloads = super::console::report_reloads(following);
     Signals::new()?.next().await;
     reloads.abort();
     crate::stderr_line!(

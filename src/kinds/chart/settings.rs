@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use crate::kinds::definition::ObjectRef;
 
 /// The annotations' common prefix.
-const PREFIX: &str = "kubectl-cozy.io/";
+pub(crate) const PREFIX: &str = "kubectl-cozy.io/";
 
 /// The keys read (after [`PREFIX`]); `kind` is read by
 /// [`super::propose_kind`].
@@ -69,8 +69,9 @@ pub(crate) struct ChartSettings {
 pub(crate) struct ReadSettings {
     /// The settings.
     pub settings: ChartSettings,
-    /// Values that cannot be read, one line each.
-    pub problems: Vec<String>,
+    /// Values that cannot be read, one line each, with the setting they
+    /// are about (`group-version`, or `source` for the chart's source).
+    pub problems: Vec<(&'static str, String)>,
     /// Unknown keys, one line each.
     pub warnings: Vec<String>,
 }
@@ -92,9 +93,11 @@ pub(crate) fn read(annotations: &BTreeMap<String, String>) -> ReadSettings {
                 .map(str::to_owned)
                 .collect()
         };
-        let mut problem = |why: &str| {
-            read.problems
-                .push(format!("Chart.yaml: annotation {key}: {value:?}: {why}"));
+        let mut problem = |setting: &'static str, why: &str| {
+            read.problems.push((
+                setting,
+                format!("Chart.yaml: annotation {key}: {value:?}: {why}"),
+            ));
         };
         match name {
             "kind" => {}
@@ -107,13 +110,13 @@ pub(crate) fn read(annotations: &BTreeMap<String, String>) -> ReadSettings {
                     settings.group = Some(group.to_owned());
                     settings.version = Some(version.to_owned());
                 }
-                _ => problem("use GROUP/VERSION"),
+                _ => problem("group-version", "use GROUP/VERSION"),
             },
             "release-prefix" => settings.prefix = Some(value.to_owned()),
             "source-ref" | "chart-ref" => match ObjectRef::parse(value) {
                 Some(reference) if name == "source-ref" => settings.source_ref = Some(reference),
                 Some(reference) => settings.chart_ref = Some(reference),
-                None => problem("use KIND/NAME or KIND/NAMESPACE/NAME"),
+                None => problem("source", "use KIND/NAME or KIND/NAMESPACE/NAME"),
             },
             _ => read.warnings.push(format!(
                 "Chart.yaml: annotation {key} is not one kubectl-cozy reads ({}); ignored",
@@ -122,8 +125,11 @@ pub(crate) fn read(annotations: &BTreeMap<String, String>) -> ReadSettings {
         }
     }
     if read.settings.source_ref.is_some() && read.settings.chart_ref.is_some() {
-        read.problems.push(format!(
-            "Chart.yaml: annotations {PREFIX}source-ref and {PREFIX}chart-ref: give one (a chart from a source, or a chart object)"
+        read.problems.push((
+            "source",
+            format!(
+                "Chart.yaml: annotations {PREFIX}source-ref and {PREFIX}chart-ref: give one (a chart from a source, or a chart object)"
+            ),
         ));
     }
     read
@@ -190,8 +196,14 @@ mod tests {
         assert_eq!(
             read.problems,
             [
-                "Chart.yaml: annotation kubectl-cozy.io/chart-ref: \"OCIRepository/\": use KIND/NAME or KIND/NAMESPACE/NAME",
-                "Chart.yaml: annotation kubectl-cozy.io/group-version: \"apps.example.com\": use GROUP/VERSION",
+                (
+                    "source",
+                    "Chart.yaml: annotation kubectl-cozy.io/chart-ref: \"OCIRepository/\": use KIND/NAME or KIND/NAMESPACE/NAME".to_owned()
+                ),
+                (
+                    "group-version",
+                    "Chart.yaml: annotation kubectl-cozy.io/group-version: \"apps.example.com\": use GROUP/VERSION".to_owned()
+                ),
             ]
         );
         assert_eq!(read.warnings.len(), 1);

@@ -157,7 +157,7 @@ impl<'a> Converter<'a> {
                     },
                     None => self.error(
                         &kw(k),
-                        "type must be a type name or a list of them (Helm refuses this schema)",
+                        "type must be a type name or a non-empty list of them (Helm refuses this schema)",
                     ),
                 },
                 "nullable" => {
@@ -364,7 +364,9 @@ const JSON_TYPES: [&str; 7] = [
 pub(super) fn type_set(v: &Value) -> Option<BTreeSet<String>> {
     match v {
         Value::String(s) => Some(BTreeSet::from([s.clone()])),
-        Value::Array(a) => a.iter().map(|t| t.as_str().map(str::to_string)).collect(),
+        Value::Array(a) if !a.is_empty() => {
+            a.iter().map(|t| t.as_str().map(str::to_string)).collect()
+        }
         _ => None,
     }
 }

@@ -452,11 +452,15 @@ pub(super) mod tests {
             )
         );
         let c = to_structural(&json!({"type": "object", "properties": {
-            "a": {"type": ["strin", "null"]}, "b": {"type": 5}}}));
+            "a": {"type": ["strin", "null"]}, "b": {"type": 5}, "c": {"type": []}}}));
         let errors: Vec<&str> = c.errors.iter().map(|e| e.pointer.as_str()).collect();
         assert_eq!(
             errors,
-            ["/properties/a/type", "/properties/b/type"],
+            [
+                "/properties/a/type",
+                "/properties/b/type",
+                "/properties/c/type"
+            ],
             "{:?}",
             c.errors
         );
