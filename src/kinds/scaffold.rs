@@ -3,6 +3,7 @@
 //! `values.yaml`), and a HelmRelease template pointing at the chart. Every
 //! compromise the schema conversion makes comes back as a warning.
 
+use super::chart::settings::KindSettings;
 use super::chart::{self, LoadedChart};
 use super::definition::{ChartSpec, KindDefinition, ObjectRef, ReleaseSpec};
 use super::schema;
@@ -12,24 +13,9 @@ use super::schema;
 pub(crate) struct ScaffoldOptions {
     /// Kind override (`Postgres`).
     pub kind: Option<String>,
-    /// Singular override.
-    pub singular: Option<String>,
-    /// Plural override (irregular plurals).
-    pub plural: Option<String>,
-    /// Short names.
-    pub short_names: Vec<String>,
-    /// Categories.
-    pub categories: Vec<String>,
-    /// API group override.
-    pub group: Option<String>,
-    /// API version override.
-    pub version: Option<String>,
-    /// HelmRelease name prefix override.
-    pub prefix: Option<String>,
-    /// The Flux source holding the chart (default `HelmRepository cozystack-apps` in `cozy-public`).
-    pub source_ref: Option<ObjectRef>,
-    /// Use a Flux chartRef instead of chart + sourceRef.
-    pub chart_ref: Option<ObjectRef>,
+    /// The rest of the kind's names and places (the chart's annotations
+    /// fill what these leave unset).
+    pub settings: KindSettings,
     /// Whether the caller takes `--kind` (`kinds scaffold` does, `serve
     /// --charts` does not): how a kind the chart's name cannot make is to
     /// be named.
@@ -37,115 +23,14 @@ pub(crate) struct ScaffoldOptions {
 }
 
 impl ScaffoldOptions {
-    /// These options, what they leave unset taken from the chart's
-    /// `settings` (the caller's flags win over the chart's annotations; a
-    /// source given either way wins over a chart object given the other),
-    /// and which of the definition's fields (as problems name them) came
-    /// from which annotation.
-    fn or_chart_settings(
-        &self,
-        settings: chart::settings::ChartSettings,
-    ) -> (ScaffoldOptions, Vec<(&'static str, &'static str)>) {
-        let given_source = self.source_ref.is_some() || self.chart_ref.is_some();
-        let mut taken = Vec::new();
-        for (unset, set, field, annotation) in [
-            (
-                self.singular.is_none(),
-                settings.singular.is_some(),
-                "singular",
-                "singular",
-            ),
-            (
-                self.plural.is_none(),
-                settings.plural.is_some(),
-                "plural",
-                "plural",
-            ),
-            (
-                self.short_names.is_empty(),
-                !settings.short_names.is_empty(),
-                "shortNames",
-                "short-names",
-            ),
-            (
-                self.categories.is_empty(),
-                !settings.categories.is_empty(),
-                "categories",
-                "categories",
-            ),
-            (
-                self.group.is_none(),
-                settings.group.is_some(),
-                "group",
-                "group-version",
-            ),
-            (
-                self.version.is_none(),
-                settings.version.is_some(),
-                "version",
-                "group-version",
-            ),
-            (
-                self.prefix.is_none(),
-                settings.prefix.is_some(),
-                "release.prefix",
-                "release-prefix",
-            ),
-            (
-                !given_source,
-                settings.source_ref.is_some(),
-                "release.chart",
-                "source-ref",
-            ),
-            (
-                !given_source,
-                settings.chart_ref.is_some(),
-                "release.chartRef",
-                "chart-ref",
-            ),
-        ] {
-            if unset && set {
-                taken.push((field, annotation));
-            }
-        }
-        let or_list = |given: &Vec<String>, chart: Vec<String>| {
-            if given.is_empty() {
-                chart
-            } else {
-                given.clone()
-            }
-        };
-        let options = ScaffoldOptions {
-            kind: self.kind.clone(),
-            singular: self.singular.clone().or(settings.singular),
-            plural: self.plural.clone().or(settings.plural),
-            short_names: or_list(&self.short_names, settings.short_names),
-            categories: or_list(&self.categories, settings.categories),
-            group: self.group.clone().or(settings.group),
-            version: self.version.clone().or(settings.version),
-            prefix: self.prefix.clone().or(settings.prefix),
-            source_ref: if given_source {
-                self.source_ref.clone()
-            } else {
-                settings.source_ref
-            },
-            chart_ref: if given_source {
-                self.chart_ref.clone()
-            } else {
-                settings.chart_ref
-            },
-            kind_flag: self.kind_flag,
-        };
-        (options, taken)
-    }
-
     /// Whether these options set what the chart's annotation setting
     /// `setting` (as [`chart::settings::ReadSettings::problems`] names it)
     /// would: its problem is then moot.
     fn override_setting(&self, setting: &str) -> bool {
+        let given = &self.settings;
         match setting {
-            "group-version" => self.group.is_some(),
-            "source" => self.source_ref.is_some() || self.chart_ref.is_some(),
+            "group-version" => given.group.is_some(),
+            "source" => given.source_ref.is_some() || given.chart_ref.is_some(),
             _ => false,
         }
     }
@@ -216,8 +101,7 @@ pub(crate) fn scaffold(
     if !problems.is_empty() {
         return Err(ScaffoldError::Invalid { problems });
     }
-    let (options, from_annotations) = options.or_chart_settings(read.settings);
-    let options = &options;
+    let (settings, from_annotations) = options.settings.over(read.settings);
     let mut warnings = read.warnings;
     let mut notes = Vec::new();
     // Where a kind that was not given comes from, for the note and for
@@ -239,11 +123,11 @@ pub(crate) fn scaffold(
             kind
         }
     };
-    let singular = options
+    let singular = settings
         .singular
         .clone()
         .unwrap_or_else(|| kind.to_lowercase());
-    let plural = options
+    let plural = settings
         .plural
         .clone()
         .unwrap_or_else(|| chart::pluralize(&singular));
@@ -330,13 +214,13 @@ pub(crate) fn scaffold(
         &open_api_schema,
     ));
 
-    let (chart, chart_ref) = match &options.chart_ref {
+    let (chart, chart_ref) = match &settings.chart_ref {
         Some(chart_ref) => (None, Some(chart_ref.clone())),
         None => (
             Some(ChartSpec {
                 name: loaded.metadata.name.clone(),
                 version: Some(loaded.metadata.version.clone()),
-                source_ref: options.source_ref.clone().unwrap_or_else(|| ObjectRef {
+                source_ref: settings.source_ref.clone().unwrap_or_else(|| ObjectRef {
                     kind: "HelmRepository".into(),
                     name: "cozystack-apps".into(),
                     namespace: Some("cozy-public".into()),
@@ -349,13 +233,13 @@ pub(crate) fn scaffold(
         kind,
         singular,
         plural,
-        short_names: options.short_names.clone(),
-        categories: options.categories.clone(),
-        group: options
+        short_names: settings.short_names.clone(),
+        categories: settings.categories.clone(),
+        group: settings
             .group
             .clone()
             .unwrap_or_else(|| super::definition::DEFAULT_GROUP.to_owned()),
-        version: options
+        version: settings
             .version
             .clone()
             .unwrap_or_else(|| super::definition::DEFAULT_VERSION.to_owned()),
@@ -363,7 +247,7 @@ pub(crate) fn scaffold(
         open_api_schema,
         printer_columns: Vec::new(),
         release: ReleaseSpec {
-            prefix: options.prefix.clone(),
+            prefix: settings.prefix.clone(),
             chart,
             chart_ref,
             ..ReleaseSpec::default()
@@ -580,10 +464,13 @@ mod tests {
         // The caller's flags win; a source given by flag wins over the
         // chart object of the annotation.
         let flags = ScaffoldOptions {
-            plural: Some("pgs".into()),
-            group: Some("apps.cozystack.io".into()),
-            version: Some("v1alpha1".into()),
-            source_ref: ObjectRef::parse("HelmRepository/cozy-public/cozystack-apps"),
+            settings: KindSettings {
+                plural: Some("pgs".into()),
+                group: Some("apps.cozystack.io".into()),
+                version: Some("v1alpha1".into()),
+                source_ref: ObjectRef::parse("HelmRepository/cozy-public/cozystack-apps"),
+                ..KindSettings::default()
+            },
             ..ScaffoldOptions::default()
         };
         let made = scaffold_chart(ANNOTATED, &[], &flags).unwrap().definition;
@@ -612,7 +499,10 @@ mod tests {
         );
         // One the caller's flags override is moot.
         let flagged = ScaffoldOptions {
-            source_ref: ObjectRef::parse("HelmRepository/apps"),
+            settings: KindSettings {
+                source_ref: ObjectRef::parse("HelmRepository/apps"),
+                ..KindSettings::default()
+            },
             ..ScaffoldOptions::default()
         };
         assert!(

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum, ValueHint};
 
 use crate::cli::{CliError, Ctx, ExitStatus};
+use crate::kinds::chart::settings::KindSettings;
 use crate::kinds::chart::{self, ChartSource};
 use crate::kinds::cozystack;
 use crate::kinds::definition::ObjectRef;
@@ -142,23 +143,25 @@ pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> 
     };
     let options = ScaffoldOptions {
         kind: args.kind.clone(),
-        singular: args.singular.clone(),
-        plural: args.plural.clone(),
-        short_names: args.short_names.clone(),
-        categories: args.categories.clone(),
-        group,
-        version,
-        prefix: args.prefix.clone(),
-        source_ref: args
-            .source_ref
-            .as_deref()
-            .map(|r| parse_ref("--source-ref", r))
-            .transpose()?,
-        chart_ref: args
-            .chart_ref
-            .as_deref()
-            .map(|r| parse_ref("--chart-ref", r))
-            .transpose()?,
+        settings: KindSettings {
+            singular: args.singular.clone(),
+            plural: args.plural.clone(),
+            short_names: args.short_names.clone(),
+            categories: args.categories.clone(),
+            group,
+            version,
+            prefix: args.prefix.clone(),
+            source_ref: args
+                .source_ref
+                .as_deref()
+                .map(|r| parse_ref("--source-ref", r))
+                .transpose()?,
+            chart_ref: args
+                .chart_ref
+                .as_deref()
+                .map(|r| parse_ref("--chart-ref", r))
+                .transpose()?,
+        },
         kind_flag: true,
     };
     let output_format = ctx.output_in(OutputFormat::Yaml, OUTPUT_FORMATS, "kinds scaffold")?;

@@ -41,9 +41,10 @@ const KEYS: [&str; 9] = [
     "chart-ref",
 ];
 
-/// What a chart's annotations set (`None` or empty: not set).
+/// How a kind made of a chart is named and placed, as a chart's
+/// annotations or the caller's flags set it (`None` or empty: not set).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct ChartSettings {
+pub(crate) struct KindSettings {
     /// `singular`.
     pub singular: Option<String>,
     /// `plural`.
@@ -68,12 +69,90 @@ pub(crate) struct ChartSettings {
 #[derive(Debug, Default)]
 pub(crate) struct ReadSettings {
     /// The settings.
-    pub settings: ChartSettings,
+    pub settings: KindSettings,
     /// Values that cannot be read, one line each, with the setting they
     /// are about (`group-version`, or `source` for the chart's source).
     pub problems: Vec<(&'static str, String)>,
     /// Unknown keys, one line each.
     pub warnings: Vec<String>,
+}
+
+impl KindSettings {
+    /// These settings (the caller's), what they leave unset taken from the
+    /// `chart`'s; a source given either way wins over a chart object given
+    /// the other. Also which of the definition's fields (as its problems
+    /// name them) came from which annotation.
+    pub(crate) fn over(
+        &self,
+        chart: KindSettings,
+    ) -> (KindSettings, Vec<(&'static str, &'static str)>) {
+        let mut taken = Vec::new();
+        let mut pick = |given: &Option<String>, chart: Option<String>, field, annotation| {
+            given.clone().or_else(|| {
+                taken.extend(chart.is_some().then_some((field, annotation)));
+                chart
+            })
+        };
+        let singular = pick(&self.singular, chart.singular, "singular", "singular");
+        let plural = pick(&self.plural, chart.plural, "plural", "plural");
+        let group = pick(&self.group, chart.group, "group", "group-version");
+        let version = pick(&self.version, chart.version, "version", "group-version");
+        let prefix = pick(
+            &self.prefix,
+            chart.prefix,
+            "release.prefix",
+            "release-prefix",
+        );
+        let mut pick_list = |given: &Vec<String>, chart: Vec<String>, field, annotation| {
+            if given.is_empty() {
+                taken.extend((!chart.is_empty()).then_some((field, annotation)));
+                chart
+            } else {
+                given.clone()
+            }
+        };
+        let short_names = pick_list(
+            &self.short_names,
+            chart.short_names,
+            "shortNames",
+            "short-names",
+        );
+        let categories = pick_list(
+            &self.categories,
+            chart.categories,
+            "categories",
+            "categories",
+        );
+        let (source_ref, chart_ref) = if self.source_ref.is_some() || self.chart_ref.is_some() {
+            (self.source_ref.clone(), self.chart_ref.clone())
+        } else {
+            taken.extend(
+                chart
+                    .source_ref
+                    .is_some()
+                    .then_some(("release.chart", "source-ref")),
+            );
+            taken.extend(
+                chart
+                    .chart_ref
+                    .is_some()
+                    .then_some(("release.chartRef", "chart-ref")),
+            );
+            (chart.source_ref, chart.chart_ref)
+        };
+        let settings = KindSettings {
+            singular,
+            plural,
+            short_names,
+            categories,
+            group,
+            version,
+            prefix,
+            source_ref,
+            chart_ref,
+        };
+        (settings, taken)
+    }
 }
 
 /// Reads the settings in a chart's `annotations`.
@@ -168,7 +247,7 @@ mod tests {
         );
         assert_eq!(
             read.settings,
-            ChartSettings {
+            KindSettings {
                 singular: Some("postgres".into()),
                 plural: Some("postgreses".into()),
                 short_names: vec!["pg".into(), "pgs".into()],
