@@ -1,8 +1,8 @@
 //! What serve prints while it runs: the access log (unless `-q`; without the
 //! cluster's own successful reads, [`SYSTEM_READERS`], below `-v 1`), tunnel
-//! state changes, the kinds' reloads and spinners (lines printed while a spinner spins go above
-//! it); and, from the access log, proof that the aggregator's availability
-//! probes reached this very server.
+//! state changes, the kinds' reloads and spinners (lines printed while a
+//! spinner spins go above it); and, from the access log, proof that the
+//! aggregator's availability probes reached this very server.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
