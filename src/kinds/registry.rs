@@ -79,7 +79,7 @@ impl Snapshot {
                 .get(&d.group, &d.version, &d.plural)
                 .filter(|before| before.serves_as(&resolved))
                 .map(|before| before.stamp);
-            match CompiledSchema::new(&resolved.definition.open_api_schema) {
+            match CompiledSchema::new_saying_all(&resolved.definition.open_api_schema) {
                 Ok(schema) => {
                     let mut kind = ServedKind::new(resolved, schema);
                     if let Some(stamp) = kept {
@@ -87,10 +87,9 @@ impl Snapshot {
                     }
                     kinds.push(Arc::new(kind));
                 }
-                Err(e) => problems.push(super::yaml_lines::at_field(&format!(
-                    "{}: openAPISchema: {e}",
-                    resolved.source
-                ))),
+                Err(errors) => problems.extend(errors.iter().map(|e| {
+                    super::yaml_lines::at_field(&format!("{}: openAPISchema: {e}", resolved.source))
+                })),
             }
         }
         if !problems.is_empty() {
@@ -707,6 +706,27 @@ mod tests {
             text.matches("does not fit the @param type int").count(),
             1,
             "{text}"
+        );
+    }
+
+    #[test]
+    fn every_rule_that_does_not_compile_is_a_problem_of_its_own() {
+        let text = "kind: Widget\nopenAPISchema:\n  type: object\n  properties:\n    a:\n      type: integer\n      \
+                    x-kubernetes-validations: [{rule: 'self >'}]\n    c:\n      type: integer\n      \
+                    x-kubernetes-validations: [{rule: 'self < oldSelff'}]\n\
+                    release: {chartRef: {kind: ExternalArtifact, name: w}}\n";
+        let Err(LoadError::Invalid { problems }) =
+            Snapshot::build(load::load_text(text, "w.yaml").unwrap())
+        else {
+            panic!("not refused")
+        };
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(
+            problems[0]
+                .contains("/properties/a/x-kubernetes-validations/0/rule: compilation failed")
+                && problems[1]
+                    .contains("/properties/c/x-kubernetes-validations/0/rule: compilation failed"),
+            "{problems:?}"
         );
     }
 

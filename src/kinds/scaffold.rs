@@ -288,9 +288,12 @@ pub(crate) fn scaffold(
                     .collect(),
             }
         })?;
-    schema::CompiledSchema::new(&definition.open_api_schema).map_err(|e| {
+    schema::CompiledSchema::new_saying_all(&definition.open_api_schema).map_err(|errors| {
         ScaffoldError::Invalid {
-            problems: vec![in_chart_files(format!("openAPISchema: {e}"), loaded)],
+            problems: errors
+                .iter()
+                .map(|e| in_chart_files(format!("openAPISchema: {e}"), loaded))
+                .collect(),
         }
     })?;
     warnings.extend(super::definition::name_room_warning(&resolved));
@@ -585,6 +588,33 @@ mod tests {
             )),
             "{:?}",
             scaffolded.warnings
+        );
+    }
+
+    #[test]
+    fn every_rule_that_does_not_compile_is_said_at_once() {
+        let schema = r#"{
+  "type": "object",
+  "properties": {
+    "a": {"type": "integer", "x-kubernetes-validations": [{"rule": "self >"}]},
+    "b": {"type": "string"},
+    "c": {"type": "integer", "x-kubernetes-validations": [{"rule": "self < oldSelff"}]}
+  }
+}
+"#;
+        let Err(ScaffoldError::Invalid { problems }) =
+            scaffold_files(&[("values.schema.json", schema)])
+        else {
+            panic!("not refused")
+        };
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(
+            problems[0].starts_with(
+                "values.schema.json:4: /properties/a/x-kubernetes-validations/0/rule: compilation failed"
+            ) && problems[1].starts_with(
+                "values.schema.json:6: /properties/c/x-kubernetes-validations/0/rule: compilation failed"
+            ),
+            "{problems:?}"
         );
     }
 

@@ -420,7 +420,30 @@ impl CompiledSchema {
         node.any_of = any_of;
         node.one_of = one_of;
         node.not = not;
-        let rules = match m.get("x-kubernetes-validations") {
+        // A rule that does not compile is noted and the compilation goes
+        // on, so that every such rule is said at once
+        // ([`CompiledSchema::new_saying_all`]); the schema is not used.
+        let rules = match self.node_rules(m.get("x-kubernetes-validations"), id, &kw) {
+            Ok(rules) => rules,
+            Err(e) => {
+                self.rule_errors.push(e);
+                None
+            }
+        };
+        let node = &mut self.nodes[id as usize];
+        node.rules_below = rules.is_some() || children_have_rules;
+        node.rules = rules;
+        Ok(id)
+    }
+
+    /// The compiled `x-kubernetes-validations` (`validations`) of node `id`.
+    fn node_rules(
+        &self,
+        validations: Option<&Value>,
+        id: u32,
+        kw: &dyn Fn(&str) -> String,
+    ) -> Result<Option<Box<Rules>>, SchemaError> {
+        Ok(match validations {
             None | Some(Value::Null) => None,
             Some(Value::Array(a)) if a.is_empty() => None,
             Some(_) if (NodeRef { schema: self, id }).is_untyped() => {
@@ -454,11 +477,7 @@ impl CompiledSchema {
                 }
                 Some(Box::new(rules))
             }
-        };
-        let node = &mut self.nodes[id as usize];
-        node.rules_below = rules.is_some() || children_have_rules;
-        node.rules = rules;
-        Ok(id)
+        })
     }
 }
 

@@ -99,6 +99,9 @@ pub struct Outcome {
 #[derive(Debug)]
 pub struct CompiledSchema {
     nodes: Vec<Node>,
+    /// While compiling: `x-kubernetes-validations` that do not compile,
+    /// gathered so that every one is said at once.
+    rule_errors: Vec<SchemaError>,
     /// While compiling: the pointer of the nearest list above whose items
     /// are not correlatable with their old values (not a `map` list), where
     /// no transition rule may be (kube-apiserver's rule).
@@ -112,12 +115,26 @@ impl CompiledSchema {
     /// pointing into `schema`. Unknown keywords are ignored; use
     /// `check_structural` to check that a schema is structural.
     pub fn new(schema: &Value) -> Result<CompiledSchema, SchemaError> {
+        Self::new_saying_all(schema).map_err(|mut errors| errors.swap_remove(0))
+    }
+
+    /// [`CompiledSchema::new`], failing with every validation rule that
+    /// does not compile (in schema order) rather than the first, and the
+    /// error that stopped the compilation, if any, last.
+    pub fn new_saying_all(schema: &Value) -> Result<CompiledSchema, Vec<SchemaError>> {
         let mut c = CompiledSchema {
             nodes: Vec::new(),
+            rule_errors: Vec::new(),
             uncorrelatable_within: None,
         };
-        c.compile(schema, String::new())?;
-        Ok(c)
+        let stopped = c.compile(schema, String::new()).err();
+        let mut errors = std::mem::take(&mut c.rule_errors);
+        errors.extend(stopped);
+        if errors.is_empty() {
+            Ok(c)
+        } else {
+            Err(errors)
+        }
     }
 
     fn node(&self, id: u32) -> &Node {
