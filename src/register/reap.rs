@@ -404,20 +404,6 @@ impl Reaping {
         let id = self.id.clone();
         let report = &mut self.report;
         for o in self.objects.iter().filter(|o| o.kind == API_SERVICE.kind) {
-            if self.originals_lost {
-                self.keep_record = true;
-                report.left.push((
-                    o.clone(),
-                    format!(
-                        "its session took over APIServices but their saved originals ({}) are gone; not deleted",
-                        self.saved_ref
-                            .as_ref()
-                            .map(SessionObject::describe)
-                            .unwrap_or_default()
-                    ),
-                ));
-                continue;
-            }
             // Still the session's, and what its takeover recorded of the
             // original (read first: the saved original is trusted only if
             // it still has that digest, whatever is decided from it).
@@ -432,11 +418,28 @@ impl Reaping {
                     continue;
                 }
                 Err(Step::Failed(why)) => {
-                    self.keep_record |= self.saved.contains_key(&o.name);
+                    self.keep_record |= self.saved.contains_key(&o.name) || self.originals_lost;
                     report.failed.push((o.clone(), why));
                     continue;
                 }
             };
+            // Still the session's, but which of its APIServices were taken
+            // over is unknown: none is deleted. (One gone, or another's
+            // now — restored by a reaper before this one — needs nothing.)
+            if self.originals_lost {
+                self.keep_record = true;
+                report.left.push((
+                    o.clone(),
+                    format!(
+                        "its session took over APIServices but their saved originals ({}) are gone; not deleted",
+                        self.saved_ref
+                            .as_ref()
+                            .map(SessionObject::describe)
+                            .unwrap_or_default()
+                    ),
+                ));
+                continue;
+            }
             let recorded = current
                 .metadata
                 .annotations
@@ -1156,6 +1159,83 @@ mod tests {
         let step = settle_namespace(&client, "team", "a1", fate, limit).await;
         assert!(matches!(step, Step::Done), "{step:?}");
         assert!(ns.lock().unwrap().is_null(), "deleted");
+    }
+
+    /// A cluster where session `a1`'s Lease and saved originals are gone and
+    /// its APIService `v1alpha1.x.example.com` is `owner`'s (`None`: no
+    /// session label, as an original restored by another reaper is).
+    fn cluster_after_another_reap(owner: Option<&'static str>) -> Client {
+        let service = tower::service_fn(move |req: http::Request<kube::client::Body>| async move {
+            let path = req.uri().path().to_owned();
+            let (code, answer) = if req.method() == http::Method::GET
+                && path == "/apis/apiregistration.k8s.io/v1/apiservices/v1alpha1.x.example.com"
+            {
+                let labels = owner.map(|o| serde_json::json!({SESSION_LABEL: o}));
+                (
+                    200,
+                    serde_json::json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+                        "metadata": {"name": "v1alpha1.x.example.com", "labels": labels},
+                        "spec": {"group": "x.example.com", "version": "v1alpha1"}}),
+                )
+            } else {
+                (
+                    404,
+                    serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                       "code": 404, "reason": "NotFound", "message": "not found"}),
+                )
+            };
+            Ok::<_, std::convert::Infallible>(
+                http::Response::builder()
+                    .status(code)
+                    .header("content-type", "application/json")
+                    .body(kube::client::Body::from(answer.to_string().into_bytes()))
+                    .unwrap(),
+            )
+        });
+        Client::new(service, "default")
+    }
+
+    /// With the saved originals gone, an APIService still the session's is
+    /// neither deleted nor restored and the record is kept; one another
+    /// reaper already restored (no longer the session's) needs nothing, and
+    /// the reap completes instead of retrying for it.
+    #[tokio::test]
+    async fn lost_originals_hold_only_apiservices_still_the_sessions() {
+        let target = Target {
+            id: "a1".into(),
+            namespace: "team".into(),
+            objects: vec![
+                object(&API_SERVICE, None, "v1alpha1.x.example.com"),
+                object(&CONFIG_MAP, Some("team"), &saved_api_services_name("a1")),
+            ],
+        };
+        let options = ReapOptions {
+            judge: Judge::Unchanged {
+                resource_version: None,
+            },
+            stop_on_unrestored: true,
+        };
+        let limit = Duration::from_secs(5);
+        for (owner, held) in [(Some("a1"), true), (None, false), (Some("b2"), false)] {
+            let client = cluster_after_another_reap(owner);
+            let Ok(Begun::Reaping(mut reaping)) =
+                Reaping::begin(&client, &target, &options, limit).await
+            else {
+                panic!("no reap")
+            };
+            reaping.api_services(&client, limit).await;
+            assert_eq!(
+                reaping.unrestored(),
+                held,
+                "{owner:?}: {:?}",
+                reaping.report()
+            );
+            assert!(
+                reaping.report().deleted.is_empty(),
+                "{:?}",
+                reaping.report()
+            );
+        }
     }
 
     /// An original is trusted only with the digest its takeover recorded:
