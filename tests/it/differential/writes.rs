@@ -287,7 +287,7 @@ impl Both {
             Value::Null
         } else {
             let meta = &body["metadata"];
-            let managed: Vec<Value> = meta["managedFields"]
+            let mut managed: Vec<Value> = meta["managedFields"]
                 .as_array()
                 .into_iter()
                 .flatten()
@@ -297,6 +297,15 @@ impl Both {
                     serde_json::from_str(&normal(&e.to_string())).expect("JSON")
                 })
                 .collect();
+            // kube sorts entries by operation, then time to the second,
+            // then manager: two writes a moment apart fall in one second on
+            // one server and in two on the other, so the times (left out)
+            // cannot order them here; the rest of kube's order can.
+            let key = |e: &Value| {
+                ["operation", "manager", "apiVersion", "subresource"]
+                    .map(|k| e[k].as_str().unwrap_or_default().to_owned())
+            };
+            managed.sort_by_key(key);
             let mut object = json!({
                 "spec": body["spec"],
                 "labels": meta["labels"],

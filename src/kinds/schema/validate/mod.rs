@@ -119,8 +119,8 @@ impl CompiledSchema {
     }
 
     /// [`CompiledSchema::new`], failing with every validation rule that
-    /// does not compile (in schema order) rather than the first, and the
-    /// error that stopped the compilation, if any, last.
+    /// does not compile (a node's children before the node) rather than
+    /// the first, and the error that stopped the compilation, if any, last.
     pub fn new_saying_all(schema: &Value) -> Result<CompiledSchema, Vec<SchemaError>> {
         let mut c = CompiledSchema {
             nodes: Vec::new(),
