@@ -395,6 +395,36 @@ mod tests {
         assert_eq!(encode_text(&Managed::default()), None);
     }
 
+    /// kube's order: operation (`Apply` before `Update`), then time to the
+    /// second, then manager — what the differential tests cannot compare,
+    /// as the two servers' times differ.
+    #[test]
+    fn entries_are_sorted_by_operation_then_second_then_manager() {
+        let entry = |manager: &str, operation, time: &str| Entry {
+            manager: manager.to_string(),
+            operation,
+            subresource: String::new(),
+            api_version: V.to_string(),
+            time: Some(time.to_string()),
+            set: Set::default(),
+        };
+        let mut managed = Managed::default();
+        for e in [
+            entry("unknown", Operation::Update, "2026-12-03T10:00:00.9Z"),
+            entry("m", Operation::Update, "2026-12-03T10:00:00.1Z"),
+            entry("early", Operation::Update, "2026-12-03T09:59:59Z"),
+            entry("z-applier", Operation::Apply, "2026-12-03T11:00:00Z"),
+        ] {
+            let id = identifier(&e.manager, e.operation, &e.api_version, &e.subresource);
+            managed.entries.insert(id, e);
+        }
+        let order: Vec<&str> = sorted(&managed)
+            .iter()
+            .map(|e| e.manager.as_str())
+            .collect();
+        assert_eq!(order, ["z-applier", "early", "m", "unknown"]);
+    }
+
     #[test]
     fn identifiers_match_kube() {
         assert_eq!(
