@@ -1107,13 +1107,7 @@ mod tests {
                     }
                     _ => status(404, "NotFound"),
                 };
-                Ok::<_, std::convert::Infallible>(
-                    http::Response::builder()
-                        .status(code)
-                        .header("content-type", "application/json")
-                        .body(kube::client::Body::from(answer.to_string().into_bytes()))
-                        .unwrap(),
-                )
+                Ok::<_, std::convert::Infallible>(json_answer(code, &answer))
             }
         });
         Client::new(service, "default")
@@ -1161,6 +1155,15 @@ mod tests {
         assert!(ns.lock().unwrap().is_null(), "deleted");
     }
 
+    /// A fake kube-apiserver's answer: `answer` as JSON with status `code`.
+    fn json_answer(code: u16, answer: &serde_json::Value) -> http::Response<kube::client::Body> {
+        http::Response::builder()
+            .status(code)
+            .header("content-type", "application/json")
+            .body(kube::client::Body::from(answer.to_string().into_bytes()))
+            .unwrap()
+    }
+
     /// A cluster where session `a1`'s Lease and saved originals are gone and
     /// its APIService `v1alpha1.x.example.com` is `owner`'s (`None`: no
     /// session label, as an original restored by another reaper is).
@@ -1184,13 +1187,7 @@ mod tests {
                                        "code": 404, "reason": "NotFound", "message": "not found"}),
                 )
             };
-            Ok::<_, std::convert::Infallible>(
-                http::Response::builder()
-                    .status(code)
-                    .header("content-type", "application/json")
-                    .body(kube::client::Body::from(answer.to_string().into_bytes()))
-                    .unwrap(),
-            )
+            Ok::<_, std::convert::Infallible>(json_answer(code, &answer))
         });
         Client::new(service, "default")
     }
