@@ -245,7 +245,7 @@ pub(crate) fn scaffold(
             .unwrap_or_else(|| super::definition::DEFAULT_VERSION.to_owned()),
         description: loaded.metadata.description.clone().unwrap_or_default(),
         open_api_schema,
-        printer_columns: Vec::new(),
+        printer_columns: settings.printer_columns.clone(),
         release: ReleaseSpec {
             prefix: settings.prefix.clone(),
             chart,
@@ -529,6 +529,59 @@ mod tests {
             [
                 "Chart.yaml: annotation kubectl-cozy.io/source-ref: \"cozystack-apps\": use KIND/NAME or KIND/NAMESPACE/NAME"
             ]
+        );
+    }
+
+    #[test]
+    fn a_charts_printer_columns_annotation_sets_the_kinds_table() {
+        let columns = "annotations:\n  kubectl-cozy.io/printer-columns: |\n    \
+            - {name: Replicas, type: integer, jsonPath: .spec.replicas}\n    \
+            - name: Ready\n      type: string\n      priority: 1\n      \
+            jsonPath: '.status.conditions[?(@.type==\"Ready\")].status'\n";
+        let made = scaffold_chart(columns, &[], &ScaffoldOptions::default())
+            .unwrap()
+            .definition;
+        let names: Vec<_> = made
+            .printer_columns
+            .iter()
+            .map(|c| (c.name.as_str(), c.type_.as_str(), c.priority))
+            .collect();
+        assert_eq!(names, [("Replicas", "integer", 0), ("Ready", "string", 1)]);
+        assert_eq!(
+            made.printer_columns[1].json_path,
+            ".status.conditions[?(@.type==\"Ready\")].status"
+        );
+        // Columns the definition refuses name the annotation; a value that
+        // is not a list of columns is said with the parser's reason.
+        let Err(ScaffoldError::Invalid { problems }) = scaffold_chart(
+            "annotations:\n  kubectl-cozy.io/printer-columns: '[{name: Size, type: text, jsonPath: spec.size}]'\n",
+            &[],
+            &ScaffoldOptions::default(),
+        ) else {
+            panic!("not refused")
+        };
+        assert_eq!(
+            problems,
+            [
+                "printerColumns[0].type: \"text\" is not one of string, integer, number, boolean, date; it comes from Chart.yaml's kubectl-cozy.io/printer-columns annotation",
+                "printerColumns[0].jsonPath: \"spec.size\" must start with '.'; it comes from Chart.yaml's kubectl-cozy.io/printer-columns annotation",
+            ]
+        );
+        let Err(ScaffoldError::Invalid { problems }) = scaffold_chart(
+            "annotations:\n  kubectl-cozy.io/printer-columns: '[{name: Size, jsonpath: .spec.size}]'\n",
+            &[],
+            &ScaffoldOptions::default(),
+        ) else {
+            panic!("not refused")
+        };
+        assert!(
+            problems.len() == 1
+                && problems[0].starts_with(
+                    "Chart.yaml: annotation kubectl-cozy.io/printer-columns: \"[{name: Size, jsonpath: .spec.size}]\": "
+                )
+                && problems[0].contains("jsonpath")
+                && problems[0].ends_with("use a YAML list of columns as in a definition's printerColumns (name, type, jsonPath; priority, description and format optional)"),
+            "{problems:?}"
         );
     }
 

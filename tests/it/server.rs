@@ -313,13 +313,18 @@ fn a_misspelled_kind_is_reported_as_kube_apiserver_reports_it() {
 #[test]
 fn charts_are_served_as_kinds_and_rescaffolded_when_they_change() {
     // The chart author's loop: serve a directory of charts, edit a chart's
-    // values, and kubectl sees the new field without a restart.
+    // values, and kubectl sees the new field without a restart. The
+    // chart's annotations set the kind's table columns.
     let charts = tempfile::tempdir().expect("tempdir");
     let chart = charts.path().join("cache");
     std::fs::create_dir_all(chart.join("templates")).expect("mkdir");
     std::fs::write(
         chart.join("Chart.yaml"),
-        "apiVersion: v2\nname: cache\nversion: 0.1.0\ndescription: An in-memory cache\n",
+        "apiVersion: v2\nname: cache\nversion: 0.1.0\ndescription: An in-memory cache\n\
+         annotations:\n  kubectl-cozy.io/printer-columns: |\n    \
+         - {name: Size, type: string, jsonPath: .spec.size}\n    \
+         - {name: Replicas, type: integer, jsonPath: .spec.replicas}\n    \
+         - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}\n",
     )
     .expect("write");
     std::fs::write(
@@ -376,6 +381,13 @@ fn charts_are_served_as_kinds_and_rescaffolded_when_they_change() {
         "jsonpath={.spec.size}/{.spec.replicas}",
     ]));
     assert_eq!(got, "512Mi/3");
+    let table = ok(&server.kubectl(&["get", "caches"]));
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows[0], ["NAME", "SIZE", "REPLICAS", "AGE"], "{table}");
+    assert_eq!(rows[1][..3], ["c1", "512Mi", "3"], "{table}");
 }
 
 /// `/metrics` counts each served resource's objects as kube-apiserver

@@ -35,7 +35,11 @@ Examples:
   kubectl cozy kinds scaffold --repo-index ./repo/index.yaml --chart postgres@0.4.0 --format cozystack
 
   # Irregular names
-  kubectl cozy kinds scaffold ./charts/octopus --kind Octopus --plural octopi")]
+  kubectl cozy kinds scaffold ./charts/octopus --kind Octopus --plural octopi
+
+Chart.yaml's kubectl-cozy.io/ annotations (kind, singular, plural, short-names, categories,
+group-version, release-prefix, source-ref or chart-ref, printer-columns) set the kind as these
+flags do, for serve --charts too; the flags win over them.")]
 pub struct ScaffoldArgs {
     /// A chart directory or a packaged chart (.tgz)
     #[arg(value_name = "CHART", value_hint = ValueHint::AnyPath,
@@ -161,6 +165,7 @@ pub async fn run(args: ScaffoldArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> 
                 .as_deref()
                 .map(|r| parse_ref("--chart-ref", r))
                 .transpose()?,
+            printer_columns: Vec::new(),
         },
         kind_flag: true,
     };

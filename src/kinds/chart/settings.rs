@@ -13,6 +13,9 @@
 //!   kubectl-cozy.io/release-prefix: postgres-
 //!   kubectl-cozy.io/source-ref: HelmRepository/cozy-public/cozystack-apps
 //!   kubectl-cozy.io/chart-ref: OCIRepository/postgres-chart
+//!   kubectl-cozy.io/printer-columns: |        # a definition's printerColumns
+//!     - {name: Replicas, type: integer, jsonPath: .spec.replicas}
+//!     - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
 //! ```
 //!
 //! A value that cannot be read is a problem naming the annotation; an
@@ -22,14 +25,14 @@
 
 use std::collections::BTreeMap;
 
-use crate::kinds::definition::ObjectRef;
+use crate::kinds::definition::{ObjectRef, PrinterColumn};
 
 /// The annotations' common prefix.
 pub(crate) const PREFIX: &str = "kubectl-cozy.io/";
 
 /// The keys read (after [`PREFIX`]); `kind` is read by
 /// [`super::propose_kind`].
-const KEYS: [&str; 9] = [
+const KEYS: [&str; 10] = [
     "kind",
     "singular",
     "plural",
@@ -39,6 +42,7 @@ const KEYS: [&str; 9] = [
     "release-prefix",
     "source-ref",
     "chart-ref",
+    "printer-columns",
 ];
 
 /// How a kind made of a chart is named and placed, as a chart's
@@ -63,6 +67,9 @@ pub(crate) struct KindSettings {
     pub source_ref: Option<ObjectRef>,
     /// `chart-ref`: KIND/NAME or KIND/NAMESPACE/NAME.
     pub chart_ref: Option<ObjectRef>,
+    /// `printer-columns`: the table's columns after NAME, in a definition's
+    /// `printerColumns` format (YAML); empty: the defaults.
+    pub printer_columns: Vec<PrinterColumn>,
 }
 
 /// What was read from `annotations`.
@@ -123,6 +130,15 @@ impl KindSettings {
             "categories",
             "categories",
         );
+        let printer_columns = if self.printer_columns.is_empty() {
+            taken.extend(
+                (!chart.printer_columns.is_empty())
+                    .then_some(("printerColumns", "printer-columns")),
+            );
+            chart.printer_columns
+        } else {
+            self.printer_columns.clone()
+        };
         let (source_ref, chart_ref) = if self.source_ref.is_some() || self.chart_ref.is_some() {
             (self.source_ref.clone(), self.chart_ref.clone())
         } else {
@@ -150,6 +166,7 @@ impl KindSettings {
             prefix,
             source_ref,
             chart_ref,
+            printer_columns,
         };
         (settings, taken)
     }
@@ -196,6 +213,17 @@ pub(crate) fn read(annotations: &BTreeMap<String, String>) -> ReadSettings {
                 Some(reference) if name == "source-ref" => settings.source_ref = Some(reference),
                 Some(reference) => settings.chart_ref = Some(reference),
                 None => problem("source", "use KIND/NAME or KIND/NAMESPACE/NAME"),
+            },
+            "printer-columns" => match serde_saphyr::from_str::<Vec<PrinterColumn>>(value) {
+                Ok(columns) => settings.printer_columns = columns,
+                Err(e) => problem(
+                    "printer-columns",
+                    &format!(
+                        "{}; use a YAML list of columns as in a definition's printerColumns \
+                         (name, type, jsonPath; priority, description and format optional)",
+                        crate::kinds::yaml_message::yaml_message(&e)
+                    ),
+                ),
             },
             _ => read.warnings.push(format!(
                 "Chart.yaml: annotation {key} is not one kubectl-cozy reads ({}); ignored",
@@ -261,6 +289,7 @@ mod tests {
                     namespace: Some("platform".into()),
                 }),
                 chart_ref: None,
+                printer_columns: Vec::new(),
             }
         );
     }
