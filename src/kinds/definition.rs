@@ -448,6 +448,19 @@ impl KindDefinition {
                 problems.push(format!("{field}: {problem}"));
             }
         }
+        if !problems.is_empty() {
+            // Said at once with the rest: every rule or pattern that does
+            // not compile, each at its place (the schema is compiled when
+            // served; a default beside one could not be checked, which it
+            // causes).
+            if let Err(errors) =
+                super::schema::CompiledSchema::new_saying_all(&self.open_api_schema)
+            {
+                let unchecked = format!(": {}: ", super::schema::DEFAULT_UNCHECKED);
+                problems.retain(|p| !(p.starts_with("openAPISchema") && p.contains(&unchecked)));
+                problems.extend(errors.iter().map(|e| format!("openAPISchema: {e}")));
+            }
+        }
         if problems.is_empty() {
             Ok(ResolvedKind {
                 definition: self,
@@ -830,6 +843,12 @@ mod tests {
             },
         });
         d.release.interval = Some("often".into());
+        // Rules that do not compile, one beside a default it keeps from
+        // being checked: each said at its place, the default not at all.
+        d.open_api_schema = serde_json::json!({"type": "object", "properties": {
+            "replicas": {"type": "integer", "default": 2,
+                         "x-kubernetes-validations": [{"rule": "self >= "}]},
+            "size": {"type": "string", "x-kubernetes-validations": [{"rule": "self.foo("}]}}});
         let problems = d.resolve("test").unwrap_err();
         let joined = problems.join("\n");
         for needle in [
@@ -839,9 +858,12 @@ mod tests {
             "not both",
             "53-character",
             "release.interval",
+            "openAPISchema: /properties/replicas/x-kubernetes-validations/0/rule: compilation failed",
+            "openAPISchema: /properties/size/x-kubernetes-validations/0/rule: compilation failed",
         ] {
             assert!(joined.contains(needle), "{needle} missing in:\n{joined}");
         }
+        assert!(!joined.contains("default"), "{joined}");
     }
 
     /// Flux decodes `interval` and the Helm timeouts with Go's

@@ -610,9 +610,8 @@ mod tests {
             "{:?}",
             scaffolded.warnings
         );
-        // A CEL rule that does not compile, found in the scaffolded
-        // definition while checking the default beside it: the line of that
-        // default in values.schema.json.
+        // A CEL rule that does not compile beside a default (which it keeps
+        // from being checked): the rule's line in values.schema.json.
         let broken = SCHEMA.replace(
             "\"default\": 2\n",
             "\"default\": 2,\n      \"x-kubernetes-validations\": [{\"rule\": \"self >= oldSelff\"}]\n",
@@ -625,7 +624,7 @@ mod tests {
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(
             problems[0].starts_with(
-                "values.schema.json:6: /properties/replicas/default: cannot check the default: "
+                "values.schema.json:7: /properties/replicas/x-kubernetes-validations/0/rule: compilation failed: "
             ),
             "{problems:?}"
         );

@@ -39,6 +39,6 @@ pub(crate) use self::from_json_schema::to_structural;
 pub(crate) use self::infer::{
     describe_given_schema, infer_from_values, values_as_helm_reads, without_skipped,
 };
-pub(crate) use self::structural_check::check_structural;
+pub(crate) use self::structural_check::{DEFAULT_UNCHECKED, check_structural};
 pub use self::validate::{CompiledSchema, FieldError, FieldErrorKind, Outcome, SchemaError};
 pub(crate) use self::values_over_schema::apply as apply_values_over_schema;

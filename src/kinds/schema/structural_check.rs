@@ -575,6 +575,11 @@ fn nested_value_validation(
     }
 }
 
+/// How an issue about a default the schema around it cannot check (a rule
+/// or pattern there does not compile) begins: the compiler's own errors say
+/// the cause, each at its place.
+pub(crate) const DEFAULT_UNCHECKED: &str = "cannot check the default";
+
 fn default_issues(node: &Value, default: &Value, ptr: &str, issues: &mut Vec<Issue>) {
     if default.is_null() {
         return;
@@ -589,7 +594,7 @@ fn default_issues(node: &Value, default: &Value, ptr: &str, issues: &mut Vec<Iss
                 issues.push(Issue::new(&dp, e.to_string()));
             }
         }
-        Err(e) => issues.push(Issue::new(&dp, format!("cannot check the default: {e}"))),
+        Err(e) => issues.push(Issue::new(&dp, format!("{DEFAULT_UNCHECKED}: {e}"))),
     }
 }
 
