@@ -190,12 +190,22 @@ pub async fn watch(client: &Client, config: &SentinelConfig) -> Option<Expired> 
                 }
             }
             failed => {
+                // Refused after the Lease was read: the agent's rights went
+                // with the session's ClusterRole, which another reaper
+                // (serve's guard, the next serve, doctor) removes last; the
+                // garbage collector removes this agent next.
+                let rights_gone = observer.last.is_some()
+                    && matches!(&failed, Ok(Err(kube::Error::Api(status))) if status.code == 403);
                 let error = match failed {
                     Ok(Err(err)) => err.to_string(),
                     _ => format!("no answer within {:?}", config.limit),
                 };
                 let since = *failing_since.get_or_insert_with(|| {
-                    tracing::warn!(lease = %name, %error, "read the session Lease");
+                    if rights_gone {
+                        tracing::info!(lease = %name, "the session's rights are gone: reaped by another; waiting to be removed");
+                    } else {
+                        tracing::warn!(lease = %name, %error, "read the session Lease");
+                    }
                     Instant::now()
                 });
                 if config
@@ -469,5 +479,46 @@ mod tests {
         let gone = o.observe(None, t0).unwrap();
         assert_eq!(gone.resource_version, None);
         assert_eq!(gone.record.api_services, ["v1.a.example.com"]);
+    }
+
+    /// Once the Lease was read, a refusal means the session's ClusterRole
+    /// was reaped by another: a word at info, not a warning (the agent
+    /// waits for the garbage collector); a refusal from the start is one.
+    #[tokio::test]
+    async fn refused_after_the_lease_was_read_is_the_rights_gone_not_a_warning() {
+        for (reads_first, want, not) in [
+            (true, " INFO ", " WARN "),
+            (false, " WARN ", "rights are gone"),
+        ] {
+            let read = Arc::new(AtomicBool::new(!reads_first));
+            let service = tower::service_fn(move |_req: http::Request<kube::client::Body>| {
+                let denied = read.swap(true, Ordering::SeqCst);
+                async move {
+                    let body = if denied {
+                        serde_json::json!({"kind": "Status", "code": 403, "reason": "Forbidden",
+                            "message": "leases.coordination.k8s.io \"kubectl-cozy-3f2a\" is forbidden"})
+                    } else {
+                        serde_json::to_value(lease("7", 15)).unwrap()
+                    };
+                    let response = http::Response::builder()
+                        .status(if denied { 403 } else { 200 })
+                        .header("content-type", "application/json")
+                        .body(kube::client::Body::from(serde_json::to_vec(&body).unwrap()))
+                        .unwrap();
+                    Ok::<_, std::convert::Infallible>(response)
+                }
+            });
+            let client = Client::new(service, "default");
+            let mut config = SentinelConfig::new("3f2a", "ns");
+            config.poll = Duration::from_millis(5);
+            let (subscriber, logs) = crate::test_log::subscriber(None);
+            let _logging = tracing::subscriber::set_default(subscriber);
+            let watching =
+                tokio::time::timeout(Duration::from_millis(100), watch(&client, &config));
+            assert!(watching.await.is_err(), "the agent keeps reading");
+            let text = logs.text();
+            assert!(text.contains(want) && !text.contains(not), "{text}");
+            assert_eq!(text.lines().count(), 1, "{text}");
+        }
     }
 }
