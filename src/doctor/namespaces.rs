@@ -759,6 +759,9 @@ fn namespace_finalizers(e: &Examined<'_>) -> Vec<Finding> {
         f.owner = Some(owners.join("; "));
         f.blocks = vec![name.clone()];
         f.remedy = Some(finalize_remedy(name));
+        // Apart from the finding about its metadata.finalizers (below),
+        // which --fix can remove.
+        f.id.push_str(":spec.finalizers");
         found.push(f);
     }
     let finalizers = e.ns.metadata.finalizers.clone().unwrap_or_default();
@@ -2080,6 +2083,31 @@ mod tests {
             findings
                 .iter()
                 .all(|f| f.code != Code::NamespaceFinalizedNotDeleted),
+            "{findings:?}"
+        );
+    }
+
+    /// A namespace held by a foreign finalizer in `spec.finalizers` and
+    /// another in `metadata.finalizers`: two findings with ids of their own
+    /// (the plan covers the second; only /finalize clears the first).
+    #[test]
+    fn spec_and_metadata_finalizers_of_a_namespace_are_findings_apart() {
+        let mut ns = terminating_ns("team-n", serde_json::json!([]));
+        ns.spec.as_mut().unwrap().finalizers =
+            Some(vec!["kubernetes".into(), "example.com/spec-hold".into()]);
+        ns.metadata.finalizers = Some(vec!["example.com/meta-hold".into()]);
+        let (_, findings, _) = run(&[ns], &Content::default(), &[]);
+        let ids: Vec<&str> = findings
+            .iter()
+            .filter(|f| f.code == Code::NamespaceFinalizerRemaining)
+            .map(|f| f.id.as_str())
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                "NamespaceFinalizerRemaining:namespace/team-n:spec.finalizers",
+                "NamespaceFinalizerRemaining:namespace/team-n"
+            ],
             "{findings:?}"
         );
     }

@@ -560,9 +560,14 @@ fn findings_section(report: &Report) -> String {
     out
 }
 
-/// `   blocks:   namespace(s) a, b, …`, wrapped and capped.
-fn blocks_line(blocks: &[String]) -> String {
-    let label = "   blocks:   namespace(s) ";
+/// `   blocks:   namespace(s) a, b, …`, wrapped and capped; an info
+/// finding (its controller may still be working: not BLOCKED yet) `holds`.
+fn blocks_line(blocks: &[String], severity: super::Severity) -> String {
+    let label = if severity == super::Severity::Info {
+        "   holds:    namespace(s) "
+    } else {
+        "   blocks:   namespace(s) "
+    };
     format!("{label}{}\n", group::name_list(blocks, label.len(), 13))
 }
 
@@ -632,7 +637,7 @@ fn group_block(number: usize, members: &[&Finding]) -> String {
         let _ = writeln!(out, "   owner:    {owner}");
     }
     let blocks: Vec<String> = members.iter().map(|f| f.subject.name.clone()).collect();
-    out.push_str(&blocks_line(&blocks));
+    out.push_str(&blocks_line(&blocks, first.severity));
     finding_tail(&mut out, first);
     out
 }
@@ -676,7 +681,7 @@ fn finding_block(number: usize, f: &Finding) -> String {
         let _ = writeln!(out, "   owner:    {owner}");
     }
     if !f.blocks.is_empty() {
-        out.push_str(&blocks_line(&f.blocks));
+        out.push_str(&blocks_line(&f.blocks, f.severity));
     }
     finding_tail(&mut out, f);
     out
@@ -964,7 +969,22 @@ pub fn results(fix: &FixReport) -> String {
             .findings
             .iter()
             .partition(|f| f.severity == super::Severity::Info);
-        if problems.is_empty() {
+        let still: Vec<&str> = after
+            .namespaces
+            .iter()
+            .filter(|n| n.state == "terminating")
+            .map(|n| n.name.as_str())
+            .collect();
+        if problems.is_empty() && !still.is_empty() {
+            // Nothing wrong yet, but not done: what holds them are notes
+            // (finalizers whose controllers may still be working).
+            let _ = writeln!(
+                out,
+                "A fresh diagnosis finds no problem, but namespace(s) {} are still Terminating: see the notes; run \
+                 kubectl cozy doctor again later.",
+                still.join(", ")
+            );
+        } else if problems.is_empty() {
             let _ = writeln!(out, "A fresh diagnosis finds nothing wrong.");
         } else {
             let _ = writeln!(
@@ -1841,7 +1861,7 @@ mod tests {
     /// says so (never a bare header), and the failure's reason is given.
     #[test]
     fn the_after_table_is_never_a_bare_header() {
-        use crate::doctor::findings::{AfterFix, Unchecked};
+        use crate::doctor::findings::{AfterFix, Code, ObjectRef, Severity, Unchecked};
         let applied = |after: AfterFix| FixReport {
             mode: FixMode::Applied,
             actions: Vec::new(),
@@ -1878,6 +1898,38 @@ mod tests {
                  changed is not known; run kubectl cozy doctor again."
             ),
             "{failed}"
+        );
+        // Still Terminating, held only by finalizers not stuck yet (notes):
+        // no problem, but not "nothing wrong" either.
+        let mut note = Finding::new(
+            Code::FinalizerBlocking,
+            Severity::Info,
+            ObjectRef::cluster("v1", "Namespace", "namespaces", "team-e"),
+            "w",
+            "y",
+        );
+        note.blocks = vec!["team-e".into()];
+        let held = results(&applied(AfterFix {
+            namespaces: vec![crate::doctor::findings::NamespaceAfter {
+                name: "team-e".into(),
+                state: "terminating".into(),
+                blocked_by: Vec::new(),
+            }],
+            findings: vec![note.clone()],
+            unchecked: Vec::new(),
+        }));
+        assert!(!held.contains("finds nothing wrong"), "{held}");
+        assert!(
+            held.contains(
+                "A fresh diagnosis finds no problem, but namespace(s) team-e are still Terminating: see the notes"
+            ),
+            "{held}"
+        );
+        // Such a note holds its namespace; it does not block it (BLOCKED no).
+        let block = finding_block(1, &note);
+        assert!(
+            block.contains("   holds:    namespace(s) team-e") && !block.contains("blocks:"),
+            "{block}"
         );
     }
 

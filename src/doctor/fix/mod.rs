@@ -42,8 +42,8 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::Api;
 
 use super::findings::{
-    Action, ActionOutcome, ActionResult, AfterFix, Finding, FixMode, FixReport, NamespaceAfter,
-    PlannedAction, Report, Severity,
+    Action, ActionOutcome, ActionResult, AfterFix, Code, Finding, FixMode, FixReport,
+    NamespaceAfter, PlannedAction, Report, Severity,
 };
 use super::render::action_title;
 use super::requester::Requester;
@@ -122,22 +122,7 @@ pub async fn apply(
             _ => None,
         })
         .collect();
-    // Wait for namespaces whose every blocker was just fixed (or that may need
-    // /finalize after the others had their chance).
-    let wait_for: Vec<String> = terminating
-        .iter()
-        .filter(|ns| {
-            let blockers: Vec<&str> = report
-                .findings
-                .iter()
-                .filter(|f| f.severity != Severity::Info && blocks_namespace(f, ns))
-                .map(|f| f.id.as_str())
-                .collect();
-            let touched = blockers.iter().any(|b| fixed.contains(b));
-            touched && (blockers.iter().all(|b| fixed.contains(b)) || finalize.contains(*ns))
-        })
-        .map(|ns| (*ns).to_owned())
-        .collect();
+    let wait_for = namespaces_to_wait_for(report, &terminating, &fixed, &finalize);
     if !wait_for.is_empty() {
         wait_gone(req, &wait_for, opts.wait).await;
     }
@@ -220,6 +205,43 @@ pub async fn apply(
         findings: after.findings,
         unchecked: after.unchecked,
     });
+}
+
+/// The `terminating` namespaces to wait for after the actions: those whose
+/// every blocker was just `fixed` (or that may need their `finalize` after
+/// the others had their chance), unless finalizers that are not stuck yet
+/// hold them too: their controllers, not the fix, decide when those go.
+fn namespaces_to_wait_for(
+    report: &Report,
+    terminating: &[&str],
+    fixed: &BTreeSet<&str>,
+    finalize: &BTreeSet<&str>,
+) -> Vec<String> {
+    terminating
+        .iter()
+        .filter(|ns| {
+            let held_by_finalizers_in_progress = report.findings.iter().any(|f| {
+                f.severity == Severity::Info
+                    && matches!(
+                        f.code,
+                        Code::FinalizerBlocking | Code::NamespaceFinalizerRemaining
+                    )
+                    && blocks_namespace(f, ns)
+            });
+            let blockers: Vec<&str> = report
+                .findings
+                .iter()
+                .filter(|f| f.severity != Severity::Info && blocks_namespace(f, ns))
+                .map(|f| f.id.as_str())
+                .collect();
+            let touched = blockers.iter().any(|b| fixed.contains(b));
+            touched
+                && (finalize.contains(*ns)
+                    || (blockers.iter().all(|b| fixed.contains(b))
+                        && !held_by_finalizers_in_progress))
+        })
+        .map(|ns| (*ns).to_owned())
+        .collect()
 }
 
 fn blocks_namespace(f: &Finding, ns: &str) -> bool {
@@ -338,4 +360,47 @@ pub async fn wait_namespaces_gone(
         );
     }
     left
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{finalizer_finding, ns_report, report};
+    use super::*;
+    use crate::doctor::findings::ObjectRef;
+
+    #[test]
+    fn only_namespaces_the_fix_unblocked_are_waited_for() {
+        // team-b: one blocker (a stuck finalizer), fixed by the plan.
+        let blocker = finalizer_finding();
+        let fixed: BTreeSet<&str> = [blocker.id.as_str()].into();
+        let none = BTreeSet::new();
+        let r = report(vec![blocker.clone()], vec![ns_report("team-b")]);
+        assert_eq!(
+            namespaces_to_wait_for(&r, &["team-b"], &fixed, &none),
+            ["team-b"]
+        );
+        // Another finalizer in it that is not stuck yet (its controller
+        // may be working): the fix does not decide when it goes.
+        let mut recent = Finding::new(
+            Code::FinalizerBlocking,
+            Severity::Info,
+            ObjectRef {
+                name: "recent".into(),
+                ..blocker.subject.clone()
+            },
+            "w",
+            "y",
+        );
+        recent.blocks = vec!["team-b".into()];
+        let held = report(vec![blocker.clone(), recent], vec![ns_report("team-b")]);
+        assert!(namespaces_to_wait_for(&held, &["team-b"], &fixed, &none).is_empty());
+        // ... unless its /finalize is planned after the wait.
+        let finalize: BTreeSet<&str> = ["team-b"].into();
+        assert_eq!(
+            namespaces_to_wait_for(&held, &["team-b"], &fixed, &finalize),
+            ["team-b"]
+        );
+        // Nothing fixed for it: nothing to wait for.
+        assert!(namespaces_to_wait_for(&r, &["team-b"], &none, &none).is_empty());
+    }
 }

@@ -276,6 +276,8 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
             .namespaces
             .iter()
             .filter(|n| n.deletion_timestamp.is_some() && n.blocked)
+            // Nothing for /finalize to clear: said under not planned.
+            .filter(|n| !n.spec_finalizers.is_empty())
             // A failing webhook rejects its finalize: it could only fail
             // (said under not planned).
             .filter(|n| n.finalize_rejected_by.is_empty())
@@ -340,6 +342,16 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
         results: Vec::new(),
         after: None,
     }
+}
+
+/// Whether the Terminating namespace `f` is in or about has no
+/// `spec.finalizers` left.
+fn spec_finalizers_cleared(f: &Finding, report: &Report) -> bool {
+    report.namespaces.iter().any(|n| {
+        n.deletion_timestamp.is_some()
+            && n.spec_finalizers.is_empty()
+            && inside_namespace(f, &n.name)
+    })
 }
 
 /// About the namespace itself or an object in it (what `/finalize` settles),
@@ -483,6 +495,18 @@ fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String
         {
             "a standalone server removes the namespace once what is in it is gone"
         }
+        // Its spec.finalizers already cleared (by an earlier /finalize):
+        // the namespace controller no longer deletes what is in it, and
+        // /finalize has nothing left to clear.
+        Code::NamespaceTerminating
+        | Code::ContentRemaining
+        | Code::NamespaceFinalizedNotDeleted
+            if spec_finalizers_cleared(f, report) =>
+        {
+            "its namespace's spec.finalizers are already empty (an earlier /finalize cleared them), so the namespace \
+             controller no longer deletes what is in it and /finalize cannot help: delete what is left by hand, then \
+             run doctor --fix again to delete the namespace once more"
+        }
         Code::NamespaceFinalizerRemaining
         | Code::NamespaceTerminating
         | Code::ContentRemaining
@@ -620,6 +644,21 @@ mod tests {
                 .contains("left in etcd")
         );
         assert!(with.not_planned.is_empty());
+
+        // Its spec.finalizers already cleared: /finalize has nothing to
+        // do (the namespace controller no longer deletes its content).
+        let mut cleared = r.clone();
+        cleared.namespaces[0].spec_finalizers.clear();
+        cleared.findings[1].code = Code::ContentRemaining;
+        let with = plan(&cleared, &opts(true));
+        assert_eq!(with.actions.len(), 1, "{:?}", with.actions);
+        assert!(
+            with.not_planned[0]
+                .reason
+                .starts_with("its namespace's spec.finalizers are already empty"),
+            "{}",
+            with.not_planned[0].reason
+        );
 
         // A standalone server serves /finalize too: planned there behind
         // the same flag, and what it clears orphans nothing.

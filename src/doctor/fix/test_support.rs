@@ -50,6 +50,7 @@ pub(super) fn ns_report(name: &str) -> NamespaceReport {
         name: name.into(),
         phase: "Terminating".into(),
         deletion_timestamp: Some("2026-09-01T11:50:00Z".into()),
+        spec_finalizers: vec!["kubernetes".into()],
         blocked: true,
         remaining: vec![RemainingObject {
             object: cm(),
