@@ -900,7 +900,9 @@ fn finalizers_remaining(e: &Examined<'_>, found: &mut [Finding]) -> Option<Findi
         })
         .filter(|(_, reported, seen)| seen < reported)
         .collect();
-    if missing.is_empty() {
+    // Every type was listed: the condition is from a pass before those
+    // objects went (said by `no_blocker_found` when nothing else is left).
+    if missing.is_empty() || e.inputs.content.types_failed == 0 {
         return None;
     }
     let name = &e.name;
@@ -1156,15 +1158,25 @@ fn no_blocker_found(e: &Examined<'_>, found: &mut Vec<Finding>) {
     let reported = e
         .cond_true("NamespaceFinalizersRemaining")
         .or_else(|| e.cond_true("NamespaceContentRemaining"));
-    let severity = if e.stuck || reported.is_some() {
+    let content = e.inputs.content;
+    let unlisted = content.types_failed;
+    // The controller's conditions name content, but every type was listed
+    // and none is left: they are from its last pass, before that content
+    // went, and its next pass (it retries with back-off) deletes the
+    // namespace.
+    let stale = reported.is_some() && unlisted == 0;
+    let severity = if e.stuck || (reported.is_some() && !stale) {
         Severity::Warning
     } else {
         Severity::Info
     };
-    let content = e.inputs.content;
-    let unlisted = content.types_failed;
     let since = crate::output::age(e.terminating_seconds.unwrap_or(0));
     let what = match reported {
+        Some(_) if stale => format!(
+            "namespace {name} has been Terminating for {since}; the namespace controller's conditions name content \
+             that is gone now (every resource type was listed): they are from its last pass, before that content \
+             went"
+        ),
         Some(_) => format!(
             "namespace {name} has been Terminating for {since}; the namespace controller reports content left that \
              doctor could not find{}",
@@ -1186,6 +1198,9 @@ fn no_blocker_found(e: &Examined<'_>, found: &mut Vec<Finding>) {
         if e.conditions.is_empty() {
             "status.conditions is empty: the namespace controller has not processed this namespace — is \
              kube-controller-manager running?"
+        } else if stale {
+            "the namespace controller retries a namespace with back-off, minutes apart after several failures; its \
+             next pass deletes this one, and any update of the namespace brings that pass within seconds"
         } else if reported.is_some() {
             "the conditions below (verbatim from the namespace controller) say what is left"
         } else {
@@ -1210,7 +1225,19 @@ fn no_blocker_found(e: &Examined<'_>, found: &mut Vec<Finding>) {
         },
     });
     f.blocks = vec![name.clone()];
-    f.remedy = Some(finalize_remedy(name));
+    f.remedy = Some(if stale {
+        Remedy {
+            description: "nudge the namespace controller: an annotation (any update) queues the namespace's next \
+                          pass within seconds"
+                .into(),
+            command: format!(
+                "kubectl annotate namespace {name} kubectl-cozy.io/nudged-at=\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\" --overwrite"
+            ),
+            automatic: false,
+        }
+    } else {
+        finalize_remedy(name)
+    });
     found.push(f);
 }
 
@@ -2127,6 +2154,58 @@ mod tests {
         assert_eq!(findings[0].severity, Severity::Warning);
         assert!(findings[0].why.contains("kube-controller-manager running"));
         assert!(reports[0].blocked);
+    }
+
+    /// The controller's condition names finalizers on objects that are gone
+    /// (every type listed): a note that its next pass deletes the namespace
+    /// and how to bring that pass on, not a claim of unlisted objects.
+    #[test]
+    fn a_condition_from_before_the_content_went_is_a_note_with_a_nudge() {
+        let mut ns = terminating_ns(
+            "team-s",
+            serde_json::json!([
+                {"type": "NamespaceFinalizersRemaining", "status": "True", "reason": "SomeFinalizersRemain",
+                 "message": "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances"}
+            ]),
+        );
+        ns.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                "2026-09-01T11:59:00Z".parse().unwrap(),
+            ));
+        let listed = Content {
+            types_listed: 40,
+            ..Content::default()
+        };
+        let (reports, findings, _) = run(&[ns.clone()], &listed, &[]);
+        assert_eq!(findings.len(), 1, "{findings:#?}");
+        let f = &findings[0];
+        assert_eq!(
+            (f.code, f.severity),
+            (Code::NamespaceTerminating, Severity::Info)
+        );
+        assert!(f.what.contains("content that is gone now"), "{}", f.what);
+        assert!(
+            f.remedy
+                .as_ref()
+                .unwrap()
+                .command
+                .starts_with("kubectl annotate namespace team-s kubectl-cozy.io/nudged-at="),
+            "{:?}",
+            f.remedy
+        );
+        assert!(!reports[0].blocked);
+        // A type that could not be listed may hold them: unlisted, as before.
+        let partly = Content {
+            types_failed: 1,
+            ..listed
+        };
+        let (_, findings, _) = run(&[ns], &partly, &[]);
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.code == Code::FinalizersRemainingUnlisted),
+            "{findings:#?}"
+        );
     }
 
     #[test]
