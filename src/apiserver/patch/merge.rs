@@ -740,31 +740,36 @@ fn compare_list_items(
     }
 }
 
-/// `v` without the fields in `remove` (`RemoveItems`). `None` when nothing
-/// is left of a collection.
-pub(crate) fn remove_items(node: Node<'_>, v: &Value, remove: &Set) -> Option<Value> {
+/// `v` without the fields in `remove` (`RemoveItems`). A collection that
+/// nothing is left of is `null`, kept in its parent (a map's key, a list's
+/// item) as structured-merge-diff keeps it: the apply's prune reads the
+/// field as still there (the defaulting pass drops or defaults such a null
+/// afterwards, as kube-apiserver's does).
+pub(crate) fn remove_items(node: Node<'_>, v: &Value, remove: &Set) -> Value {
     match (shape_of(node, v, None), v) {
         (Shape::List(info), Value::Array(items)) => {
-            let pes = item_elements(&info, items)?;
+            let Some(pes) = item_elements(&info, items) else {
+                return Value::Null;
+            };
             let mut out = Vec::new();
             for (pe, item) in pes.iter().zip(items) {
                 if remove.has(std::slice::from_ref(pe)) {
                     continue;
                 }
                 match remove.with_prefix(pe) {
-                    Some(sub) => {
-                        if let Some(kept) = remove_items(info.element, item, sub) {
-                            out.push(kept);
-                        }
-                    }
+                    Some(sub) => out.push(remove_items(info.element, item, sub)),
                     None => out.push(item.clone()),
                 }
             }
-            (!out.is_empty()).then_some(Value::Array(out))
+            if out.is_empty() {
+                Value::Null
+            } else {
+                Value::Array(out)
+            }
         }
         (Shape::Map(mt), Value::Object(m)) => {
             if mt.atomic || m.is_empty() {
-                return None;
+                return Value::Null;
             }
             let mut out = Map::new();
             for (k, child) in m {
@@ -772,20 +777,19 @@ pub(crate) fn remove_items(node: Node<'_>, v: &Value, remove: &Set) -> Option<Va
                 if remove.has_member(&pe) {
                     continue;
                 }
-                match remove.with_prefix(&pe) {
-                    Some(sub) => {
-                        if let Some(kept) = remove_items(mt.field(k), child, sub) {
-                            out.insert(k.clone(), kept);
-                        }
-                    }
-                    None => {
-                        out.insert(k.clone(), child.clone());
-                    }
-                }
+                let kept = match remove.with_prefix(&pe) {
+                    Some(sub) => remove_items(mt.field(k), child, sub),
+                    None => child.clone(),
+                };
+                out.insert(k.clone(), kept);
             }
-            (!out.is_empty()).then_some(Value::Object(out))
+            if out.is_empty() {
+                Value::Null
+            } else {
+                Value::Object(out)
+            }
         }
-        _ => Some(v.clone()),
+        _ => v.clone(),
     }
 }
 
@@ -1035,7 +1039,7 @@ mod tests {
     }
 
     #[test]
-    fn remove_items_drops_emptied_collections() {
+    fn remove_items_leaves_emptied_collections_null() {
         let s = schema();
         let n = Node::Schema(&s);
         let v =
@@ -1046,8 +1050,8 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(
-            remove_items(n, &v, &rm).unwrap(),
-            json!({"replicas": 1, "list": [{"name": "b"}]})
+            remove_items(n, &v, &rm),
+            json!({"replicas": 1, "list": [{"name": "b"}], "set": null})
         );
     }
 

@@ -209,7 +209,10 @@ impl<'s> Updater<'s> {
         let root = self.root;
         let ensure = |s: &Set| ensure_named_fields_are_members(root, s);
         let fields = |v: &Value| ensure(&to_field_set(root, v));
-        let remove = |s: &Set| remove_items(root, &merged, s).unwrap_or_else(empty_object);
+        let remove = |s: &Set| match remove_items(root, &merged, s) {
+            Value::Null => empty_object(),
+            kept => kept,
+        };
 
         let last = ensure(last);
         let pruned = remove(&last);

@@ -1046,6 +1046,79 @@ async fn applies_with_undeclared_fields_agree_with_kube_apiserver() {
     assert_ne!(ok.code, 500, "{ok:?}");
 }
 
+/// The same apply again and again, with a map entry applied empty that its
+/// defaults filled (`users: {app: {}}` becomes `{app: {role: readwrite}}`),
+/// first by itself and after a client-side apply's create: nothing changes
+/// (structured-merge-diff's prune reads the emptied entry as still there),
+/// where ours dropped the entry on every other apply (a new generation, and
+/// a Helm upgrade, each time).
+#[tokio::test]
+async fn reapplying_entries_filled_by_defaults_changes_nothing_as_on_kube_apiserver() {
+    let both = Both::new("diff-reapply").await;
+    let applied = |name: &str, user: &str| {
+        format!(
+            "apiVersion: APIVERSION\nkind: Postgres\nmetadata:\n  name: {name}\nspec:\n  users:\n    {user}: {{}}\n"
+        )
+    };
+    let (first, _) = both
+        .agree_but_rv(
+            "apply",
+            Method::PATCH,
+            "/ff",
+            "fieldManager=kubectl",
+            APPLY,
+            &applied("ff", "app"),
+        )
+        .await;
+    assert_eq!(first.code, 201, "{first:?}");
+    for round in 1..=3 {
+        let (ours, _) = both
+            .agree_but_rv(
+                &format!("the same apply, round {round}"),
+                Method::PATCH,
+                "/ff",
+                "fieldManager=kubectl",
+                APPLY,
+                &applied("ff", "app"),
+            )
+            .await;
+        assert_eq!(ours.object["generation"], 1, "round {round}: {ours:?}");
+        assert_eq!(
+            ours.object["spec"]["users"],
+            json!({"app": {"role": "readwrite"}}),
+            "round {round}: {ours:?}"
+        );
+    }
+    // Created by a client-side apply (a create, managed by an Update), then
+    // moved to server-side apply with another entry.
+    both.agree_but_rv(
+        "client-side apply's create",
+        Method::POST,
+        "",
+        "fieldManager=kubectl-client-side-apply",
+        JSON,
+        &json!({"apiVersion": "APIVERSION", "kind": "Postgres", "metadata": {"name": "csa"},
+                "spec": {"users": {"bob": {}}}})
+        .to_string(),
+    )
+    .await;
+    let (ours, _) = both
+        .agree_but_rv(
+            "server-side apply after it",
+            Method::PATCH,
+            "/csa",
+            "fieldManager=kubectl",
+            APPLY,
+            &applied("csa", "bob"),
+        )
+        .await;
+    assert_eq!(
+        ours.object["spec"]["users"],
+        json!({"bob": {"role": "readwrite"}}),
+        "{ours:?}"
+    );
+}
+
 /// Server-side apply of a configuration whose declared fields hold values of
 /// another type (a string for an integer or a boolean, a list for a map, a
 /// map for a string): kube-apiserver's field manager cannot type it and
