@@ -273,7 +273,14 @@ pub fn release_object<'a>(
                     message: format!("{k}: value must be a string"),
                 });
             }
-            target.insert(format!("{USER_KEY_PREFIX}{k}"), v.clone());
+            let stored = format!("{USER_KEY_PREFIX}{k}");
+            if let Some(problem) = stored_key_problem(k, &stored, field) {
+                return Err(ConvertError::Invalid {
+                    field: format!("metadata.{field}"),
+                    message: problem,
+                });
+            }
+            target.insert(stored, v.clone());
         }
     }
     let managed_fields = managed_fields.or_else(|| {
@@ -502,6 +509,33 @@ pub fn to_app(kind: &ResolvedKind, release: &Value) -> Value {
     serde_json::from_str(&json).unwrap_or(Value::Null)
 }
 
+/// Why the user's label or annotation `key` (`field`: `labels` or
+/// `annotations`), valid itself, cannot be stored on the HelmRelease as
+/// `stored` (with [`USER_KEY_PREFIX`] before it), which kube-apiserver
+/// checks as it checks any key: a name of 46 to 63 characters, or a prefix
+/// of 236 to 253, grows out of bounds there.
+fn stored_key_problem(key: &str, stored: &str, field: &str) -> Option<String> {
+    let check = |k: &str| {
+        if field == "annotations" {
+            crate::apimachinery::labels::label_key_problems(&k.to_lowercase())
+        } else {
+            crate::apimachinery::labels::label_key_problems(k)
+        }
+    };
+    if !check(key).is_empty() {
+        return None; // said as the key's own problem
+    }
+    let problems = check(stored);
+    let first = problems.first()?;
+    let room = USER_KEY_PREFIX.len();
+    Some(format!(
+        "{key:?}: stored on the HelmRelease as {stored:?}, whose {first}; a key here can have a name of at most {} \
+         characters without a prefix, or a prefix of at most {} characters",
+        63 - room,
+        253 - room
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -703,5 +737,37 @@ mod tests {
         );
         let ok = json!({"metadata": {"name": "a".repeat(44), "namespace": "ns"}, "spec": {}});
         to_helm_release(&kind, &ok, None, None).unwrap();
+    }
+
+    /// A label or annotation key is stored behind `apps.cozystack.io-`,
+    /// where kube-apiserver checks it again: one valid on its own that
+    /// grows out of bounds there is refused, naming the user's key.
+    #[test]
+    fn keys_that_outgrow_their_bounds_behind_the_prefix_are_refused() {
+        let kind = postgres();
+        let with = |field: &str, key: &str| json!({"metadata": {"name": "db", "namespace": "ns", field: {key: "v"}}, "spec": {}});
+        for (field, key) in [
+            ("labels", "k".repeat(46)),
+            ("annotations", "K".repeat(46)),
+            ("labels", format!("{}.example.com/k", "d".repeat(224))),
+        ] {
+            let err = to_helm_release(&kind, &with(field, &key), None, None).unwrap_err();
+            let text = err.to_string();
+            assert!(
+                text.contains(&format!(
+                    "{key:?}: stored on the HelmRelease as \"apps.cozystack.io-{key}\""
+                )) && text.contains(
+                    "a name of at most 45 characters without a prefix, or a prefix of at most 235"
+                ),
+                "{field} {key}: {text}"
+            );
+        }
+        for (field, key) in [
+            ("labels", "k".repeat(45)),
+            ("annotations", "example.com/".to_owned() + &"k".repeat(63)),
+        ] {
+            to_helm_release(&kind, &with(field, &key), None, None)
+                .unwrap_or_else(|e| panic!("{field} {key}: {e}"));
+        }
     }
 }
