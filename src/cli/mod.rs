@@ -439,6 +439,22 @@ mod tests {
         }
         assert!(parse(&[]).is_ok());
         assert!(parse(&["--fix", "--wait", "5s"]).is_ok());
+        // 0 is "no wait" and "every deletion" there, not "no limit".
+        for flag in ["--wait", "--stuck-after"] {
+            let err = parse(&["--fix", flag, "-1s"])
+                .map(|_| ())
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("is negative") && !err.contains("no limit"),
+                "{flag}: {err}"
+            );
+        }
+        let err = parse(&["--probe-timeout", "-1s"])
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("use 0 for no limit"), "{err}");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::cli::{CliError, Ctx, ExitStatus, parse_request_timeout};
+use crate::cli::{CliError, Ctx, ExitStatus, parse_duration, parse_request_timeout};
 use crate::doctor::findings::{ScopeKind, Verdict};
 use crate::doctor::fix::{self, Confirmer, FixOptions};
 use crate::doctor::requester::Requester;
@@ -78,17 +78,18 @@ pub struct DoctorArgs {
     #[arg(long, requires = "fix")]
     pub finalize_namespaces: bool,
 
-    /// Time limit for each APIService probe (the aggregator's own availability check allows 5s)
+    /// Time limit for each APIService probe (the aggregator's own availability check allows 5s; 0: the
+    /// request timeout's)
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_request_timeout, allow_hyphen_values = true)]
     pub probe_timeout: Duration,
 
-    /// How long --fix waits for unblocked namespaces to finish deleting
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_request_timeout,
+    /// How long --fix waits for unblocked namespaces to finish deleting (0: no wait)
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration,
           requires = "fix", allow_hyphen_values = true)]
     pub wait: Duration,
 
-    /// Deletion older than this counts as stuck rather than in progress
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_request_timeout, allow_hyphen_values = true)]
+    /// Deletion older than this counts as stuck rather than in progress (0: every deletion)
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration, allow_hyphen_values = true)]
     pub stuck_after: Duration,
 
     /// Warn about caBundle certificates that expire within this many days
@@ -98,6 +99,16 @@ pub struct DoctorArgs {
     /// API requests in flight at most
     #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrency: u16,
+}
+
+/// Each probe's limit: `--probe-timeout`, 0 being no limit of its own (as
+/// for `--request-timeout`), never over the request timeout.
+fn probe_limit(probe_timeout: Duration, request_timeout: Duration) -> Duration {
+    if probe_timeout.is_zero() {
+        request_timeout
+    } else {
+        probe_timeout.min(request_timeout)
+    }
 }
 
 /// Per-request limit when `--request-timeout` is not given.
@@ -123,7 +134,7 @@ pub async fn run(args: DoctorArgs, ctx: &Ctx) -> Result<ExitStatus, CliError> {
         namespace,
         require_namespace: true,
         request_timeout,
-        probe_timeout: args.probe_timeout.min(request_timeout),
+        probe_timeout: probe_limit(args.probe_timeout, request_timeout),
         concurrency: usize::from(args.concurrency),
         ca_warn_days: args.ca_warn_days,
         stuck_after: args.stuck_after,
@@ -238,5 +249,18 @@ impl Confirmer for TerminalConfirmer {
             .with_prompt(question)
             .allow_empty(true)
             .interact_text()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_timeout_of_0_is_the_request_timeouts() {
+        let s = Duration::from_secs;
+        assert_eq!(probe_limit(s(0), s(10)), s(10));
+        assert_eq!(probe_limit(s(5), s(10)), s(5));
+        assert_eq!(probe_limit(s(30), s(10)), s(10));
     }
 }
