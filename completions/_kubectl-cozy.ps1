@@ -128,9 +128,9 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-cozy' -ScriptBlock {
             break
         }
         'kubectl-cozy;doctor' {
-            [CompletionResult]::new('--probe-timeout', '--probe-timeout', [CompletionResultType]::ParameterName, 'Time limit for each APIService probe (the aggregator''s own availability check allows 5s)')
-            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'How long --fix waits for unblocked namespaces to finish deleting')
-            [CompletionResult]::new('--stuck-after', '--stuck-after', [CompletionResultType]::ParameterName, 'Deletion older than this counts as stuck rather than in progress')
+            [CompletionResult]::new('--probe-timeout', '--probe-timeout', [CompletionResultType]::ParameterName, 'Time limit for each APIService probe (the aggregator''s own availability check allows 5s; 0: the request timeout''s)')
+            [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'How long --fix waits for unblocked namespaces to finish deleting (0: no wait)')
+            [CompletionResult]::new('--stuck-after', '--stuck-after', [CompletionResultType]::ParameterName, 'Deletion older than this counts as stuck rather than in progress (0: every deletion)')
             [CompletionResult]::new('--ca-warn-days', '--ca-warn-days', [CompletionResultType]::ParameterName, 'Warn about caBundle certificates that expire within this many days')
             [CompletionResult]::new('--concurrency', '--concurrency', [CompletionResultType]::ParameterName, 'API requests in flight at most')
             [CompletionResult]::new('--kubeconfig', '--kubeconfig', [CompletionResultType]::ParameterName, 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)')

@@ -119,9 +119,9 @@ complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l de
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s y -l yes -d 'Apply or delete without asking'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -l no-color -d 'Disable colors (also when NO_COLOR is set or output is not a terminal)'
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand install" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l probe-timeout -d 'Time limit for each APIService probe (the aggregator\'s own availability check allows 5s)' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l wait -d 'How long --fix waits for unblocked namespaces to finish deleting' -r -f
-complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l stuck-after -d 'Deletion older than this counts as stuck rather than in progress' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l probe-timeout -d 'Time limit for each APIService probe (the aggregator\'s own availability check allows 5s; 0: the request timeout\'s)' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l wait -d 'How long --fix waits for unblocked namespaces to finish deleting (0: no wait)' -r -f
+complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l stuck-after -d 'Deletion older than this counts as stuck rather than in progress (0: every deletion)' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l ca-warn-days -d 'Warn about caBundle certificates that expire within this many days' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l concurrency -d 'API requests in flight at most' -r -f
 complete -c kubectl-cozy -n "__fish_kubectl_cozy_using_subcommand doctor" -l kubeconfig -d 'Path to the kubeconfig file (default: the KUBECONFIG list, merged in order, else ~/.kube/config)' -r -F
