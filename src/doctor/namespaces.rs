@@ -975,27 +975,65 @@ fn finalizers_remaining(e: &Examined<'_>, found: &mut [Finding]) -> Option<Findi
 /// A finding whose fix removes `object`'s finalizers, when failing webhooks
 /// intercept that update (a merge patch is an UPDATE to admission): they
 /// reject it, so the removal waits for them — not planned, caused by their
-/// findings, and its fix says to mend them first.
+/// findings, and its fix says to mend them first. Failing webhooks that
+/// intercept the DELETE of an object not deleted yet reject the namespace
+/// controller's delete: it never goes while they fail (an error, not a
+/// wait), and they are its causes too.
 fn behind_failing_webhooks(e: &Examined<'_>, object: &RemainingObject, f: &mut Finding) {
     let namespace_labels = e.ns.metadata.labels.clone().unwrap_or_default();
-    let rejecting: Vec<&WebhookReport> = e
-        .inputs
-        .webhooks
-        .iter()
-        .filter(|w| super::webhooks::failing(w))
-        .filter(|w| {
-            super::webhooks::intercepts(
-                w,
-                &super::webhooks::Request {
-                    operation: "UPDATE",
-                    object: &object.object,
-                    subresource: None,
-                    namespace_labels: &namespace_labels,
-                    object_labels: &object.labels,
-                },
-            )
-        })
-        .collect();
+    let rejecting = |operation| -> Vec<&WebhookReport> {
+        e.inputs
+            .webhooks
+            .iter()
+            .filter(|w| super::webhooks::failing(w))
+            .filter(|w| {
+                super::webhooks::intercepts(
+                    w,
+                    &super::webhooks::Request {
+                        operation,
+                        object: &object.object,
+                        subresource: None,
+                        namespace_labels: &namespace_labels,
+                        object_labels: &object.labels,
+                    },
+                )
+            })
+            .collect()
+    };
+    if object.deletion_timestamp.is_none() {
+        let deletes = rejecting("DELETE");
+        if !deletes.is_empty() {
+            for w in &deletes {
+                let id = super::webhooks::finding_id(w);
+                if !f.caused_by.contains(&id) {
+                    f.caused_by.push(id);
+                }
+                f.evidence.push(Evidence {
+                    source: format!("{} {} webhook {}", w.kind, w.configuration, w.webhook),
+                    observed: format!(
+                        "intercepts DELETE {} with failurePolicy Fail, and its Service {}/{} does not answer: it \
+                         rejects the namespace controller's delete",
+                        object.object.kubectl_name(),
+                        w.service.namespace,
+                        w.service.name
+                    ),
+                });
+            }
+            f.severity = Severity::Error;
+            f.what = format!(
+                "{} {} cannot be deleted: failing webhook {} rejects its DELETE (namespace {} is Terminating)",
+                object.object.kind.to_lowercase(),
+                object.object.name,
+                deletes
+                    .iter()
+                    .map(|w| w.webhook.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                e.name
+            );
+        }
+    }
+    let rejecting = rejecting("UPDATE");
     if rejecting.is_empty() {
         return;
     }
@@ -1031,7 +1069,7 @@ fn behind_failing_webhooks(e: &Examined<'_>, object: &RemainingObject, f: &mut F
 /// Rule 5: failing webhooks that hold the namespace
 /// ([`super::webhooks::holds`]: quoted in its conditions, or rejecting a
 /// delete or finalizer removal it needs) are a cause of every finding so
-/// far, and block it. Returns whether one does.
+/// far about the namespace itself, and block it. Returns whether one does.
 fn attribute_webhooks(
     e: &Examined<'_>,
     found: &mut [Finding],
@@ -1044,6 +1082,8 @@ fn attribute_webhooks(
             .as_ref()
             .is_some_and(|f| !f.is_empty());
     let mut held = false;
+    let object_of_the_namespace =
+        |f: &Finding| f.subject.namespace.as_deref() == Some(e.name.as_str());
     for w in e.inputs.webhooks {
         let rejected = super::webhooks::holds(
             w,
@@ -1058,7 +1098,10 @@ fn attribute_webhooks(
         }
         held = true;
         let id = super::webhooks::finding_id(w);
-        for f in found.iter_mut() {
+        // An object's finding has the webhooks that reject its own delete
+        // or finalizer removal as causes ([`behind_failing_webhooks`]),
+        // not every one that holds the namespace.
+        for f in found.iter_mut().filter(|f| !object_of_the_namespace(f)) {
             if !f.caused_by.contains(&id) {
                 f.caused_by.push(id.clone());
             }
@@ -1670,6 +1713,55 @@ mod tests {
             .find(|f| f.code == Code::FinalizerBlocking)
             .unwrap();
         assert!(finalizer.caused_by.contains(&guard), "{finalizer:?}");
+    }
+
+    /// Regression: a failing webhook holding a namespace was made a cause of
+    /// every object's finding there, also of objects it does not intercept;
+    /// and an object whose DELETE it rejects was a note that it waits for
+    /// the namespace controller, which it would do for ever.
+    #[test]
+    fn a_webhook_is_the_cause_only_of_the_objects_it_intercepts() {
+        let ns = terminating_ns("team-w", serde_json::json!([]));
+        let mut content = Content::default();
+        content.objects.insert(
+            "team-w".into(),
+            vec![
+                configmap_in(
+                    "team-w",
+                    "cm-fin",
+                    &["example.com/block"],
+                    Some("2026-09-01T11:50:02Z"),
+                ),
+                configmap_in("team-w", "w4", &["example.com/block"], None),
+            ],
+        );
+        let webhooks = [dead_webhook(
+            "widgets",
+            &["UPDATE", "DELETE"],
+            None,
+            Some(serde_json::json!({"matchLabels": {"app": "w4"}})),
+        )];
+        let (reports, findings, blocks) = run_with_webhooks(&[ns], &content, &webhooks);
+        assert_webhooks_and_namespaces_agree(&reports, &blocks, &webhooks);
+        let id = crate::doctor::webhooks::finding_id(&webhooks[0]);
+        let of = |name: &str| {
+            findings
+                .iter()
+                .find(|f| f.subject.name == name)
+                .unwrap_or_else(|| panic!("{name}: {findings:#?}"))
+        };
+        assert!(!of("cm-fin").caused_by.contains(&id), "{:?}", of("cm-fin"));
+        let w4 = of("w4");
+        assert!(w4.caused_by.contains(&id), "{w4:?}");
+        assert_eq!(w4.severity, Severity::Error, "{w4:?}");
+        assert!(
+            w4.what.starts_with(
+                "configmap w4 cannot be deleted: failing webhook widgets.example.com rejects its DELETE"
+            ),
+            "{}",
+            w4.what
+        );
+        assert!(reports[0].blocked);
     }
 
     /// Regression: a failing webhook with a namespaceSelector was said to
