@@ -315,6 +315,11 @@ pub struct SessionCheck {
     /// however long its Lease has to run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process_gone: Option<u32>,
+    /// The pid of its `serve` process when the Lease records one that runs
+    /// on this machine and is stopped (SIGSTOP, a debugger): alive, but
+    /// renewing nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_stopped: Option<u32>,
 }
 
 /// A serve session and the objects carrying its label.

@@ -446,6 +446,7 @@ pub fn judge_lease(
         expired_for_seconds: None,
         expires_in_seconds: None,
         process_gone: None,
+        process_stopped: None,
     };
     if let Some(spec) = lease.and_then(|l| l.spec.as_ref()) {
         check.holder = spec.holder_identity.clone();
@@ -470,6 +471,7 @@ pub fn judge_lease(
         check.expires_in_seconds = None;
         check.process_gone = Some(pid);
     }
+    check.process_stopped = crate::register::session::process_stopped(lease);
     check
 }
 
@@ -574,31 +576,47 @@ pub fn lease_command(check: &SessionCheck) -> String {
 /// A Lease's state in words.
 pub fn state_text(s: &SessionCheck) -> String {
     match s.state {
-        SessionState::Alive => format!(
-            "alive (renewed {}, duration {}s{})",
-            s.renew_time.clone().unwrap_or_default(),
-            s.lease_duration_seconds.unwrap_or(0),
-            s.expires_in_seconds
-                .map(|secs| format!(", expires in {}", crate::output::age(secs)))
-                .unwrap_or_default()
-        ),
-        SessionState::Expired => match (s.process_gone, s.expired_for_seconds) {
-            (Some(pid), _) => format!(
-                "dead: its process (pid {pid}) on this machine is gone (renewed {}, duration {}s)",
+        SessionState::Alive => {
+            format!(
+                "alive (renewed {}, duration {}s{})",
                 s.renew_time.clone().unwrap_or_default(),
-                s.lease_duration_seconds.unwrap_or(0)
-            ),
-            (None, Some(secs)) => format!(
-                "expired {} (renewed {}, duration {}s)",
-                ago(secs),
-                s.renew_time.clone().unwrap_or_default(),
-                s.lease_duration_seconds.unwrap_or(0)
-            ),
-            (None, None) => "expired (no renewTime)".to_owned(),
-        },
+                s.lease_duration_seconds.unwrap_or(0),
+                s.expires_in_seconds
+                    .map(|secs| format!(", expires in {}", crate::output::age(secs)))
+                    .unwrap_or_default()
+            ) + &stopped_text(s)
+        }
+        SessionState::Expired => {
+            (match (s.process_gone, s.expired_for_seconds) {
+                (Some(pid), _) => format!(
+                    "dead: its process (pid {pid}) on this machine is gone (renewed {}, duration {}s)",
+                    s.renew_time.clone().unwrap_or_default(),
+                    s.lease_duration_seconds.unwrap_or(0)
+                ),
+                (None, Some(secs)) => format!(
+                    "expired {} (renewed {}, duration {}s)",
+                    ago(secs),
+                    s.renew_time.clone().unwrap_or_default(),
+                    s.lease_duration_seconds.unwrap_or(0)
+                ),
+                (None, None) => "expired (no renewTime)".to_owned(),
+            }) + &stopped_text(s)
+        }
         SessionState::Missing => "not found".to_owned(),
         SessionState::Unknown => "could not be read".to_owned(),
     }
+}
+
+/// `; its process (pid N) on this machine is stopped …` when it is.
+fn stopped_text(s: &SessionCheck) -> String {
+    s.process_stopped
+        .map(|pid| {
+            format!(
+                "; its process (pid {pid}) on this machine is stopped (SIGSTOP, Ctrl-Z or a debugger), not gone: \
+                 `kill -CONT {pid}` resumes it"
+            )
+        })
+        .unwrap_or_default()
 }
 
 fn record_text(session: &Session) -> Option<String> {
@@ -668,13 +686,31 @@ pub fn session_finding(session: &Session) -> Finding {
             None => format!("{}/{}", o.kind.to_lowercase(), o.name),
         })
         .collect();
+    let (what, why) = match session.check.process_stopped {
+        Some(pid) => (
+            format!(
+                "the `kubectl cozy serve` session {id} renews nothing (its process, pid {pid}, is stopped) and left {} \
+                 object(s) registered",
+                left.len()
+            ),
+            "its Lease expired while its process is stopped, so its extension server does not answer; its \
+             APIService stays registered and unavailable, which stalls namespace deletion cluster-wide",
+        ),
+        None => (
+            format!(
+                "the `kubectl cozy serve` session {id} is gone but left {} object(s) registered",
+                left.len()
+            ),
+            "nothing renews its Lease any more, so its extension server is gone; its APIService stays registered \
+             and unavailable, which stalls namespace deletion cluster-wide",
+        ),
+    };
     let mut f = Finding::new(
         Code::ServeSessionExpired,
         Severity::Error,
         lease_ref(&session.check.namespace, id),
-        format!("the `kubectl cozy serve` session {id} is gone but left {} object(s) registered", left.len()),
-        "nothing renews its Lease any more, so its extension server is gone; its APIService stays registered and unavailable, \
-         which stalls namespace deletion cluster-wide",
+        what,
+        why,
     )
     .evidence(
         format!("Lease {}", session.check.lease),
@@ -767,6 +803,49 @@ mod tests {
                      2026-09-01T11:59:55Z, duration 15s)",
                     std::process::id()
                 )
+            );
+        }
+        // Expired, its process here stopped (SIGSTOP): said so, with the
+        // way to resume it.
+        #[cfg(target_os = "linux")]
+        {
+            let mut sleeper = std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .unwrap();
+            let pid = sleeper.id();
+            let record = crate::register::local_process::recorded(pid).unwrap();
+            std::process::Command::new("kill")
+                .args(["-STOP", &pid.to_string()])
+                .status()
+                .unwrap();
+            let mut frozen = lease("2026-09-01T11:58:00Z", 15);
+            frozen.metadata.annotations = Some(
+                [(
+                    crate::register::session::PROCESS_ANNOTATION.to_owned(),
+                    record,
+                )]
+                .into(),
+            );
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            let check = loop {
+                let check = judge_lease("abc", ns, Some(&frozen), now());
+                if check.process_stopped.is_some() || std::time::Instant::now() > deadline {
+                    break check;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            };
+            let _ = sleeper.kill();
+            let _ = sleeper.wait();
+            assert_eq!(check.state, SessionState::Expired);
+            assert_eq!(check.process_stopped, Some(pid));
+            assert!(
+                state_text(&check).ends_with(&format!(
+                    "; its process (pid {pid}) on this machine is stopped (SIGSTOP, Ctrl-Z or a debugger), not \
+                     gone: `kill -CONT {pid}` resumes it"
+                )),
+                "{}",
+                state_text(&check)
             );
         }
         assert_eq!(

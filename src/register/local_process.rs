@@ -25,9 +25,29 @@ pub fn this_process() -> Option<String> {
 }
 
 /// The pid of the process `recorded` (by [`this_process`]) names when it
-/// ran here and is gone; `None` when it lives, or when this machine cannot
-/// tell (another kernel, PID namespace or user, an unreadable record).
+/// ran here and is gone (a zombie, exited but not yet reaped by its parent,
+/// is gone); `None` when it lives, or when this machine cannot tell
+/// (another kernel, PID namespace or user, an unreadable record).
 pub fn gone(recorded: &str) -> Option<u32> {
+    match look(recorded)? {
+        (pid, None) => Some(pid),
+        (pid, Some(state)) => matches!(state, 'Z' | 'X').then_some(pid),
+    }
+}
+
+/// The pid of the process `recorded` names when it runs here and is
+/// stopped (SIGSTOP, a debugger, Ctrl-Z): alive, but renewing nothing.
+pub fn stopped(recorded: &str) -> Option<u32> {
+    match look(recorded)? {
+        (pid, Some(state)) => matches!(state, 'T' | 't').then_some(pid),
+        (_, None) => None,
+    }
+}
+
+/// The recorded process's pid and, while it is the same process, its state
+/// (`/proc/PID/stat`'s 3rd field); `None` inside when it is gone, `None`
+/// when this machine cannot tell.
+fn look(recorded: &str) -> Option<(u32, Option<char>)> {
     let mut parts = recorded.split_whitespace();
     let (boot, namespace, pid, started, uid) = (
         parts.next()?,
@@ -40,12 +60,26 @@ pub fn gone(recorded: &str) -> Option<u32> {
     if boot != boot_id()? || namespace != pid_namespace()? || uid != user_id()?.to_string() {
         return None;
     }
-    match start_time(pid) {
+    match stat(pid) {
         // The pid is free, or another process has it now.
-        None if !Path::new(&format!("/proc/{pid}")).exists() => Some(pid),
-        Some(now) if now.to_string() != started => Some(pid),
-        _ => None,
+        None if !Path::new(&format!("/proc/{pid}")).exists() => Some((pid, None)),
+        Some((_, now)) if now.to_string() != started => Some((pid, None)),
+        Some((state, _)) => Some((pid, Some(state))),
+        None => None,
     }
+}
+
+/// Process `pid` (of this user, here) as [`this_process`] records a
+/// process, for tests that record another one.
+#[cfg(test)]
+pub(crate) fn recorded(pid: u32) -> Option<String> {
+    let (_, started) = stat(pid)?;
+    Some(format!(
+        "{} {} {pid} {started} {}",
+        boot_id()?,
+        pid_namespace()?,
+        user_id()?
+    ))
 }
 
 /// The running kernel's boot id.
@@ -69,11 +103,19 @@ fn user_id() -> Option<u32> {
 /// When process `pid` started, in clock ticks after boot (`/proc/PID/stat`'s
 /// 22nd field).
 fn start_time(pid: u32) -> Option<u64> {
+    stat(pid).map(|(_, started)| started)
+}
+
+/// Process `pid`'s state (`R`, `S`, `T`, `Z`, …, the 3rd field of
+/// `/proc/PID/stat`) and start time.
+fn stat(pid: u32) -> Option<(char, u64)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (2nd field) is in parentheses and may hold spaces:
     // the fields after it start at the 3rd.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(22 - 3)?.parse().ok()
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let started = fields.nth(22 - 4)?.parse().ok()?;
+    Some((state, started))
 }
 
 #[cfg(all(test, target_os = "linux"))]
@@ -111,6 +153,47 @@ mod tests {
         other_user[4] = (user_id().unwrap() + 1).to_string();
         assert_eq!(gone(&other_user.join(" ")), None);
         assert_eq!(gone("nonsense"), None);
+    }
+
+    /// A child that exited but was not waited for (a zombie) is gone; one
+    /// stopped by SIGSTOP is stopped, not gone.
+    #[test]
+    fn a_zombie_is_gone_and_a_stopped_process_stopped() {
+        let me = this_process().expect("this process on Linux");
+        let record = |pid: u32| {
+            let mut parts: Vec<String> = me.split(' ').map(str::to_owned).collect();
+            parts[2] = pid.to_string();
+            parts[3] = start_time(pid).unwrap().to_string();
+            parts.join(" ")
+        };
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = sleeper.id();
+        let recorded = record(pid);
+        assert_eq!((gone(&recorded), stopped(&recorded)), (None, None));
+        let signal = |name: &str| {
+            let status = std::process::Command::new("kill")
+                .args([name, &pid.to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success());
+        };
+        signal("-STOP");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while stopped(&recorded).is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!((gone(&recorded), stopped(&recorded)), (None, Some(pid)));
+        signal("-KILL");
+        while gone(&recorded).is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // Not waited for yet: a zombie, gone all the same.
+        assert_eq!(stat(pid).map(|(state, _)| state), Some('Z'));
+        assert_eq!(gone(&recorded), Some(pid));
+        sleeper.wait().unwrap();
     }
 
     #[test]

@@ -384,6 +384,17 @@ pub fn process_gone(lease: Option<&Lease>) -> Option<u32> {
         .and_then(|recorded| super::local_process::gone(recorded))
 }
 
+/// The pid of the session's process when its Lease records one that runs on
+/// this machine and is stopped ([`super::local_process::stopped`]).
+pub fn process_stopped(lease: Option<&Lease>) -> Option<u32> {
+    lease?
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(PROCESS_ANNOTATION)
+        .and_then(|recorded| super::local_process::stopped(recorded))
+}
+
 /// The Lease of a session as `serve` creates it: labelled, in the session
 /// namespace, held by `holder`, renewed `now`, carrying `record`.
 pub fn lease_object(

@@ -779,6 +779,7 @@ mod tests {
                 expired_for_seconds: None,
                 expires_in_seconds: None,
                 process_gone: None,
+                process_stopped: None,
             },
             objects: vec![apiservice],
             served: Vec::new(),
