@@ -192,14 +192,15 @@ pub(crate) const CAN_TELL_PROCESSES: bool = cfg!(all(target_os = "linux", target
 /// Whether process `pid` (serve) still exists.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn serve_alive(pid: u32) -> bool {
-    let Some(pid) = i32::try_from(pid)
+    let Some(process) = i32::try_from(pid)
         .ok()
         .and_then(rustix::process::Pid::from_raw)
     else {
         return false;
     };
-    match rustix::process::test_kill_process(pid) {
-        Ok(()) => true,
+    match rustix::process::test_kill_process(process) {
+        // A zombie answers too: exited, waiting for its parent.
+        Ok(()) => !crate::register::local_process::exited(pid),
         // Someone else's process of that id: not serve's, which is ours.
         Err(e) => e != rustix::io::Errno::SRCH && e != rustix::io::Errno::PERM,
     }
@@ -209,4 +210,29 @@ fn serve_alive(pid: u32) -> bool {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn serve_alive(_pid: u32) -> bool {
     false
+}
+
+#[cfg(all(test, target_os = "linux", target_env = "gnu"))]
+mod tests {
+    use super::*;
+
+    /// A killed serve that its parent has not waited for yet (a zombie)
+    /// still answers signals, but is gone.
+    #[test]
+    fn a_zombie_is_not_alive() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(serve_alive(pid));
+        child.kill().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while serve_alive(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!serve_alive(pid), "a zombie was judged alive");
+        child.wait().unwrap();
+        assert!(!serve_alive(pid));
+    }
 }

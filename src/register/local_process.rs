@@ -44,6 +44,12 @@ pub fn stopped(recorded: &str) -> Option<u32> {
     }
 }
 
+/// Whether process `pid` exited and waits to be reaped by its parent (a
+/// zombie): it still answers signals, but runs nothing.
+pub fn exited(pid: u32) -> bool {
+    stat(pid).is_some_and(|(state, _)| matches!(state, 'Z' | 'X'))
+}
+
 /// The recorded process's pid and, while it is the same process, its state
 /// (`/proc/PID/stat`'s 3rd field); `None` inside when it is gone, `None`
 /// when this machine cannot tell.
