@@ -308,6 +308,17 @@ fn conclude(g: Gathered<'_>) -> Report {
     findings.extend(namespace_findings);
     attach_blocks(&mut findings, &blocks, sessions);
     dedup_unchecked(&mut unchecked);
+    // One whose lists hang is not healthy, however Available it says it is
+    // (judged after the namespaces, which tell it from a discovery failure).
+    let mut api_services = api_services;
+    for a in &mut api_services {
+        if findings
+            .iter()
+            .any(|f| f.code == findings::Code::ApiServiceUnresponsive && f.subject.name == a.name)
+        {
+            a.healthy = false;
+        }
+    }
 
     let mut report = Report {
         api_version: REPORT_API_VERSION.to_owned(),

@@ -2499,6 +2499,15 @@ async fn an_apiservice_whose_lists_hang_is_named_as_what_keeps_namespaces_termin
         "{cause:#}"
     );
     assert_eq!(cause["remedy"]["automatic"], false, "{cause:#}");
+    // Available by its status, but not healthy: the table and the summary
+    // say so with the finding.
+    let report_of = r["apiServices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == name.as_str())
+        .unwrap_or_else(|| panic!("{r:#}"));
+    assert_eq!(report_of["healthy"], false, "{report_of:#}");
     let content = findings_with(&r, "NamespaceContentFailure");
     assert_eq!(content.len(), 1, "{r:#}");
     assert_eq!(content[0]["subject"]["name"], ns.as_str());
