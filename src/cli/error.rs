@@ -377,7 +377,7 @@ const TIMEOUT_HINT: &str = "check the network path to the server (VPN, firewall)
 /// it outranks what the socket error's kind said). A name that does not
 /// resolve, or a certificate not trusted, says more than the transport
 /// error it comes with.
-const BY_TEXT: [(&str, &str, &str, bool); 8] = [
+const BY_TEXT: [(&str, &str, &str, bool); 10] = [
     (
         "Connection refused",
         "connection refused",
@@ -398,6 +398,20 @@ const BY_TEXT: [(&str, &str, &str, bool); 8] = [
     ),
     (
         "no answer within",
+        "the server did not answer in time",
+        TIMEOUT_HINT,
+        false,
+    ),
+    // --request-timeout's deadline (tokio's words), and a connection that
+    // timed out.
+    (
+        "deadline has elapsed",
+        "the server did not answer in time",
+        TIMEOUT_HINT,
+        false,
+    ),
+    (
+        "timed out",
         "the server did not answer in time",
         TIMEOUT_HINT,
         false,
@@ -516,6 +530,23 @@ mod tests {
             verbose.contains("caused by: client error (Connect)"),
             "{verbose}"
         );
+    }
+
+    /// `--request-timeout`'s deadline reads as kube's words put it.
+    #[test]
+    fn a_deadline_that_elapsed_is_a_server_that_did_not_answer_in_time() {
+        for words in ["deadline has elapsed", "connection error: timed out"] {
+            let inner = std::io::Error::other(words.to_owned());
+            let wrapped = std::io::Error::other(Wrapped("client error (Connect)", Box::new(inner)));
+            let err = CliError::other("list APIServices", wrapped);
+            let text = render(&err, Some("https://10.0.0.1:6443/"), false);
+            assert!(
+                text.starts_with(
+                    "error: list APIServices: the server did not answer in time (server https://10.0.0.1:6443)\n  hint: "
+                ),
+                "{words}: {text}"
+            );
+        }
     }
 
     #[test]
