@@ -307,7 +307,12 @@ impl EmbeddedStore {
             }
             metadata_mut(&mut object).insert("resourceVersion".into(), json!(revision.to_string()));
             if terminating && !finalizers_left {
-                commit(&mut inner, revision, &namespace, &name, None, StoreEvent::Deleted(Arc::new(object.clone())))?;
+                // As kube-apiserver: the update is not written, the object
+                // is deleted as stored (its finalizers included: what the
+                // watch's DELETED carries), and the answer is the update.
+                let mut gone = current;
+                metadata_mut(&mut gone).insert("resourceVersion".into(), json!(revision.to_string()));
+                commit(&mut inner, revision, &namespace, &name, None, StoreEvent::Deleted(Arc::new(gone)))?;
             } else {
                 let event = StoreEvent::Modified(Arc::new(object.clone()));
                 commit(&mut inner, revision, &namespace, &name, Some(&object), event)?;
@@ -767,8 +772,26 @@ mod tests {
         assert_eq!(again, marked);
         let mut release = marked.clone();
         release["metadata"]["finalizers"] = json!([]);
-        store.update(release, false).await.unwrap();
+        let mut watch = store
+            .watch(store.list().await.unwrap().resource_version)
+            .unwrap();
+        let answer = store.update(release, false).await.unwrap();
         assert!(store.list().await.unwrap().items.is_empty());
+        // The answer is the update; the watch's DELETED is the object as it
+        // was stored, finalizers and all, at the deletion's version.
+        assert_eq!(answer["metadata"]["finalizers"], json!([]), "{answer}");
+        let StoreEvent::Deleted(gone) = watch.next().await.unwrap().unwrap() else {
+            panic!("not a DELETED event");
+        };
+        assert_eq!(
+            gone["metadata"]["finalizers"],
+            json!(["example.com/block"]),
+            "{gone}"
+        );
+        assert_eq!(
+            gone["metadata"]["resourceVersion"],
+            answer["metadata"]["resourceVersion"]
+        );
         let _ = with_finalizer;
 
         // No garbage collector: a foreground or orphan delete is a delete
