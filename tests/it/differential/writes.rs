@@ -1117,6 +1117,50 @@ async fn reapplying_entries_filled_by_defaults_changes_nothing_as_on_kube_apiser
         json!({"bob": {"role": "readwrite"}}),
         "{ours:?}"
     );
+    // An applier that leaves out what it applied before: its entry's field
+    // goes, and what the prune empties is settled as kube-apiserver does.
+    for (what, before, after) in [
+        (
+            "a map entry's field left out",
+            "  users:\n    app: {role: admin}\n",
+            "  users:\n    app: {}\n",
+        ),
+        (
+            "the whole map left out",
+            "  users:\n    app: {role: admin}\n",
+            "  replicas: 2\n",
+        ),
+        (
+            "one entry of two left out",
+            "  users:\n    app: {role: admin}\n    ops: {role: readonly}\n",
+            "  users:\n    ops: {role: readonly}\n",
+        ),
+    ] {
+        let name = format!("rm{}", what.len());
+        let body = |spec: &str| {
+            format!(
+                "apiVersion: APIVERSION\nkind: Postgres\nmetadata:\n  name: {name}\nspec:\n{spec}"
+            )
+        };
+        both.agree_but_rv(
+            what,
+            Method::PATCH,
+            &format!("/{name}"),
+            "fieldManager=kubectl",
+            APPLY,
+            &body(before),
+        )
+        .await;
+        both.agree_but_rv(
+            what,
+            Method::PATCH,
+            &format!("/{name}"),
+            "fieldManager=kubectl",
+            APPLY,
+            &body(after),
+        )
+        .await;
+    }
 }
 
 /// Server-side apply of a configuration whose declared fields hold values of
