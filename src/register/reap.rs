@@ -217,6 +217,9 @@ pub struct ReapReport {
     pub failed: Vec<(SessionObject, String)>,
     /// Objects the re-read shows are not as intended, and what it shows.
     pub unverified: Vec<(SessionObject, String)>,
+    /// Deleted objects the re-read shows still being deleted (a namespace
+    /// Terminating while its content goes).
+    pub deleting: Vec<SessionObject>,
     /// APIServices deleted instead of restored, and why: their original
     /// belonged to a serve session that has ended since.
     pub not_restored: Vec<(String, String)>,
@@ -582,7 +585,9 @@ impl Reaping {
         for o in &report.deleted {
             match call(limit, dynamic(client, o).get_metadata_opt(&o.name)).await {
                 Ok(None) => {}
-                Ok(Some(m)) if m.metadata.deletion_timestamp.is_some() => {}
+                Ok(Some(m)) if m.metadata.deletion_timestamp.is_some() => {
+                    report.deleting.push(o.clone());
+                }
                 Ok(Some(_)) => report
                     .unverified
                     .push((o.clone(), "it still exists".to_owned())),

@@ -222,11 +222,25 @@ fn reap_result(id: usize, session: &str, report: &ReapReport) -> ActionResult {
             Some(format!("still present: {}", describe(&report.unverified))),
         );
     }
-    let verified = if report.restored.is_empty() {
-        "none of them exists any more".to_owned()
+    let gone = if report.deleting.is_empty() {
+        "exists any more".to_owned()
     } else {
-        "none of the deleted ones exists any more; the restored APIServices match their saved originals"
-            .to_owned()
+        format!(
+            "exists any more but {}, still being deleted",
+            report
+                .deleting
+                .iter()
+                .map(SessionObject::describe)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let verified = if report.restored.is_empty() {
+        format!("none of them {gone}")
+    } else {
+        format!(
+            "none of the deleted ones {gone}; the restored APIServices match their saved originals"
+        )
     };
     let outcome = if report.left.is_empty() {
         ActionOutcome::Done
@@ -612,5 +626,23 @@ mod tests {
             },
         );
         assert_eq!(left.outcome, ActionOutcome::NotVerified);
+        // A namespace still Terminating is said so, not "gone".
+        let ns = SessionObject::of(&contract::NAMESPACE, None, "kubectl-cozy-system");
+        let deleting = reap_result(
+            1,
+            "abc",
+            &ReapReport {
+                deleted: vec![ns.clone()],
+                deleting: vec![ns],
+                ..ReapReport::default()
+            },
+        );
+        assert_eq!(deleting.outcome, ActionOutcome::Done);
+        assert_eq!(
+            deleting.verified.as_deref(),
+            Some(
+                "none of them exists any more but namespaces/kubectl-cozy-system, still being deleted"
+            )
+        );
     }
 }
