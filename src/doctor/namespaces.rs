@@ -708,10 +708,18 @@ fn content_remaining(e: &Examined<'_>) -> Vec<Finding> {
         f.evidence.push(e.cond_evidence(c));
     }
     f.blocks = vec![name.clone()];
+    let description = if e.spec_finalizers().is_empty() {
+        "delete them by hand (the namespace controller no longer acts on this namespace); once it is empty, \
+         doctor --fix deletes the namespace again"
+    } else if e.conditions.is_empty() {
+        "status.conditions is empty: the namespace controller has not processed this namespace — is \
+         kube-controller-manager running? Deleting them by hand works meanwhile"
+    } else {
+        "find out why the namespace controller's deletes fail (condition above, kube-controller-manager log); \
+         deleting by hand shows the error"
+    };
     f.remedy = Some(Remedy {
-        description: "find out why the namespace controller's deletes fail (condition above, kube-controller-manager log); \
-                      deleting by hand shows the error"
-            .into(),
+        description: description.into(),
         command: format!("kubectl delete -n {name} {}", listed.join(" ")),
         automatic: false,
     });
@@ -2193,6 +2201,9 @@ mod tests {
             .find(|f| f.code == Code::ContentRemaining)
             .unwrap_or_else(|| panic!("{findings:?}"));
         assert!(content_finding.why.contains("does not delete them"));
+        // Its fix agrees: by hand, not "why do the controller's deletes fail".
+        let fix = &content_finding.remedy.as_ref().unwrap().description;
+        assert!(fix.starts_with("delete them by hand"), "{fix}");
 
         // A finalizer still on it: not this case.
         let mut held = finalized("held");
