@@ -47,6 +47,12 @@ pub fn finalizer_owner(
         f if f.starts_with("service.kubernetes.io/") => {
             return "the cloud-controller-manager's service controller".into();
         }
+        // Flux's own, on every object of its toolkit (not domain-qualified).
+        "finalizers.fluxcd.io" => {
+            return "Flux: the controller of the object's kind (helm-controller for HelmReleases, \
+                    kustomize-controller for Kustomizations, source-controller for sources)"
+                .into();
+        }
         _ => {}
     }
     let Some((domain, _)) = finalizer.split_once('/') else {
@@ -2326,6 +2332,10 @@ mod tests {
                 .contains("garbage collector")
         );
         assert!(finalizer_owner("orphan", &crds, &groups, &[]).contains("garbage collector"));
+        assert!(
+            finalizer_owner("finalizers.fluxcd.io", &crds, &groups, &[])
+                .starts_with("Flux: the controller of the object's kind (helm-controller")
+        );
         assert!(
             finalizer_owner("postgresql.cnpg.io/cleanup", &crds, &groups, &[])
                 .contains("CRD group postgresql.cnpg.io")
