@@ -150,12 +150,20 @@ pub(super) fn validate(
         errors.extend(object_meta::validate(meta));
     }
     if !app.get("spec").is_some_and(Value::is_object) {
-        if app.get("spec").is_some_and(|s| !s.is_null()) {
+        if let Some(found) = app
+            .get("spec")
+            .and_then(|spec| json_type_name(spec, current.is_some()))
+        {
+            // As the schema validator words a wrong type (its value is the
+            // type's name).
             errors.push(field_error(
                 "spec",
                 FieldErrorKind::TypeInvalid,
-                app.get("spec").cloned(),
-                "must be of type object",
+                Some(json!(found)),
+                &format!(
+                    "spec in body must be of type object: {}",
+                    crate::golang::quote(found)
+                ),
             ));
         } else {
             app["spec"] = json!({});
@@ -262,4 +270,25 @@ pub(super) fn field_error(
 pub(super) fn invalid(call: &Call<'_>, name: &str, errors: Vec<FieldError>) -> ApiError {
     let d = &call.kind.resolved.definition;
     ApiError::invalid(&d.kind, &d.group, name, &errors)
+}
+
+/// A JSON value's type as kube-openapi's validator names it; `None` for
+/// `null` (no type: an absent spec). A whole number written as a float
+/// (`5.0`) is a `number` on create and an `integer` on update, as
+/// kube-apiserver's decoding leaves it (the differential test holds both).
+fn json_type_name(v: &Value, update: bool) -> Option<&'static str> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Bool(_) => "boolean",
+        Value::String(_) => "string",
+        Value::Number(n)
+            if n.as_f64()
+                .is_some_and(|f| n.is_f64() && (f.fract() != 0.0 || !update)) =>
+        {
+            "number"
+        }
+        Value::Number(_) => "integer",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    })
 }

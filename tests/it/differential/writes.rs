@@ -1881,6 +1881,42 @@ async fn wrongly_typed_metadata_is_refused_like_kube_apiserver() {
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
+/// A `spec` that is not an object is the schema's type error, worded as
+/// kube-apiserver words it (the type's name as the value), on create and
+/// update alike.
+#[tokio::test]
+async fn a_spec_that_is_not_an_object_is_refused_like_kube_apiserver() {
+    let both = Both::new("diff-spec-types").await;
+    both.create_postgreses(&["p1"]).await;
+    let mut differ = Vec::new();
+    for spec in ["5", "5.5", "5.0", "\"x\"", "true", "[1]"] {
+        let body = format!(
+            r#"{{"apiVersion":"APIVERSION","kind":"Postgres","metadata":{{"name":"p1"}},"spec":{spec}}}"#
+        );
+        for (method, path) in [(Method::POST, ""), (Method::PUT, "/p1")] {
+            let (ours, theirs) = both
+                .send(method.clone(), path, "dryRun=All", JSON, &body)
+                .await;
+            let answer = |a: &Answer| {
+                (
+                    a.code,
+                    a.reason.clone(),
+                    a.message.clone(),
+                    a.details.clone(),
+                )
+            };
+            if answer(&ours) != answer(&theirs) || theirs.code != 422 {
+                differ.push(format!(
+                    "{method} spec {spec}:\n  ours:   {:?}\n  theirs: {:?}",
+                    answer(&ours),
+                    answer(&theirs)
+                ));
+            }
+        }
+    }
+    assert!(differ.is_empty(), "{}", differ.join("\n"));
+}
+
 /// kube-apiserver warns about a finalizer a write adds to a custom resource
 /// unless it is domain-qualified with a path (or one of Kubernetes' own):
 /// on create, on an update and on patches, never about one already there.
