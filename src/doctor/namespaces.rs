@@ -1014,24 +1014,28 @@ fn behind_failing_webhooks(e: &Examined<'_>, object: &RemainingObject, f: &mut F
             })
             .collect()
     };
+    // Each webhook a cause, and what it rejects the evidence.
+    let cite = |f: &mut Finding, w: &WebhookReport, operation: &str, rejects: &str| {
+        let id = super::webhooks::finding_id(w);
+        if !f.caused_by.contains(&id) {
+            f.caused_by.push(id);
+        }
+        f.evidence.push(Evidence {
+            source: format!("{} {} webhook {}", w.kind, w.configuration, w.webhook),
+            observed: format!(
+                "intercepts {operation} {} with failurePolicy Fail, and its Service {}/{} does not answer: it \
+                 rejects {rejects}",
+                object.object.kubectl_name(),
+                w.service.namespace,
+                w.service.name
+            ),
+        });
+    };
     if object.deletion_timestamp.is_none() {
         let deletes = rejecting("DELETE");
         if !deletes.is_empty() {
             for w in &deletes {
-                let id = super::webhooks::finding_id(w);
-                if !f.caused_by.contains(&id) {
-                    f.caused_by.push(id);
-                }
-                f.evidence.push(Evidence {
-                    source: format!("{} {} webhook {}", w.kind, w.configuration, w.webhook),
-                    observed: format!(
-                        "intercepts DELETE {} with failurePolicy Fail, and its Service {}/{} does not answer: it \
-                         rejects the namespace controller's delete",
-                        object.object.kubectl_name(),
-                        w.service.namespace,
-                        w.service.name
-                    ),
-                });
+                cite(f, w, "DELETE", "the namespace controller's delete");
             }
             f.severity = Severity::Error;
             f.what = format!(
@@ -1053,20 +1057,7 @@ fn behind_failing_webhooks(e: &Examined<'_>, object: &RemainingObject, f: &mut F
     }
     let mut names = Vec::new();
     for w in rejecting {
-        let id = super::webhooks::finding_id(w);
-        if !f.caused_by.contains(&id) {
-            f.caused_by.push(id);
-        }
-        f.evidence.push(Evidence {
-            source: format!("{} {} webhook {}", w.kind, w.configuration, w.webhook),
-            observed: format!(
-                "intercepts UPDATE {} with failurePolicy Fail, and its Service {}/{} does not answer: it rejects \
-                 the removal of the finalizers",
-                object.object.kubectl_name(),
-                w.service.namespace,
-                w.service.name
-            ),
-        });
+        cite(f, w, "UPDATE", "the removal of the finalizers");
         names.push(w.webhook.clone());
     }
     if let Some(r) = f.remedy.as_mut() {

@@ -441,6 +441,15 @@ mod tests {
         scaffold(&loaded, options)
     }
 
+    /// The problems a chart whose Chart.yaml ends with `chart_yaml` is
+    /// refused with.
+    fn refused(chart_yaml: &str) -> Vec<String> {
+        match scaffold_chart(chart_yaml, &[], &ScaffoldOptions::default()) {
+            Err(ScaffoldError::Invalid { problems }) => problems,
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
     const ANNOTATED: &str = "annotations:\n  kubectl-cozy.io/plural: postgresi\n  \
         kubectl-cozy.io/short-names: pg\n  kubectl-cozy.io/group-version: apps.example.com/v1beta1\n  \
         kubectl-cozy.io/release-prefix: db-\n  kubectl-cozy.io/chart-ref: OCIRepository/charts/postgres\n";
@@ -486,13 +495,7 @@ mod tests {
             ObjectRef::parse("HelmRepository/cozy-public/cozystack-apps")
         );
         // A value from an annotation that the definition refuses names it.
-        let Err(ScaffoldError::Invalid { problems }) = scaffold_chart(
-            "annotations:\n  kubectl-cozy.io/group-version: apps.k8s.io/v1\n",
-            &[],
-            &ScaffoldOptions::default(),
-        ) else {
-            panic!("not refused")
-        };
+        let problems = refused("annotations:\n  kubectl-cozy.io/group-version: apps.k8s.io/v1\n");
         assert!(
             problems[0].starts_with("group: \"apps.k8s.io\" is reserved")
                 && problems[0].ends_with(
@@ -517,13 +520,7 @@ mod tests {
             .is_ok()
         );
         // An annotation that cannot be read refuses the chart, naming it.
-        let Err(ScaffoldError::Invalid { problems }) = scaffold_chart(
-            "annotations:\n  kubectl-cozy.io/source-ref: cozystack-apps\n",
-            &[],
-            &ScaffoldOptions::default(),
-        ) else {
-            panic!("not refused")
-        };
+        let problems = refused("annotations:\n  kubectl-cozy.io/source-ref: cozystack-apps\n");
         assert_eq!(
             problems,
             [
@@ -553,13 +550,9 @@ mod tests {
         );
         // Columns the definition refuses name the annotation; a value that
         // is not a list of columns is said with the parser's reason.
-        let Err(ScaffoldError::Invalid { problems }) = scaffold_chart(
+        let problems = refused(
             "annotations:\n  kubectl-cozy.io/printer-columns: '[{name: Size, type: text, jsonPath: spec.size}]'\n",
-            &[],
-            &ScaffoldOptions::default(),
-        ) else {
-            panic!("not refused")
-        };
+        );
         assert_eq!(
             problems,
             [
@@ -567,13 +560,9 @@ mod tests {
                 "printerColumns[0].jsonPath: \"spec.size\" must start with '.'; it comes from Chart.yaml's kubectl-cozy.io/printer-columns annotation",
             ]
         );
-        let Err(ScaffoldError::Invalid { problems }) = scaffold_chart(
+        let problems = refused(
             "annotations:\n  kubectl-cozy.io/printer-columns: '[{name: Size, jsonpath: .spec.size}]'\n",
-            &[],
-            &ScaffoldOptions::default(),
-        ) else {
-            panic!("not refused")
-        };
+        );
         assert!(
             problems.len() == 1
                 && problems[0].starts_with(

@@ -369,6 +369,42 @@ fn without_rv(mut a: Answer) -> Answer {
 }
 
 impl Both {
+    /// Each `(label, body)` sent as a dry-run create and as a dry-run
+    /// update of `p1`: the cases whose answers differ (code, reason and
+    /// message, and `details` when `with_details`), or whose code from
+    /// kube-apiserver is not `code`.
+    async fn refusals_differing(
+        &self,
+        cases: &[(String, String)],
+        code: u16,
+        with_details: bool,
+    ) -> Vec<String> {
+        let mut differ = Vec::new();
+        for (label, body) in cases {
+            for (method, path) in [(Method::POST, ""), (Method::PUT, "/p1")] {
+                let (ours, theirs) = self
+                    .send(method.clone(), path, "dryRun=All", JSON, body)
+                    .await;
+                let answer = |a: &Answer| {
+                    (
+                        a.code,
+                        a.reason.clone(),
+                        a.message.clone(),
+                        with_details.then(|| a.details.clone()),
+                    )
+                };
+                if answer(&ours) != answer(&theirs) || theirs.code != code {
+                    differ.push(format!(
+                        "{method} {label}:\n  ours:   {:?}\n  theirs: {:?}",
+                        answer(&ours),
+                        answer(&theirs)
+                    ));
+                }
+            }
+        }
+        differ
+    }
+
     /// Creates a Postgres of each name with an empty spec on both servers
     /// (their answers must agree).
     async fn create_postgreses(&self, names: &[&str]) {
@@ -1859,25 +1895,15 @@ async fn wrongly_typed_metadata_is_refused_like_kube_apiserver() {
         r#"{"name":"p1","creationTimestamp":"2026-01-01T10:00:00+25:00"}"#,
         r#"{"name":"p1","creationTimestamp":"2026-01-01T10:00:00Zjunk"}"#,
     ];
-    let mut differ = Vec::new();
-    for meta in metas {
-        let body = format!(
-            r#"{{"apiVersion":"APIVERSION","kind":"Postgres","metadata":{meta},"spec":{{}}}}"#
-        );
-        for (method, path) in [(Method::POST, ""), (Method::PUT, "/p1")] {
-            let (ours, theirs) = both
-                .send(method.clone(), path, "dryRun=All", JSON, &body)
-                .await;
-            let answer = |a: &Answer| (a.code, a.reason.clone(), a.message.clone());
-            if answer(&ours) != answer(&theirs) || theirs.code != 400 {
-                differ.push(format!(
-                    "{method} {meta}:\n  ours:   {:?}\n  theirs: {:?}",
-                    answer(&ours),
-                    answer(&theirs)
-                ));
-            }
-        }
-    }
+    let cases = metas.map(|meta| {
+        (
+            meta.to_owned(),
+            format!(
+                r#"{{"apiVersion":"APIVERSION","kind":"Postgres","metadata":{meta},"spec":{{}}}}"#
+            ),
+        )
+    });
+    let differ = both.refusals_differing(&cases, 400, false).await;
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
@@ -1888,32 +1914,15 @@ async fn wrongly_typed_metadata_is_refused_like_kube_apiserver() {
 async fn a_spec_that_is_not_an_object_is_refused_like_kube_apiserver() {
     let both = Both::new("diff-spec-types").await;
     both.create_postgreses(&["p1"]).await;
-    let mut differ = Vec::new();
-    for spec in ["5", "5.5", "5.0", "\"x\"", "true", "[1]"] {
-        let body = format!(
-            r#"{{"apiVersion":"APIVERSION","kind":"Postgres","metadata":{{"name":"p1"}},"spec":{spec}}}"#
-        );
-        for (method, path) in [(Method::POST, ""), (Method::PUT, "/p1")] {
-            let (ours, theirs) = both
-                .send(method.clone(), path, "dryRun=All", JSON, &body)
-                .await;
-            let answer = |a: &Answer| {
-                (
-                    a.code,
-                    a.reason.clone(),
-                    a.message.clone(),
-                    a.details.clone(),
-                )
-            };
-            if answer(&ours) != answer(&theirs) || theirs.code != 422 {
-                differ.push(format!(
-                    "{method} spec {spec}:\n  ours:   {:?}\n  theirs: {:?}",
-                    answer(&ours),
-                    answer(&theirs)
-                ));
-            }
-        }
-    }
+    let cases = ["5", "5.5", "5.0", "\"x\"", "true", "[1]"].map(|spec| {
+        (
+            format!("spec {spec}"),
+            format!(
+                r#"{{"apiVersion":"APIVERSION","kind":"Postgres","metadata":{{"name":"p1"}},"spec":{spec}}}"#
+            ),
+        )
+    });
+    let differ = both.refusals_differing(&cases, 422, true).await;
     assert!(differ.is_empty(), "{}", differ.join("\n"));
 }
 
