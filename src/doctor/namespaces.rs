@@ -343,6 +343,15 @@ impl<'a> Examined<'a> {
     fn discovery_blocked(&self) -> bool {
         self.failing.iter().any(|(a, _)| !a.local)
     }
+
+    /// Whether every namespaced type was listed: none failed, and none was
+    /// left out because its group's discovery fails (its types are not
+    /// known, so not counted as failed).
+    fn every_type_listed(&self) -> bool {
+        self.inputs.content.types_failed == 0
+            && self.inputs.discovered.failed.is_empty()
+            && !self.discovery_blocked()
+    }
 }
 
 fn conclude_one(
@@ -916,7 +925,7 @@ fn finalizers_remaining(e: &Examined<'_>, found: &mut [Finding]) -> Option<Findi
         .collect();
     // Every type was listed: the condition is from a pass before those
     // objects went (said by `no_blocker_found` when nothing else is left).
-    if missing.is_empty() || e.inputs.content.types_failed == 0 {
+    if missing.is_empty() || e.every_type_listed() {
         return None;
     }
     let name = &e.name;
@@ -1037,6 +1046,16 @@ fn behind_failing_webhooks(e: &Examined<'_>, object: &RemainingObject, f: &mut F
             for w in &deletes {
                 cite(f, w, "DELETE", "the namespace controller's delete");
             }
+            let names: Vec<&str> = deletes.iter().map(|w| w.webhook.as_str()).collect();
+            f.remedy = Some(Remedy {
+                description: format!(
+                    "first make webhook {} answer again, or delete it (see its finding): it rejects the namespace \
+                     controller's delete of this object until then (deleting it by hand shows the rejection)",
+                    names.join(", ")
+                ),
+                command: format!("kubectl delete {}", object.object.kubectl_args()),
+                automatic: false,
+            });
             f.severity = Severity::Error;
             f.what = format!(
                 "{} {} cannot be deleted: failing webhook {} rejects its DELETE (namespace {} is Terminating)",
@@ -1212,8 +1231,10 @@ fn no_blocker_found(e: &Examined<'_>, found: &mut Vec<Finding>) {
     // and none is left: they are from its last pass, before that content
     // went, and its next pass (it retries with back-off) deletes the
     // namespace.
-    let stale = reported.is_some() && unlisted == 0;
-    let severity = if e.stuck || (reported.is_some() && !stale) {
+    let stale = reported.is_some() && e.every_type_listed();
+    // A stale condition is a note however old the deletion: the controller's
+    // next pass settles it (its nudge is the fix, not /finalize).
+    let severity = if !stale && (e.stuck || reported.is_some()) {
         Severity::Warning
     } else {
         Severity::Info
@@ -1767,6 +1788,31 @@ mod tests {
             w4.what
         );
         assert!(reports[0].blocked);
+        // A webhook on DELETE only: the fix is the webhook, not a finalizer
+        // removal or a wait.
+        let ns = terminating_ns("team-w", serde_json::json!([]));
+        let mut content = Content::default();
+        content.objects.insert(
+            "team-w".into(),
+            vec![configmap_in("team-w", "w4", &["example.com/block"], None)],
+        );
+        let webhooks = [dead_webhook(
+            "widgets",
+            &["DELETE"],
+            None,
+            Some(serde_json::json!({"matchLabels": {"app": "w4"}})),
+        )];
+        let (_, findings, _) = run_with_webhooks(&[ns], &content, &webhooks);
+        let w4 = findings.iter().find(|f| f.subject.name == "w4").unwrap();
+        let remedy = w4.remedy.as_ref().unwrap();
+        assert!(
+            !remedy.automatic
+                && remedy
+                    .description
+                    .starts_with("first make webhook widgets.example.com answer again")
+                && remedy.command == "kubectl delete configmaps/w4 -n team-w",
+            "{remedy:?}"
+        );
     }
 
     /// Regression: a failing webhook with a namespaceSelector was said to
@@ -2294,12 +2340,37 @@ mod tests {
             f.remedy
         );
         assert!(!reports[0].blocked);
-        // A type that could not be listed may hold them: unlisted, as before.
+        // Past --stuck-after (the controller's back-off is minutes apart):
+        // still a note, the namespace not BLOCKED (no /finalize for it).
+        let mut old = ns.clone();
+        old.metadata.deletion_timestamp = None;
+        let old = Namespace {
+            metadata: terminating_ns("team-s", serde_json::json!([])).metadata,
+            ..old
+        };
+        let (reports, findings, _) = run(&[old], &listed, &[]);
+        assert_eq!(findings[0].severity, Severity::Info, "{findings:#?}");
+        assert!(
+            findings[0].what.contains("gone now"),
+            "{}",
+            findings[0].what
+        );
+        assert!(!reports[0].blocked);
+        // A type that could not be listed may hold them: unlisted, as before;
+        // so may the types of a group whose discovery fails (never listed).
         let partly = Content {
             types_failed: 1,
-            ..listed
+            types_listed: 40,
+            ..Content::default()
         };
-        let (_, findings, _) = run(&[ns], &partly, &[]);
+        let (_, findings, _) = run(&[ns.clone()], &partly, &[]);
+        assert!(
+            findings
+                .iter()
+                .any(|f| f.code == Code::FinalizersRemainingUnlisted),
+            "{findings:#?}"
+        );
+        let (_, findings, _) = run(&[ns], &listed, &[dead_api_service()]);
         assert!(
             findings
                 .iter()

@@ -220,6 +220,17 @@ fn namespaces_to_wait_for(
     terminating
         .iter()
         .filter(|ns| {
+            // Finalizers of objects being deleted, not stuck yet; an object
+            // not deleted yet is the namespace controller's to delete,
+            // which the fix may have just unblocked.
+            let deleting = |f: &Finding| {
+                f.code == Code::NamespaceFinalizerRemaining
+                    || report
+                        .namespaces
+                        .iter()
+                        .flat_map(|n| &n.remaining)
+                        .any(|o| o.object == f.subject && o.deletion_timestamp.is_some())
+            };
             let held_by_finalizers_in_progress = report.findings.iter().any(|f| {
                 f.severity == Severity::Info
                     && matches!(
@@ -227,6 +238,7 @@ fn namespaces_to_wait_for(
                         Code::FinalizerBlocking | Code::NamespaceFinalizerRemaining
                     )
                     && blocks_namespace(f, ns)
+                    && deleting(f)
             });
             let blockers: Vec<&str> = report
                 .findings
@@ -392,8 +404,19 @@ mod tests {
             "y",
         );
         recent.blocks = vec!["team-b".into()];
-        let held = report(vec![blocker.clone(), recent], vec![ns_report("team-b")]);
+        let mut namespace = ns_report("team-b");
+        let mut deleting = namespace.remaining[0].clone();
+        deleting.object = recent.subject.clone();
+        namespace.remaining.push(deleting);
+        let held = report(vec![blocker.clone(), recent.clone()], vec![namespace]);
         assert!(namespaces_to_wait_for(&held, &["team-b"], &fixed, &none).is_empty());
+        // One not deleted yet is the namespace controller's to delete (the
+        // fix may have unblocked it): waited for.
+        let undeleted = report(vec![blocker.clone(), recent], vec![ns_report("team-b")]);
+        assert_eq!(
+            namespaces_to_wait_for(&undeleted, &["team-b"], &fixed, &none),
+            ["team-b"]
+        );
         // ... unless its /finalize is planned after the wait.
         let finalize: BTreeSet<&str> = ["team-b"].into();
         assert_eq!(

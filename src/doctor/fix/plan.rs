@@ -433,6 +433,22 @@ fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String
         .filter(|id| id.starts_with(&format!("{}:", Code::WebhookBackendUnavailable)))
         .map(String::as_str)
         .collect();
+    let rejects = |operation: &str| {
+        f.evidence
+            .iter()
+            .any(|e| e.observed.starts_with(&format!("intercepts {operation} ")))
+    };
+    if f.code == Code::FinalizerBlocking
+        && !webhooks.is_empty()
+        && rejects("DELETE")
+        && !rejects("UPDATE")
+    {
+        return format!(
+            "a failing webhook rejects the namespace controller's delete of it: fix the webhook first ({}), then \
+             the namespace controller deletes it{command}",
+            webhooks.join(", ")
+        );
+    }
     if matches!(
         f.code,
         Code::FinalizerBlocking | Code::NamespaceFinalizerRemaining | Code::ObjectDeletionStuck
@@ -571,6 +587,31 @@ mod tests {
         );
         assert!(fix.not_planned.is_empty());
         assert_eq!(fix.mode, FixMode::DryRun);
+    }
+
+    /// An object whose delete (not its finalizers' removal) a failing
+    /// webhook rejects: NOT PLANNED says the webhook comes first, then the
+    /// namespace controller deletes it.
+    #[test]
+    fn a_delete_a_webhook_rejects_is_said_as_such() {
+        let mut held = finalizer_finding().evidence(
+            "ValidatingWebhookConfiguration widgets webhook widgets.example.com",
+            "intercepts DELETE configmaps/blocked -n team-b with failurePolicy Fail, and its Service policy/widgets \
+             does not answer: it rejects the namespace controller's delete",
+        );
+        held.caused_by = vec![format!("{}:widgets", Code::WebhookBackendUnavailable)];
+        if let Some(r) = held.remedy.as_mut() {
+            r.automatic = false;
+        }
+        let fix = plan(&report(vec![held], vec![ns_report("team-b")]), &opts(false));
+        assert!(fix.actions.is_empty(), "{:?}", fix.actions);
+        assert!(
+            fix.not_planned[0]
+                .reason
+                .starts_with("a failing webhook rejects the namespace controller's delete of it"),
+            "{}",
+            fix.not_planned[0].reason
+        );
     }
 
     #[test]
