@@ -458,7 +458,18 @@ impl KindDefinition {
             {
                 let unchecked = format!(": {}: ", super::schema::DEFAULT_UNCHECKED);
                 problems.retain(|p| !(p.starts_with("openAPISchema") && p.contains(&unchecked)));
-                problems.extend(errors.iter().map(|e| format!("openAPISchema: {e}")));
+                // What the structural check said already (a pattern, a
+                // malformed keyword) is not said twice.
+                let said = |e: &super::schema::SchemaError| {
+                    let at = format!("openAPISchema{}:", e.pointer());
+                    problems.iter().any(|p| p.starts_with(&at))
+                };
+                let unsaid: Vec<String> = errors
+                    .iter()
+                    .filter(|e| !said(e))
+                    .map(|e| format!("openAPISchema: {e}"))
+                    .collect();
+                problems.extend(unsaid);
             }
         }
         if problems.is_empty() {
@@ -864,6 +875,14 @@ mod tests {
             assert!(joined.contains(needle), "{needle} missing in:\n{joined}");
         }
         assert!(!joined.contains("default"), "{joined}");
+        // What the structural check says (a pattern) is not said again by
+        // the compiler.
+        let mut d = minimal("postgres");
+        d.open_api_schema = serde_json::json!({"type": "object", "properties": {
+            "size": {"type": "string", "pattern": "([a-"}}});
+        let problems = d.resolve("test").unwrap_err();
+        let about_pattern = problems.iter().filter(|p| p.contains("/pattern")).count();
+        assert_eq!(about_pattern, 1, "{problems:#?}");
     }
 
     /// Flux decodes `interval` and the Helm timeouts with Go's

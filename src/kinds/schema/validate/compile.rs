@@ -47,6 +47,17 @@ pub enum SchemaError {
     },
 }
 
+impl SchemaError {
+    /// The JSON pointer of the keyword it is about.
+    pub fn pointer(&self) -> &str {
+        match self {
+            SchemaError::InvalidPattern { pointer, .. }
+            | SchemaError::InvalidRule { pointer, .. }
+            | SchemaError::Malformed { pointer, .. } => pointer,
+        }
+    }
+}
+
 /// What a node says about keys its `properties` do not declare.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Additional {
