@@ -1040,9 +1040,11 @@ fn behind_failing_webhooks(e: &Examined<'_>, object: &RemainingObject, f: &mut F
             ),
         });
     };
+    let mut delete_rejected = false;
     if object.deletion_timestamp.is_none() {
         let deletes = rejecting("DELETE");
         if !deletes.is_empty() {
+            delete_rejected = true;
             for w in &deletes {
                 cite(f, w, "DELETE", "the namespace controller's delete");
             }
@@ -1079,7 +1081,8 @@ fn behind_failing_webhooks(e: &Examined<'_>, object: &RemainingObject, f: &mut F
         cite(f, w, "UPDATE", "the removal of the finalizers");
         names.push(w.webhook.clone());
     }
-    if let Some(r) = f.remedy.as_mut() {
+    // A rejected DELETE's fix (the webhook first) already covers this.
+    if let Some(r) = f.remedy.as_mut().filter(|_| !delete_rejected) {
         r.automatic = false;
         r.description = format!(
             "first make webhook {} answer again, or delete it (see its finding): removing the finalizers is an \
@@ -1788,6 +1791,9 @@ mod tests {
             w4.what
         );
         assert!(reports[0].blocked);
+        // Its fix says the webhook comes first, once.
+        let fix = &w4.remedy.as_ref().unwrap().description;
+        assert_eq!(fix.matches("first make webhook").count(), 1, "{fix}");
         // A webhook on DELETE only: the fix is the webhook, not a finalizer
         // removal or a wait.
         let ns = terminating_ns("team-w", serde_json::json!([]));
