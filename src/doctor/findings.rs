@@ -361,6 +361,17 @@ pub enum SessionState {
     Unknown,
 }
 
+impl Report {
+    /// The object `object` as a namespace's content lists it (its
+    /// finalizers, deletion, resourceVersion).
+    pub fn remaining_of(&self, object: &ObjectRef) -> Option<&RemainingObject> {
+        self.namespaces
+            .iter()
+            .flat_map(|n| n.remaining.iter())
+            .find(|o| &o.object == object)
+    }
+}
+
 /// One namespace in scope.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

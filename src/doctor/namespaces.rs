@@ -1032,8 +1032,8 @@ fn behind_failing_webhooks(e: &Examined<'_>, object: &RemainingObject, f: &mut F
         f.evidence.push(Evidence {
             source: format!("{} {} webhook {}", w.kind, w.configuration, w.webhook),
             observed: format!(
-                "intercepts {operation} {} with failurePolicy Fail, and its Service {}/{} does not answer: it \
-                 rejects {rejects}",
+                "{} {} with failurePolicy Fail, and its Service {}/{} does not answer: it rejects {rejects}",
+                intercepts(operation),
                 object.object.kubectl_name(),
                 w.service.namespace,
                 w.service.name
@@ -1091,6 +1091,19 @@ fn behind_failing_webhooks(e: &Examined<'_>, object: &RemainingObject, f: &mut F
             r.description
         );
     }
+}
+
+/// How a finding's evidence begins where a failing webhook rejects its
+/// object's `operation` ([`behind_failing_webhooks`]).
+fn intercepts(operation: &str) -> String {
+    format!("intercepts {operation}")
+}
+
+/// Whether a failing webhook rejects `operation` (`DELETE`, `UPDATE`) of
+/// the object of finding `f`, as its evidence says.
+pub fn webhook_rejects(f: &Finding, operation: &str) -> bool {
+    let begins = format!("{} ", intercepts(operation));
+    f.evidence.iter().any(|e| e.observed.starts_with(&begins))
 }
 
 /// Rule 5: failing webhooks that hold the namespace

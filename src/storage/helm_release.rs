@@ -274,7 +274,7 @@ pub fn release_object<'a>(
                 });
             }
             let stored = format!("{USER_KEY_PREFIX}{k}");
-            if let Some(problem) = stored_key_problem(k, &stored, field) {
+            if let Some(problem) = stored_key_problem(k, &stored) {
                 return Err(ConvertError::Invalid {
                     field: format!("metadata.{field}"),
                     message: problem,
@@ -509,31 +509,28 @@ pub fn to_app(kind: &ResolvedKind, release: &Value) -> Value {
     serde_json::from_str(&json).unwrap_or(Value::Null)
 }
 
-/// Why the user's label or annotation `key` (`field`: `labels` or
-/// `annotations`), valid itself, cannot be stored on the HelmRelease as
-/// `stored` (with [`USER_KEY_PREFIX`] before it), which kube-apiserver
-/// checks as it checks any key: a name of 46 to 63 characters, or a prefix
-/// of 236 to 253, grows out of bounds there.
-fn stored_key_problem(key: &str, stored: &str, field: &str) -> Option<String> {
-    let check = |k: &str| {
-        if field == "annotations" {
-            crate::apimachinery::labels::label_key_problems(&k.to_lowercase())
-        } else {
-            crate::apimachinery::labels::label_key_problems(k)
-        }
-    };
-    if !check(key).is_empty() {
-        return None; // said as the key's own problem
-    }
-    let problems = check(stored);
-    let first = problems.first()?;
+/// Why the user's label or annotation `key` cannot be stored on the
+/// HelmRelease as `stored` (with [`USER_KEY_PREFIX`] before it), which
+/// kube-apiserver checks as it checks any key. The key itself was
+/// validated with the app's metadata, and the prefix keeps a valid key's
+/// characters valid: only its length can grow out of bounds — a name of 46
+/// to 63 characters (without a prefix of its own), or a prefix of 236 to
+/// 253.
+fn stored_key_problem(key: &str, stored: &str) -> Option<String> {
     let room = USER_KEY_PREFIX.len();
-    Some(format!(
-        "{key:?}: stored on the HelmRelease as {stored:?}, whose {first}; a key here can have a name of at most {} \
-         characters without a prefix, or a prefix of at most {} characters",
-        63 - room,
-        253 - room
-    ))
+    let (part, length, max) = match key.split_once('/') {
+        Some((prefix, _)) => ("prefix part", prefix.len() + room, 253),
+        None => ("name part", key.len() + room, 63),
+    };
+    (length > max).then(|| {
+        format!(
+            "{key:?}: stored on the HelmRelease as {stored:?}, whose {part} {}; a key here can have a name of at \
+             most {} characters without a prefix, or a prefix of at most {} characters",
+            crate::apimachinery::labels::max_len_error(max),
+            63 - room,
+            253 - room
+        )
+    })
 }
 
 #[cfg(test)]

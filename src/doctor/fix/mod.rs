@@ -226,10 +226,8 @@ fn namespaces_to_wait_for(
             let deleting = |f: &Finding| {
                 f.code == Code::NamespaceFinalizerRemaining
                     || report
-                        .namespaces
-                        .iter()
-                        .flat_map(|n| &n.remaining)
-                        .any(|o| o.object == f.subject && o.deletion_timestamp.is_some())
+                        .remaining_of(&f.subject)
+                        .is_some_and(|o| o.deletion_timestamp.is_some())
             };
             let held_by_finalizers_in_progress = report.findings.iter().any(|f| {
                 f.severity == Severity::Info

@@ -145,13 +145,7 @@ pub fn plan(report: &Report, opts: &FixOptions) -> FixReport {
     // it has no garbage collector.
     for f in &report.findings {
         let automatic = f.remedy.as_ref().is_some_and(|r| r.automatic);
-        let remaining = || {
-            report
-                .namespaces
-                .iter()
-                .flat_map(|n| n.remaining.iter())
-                .find(|o| o.object == f.subject)
-        };
+        let remaining = || report.remaining_of(&f.subject);
         let collector_only = f.code == Code::ObjectDeletionStuck
             && report.standalone.is_some()
             && remaining().is_some_and(|o| {
@@ -433,11 +427,7 @@ fn not_planned_reason(f: &Finding, report: &Report, opts: &FixOptions) -> String
         .filter(|id| id.starts_with(&format!("{}:", Code::WebhookBackendUnavailable)))
         .map(String::as_str)
         .collect();
-    let rejects = |operation: &str| {
-        f.evidence
-            .iter()
-            .any(|e| e.observed.starts_with(&format!("intercepts {operation} ")))
-    };
+    let rejects = |operation| crate::doctor::namespaces::webhook_rejects(f, operation);
     if f.code == Code::FinalizerBlocking
         && !webhooks.is_empty()
         && rejects("DELETE")

@@ -369,6 +369,24 @@ fn without_rv(mut a: Answer) -> Answer {
 }
 
 impl Both {
+    /// A server-side apply by `kubectl` of the Postgres `name` whose spec
+    /// is the YAML lines `spec`, on both servers (their answers must agree
+    /// but for resourceVersions).
+    async fn apply_postgres(&self, what: &str, name: &str, spec: &str) -> (Answer, Answer) {
+        let body = format!(
+            "apiVersion: APIVERSION\nkind: Postgres\nmetadata:\n  name: {name}\nspec:\n{spec}"
+        );
+        self.agree_but_rv(
+            what,
+            Method::PATCH,
+            &format!("/{name}"),
+            "fieldManager=kubectl",
+            APPLY,
+            &body,
+        )
+        .await
+    }
+
     /// Each `(label, body)` sent as a dry-run create and as a dry-run
     /// update of `p1`: the cases whose answers differ (code, reason and
     /// message, and `details` when `with_details`), or whose code from
@@ -1091,31 +1109,15 @@ async fn applies_with_undeclared_fields_agree_with_kube_apiserver() {
 #[tokio::test]
 async fn reapplying_entries_filled_by_defaults_changes_nothing_as_on_kube_apiserver() {
     let both = Both::new("diff-reapply").await;
-    let applied = |name: &str, user: &str| {
-        format!(
-            "apiVersion: APIVERSION\nkind: Postgres\nmetadata:\n  name: {name}\nspec:\n  users:\n    {user}: {{}}\n"
-        )
-    };
-    let (first, _) = both
-        .agree_but_rv(
-            "apply",
-            Method::PATCH,
-            "/ff",
-            "fieldManager=kubectl",
-            APPLY,
-            &applied("ff", "app"),
-        )
-        .await;
+    let users = |user: &str| format!("  users:\n    {user}: {{}}\n");
+    let (first, _) = both.apply_postgres("apply", "ff", &users("app")).await;
     assert_eq!(first.code, 201, "{first:?}");
     for round in 1..=3 {
         let (ours, _) = both
-            .agree_but_rv(
+            .apply_postgres(
                 &format!("the same apply, round {round}"),
-                Method::PATCH,
-                "/ff",
-                "fieldManager=kubectl",
-                APPLY,
-                &applied("ff", "app"),
+                "ff",
+                &users("app"),
             )
             .await;
         assert_eq!(ours.object["generation"], 1, "round {round}: {ours:?}");
@@ -1139,14 +1141,7 @@ async fn reapplying_entries_filled_by_defaults_changes_nothing_as_on_kube_apiser
     )
     .await;
     let (ours, _) = both
-        .agree_but_rv(
-            "server-side apply after it",
-            Method::PATCH,
-            "/csa",
-            "fieldManager=kubectl",
-            APPLY,
-            &applied("csa", "bob"),
-        )
+        .apply_postgres("server-side apply after it", "csa", &users("bob"))
         .await;
     assert_eq!(
         ours.object["spec"]["users"],
@@ -1173,29 +1168,8 @@ async fn reapplying_entries_filled_by_defaults_changes_nothing_as_on_kube_apiser
         ),
     ] {
         let name = format!("rm{}", what.len());
-        let body = |spec: &str| {
-            format!(
-                "apiVersion: APIVERSION\nkind: Postgres\nmetadata:\n  name: {name}\nspec:\n{spec}"
-            )
-        };
-        both.agree_but_rv(
-            what,
-            Method::PATCH,
-            &format!("/{name}"),
-            "fieldManager=kubectl",
-            APPLY,
-            &body(before),
-        )
-        .await;
-        both.agree_but_rv(
-            what,
-            Method::PATCH,
-            &format!("/{name}"),
-            "fieldManager=kubectl",
-            APPLY,
-            &body(after),
-        )
-        .await;
+        both.apply_postgres(what, &name, before).await;
+        both.apply_postgres(what, &name, after).await;
     }
 }
 
